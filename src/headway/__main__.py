@@ -1,0 +1,3 @@
+from headway.cli.main import main
+
+main()

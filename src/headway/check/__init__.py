@@ -1,0 +1,1 @@
+"""Static safety rules over rendered Applications (`headway check`). No I/O."""

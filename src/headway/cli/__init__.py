@@ -1,0 +1,1 @@
+"""The `headway` command line."""

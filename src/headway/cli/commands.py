@@ -1,0 +1,7 @@
+"""The CLI's table of contents: every module that adds commands to `headway`."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+MODULES: list[ModuleType] = []

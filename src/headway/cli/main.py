@@ -1,0 +1,50 @@
+"""The `headway` command: one Typer app with a sub-command module per concern.
+
+Each module in this package exposes `register(app)`, which adds its commands. Keeping
+registration explicit (no plugin discovery) makes `--help` and the docs easy to keep true.
+"""
+
+from __future__ import annotations
+
+import typer
+
+import headway
+
+app = typer.Typer(
+    name="headway",
+    help=(
+        "Headway: GitOps sync and progressive delivery in one program. Reads Argo CD and "
+        "Argo Rollouts manifests unchanged, and is stricter wherever they let an outage through."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"headway {headway.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Headway: GitOps sync and progressive delivery in one program."""
+
+
+def _register_all() -> None:
+    # Each sub-command module registers itself; the list is the CLI's table of contents.
+    from headway.cli import commands
+
+    for module in commands.MODULES:
+        module.register(app)
+
+
+def main() -> None:
+    _register_all()
+    app()

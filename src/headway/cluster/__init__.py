@@ -1,0 +1,1 @@
+"""The `Cluster` protocol and its backends (the local runtime, Kubernetes)."""

@@ -1,0 +1,45 @@
+"""The errors every `Cluster` backend raises; third-party errors are translated at the edge."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClusterError",
+    "Conflict",
+    "Expired",
+    "FieldConflict",
+    "Invalid",
+    "NotFound",
+    "UnknownKind",
+]
+
+
+class ClusterError(Exception):
+    """Base of every error a `Cluster` raises."""
+
+
+class NotFound(ClusterError):
+    """The object does not exist."""
+
+
+class Conflict(ClusterError):
+    """A write carried a stale resourceVersion, or the object already exists."""
+
+
+class FieldConflict(ClusterError):
+    """Apply would change fields another field manager owns."""
+
+    def __init__(self, message: str, conflicts: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts  # (field path, owning manager)
+
+
+class Invalid(ClusterError):
+    """The object is malformed for its kind."""
+
+
+class UnknownKind(ClusterError):
+    """The cluster does not serve this apiVersion/kind."""
+
+
+class Expired(ClusterError):
+    """A watch cannot resume from so old a resourceVersion."""

@@ -1,0 +1,140 @@
+"""The one narrow interface the engine uses to talk to any cluster backend.
+
+Objects cross this boundary as plain JSON-like dicts shaped exactly like Kubernetes
+objects (`apiVersion`, `kind`, `metadata`, `spec`, `status`). Backends: the local runtime
+(`headway.cluster.local`) and, later, Kubernetes through lightkube. The contract tests in
+`tests/cluster/contract/` run the same cases against every backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Literal, Protocol
+
+__all__ = [
+    "Cluster",
+    "Obj",
+    "PropagationPolicy",
+    "ResourceKind",
+    "WatchEvent",
+    "WatchEventType",
+]
+
+Obj = dict[str, Any]
+"""A Kubernetes object as a JSON-like dict."""
+
+PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
+
+
+class WatchEventType(StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    type: WatchEventType
+    object: Obj
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class ResourceKind:
+    """One entry of discovery: a kind the cluster serves."""
+
+    api_version: str  # "apps/v1", "v1", "argoproj.io/v1alpha1"
+    kind: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+
+class Cluster(Protocol):
+    """What every backend provides.
+
+    Errors are raised as the types in `headway.cluster.errors`: `NotFound`, `Conflict`
+    (a stale resourceVersion), `FieldConflict` (another field manager owns a field),
+    `Invalid` and `UnknownKind`.
+    """
+
+    def discovery(self) -> list[ResourceKind]:
+        """Every kind this cluster serves, with whether it is namespaced."""
+        ...
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj:
+        """The object, or `NotFound`."""
+        ...
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: Mapping[str, str] | str | None = None,
+    ) -> list[Obj]:
+        """Objects of a kind, optionally in one namespace and matching a label selector
+        (a dict of equalities or a selector string such as `app=web,tier!=db`)."""
+        ...
+
+    def apply(
+        self,
+        obj: Obj,
+        *,
+        field_manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Server-side apply: create or update the fields `field_manager` owns.
+
+        Fields this manager applied before and omits now are removed; a field owned by
+        another manager with a different value is a `FieldConflict` unless `force`.
+        A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when stale).
+        Status is never written through apply.
+        """
+        ...
+
+    def patch_status(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        status: Obj,
+        *,
+        resource_version: str | None = None,
+    ) -> Obj:
+        """Replace the status subresource; `resource_version` is a precondition."""
+        ...
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: PropagationPolicy = "Background",
+    ) -> None:
+        """Delete, garbage-collecting dependents by `propagation_policy`."""
+        ...
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: float = 0.0,
+    ) -> Iterator[WatchEvent]:
+        """Events after `resource_version` (all current objects as ADDED when None),
+        waiting up to `timeout_seconds` for new ones. A resourceVersion that is too old
+        to resume from raises `Expired`; list again and resume from the list's version."""
+        ...

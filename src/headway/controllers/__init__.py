@@ -1,0 +1,1 @@
+"""Step-function controllers wiring the pure cores to the cluster, sources and providers."""

@@ -1,0 +1,1 @@
+"""Normalization and comparison of desired and live objects, with ignoreDifferences. No I/O."""

@@ -1,0 +1,1 @@
+"""Statistics for comparing a canary against its baseline. No I/O."""

@@ -1,0 +1,135 @@
+"""Multi-document YAML loading that keeps line numbers.
+
+Objects are built by PyYAML's C parser (`CSafeLoader`), the fastest reader measured here.
+The composed node tree is kept beside each document so that a line for any field path is
+found on demand by walking the nodes, at no cost for documents that never need one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from headway.model.diagnostics import Diagnostic, Severity
+
+__all__ = ["Document", "LoadResult", "format_path", "load_documents"]
+
+# The C loader is ~8x faster; fall back to pure Python only where libyaml is missing.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+PathPart = str | int
+
+
+def format_path(path: Sequence[PathPart]) -> str:
+    """`("spec", "steps", 2, "pause")` -> `spec.steps[2].pause`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML document of a file: the object, where it came from, and its node tree."""
+
+    obj: Any
+    file: str
+    index: int
+    line: int
+    _node: yaml.Node | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind", "")) if isinstance(self.obj, dict) else ""
+
+    @property
+    def name(self) -> str:
+        if not isinstance(self.obj, dict):
+            return ""
+        meta = self.obj.get("metadata")
+        if isinstance(meta, dict):
+            return str(meta.get("name") or meta.get("generateName") or "")
+        return ""
+
+    def line_of(self, path: Sequence[PathPart]) -> int:
+        """The 1-based line of the field at `path`, or of its nearest existing ancestor."""
+        node = self._node
+        line = self.line
+        for part in path:
+            child = _child(node, part)
+            if child is None:
+                break
+            node, child_line = child
+            line = child_line
+        return line
+
+    def diagnostic(
+        self, path: Sequence[PathPart], message: str, severity: Severity = Severity.ERROR
+    ) -> Diagnostic:
+        return Diagnostic(
+            file=self.file,
+            line=self.line_of(path),
+            kind=self.kind,
+            name=self.name,
+            field=format_path(path),
+            severity=severity,
+            message=message,
+        )
+
+
+def _child(node: yaml.Node | None, part: PathPart) -> tuple[yaml.Node, int] | None:
+    if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                return value, key.start_mark.line + 1
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+        items: list[yaml.Node] = node.value
+        if not 0 <= part < len(items):
+            return None
+        item = items[part]
+        return item, item.start_mark.line + 1
+    return None
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    documents: list[Document]
+    diagnostics: list[Diagnostic]
+
+
+def load_documents(text: str, file: str) -> LoadResult:
+    """Load every document of `text`; a syntax error ends the file but keeps what came before.
+
+    Empty documents (a stray `---`) are skipped, as kubectl does.
+    """
+    documents: list[Document] = []
+    diagnostics: list[Diagnostic] = []
+    loader = _Loader(text)
+    index = 0
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            obj = loader.construct_document(node)
+            if obj is not None:
+                documents.append(Document(obj, file, index, node.start_mark.line + 1, node))
+            index += 1
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        problem = err.problem or err.context or "invalid YAML"
+        diagnostics.append(
+            Diagnostic(file, line, "", "", "", Severity.ERROR, f"YAML syntax error: {problem}")
+        )
+    except yaml.YAMLError as err:
+        diagnostics.append(Diagnostic(file, 1, "", "", "", Severity.ERROR, f"YAML error: {err}"))
+    finally:
+        loader.dispose()
+    return LoadResult(documents, diagnostics)

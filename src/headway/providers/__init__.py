@@ -1,0 +1,1 @@
+"""Metric providers for analysis, one module each behind the `MetricProvider` protocol."""

@@ -1,0 +1,1 @@
+"""Rollout arithmetic and decisions: replica counts, weights, step progression. No I/O."""

@@ -1,0 +1,1 @@
+"""Traffic routers, one module each behind the `TrafficRouter` protocol."""

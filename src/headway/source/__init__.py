@@ -1,0 +1,1 @@
+"""Git sources (pygit2) and renderers (directory, Kustomize, Helm)."""

@@ -1,0 +1,1 @@
+"""Sync planning: ordering by phase, wave, kind and name; hooks; prune decisions. No I/O."""
