@@ -1,0 +1,560 @@
+"""Argo CD `Application`: field table, typed view and the checks Argo CD itself applies.
+
+Defaults follow argo-cd `pkg/apis/application/v1alpha1` (retry backoff 5s x2 up to 3m,
+revisionHistoryLimit 10, every automated flag false). Duration fields of the retry backoff
+accept plain seconds, as Argo CD does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from headway.model import k8s, syncoptions
+from headway.model import schema as s
+from headway.model.diagnostics import Diagnostic
+from headway.model.yamlload import Document
+
+__all__ = [
+    "APPLICATION_SPEC",
+    "Application",
+    "ApplicationSource",
+    "ApplicationSpec",
+    "parse_application",
+]
+
+
+@dataclass(frozen=True)
+class HelmParameter:
+    name: str | None
+    value: str | None
+    force_string: bool
+
+
+@dataclass(frozen=True)
+class HelmFileParameter:
+    name: str | None
+    path: str | None
+
+
+@dataclass(frozen=True)
+class HelmSource:
+    release_name: str | None
+    value_files: tuple[str, ...]
+    values: str | None
+    values_object: Mapping[str, Any] | None
+    parameters: tuple[HelmParameter, ...]
+    file_parameters: tuple[HelmFileParameter, ...]
+    ignore_missing_value_files: bool
+    skip_crds: bool
+    skip_tests: bool
+    skip_schema_validation: bool
+    pass_credentials: bool
+    version: str | None
+    namespace: str | None
+    kube_version: str | None
+    api_versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KustomizeReplica:
+    name: str
+    count: int | str
+
+
+@dataclass(frozen=True)
+class KustomizeSource:
+    name_prefix: str | None
+    name_suffix: str | None
+    images: tuple[str, ...]
+    common_labels: Mapping[str, str]
+    common_annotations: Mapping[str, str]
+    common_annotations_envsubst: bool
+    force_common_labels: bool
+    force_common_annotations: bool
+    label_without_selector: bool
+    label_include_templates: bool
+    namespace: str | None
+    replicas: tuple[KustomizeReplica, ...]
+    patches: tuple[Mapping[str, Any], ...]
+    components: tuple[str, ...]
+    ignore_missing_components: bool
+    version: str | None
+    kube_version: str | None
+    api_versions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DirectorySource:
+    recurse: bool
+    include: str | None
+    exclude: str | None
+    jsonnet: Mapping[str, Any]
+    disable_extension_filter: bool
+
+
+@dataclass(frozen=True)
+class ApplicationSource:
+    repo_url: str
+    path: str | None
+    target_revision: str | None
+    chart: str | None
+    ref: str | None
+    name: str | None
+    tag_prefix: str | None
+    helm: HelmSource | None
+    kustomize: KustomizeSource | None
+    directory: DirectorySource | None
+    plugin: Mapping[str, Any] | None
+
+    @property
+    def revision(self) -> str:
+        """The revision to resolve; Argo CD reads an empty `targetRevision` as `HEAD`."""
+        return self.target_revision or "HEAD"
+
+
+@dataclass(frozen=True)
+class Destination:
+    server: str | None
+    name: str | None
+    namespace: str | None
+
+
+@dataclass(frozen=True)
+class Automated:
+    prune: bool
+    self_heal: bool
+    allow_empty: bool
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class Backoff:
+    duration: float  # seconds
+    factor: int
+    max_duration: float  # seconds
+
+
+@dataclass(frozen=True)
+class Retry:
+    limit: int  # 0: no retries; negative: unlimited
+    refresh: bool
+    backoff: Backoff
+
+
+@dataclass(frozen=True)
+class SyncPolicy:
+    automated: Automated | None
+    sync_options: tuple[str, ...]
+    retry: Retry | None
+    managed_namespace_metadata: Mapping[str, Any] | None
+
+    @property
+    def options(self) -> dict[str, str]:
+        """`syncOptions` as a dict (`{"CreateNamespace": "true"}`); validated already."""
+        return syncoptions.parse_sync_options(self.sync_options)
+
+
+@dataclass(frozen=True)
+class IgnoreDifferences:
+    group: str  # "" is the core group, not "any group"
+    kind: str
+    name: str | None
+    namespace: str | None
+    json_pointers: tuple[str, ...]
+    jq_path_expressions: tuple[str, ...]
+    managed_fields_managers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Info:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ApplicationSpec:
+    project: str
+    destination: Destination
+    source: ApplicationSource | None
+    sources: tuple[ApplicationSource, ...]
+    source_hydrator: Mapping[str, Any] | None
+    sync_policy: SyncPolicy | None
+    ignore_differences: tuple[IgnoreDifferences, ...]
+    info: tuple[Info, ...]
+    revision_history_limit: int
+
+    @property
+    def effective_sources(self) -> tuple[ApplicationSource, ...]:
+        """`sources` when given (Argo CD then ignores `source`), else `(source,)`."""
+        if self.sources:
+            return self.sources
+        return (self.source,) if self.source is not None else ()
+
+
+@dataclass(frozen=True)
+class Application:
+    api_version: str
+    metadata: k8s.ObjectMeta
+    spec: ApplicationSpec
+    kind: str = "Application"
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+
+# ---- checks -------------------------------------------------------------------------------
+
+
+def _one_source_type(src: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    kinds = [k for k in ("helm", "kustomize", "directory", "plugin") if src.get(k) is not None]
+    if len(kinds) > 1:
+        report.error((*path, kinds[1]), f"a source may set only one of {', '.join(kinds)}")
+
+
+def _destination_target(dest: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    if dest.get("server") is None and dest.get("name") is None:
+        report.error((*path, "server"), "a destination needs server or name")
+    elif dest.get("server") is not None and dest.get("name") is not None:
+        report.error((*path, "name"), "a destination may set server or name, not both")
+
+
+def _sync_options(policy: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    options = policy.get("syncOptions")
+    if not isinstance(options, list):
+        return
+    for index, option in enumerate(options):
+        if isinstance(option, str):
+            try:
+                syncoptions.parse_sync_option(option)
+            except syncoptions.SyncOptionError as err:
+                report.error((*path, "syncOptions", index), str(err))
+
+
+def _ignore_entry(entry: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    pointers = entry.get("jsonPointers")
+    if isinstance(pointers, list):
+        for index, pointer in enumerate(pointers):
+            if isinstance(pointer, str) and not pointer.startswith("/"):
+                report.error((*path, "jsonPointers", index), f'"{pointer}" must start with "/"')
+    selectors = ("jsonPointers", "jqPathExpressions", "managedFieldsManagers")
+    if not any(entry.get(k) for k in selectors):
+        report.warning(path, f"ignores nothing: give one of {', '.join(selectors)}")
+
+
+def _sources_present(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    if all(spec.get(k) is None for k in ("source", "sources", "sourceHydrator")):
+        report.error((*path, "source"), "an Application needs source or sources")
+    elif spec.get("source") is not None and spec.get("sources") is not None:
+        report.warning((*path, "source"), "ignored because sources is set")
+    _value_file_refs(spec, path, report)
+
+
+def _value_file_refs(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """`$name/...` in a multi-source valueFiles list must name a source's `ref`."""
+    sources = spec.get("sources")
+    if not isinstance(sources, list):
+        return
+    refs = {src.get("ref") for src in sources if isinstance(src, Mapping)}
+    for index, src in enumerate(sources):
+        helm = src.get("helm") if isinstance(src, Mapping) else None
+        files = helm.get("valueFiles") if isinstance(helm, Mapping) else None
+        for position, entry in enumerate(files if isinstance(files, list) else []):
+            if isinstance(entry, str) and entry.startswith("$"):
+                ref = entry[1:].split("/", 1)[0]
+                if ref not in refs:
+                    where = (*path, "sources", index, "helm", "valueFiles", position)
+                    known = ", ".join(sorted(r for r in refs if isinstance(r, str))) or "none"
+                    report.error(where, f'"${ref}" is not the ref of any source (refs: {known})')
+
+
+# ---- tables -------------------------------------------------------------------------------
+
+_HELM = s.Schema(
+    "ApplicationSourceHelm",
+    (
+        s.Field("releaseName", s.STR),
+        s.Field("valueFiles", s.STRING_LIST),
+        s.Field("values", s.STR),
+        s.Field("valuesObject", s.AnyValue(mapping=True)),
+        s.Field(
+            "parameters",
+            s.ListOf(
+                s.Obj(
+                    s.Schema(
+                        "HelmParameter",
+                        (
+                            s.Field("name", s.STR),
+                            s.Field("value", s.STR),
+                            s.Field("forceString", s.BOOL, default=False),
+                        ),
+                        HelmParameter,
+                    )
+                )
+            ),
+        ),
+        s.Field(
+            "fileParameters",
+            s.ListOf(
+                s.Obj(
+                    s.Schema(
+                        "HelmFileParameter",
+                        (s.Field("name", s.STR), s.Field("path", s.STR)),
+                        HelmFileParameter,
+                    )
+                )
+            ),
+        ),
+        s.Field("ignoreMissingValueFiles", s.BOOL, default=False),
+        s.Field("skipCrds", s.BOOL, default=False),
+        s.Field("skipTests", s.BOOL, default=False),
+        s.Field("skipSchemaValidation", s.BOOL, default=False),
+        s.Field("passCredentials", s.BOOL, default=False),
+        s.Field("version", s.STR),
+        s.Field("namespace", s.STR),
+        s.Field("kubeVersion", s.STR),
+        s.Field("apiVersions", s.STRING_LIST),
+    ),
+    HelmSource,
+)
+
+_KUSTOMIZE_SELECTOR = s.Schema(
+    "KustomizeSelector",
+    tuple(
+        s.Field(name, s.STR)
+        for name in (
+            "group",
+            "version",
+            "kind",
+            "name",
+            "namespace",
+            "annotationSelector",
+            "labelSelector",
+        )
+    ),
+)
+_KUSTOMIZE_PATCH = s.Schema(
+    "KustomizePatch",
+    (
+        s.Field("path", s.STR),
+        s.Field("patch", s.STR),
+        s.Field("target", s.Obj(_KUSTOMIZE_SELECTOR)),
+        s.Field("options", s.AnyValue(mapping=True)),
+    ),
+)
+
+_KUSTOMIZE = s.Schema(
+    "ApplicationSourceKustomize",
+    (
+        s.Field("namePrefix", s.STR),
+        s.Field("nameSuffix", s.STR),
+        s.Field("images", s.STRING_LIST),
+        s.Field("commonLabels", s.STRING_MAP),
+        s.Field("commonAnnotations", s.STRING_MAP),
+        s.Field("commonAnnotationsEnvsubst", s.BOOL, default=False),
+        s.Field("forceCommonLabels", s.BOOL, default=False),
+        s.Field("forceCommonAnnotations", s.BOOL, default=False),
+        s.Field("labelWithoutSelector", s.BOOL, default=False),
+        s.Field("labelIncludeTemplates", s.BOOL, default=False),
+        s.Field("namespace", s.STR),
+        s.Field(
+            "replicas",
+            s.ListOf(
+                s.Obj(
+                    s.Schema(
+                        "KustomizeReplica",
+                        (
+                            s.Field("name", s.STR, required=True),
+                            s.Field("count", s.INT_OR_STRING, required=True),
+                        ),
+                        KustomizeReplica,
+                    )
+                )
+            ),
+        ),
+        s.Field("patches", s.ListOf(s.Obj(_KUSTOMIZE_PATCH))),
+        s.Field("components", s.STRING_LIST),
+        s.Field("ignoreMissingComponents", s.BOOL, default=False),
+        s.Field("version", s.STR),
+        s.Field("kubeVersion", s.STR),
+        s.Field("apiVersions", s.STRING_LIST),
+    ),
+    KustomizeSource,
+)
+
+_JSONNET_VAR = s.Schema(
+    "JsonnetVar",
+    (
+        s.Field("name", s.STR, required=True),
+        s.Field("value", s.STR, required=True),
+        s.Field("code", s.BOOL),
+    ),
+)
+_JSONNET = s.Schema(
+    "ApplicationSourceJsonnet",
+    (
+        s.Field("extVars", s.ListOf(s.Obj(_JSONNET_VAR))),
+        s.Field("tlas", s.ListOf(s.Obj(_JSONNET_VAR))),
+        s.Field("libs", s.STRING_LIST),
+    ),
+)
+_DIRECTORY = s.Schema(
+    "ApplicationSourceDirectory",
+    (
+        s.Field("recurse", s.BOOL, default=False),
+        s.Field("include", s.STR),
+        s.Field("exclude", s.STR),
+        s.Field("jsonnet", s.Obj(_JSONNET), default={}),
+        s.Field("disableExtensionFilter", s.BOOL, default=False),
+    ),
+    DirectorySource,
+)
+_PLUGIN = s.Schema(
+    "ApplicationSourcePlugin",
+    (
+        s.Field("name", s.STR),
+        s.Field(
+            "env",
+            s.ListOf(
+                s.Obj(
+                    s.Schema(
+                        "EnvEntry",
+                        (
+                            s.Field("name", s.STR, required=True),
+                            s.Field("value", s.STR, required=True),
+                        ),
+                    )
+                )
+            ),
+        ),
+        s.Field("parameters", s.ListOf(s.AnyValue(mapping=True))),
+    ),
+)
+
+SOURCE = s.Schema(
+    "ApplicationSource",
+    (
+        s.Field("repoURL", s.STR, required=True),
+        s.Field("path", s.STR),
+        s.Field("targetRevision", s.STR),
+        s.Field("chart", s.STR),
+        s.Field("ref", s.STR),
+        s.Field("name", s.STR),
+        s.Field("tagPrefix", s.STR),
+        s.Field("helm", s.Obj(_HELM)),
+        s.Field("kustomize", s.Obj(_KUSTOMIZE)),
+        s.Field("directory", s.Obj(_DIRECTORY)),
+        s.Field("plugin", s.Obj(_PLUGIN)),
+    ),
+    ApplicationSource,
+    checks=(_one_source_type,),
+)
+
+DESTINATION = s.Schema(
+    "ApplicationDestination",
+    (s.Field("server", s.STR), s.Field("name", s.STR), s.Field("namespace", s.STR)),
+    Destination,
+    checks=(_destination_target,),
+)
+
+_BACKOFF = s.Schema(
+    "Backoff",
+    (
+        s.Field("duration", s.Duration(bare_seconds=True), default="5s"),
+        s.Field("factor", s.Scalar("integer", minimum=1), default=2),
+        s.Field("maxDuration", s.Duration(bare_seconds=True), default="3m"),
+    ),
+    Backoff,
+)
+_RETRY = s.Schema(
+    "RetryStrategy",
+    (
+        s.Field("limit", s.INT, default=0),
+        s.Field("refresh", s.BOOL, default=False),
+        s.Field("backoff", s.Obj(_BACKOFF), default={}),
+    ),
+    Retry,
+)
+_AUTOMATED = s.Schema(
+    "SyncPolicyAutomated",
+    (
+        s.Field("prune", s.BOOL, default=False),
+        s.Field("selfHeal", s.BOOL, default=False),
+        s.Field("allowEmpty", s.BOOL, default=False),
+        s.Field("enabled", s.BOOL, default=True),
+    ),
+    Automated,
+)
+_SYNC_POLICY = s.Schema(
+    "SyncPolicy",
+    (
+        s.Field("automated", s.Obj(_AUTOMATED)),
+        s.Field("syncOptions", s.STRING_LIST),
+        s.Field("retry", s.Obj(_RETRY)),
+        s.Field(
+            "managedNamespaceMetadata",
+            s.Obj(
+                s.Schema(
+                    "ManagedNamespaceMetadata",
+                    (s.Field("labels", s.STRING_MAP), s.Field("annotations", s.STRING_MAP)),
+                )
+            ),
+        ),
+    ),
+    SyncPolicy,
+    checks=(_sync_options,),
+)
+_IGNORE_DIFFERENCES = s.Schema(
+    "ResourceIgnoreDifferences",
+    (
+        s.Field("group", s.STR, default=""),
+        s.Field("kind", s.STR, required=True),
+        s.Field("name", s.STR),
+        s.Field("namespace", s.STR),
+        s.Field("jsonPointers", s.STRING_LIST),
+        s.Field("jqPathExpressions", s.STRING_LIST),
+        s.Field("managedFieldsManagers", s.STRING_LIST),
+    ),
+    IgnoreDifferences,
+    checks=(_ignore_entry,),
+)
+
+APPLICATION_SPEC = s.Schema(
+    "ApplicationSpec",
+    (
+        s.Field("project", s.STR, required=True),
+        s.Field("destination", s.Obj(DESTINATION), required=True),
+        s.Field("source", s.Obj(SOURCE)),
+        s.Field("sources", s.ListOf(s.Obj(SOURCE))),
+        s.Field("sourceHydrator", s.AnyValue(mapping=True)),
+        s.Field("syncPolicy", s.Obj(_SYNC_POLICY)),
+        s.Field("ignoreDifferences", s.ListOf(s.Obj(_IGNORE_DIFFERENCES))),
+        s.Field(
+            "info",
+            s.ListOf(
+                s.Obj(
+                    s.Schema(
+                        "Info",
+                        (
+                            s.Field("name", s.STR, required=True),
+                            s.Field("value", s.STR, required=True),
+                        ),
+                        Info,
+                    )
+                )
+            ),
+        ),
+        s.Field("revisionHistoryLimit", s.INT, default=10),
+    ),
+    ApplicationSpec,
+    checks=(_sources_present,),
+)
+
+
+def parse_application(document: Document) -> tuple[Application | None, list[Diagnostic]]:
+    parts, diagnostics = k8s.parse_typed(document, APPLICATION_SPEC)
+    if parts is None:
+        return None, diagnostics
+    return Application(parts.api_version, parts.metadata, parts.spec), diagnostics

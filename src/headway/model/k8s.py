@@ -1,0 +1,192 @@
+"""Any Kubernetes object: apiVersion, kind and metadata, with the group/version split.
+
+Headway does not carry the full Kubernetes schema for core kinds (Service, HPA, ...): for
+those it checks only what every object needs (apiVersion, kind, metadata.name) and keeps the
+rest as a mapping. The `ObjectMeta` table here is shared by every typed Argo kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from headway.model import schema as s
+from headway.model.diagnostics import Diagnostic
+from headway.model.yamlload import Document
+
+__all__ = [
+    "METADATA",
+    "K8sObject",
+    "ObjectMeta",
+    "OwnerReference",
+    "parse_object",
+    "split_api_version",
+]
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """`apps/v1` -> `("apps", "v1")`; the core group is empty: `v1` -> `("", "v1")`."""
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+@dataclass(frozen=True)
+class OwnerReference:
+    api_version: str
+    kind: str
+    name: str
+    uid: str | None
+    controller: bool | None
+    block_owner_deletion: bool | None
+
+
+@dataclass(frozen=True)
+class ObjectMeta:
+    name: str | None
+    generate_name: str | None
+    namespace: str | None
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    finalizers: tuple[str, ...]
+    owner_references: tuple[OwnerReference, ...]
+    uid: str | None
+    resource_version: str | None
+    generation: int | None
+    creation_timestamp: Any
+    deletion_timestamp: Any
+    managed_fields: Any
+
+
+OWNER_REFERENCE = s.Schema(
+    "OwnerReference",
+    (
+        s.Field("apiVersion", s.STR, required=True),
+        s.Field("kind", s.STR, required=True),
+        s.Field("name", s.STR, required=True),
+        s.Field("uid", s.STR),
+        s.Field("controller", s.BOOL),
+        s.Field("blockOwnerDeletion", s.BOOL),
+    ),
+    OwnerReference,
+)
+
+
+def _name_or_generate_name(meta: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    if meta.get("name") is None and meta.get("generateName") is None:
+        report.error((*path, "name"), "missing required field")
+
+
+METADATA = s.Schema(
+    "ObjectMeta",
+    (
+        s.Field("name", s.STR),
+        s.Field("generateName", s.STR),
+        s.Field("namespace", s.STR),
+        s.Field("labels", s.STRING_MAP),
+        s.Field("annotations", s.STRING_MAP),
+        s.Field("finalizers", s.STRING_LIST),
+        s.Field("ownerReferences", s.ListOf(s.Obj(OWNER_REFERENCE))),
+        s.Field("uid", s.STR),
+        s.Field("resourceVersion", s.STR),
+        s.Field("generation", s.INT),
+        s.Field("creationTimestamp", s.ANY),
+        s.Field("deletionTimestamp", s.ANY),
+        s.Field("managedFields", s.ANY),
+    ),
+    ObjectMeta,
+    checks=(_name_or_generate_name,),
+)
+
+
+@dataclass(frozen=True)
+class K8sObject:
+    """Any object; `raw` is the whole manifest as loaded."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    raw: Mapping[str, Any]
+
+    @property
+    def group(self) -> str:
+        return split_api_version(self.api_version)[0]
+
+    @property
+    def version(self) -> str:
+        return split_api_version(self.api_version)[1]
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name or self.metadata.generate_name or ""
+
+    @property
+    def namespace(self) -> str | None:
+        return self.metadata.namespace
+
+
+def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> None:
+    for key in ("apiVersion", "kind"):
+        value = obj.get(key)
+        if value is None:
+            report.error((key,), "missing required field")
+        elif not isinstance(value, str) or not value:
+            report.error((key,), f"expected a non-empty string, got {s.describe(value)}")
+    meta = obj.get("metadata")
+    if meta is None:
+        report.error(("metadata", "name"), "missing required field")
+        return
+    # Only the fields every object shares are checked; core kinds carry extra metadata freely.
+    loose = s.Schema(METADATA.name, METADATA.fields, None, METADATA.checks, open=True)
+    s.validate_object(loose, meta, ("metadata",), report)
+
+
+def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]]:
+    """A generic object, checking only apiVersion, kind and metadata."""
+    report = s.Reporter(document)
+    obj = document.obj
+    if not isinstance(obj, Mapping):
+        report.error((), f"expected a Kubernetes object (a mapping), got {s.describe(obj)}")
+        return None, report.diagnostics
+    _envelope_checks(obj, report)
+    if report.has_errors:
+        return None, report.diagnostics
+    meta = s.build_view(METADATA, obj["metadata"])
+    return K8sObject(obj["apiVersion"], obj["kind"], meta, obj), report.diagnostics
+
+
+@dataclass(frozen=True)
+class TypedParts:
+    """The pieces of a typed Argo object, before its kind module wraps them."""
+
+    api_version: str
+    metadata: ObjectMeta
+    spec: Any
+
+
+def parse_typed(
+    document: Document, spec: s.Schema, *, status: bool = True
+) -> tuple[TypedParts | None, list[Diagnostic]]:
+    """Validate a whole Argo object against its spec table and build the spec's view.
+
+    The view is built only when there is no error; warnings (unknown fields) do not stop it.
+    """
+    root = s.Schema(
+        spec.name.removesuffix("Spec"),
+        (
+            s.Field("apiVersion", s.STR, required=True),
+            s.Field("kind", s.STR, required=True),
+            s.Field("metadata", s.Obj(METADATA), required=True),
+            s.Field("spec", s.Obj(spec), required=True),
+            *((s.Field("status", s.ANY),) if status else ()),
+        ),
+    )
+    report = s.Reporter(document)
+    s.validate_object(root, document.obj, (), report)
+    if report.has_errors:
+        return None, report.diagnostics
+    obj = document.obj
+    parts = TypedParts(
+        obj["apiVersion"], s.build_view(METADATA, obj["metadata"]), s.build_view(spec, obj["spec"])
+    )
+    return parts, report.diagnostics

@@ -1,0 +1,69 @@
+"""Argo duration parsing: Go duration strings, bare seconds where Argo allows them."""
+
+from __future__ import annotations
+
+import pytest
+
+from headway.model.durations import DurationError, format_duration, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("30s", 30.0),
+        ("2m", 120.0),
+        ("1h30m", 5400.0),
+        ("1.5h", 5400.0),
+        ("500ms", 0.5),
+        ("1m0.5s", 60.5),
+        ("250us", 0.00025),
+        ("250µs", 0.00025),
+        ("10ns", 1e-8),
+        ("0", 0.0),
+        ("0s", 0.0),
+        (".5m", 30.0),
+        ("+3s", 3.0),
+    ],
+)
+def test_go_duration_strings(text: str, seconds: float) -> None:
+    assert parse_duration(text, bare_seconds=False) == pytest.approx(seconds)
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(30, 30.0), ("45", 45.0), (0, 0.0)])
+def test_bare_integers_are_seconds_where_allowed(value: object, seconds: float) -> None:
+    assert parse_duration(value, bare_seconds=True) == seconds
+
+
+@pytest.mark.parametrize("value", [30, "45"])
+def test_bare_integers_rejected_for_go_durations(value: object) -> None:
+    with pytest.raises(DurationError, match="unit"):
+        parse_duration(value, bare_seconds=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2 minutes", '"2 minutes" is not a duration'),
+        ("5d", 'unknown unit "d"'),
+        ("", '"" is not a duration'),
+        ("h", '"h" is not a duration'),
+        ("1h 30m", '"1h 30m" is not a duration'),
+        ("-5s", "negative"),
+        (-5, "negative"),
+        (True, "True is not a duration"),
+        (1.5, "1.5 is not a duration"),
+        ([1], r"\[1\] is not a duration"),
+    ],
+)
+def test_errors_say_what_is_wrong(value: object, message: str) -> None:
+    with pytest.raises(DurationError, match=message):
+        parse_duration(value)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(90, "1m30s"), (0.5, "500ms"), (0, "0s"), (3600, "1h"), (5, "5s")]
+)
+def test_format_duration_round_trips(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert parse_duration(text) == pytest.approx(seconds)
