@@ -1,0 +1,103 @@
+"""The input of every rule: Applications with what they render, projects, and lookups.
+
+The CLI builds a `CheckContext` (it does the I/O: Git, renderers); the rules only read it.
+Plain manifests that no Application owns form one extra unit with no Application, so the
+workload rules see them too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from headway.check.manifest import as_dict, group_of, name_of, namespace_of
+from headway.model.yamlload import Document
+
+__all__ = ["AppUnit", "CheckContext", "UnresolvedSource"]
+
+
+@dataclass(frozen=True)
+class AppUnit:
+    """One Application and the objects its sources render (what a sync would apply)."""
+
+    name: str
+    application: Document | None
+    objects: tuple[Document, ...]
+
+    @property
+    def spec(self) -> dict[str, object]:
+        return as_dict(as_dict(self.application.obj if self.application else {}).get("spec"))
+
+    def of_kind(self, *kinds: str) -> Iterator[Document]:
+        return (d for d in self.objects if d.kind in kinds)
+
+    def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
+        """The object `kind/name`, preferring one in `namespace` when several share a name."""
+        matches = [d for d in self.of_kind(kind) if name_of(d.obj) == name]
+        for doc in matches:
+            if not namespace or namespace_of(doc.obj) in ("", namespace):
+                return doc
+        return matches[0] if matches else None
+
+
+@dataclass(frozen=True)
+class UnresolvedSource:
+    """An Application source the CLI could not render, and why."""
+
+    app: Document
+    index: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything the rules look at.
+
+    * `units` — one per Application, plus one unnamed unit of unowned plain manifests.
+    * `unresolved` — sources that could not be rendered (reported, never skipped).
+    * `custom_health` — `group/Kind` keys with a Lua health check (argocd-cm) or declared
+      healthy-aware in the check config.
+    * `base_crds` — CRDs at the base revision (previous commit or `--transition` base).
+    * `library_paths` — per Application name, repository paths its render reads beyond its
+      own source path (Helm `file://` dependencies, Kustomize bases outside the path).
+    """
+
+    units: tuple[AppUnit, ...]
+    unresolved: tuple[UnresolvedSource, ...] = ()
+    custom_health: frozenset[str] = frozenset()
+    base_crds: tuple[Document, ...] = ()
+    library_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @cached_property
+    def all_objects(self) -> tuple[Document, ...]:
+        return tuple(doc for unit in self.units for doc in unit.objects)
+
+    @cached_property
+    def applications(self) -> tuple[AppUnit, ...]:
+        return tuple(u for u in self.units if u.application is not None)
+
+    @cached_property
+    def projects(self) -> dict[str, Document]:
+        return {
+            name_of(d.obj): d
+            for d in self.all_objects
+            if d.kind == "AppProject"
+            and group_of(as_dict(d.obj).get("apiVersion")) == "argoproj.io"
+        }
+
+    @cached_property
+    def _by_kind_name(self) -> dict[tuple[str, str], list[Document]]:
+        index: dict[tuple[str, str], list[Document]] = {}
+        for doc in self.all_objects:
+            index.setdefault((doc.kind, name_of(doc.obj)), []).append(doc)
+        return index
+
+    def lookup(self, kind: str, name: str, *, near: AppUnit | None = None) -> Document | None:
+        """An object by kind and name: first in `near`'s own objects, then anywhere."""
+        if near is not None:
+            found = near.find(kind, name)
+            if found is not None:
+                return found
+        matches = self._by_kind_name.get((kind, name))
+        return matches[0] if matches else None

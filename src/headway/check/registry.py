@@ -1,0 +1,73 @@
+"""Every rule and the function that finds it; `run_checks` applies config and opt-outs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from headway.check import ordering
+from headway.check.context import CheckContext
+from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.suppression import SUPPRESSION_WITHOUT_REASON, collect_suppressions
+
+__all__ = ["ALL_RULES", "CHECKS", "UNRESOLVED_SOURCE", "rule_by_id", "run_checks"]
+
+CheckFn = Callable[[CheckContext], Iterable[Finding]]
+
+UNRESOLVED_SOURCE = Rule(
+    id="HW002",
+    slug="unresolved-source",
+    severity=Severity.ERROR,
+    title="An Application source could not be rendered",
+    rationale="A check that silently skips what it cannot read reports a clean bill of health "
+    "for exactly the parts nobody looked at.",
+    hint="Map the repository URL to a local checkout in the check config (`repositories:`), or "
+    "fix the path, chart or values file the source names.",
+)
+
+
+def check_unresolved_sources(ctx: CheckContext) -> Iterable[Finding]:
+    for problem in ctx.unresolved:
+        path: tuple[str | int, ...] = ("spec", "source")
+        if "sources" in problem.app.obj.get("spec", {}):
+            path = ("spec", "sources", problem.index)
+        yield finding_at(
+            UNRESOLVED_SOURCE, problem.app, path=path, message=problem.reason, app=problem.app.name
+        )
+
+
+@dataclass(frozen=True)
+class RegisteredCheck:
+    rules: tuple[Rule, ...]
+    run: CheckFn
+
+
+CHECKS: tuple[RegisteredCheck, ...] = (
+    RegisteredCheck((UNRESOLVED_SOURCE,), check_unresolved_sources),
+    RegisteredCheck((ordering.WAVE_BEFORE_TARGET,), ordering.check_wave_before_target),
+    RegisteredCheck((ordering.UNASSESSED_CUSTOM_KIND,), ordering.check_unassessed_custom_kind),
+    RegisteredCheck((ordering.INDEFINITE_PAUSE_GATE,), ordering.check_indefinite_pause_gate),
+    RegisteredCheck((ordering.CRD_VERSION_REMOVED,), ordering.check_crd_versions),
+)
+
+ALL_RULES: tuple[Rule, ...] = (
+    SUPPRESSION_WITHOUT_REASON,
+    *(rule for check in CHECKS for rule in check.rules),
+)
+
+
+def rule_by_id(rule_id: str) -> Rule | None:
+    return next((r for r in ALL_RULES if r.id == rule_id.upper()), None)
+
+
+def run_checks(ctx: CheckContext, *, disabled: Sequence[str] = ()) -> list[Finding]:
+    """All findings, minus disabled rules and honored per-resource opt-outs, sorted by place."""
+    off = {rule_id.upper() for rule_id in disabled}
+    suppressions = collect_suppressions(ctx, (r.id for r in ALL_RULES))
+    findings: list[Finding] = list(suppressions.problems)
+    for check in CHECKS:
+        if all(rule.id in off for rule in check.rules):
+            continue
+        findings.extend(check.run(ctx))
+    kept = {f for f in findings if f.rule not in off and not suppressions.silences(f)}
+    return sorted(kept, key=lambda f: (f.file, f.line, f.rule, f.resource, f.message))

@@ -1,0 +1,226 @@
+"""Turn a repository into a `CheckContext`: find Applications, render them, keep the rest.
+
+This is the I/O edge of `headway check`: it reads trees (working copy or a commit), parses
+YAML once per file, renders every Application found (app-of-apps included), and records what
+no Application owns as plain manifests. Sources it cannot resolve are recorded, never skipped.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from headway.check.context import AppUnit, CheckContext, UnresolvedSource
+from headway.check.manifest import app_sources, as_dict, group_of, name_of, namespace_of
+from headway.model.diagnostics import Diagnostic
+from headway.model.yamlload import Document, LoadResult, load_documents
+from headway.source.errors import PathNotFound, SourceError
+from headway.source.tree import TreeReader, normalize_path
+
+__all__ = ["RenderOutcome", "RepositoryLoader", "normalize_url"]
+
+_MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def normalize_url(url: str) -> str:
+    """`git@github.com:Org/Repo.git` and `https://github.com/org/repo/` -> `github.com/org/repo`."""
+    text = url.strip().lower()
+    text = re.sub(r"^[a-z+]+://", "", text)
+    text = re.sub(r"^[^@/]+@", "", text)
+    text = text.replace(":", "/", 1) if re.match(r"^[^/]+:[^0-9]", text) else text
+    return text.removesuffix("/").removesuffix(".git")
+
+
+@dataclass(frozen=True)
+class RenderOutcome:
+    """The objects one source renders, the repository files it read, or why it could not."""
+
+    documents: tuple[Document, ...] = ()
+    files: tuple[str, ...] = ()
+    problem: str = ""
+    library_paths: tuple[str, ...] = ()
+
+
+# A renderer for Helm/Kustomize sources: (tree, source mapping, app document) -> outcome.
+ToolRenderer = Callable[[TreeReader, Mapping[str, object], Document], RenderOutcome]
+
+
+@dataclass
+class RepositoryLoader:
+    """Loads one checkout (`tree`) plus mapped other repositories into a `CheckContext`."""
+
+    tree: TreeReader
+    self_urls: frozenset[str]
+    other_trees: Mapping[str, TreeReader] = field(default_factory=dict)
+    tool_renderer: ToolRenderer | None = None
+    custom_health: frozenset[str] = frozenset()
+    base_crds: tuple[Document, ...] = ()
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
+
+    def parse(self, tree: TreeReader, path: str) -> LoadResult:
+        key = (id(tree), path)
+        if key not in self._parsed:
+            try:
+                text = tree.read(path).decode("utf-8", errors="replace")
+            except SourceError:
+                text = ""
+            result = load_documents(text, path)
+            self._parsed[key] = result
+            if tree is self.tree:
+                self.diagnostics.extend(result.diagnostics)
+        return self._parsed[key]
+
+    def manifest_files(self) -> list[str]:
+        """Manifest files of the checkout, leaving out Helm chart contents and tool config."""
+        files = self.tree.files()
+        charts = [f.rpartition("/")[0] for f in files if f.rpartition("/")[2] == "Chart.yaml"]
+        return [
+            f
+            for f in files
+            if f.endswith(_MANIFEST_SUFFIXES)
+            and not f.startswith(".")
+            and not any(c == "" or f.startswith(f"{c}/") for c in charts)
+        ]
+
+    def load(self) -> CheckContext:
+        documents = [
+            d
+            for f in self.manifest_files()
+            for d in self.parse(self.tree, f).documents
+            if _is_object(d)
+        ]
+        apps: dict[tuple[str, str], Document] = {}
+        queue = [d for d in documents if _is_application(d)]
+        units: list[AppUnit] = []
+        unresolved: list[UnresolvedSource] = []
+        owned: set[str] = set()
+        libraries: dict[str, tuple[str, ...]] = {}
+        while queue:
+            app = queue.pop(0)
+            key = (namespace_of(app.obj), name_of(app.obj))
+            if key in apps:
+                continue
+            apps[key] = app
+            objects, problems, files, library = self._render_app(app)
+            owned.update(files)
+            unresolved.extend(problems)
+            libraries[app.name] = library
+            units.append(AppUnit(app.name, app, objects))
+            queue.extend(d for d in objects if _is_application(d))
+        plain = tuple(d for d in documents if d.file not in owned and not _is_application(d))
+        if plain:
+            units.append(AppUnit("", None, plain))
+        return CheckContext(
+            units=tuple(units),
+            unresolved=tuple(unresolved),
+            custom_health=self.custom_health,
+            base_crds=self.base_crds,
+            library_paths=libraries,
+        )
+
+    def _render_app(
+        self, app: Document
+    ) -> tuple[tuple[Document, ...], list[UnresolvedSource], set[str], tuple[str, ...]]:
+        objects: list[Document] = []
+        problems: list[UnresolvedSource] = []
+        files: set[str] = set()
+        library: list[str] = []
+        for index, source in enumerate(app_sources(app.obj)):
+            if source.get("ref") and not source.get("path") and not source.get("chart"):
+                continue  # a values-only source renders nothing by itself
+            tree = self._tree_for(str(source.get("repoURL", "")))
+            if tree is None:
+                reason = (
+                    f"source {index} of Application/{app.name} comes from "
+                    f"{source.get('repoURL')!r}, which is neither this repository nor mapped to "
+                    "a local path: its manifests were not checked"
+                )
+                problems.append(UnresolvedSource(app, index, reason))
+                continue
+            outcome = self._render_source(tree, source, app)
+            if outcome.problem:
+                problems.append(UnresolvedSource(app, index, outcome.problem))
+            objects.extend(outcome.documents)
+            library.extend(outcome.library_paths)
+            if tree is self.tree:
+                files.update(outcome.files)
+        return tuple(objects), problems, files, tuple(library)
+
+    def _tree_for(self, url: str) -> TreeReader | None:
+        clean = normalize_url(url)
+        if clean in self.self_urls:
+            return self.tree
+        return self.other_trees.get(clean)
+
+    def _render_source(
+        self, tree: TreeReader, source: Mapping[str, object], app: Document
+    ) -> RenderOutcome:
+        if source.get("chart"):
+            return self._tool(tree, source, app)
+        path = normalize_path(str(source.get("path") or ""))
+        if tree.kind(path) != "dir":
+            return RenderOutcome(
+                problem=f"path {path!r} of Application/{app.name} does not "
+                f"exist in {tree.description}: a sync would fail"
+            )
+        if tree.kind(f"{path}/Chart.yaml") == "file" or any(
+            tree.kind(f"{path}/{k}") == "file"
+            for k in ("kustomization.yaml", "kustomization.yml", "Kustomization")
+        ):
+            return self._tool(tree, source, app)
+        return self._directory(tree, path, as_dict(source.get("directory")))
+
+    def _tool(self, tree: TreeReader, source: Mapping[str, object], app: Document) -> RenderOutcome:
+        if self.tool_renderer is None:
+            what = source.get("chart") or source.get("path")
+            return RenderOutcome(
+                problem=f"Application/{app.name} renders {what!r} with Helm or "
+                "Kustomize, and no renderer is available here"
+            )
+        return self.tool_renderer(tree, source, app)
+
+    def _directory(self, tree: TreeReader, path: str, options: dict[str, object]) -> RenderOutcome:
+        try:
+            candidates = tree.files(path)
+        except PathNotFound as err:
+            return RenderOutcome(problem=str(err))
+        prefix = f"{path}/" if path else ""
+        recurse = options.get("recurse") is True
+        include = str(options.get("include") or "")
+        exclude = str(options.get("exclude") or "")
+        chosen = []
+        for name in candidates:
+            rel = name[len(prefix) :]
+            if not name.endswith(_MANIFEST_SUFFIXES) or (not recurse and "/" in rel):
+                continue
+            if (include and not _glob_any(rel, include)) or (exclude and _glob_any(rel, exclude)):
+                continue
+            chosen.append(name)
+        docs = tuple(d for f in chosen for d in self.parse(tree, f).documents if _is_object(d))
+        return RenderOutcome(documents=docs, files=tuple(chosen))
+
+
+def _glob_any(name: str, patterns: str) -> bool:
+    """Argo CD's directory include/exclude: one glob or `{a,b}` alternatives."""
+    inner = patterns[1:-1] if patterns.startswith("{") and patterns.endswith("}") else patterns
+    base = name.rpartition("/")[2]
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base, p) for p in inner.split(","))
+
+
+def _is_object(doc: Document) -> bool:
+    """A Kubernetes object (not a values file, not a kustomization)."""
+    obj = doc.obj
+    if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
+        return False
+    return not str(obj.get("apiVersion")).startswith("kustomize.config.k8s.io")
+
+
+def _is_application(doc: Document) -> bool:
+    return (
+        _is_object(doc)
+        and doc.kind == "Application"
+        and group_of(as_dict(doc.obj).get("apiVersion")) == "argoproj.io"
+    )
