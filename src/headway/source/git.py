@@ -1,0 +1,314 @@
+"""Git repositories through pygit2: a bare cache per remote URL, fetch, resolve, read, commit, push.
+
+The cache keeps the remote's branches as `refs/remotes/origin/*` and its tags as `refs/tags/*`;
+`refs/heads/<branch>` holds only commits Headway wrote and has not pushed yet. The flow for a
+write is: `fetch()`, `commit_edits()` or `revert()` (built on the fetched branch tip), `push()`;
+on `PushRejected` the branch moved: fetch and build the commit again.
+
+pygit2 errors are translated here into `headway.source.errors`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pygit2
+from pygit2.enums import CredentialType, FetchPrune
+
+from headway.source.errors import (
+    AuthenticationFailed,
+    PushRejected,
+    RemoteUnreachable,
+    SourceError,
+    UnknownRevision,
+)
+from headway.source.git_commits import BotIdentity, build_edit_commit, build_revert_commit
+from headway.source.revisions import RefSnapshot, resolve_revision
+from headway.source.tree import GitTree
+
+__all__ = ["BotIdentity", "CommitResult", "GitCache", "GitCredentials", "GitRepository"]
+
+_FETCH_REFSPECS = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
+_TRACKING = "refs/remotes/origin/"
+
+
+@dataclass(frozen=True)
+class GitCredentials:
+    """How to authenticate: HTTPS user and password/token, or an SSH key or agent."""
+
+    username: str | None = None
+    password: str | None = None
+    ssh_private_key: Path | None = None
+    ssh_public_key: Path | None = None
+    ssh_passphrase: str = ""
+    use_ssh_agent: bool = False
+    insecure_skip_tls_verify: bool = False
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """The branch tip after a write; `created` is False when there was nothing to change."""
+
+    sha: str
+    created: bool
+
+
+class _AuthRefused(Exception):
+    pass
+
+
+class _Callbacks(pygit2.RemoteCallbacks):
+    """Credentials for the first request only: a second ask means the first was refused."""
+
+    def __init__(self, credentials: GitCredentials | None) -> None:
+        super().__init__()
+        self._creds = credentials
+        self.asked = 0
+        self.rejections: list[tuple[str, str]] = []
+
+    def credentials(self, url: str, username_from_url: str | None, allowed_types: Any) -> Any:
+        self.asked += 1
+        creds = self._creds
+        if creds is None:
+            raise _AuthRefused("the remote requires credentials and none are configured")
+        if self.asked > 1:
+            raise _AuthRefused("the remote refused the configured credentials")
+        user = creds.username or username_from_url or "git"
+        if allowed_types & CredentialType.USERNAME:
+            return pygit2.Username(user)
+        if allowed_types & CredentialType.SSH_KEY and creds.use_ssh_agent:
+            return pygit2.KeypairFromAgent(user)
+        if allowed_types & CredentialType.SSH_KEY and creds.ssh_private_key is not None:
+            public = str(creds.ssh_public_key) if creds.ssh_public_key else None
+            return pygit2.Keypair(user, public, str(creds.ssh_private_key), creds.ssh_passphrase)
+        if allowed_types & CredentialType.USERPASS_PLAINTEXT and creds.password is not None:
+            return pygit2.UserPass(user, creds.password)
+        raise _AuthRefused("no configured credential fits what the remote accepts")
+
+    def certificate_check(self, certificate: Any, valid: bool, host: bytes | str) -> bool:
+        if valid or (self._creds is not None and self._creds.insecure_skip_tls_verify):
+            return True
+        raise _AuthRefused(f"the TLS certificate of {host!r} is not trusted")
+
+    def push_update_reference(self, refname: str, message: str | None) -> None:
+        if message:
+            self.rejections.append((refname, message))
+
+
+def _cache_dir_name(url: str) -> str:
+    normal = url.strip().rstrip("/").removesuffix(".git")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", normal.rsplit("/", 1)[-1])[:40] or "repo"
+    return f"{slug}-{hashlib.sha256(normal.encode()).hexdigest()[:16]}.git"
+
+
+class GitCache:
+    """One bare repository per remote URL under `root`, shared by every Application."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+        self._repos: dict[str, GitRepository] = {}
+        self._lock = threading.Lock()
+
+    def repository(self, url: str, credentials: GitCredentials | None = None) -> GitRepository:
+        with self._lock:
+            repo = self._repos.get(url)
+            if repo is None:
+                repo = GitRepository(url, self._root / _cache_dir_name(url), credentials)
+                self._repos[url] = repo
+            return repo
+
+
+class GitRepository:
+    """A bare cache of one remote. Methods are thread-safe; each write holds the lock."""
+
+    def __init__(self, url: str, path: Path, credentials: GitCredentials | None = None) -> None:
+        self.url = url
+        self.path = path
+        self._credentials = credentials
+        self._lock = threading.RLock()
+        if (path / "HEAD").exists():
+            self._repo = pygit2.Repository(str(path))
+        else:
+            self._repo = pygit2.init_repository(str(path), bare=True)
+        if "origin" not in self._repo.remotes.names():
+            self._repo.remotes.create("origin", url)
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        return self._repo
+
+    # -- remote I/O ---------------------------------------------------------------------------
+
+    def fetch(self) -> None:
+        """Bring every branch and tag of the remote into the cache (clone on first use)."""
+        with self._lock:
+            remote = self._repo.remotes["origin"]
+            callbacks = _Callbacks(self._credentials)
+            try:
+                remote.fetch(_FETCH_REFSPECS, callbacks=callbacks, prune=FetchPrune.PRUNE)
+                heads = remote.list_heads(callbacks=callbacks, connect=False)
+            except (pygit2.GitError, _AuthRefused, OSError) as err:
+                raise self._translate(err) from None
+            head = next((h.symref_target for h in heads if h.name == "HEAD"), None)
+            self._record_remote_head(head)
+
+    def _record_remote_head(self, target: str | None) -> None:
+        name = f"{_TRACKING}HEAD"
+        if target and target.startswith("refs/heads/"):
+            tracking = _TRACKING + target.removeprefix("refs/heads/")
+            self._repo.references.create(name, tracking, force=True)
+        elif name in self._repo.references:
+            self._repo.references.delete(name)
+
+    def push(self, branch: str) -> None:
+        """Push the commit at `refs/heads/<branch>`; `PushRejected` when the remote moved."""
+        with self._lock:
+            local = f"refs/heads/{branch}"
+            if local not in self._repo.references:
+                raise UnknownRevision(self.url, branch, "no local commit to push on this branch")
+            remote = self._repo.remotes["origin"]
+            callbacks = _Callbacks(self._credentials)
+            try:
+                remote.push([f"{local}:{local}"], callbacks=callbacks)
+            except pygit2.GitError as err:
+                if "fastforward" in str(err) or "not present locally" in str(err):
+                    raise PushRejected(self.url, local, str(err)) from None
+                raise self._translate(err) from None
+            except (_AuthRefused, OSError) as err:
+                raise self._translate(err) from None
+            if callbacks.rejections:
+                ref, reason = callbacks.rejections[0]
+                raise PushRejected(self.url, ref, reason)
+            target = self._repo.references[local].target
+            self._repo.references.create(f"{_TRACKING}{branch}", target, force=True)
+
+    def _translate(self, err: BaseException) -> SourceError:
+        text = str(err)
+        if isinstance(err, _AuthRefused) or re.search(
+            r"auth|credential|401|403|certificate", text, re.IGNORECASE
+        ):
+            return AuthenticationFailed(self.url, text)
+        return RemoteUnreachable(self.url, text)
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def snapshot(self) -> RefSnapshot:
+        """The remote's branches and tags as of the last fetch."""
+        refs: dict[str, str] = {}
+        head_target: str | None = None
+        for name in self._repo.references:
+            ref = self._repo.references[name]
+            if name == f"{_TRACKING}HEAD":
+                target = ref.target
+                if isinstance(target, str):
+                    head_target = "refs/heads/" + target.removeprefix(_TRACKING)
+            elif name.startswith(_TRACKING):
+                refs["refs/heads/" + name.removeprefix(_TRACKING)] = str(ref.peel(pygit2.Commit).id)
+            elif name.startswith("refs/tags/"):
+                try:
+                    refs[name] = str(ref.peel(pygit2.Commit).id)
+                except (pygit2.InvalidSpecError, ValueError):
+                    continue  # a tag of a tree or blob names no commit
+        return RefSnapshot(refs, head_target)
+
+    def resolve(self, revision: str) -> str:
+        """The commit id `revision` (branch, tag, SHA, HEAD, semver range) names."""
+        with self._lock:
+            found = resolve_revision(revision, self.snapshot())
+            if found is None:
+                raise UnknownRevision(self.url, revision, "no such branch, tag or commit")
+            try:
+                obj = self._repo.revparse_single(found.sha)
+                return str(obj.peel(pygit2.Commit).id)
+            except (KeyError, ValueError, pygit2.GitError) as err:
+                detail = str(err) if found.abbreviated else "not fetched, or not a commit"
+                raise UnknownRevision(self.url, revision, detail) from None
+
+    def commit(self, revision: str) -> pygit2.Commit:
+        sha = self.resolve(revision)
+        commit = self._repo[sha]
+        assert isinstance(commit, pygit2.Commit)
+        return commit
+
+    def tree(self, revision: str) -> GitTree:
+        """The whole repository tree at `revision`, readable without a working tree."""
+        commit = self.commit(revision)
+        return GitTree(self._repo, commit.tree, f"{self.url}@{str(commit.id)[:12]}")
+
+    def tree_id(self, revision: str, path: str = "") -> str:
+        """The object id of `path` at `revision`: equal ids mean equal content."""
+        return self.tree(revision).object_id(path)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _branch_tip(self, branch: str, base: str | None) -> pygit2.Commit:
+        if base is not None:
+            return self.commit(base)
+        tracking = f"{_TRACKING}{branch}"
+        if tracking not in self._repo.references:
+            raise UnknownRevision(self.url, branch, "no such branch on the remote; fetch first")
+        tip = self._repo.references[tracking].peel(pygit2.Commit)
+        assert isinstance(tip, pygit2.Commit)
+        return tip
+
+    def _advance(self, branch: str, parent: pygit2.Commit, oid: pygit2.Oid | None) -> CommitResult:
+        if oid is None:
+            return CommitResult(str(parent.id), created=False)
+        self._repo.references.create(f"refs/heads/{branch}", oid, force=True)
+        return CommitResult(str(oid), created=True)
+
+    def commit_edits(
+        self,
+        *,
+        branch: str,
+        edits: Mapping[str, bytes | None],
+        message: str,
+        identity: BotIdentity | None = None,
+        base: str | None = None,
+    ) -> CommitResult:
+        """Commit `edits` (path -> new bytes, None deletes) on the fetched tip of `branch`.
+
+        `base` starts from another revision instead (to create `branch`).
+        """
+        with self._lock:
+            parent = self._branch_tip(branch, base)
+            oid = build_edit_commit(
+                self._repo,
+                parent=parent,
+                edits=edits,
+                message=message,
+                identity=identity or BotIdentity(),
+            )
+            return self._advance(branch, parent, oid)
+
+    def revert(
+        self,
+        *,
+        commit: str,
+        branch: str,
+        identity: BotIdentity | None = None,
+        message: str | None = None,
+    ) -> CommitResult:
+        """Commit the revert of `commit` on the fetched tip of `branch`.
+
+        Raises `RevertConflict` (listing the paths) when later commits touched the same lines;
+        then no ref is moved.
+        """
+        with self._lock:
+            target = self.commit(commit)
+            tip = self._branch_tip(branch, None)
+            oid = build_revert_commit(
+                self._repo,
+                commit=target,
+                onto=tip,
+                branch=branch,
+                identity=identity or BotIdentity(),
+                message=message,
+            )
+            return self._advance(branch, tip, oid)

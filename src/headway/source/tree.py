@@ -1,0 +1,199 @@
+"""Read-only views of a source tree: a Git tree at a commit, or a directory on disk.
+
+Renderers read through `TreeReader` so they work from a commit without a working tree; files
+are written to disk (`materialize`) only when an external tool needs them. Paths are POSIX,
+relative to the reader's root, without a leading slash; "" is the root.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal, Protocol
+
+import pygit2
+
+from headway.source.errors import PathNotFound
+
+__all__ = ["FilesystemTree", "GitTree", "TreeReader", "normalize_path"]
+
+EntryKind = Literal["file", "dir"]
+
+
+def normalize_path(path: str) -> str:
+    """`./apps//checkout/` -> `apps/checkout`; refuses paths that climb out of the root."""
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise PathNotFound(path, "the repository (it leaves the repository root)")
+            parts.pop()
+            continue
+        parts.append(part)
+    return "/".join(parts)
+
+
+class TreeReader(Protocol):
+    """What a renderer needs from a source tree."""
+
+    @property
+    def description(self) -> str:
+        """Where the tree comes from, for error messages (`url@sha`, a directory)."""
+        ...
+
+    def kind(self, path: str) -> EntryKind | None:
+        """The entry type at `path` ("file" or "dir"), or None when it does not exist."""
+        ...
+
+    def files(self, path: str = "") -> list[str]:
+        """Every file under `path`, recursively, as sorted root-relative paths."""
+        ...
+
+    def read(self, path: str) -> bytes:
+        """The content of the file at `path`; `PathNotFound` when it is missing."""
+        ...
+
+    def object_id(self, path: str = "") -> str:
+        """A content identity of the file or directory at `path` (the Git object id)."""
+        ...
+
+    def materialize(self, destination: Path, path: str = "") -> None:
+        """Write the files under `path` to `destination/<path>` for an external tool."""
+        ...
+
+
+class GitTree:
+    """The tree of one commit, read straight from the object database."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree, description: str) -> None:
+        self._repo = repo
+        self._tree = tree
+        self._description = description
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    @property
+    def tree_id(self) -> str:
+        return str(self._tree.id)
+
+    def _object(self, path: str) -> pygit2.Object | None:
+        clean = normalize_path(path)
+        if not clean:
+            return self._tree
+        try:
+            entry = self._tree[clean]
+        except KeyError:
+            return None
+        return self._repo[entry.id]
+
+    def kind(self, path: str) -> EntryKind | None:
+        obj = self._object(path)
+        if isinstance(obj, pygit2.Tree):
+            return "dir"
+        if isinstance(obj, pygit2.Blob):
+            return "file"
+        return None
+
+    def files(self, path: str = "") -> list[str]:
+        return sorted(name for name, _blob, _mode in self._walk(path))
+
+    def _walk(self, path: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
+        clean = normalize_path(path)
+        obj = self._object(clean)
+        if not isinstance(obj, pygit2.Tree):
+            raise PathNotFound(path or "/", f"{self._description} (not a directory)")
+        prefix = f"{clean}/" if clean else ""
+        yield from self._walk_tree(obj, prefix)
+
+    def _walk_tree(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
+        for entry in tree:
+            child = self._repo[entry.id]
+            if isinstance(child, pygit2.Tree):
+                yield from self._walk_tree(child, f"{prefix}{entry.name}/")
+            elif isinstance(child, pygit2.Blob):  # submodules (commits) are not content
+                yield f"{prefix}{entry.name}", child, int(entry.filemode)
+
+    def read(self, path: str) -> bytes:
+        obj = self._object(path)
+        if not isinstance(obj, pygit2.Blob):
+            raise PathNotFound(path, self._description)
+        return bytes(obj.data)
+
+    def object_id(self, path: str = "") -> str:
+        obj = self._object(path)
+        if obj is None:
+            raise PathNotFound(path, self._description)
+        return str(obj.id)
+
+    def materialize(self, destination: Path, path: str = "") -> None:
+        for name, blob, mode in self._walk(path):
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if mode == pygit2.enums.FileMode.LINK:
+                os.symlink(bytes(blob.data).decode(), target)
+                continue
+            target.write_bytes(blob.data)
+            if mode == pygit2.enums.FileMode.BLOB_EXECUTABLE:
+                target.chmod(0o755)
+
+
+class FilesystemTree:
+    """A directory on disk (a working copy), read the same way; `.git` is ignored."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root.resolve()
+
+    @property
+    def description(self) -> str:
+        return str(self._root)
+
+    def _full(self, path: str) -> Path:
+        clean = normalize_path(path)
+        return self._root / clean if clean else self._root
+
+    def kind(self, path: str) -> EntryKind | None:
+        full = self._full(path)
+        if full.is_dir():
+            return "dir"
+        return "file" if full.is_file() else None
+
+    def files(self, path: str = "") -> list[str]:
+        base = self._full(path)
+        if not base.is_dir():
+            raise PathNotFound(path or "/", f"{self._root} (not a directory)")
+        found: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            rel = Path(dirpath).relative_to(self._root).as_posix()
+            found.extend(f"{rel}/{f}" if rel != "." else f for f in filenames)
+        return sorted(found)
+
+    def read(self, path: str) -> bytes:
+        full = self._full(path)
+        if not full.is_file():
+            raise PathNotFound(path, str(self._root))
+        return full.read_bytes()
+
+    def object_id(self, path: str = "") -> str:
+        """A hash over every file's path and content (a directory has no Git id on disk)."""
+        kind = self.kind(path)
+        if kind is None:
+            raise PathNotFound(path, str(self._root))
+        if kind == "file":
+            return str(pygit2.hash(self.read(path)))
+        digest = hashlib.sha256()
+        for name in self.files(path):
+            digest.update(name.encode() + b"\0" + str(pygit2.hash(self.read(name))).encode())
+        return digest.hexdigest()
+
+    def materialize(self, destination: Path, path: str = "") -> None:
+        for name in self.files(path):
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.read(name))
