@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from headway.check import ordering
+from headway.check import analysis_rules, ordering, progressive
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.suppression import SUPPRESSION_WITHOUT_REASON, collect_suppressions
@@ -48,6 +48,26 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((ordering.UNASSESSED_CUSTOM_KIND,), ordering.check_unassessed_custom_kind),
     RegisteredCheck((ordering.INDEFINITE_PAUSE_GATE,), ordering.check_indefinite_pause_gate),
     RegisteredCheck((ordering.CRD_VERSION_REMOVED,), ordering.check_crd_versions),
+    RegisteredCheck(
+        (progressive.CANARY_WITHOUT_STEPS, progressive.CANARY_WITHOUT_ANALYSIS),
+        progressive.check_canary_gates,
+    ),
+    RegisteredCheck(
+        (analysis_rules.UNSCOPED_ANALYSIS_QUERY,), analysis_rules.check_unscoped_queries
+    ),
+    RegisteredCheck(
+        (analysis_rules.RESOURCE_ONLY_ANALYSIS,), analysis_rules.check_resource_only_analysis
+    ),
+    RegisteredCheck(
+        (analysis_rules.INTERVAL_WINDOW_MISMATCH,), analysis_rules.check_interval_windows
+    ),
+    RegisteredCheck(
+        (analysis_rules.UNREACHABLE_FAILURE_LIMIT,),
+        analysis_rules.check_unreachable_failure_limit,
+    ),
+    RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
+    RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),
+    RegisteredCheck((progressive.QUEUE_CONSUMER_CANARY,), progressive.check_queue_consumer_canary),
 )
 
 ALL_RULES: tuple[Rule, ...] = (

@@ -1,0 +1,221 @@
+"""Progressive delivery that does not gate: empty canaries, ungated promotion, coarse weights.
+
+Seed 002 §5.5: "An empty canary is a rolling update with a nicer name"; §3.6 on blue-green,
+queue consumers and replica-count weights; seed 003 on pauses that only buy time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from headway.check.context import AppUnit, CheckContext
+from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.gates import canary_of, gate_refs, strategy_of
+from headway.check.manifest import as_dict, as_list, container_specs
+from headway.model.yamlload import Document
+from headway.rollout.canary_replicas import approximate_weighted_counts, replica_weight_percent
+from headway.rollout.fenceposts import resolve_int_or_percent
+
+__all__ = [
+    "BLUE_GREEN_UNGATED",
+    "CANARY_WITHOUT_ANALYSIS",
+    "CANARY_WITHOUT_STEPS",
+    "QUEUE_CONSUMER_CANARY",
+    "REPLICA_WEIGHT_APPROXIMATION",
+    "check_blue_green_ungated",
+    "check_canary_gates",
+    "check_queue_consumer_canary",
+    "check_replica_weights",
+]
+
+CANARY_WITHOUT_STEPS = Rule(
+    id="HW201",
+    slug="canary-without-steps",
+    severity=Severity.ERROR,
+    title="A canary with no steps",
+    rationale="Seed 002 §5.5: an audit found 21 Rollouts with `steps: []` — every one a rolling "
+    "update with a nicer name, and `steps: []` is dropped by the API server, so the "
+    "Application never reads Synced.",
+    hint="Add setWeight/pause/analysis steps with a real gate, or render a plain Deployment.",
+)
+CANARY_WITHOUT_ANALYSIS = Rule(
+    id="HW202",
+    slug="canary-without-analysis",
+    severity=Severity.WARNING,
+    title="A canary whose steps never run an analysis",
+    rationale="Seed 003: a pause only buys time; someone still has to decide. Seed 002 §4.2: "
+    "without analysis the rollback trigger is a timeout.",
+    hint="Add an `analysis` step or background `canary.analysis` with an SLI template.",
+)
+REPLICA_WEIGHT_APPROXIMATION = Rule(
+    id="HW208",
+    slug="replica-weight-approximation",
+    severity=Severity.WARNING,
+    title="A setWeight that replica counts cannot express without a traffic router",
+    rationale="Seed 002 §3.6: with 3 replicas, `setWeight: 10` really means one pod in four.",
+    hint="Add a trafficRouting block (mesh, ingress, Gateway API), or choose weights the "
+    "replica count can express, or raise the replica count.",
+)
+BLUE_GREEN_UNGATED = Rule(
+    id="HW209",
+    slug="blue-green-ungated-promotion",
+    severity=Severity.WARNING,
+    title="Blue-green that auto-promotes with no pre-promotion analysis",
+    rationale="Seed 002 §3.6: the gate of a blue-green is prePromotionAnalysis against the "
+    "preview Service; auto-promotion without it switches all traffic on readiness alone.",
+    hint="Add prePromotionAnalysis, or set autoPromotionEnabled: false with a human gate.",
+)
+QUEUE_CONSUMER_CANARY = Rule(
+    id="HW210",
+    slug="queue-consumer-canary",
+    severity=Severity.WARNING,
+    title="A canary for a workload that consumes from a queue",
+    rationale="Seed 002 §3.6: canary and stable both consume from RabbitMQ or SQS; without "
+    "routing at the broker, '10% of traffic' is meaningless.",
+    hint="Gate on a functional E2E analysis, route at the broker, or use blue-green with a "
+    "preview that does not consume.",
+)
+
+_QUEUE_HINTS = re.compile(
+    r"amqps?://|sqs[.:]|\bsqs\b|rabbitmq|kafka|nats://|pubsub|sns[.:]|queue[_-]?url|"
+    r"_queue\b|\bqueue_|broker",
+    re.IGNORECASE,
+)
+
+
+def _rollouts(ctx: CheckContext) -> Iterator[tuple[AppUnit, Document]]:
+    for unit in ctx.units:
+        for doc in unit.of_kind("Rollout"):
+            yield unit, doc
+
+
+def check_canary_gates(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        canary = canary_of(rollout)
+        if canary is None:
+            continue
+        steps = as_list(canary.get("steps"))
+        if not steps:
+            yield finding_at(
+                CANARY_WITHOUT_STEPS,
+                rollout,
+                path=("spec", "strategy", "canary"),
+                message=f"Rollout/{rollout.name} has no canary steps: this Rollout has no gate, "
+                "it is a rolling update with a nicer name — a bad version reaches every pod "
+                "before anyone or anything decides",
+                app=unit.name,
+            )
+        elif not any(True for _ in gate_refs(ctx, unit, rollout)):
+            yield finding_at(
+                CANARY_WITHOUT_ANALYSIS,
+                rollout,
+                path=("spec", "strategy", "canary", "steps"),
+                message=f"Rollout/{rollout.name} shifts traffic in {len(steps)} steps but never "
+                "runs an analysis: pauses only buy time, so a broken version is promoted when "
+                "the timer ends unless a person happens to be watching",
+                app=unit.name,
+            )
+
+
+def _replica_count(ctx: CheckContext, unit: AppUnit, rollout: Document) -> int:
+    spec = as_dict(as_dict(rollout.obj).get("spec"))
+    if isinstance(spec.get("replicas"), int):
+        return int(spec["replicas"])
+    for hpa in unit.of_kind("HorizontalPodAutoscaler"):
+        target = as_dict(as_dict(as_dict(hpa.obj).get("spec")).get("scaleTargetRef"))
+        if target.get("kind") == "Rollout" and target.get("name") == rollout.name:
+            minimum = as_dict(as_dict(hpa.obj).get("spec")).get("minReplicas", 1)
+            return int(minimum) if isinstance(minimum, int) else 1
+    return 1
+
+
+def _max_surge(canary: dict[str, Any], replicas: int) -> int:
+    try:
+        return resolve_int_or_percent(canary.get("maxSurge", "25%"), replicas, round_up=True)
+    except ValueError:
+        return 1
+
+
+def check_replica_weights(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        canary = canary_of(rollout)
+        if canary is None or canary.get("trafficRouting"):
+            continue
+        replicas = _replica_count(ctx, unit, rollout)
+        surge = _max_surge(canary, replicas)
+        for index, step in enumerate(as_list(canary.get("steps"))):
+            weight = as_dict(step).get("setWeight")
+            if not isinstance(weight, int) or not 0 < weight < 100:
+                continue
+            scale = approximate_weighted_counts(replicas, weight, 100, surge)
+            actual = replica_weight_percent(scale.canary, scale.stable)
+            if not _misleading(weight, actual):
+                continue
+            yield finding_at(
+                REPLICA_WEIGHT_APPROXIMATION,
+                rollout,
+                path=("spec", "strategy", "canary", "steps", index, "setWeight"),
+                message=f"setWeight {weight} on Rollout/{rollout.name} with {replicas} replicas "
+                f"and no traffic router runs {scale.canary} canary pod(s) beside "
+                f"{scale.stable} stable: the canary really takes {actual:.0f}% of traffic, "
+                f"not {weight}%",
+                app=unit.name,
+            )
+
+
+def _misleading(weight: int, actual: float) -> bool:
+    """Off by at least 5 points, or by half of what was asked (5% asked, 9% served)."""
+    gap = abs(actual - weight)
+    return gap >= 1 and (gap >= 5 or gap / weight >= 0.5)
+
+
+def check_blue_green_ungated(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        blue_green = as_dict(strategy_of(rollout).get("blueGreen"))
+        if not blue_green or blue_green.get("autoPromotionEnabled") is False:
+            continue
+        if blue_green.get("prePromotionAnalysis"):
+            continue
+        yield finding_at(
+            BLUE_GREEN_UNGATED,
+            rollout,
+            path=("spec", "strategy", "blueGreen"),
+            message=f"Rollout/{rollout.name} promotes its preview automatically "
+            "(autoPromotionEnabled defaults to true) with no prePromotionAnalysis: every pod "
+            "switches to the new version as soon as it is Ready, whether or not it works",
+            app=unit.name,
+        )
+
+
+def check_queue_consumer_canary(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        if canary_of(rollout) is None:
+            continue
+        evidence = _queue_evidence(rollout)
+        if evidence is None:
+            continue
+        yield finding_at(
+            QUEUE_CONSUMER_CANARY,
+            rollout,
+            path=("spec", "strategy", "canary"),
+            message=f"Rollout/{rollout.name} looks like a queue consumer ({evidence}): canary "
+            "and stable pods both pull from the broker, so the canary's share of messages "
+            "follows its pod count, not setWeight, and HTTP metrics say nothing about it",
+            app=unit.name,
+        )
+
+
+def _queue_evidence(rollout: Document) -> str | None:
+    for container in container_specs(rollout.obj):
+        for raw_env in as_list(container.get("env")):
+            env = as_dict(raw_env)
+            text = f"{env.get('name', '')}={env.get('value', '')}"
+            if _QUEUE_HINTS.search(text):
+                return f"env {env.get('name')} of container {container.get('name')}"
+        for key in ("args", "command"):
+            for arg in as_list(container.get(key)):
+                if _QUEUE_HINTS.search(str(arg)):
+                    return f"{key} of container {container.get('name')}: {str(arg)[:60]}"
+    return None
