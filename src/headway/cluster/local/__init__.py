@@ -1,0 +1,6 @@
+"""The local backend: an embedded store with Kubernetes semantics (and, beside it, the
+local runtime that turns workloads into processes)."""
+
+from headway.cluster.local.store import LocalCluster
+
+__all__ = ["LocalCluster"]

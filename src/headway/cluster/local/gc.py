@@ -1,0 +1,122 @@
+"""Garbage collection decisions: finalizers, owner references, propagation policies.
+
+Purely computational. The store examines one object at a time (the object, its owners as
+they exist now, and its dependents) and carries out the actions `decide` returns:
+
+* an object marked for deletion (`deletionTimestamp`) with no finalizers left is purged;
+* an owner in foreground deletion (`foregroundDeletion` finalizer) gets its dependents
+  deleted, and loses that finalizer once no dependent with `blockOwnerDeletion` remains;
+* a dependent whose owners are all gone is deleted in the background.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from headway.cluster.protocol import Obj, PropagationPolicy
+
+__all__ = [
+    "FOREGROUND_FINALIZER",
+    "DropFinalizer",
+    "GcAction",
+    "Purge",
+    "StartDeletion",
+    "blocks_owner",
+    "decide",
+    "finalizers_for_deletion",
+    "is_deleting",
+    "owner_uids",
+]
+
+FOREGROUND_FINALIZER = "foregroundDeletion"
+
+
+@dataclass(frozen=True)
+class Purge:
+    """Remove the object for good."""
+
+    uid: str
+    kind: Literal["purge"] = "purge"
+
+
+@dataclass(frozen=True)
+class StartDeletion:
+    """Begin deleting the object (a dependent, or an orphan) with `policy`."""
+
+    uid: str
+    policy: PropagationPolicy
+    kind: Literal["start"] = "start"
+
+
+@dataclass(frozen=True)
+class DropFinalizer:
+    uid: str
+    finalizer: str
+    kind: Literal["drop"] = "drop"
+
+
+GcAction = Purge | StartDeletion | DropFinalizer
+
+
+def _meta(obj: Obj) -> dict[str, Any]:
+    meta: dict[str, Any] = obj.get("metadata") or {}
+    return meta
+
+
+def is_deleting(obj: Obj) -> bool:
+    return "deletionTimestamp" in _meta(obj)
+
+
+def owner_uids(obj: Obj) -> list[str]:
+    return [str(r["uid"]) for r in _meta(obj).get("ownerReferences") or []]
+
+
+def blocks_owner(dependent: Obj, owner_uid: str) -> bool:
+    """Whether `dependent` holds up the foreground deletion of the owner `owner_uid`."""
+    return any(
+        r.get("uid") == owner_uid and bool(r.get("blockOwnerDeletion"))
+        for r in _meta(dependent).get("ownerReferences") or []
+    )
+
+
+def finalizers_for_deletion(obj: Obj, policy: PropagationPolicy) -> list[str]:
+    """The finalizers an object carries once deletion with `policy` starts."""
+    finalizers = list(_meta(obj).get("finalizers") or [])
+    if policy == "Foreground" and FOREGROUND_FINALIZER not in finalizers:
+        finalizers.append(FOREGROUND_FINALIZER)
+    return finalizers
+
+
+def decide(
+    obj: Obj, *, owners: Mapping[str, Obj | None], dependents: Sequence[Obj]
+) -> list[GcAction]:
+    """What garbage collection does next for `obj`.
+
+    `owners` maps each owner uid in `obj`'s ownerReferences to the owner, or None when no
+    object with that uid exists; `dependents` are the objects that name `obj` as an owner.
+    """
+    uid = str(_meta(obj)["uid"])
+    if is_deleting(obj):
+        return _decide_deleting(obj, uid, dependents)
+    refs = owner_uids(obj)
+    if refs and all(owners.get(owner) is None for owner in refs):
+        return [StartDeletion(uid, "Background")]
+    return []
+
+
+def _decide_deleting(obj: Obj, uid: str, dependents: Sequence[Obj]) -> list[GcAction]:
+    finalizers = _meta(obj).get("finalizers") or []
+    if not finalizers:
+        return [Purge(uid)]
+    if FOREGROUND_FINALIZER not in finalizers:
+        return []
+    actions: list[GcAction] = [
+        StartDeletion(str(_meta(d)["uid"]), "Foreground")
+        for d in dependents
+        if not is_deleting(d)
+    ]
+    if not any(blocks_owner(d, uid) for d in dependents):
+        actions.append(DropFinalizer(uid, FOREGROUND_FINALIZER))
+    return actions

@@ -1,0 +1,75 @@
+"""Which lists merge by item key, which by value, and which are replaced whole.
+
+Kubernetes gives some lists "strategic merge" keys: containers are merged by `name`,
+container ports by `containerPort` and `protocol`, and so on. The local store knows the
+common ones below; every other list is atomic (replaced whole, owned as one field).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+__all__ = ["canonical_key", "item_key", "key_matches", "list_keys", "list_semantics"]
+
+ListSemantics = Literal["map", "set", "atomic"]
+
+_KEYED_LISTS: dict[str, tuple[str, ...]] = {
+    "containers": ("name",),
+    "initContainers": ("name",),
+    "ephemeralContainers": ("name",),
+    "env": ("name",),
+    "volumes": ("name",),
+    # Kubernetes keys volume mounts by the path they mount at, not by the volume's name.
+    "volumeMounts": ("mountPath",),
+    "imagePullSecrets": ("name",),
+    "ownerReferences": ("uid",),
+}
+_SET_LISTS = frozenset({"finalizers"})
+_DEFAULTS = {"protocol": "TCP"}
+
+
+def list_keys(field: str, items: Sequence[Any]) -> tuple[str, ...]:
+    """The key fields of the associative list named `field` (empty when it is not one)."""
+    if field == "ports":
+        container = any(isinstance(i, Mapping) and "containerPort" in i for i in items)
+        return ("containerPort", "protocol") if container else ("port", "protocol")
+    return _KEYED_LISTS.get(field, ())
+
+
+def list_semantics(field: str, items: Sequence[Any]) -> ListSemantics:
+    """How the list named `field` holding `items` merges and is owned."""
+    if field in _SET_LISTS and all(isinstance(i, str | int | float | bool) for i in items):
+        return "set"
+    keys = list_keys(field, items)
+    if keys and all(isinstance(i, Mapping) and _has_keys(i, keys) for i in items):
+        return "map"
+    return "atomic"
+
+
+def _has_keys(item: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    return all(k in item or k in _DEFAULTS for k in keys)
+
+
+def canonical_key(key: Mapping[str, Any]) -> str:
+    return json.dumps(dict(key), sort_keys=True, separators=(",", ":"))
+
+
+def item_key(item: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+    """The item's key as canonical JSON (`{"name":"web"}`), with defaults filled in."""
+    return canonical_key({k: item.get(k, _DEFAULTS.get(k)) for k in keys})
+
+
+def key_matches(item: Any, key_json: str) -> bool:
+    """Whether `item` is the one `key_json` (from `item_key`) names."""
+    wanted = json.loads(key_json)
+    return isinstance(item, Mapping) and item_key(item, tuple(wanted)) == canonical_key(wanted)
+
+
+def missing_keys(field: str, items: Sequence[Any]) -> list[int]:
+    """Indexes of items of a keyed list that lack a key field (the apply is invalid)."""
+    keys = list_keys(field, items)
+    if not keys or not all(isinstance(i, Mapping) for i in items):
+        return []
+    return [n for n, i in enumerate(items) if not _has_keys(i, keys)]

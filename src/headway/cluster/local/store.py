@@ -1,0 +1,406 @@
+"""`LocalCluster`: the embedded object store with Kubernetes semantics, in one SQLite file.
+
+It implements the `Cluster` protocol (see docs/cluster.md for the semantics and what is
+simplified compared to a real API server). Several processes may open the same file at
+once; every write is one SQLite transaction, so they never see a half-written change.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+import sqlite3
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import Conflict, Invalid, NotFound
+from headway.cluster.local import apply as ssa
+from headway.cluster.local import database, gc, watching, writes
+from headway.cluster.local.kinds import CRD_GROUP, KindTable, ServedKind
+from headway.cluster.local.objects import (
+    ObjectKey,
+    managed_content,
+    validate_object,
+    with_content,
+)
+from headway.cluster.protocol import (
+    Obj,
+    PropagationPolicy,
+    ResourceKind,
+    WatchEvent,
+)
+from headway.model.selectors import SelectorError, SelectorLike, to_selector
+
+__all__ = ["LocalCluster"]
+
+# Namespaces that exist without a Namespace object, as on a fresh Kubernetes cluster.
+IMPLICIT_NAMESPACES = frozenset({"default", "kube-system"})
+DEFAULT_MANAGER = "headway"
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet
+
+
+class LocalCluster:
+    """The local backend's store. `LocalCluster(path, clock)` creates or reopens the file."""
+
+    def __init__(self, path: Path, clock: Clock, *, event_history: int = 10_000) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self._db = database.Database(self.path)
+        self._event_history = event_history
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> LocalCluster:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---- discovery -------------------------------------------------------------------
+
+    def discovery(self) -> list[ResourceKind]:
+        with self._db.read() as conn:
+            return self._kinds(conn).all()
+
+    def _kinds(self, conn: sqlite3.Connection) -> KindTable:
+        rows = conn.execute(
+            "SELECT body FROM objects WHERE grp = ? AND kind = 'CustomResourceDefinition'",
+            (CRD_GROUP,),
+        ).fetchall()
+        return KindTable.with_crds(database.loads(r[0]) for r in rows)
+
+    def _resolve(self, conn: sqlite3.Connection, api_version: str, kind: str) -> ServedKind:
+        return self._kinds(conn).resolve(api_version, kind)
+
+    def _key(self, served: ServedKind, name: str, namespace: str | None) -> ObjectKey:
+        if served.namespaced:
+            return ObjectKey(served.group, served.kind, namespace or "default", name)
+        if namespace:
+            raise Invalid(f"{served.kind} is cluster-scoped; it takes no namespace ({namespace!r})")
+        return ObjectKey(served.group, served.kind, "", name)
+
+    # ---- reads -----------------------------------------------------------------------
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj:
+        with self._db.read() as conn:
+            key = self._key(self._resolve(conn, api_version, kind), name, namespace)
+            found = database.fetch(conn, key)
+        if found is None:
+            raise NotFound(f"{key} not found")
+        return _presented(found, api_version)
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: Mapping[str, str] | str | None = None,
+    ) -> list[Obj]:
+        selector = _selector(label_selector)
+        with self._db.read() as conn:
+            served = self._resolve(conn, api_version, kind)
+            if namespace and not served.namespaced:
+                raise Invalid(f"{kind} is cluster-scoped; it takes no namespace ({namespace!r})")
+            bodies = database.select(
+                conn, served.group, served.kind, namespace=namespace,
+                equalities=selector.equalities(),
+            )
+        objs = (database.loads(body) for body in bodies)
+        return [
+            _presented(o, api_version)
+            for o in objs
+            if selector.matches(o["metadata"].get("labels"))
+        ]
+
+    def revision(self) -> str:
+        """The store's current revision: a list made now is consistent as of it."""
+        with self._db.read() as conn:
+            return str(database.counter(conn, "revision"))
+
+    # ---- writes ----------------------------------------------------------------------
+
+    def create(
+        self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER, dry_run: bool = False
+    ) -> Obj:
+        """Create `obj` (`Conflict` when it exists); `metadata.generateName` is honoured."""
+        validate_object(obj, name_required=False)
+        with self._db.write() as conn:
+            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            fresh = self._new_object(conn, served, obj)
+            content = managed_content(obj)
+            fields = ssa.update_fields(
+                {}, content, (), manager=field_manager, api_version=obj["apiVersion"],
+                now=self._now(),
+            )
+            fresh = with_content(fresh, content)
+            fresh["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+            if dry_run:
+                return _presented(fresh, obj["apiVersion"])
+            stored = self._commit(conn, fresh, None)
+        return _presented(stored, obj["apiVersion"])
+
+    def update(self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER) -> Obj:
+        """Replace an object's metadata and spec (never its status).
+
+        A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when stale);
+        the fields this write changes become `field_manager`'s (operation "Update").
+        """
+        validate_object(obj)
+        with self._db.write() as conn:
+            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            live = self._live_for_write(conn, served, obj)
+            old_content, new_content = managed_content(live), managed_content(obj)
+            if old_content == new_content:
+                return _presented(live, obj["apiVersion"])
+            fields = ssa.update_fields(
+                old_content, new_content, ssa.decode_managed_fields(
+                    live["metadata"].get("managedFields")),
+                manager=field_manager, api_version=obj["apiVersion"], now=self._now(),
+            )
+            updated = with_content(live, new_content)
+            updated["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+            stored = self._commit(conn, updated, live)
+        return _presented(stored, obj["apiVersion"])
+
+    def apply(
+        self,
+        obj: Obj,
+        *,
+        field_manager: str,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> Obj:
+        validate_object(obj)
+        ssa.check_applied_lists(managed_content(obj))
+        with self._db.write() as conn:
+            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+            live = database.fetch(conn, key)
+            if live is None:
+                _check_preconditions(obj, None, key)
+                live_for_apply = self._new_object(conn, served, obj)
+            else:
+                _check_preconditions(obj, live, key)
+                live_for_apply = live
+            result = self._applied(live_for_apply, obj, field_manager=field_manager, force=force)
+            if result is None or dry_run:
+                return _presented(result or live_for_apply, obj["apiVersion"])
+            stored = self._commit(conn, result, live)
+        return _presented(stored, obj["apiVersion"])
+
+    def _applied(
+        self, live: Obj, obj: Obj, *, field_manager: str, force: bool
+    ) -> Obj | None:
+        """The object after the apply, or None when the apply changes nothing."""
+        entries = ssa.decode_managed_fields(live["metadata"].get("managedFields"))
+        outcome = ssa.apply_fields(
+            managed_content(live), entries, managed_content(obj), manager=field_manager,
+            force=force, api_version=obj["apiVersion"], now=self._now(),
+        )
+        existing = "resourceVersion" in live["metadata"]
+        unchanged = outcome.content == managed_content(live)
+        if existing and unchanged and _same_ownership(entries, outcome.managed):
+            return None
+        result = with_content(live, outcome.content)
+        result["metadata"]["managedFields"] = ssa.encode_managed_fields(outcome.managed)
+        return result
+
+    def patch_status(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+        status: Obj,
+        *,
+        resource_version: str | None = None,
+    ) -> Obj:
+        if not isinstance(status, Mapping):
+            raise Invalid(f"{kind} {name}: status must be a mapping")
+        with self._db.write() as conn:
+            key = self._key(self._resolve(conn, api_version, kind), name, namespace)
+            live = database.fetch(conn, key)
+            if live is None:
+                raise NotFound(f"{key} not found")
+            if resource_version is not None and resource_version != _rv(live):
+                raise Conflict(_stale(key, resource_version, live))
+            if live.get("status") == status:
+                return _presented(live, api_version)
+            updated = copy.deepcopy(live)
+            updated["status"] = copy.deepcopy(dict(status))
+            stored = self._commit(conn, updated, live)
+        return _presented(stored, api_version)
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: PropagationPolicy = "Background",
+    ) -> None:
+        if propagation_policy not in ("Foreground", "Background", "Orphan"):
+            raise Invalid(f"unknown propagation policy {propagation_policy!r}")
+        with self._db.write() as conn:
+            key = self._key(self._resolve(conn, api_version, kind), name, namespace)
+            live = database.fetch(conn, key)
+            if live is None:
+                raise NotFound(f"{key} not found")
+            now = self.clock.now()
+            writes.start_deletion(conn, live, propagation_policy, now=now)
+            writes.collect_garbage(conn, [live["metadata"]["uid"]], now=now)
+            self._compact_if_due(conn)
+
+    # ---- watch -----------------------------------------------------------------------
+
+    def watch(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        timeout_seconds: float = 0.0,
+    ) -> Iterator[WatchEvent]:
+        with self._db.read() as conn:
+            served = self._resolve(conn, api_version, kind)
+        if namespace and not served.namespaced:
+            raise Invalid(f"{kind} is cluster-scoped; it takes no namespace ({namespace!r})")
+        return watching.watch_events(
+            self._db, served, api_version=api_version, namespace=namespace,
+            resource_version=resource_version, timeout_seconds=timeout_seconds,
+        )
+
+    def compact(self, *, keep: int) -> int:
+        """Forget watch events older than the newest `keep`; returns the compacted revision."""
+        with self._db.write() as conn:
+            return database.compact(conn, keep=keep)
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return writes.timestamp(self.clock.now())
+
+    def _commit(self, conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
+        stored = writes.commit(conn, new, old)
+        if _needs_gc(stored, old):
+            uids = [stored["metadata"]["uid"], *gc.owner_uids(stored)]
+            writes.collect_garbage(conn, uids, now=self.clock.now())
+        self._compact_if_due(conn)
+        return stored
+
+    def _compact_if_due(self, conn: sqlite3.Connection) -> None:
+        revision = database.counter(conn, "revision")
+        if revision - database.counter(conn, "compacted") > 2 * self._event_history:
+            database.compact(conn, keep=self._event_history)
+
+    def _live_for_write(self, conn: sqlite3.Connection, served: ServedKind, obj: Obj) -> Obj:
+        key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
+        live = database.fetch(conn, key)
+        if live is None:
+            raise NotFound(f"{key} not found")
+        _check_preconditions(obj, live, key)
+        return live
+
+    def _new_object(self, conn: sqlite3.Connection, served: ServedKind, obj: Obj) -> Obj:
+        """The server-set skeleton of a new object: identity, uid, creationTimestamp."""
+        meta = obj["metadata"]
+        namespace = meta.get("namespace")
+        name = meta.get("name") or self._generated_name(conn, served, meta, namespace)
+        key = self._key(served, name, namespace)
+        if database.fetch(conn, key) is not None:
+            raise Conflict(f"{key} already exists")
+        if key.namespace:
+            self._check_namespace(conn, key)
+        skeleton: dict[str, Any] = {"name": name}
+        if key.namespace:
+            skeleton["namespace"] = key.namespace
+        if meta.get("generateName"):
+            skeleton["generateName"] = meta["generateName"]
+        skeleton["uid"] = str(uuid.uuid4())
+        skeleton["creationTimestamp"] = self._now()
+        return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": skeleton}
+
+    def _generated_name(
+        self,
+        conn: sqlite3.Connection,
+        served: ServedKind,
+        meta: Mapping[str, Any],
+        namespace: str | None,
+    ) -> str:
+        prefix = str(meta["generateName"])
+        for _ in range(100):
+            suffix = "".join(secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5))
+            candidate = prefix + suffix
+            if database.fetch(conn, self._key(served, candidate, namespace)) is None:
+                return candidate
+        raise Conflict(f"could not generate a free name from {prefix!r}")
+
+    def _check_namespace(self, conn: sqlite3.Connection, key: ObjectKey) -> None:
+        if key.namespace in IMPLICIT_NAMESPACES:
+            return
+        namespace = database.fetch(conn, ObjectKey("", "Namespace", "", key.namespace))
+        if namespace is None:
+            raise NotFound(f"{key}: namespace {key.namespace!r} not found")
+        if "deletionTimestamp" in namespace["metadata"]:
+            raise Conflict(f"{key}: namespace {key.namespace!r} is being terminated")
+
+
+def _selector(label_selector: SelectorLike) -> Any:
+    try:
+        return to_selector(label_selector)
+    except SelectorError as error:
+        raise Invalid(str(error)) from None
+
+
+def _presented(obj: Obj, api_version: str) -> Obj:
+    """The object as the caller asked for it (the store does no schema conversion)."""
+    out = copy.deepcopy(obj)
+    out["apiVersion"] = api_version
+    return out
+
+
+def _rv(obj: Obj) -> str:
+    return str(obj["metadata"].get("resourceVersion", ""))
+
+
+def _stale(key: ObjectKey, given: str, live: Obj) -> str:
+    return (
+        f"{key} has been modified: resourceVersion {given} is stale (now {_rv(live)}); "
+        "read it again and retry"
+    )
+
+
+def _check_preconditions(obj: Obj, live: Obj | None, key: ObjectKey) -> None:
+    meta = obj["metadata"]
+    given_rv, given_uid = meta.get("resourceVersion"), meta.get("uid")
+    if live is None:
+        if given_rv or given_uid:
+            raise Conflict(f"{key} does not exist, but the write carries a precondition")
+        return
+    if given_rv and str(given_rv) != _rv(live):
+        raise Conflict(_stale(key, str(given_rv), live))
+    if given_uid and given_uid != live["metadata"]["uid"]:
+        raise Conflict(f"{key}: uid precondition {given_uid} does not match the live object")
+
+
+def _same_ownership(
+    before: tuple[ssa.ManagedEntry, ...], after: tuple[ssa.ManagedEntry, ...]
+) -> bool:
+    def shape(entries: tuple[ssa.ManagedEntry, ...]) -> set[tuple[str, str, frozenset[Any]]]:
+        return {(e.manager, e.operation, e.fields) for e in entries}
+
+    return shape(before) == shape(after)
+
+
+def _needs_gc(stored: Obj, old: Obj | None) -> bool:
+    meta = stored["metadata"]
+    if "deletionTimestamp" in meta or meta.get("ownerReferences"):
+        return True
+    return old is not None and "deletionTimestamp" in old["metadata"]

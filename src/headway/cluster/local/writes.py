@@ -1,0 +1,151 @@
+"""Writes inside one transaction: revisions, generation, purge, and garbage collection.
+
+Every function takes the open write transaction's connection; the store opens it.
+"""
+
+from __future__ import annotations
+
+import copy
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime
+
+from headway.cluster.local import database, gc
+from headway.cluster.local.kinds import split_api_version
+from headway.cluster.local.objects import ObjectKey, spec_part
+from headway.cluster.protocol import Obj, PropagationPolicy
+
+__all__ = [
+    "collect_garbage",
+    "commit",
+    "key_of",
+    "start_deletion",
+    "timestamp",
+]
+
+# Far more than any real chain of owners; stops a cycle of owner references.
+_GC_STEP_LIMIT = 100_000
+
+
+def timestamp(now: datetime) -> str:
+    """RFC 3339 in UTC with second precision, as Kubernetes writes timestamps."""
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def key_of(obj: Obj) -> ObjectKey:
+    meta = obj["metadata"]
+    group, _ = split_api_version(obj["apiVersion"])
+    return ObjectKey(group, obj["kind"], meta.get("namespace") or "", meta["name"])
+
+
+def commit(conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
+    """Store `new` at the next revision, bumping generation when the spec changed.
+
+    An object marked for deletion whose last finalizer is gone is purged instead.
+    Returns what was stored (with `resourceVersion` set).
+    """
+    stored = copy.deepcopy(new)
+    meta = stored["metadata"]
+    if old is None:
+        meta["generation"] = 1
+    else:
+        generation = int(old["metadata"].get("generation", 1))
+        meta["generation"] = generation + (spec_part(old) != spec_part(stored))
+    revision = database.next_revision(conn)
+    meta["resourceVersion"] = str(revision)
+    if "deletionTimestamp" in meta and not meta.get("finalizers"):
+        _purge(conn, stored)
+        return stored
+    database.store(conn, key_of(stored), stored, event="ADDED" if old is None else "MODIFIED")
+    return stored
+
+
+def _purge(conn: sqlite3.Connection, obj: Obj) -> None:
+    database.remove(conn, key_of(obj), obj, database.next_revision(conn))
+
+
+def start_deletion(
+    conn: sqlite3.Connection, obj: Obj, policy: PropagationPolicy, *, now: datetime
+) -> None:
+    """Mark `obj` for deletion (or purge it at once when nothing holds it)."""
+    uid = obj["metadata"]["uid"]
+    if policy == "Orphan":
+        _orphan_dependents(conn, uid)
+    if gc.is_deleting(obj):
+        return
+    finalizers = gc.finalizers_for_deletion(obj, policy)
+    if not finalizers:
+        _purge(conn, obj)
+        return
+    marked = copy.deepcopy(obj)
+    marked["metadata"]["deletionTimestamp"] = timestamp(now)
+    marked["metadata"]["deletionGracePeriodSeconds"] = 0
+    marked["metadata"]["finalizers"] = finalizers
+    commit(conn, marked, obj)
+
+
+def _orphan_dependents(conn: sqlite3.Connection, owner_uid: str) -> None:
+    for dependent in dependents_of(conn, owner_uid):
+        freed = copy.deepcopy(dependent)
+        refs = [r for r in freed["metadata"]["ownerReferences"] if r.get("uid") != owner_uid]
+        if refs:
+            freed["metadata"]["ownerReferences"] = refs
+        else:
+            del freed["metadata"]["ownerReferences"]
+        commit(conn, freed, dependent)
+
+
+def dependents_of(conn: sqlite3.Connection, owner_uid: str) -> list[Obj]:
+    rows = conn.execute(
+        "SELECT o.body FROM owner_refs r JOIN objects o ON o.uid = r.dependent_uid "
+        "WHERE r.owner_uid = ? ORDER BY o.rv",
+        (owner_uid,),
+    ).fetchall()
+    return [database.loads(row[0]) for row in rows]
+
+
+def collect_garbage(conn: sqlite3.Connection, uids: Iterable[str], *, now: datetime) -> None:
+    """Carry garbage collection forward from the objects `uids` until nothing is left to do."""
+    queue = list(dict.fromkeys(uids))
+    gone: set[str] = set()
+    steps = 0
+    while queue and steps < _GC_STEP_LIMIT:
+        steps += 1
+        uid = queue.pop(0)
+        obj = database.fetch_by_uid(conn, uid)
+        if obj is None:
+            # Its dependents may be dangling now; owner_refs still names it as their owner.
+            if uid not in gone:
+                gone.add(uid)
+                queue.extend(d["metadata"]["uid"] for d in dependents_of(conn, uid))
+            continue
+        owners = {o: database.fetch_by_uid(conn, o) for o in gc.owner_uids(obj)}
+        dependents = dependents_of(conn, uid)
+        for action in gc.decide(obj, owners=owners, dependents=dependents):
+            queue.extend(_carry_out(conn, action, obj, dependents, now=now))
+
+
+def _carry_out(
+    conn: sqlite3.Connection,
+    action: gc.GcAction,
+    obj: Obj,
+    dependents: list[Obj],
+    *,
+    now: datetime,
+) -> list[str]:
+    """Do one action; return the uids whose garbage collection it may have changed."""
+    if isinstance(action, gc.Purge):
+        _purge(conn, obj)
+        return [action.uid, *gc.owner_uids(obj)]
+    if isinstance(action, gc.DropFinalizer):
+        current = database.fetch_by_uid(conn, action.uid) or obj
+        updated = copy.deepcopy(current)
+        updated["metadata"]["finalizers"] = [
+            f for f in current["metadata"].get("finalizers", []) if f != action.finalizer
+        ]
+        commit(conn, updated, current)
+        return [action.uid, *gc.owner_uids(obj)]
+    target = database.fetch_by_uid(conn, action.uid)
+    if target is not None:
+        start_deletion(conn, target, action.policy, now=now)
+    return [action.uid, *gc.owner_uids(target or obj)]

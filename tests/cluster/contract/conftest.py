@@ -1,0 +1,67 @@
+"""The contract suite's backends: every test here runs once per backend in `BACKENDS`.
+
+A backend is a `ClusterFactory`: it opens a `Cluster` over some storage and can open it
+again (a restart, or a second client). To plug in another backend (Kubernetes against a
+fake API server), add a factory class and its name to `BACKENDS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.cluster.protocol import Cluster
+
+
+class ClusterFactory(Protocol):
+    name: str
+
+    def open(self) -> Cluster:
+        """A new client of the same cluster (for the local store: the same file)."""
+        ...
+
+    def close_all(self) -> None: ...
+
+
+class LocalFactory:
+    name = "local"
+
+    def __init__(self, path: Path, clock: VirtualClock) -> None:
+        self.path = path
+        self.clock = clock
+        self._opened: list[LocalCluster] = []
+
+    def open(self) -> Cluster:
+        cluster = LocalCluster(self.path, self.clock)
+        self._opened.append(cluster)
+        return cluster
+
+    def close_all(self) -> None:
+        for cluster in self._opened:
+            cluster.close()
+
+
+BACKENDS = ["local"]
+
+
+@pytest.fixture(params=BACKENDS)
+def factory(request: pytest.FixtureRequest, tmp_path: Path, clock: VirtualClock) -> Iterator[
+    ClusterFactory
+]:
+    made: ClusterFactory
+    if request.param == "local":
+        made = LocalFactory(tmp_path / "store.db", clock)
+    else:  # pragma: no cover - a backend name without a factory
+        raise AssertionError(request.param)
+    yield made
+    made.close_all()
+
+
+@pytest.fixture
+def cluster(factory: ClusterFactory) -> Cluster:
+    return factory.open()
