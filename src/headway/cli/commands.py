@@ -4,4 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-MODULES: list[ModuleType] = []
+from headway.cli import validate
+
+MODULES: list[ModuleType] = [validate]

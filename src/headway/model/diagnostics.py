@@ -33,7 +33,7 @@ class Diagnostic:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
-        obj = f"{self.kind}/{self.name}" if self.kind else ""
+        obj = f"{self.kind}/{self.name or '<unnamed>'}" if self.kind else ""
         parts = [where]
         if obj:
             parts.append(obj)

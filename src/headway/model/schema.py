@@ -202,6 +202,9 @@ class AnyValue(Shape):
         if self.mapping and not isinstance(value, Mapping):
             report.error(path, f"expected a mapping, got {describe(value)}")
 
+    def convert(self, value: Any) -> Any:
+        return dict(value) if isinstance(value, Mapping) else value
+
 
 @dataclass(frozen=True)
 class StringMap(Shape):

@@ -24,11 +24,14 @@ PathPart = str | int
 
 
 def format_path(path: Sequence[PathPart]) -> str:
-    """`("spec", "steps", 2, "pause")` -> `spec.steps[2].pause`."""
+    """`("spec", "steps", 2, "pause")` -> `spec.steps[2].pause`; dotted keys are bracketed."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif "." in part or "/" in part:
+            # Annotation and label keys contain dots: `annotations["argocd.argoproj.io/x"]`.
+            out += f'["{part}"]'
         else:
             out += f".{part}" if out else part
     return out

@@ -1,0 +1,95 @@
+"""`headway validate PATH...`: check manifests before anything is applied.
+
+Exit status: 0 when there is no error (warnings allowed), 1 when any error, 2 for bad usage
+(no path, a path that does not exist, an unknown format).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.validate import ValidationReport, check_paths
+
+__all__ = ["register", "summary_line"]
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+_STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
+
+
+def summary_line(report: ValidationReport) -> str:
+    """`3 files, 12 objects: 1 error, 2 warnings`."""
+    errors, warnings = report.count(Severity.ERROR), report.count(Severity.WARNING)
+    return (
+        f"{_plural(report.files, 'file')}, {_plural(report.objects, 'object')}: "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _print_text(report: ValidationReport, console: Console) -> None:
+    for diagnostic in report.diagnostics:
+        console.print(_styled(diagnostic), soft_wrap=True, highlight=False)
+    console.print(summary_line(report), highlight=False)
+
+
+def _styled(diagnostic: Diagnostic) -> str:
+    """The diagnostic's own text, with the location dimmed and the severity coloured."""
+    text = escape(str(diagnostic))
+    style = _STYLE.get(diagnostic.severity, "")
+    where = escape(f"{diagnostic.file}:{diagnostic.line}:")
+    return f"[dim]{where}[/dim][{style}]{text[len(where) :]}[/{style}]" if style else text
+
+
+def _print_json(report: ValidationReport) -> None:
+    typer.echo(json.dumps([d.to_json() for d in report.diagnostics], indent=2))
+
+
+def validate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Manifest files or directories (searched recursively for .yaml/.yml).",
+            show_default=False,
+        ),
+    ] = None,
+    output: Annotated[
+        OutputFormat, typer.Option("--format", "-o", help="text (one line per problem) or json.")
+    ] = OutputFormat.TEXT,
+) -> None:
+    """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums."""
+    if not paths:
+        typer.echo("error: give at least one file or directory to validate", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        typer.echo(f"error: no such file or directory: {', '.join(missing)}", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    report = check_paths(paths)
+    if output is OutputFormat.JSON:
+        _print_json(report)
+    else:
+        # Rich colours a terminal and prints plain text to a pipe or file.
+        _print_text(report, Console())
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_ERRORS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)

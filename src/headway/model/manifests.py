@@ -1,0 +1,65 @@
+"""One entry point for any manifest: dispatch by (API group, kind) to the typed parser.
+
+Argo kinds (`argoproj.io/v1alpha1`) get full views and validation; everything else becomes a
+`K8sObject` with only apiVersion, kind and metadata.name checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from headway.model import analysis, application, appproject, k8s, rollout
+from headway.model.diagnostics import Diagnostic
+from headway.model.yamlload import Document
+
+__all__ = ["ARGO_GROUP", "ARGO_VERSION", "PARSERS", "Manifest", "is_object", "parse_manifest"]
+
+ARGO_GROUP = "argoproj.io"
+ARGO_VERSION = "v1alpha1"
+
+Manifest = (
+    application.Application
+    | appproject.AppProject
+    | rollout.Rollout
+    | analysis.AnalysisTemplate
+    | analysis.AnalysisRun
+    | k8s.K8sObject
+)
+Parser = Callable[[Document], tuple[Any, list[Diagnostic]]]
+
+PARSERS: dict[tuple[str, str], Parser] = {
+    (ARGO_GROUP, "Application"): application.parse_application,
+    (ARGO_GROUP, "AppProject"): appproject.parse_appproject,
+    (ARGO_GROUP, "Rollout"): rollout.parse_rollout,
+    (ARGO_GROUP, "AnalysisTemplate"): analysis.parse_analysis_template,
+    (ARGO_GROUP, "ClusterAnalysisTemplate"): analysis.parse_analysis_template,
+    (ARGO_GROUP, "AnalysisRun"): analysis.parse_analysis_run,
+}
+
+
+def is_object(document: Document) -> bool:
+    """Whether a document means to be a Kubernetes object (it says apiVersion or kind).
+
+    Helm values files and other plain data in a GitOps tree say neither and are skipped.
+    """
+    obj = document.obj
+    return not isinstance(obj, dict) or "apiVersion" in obj or "kind" in obj
+
+
+def parse_manifest(document: Document) -> tuple[Manifest | None, list[Diagnostic]]:
+    """The typed view of any object and its diagnostics; the view is None on any error."""
+    obj = document.obj
+    api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return k8s.parse_object(document)
+    group, version = k8s.split_api_version(api_version)
+    parser = PARSERS.get((group, kind))
+    if parser is None:
+        return k8s.parse_object(document)
+    if version != ARGO_VERSION:
+        message = f'"{api_version}" is not served for {kind}; use {ARGO_GROUP}/{ARGO_VERSION}'
+        return None, [document.diagnostic(("apiVersion",), message)]
+    view, diagnostics = parser(document)
+    return view, diagnostics
