@@ -1,0 +1,64 @@
+"""Compiled sub-expressions: each node is a closure plus the source text it stands for.
+
+Compiling to closures once makes evaluation a chain of plain Python calls, with no tree walk
+and no dispatch on node types. The text is kept so every runtime error can name the
+sub-expression it happened in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from headway.expr.errors import EvalProblem, EvaluationError
+
+__all__ = ["MAX_DEPTH", "Frame", "NilChain", "Node", "guarded"]
+
+MAX_DEPTH = 100
+"""How deeply a condition may nest; deeper input is refused when it is compiled."""
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """What a node can see: the environment and, inside a predicate, the current element."""
+
+    env: Mapping[str, Any]
+    element: Any = None
+    index: int = 0
+
+
+Run = Callable[[Frame], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One compiled sub-expression.
+
+    `uses_pointer` marks a `#` or `.field` not yet enclosed by a predicate, which is an error
+    at the top level. `constant` holds the value of a literal, for compile-time checks such as
+    a `matches` pattern.
+    """
+
+    run: Run
+    text: str
+    depth: int
+    uses_pointer: bool = False
+    is_constant: bool = False
+    constant: Any = None
+
+
+class NilChain(Exception):
+    """An optional link (`?.`) met nil: the whole member chain evaluates to nil."""
+
+
+def guarded(text: str, body: Callable[[Frame], Any]) -> Run:
+    """Wrap `body` so a helper's `EvalProblem` becomes an error naming `text`."""
+
+    def run(frame: Frame) -> Any:
+        try:
+            return body(frame)
+        except EvalProblem as problem:
+            raise EvaluationError(f"{text}: {problem}") from None
+
+    return run
