@@ -1,0 +1,188 @@
+"""The Job controller: run Pods to `completions`, `parallelism` at a time, within limits.
+
+One step per Job:
+  * finished Jobs (a `Complete` or `Failed` condition) are left alone;
+  * failed = Failed pods (+ container restarts, for `restartPolicy: OnFailure`);
+    failed > `backoffLimit` (default 6) -> delete active pods, `Failed`/`BackoffLimitExceeded`;
+  * running longer than `activeDeadlineSeconds` -> delete active pods, `Failed`/`DeadlineExceeded`;
+  * succeeded >= `completions` (default 1) -> `Complete`, `completionTime`;
+  * else start pods up to min(parallelism, completions - succeeded) active, waiting the
+    back-off (initial x 2^(failures-1), capped) after the latest failure first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.images import BackoffConfig
+from headway.cluster.local.pod_facts import (
+    format_time,
+    is_active,
+    is_ready,
+    parse_time,
+    restart_total,
+)
+from headway.cluster.local.replicasets import pod_from_template, pods_of
+from headway.cluster.protocol import Cluster, Obj
+
+__all__ = ["FIELD_MANAGER", "reconcile_job", "sync_jobs"]
+
+FIELD_MANAGER = "headway-job-controller"
+
+
+def _finished(job: Mapping[str, Any]) -> bool:
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or []
+    )
+
+
+def _last_failure(pods: list[Obj]) -> datetime | None:
+    times = [
+        parse_time(
+            (
+                (s.get("state") or {}).get("terminated")
+                or s.get("lastState", {}).get("terminated")
+                or {}
+            ).get("finishedAt")
+        )
+        for p in pods
+        if (p.get("status") or {}).get("phase") == "Failed"
+        for s in (p.get("status") or {}).get("containerStatuses") or []
+    ]
+    known = [t for t in times if t is not None]
+    return max(known) if known else None
+
+
+def _condition(kind: str, reason: str, message: str, stamp: str) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": "True",
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": stamp,
+        "lastTransitionTime": stamp,
+    }
+
+
+def _job_template(job: Obj) -> dict[str, Any]:
+    template = copy.deepcopy((job.get("spec") or {}).get("template") or {})
+    meta = template.setdefault("metadata", {})
+    uid, name = str(job["metadata"]["uid"]), str(job["metadata"]["name"])
+    meta["labels"] = {
+        **(meta.get("labels") or {}),
+        "job-name": name,
+        "controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "batch.kubernetes.io/controller-uid": uid,
+    }
+    return template
+
+
+def reconcile_job(
+    cluster: Cluster, clock: Clock, job: Obj, *, backoff: BackoffConfig
+) -> float | None:
+    """One step for one Job; returns seconds until it wants another look, or None."""
+    if _finished(job) or job["metadata"].get("deletionTimestamp"):
+        return None
+    spec, before = job.get("spec") or {}, job.get("status") or {}
+    now = clock.now()
+    stamp = format_time(now)
+    completions = int(spec.get("completions") or 1)
+    parallelism = int(spec.get("parallelism", 1))
+    pods = pods_of(cluster, job)
+    active = [p for p in pods if is_active(p)]
+    succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
+    failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
+    policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy", "Never")
+    if policy == "OnFailure":
+        failed += sum(restart_total(p) for p in pods)
+    started = parse_time(before.get("startTime")) or now
+    status: dict[str, Any] = {"startTime": format_time(started)}
+    conditions = list(before.get("conditions") or [])
+    requeue: float | None = None
+    deadline = spec.get("activeDeadlineSeconds")
+    if failed > int(spec.get("backoffLimit", 6)):
+        _delete_all(cluster, active)
+        active = []
+        conditions.append(
+            _condition(
+                "Failed",
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit",
+                stamp,
+            )
+        )
+    elif deadline is not None and (now - started).total_seconds() >= float(deadline):
+        _delete_all(cluster, active)
+        active = []
+        conditions.append(
+            _condition(
+                "Failed", "DeadlineExceeded", "Job was active longer than specified deadline", stamp
+            )
+        )
+    elif succeeded >= completions:
+        status["completionTime"] = stamp
+        conditions.append(_condition("Complete", "", "", stamp))
+    else:
+        want = min(parallelism, completions - succeeded) - len(active)
+        wait = _backoff_left(pods, failed, backoff, now)
+        if want > 0 and wait > 0:
+            requeue = wait
+        for _ in range(max(0, want) if wait <= 0 else 0):
+            pod = pod_from_template(job, _job_template(job), str(job["metadata"]["name"]))
+            active.append(cluster.apply(pod, field_manager=FIELD_MANAGER))
+        if deadline is not None:
+            left = float(deadline) - (now - started).total_seconds()
+            requeue = min(requeue, left) if requeue is not None else left
+    status.update(
+        {
+            "active": len(active),
+            "succeeded": succeeded,
+            "failed": failed,
+            "ready": sum(1 for p in active if is_ready(p)),
+        }
+    )
+    if conditions:
+        status["conditions"] = [{k: v for k, v in c.items() if v != ""} for c in conditions]
+    if before.get("completionTime") and "completionTime" not in status:
+        status["completionTime"] = before["completionTime"]
+    if status != before:
+        cluster.patch_status(
+            "batch/v1", "Job", job["metadata"]["name"], job["metadata"].get("namespace"), status
+        )
+    return requeue
+
+
+def _backoff_left(pods: list[Obj], failed: int, backoff: BackoffConfig, now: datetime) -> float:
+    if failed == 0:
+        return 0.0
+    last = _last_failure(pods)
+    if last is None:
+        return 0.0
+    delay = min(backoff.initial_seconds * 2.0 ** (failed - 1), backoff.max_seconds)
+    return max(0.0, delay - (now - last).total_seconds())
+
+
+def _delete_all(cluster: Cluster, pods: list[Obj]) -> None:
+    for pod in pods:
+        with contextlib.suppress(NotFound):
+            cluster.delete("v1", "Pod", pod["metadata"]["name"], pod["metadata"].get("namespace"))
+
+
+def sync_jobs(cluster: Cluster, clock: Clock, *, backoff: BackoffConfig) -> float | None:
+    wakes = []
+    for job in cluster.list("batch/v1", "Job"):
+        try:
+            wake = reconcile_job(cluster, clock, job, backoff=backoff)
+        except NotFound:
+            continue
+        if wake is not None:
+            wakes.append(wake)
+    return min(wakes) if wakes else None

@@ -1,0 +1,271 @@
+"""One kubelet step for one container: notice exits, kill on liveness, back off, start.
+
+Image problems leave the container waiting in `ErrImagePull`, then `ImagePullBackOff`
+while it retries on the restart back-off schedule; a missing ConfigMap or Secret leaves it
+in `CreateContainerConfigError`; an executable that cannot start terminates it with exit
+code 128 (`StartError`) and is then treated like any other exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError
+from headway.cluster.local import containers as ctr
+from headway.cluster.local import probes, restart_backoff
+from headway.cluster.local.images import (
+    ImageNotMapped,
+    LaunchSpec,
+    RuntimeConfig,
+    RuntimeConfigError,
+    resolve_launch,
+)
+from headway.cluster.local.network import free_port
+from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
+from headway.cluster.local.processes import RUNTIME_ID_ENV, start_process
+from headway.cluster.protocol import Cluster, Obj
+
+__all__ = ["ContainerLauncher", "log_path"]
+
+_INHERITED = ("PATH", "LANG", "LC_ALL", "HOME", "TZ", "VIRTUAL_ENV", "PYTHONPATH")
+
+
+def log_path(logs_dir: Path, namespace: str, pod: str, container: str) -> Path:
+    return logs_dir / namespace / pod / f"{container}.log"
+
+
+class ContainerLauncher:
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        clock: Clock,
+        logs_dir: Path,
+        config: Callable[[], RuntimeConfig],
+        runtime_id: str,
+        events: Callable[[Obj, str, str, str], None],
+        on_probe: Callable[[], None],
+    ) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._logs_dir = logs_dir
+        self._config = config
+        self._runtime_id = runtime_id
+        self._events = events
+        self._on_probe = on_probe
+
+    async def step(
+        self,
+        *,
+        pod: Obj,
+        run_port: int,
+        container: dict[str, Any],
+        crun: ctr.ContainerRun,
+        policy: str,
+    ) -> None:
+        if crun.stopping is not None:
+            if not crun.stopping.done():
+                return
+            crun.stopping = None
+        if crun.handle is not None:
+            code = crun.handle.poll()
+            if code is None:
+                self._check_liveness(pod, crun)
+                return
+            self._finish(pod, crun, code, policy)
+        if crun.done or not self._may_start(pod, crun):
+            return
+        await self._start(pod=pod, run_port=run_port, container=container, crun=crun, policy=policy)
+
+    def _check_liveness(self, pod: Obj, crun: ctr.ContainerRun) -> None:
+        if crun.liveness is None or crun.liveness.passing or crun.handle is None:
+            return
+        message = f"Container {crun.name} failed liveness probe, will be restarted"
+        self._events(pod, "Warning", "Unhealthy", f"Liveness probe failed: {crun.liveness.message}")
+        self._events(pod, "Normal", "Killing", message)
+        crun.kill_reason = message
+        crun.cancel_probes()
+        grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
+        crun.stopping = asyncio.ensure_future(
+            ctr.stop_process(crun.handle, grace_seconds=grace, clock=self._clock)
+        )
+        crun.stopping.add_done_callback(lambda _: self._on_probe())
+
+    def _finish(self, pod: Obj, crun: ctr.ContainerRun, code: int, policy: str) -> None:
+        crun.cancel_probes()
+        if crun.handle is not None and crun.handle.group_alive():
+            crun.handle.signal_group(9)  # the container's other processes go with it
+        crun.previous_terminated = crun.terminated
+        crun.terminated = ctr.terminated_state(
+            exit_code=code,
+            started=crun.started_at,
+            finished=self._clock.now(),
+            message=crun.kill_reason,
+        )
+        crun.kill_reason = ""
+        crun.handle = None
+        crun.readiness = crun.liveness = None
+        crun.finished_mono = self._clock.monotonic()
+        crun.done = not ctr.should_restart(policy, code)
+        if not crun.done:
+            crun.waiting = ("ContainerCreating", "")
+
+    def _may_start(self, pod: Obj, crun: ctr.ContainerRun) -> bool:
+        now = self._clock.monotonic()
+        if crun.image_retry_mono > now:
+            return False
+        if crun.finished_mono is None:
+            return True
+        backoff = self._config().backoff
+        if restart_backoff.in_backoff(
+            crun.backoff, finished_at=crun.finished_mono, now=now, max_seconds=backoff.max_seconds
+        ):
+            assert crun.backoff is not None
+            crun.waiting = (
+                "CrashLoopBackOff",
+                ctr.crash_backoff_message(
+                    crun.backoff.delay, crun.name, str(pod["metadata"]["name"])
+                ),
+            )
+            return False
+        crun.backoff = restart_backoff.next_entry(
+            crun.backoff,
+            finished_at=crun.finished_mono,
+            initial=backoff.initial_seconds,
+            max_seconds=backoff.max_seconds,
+        )
+        return True
+
+    def _retry_later(self, crun: ctr.ContainerRun, reason: str, message: str) -> None:
+        backoff = self._config().backoff
+        delay = min(
+            backoff.initial_seconds * 2.0 ** max(0, crun.image_attempts - 1), backoff.max_seconds
+        )
+        crun.image_attempts += 1
+        crun.image_retry_mono = self._clock.monotonic() + delay
+        crun.waiting = (reason, message)
+
+    async def _start(
+        self,
+        *,
+        pod: Obj,
+        run_port: int,
+        container: dict[str, Any],
+        crun: ctr.ContainerRun,
+        policy: str,
+    ) -> None:
+        meta = pod["metadata"]
+        try:
+            launch = resolve_launch(self._config(), container)
+        except (ImageNotMapped, RuntimeConfigError) as err:
+            reason = "ErrImagePull" if crun.image_attempts == 0 else "ImagePullBackOff"
+            self._retry_later(crun, reason, str(err))
+            self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
+            return
+        first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        port = run_port if first else free_port()
+        try:
+            env = self._environment(pod, container, launch, port)
+        except EnvConfigError as err:
+            self._retry_later(crun, "CreateContainerConfigError", str(err))
+            self._events(pod, "Warning", "Failed", f"Error: {err}")
+            return
+        argv = [expand_references(a, env) for a in launch.argv]
+        path = log_path(
+            self._logs_dir, str(meta.get("namespace") or "default"), str(meta["name"]), crun.name
+        )
+        if crun.starts:
+            ctr.rotate_log(str(path))
+        crun.image_attempts = 0
+        try:
+            handle = start_process(argv=argv, env=env, cwd=launch.working_dir, log_path=str(path))
+        except OSError as err:
+            crun.starts += 1
+            crun.restart_count += 1 if crun.starts > 1 else 0
+            crun.kill_reason = f"failed to start {argv[0] if argv else '(no command)'}: {err}"
+            crun.started_at = self._clock.now()
+            self._events(pod, "Warning", "Failed", f"Error: {crun.kill_reason}")
+            self._finish(pod, crun, 128, policy)
+            if crun.terminated is not None:
+                crun.terminated["reason"] = "StartError"
+            return
+        if crun.starts:
+            crun.restart_count += 1
+        crun.starts += 1
+        crun.handle, crun.waiting = handle, None
+        crun.started_at, crun.started_mono = self._clock.now(), self._clock.monotonic()
+        self._start_probes(
+            container,
+            crun,
+            probes.ProbeTarget(
+                port=port,
+                declared_ports=_declared_ports(container),
+                env=env,
+                cwd=launch.working_dir,
+            ),
+        )
+        self._events(pod, "Normal", "Started", f"Started container {crun.name} (pid {handle.pid})")
+
+    def _environment(
+        self, pod: Obj, container: dict[str, Any], launch: LaunchSpec, port: int
+    ) -> dict[str, str]:
+        meta = pod["metadata"]
+        namespace = str(meta.get("namespace") or "default")
+        env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
+        env.update(dict(launch.env))
+        env["HOSTNAME"] = str(meta["name"])
+        env.update(resolve_container_env(pod, container, _lookup(self._cluster, namespace)))
+        env["PORT"] = str(port)
+        env[RUNTIME_ID_ENV] = self._runtime_id
+        return env
+
+    def _start_probes(
+        self, container: dict[str, Any], crun: ctr.ContainerRun, target: probes.ProbeTarget
+    ) -> None:
+        readiness = probes.parse_probe(container.get("readinessProbe"))
+        liveness = probes.parse_probe(container.get("livenessProbe"))
+        if readiness is not None:
+            crun.readiness = probes.ProbeState(passing=False)
+            crun.probe_tasks.append(self._probe_task(readiness, target, crun, "readiness"))
+        if liveness is not None:
+            crun.liveness = probes.ProbeState(passing=True)
+            crun.probe_tasks.append(self._probe_task(liveness, target, crun, "liveness"))
+
+    def _probe_task(
+        self, spec: probes.ProbeSpec, target: probes.ProbeTarget, crun: ctr.ContainerRun, which: str
+    ) -> asyncio.Task[None]:
+        def record(state: probes.ProbeState) -> None:
+            before = getattr(crun, which)
+            setattr(crun, which, state)
+            if before is None or before.passing != state.passing:
+                self._on_probe()
+
+        initial = probes.ProbeState(passing=which == "liveness")
+        return asyncio.create_task(
+            probes.run_probe_loop(
+                spec=spec, target=target, clock=self._clock, on_result=record, initial=initial
+            )
+        )
+
+
+def _declared_ports(container: dict[str, Any]) -> dict[str, int]:
+    ports: dict[str, int] = {}
+    for index, port in enumerate(container.get("ports") or []):
+        if isinstance(port.get("containerPort"), int):
+            ports[str(port.get("name") or f"#{index}")] = int(port["containerPort"])
+    return ports
+
+
+def _lookup(cluster: Cluster, namespace: str) -> Callable[[str, str], Obj | None]:
+    def lookup(kind: str, name: str) -> Obj | None:
+        try:
+            return cluster.get("v1", kind, name, namespace)
+        except ClusterError:
+            return None
+
+    return lookup

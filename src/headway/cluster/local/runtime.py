@@ -1,0 +1,222 @@
+"""The local runtime daemon: controllers, the kubelet and the Service proxies in one process.
+
+State directory layout (default `.headway/`):
+  cluster.db      the object store (`LocalCluster`)
+  runtime.pid     the daemon's pid while it runs
+  runtime.json    pid, runtime id and start time; the runtime id marks every child process
+  runtime.log     the daemon's own output when started in the background
+  logs/NS/POD/CONTAINER.log (and .previous.log)   container output
+
+Each loop step runs the Deployment, ReplicaSet and Job controllers, then the Service
+proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
+again (so readiness changes reach the endpoints in the same step). A step runs when the
+store changed, when a probe or process changed, and at least every `resync_seconds`.
+
+Shutdown (SIGTERM/SIGINT): stop every container (SIGTERM, then SIGKILL after the grace
+period, capped by `shutdown_grace_seconds`), close the proxies, then kill anything still
+carrying this runtime's id. At start-up, leftovers of an earlier runtime in the same state
+directory are killed the same way and its Pods are started afresh.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError
+from headway.cluster.local import deployments, jobs, replicasets
+from headway.cluster.local.events import record_event
+from headway.cluster.local.images import (
+    CONFIG_FILE_NAME,
+    RuntimeConfig,
+    RuntimeConfigError,
+    load_runtime_config,
+)
+from headway.cluster.local.pods import Kubelet
+from headway.cluster.local.processes import kill_marked_processes
+from headway.cluster.local.services import ServiceProxies
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Obj
+
+__all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"]
+
+
+@dataclass(frozen=True)
+class RuntimePaths:
+    state_dir: Path
+
+    @property
+    def db(self) -> Path:
+        return self.state_dir / "cluster.db"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.state_dir / "runtime.pid"
+
+    @property
+    def info(self) -> Path:
+        return self.state_dir / "runtime.json"
+
+    @property
+    def log(self) -> Path:
+        return self.state_dir / "runtime.log"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+
+def default_config_path(state_dir: Path) -> Path:
+    """`<state-dir>/headway-runtime.yaml` when it exists, else `./headway-runtime.yaml`."""
+    inside = state_dir / CONFIG_FILE_NAME
+    return inside if inside.is_file() else Path.cwd() / CONFIG_FILE_NAME
+
+
+def read_runtime_info(paths: RuntimePaths) -> dict[str, object]:
+    try:
+        data = json.loads(paths.info.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class _ConfigSource:
+    """The runtime config, re-read when the file changes; a broken edit keeps the last good one."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._stamp: float | None = None
+        self._config = load_runtime_config(path)
+        self._stamp = self._mtime()
+        self.error = ""
+
+    def _mtime(self) -> float | None:
+        try:
+            return self._path.stat().st_mtime
+        except OSError:
+            return None
+
+    def __call__(self) -> RuntimeConfig:
+        stamp = self._mtime()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._config, self.error = load_runtime_config(self._path), ""
+            except RuntimeConfigError as err:
+                self.error = str(err)
+        return self._config
+
+
+class Runtime:
+    def __init__(
+        self,
+        *,
+        state_dir: Path,
+        clock: Clock,
+        config_path: Path | None = None,
+        resync_seconds: float = 0.5,
+        shutdown_grace_seconds: float = 10.0,
+    ) -> None:
+        self.paths = RuntimePaths(state_dir)
+        self._clock = clock
+        self._config = _ConfigSource(config_path or default_config_path(state_dir))
+        self._resync = resync_seconds
+        self._shutdown_grace = shutdown_grace_seconds
+        self._wake = asyncio.Event()
+        self.runtime_id = uuid.uuid4().hex
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.cluster = LocalCluster(self.paths.db, clock)
+        self.kubelet = Kubelet(
+            cluster=self.cluster,
+            clock=clock,
+            logs_dir=self.paths.logs_dir,
+            config=self._config,
+            runtime_id=self.runtime_id,
+            wake=self.wake,
+            events=self._record,
+        )
+        self.proxies = ServiceProxies(self.cluster)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _record(self, involved: Obj, kind: str, reason: str, message: str) -> None:
+        with contextlib.suppress(ClusterError):
+            record_event(
+                self.cluster,
+                self._clock,
+                involved=involved,
+                reason=reason,
+                message=message,
+                event_type="Warning" if kind == "Warning" else "Normal",
+                component="headway-kubelet",
+            )
+
+    def _claim_state_dir(self) -> None:
+        previous = read_runtime_info(self.paths)
+        old_id = previous.get("runtimeId")
+        if isinstance(old_id, str) and old_id:
+            kill_marked_processes(old_id)
+        self.paths.info.write_text(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "runtimeId": self.runtime_id,
+                    "startedAt": self._clock.now().isoformat(),
+                    "store": str(self.paths.db),
+                }
+            )
+        )
+        self.paths.pidfile.write_text(f"{os.getpid()}\n")
+
+    async def step(self) -> float | None:
+        """One pass of every loop; returns the earliest requeue any controller asked for."""
+        wakes = [
+            deployments.sync_deployments(self.cluster, self._clock),
+            replicasets.sync_replica_sets(self.cluster, self._clock),
+            jobs.sync_jobs(self.cluster, self._clock, backoff=self._config().backoff),
+        ]
+        await self.proxies.sync()
+        await self.kubelet.sync()
+        await self.proxies.sync()
+        due = [w for w in wakes if w is not None]
+        return min(due) if due else None
+
+    async def run(self, stop: asyncio.Event, *, ready: Callable[[], None] | None = None) -> None:
+        """Run until `stop` is set, then shut everything down."""
+        self._claim_state_dir()
+        try:
+            last_revision = ""
+            last_step = -1e9
+            if ready is not None:
+                ready()
+            while not stop.is_set():
+                revision = self.cluster.revision()
+                now = self._clock.monotonic()
+                if (
+                    self._wake.is_set()
+                    or revision != last_revision
+                    or now - last_step >= self._resync
+                ):
+                    self._wake.clear()
+                    await self.step()
+                    last_revision, last_step = self.cluster.revision(), self._clock.monotonic()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=0.1)
+        finally:
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        await self.proxies.close()
+        await self.kubelet.shutdown(grace_cap=self._shutdown_grace)
+        kill_marked_processes(self.runtime_id, grace_seconds=1.0)
+        with contextlib.suppress(OSError):
+            self.paths.pidfile.unlink()
+        self.cluster.close()

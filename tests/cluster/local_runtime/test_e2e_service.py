@@ -1,0 +1,52 @@
+"""End to end: real processes behind a real Service port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.cluster.local.pod_facts import is_ready
+
+from .harness import deployment, eventually, get_text, running_runtime, service, service_url
+
+pytestmark = pytest.mark.slow
+
+
+async def test_deployment_pods_answer_through_the_service(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        cluster = runtime.cluster
+        cluster.apply(deployment("web", "headway-demo/app:v1"), field_manager="test")
+        cluster.apply(service("web"), field_manager="test")
+
+        def ready_pods() -> list[str]:
+            pods = cluster.list("v1", "Pod", namespace="default", label_selector={"app": "web"})
+            return [p["metadata"]["name"] for p in pods if is_ready(p)]
+
+        names = await eventually(
+            lambda: len(ready_pods()) == 2 and ready_pods(), what="2 ready pods"
+        )
+        url = await eventually(lambda: service_url(runtime, "web"), what="service address")
+        seen = set()
+        for _ in range(6):
+            code, text = await get_text(url)
+            assert code == 200
+            version, pod = text.split()
+            assert version == "v1"
+            seen.add(pod)
+        assert seen == set(names)  # round-robin reached both pods
+        endpoints = cluster.get("v1", "Endpoints", "web", "default")
+        assert len(endpoints["subsets"]) == 2
+        d = await eventually(
+            lambda: (
+                (x := cluster.get("apps/v1", "Deployment", "web", "default"))
+                .get("status", {})
+                .get("availableReplicas")
+                == 2
+                and x
+            ),
+            what="status",
+        )
+        assert d["status"]["updatedReplicas"] == 2
+        reasons = {c["type"]: c["reason"] for c in d["status"]["conditions"]}
+        assert reasons["Available"] == "MinimumReplicasAvailable"
