@@ -47,7 +47,9 @@ class Upstream:
     def tag(self, name: str, sha: str, *, annotated: bool = False) -> None:
         if annotated:
             sig = pygit2.Signature("Dev", "dev@example.com")
-            self.repo.create_tag(name, pygit2.Oid(hex=sha), pygit2.enums.ObjectType.COMMIT, sig, name)
+            self.repo.create_tag(
+                name, pygit2.Oid(hex=sha), pygit2.enums.ObjectType.COMMIT, sig, name
+            )
         else:
             self.repo.references.create(f"refs/tags/{name}", pygit2.Oid(hex=sha))
 

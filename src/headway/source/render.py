@@ -1,0 +1,175 @@
+"""One interface over the three renderers, chosen by Argo CD's rules, with an LRU render cache.
+
+Choice (Argo CD's `GetAppSourceType`): a `chart` field means Helm; otherwise exactly one of the
+`helm` / `kustomize` / `directory` sections names the type (two or more is an error); otherwise
+the files at the top of `path` decide: a kustomization file means Kustomize, a `Chart.yaml`
+means Helm, anything else is a directory of manifests.
+
+A render result is a pure function of its inputs, so it is cached under the content ids of every
+tree or file it read (Git object ids) plus the render parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document
+from headway.source.errors import RenderError
+from headway.source.spec import ApplicationSource
+from headway.source.tree import TreeReader, normalize_path
+
+__all__ = [
+    "KUSTOMIZATION_FILES",
+    "RenderCache",
+    "RenderRequest",
+    "RenderResult",
+    "Renderer",
+    "choose_renderer",
+    "render",
+]
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """One Application source to render from a Git tree at a resolved commit.
+
+    `tree` is the repository root; `refs` maps a multi-source `ref` name to the root of the
+    referenced source, for Helm `$name/...` value files. `namespace` is the destination
+    namespace (Helm's `.Release.Namespace` unless `helm.namespace` overrides it).
+    """
+
+    source: ApplicationSource
+    tree: TreeReader
+    app_name: str
+    namespace: str = ""
+    refs: Mapping[str, TreeReader] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return normalize_path(str(self.source.get("path") or ""))
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """Rendered objects, each with the file it came from, and what went wrong on the way."""
+
+    renderer: str
+    documents: tuple[Document, ...]
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """False when any diagnostic is an error: such a render must not be synced."""
+        return all(d.severity is not Severity.ERROR for d in self.diagnostics)
+
+
+class Renderer(Protocol):
+    """Turns one source into objects. Raises `RenderError` when nothing can be rendered."""
+
+    name: str
+
+    def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        """Content ids of everything `render` reads (its share of the cache key)."""
+        ...
+
+    def render(self, request: RenderRequest) -> RenderResult: ...
+
+
+def source_type(request: RenderRequest) -> str:
+    """The source type ("Helm", "Kustomize" or "Directory") by Argo CD's rules."""
+    source = request.source
+    if source.get("chart"):
+        return "Helm"
+    explicit = [
+        kind
+        for key, kind in (("kustomize", "Kustomize"), ("helm", "Helm"), ("directory", "Directory"))
+        if source.get(key) is not None
+    ]
+    if len(explicit) > 1:
+        raise RenderError(f"multiple application sources defined: {', '.join(explicit)}")
+    if explicit:
+        return explicit[0]
+    if request.tree.kind(request.path) != "dir":
+        where = request.tree.description
+        raise RenderError(f"app path {request.path or '/'!r} does not exist in {where}")
+    names = {name.rsplit("/", 1)[-1] for name in _top_level_files(request)}
+    if names & set(KUSTOMIZATION_FILES):
+        return "Kustomize"
+    if any(name.endswith("Chart.yaml") for name in names):
+        return "Helm"
+    return "Directory"
+
+
+def _top_level_files(request: RenderRequest) -> list[str]:
+    prefix = f"{request.path}/" if request.path else ""
+    return [f for f in request.tree.files(request.path) if "/" not in f[len(prefix) :]]
+
+
+def choose_renderer(request: RenderRequest) -> Renderer:
+    from headway.source import render_directory, render_helm, render_kustomize
+
+    kind = source_type(request)
+    if kind == "Helm":
+        return render_helm.HelmRenderer()
+    if kind == "Kustomize":
+        return render_kustomize.KustomizeRenderer()
+    return render_directory.DirectoryRenderer()
+
+
+def render(request: RenderRequest) -> RenderResult:
+    """Render without caching."""
+    return choose_renderer(request).render(request)
+
+
+class RenderCache:
+    """An in-memory LRU of render results keyed by input content ids and parameters."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[str, RenderResult] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def render(self, request: RenderRequest) -> RenderResult:
+        renderer = choose_renderer(request)
+        key = _cache_key(renderer, request)
+        with self._lock:
+            cached = self._entries.get(key)
+            if cached is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return cached
+        result = renderer.render(request)
+        with self._lock:
+            self.misses += 1
+            self._entries[key] = result
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+        return result
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _cache_key(renderer: Renderer, request: RenderRequest) -> str:
+    parameters = {
+        "renderer": renderer.name,
+        # Where the content came from does not matter once its object ids are in `inputs`.
+        "source": {
+            k: v for k, v in request.source.items() if k not in ("repoURL", "ref", "targetRevision")
+        },
+        "app": request.app_name,
+        "namespace": request.namespace,
+        "inputs": renderer.inputs(request),
+    }
+    return json.dumps(parameters, sort_keys=True, default=str)

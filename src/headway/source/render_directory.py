@@ -1,0 +1,121 @@
+"""Plain manifests from a directory, with Argo CD's `directory` options.
+
+Follows Argo CD's `findManifests`: files ending in .yaml/.yml/.json directly in `path`
+(every level below too with `recurse: true`); `exclude` then `include` globs match the path
+relative to the app path (see `headway.source.globs`); a file containing
+`+argocd:skip-file-rendering` is skipped. Hidden files are read like any other, as Argo CD does.
+
+A YAML file that holds no Kubernetes object is skipped (Argo CD ignores it silently; Headway says
+so in a warning), unless it looks like a manifest (mentions `apiVersion:`, `kind:` and
+`metadata:`) or holds other objects: then the bad document is an error with its line. Headway is
+stricter in one case: a document with only one of `apiVersion` / `kind` is a broken manifest and
+an error (Argo CD would skip the file and the object would silently not be deployed).
+Jsonnet files are reported as errors, since Headway does not evaluate Jsonnet.
+"""
+
+from __future__ import annotations
+
+import re
+
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document, load_documents
+from headway.source.errors import RenderError
+from headway.source.globs import compile_glob
+from headway.source.render import RenderRequest, RenderResult
+from headway.source.spec import spec_section
+
+__all__ = ["DirectoryRenderer", "load_manifest_file"]
+
+_MANIFEST_FILE = re.compile(r"\.(yaml|yml|json|jsonnet)$")
+_SKIP_MARKER = b"+argocd:skip-file-rendering"
+
+
+def _is_object(obj: object) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    api, kind = obj.get("apiVersion"), obj.get("kind")
+    return isinstance(api, str) and bool(api) and isinstance(kind, str) and bool(kind)
+
+
+def _looks_like_manifest(text: str) -> bool:
+    return all(marker in text for marker in ("apiVersion:", "kind:", "metadata:"))
+
+
+def _file_diagnostic(file: str, line: int, severity: Severity, message: str) -> Diagnostic:
+    return Diagnostic(file, line, "", "", "", severity, message)
+
+
+def load_manifest_file(file: str, data: bytes) -> tuple[list[Document], list[Diagnostic]]:
+    """The Kubernetes objects of one manifest file, with Argo CD's leniency for other YAML."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        return [], [_file_diagnostic(file, 1, Severity.ERROR, f"not UTF-8 text: {err}")]
+    loaded = load_documents(text, file)
+    objects = [d for d in loaded.documents if _is_object(d.obj)]
+    strangers = [d for d in loaded.documents if not _is_object(d.obj)]
+    if file.endswith(".json") and len(loaded.documents) > 1:
+        message = "holds several objects; a JSON manifest file holds exactly one"
+        return [], [_file_diagnostic(file, loaded.documents[1].line, Severity.ERROR, message)]
+    if not strangers and not loaded.diagnostics:
+        return objects, []
+    half_objects = any(
+        isinstance(d.obj, dict) and ("apiVersion" in d.obj or "kind" in d.obj) for d in strangers
+    )
+    if objects or half_objects or _looks_like_manifest(text):
+        problems = list(loaded.diagnostics)
+        problems.extend(
+            _file_diagnostic(
+                file,
+                doc.line,
+                Severity.ERROR,
+                f"document {doc.index + 1} is not a Kubernetes object (it needs apiVersion "
+                "and kind)",
+            )
+            for doc in strangers
+        )
+        return objects, problems
+    reason = "not a Kubernetes manifest; skipped, as Argo CD does"
+    return [], [_file_diagnostic(file, 1, Severity.WARNING, reason)]
+
+
+class DirectoryRenderer:
+    name = "Directory"
+
+    def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        return (request.tree.object_id(request.path),)
+
+    def render(self, request: RenderRequest) -> RenderResult:
+        spec = spec_section(request.source, "directory")
+        include = str(spec.get("include") or "")
+        exclude = str(spec.get("exclude") or "")
+        include_re = compile_glob(include, "directory.include") if include else None
+        exclude_re = compile_glob(exclude, "directory.exclude") if exclude else None
+        recurse = bool(spec.get("recurse", False))
+        if request.tree.kind(request.path) != "dir":
+            where = request.tree.description
+            raise RenderError(f"app path {request.path or '/'!r} does not exist in {where}")
+        prefix = f"{request.path}/" if request.path else ""
+        documents: list[Document] = []
+        diagnostics: list[Diagnostic] = []
+        for file in request.tree.files(request.path):
+            relative = file[len(prefix) :]
+            if not recurse and "/" in relative:
+                continue
+            if not _MANIFEST_FILE.search(relative):
+                continue
+            if exclude_re is not None and exclude_re.match(relative):
+                continue
+            if include_re is not None and not include_re.match(relative):
+                continue
+            if relative.endswith(".jsonnet"):
+                message = "Jsonnet is not supported by Headway; render it to YAML in Git"
+                diagnostics.append(_file_diagnostic(file, 1, Severity.ERROR, message))
+                continue
+            data = request.tree.read(file)
+            if _SKIP_MARKER in data:
+                continue
+            found, problems = load_manifest_file(file, data)
+            documents.extend(found)
+            diagnostics.extend(problems)
+        return RenderResult(self.name, tuple(documents), tuple(diagnostics))

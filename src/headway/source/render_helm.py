@@ -1,0 +1,158 @@
+"""Helm charts from Git, rendered like Argo CD's `helm template`.
+
+Through the Helm SDK (`helm-python-sdk`, the `helm` extra) when installed, else the `helm`
+program on PATH. Release name: `helm.releaseName`, else the Application name; namespace:
+`helm.namespace`, else the destination namespace; CRDs from `crds/` are included unless
+`helm.skipCrds`. Each object's file is its template's path in the repository
+(`charts/checkout/templates/rollout.yaml`, the `# Source:` path with the chart directory
+in place of the chart name); lines are lines of the rendered template output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document, load_documents
+from headway.source.errors import RenderError
+from headway.source.helm_values import ComposedValues, compose_values, merge_maps
+from headway.source.helm_values import resolve_value_files as _resolve_value_files
+from headway.source.render import RenderRequest, RenderResult
+from headway.source.spec import spec_section
+from headway.source.tools import find_helm_binary, helm_sdk_available
+
+__all__ = ["HelmRenderer", "split_helm_output"]
+
+_SOURCE_LINE = re.compile(r"^# Source: (.+)$", re.MULTILINE)
+
+
+def split_helm_output(text: str) -> dict[str, str]:
+    """`helm template` output -> {template path: its documents}, by the `# Source:` comments."""
+    out: dict[str, str] = {}
+    for chunk in re.split(r"^---[ \t]*$", text, flags=re.MULTILINE):
+        match = _SOURCE_LINE.search(chunk)
+        if match is None or not chunk.strip():
+            continue
+        name = match.group(1).strip()
+        out[name] = f"{out[name]}---\n{chunk.lstrip()}" if name in out else chunk.lstrip()
+    return out
+
+
+def _render_with_sdk(
+    chart_dir: Path,
+    composed: ComposedValues,
+    *,
+    workdir: Path,
+    release: str,
+    namespace: str,
+    crds: bool,
+) -> dict[str, str]:
+    import helm_python as helm
+
+    values = composed.values
+    try:
+        for expression in composed.set_params:
+            values = merge_maps(values, helm.parse_set_string(expression))
+        for expression in composed.set_string_params:
+            values = merge_maps(values, helm.parse_set_string_values(expression))
+        with helm.Chart.load(chart_dir) as chart:
+            manifests = chart.render(values, name=release, namespace=namespace, is_install=True)
+            if crds:
+                for crd in chart.crds:
+                    manifests[crd["filename"]] = crd["data"]
+    except helm.HelmError as err:
+        raise RenderError(f"helm template failed: {err}") from None
+    return manifests
+
+
+def _render_with_binary(
+    chart_dir: Path,
+    composed: ComposedValues,
+    *,
+    workdir: Path,
+    release: str,
+    namespace: str,
+    crds: bool,
+) -> dict[str, str]:
+    helm = find_helm_binary()
+    values_file = workdir / "values.json"
+    values_file.write_text(json.dumps(composed.values))
+    argv = [helm, "template", str(chart_dir), "--name-template", release, "-f", str(values_file)]
+    if namespace:
+        argv += ["--namespace", namespace]
+    for expression in composed.set_params:
+        argv += ["--set", expression]
+    for expression in composed.set_string_params:
+        argv += ["--set-string", expression]
+    if crds:
+        argv.append("--include-crds")
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    if done.returncode != 0:
+        raise RenderError(f"helm template failed: {done.stderr.strip()}")
+    return split_helm_output(done.stdout)
+
+
+def _repository_file(template: str, chart_path: str) -> str:
+    """`mychart/templates/x.yaml` -> `<chart path>/templates/x.yaml`."""
+    rest = template.split("/", 1)[1] if "/" in template else template
+    return f"{chart_path}/{rest}" if chart_path else rest
+
+
+def _documents(
+    manifests: dict[str, str], chart_path: str
+) -> tuple[list[Document], list[Diagnostic]]:
+    documents: list[Document] = []
+    diagnostics: list[Diagnostic] = []
+    for template in sorted(manifests):
+        if template.endswith("NOTES.txt") or not manifests[template].strip():
+            continue
+        file = _repository_file(template, chart_path)
+        loaded = load_documents(manifests[template], file)
+        diagnostics.extend(loaded.diagnostics)
+        for doc in loaded.documents:
+            if isinstance(doc.obj, dict) and doc.obj.get("apiVersion") and doc.obj.get("kind"):
+                documents.append(doc)
+                continue
+            message = "rendered a document that is not a Kubernetes object (no apiVersion/kind)"
+            diagnostics.append(Diagnostic(file, doc.line, "", "", "", Severity.ERROR, message))
+    return documents, diagnostics
+
+
+class HelmRenderer:
+    name = "Helm"
+
+    def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        ids = [request.tree.object_id(request.path)]
+        for file in _resolve_value_files(request):
+            ids.append(file.tree.object_id(file.path) if file.exists else f"missing:{file.path}")
+        return tuple(ids)
+
+    def render(self, request: RenderRequest) -> RenderResult:
+        if request.source.get("chart"):
+            raise RenderError(
+                "charts from a Helm repository (`chart:`) are not supported; "
+                "point `path` at the chart in Git"
+            )
+        chart_yaml = f"{request.path}/Chart.yaml" if request.path else "Chart.yaml"
+        if request.tree.kind(chart_yaml) != "file":
+            raise RenderError(f"no Chart.yaml in {request.tree.description}", chart_yaml)
+        helm = spec_section(request.source, "helm")
+        composed = compose_values(request)
+        options: dict[str, Any] = {
+            "release": str(helm.get("releaseName") or request.app_name),
+            "namespace": str(helm.get("namespace") or request.namespace),
+            "crds": not bool(helm.get("skipCrds")),
+        }
+        backend = _render_with_sdk if helm_sdk_available() else _render_with_binary
+        with tempfile.TemporaryDirectory(prefix="headway-helm-") as tmp:
+            root = Path(tmp) / "tree"
+            request.tree.materialize(root, request.path)
+            chart_dir = root / request.path if request.path else root
+            manifests = backend(chart_dir, composed, workdir=Path(tmp), **options)
+        documents, diagnostics = _documents(manifests, request.path)
+        return RenderResult(self.name, tuple(documents), (*composed.diagnostics, *diagnostics))

