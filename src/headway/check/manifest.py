@@ -6,6 +6,7 @@ returns an empty value, so one broken manifest never stops the other checks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ __all__ = [
     "labels_of",
     "name_of",
     "namespace_of",
+    "normalize_repo_url",
     "pod_template",
     "resource_sync_options",
     "selector_matches",
@@ -139,3 +141,13 @@ def _expression_matches(expression: dict[str, Any], pod_labels: dict[str, str]) 
     if operator == "DoesNotExist":
         return key not in pod_labels
     return False
+
+
+def normalize_repo_url(url: str) -> str:
+    """`git@github.com:Org/Repo.git`, `https://github.com/org/repo/` -> `github.com/org/repo`."""
+    text = url.strip().lower()
+    text = re.sub(r"^[a-z+]+://", "", text)
+    text = re.sub(r"^[^@/]+@", "", text)
+    if re.match(r"^[^/]+:[^0-9]", text):
+        text = text.replace(":", "/", 1)
+    return text.removesuffix("/").removesuffix(".git")

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from headway.check import analysis_rules, ordering, progressive
+from headway.check import (
+    analysis_rules,
+    application,
+    diffing,
+    ordering,
+    progressive,
+    releases,
+)
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.suppression import SUPPRESSION_WITHOUT_REASON, collect_suppressions
@@ -68,6 +75,39 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
     RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),
     RegisteredCheck((progressive.QUEUE_CONSUMER_CANARY,), progressive.check_queue_consumer_canary),
+    RegisteredCheck(
+        (application.DEFAULT_PROJECT, application.PERMISSIVE_PROJECT), application.check_projects
+    ),
+    RegisteredCheck((application.MISSING_FINALIZER,), application.check_finalizer),
+    RegisteredCheck(
+        (diffing.IGNORE_MATCHES_NOTHING, diffing.IGNORE_TOO_BROAD), diffing.check_ignore_entries
+    ),
+    RegisteredCheck((diffing.ROUTER_WEIGHTS_NOT_IGNORED,), diffing.check_router_weights),
+    RegisteredCheck((diffing.HPA_REPLICAS_SELF_HEAL,), diffing.check_hpa_replicas),
+    RegisteredCheck(
+        (diffing.RESPECT_IGNORE_MISUSED, diffing.IMMUTABLE_IGNORE_NOT_RESPECTED),
+        diffing.check_respect_ignore,
+    ),
+    RegisteredCheck(
+        (
+            application.AUTOMATED_WITHOUT_RETRY,
+            application.RETRY_UNBOUNDED,
+            application.EXPLICIT_SELF_HEAL_FALSE,
+        ),
+        application.check_sync_policy,
+    ),
+    RegisteredCheck(
+        (
+            application.IGNORE_MISSING_VALUE_FILES,
+            application.VALUES_REF_MISPLACED,
+            application.REF_SOURCE_WITH_PATH,
+            application.SOURCES_TRACK_HEAD,
+        ),
+        application.check_multi_source,
+    ),
+    RegisteredCheck((releases.SHARED_LIBRARY_ALL_ENVIRONMENTS,), releases.check_shared_library),
+    RegisteredCheck((releases.HOOK_JOB_IN_SERVICE,), releases.check_hook_jobs),
+    RegisteredCheck((releases.PRUNE_UNPROTECTED,), releases.check_prune_protection),
 )
 
 ALL_RULES: tuple[Rule, ...] = (

@@ -8,12 +8,18 @@ no Application owns as plain manifests. Sources it cannot resolve are recorded, 
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
-from headway.check.manifest import app_sources, as_dict, group_of, name_of, namespace_of
+from headway.check.manifest import (
+    app_sources,
+    as_dict,
+    group_of,
+    name_of,
+    namespace_of,
+    normalize_repo_url,
+)
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document, LoadResult, load_documents
 from headway.source.errors import PathNotFound, SourceError
@@ -25,12 +31,7 @@ _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def normalize_url(url: str) -> str:
-    """`git@github.com:Org/Repo.git` and `https://github.com/org/repo/` -> `github.com/org/repo`."""
-    text = url.strip().lower()
-    text = re.sub(r"^[a-z+]+://", "", text)
-    text = re.sub(r"^[^@/]+@", "", text)
-    text = text.replace(":", "/", 1) if re.match(r"^[^/]+:[^0-9]", text) else text
-    return text.removesuffix("/").removesuffix(".git")
+    return normalize_repo_url(url)
 
 
 @dataclass(frozen=True)

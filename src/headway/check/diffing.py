@@ -1,0 +1,328 @@
+"""`ignoreDifferences` that hides nothing, hides too much, or is missing where Rollouts writes.
+
+Seed 000 "Prevent Git Reconciliation From Fighting Traffic Management"; seed 002 §5.6, §5.7;
+seed 003 on selfHeal fighting the canary for `spec.replicas`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from headway.check.application import sync_policy
+from headway.check.context import AppUnit, CheckContext
+from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.manifest import as_dict, as_list, group_of, name_of, namespace_of
+from headway.model.yamlload import Document
+
+__all__ = [
+    "HPA_REPLICAS_SELF_HEAL",
+    "IGNORE_MATCHES_NOTHING",
+    "IGNORE_TOO_BROAD",
+    "IMMUTABLE_IGNORE_NOT_RESPECTED",
+    "RESPECT_IGNORE_MISUSED",
+    "ROUTER_WEIGHTS_NOT_IGNORED",
+    "check_hpa_replicas",
+    "check_ignore_entries",
+    "check_respect_ignore",
+    "check_router_weights",
+]
+
+IGNORE_MATCHES_NOTHING = Rule(
+    id="HW304",
+    slug="ignore-matches-nothing",
+    severity=Severity.WARNING,
+    title="An ignoreDifferences entry that matches no rendered resource",
+    rationale="Seed 002 §5.6: an entry with no `group` matches only the core group, so "
+    "`kind: Deployment` without `group: apps` silently matches nothing.",
+    hint="Set `group` (apps, argoproj.io, networking.istio.io...) and check kind/name.",
+)
+IGNORE_TOO_BROAD = Rule(
+    id="HW305",
+    slug="ignore-too-broad",
+    severity=Severity.WARNING,
+    title="An ignoreDifferences entry broader than needed",
+    rationale="Seed 000: ignore only the fields the controller legitimately owns; broad "
+    "exclusions weaken drift detection and hide unrelated changes.",
+    hint="Name the exact field (`/spec/replicas`, `.spec.http[].route[].weight`).",
+)
+ROUTER_WEIGHTS_NOT_IGNORED = Rule(
+    id="HW306",
+    slug="router-weights-not-ignored",
+    severity=Severity.WARNING,
+    title="Route weights managed by a Rollout with no ignore rule",
+    rationale="Seed 000: without the rule, Argo CD reapplies static weights while Rollouts "
+    "sets dynamic ones, and canary traffic flaps.",
+    hint="Add ignoreDifferences for the route weights (or `managedFieldsManagers: "
+    "[rollouts-controller]`) with RespectIgnoreDifferences=true.",
+)
+HPA_REPLICAS_SELF_HEAL = Rule(
+    id="HW307",
+    slug="hpa-replicas-self-heal",
+    severity=Severity.WARNING,
+    title="selfHeal fights an HPA for a Rollout's replicas",
+    rationale="Seed 003 and seed 002 §5.7: selfHeal snaps spec.replicas back mid-canary; "
+    "Argo CD resets the count on every sync.",
+    hint="Add ignoreDifferences for `/spec/replicas` on the Rollout (group argoproj.io), or "
+    "leave `replicas` out of the manifest.",
+)
+RESPECT_IGNORE_MISUSED = Rule(
+    id="HW308",
+    slug="respect-ignore-differences-misused",
+    severity=Severity.WARNING,
+    title="RespectIgnoreDifferences set globally or with nothing to respect",
+    rationale="Seed 002 §3.3, §5.6: enabled globally, it changed client-side apply and "
+    "stopped Rollouts from advancing their image. Use it only where needed.",
+    hint="Set RespectIgnoreDifferences=true only on Applications with ignore rules that need it.",
+)
+IMMUTABLE_IGNORE_NOT_RESPECTED = Rule(
+    id="HW309",
+    slug="immutable-ignore-not-respected",
+    severity=Severity.ERROR,
+    title="An ignore rule on an immutable field without RespectIgnoreDifferences",
+    rationale="Seed 002 §5.6: ignoreDifferences is display-only; every sync patches a bound "
+    "PVC's spec.volumeName back to empty and fails.",
+    hint="Add `RespectIgnoreDifferences=true` to this Application's syncOptions.",
+)
+
+_BROAD = {"", "/", "/spec", "/metadata", "/data", "/status"}
+_IMMUTABLE = {
+    "PersistentVolumeClaim": ("/spec/volumeName", "/spec/storageClassName", "/spec/volumeMode"),
+    "Service": ("/spec/clusterIP", "/spec/clusterIPs"),
+    "Job": ("/spec/selector", "/spec/template"),
+    "StatefulSet": ("/spec/selector", "/spec/volumeClaimTemplates", "/spec/serviceName"),
+    "Deployment": ("/spec/selector",),
+}
+_KNOWN_GROUPS = {
+    "Deployment": "apps",
+    "StatefulSet": "apps",
+    "DaemonSet": "apps",
+    "ReplicaSet": "apps",
+    "Job": "batch",
+    "CronJob": "batch",
+    "HorizontalPodAutoscaler": "autoscaling",
+    "Ingress": "networking.k8s.io",
+    "Rollout": "argoproj.io",
+    "VirtualService": "networking.istio.io",
+    "HTTPRoute": "gateway.networking.k8s.io",
+}
+
+
+def normalize_pointer(text: str) -> str:
+    """`.spec.http[].route[0].weight` or `/spec/http/0/route/0/weight` -> `/spec/http/route/weight`.
+
+    Indices are dropped, so a rule written for one list element is compared by field.
+    """
+    if text.startswith("."):
+        text = re.sub(r"\[[^\]]*\]", "", text).replace(".", "/")
+    parts = [p for p in text.split("/") if p and not p.isdigit()]
+    return "/" + "/".join(parts)
+
+
+def _paths(entry: dict[str, Any]) -> list[str]:
+    raw = [*as_list(entry.get("jsonPointers")), *as_list(entry.get("jqPathExpressions"))]
+    return [normalize_pointer(str(p)) for p in raw]
+
+
+def covers(entry: dict[str, Any], pointer: str) -> bool:
+    """Whether the entry ignores `pointer` (or a parent of it), or all controller writes."""
+    if as_list(entry.get("managedFieldsManagers")):
+        return True
+    target = normalize_pointer(pointer)
+    return any(target == p or target.startswith(p.rstrip("/") + "/") for p in _paths(entry))
+
+
+def _entries(app: Document) -> Iterator[tuple[int, dict[str, Any]]]:
+    spec = as_dict(as_dict(app.obj).get("spec"))
+    for index, entry in enumerate(as_list(spec.get("ignoreDifferences"))):
+        yield index, as_dict(entry)
+
+
+def _matches(entry: dict[str, Any], doc: Document) -> bool:
+    if str(entry.get("kind", "")) not in ("", "*", doc.kind):
+        return False
+    if str(entry.get("group", "")) not in ("*", group_of(as_dict(doc.obj).get("apiVersion"))):
+        return False
+    if entry.get("name") and str(entry["name"]) != name_of(doc.obj):
+        return False
+    wanted_ns = str(entry.get("namespace") or "")
+    return not wanted_ns or wanted_ns == namespace_of(doc.obj) or not namespace_of(doc.obj)
+
+
+def _apps(ctx: CheckContext) -> Iterator[tuple[AppUnit, Document]]:
+    for unit in ctx.applications:
+        assert unit.application is not None
+        yield unit, unit.application
+
+
+def check_ignore_entries(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, app in _apps(ctx):
+        for index, entry in _entries(app):
+            path = ("spec", "ignoreDifferences", index)
+            if not any(_matches(entry, d) for d in unit.objects) and unit.objects:
+                message = _nothing_matched(app, entry, unit)
+                yield finding_at(
+                    IGNORE_MATCHES_NOTHING, app, path=path, message=message, app=unit.name
+                )
+            broad = [p for p in _paths(entry) if p in _BROAD]
+            if broad:
+                yield finding_at(
+                    IGNORE_TOO_BROAD,
+                    app,
+                    path=path,
+                    message=f"ignoreDifferences entry {index} of Application/{app.name} ignores "
+                    f"{broad[0]} of {entry.get('kind', 'every kind')}: any drift or bad edit "
+                    "under it is invisible and never corrected",
+                    app=unit.name,
+                )
+
+
+def _nothing_matched(app: Document, entry: dict[str, Any], unit: AppUnit) -> str:
+    kind = str(entry.get("kind", ""))
+    base = (
+        f"ignoreDifferences entry for {kind or 'any kind'}"
+        f"{' ' + str(entry['name']) if entry.get('name') else ''} matches nothing "
+        f"Application/{app.name} renders"
+    )
+    if "group" in entry:
+        return base + ": the drift it was written for is still reported, or still fought"
+    groups = {group_of(as_dict(d.obj).get("apiVersion")) for d in unit.of_kind(kind)}
+    groups.discard("")
+    known = sorted(groups) or ([_KNOWN_GROUPS[kind]] if kind in _KNOWN_GROUPS else [])
+    if known:
+        return (
+            base + f": the entry has no `group`, which matches only the core API group, and "
+            f"{kind} is in {known[0]!r}"
+        )
+    return base
+
+
+def check_router_weights(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, app in _apps(ctx):
+        entries = [e for _, e in _entries(app)]
+        for rollout in unit.of_kind("Rollout"):
+            for route, pointer in _managed_routes(rollout, unit):
+                if any(_matches(e, route) and covers(e, pointer) for e in entries):
+                    continue
+                yield finding_at(
+                    ROUTER_WEIGHTS_NOT_IGNORED,
+                    route,
+                    message=f"Rollout/{rollout.name} sets the weights of {route.kind}/"
+                    f"{route.name} during a canary, and Application/{app.name} has no ignore "
+                    f"rule for {pointer}: each sync or self-heal writes the Git weights back and "
+                    "canary traffic flaps",
+                    app=unit.name,
+                )
+
+
+def _managed_routes(rollout: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
+    strategy = as_dict(as_dict(as_dict(rollout.obj).get("spec")).get("strategy"))
+    routing = as_dict(as_dict(strategy.get("canary")).get("trafficRouting"))
+    istio = as_dict(routing.get("istio"))
+    services = [
+        as_dict(istio.get("virtualService")),
+        *map(as_dict, as_list(istio.get("virtualServices"))),
+    ]
+    for ref in services:
+        found = unit.find("VirtualService", str(ref.get("name", "")))
+        if found is not None:
+            yield found, "/spec/http/route/weight"
+    for raw_plugin in as_dict(routing.get("plugins")).values():
+        plugin = as_dict(raw_plugin)
+        names = [
+            str(plugin.get("httpRoute", "")),
+            *(str(as_dict(r).get("name", "")) for r in as_list(plugin.get("httpRoutes"))),
+        ]
+        for name in names:
+            found = unit.find("HTTPRoute", name)
+            if found is not None:
+                yield found, "/spec/rules/backendRefs/weight"
+
+
+def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, app in _apps(ctx):
+        automated = as_dict(sync_policy(app).get("automated"))
+        if automated.get("selfHeal") is not True:
+            continue
+        entries = [e for _, e in _entries(app)]
+        for hpa in unit.of_kind("HorizontalPodAutoscaler"):
+            target = as_dict(as_dict(as_dict(hpa.obj).get("spec")).get("scaleTargetRef"))
+            rollout = unit.find("Rollout", str(target.get("name", "")))
+            if target.get("kind") != "Rollout" or rollout is None:
+                continue
+            if "replicas" not in as_dict(as_dict(rollout.obj).get("spec")):
+                continue
+            if any(_matches(e, rollout) and covers(e, "/spec/replicas") for e in entries):
+                continue
+            yield finding_at(
+                HPA_REPLICAS_SELF_HEAL,
+                rollout,
+                path=("spec", "replicas"),
+                message=f"HorizontalPodAutoscaler/{hpa.name} scales Rollout/{rollout.name}, "
+                f"and Application/{app.name} self-heals with no ignore rule for /spec/replicas: "
+                "every scale-up is reverted to the Git count, mid-canary included",
+                app=unit.name,
+            )
+
+
+def _respects(app: Document) -> bool:
+    options = [str(o).replace(" ", "") for o in as_list(sync_policy(app).get("syncOptions"))]
+    return "RespectIgnoreDifferences=true" in options
+
+
+def check_respect_ignore(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, app in _apps(ctx):
+        entries = list(_entries(app))
+        if _respects(app) and not entries:
+            yield finding_at(
+                RESPECT_IGNORE_MISUSED,
+                app,
+                path=("spec", "syncPolicy", "syncOptions"),
+                message=f"Application/{app.name} sets RespectIgnoreDifferences=true with no "
+                "ignoreDifferences: it changes how every resource is applied and protects "
+                "nothing",
+                app=unit.name,
+            )
+        if not _respects(app):
+            yield from _immutable_findings(app, entries, unit.name)
+    yield from _generator_templates(ctx)
+
+
+def _immutable_findings(
+    app: Document, entries: list[tuple[int, dict[str, Any]]], unit_name: str
+) -> Iterator[Finding]:
+    for index, entry in entries:
+        fields = _IMMUTABLE.get(str(entry.get("kind", "")), ())
+        hit = next(
+            (f for f in fields if any(p == f or p.startswith(f + "/") for p in _paths(entry))), None
+        )
+        if hit is None:
+            continue
+        yield finding_at(
+            IMMUTABLE_IGNORE_NOT_RESPECTED,
+            app,
+            path=("spec", "ignoreDifferences", index),
+            message=f"Application/{app.name} ignores {entry.get('kind')} {hit}, which is "
+            "immutable, but without RespectIgnoreDifferences=true the ignore rule only hides "
+            "the diff: every sync still patches the field back and fails",
+            app=unit_name,
+        )
+
+
+def _generator_templates(ctx: CheckContext) -> Iterator[Finding]:
+    for doc in ctx.all_objects:
+        if doc.kind != "ApplicationSet":
+            continue
+        template = as_dict(as_dict(as_dict(doc.obj).get("spec")).get("template"))
+        policy = as_dict(as_dict(template.get("spec")).get("syncPolicy"))
+        options = [str(o).replace(" ", "") for o in as_list(policy.get("syncOptions"))]
+        if "RespectIgnoreDifferences=true" in options:
+            yield finding_at(
+                RESPECT_IGNORE_MISUSED,
+                doc,
+                path=("spec", "template", "spec", "syncPolicy", "syncOptions"),
+                message=f"ApplicationSet/{doc.name} sets RespectIgnoreDifferences=true for "
+                "every Application it generates: apply behaviour changes fleet-wide (one team "
+                "saw Rollouts stop taking new images) instead of where an ignore rule needs it",
+            )
