@@ -93,11 +93,12 @@ def apply_fields(
         (e for e in entries if e.manager == manager and e.operation == "Apply"), None
     )
     others = [e for e in entries if not (e.manager == manager and e.operation == "Apply")]
+    # What this manager applies now is kept too: an omitted `{}` may have become a parent.
+    mine_now = ManagedEntry(manager, "Apply", api_version, now, applied_paths)
     if previous is not None:
-        _remove_omitted(merged, previous.fields - applied_paths, others)
-    mine = ManagedEntry(manager, "Apply", api_version, now, applied_paths)
+        _remove_omitted(merged, previous.fields - applied_paths, [*others, mine_now])
     kept = [e for e in entries if e is not previous]
-    return ApplyOutcome(merged, _normalized([*kept, mine], merged, order_hint=entries))
+    return ApplyOutcome(merged, _normalized([*kept, mine_now], merged))
 
 
 def update_fields(
@@ -113,7 +114,7 @@ def update_fields(
     entries = list(managed)
     changed = frozenset(p for p in field_set(new) if _differs(old, new, p))
     if not changed:
-        return _normalized(entries, new, order_hint=entries)
+        return _normalized(entries, new)
     entries = [replace(e, fields=e.fields - changed) for e in entries]
     previous = next(
         (e for e in entries if e.manager == manager and e.operation == "Update"), None
@@ -121,7 +122,7 @@ def update_fields(
     fields = changed | (previous.fields if previous else frozenset())
     mine = ManagedEntry(manager, "Update", api_version, now, fields)
     kept = [e for e in entries if e is not previous]
-    return _normalized([*kept, mine], new, order_hint=entries)
+    return _normalized([*kept, mine], new)
 
 
 def _conflicts(
@@ -148,7 +149,7 @@ def _differs(before: Mapping[str, Any], after: Mapping[str, Any], path: FieldPat
 
 
 def _normalized(
-    entries: list[ManagedEntry], content: Mapping[str, Any], *, order_hint: list[ManagedEntry]
+    entries: list[ManagedEntry], content: Mapping[str, Any]
 ) -> tuple[ManagedEntry, ...]:
     """Drop paths that no longer exist and entries that own nothing."""
     present = field_set(content)

@@ -18,12 +18,15 @@ from typing import Any, Literal
 from headway.cluster.protocol import Obj, PropagationPolicy
 
 __all__ = [
+    "CRD_FINALIZER",
     "FOREGROUND_FINALIZER",
+    "NAMESPACE_FINALIZER",
     "DropFinalizer",
     "GcAction",
     "Purge",
     "StartDeletion",
     "blocks_owner",
+    "container_finalizer",
     "decide",
     "finalizers_for_deletion",
     "is_deleting",
@@ -31,6 +34,14 @@ __all__ = [
 ]
 
 FOREGROUND_FINALIZER = "foregroundDeletion"
+# Containers empty themselves before they go: a Namespace of its objects (Kubernetes keeps
+# this one in `spec.finalizers`), a CustomResourceDefinition of its custom resources.
+NAMESPACE_FINALIZER = "kubernetes"
+CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+_CONTAINER_FINALIZERS = {
+    ("v1", "Namespace"): NAMESPACE_FINALIZER,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): CRD_FINALIZER,
+}
 
 
 @dataclass(frozen=True)
@@ -84,26 +95,49 @@ def blocks_owner(dependent: Obj, owner_uid: str) -> bool:
 def finalizers_for_deletion(obj: Obj, policy: PropagationPolicy) -> list[str]:
     """The finalizers an object carries once deletion with `policy` starts."""
     finalizers = list(_meta(obj).get("finalizers") or [])
+    container = container_finalizer(obj)
+    if container and container not in finalizers:
+        finalizers.append(container)
     if policy == "Foreground" and FOREGROUND_FINALIZER not in finalizers:
         finalizers.append(FOREGROUND_FINALIZER)
     return finalizers
 
 
+def container_finalizer(obj: Obj) -> str | None:
+    """The finalizer that makes `obj` wait until what it contains is gone, if it has one."""
+    return _CONTAINER_FINALIZERS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
+
+
 def decide(
-    obj: Obj, *, owners: Mapping[str, Obj | None], dependents: Sequence[Obj]
+    obj: Obj,
+    *,
+    owners: Mapping[str, Obj | None],
+    dependents: Sequence[Obj],
+    contents: Sequence[Obj] = (),
 ) -> list[GcAction]:
     """What garbage collection does next for `obj`.
 
     `owners` maps each owner uid in `obj`'s ownerReferences to the owner, or None when no
-    object with that uid exists; `dependents` are the objects that name `obj` as an owner.
+    object with that uid exists; `dependents` are the objects that name `obj` as an owner;
+    `contents` are the objects a deleting container (Namespace, CRD) still holds.
     """
     uid = str(_meta(obj)["uid"])
     if is_deleting(obj):
-        return _decide_deleting(obj, uid, dependents)
+        return [*_decide_contents(obj, uid, contents), *_decide_deleting(obj, uid, dependents)]
     refs = owner_uids(obj)
     if refs and all(owners.get(owner) is None for owner in refs):
         return [StartDeletion(uid, "Background")]
     return []
+
+
+def _decide_contents(obj: Obj, uid: str, contents: Sequence[Obj]) -> list[GcAction]:
+    finalizer = container_finalizer(obj)
+    if finalizer is None or finalizer not in (_meta(obj).get("finalizers") or []):
+        return []
+    if not contents:
+        return [DropFinalizer(uid, finalizer)]
+    return [StartDeletion(str(_meta(c)["uid"]), "Background") for c in contents
+            if not is_deleting(c)]
 
 
 def _decide_deleting(obj: Obj, uid: str, dependents: Sequence[Obj]) -> list[GcAction]:

@@ -18,7 +18,7 @@ from typing import Any
 from headway.clock import Clock
 from headway.cluster.errors import Conflict, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, gc, watching, writes
+from headway.cluster.local import database, events, gc, watching, writes
 from headway.cluster.local.kinds import CRD_GROUP, KindTable, ServedKind
 from headway.cluster.local.objects import (
     ObjectKey,
@@ -277,6 +277,21 @@ class LocalCluster:
             resource_version=resource_version, timeout_seconds=timeout_seconds,
         )
 
+    def record_event(
+        self,
+        involved: Obj,
+        *,
+        reason: str,
+        message: str,
+        event_type: events.EventType = "Normal",
+        component: str = "headway",
+    ) -> Obj:
+        """Record a Kubernetes Event about `involved` (see `events.record_event`)."""
+        return events.record_event(
+            self, self.clock, involved=involved, reason=reason, message=message,
+            event_type=event_type, component=component,
+        )
+
     def compact(self, *, keep: int) -> int:
         """Forget watch events older than the newest `keep`; returns the compacted revision."""
         with self._db.write() as conn:
@@ -290,7 +305,8 @@ class LocalCluster:
     def _commit(self, conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
         stored = writes.commit(conn, new, old)
         if _needs_gc(stored, old):
-            uids = [stored["metadata"]["uid"], *gc.owner_uids(stored)]
+            uids = [stored["metadata"]["uid"], *gc.owner_uids(stored),
+                    *writes.containers_of(conn, stored)]
             writes.collect_garbage(conn, uids, now=self.clock.now())
         self._compact_if_due(conn)
         return stored

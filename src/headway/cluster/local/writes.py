@@ -11,18 +11,20 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from headway.cluster.local import database, gc
-from headway.cluster.local.kinds import split_api_version
+from headway.cluster.local.kinds import BUILTIN_KINDS, split_api_version
 from headway.cluster.local.objects import ObjectKey, spec_part
 from headway.cluster.protocol import Obj, PropagationPolicy
 
 __all__ = [
     "collect_garbage",
     "commit",
+    "containers_of",
     "key_of",
     "start_deletion",
     "timestamp",
 ]
 
+_BUILTIN_GROUPS = frozenset(split_api_version(k.api_version)[0] for k in BUILTIN_KINDS)
 # Far more than any real chain of owners; stops a cycle of owner references.
 _GC_STEP_LIMIT = 100_000
 
@@ -81,6 +83,8 @@ def start_deletion(
     marked["metadata"]["deletionTimestamp"] = timestamp(now)
     marked["metadata"]["deletionGracePeriodSeconds"] = 0
     marked["metadata"]["finalizers"] = finalizers
+    if obj["kind"] == "Namespace" and obj["apiVersion"] == "v1":
+        marked["status"] = dict(marked.get("status") or {}, phase="Terminating")
     commit(conn, marked, obj)
 
 
@@ -121,8 +125,45 @@ def collect_garbage(conn: sqlite3.Connection, uids: Iterable[str], *, now: datet
             continue
         owners = {o: database.fetch_by_uid(conn, o) for o in gc.owner_uids(obj)}
         dependents = dependents_of(conn, uid)
-        for action in gc.decide(obj, owners=owners, dependents=dependents):
+        contents = _contents(conn, obj)
+        actions = gc.decide(obj, owners=owners, dependents=dependents, contents=contents)
+        for action in actions:
             queue.extend(_carry_out(conn, action, obj, dependents, now=now))
+        if contents and actions:
+            queue.append(uid)  # look again once the contents are purged
+
+
+def _contents(conn: sqlite3.Connection, obj: Obj) -> list[Obj]:
+    """What a deleting Namespace or CRD still holds (nothing for other objects)."""
+    finalizer = gc.container_finalizer(obj)
+    if finalizer is None or finalizer not in obj["metadata"].get("finalizers", []):
+        return []
+    if finalizer == gc.NAMESPACE_FINALIZER:
+        sql, params = "SELECT body FROM objects WHERE namespace = ?", [obj["metadata"]["name"]]
+    else:
+        spec = obj.get("spec") or {}
+        kind = (spec.get("names") or {}).get("kind", "")
+        sql, params = "SELECT body FROM objects WHERE grp = ? AND kind = ?", [
+            spec.get("group", ""), kind]
+    return [database.loads(row[0]) for row in conn.execute(sql + " ORDER BY rv", params)]
+
+
+def containers_of(conn: sqlite3.Connection, obj: Obj) -> list[str]:
+    """Uids of the Namespace and the CRD that hold `obj`, where they exist."""
+    key = key_of(obj)
+    found = []
+    if key.namespace:
+        namespace = database.fetch(conn, ObjectKey("", "Namespace", "", key.namespace))
+        found.append(namespace)
+    if key.group not in _BUILTIN_GROUPS:
+        row = conn.execute(
+            "SELECT body FROM objects WHERE grp = 'apiextensions.k8s.io' AND kind = "
+            "'CustomResourceDefinition' AND json_extract(body, '$.spec.group') = ? "
+            "AND json_extract(body, '$.spec.names.kind') = ?",
+            (key.group, key.kind),
+        ).fetchone()
+        found.append(database.loads(row[0]) if row else None)
+    return [o["metadata"]["uid"] for o in found if o is not None]
 
 
 def _carry_out(
@@ -136,7 +177,7 @@ def _carry_out(
     """Do one action; return the uids whose garbage collection it may have changed."""
     if isinstance(action, gc.Purge):
         _purge(conn, obj)
-        return [action.uid, *gc.owner_uids(obj)]
+        return [action.uid, *gc.owner_uids(obj), *containers_of(conn, obj)]
     if isinstance(action, gc.DropFinalizer):
         current = database.fetch_by_uid(conn, action.uid) or obj
         updated = copy.deepcopy(current)

@@ -1,0 +1,115 @@
+"""Kubernetes Event objects (`v1/Event`): record what happened to an object, for `describe`.
+
+Works through the `Cluster` protocol only, so any backend can record events. Repeats of
+the same reason and message about the same object are folded into one Event whose `count`
+grows and whose `lastTimestamp` moves, as the Kubernetes event recorder does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal
+
+from headway.clock import Clock
+from headway.cluster.errors import Conflict, Invalid, NotFound
+from headway.cluster.protocol import Cluster, Obj
+
+__all__ = ["EventType", "event_name", "events_for", "record_event"]
+
+EventType = Literal["Normal", "Warning"]
+_MAX_ATTEMPTS = 5
+_MAX_PREFIX = 200
+
+
+def event_name(involved: Obj, reason: str, message: str, event_type: str) -> str:
+    """A stable name per (object, type, reason, message), so repeats find the same Event."""
+    meta = involved.get("metadata") or {}
+    identity = "\x00".join([
+        str(involved.get("kind", "")), str(meta.get("uid") or meta.get("name", "")),
+        event_type, reason, message,
+    ])
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    return f"{str(meta.get('name', 'object'))[:_MAX_PREFIX]}.{digest}"
+
+
+def record_event(
+    cluster: Cluster,
+    clock: Clock,
+    *,
+    involved: Obj,
+    reason: str,
+    message: str,
+    event_type: EventType = "Normal",
+    component: str = "headway",
+) -> Obj:
+    """Record (or count again) an Event about `involved`; returns the stored Event."""
+    if event_type not in ("Normal", "Warning"):
+        raise Invalid(f"event type must be Normal or Warning, not {event_type!r}")
+    meta = involved.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    name = event_name(involved, reason, message, event_type)
+    now = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    for _ in range(_MAX_ATTEMPTS):
+        try:
+            existing = cluster.get("v1", "Event", name, namespace)
+        except NotFound:
+            existing = None
+        event = _event(involved, namespace=namespace, name=name, reason=reason,
+                       message=message, event_type=event_type, component=component)
+        event["count"] = 1 + int(existing.get("count", 0)) if existing else 1
+        event["firstTimestamp"] = existing.get("firstTimestamp", now) if existing else now
+        event["lastTimestamp"] = now
+        if existing:
+            event["metadata"]["resourceVersion"] = existing["metadata"]["resourceVersion"]
+        try:
+            return cluster.apply(event, field_manager=component, force=True)
+        except Conflict:
+            continue  # someone counted the same event meanwhile; read it again
+    raise Conflict(f"could not record event {namespace}/{name}: too many concurrent writers")
+
+
+def _event(
+    involved: Obj,
+    *,
+    namespace: str,
+    name: str,
+    reason: str,
+    message: str,
+    event_type: str,
+    component: str,
+) -> Obj:
+    meta = involved.get("metadata") or {}
+    reference = {
+        "apiVersion": involved.get("apiVersion", ""),
+        "kind": involved.get("kind", ""),
+        "name": meta.get("name", ""),
+    }
+    if meta.get("namespace"):
+        reference["namespace"] = meta["namespace"]
+    if meta.get("uid"):
+        reference["uid"] = meta["uid"]
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": namespace},
+        "involvedObject": reference,
+        "reason": reason,
+        "message": message,
+        "type": event_type,
+        "source": {"component": component},
+        "reportingComponent": component,
+    }
+
+
+def events_for(cluster: Cluster, involved: Obj) -> list[Obj]:
+    """The Events about `involved` (matched by uid when it has one), oldest last-seen first."""
+    meta = involved.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    found = []
+    for event in cluster.list("v1", "Event", namespace=namespace):
+        ref = event.get("involvedObject") or {}
+        same_uid = bool(meta.get("uid")) and ref.get("uid") == meta.get("uid")
+        same_name = ref.get("kind") == involved.get("kind") and ref.get("name") == meta.get("name")
+        if same_uid or (not meta.get("uid") and same_name):
+            found.append(event)
+    return sorted(found, key=lambda e: (str(e.get("lastTimestamp", "")), e["metadata"]["name"]))
