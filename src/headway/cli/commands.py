@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from headway.cli import validate
+from headway.cli import analysis, objects, runtime, validate
 
-MODULES: list[ModuleType] = [validate]
+MODULES: list[ModuleType] = [validate, runtime, objects, analysis]

@@ -1,0 +1,257 @@
+"""`headway get`, `headway describe` and `headway logs` against the local runtime's store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.events import events_for
+from headway.cluster.local.pod_facts import parse_time
+from headway.cluster.local.pod_launch import log_path
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.services import service_ports
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Obj, ResourceKind
+
+StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+Namespace = Annotated[str, typer.Option("-n", "--namespace")]
+DEFAULT_STATE = Path(".headway")
+SHORT_NAMES = {
+    "po": "pods",
+    "svc": "services",
+    "deploy": "deployments",
+    "rs": "replicasets",
+    "cm": "configmaps",
+    "ns": "namespaces",
+    "ep": "endpoints",
+    "ev": "events",
+    "ro": "rollouts",
+    "app": "applications",
+    "sa": "serviceaccounts",
+}
+
+
+def _open(state_dir: Path) -> LocalCluster:
+    paths = RuntimePaths(state_dir)
+    if not paths.db.exists():
+        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
+        raise typer.Exit(1)
+    return LocalCluster(paths.db, SystemClock())
+
+
+def resolve_kind(cluster: LocalCluster, name: str) -> ResourceKind:
+    """A kind by name, plural or short name, case-insensitive."""
+    wanted = SHORT_NAMES.get(name.lower(), name.lower())
+    for kind in cluster.discovery():
+        if wanted in (kind.kind.lower(), kind.plural, kind.plural.rstrip("s")):
+            return kind
+    typer.echo(f'error: the server doesn\'t have a resource type "{name}"', err=True)
+    raise typer.Exit(1)
+
+
+def _age(obj: Obj) -> str:
+    created = parse_time(obj["metadata"].get("creationTimestamp"))
+    if created is None:
+        return "<unknown>"
+    seconds = int((datetime.now(UTC) - created).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _field(obj: Obj, part: str, key: str, default: int) -> str:
+    return str((obj.get(part) or {}).get(key, default))
+
+
+def _pod_columns(p: Obj) -> list[str]:
+    st = p.get("status") or {}
+    cs = st.get("containerStatuses") or []
+    total = len((p.get("spec") or {}).get("containers") or [])
+    ready = f"{sum(1 for c in cs if c.get('ready'))}/{total}"
+    waiting = [
+        c["state"]["waiting"].get("reason") for c in cs if "waiting" in (c.get("state") or {})
+    ]
+    phase = "Terminating" if p["metadata"].get("deletionTimestamp") else st.get("phase", "Pending")
+    restarts = str(sum(int(c.get("restartCount") or 0) for c in cs))
+    return [ready, waiting[0] if waiting and waiting[0] else phase, restarts]
+
+
+COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
+    "Pod": (["READY", "STATUS", "RESTARTS"], _pod_columns),
+    "Deployment": (
+        ["READY", "UP-TO-DATE", "AVAILABLE"],
+        lambda d: [
+            f"{_field(d, 'status', 'readyReplicas', 0)}/{_field(d, 'spec', 'replicas', 1)}",
+            str((d.get("status") or {}).get("updatedReplicas", 0)),
+            str((d.get("status") or {}).get("availableReplicas", 0)),
+        ],
+    ),
+    "ReplicaSet": (
+        ["DESIRED", "CURRENT", "READY"],
+        lambda r: [
+            str((r.get("spec") or {}).get("replicas", 1)),
+            str((r.get("status") or {}).get("replicas", 0)),
+            str((r.get("status") or {}).get("readyReplicas", 0)),
+        ],
+    ),
+    "Job": (
+        ["COMPLETIONS", "ACTIVE"],
+        lambda j: [
+            f"{_field(j, 'status', 'succeeded', 0)}/{_field(j, 'spec', 'completions', 1)}",
+            str((j.get("status") or {}).get("active", 0)),
+        ],
+    ),
+    "Service": (
+        ["ADDRESS", "PORTS"],
+        lambda s: [
+            ",".join(f"127.0.0.1:{p}" for p in service_ports(s)) or "<pending>",
+            ",".join(str(p.get("port")) for p in (s.get("spec") or {}).get("ports") or []),
+        ],
+    ),
+}
+
+
+def _wide(obj: Obj) -> list[str]:
+    if obj.get("kind") == "Pod":
+        port = ((obj["metadata"].get("annotations") or {}).get("headway.dev/port")) or "-"
+        owners = ",".join(o.get("name", "") for o in obj["metadata"].get("ownerReferences") or [])
+        return [f"127.0.0.1:{port}", owners or "-"]
+    labels = obj["metadata"].get("labels") or {}
+    return [",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "-"]
+
+
+def _table(objs: list[Obj], kind: str, wide: bool) -> None:
+    headers, columns = COLUMNS.get(kind, ([], lambda o: []))
+    extra = (["ADDRESS", "OWNER"] if kind == "Pod" else ["LABELS"]) if wide else []
+    rows = [["NAME", *headers, "AGE", *extra]]
+    rows += [
+        [o["metadata"]["name"], *columns(o), _age(o), *(_wide(o) if wide else [])] for o in objs
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo("   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def get(
+    kind: Annotated[str, typer.Argument(help="Kind, plural or short name (pods, deploy, svc).")],
+    name: Annotated[str | None, typer.Argument()] = None,
+    namespace: Namespace = "default",
+    output: Annotated[str, typer.Option("-o", "--output", help="yaml, json or wide.")] = "",
+    state_dir: StateDir = DEFAULT_STATE,
+) -> None:
+    """List objects of a kind, or show one."""
+    with _open(state_dir) as cluster:
+        rk = resolve_kind(cluster, kind)
+        ns = namespace if rk.namespaced else None
+        try:
+            objs = (
+                [cluster.get(rk.api_version, rk.kind, name, ns)]
+                if name
+                else cluster.list(rk.api_version, rk.kind, namespace=ns)
+            )
+        except NotFound:
+            typer.echo(f'error: {rk.plural} "{name}" not found', err=True)
+            raise typer.Exit(1) from None
+        if output in ("yaml", "json"):
+            data: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
+            typer.echo(
+                json.dumps(data, indent=2)
+                if output == "json"
+                else yaml.safe_dump(data, sort_keys=False)
+            )
+        elif not objs:
+            typer.echo(f"No resources found in {namespace} namespace.")
+        else:
+            _table(objs, rk.kind, output == "wide")
+
+
+def describe(
+    kind: Annotated[str, typer.Argument()],
+    name: Annotated[str, typer.Argument()],
+    namespace: Namespace = "default",
+    state_dir: StateDir = DEFAULT_STATE,
+) -> None:
+    """An object's status, conditions and recent Events."""
+    with _open(state_dir) as cluster:
+        rk = resolve_kind(cluster, kind)
+        try:
+            obj = cluster.get(rk.api_version, rk.kind, name, namespace if rk.namespaced else None)
+        except NotFound:
+            typer.echo(f'error: {rk.plural} "{name}" not found', err=True)
+            raise typer.Exit(1) from None
+        meta = obj["metadata"]
+        for label, value in (
+            ("Name", meta["name"]),
+            ("Namespace", meta.get("namespace", "")),
+            ("Kind", rk.kind),
+            ("Labels", meta.get("labels") or {}),
+            ("Created", meta.get("creationTimestamp")),
+        ):
+            typer.echo(f"{label + ':':<14}{value}")
+        status = dict(obj.get("status") or {})
+        conditions = status.pop("conditions", [])
+        dumped = yaml.safe_dump(status, sort_keys=False) if status else "{}\n"
+        typer.echo("Status:\n" + _indent(dumped))
+        typer.echo("Conditions:")
+        for c in conditions:
+            cells = (c.get("type", ""), c.get("status", ""), c.get("reason", ""))
+            typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
+        typer.echo("Events:")
+        for e in events_for(cluster, obj)[-15:]:
+            cells = (e.get("type", ""), e.get("reason", ""), e.get("count", 1))
+            typer.echo(f"  {cells[0]:<8}{cells[1]:<20}x{cells[2]:<4}{e.get('message', '')}")
+
+
+def _indent(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())
+
+
+def logs(
+    pod: Annotated[str, typer.Argument()],
+    container: Annotated[str | None, typer.Option("-c", "--container")] = None,
+    previous: Annotated[
+        bool, typer.Option("--previous", "-p", help="The previous run's log.")
+    ] = False,
+    namespace: Namespace = "default",
+    state_dir: StateDir = DEFAULT_STATE,
+) -> None:
+    """A container's output (stdout and stderr)."""
+    with _open(state_dir) as cluster:
+        try:
+            obj = cluster.get("v1", "Pod", pod, namespace)
+        except NotFound:
+            typer.echo(f'error: pods "{pod}" not found', err=True)
+            raise typer.Exit(1) from None
+    names = [c.get("name") for c in (obj.get("spec") or {}).get("containers") or []]
+    name = container or (names[0] if len(names) == 1 else None)
+    if name not in names:
+        typer.echo(
+            f"error: a container name must be specified for pod {pod}, choose one of: {names}",
+            err=True,
+        )
+        raise typer.Exit(1)
+    path = log_path(RuntimePaths(state_dir).logs_dir, namespace, pod, str(name))
+    if previous:
+        path = path.with_name(f"{name}.previous.log")
+    if not path.exists():
+        typer.echo(
+            f'error: no {"previous " if previous else ""}log for container "{name}" in pod "{pod}"',
+            err=True,
+        )
+        raise typer.Exit(1)
+    typer.echo(path.read_text(errors="replace"), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("get")(get)
+    app.command("describe")(describe)
+    app.command("logs")(logs)

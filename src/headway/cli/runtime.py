@@ -1,0 +1,162 @@
+"""`headway runtime up|down|status`: the local runtime daemon."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from headway.clock import SystemClock
+from headway.cluster.local.images import RuntimeConfigError
+from headway.cluster.local.processes import (
+    find_marked_processes,
+    kill_marked_processes,
+    process_alive,
+)
+from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
+from headway.cluster.local.services import service_ports
+from headway.cluster.local.store import LocalCluster
+
+runtime_app = typer.Typer(
+    help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
+)
+
+StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+DEFAULT_STATE = Path(".headway")
+
+
+def running_pid(paths: RuntimePaths) -> int | None:
+    try:
+        pid = int(paths.pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if process_alive(pid) else None
+
+
+def _foreground(state_dir: Path, config: Path | None) -> None:
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        runtime = Runtime(state_dir=state_dir, clock=SystemClock(), config_path=config)
+        await runtime.run(stop, ready=lambda: print(f"runtime up (pid {os.getpid()})", flush=True))
+
+    try:
+        asyncio.run(main())
+    except RuntimeConfigError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+
+
+@runtime_app.command("up")
+def up(
+    state_dir: StateDir = DEFAULT_STATE,
+    foreground: Annotated[bool, typer.Option("--foreground", help="Run in this process.")] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Runtime config (image map).")
+    ] = None,
+) -> None:
+    """Start the runtime (in the background unless --foreground)."""
+    paths = RuntimePaths(state_dir)
+    pid = running_pid(paths)
+    if pid is not None:
+        typer.echo(f"runtime already running (pid {pid}, state {state_dir})")
+        return
+    if foreground:
+        _foreground(state_dir, config)
+        return
+    state_dir.mkdir(parents=True, exist_ok=True)
+    argv = [
+        sys.executable,
+        "-m",
+        "headway",
+        "runtime",
+        "up",
+        "--foreground",
+        "--state-dir",
+        str(state_dir),
+    ]
+    if config is not None:
+        argv += ["--config", str(config)]
+    with open(paths.log, "ab") as log:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+        )
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            typer.echo(
+                f"error: the runtime exited with {child.returncode}; see {paths.log}", err=True
+            )
+            raise typer.Exit(1)
+        if running_pid(paths) == child.pid:
+            typer.echo(f"runtime up (pid {child.pid}, state {state_dir})")
+            return
+        time.sleep(0.1)
+    typer.echo(f"error: the runtime did not start within 15s; see {paths.log}", err=True)
+    raise typer.Exit(1)
+
+
+@runtime_app.command("down")
+def down(state_dir: StateDir = DEFAULT_STATE) -> None:
+    """Stop the runtime and every process it started; verify none remain."""
+    paths = RuntimePaths(state_dir)
+    pid = running_pid(paths)
+    if pid is not None:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while process_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if process_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    runtime_id = str(read_runtime_info(paths).get("runtimeId") or "")
+    leftovers = kill_marked_processes(runtime_id) if runtime_id else []
+    remaining = find_marked_processes(runtime_id) if runtime_id else []
+    paths.pidfile.unlink(missing_ok=True)
+    if remaining:
+        typer.echo(f"error: processes still running: {remaining}", err=True)
+        raise typer.Exit(1)
+    note = f"; killed {len(leftovers)} leftover process(es)" if leftovers else ""
+    typer.echo(("runtime stopped" if pid else "runtime was not running") + note)
+
+
+@runtime_app.command("status")
+def status(state_dir: StateDir = DEFAULT_STATE) -> None:
+    """Whether the runtime runs, where its state is, and what it hosts."""
+    paths = RuntimePaths(state_dir)
+    pid = running_pid(paths)
+    typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")
+    typer.echo(f"state:   {state_dir.resolve()}")
+    typer.echo(f"store:   {paths.db}")
+    if not paths.db.exists():
+        return
+    with LocalCluster(paths.db, SystemClock()) as cluster:
+        for kind, api in (
+            ("Deployment", "apps/v1"),
+            ("ReplicaSet", "apps/v1"),
+            ("Job", "batch/v1"),
+            ("Service", "v1"),
+        ):
+            typer.echo(f"{kind + 's:':<13}{len(cluster.list(api, kind))}")
+        phases = Counter(
+            str((p.get("status") or {}).get("phase", "Pending")) for p in cluster.list("v1", "Pod")
+        )
+        summary = ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items())) or "none"
+        typer.echo(f"{'Pods:':<13}{summary}")
+        for svc in cluster.list("v1", "Service"):
+            ports = ", ".join(f"127.0.0.1:{p}" for p in service_ports(svc)) or "(no address yet)"
+            meta = svc["metadata"]
+            typer.echo(f"  service {meta.get('namespace', 'default')}/{meta['name']}: {ports}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runtime_app, name="runtime")
