@@ -91,11 +91,14 @@ class MetricProvider:
 
 
 def _exactly_one_provider(provider: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
-    present = [name for name in PROVIDER_FIELDS if provider.get(name) is not None]
+    present = [k for k, v in provider.items() if k in PROVIDER_FIELDS and v is not None]
     if not present:
         report.error(path, f"a metric needs a provider: one of {', '.join(PROVIDER_FIELDS)}")
     elif len(present) > 1:
-        report.error((*path, present[1]), f"a metric may have only one provider; found {present}")
+        report.error(
+            (*path, present[1]),
+            f"a metric may have only one provider; found {' and '.join(present)}",
+        )
 
 
 def _body_or_json_body(web: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:

@@ -143,7 +143,7 @@ class CanaryStep:
 
 
 def _exactly_one_step_kind(step: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
-    present = [name for name in STEP_KINDS if step.get(name) is not None]
+    present = [k for k, v in step.items() if k in STEP_KINDS and v is not None]
     if not present:
         report.error(path, f"a step needs exactly one of: {', '.join(STEP_KINDS)}")
     elif len(present) > 1:

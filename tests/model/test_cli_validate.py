@@ -1,0 +1,90 @@
+"""`headway validate`: exit codes, text summary, JSON shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from headway.cli.main import _register_all, app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    if not any(c.name == "validate" for c in app.registered_commands):
+        _register_all()
+    return CliRunner()
+
+
+def test_example_repo_is_valid(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["validate", "examples/gitops-repo"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == "7 files, 8 objects: 0 errors, 0 warnings"
+
+
+def test_invalid_examples_exit_1_with_plain_lines(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["validate", "examples/invalid"])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert (
+        "examples/invalid/bad-pause-duration.yaml:18: Rollout/checkout: "
+        'spec.strategy.canary.steps[1].pause.duration: "2 minutes" is not a duration'
+    ) in lines
+    assert "\x1b[" not in result.output  # no colour codes when not a terminal
+    assert lines[-1].startswith("7 files, 9 objects: ")
+    assert lines[-1].endswith(" errors, 1 warning")
+
+
+def test_warnings_alone_exit_0(runner: CliRunner, tmp_path: Path) -> None:
+    manifest = tmp_path / "p.yaml"
+    manifest.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: p}\n"
+        "spec: {sourceRepo: ['*']}\n"
+    )
+    result = runner.invoke(app, ["validate", str(manifest)])
+    assert result.exit_code == 0
+    assert "did you mean sourceRepos?" in result.output
+    assert result.output.strip().splitlines()[-1] == "1 file, 1 object: 0 errors, 1 warning"
+
+
+def test_json_format(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(
+        app, ["validate", "--format", "json", "examples/invalid/bad-pause-duration.yaml"]
+    )
+    assert result.exit_code == 1
+    assert json.loads(result.output) == [
+        {
+            "file": "examples/invalid/bad-pause-duration.yaml",
+            "line": 18,
+            "kind": "Rollout",
+            "name": "checkout",
+            "field": "spec.strategy.canary.steps[1].pause.duration",
+            "severity": "error",
+            "message": '"2 minutes" is not a duration',
+        }
+    ]
+
+
+def test_json_empty_list_when_clean(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["validate", "-o", "json", "examples/gitops-repo"])
+    assert result.exit_code == 0
+    assert json.loads(result.output) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["validate"], ["validate", "does/not/exist"], ["validate", "--format", "xml", "."]],
+)
+def test_bad_usage_exits_2(runner: CliRunner, args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
