@@ -27,6 +27,11 @@ class ClusterFactory(Protocol):
 
     def close_all(self) -> None: ...
 
+    def client_spec(self) -> tuple[str, str]:
+        """A picklable description from which another process opens a client
+        (`workers.open_client`)."""
+        ...
+
 
 class LocalFactory:
     name = "local"
@@ -44,6 +49,9 @@ class LocalFactory:
     def close_all(self) -> None:
         for cluster in self._opened:
             cluster.close()
+
+    def client_spec(self) -> tuple[str, str]:
+        return ("local", str(self.path))
 
 
 BACKENDS = ["local"]

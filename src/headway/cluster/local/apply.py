@@ -145,6 +145,8 @@ def _differs(before: Mapping[str, Any], after: Mapping[str, Any], path: FieldPat
     old, new = value_at(before, path), value_at(after, path)
     if path and path[-1] == ".":  # the item's existence, not its contents
         return (old is MISSING) != (new is MISSING)
+    if isinstance(old, dict) and isinstance(new, dict):  # owning a map is owning its existence
+        return False
     return bool(old != new)
 
 

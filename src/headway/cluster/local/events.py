@@ -102,7 +102,8 @@ def _event(
 
 
 def events_for(cluster: Cluster, involved: Obj) -> list[Obj]:
-    """The Events about `involved` (matched by uid when it has one), oldest last-seen first."""
+    """The Events about `involved` (matched by uid when it has one), ordered by when they
+    were last seen, then first seen (as `kubectl describe` lists them)."""
     meta = involved.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
     found = []
@@ -112,4 +113,6 @@ def events_for(cluster: Cluster, involved: Obj) -> list[Obj]:
         same_name = ref.get("kind") == involved.get("kind") and ref.get("name") == meta.get("name")
         if same_uid or (not meta.get("uid") and same_name):
             found.append(event)
-    return sorted(found, key=lambda e: (str(e.get("lastTimestamp", "")), e["metadata"]["name"]))
+    return sorted(found, key=lambda e: (
+        str(e.get("lastTimestamp", "")), str(e.get("firstTimestamp", "")), e["metadata"]["name"]
+    ))
