@@ -25,6 +25,7 @@ class BackendState:
     status: int = 200
     virtual_delay: float = 0.0
     chunked_response: bool = False
+    drop_keep_alive: bool = False  # close each connection after answering, without saying so
     clock: VirtualClock | None = None
     requests: int = 0
     last_headers: dict[str, str] = field(default_factory=dict)
@@ -86,6 +87,8 @@ def _handler_for(state: BackendState) -> type[BaseHTTPRequestHandler]:
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+            if state.drop_keep_alive:
+                self.close_connection = True
 
         do_GET = do_POST = do_PUT = _answer  # noqa: N815
 

@@ -55,7 +55,11 @@ async def make_router(
 
     yield make
     for router in routers:
+        pid = getattr(router, "pid", None)
         await router.close()
+        if pid is not None:  # HAProxy: the child must be gone, not left behind or a zombie
+            status = Path(f"/proc/{pid}/status")
+            assert not status.exists() or "State:\tZ" in status.read_text()
 
 
 def base_url(router: TrafficRouter) -> str:

@@ -121,6 +121,7 @@ class HAProxyProcess:
         while time.monotonic() < deadline:
             assert self._process is not None
             if self._process.poll() is not None:
+                await self.stop()
                 raise RouterError(f"haproxy exited at start-up: {log.read_text().strip()}")
             try:
                 await AdminSocket(self._layout.admin_socket).run("show info", check=False)

@@ -1,0 +1,129 @@
+"""What only the HAProxy router does: a real child process, slots, runtime-API limits."""
+
+from __future__ import annotations
+
+import socket
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from conftest import require_program
+from headway.routers.haproxy import HAProxyRouter
+from headway.routers.protocol import (
+    Destination,
+    Endpoint,
+    HeaderMatch,
+    HeaderRoute,
+    RouterError,
+    WeightDestination,
+)
+from routers.backends import Backend
+from routers.conftest import destinations, send
+
+pytestmark = pytest.mark.haproxy
+
+MakeBackend = Callable[[str, str], Backend]
+
+
+def process_alive(pid: int) -> bool:
+    """Whether /proc shows a live (not zombie) process with this id."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status
+
+
+@pytest.fixture
+async def router(tmp_path: Path) -> AsyncIterator[HAProxyRouter]:
+    router = HAProxyRouter(
+        work_dir=tmp_path / "haproxy", binary=require_program("haproxy"), slots=2
+    )
+    await router.start()
+    yield router
+    await router.close()
+
+
+async def test_runs_as_one_process_that_changes_without_reload_and_stops_cleanly(
+    tmp_path: Path, backends: MakeBackend
+) -> None:
+    router = HAProxyRouter(work_dir=tmp_path / "h", binary=require_program("haproxy"))
+    await router.start()
+    pid = router.pid
+    assert pid is not None and process_alive(pid)
+    assert router.pid_file.read_text().strip() == str(pid)
+    assert "haproxy" in Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+    config_before = (tmp_path / "h" / "haproxy.cfg").read_text()
+    stable, canary = backends("stable-1", "aaa111"), backends("canary-1", "bbb222")
+    await router.update_destinations(**destinations([stable], [canary]))
+    await router.set_weight(100)
+    await router.set_header_route(HeaderRoute("qa", (HeaderMatch("x-canary", "always"),)))
+    async with httpx2.AsyncClient() as client:
+        assert await send(client, router, 4) == Counter({"canary-1": 4})
+    assert router.pid == pid and process_alive(pid)
+    assert (tmp_path / "h" / "haproxy.cfg").read_text() == config_before
+    await router.close()
+    await router.close()  # closing twice is harmless
+    assert not process_alive(pid)
+    assert not router.pid_file.exists()
+
+
+async def test_a_port_in_use_fails_start_with_haproxy_reason_and_no_process(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        router = HAProxyRouter(
+            work_dir=tmp_path / "h", binary=require_program("haproxy"), port=port
+        )
+        with pytest.raises(RouterError, match="exited at start-up"):
+            await router.start()
+    assert router.pid is None
+    await router.close()
+
+
+async def test_header_on_an_unconfigured_header_is_refused(router: HAProxyRouter) -> None:
+    route = HeaderRoute("qa", (HeaderMatch("x-tenant", "acme"),))
+    with pytest.raises(RouterError, match=r"can only match \['x-canary'\]"):
+        await router.set_header_route(route)
+
+
+async def test_header_value_with_a_space_is_refused(router: HAProxyRouter) -> None:
+    route = HeaderRoute("qa", (HeaderMatch("x-canary", "two words"),))
+    with pytest.raises(RouterError, match="without spaces"):
+        await router.set_header_route(route)
+
+
+async def test_more_ready_endpoints_than_slots_is_refused(
+    router: HAProxyRouter, backends: MakeBackend
+) -> None:
+    pods = [backends(f"stable-{i}", "aaa111") for i in range(3)]
+    with pytest.raises(RouterError, match="only 2 haproxy slots"):
+        await router.update_destinations(**destinations(pods, []))
+
+
+async def test_slots_are_reused_as_pods_come_and_go(
+    router: HAProxyRouter, backends: MakeBackend
+) -> None:
+    first, second, third = (backends(f"stable-{i}", f"hash{i}") for i in range(3))
+    async with httpx2.AsyncClient() as client:
+        for pods in ([first, second], [second, third], [third, first]):
+            await router.update_destinations(**destinations(pods, []))
+            tally = await send(client, router, 10)
+            assert tally == Counter({pod.state.name: 5 for pod in pods})
+    snapshot = await router.metrics_snapshot()
+    assert [snapshot.requests(pod_template_hash=f"hash{i}") for i in range(3)] == [10, 10, 10]
+
+
+async def test_additional_destinations_and_hostnames_are_refused(router: HAProxyRouter) -> None:
+    with pytest.raises(RouterError, match="no additional destinations"):
+        await router.set_weight(10, [WeightDestination("app-preview", 10)])
+    assert await router.verify_weight(10, [WeightDestination("app-preview", 10)]) is None
+    named = Destination("app-stable", (Endpoint("localhost", 8080, "aaa111"),))
+    with pytest.raises(RouterError, match="needs an IP address"):
+        await router.update_destinations(stable=named, canary=Destination("app-canary"))
