@@ -1,0 +1,164 @@
+"""`headway analysis ...`: see what an AnalysisTemplate decides, without running anything.
+
+    headway analysis evaluate TEMPLATE.yaml --metric error-rate --value '[0.31]'
+
+prints the measurement's phase (Successful, Failed, Inconclusive or Error) and why. Exit
+status: 0 for Successful, 1 for any other phase, 2 for bad usage (a missing file or metric,
+a `--value` that is not JSON, a condition that is not a string).
+
+`analysis_app` is the `analysis` sub-command group; `headway analysis run` joins it later.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from headway.analysis.measurement import (
+    MeasurementOutcome,
+    MeasurementPhase,
+    compile_metric_conditions,
+    measurement_outcome,
+)
+from headway.model.yamlload import Document, load_documents
+
+__all__ = ["analysis_app", "register"]
+
+EXIT_SUCCESSFUL, EXIT_NOT_SUCCESSFUL, EXIT_USAGE = 0, 1, 2
+
+analysis_app = typer.Typer(
+    name="analysis",
+    help="Analysis: evaluate AnalysisTemplate metric conditions.",
+    no_args_is_help=True,
+)
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class _MetricSpec:
+    document: Document
+    index: int
+    spec: dict[str, Any]
+
+    @property
+    def owner(self) -> str:
+        return f"{self.document.kind or 'document'}/{self.document.name or '?'}"
+
+
+def _usage_error(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _load(path: Path) -> list[Document]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _usage_error(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise _usage_error(f"cannot read {path}: {err}") from None
+    loaded = load_documents(text, str(path))
+    if loaded.diagnostics:
+        raise _usage_error("\n".join(str(d) for d in loaded.diagnostics))
+    return loaded.documents
+
+
+def _metrics_of(document: Document) -> list[_MetricSpec]:
+    spec = document.obj.get("spec") if isinstance(document.obj, dict) else None
+    metrics = spec.get("metrics") if isinstance(spec, dict) else None
+    if not isinstance(metrics, list):
+        return []
+    return [_MetricSpec(document, i, m) for i, m in enumerate(metrics) if isinstance(m, dict)]
+
+
+def _find_metric(
+    documents: list[Document], name: str, template: str | None, file: Path
+) -> _MetricSpec:
+    candidates = [
+        metric
+        for document in documents
+        if template is None or document.name == template
+        for metric in _metrics_of(document)
+    ]
+    matches = [metric for metric in candidates if metric.spec.get("name") == name]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        known = ", ".join(f"{m.spec.get('name')} ({m.owner})" for m in candidates) or "none"
+        scope = f" of template {template}" if template else ""
+        raise _usage_error(f"no metric named {name!r} in {file}{scope}; metrics: {known}")
+    places = ", ".join(f"{m.owner} (line {m.document.line})" for m in matches)
+    raise _usage_error(
+        f"metric {name!r} is defined in several documents: {places}; choose with --template NAME"
+    )
+
+
+def _condition(metric: _MetricSpec, field: str) -> str:
+    value = metric.spec.get(field, "")
+    if value is None or isinstance(value, str):
+        return value or ""
+    path = ("spec", "metrics", metric.index, field)
+    raise _usage_error(str(metric.document.diagnostic(path, f"{field} must be a string")))
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise _usage_error(f"--value is not valid JSON ({err}): {text}") from None
+
+
+def _print(outcome: MeasurementOutcome, output: OutputFormat) -> None:
+    if output is OutputFormat.JSON:
+        typer.echo(json.dumps({"phase": str(outcome.phase), "message": outcome.message}))
+    else:
+        typer.echo(f"{outcome.phase}: {outcome.message}")
+
+
+@analysis_app.command("evaluate")
+def evaluate(
+    template: Annotated[
+        Path, typer.Argument(help="AnalysisTemplate YAML (several documents allowed).")
+    ],
+    metric: Annotated[str, typer.Option("--metric", "-m", help="The metric's name.")],
+    value: Annotated[
+        str,
+        typer.Option(
+            "--value",
+            help="The measured result as JSON: '[0.31]' for a Prometheus vector, "
+            "'0.31' for a scalar, '[]' for no data.",
+        ),
+    ],
+    template_name: Annotated[
+        str | None,
+        typer.Option("--template", help="Pick the document by metadata.name when several match."),
+    ] = None,
+    output: Annotated[
+        OutputFormat, typer.Option("--format", "-o", help="text or json.")
+    ] = OutputFormat.TEXT,
+) -> None:
+    """Apply a metric's successCondition and failureCondition to one result, as Argo would."""
+    result = _parse_value(value)
+    found = _find_metric(_load(template), metric, template_name, template)
+    conditions = compile_metric_conditions(
+        metric,
+        success_condition=_condition(found, "successCondition"),
+        failure_condition=_condition(found, "failureCondition"),
+    )
+    outcome = measurement_outcome(conditions, result)
+    _print(outcome, output)
+    successful = outcome.phase is MeasurementPhase.SUCCESSFUL
+    raise typer.Exit(EXIT_SUCCESSFUL if successful else EXIT_NOT_SUCCESSFUL)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(analysis_app, name="analysis")
