@@ -34,7 +34,7 @@ def test_generate_name(store: LocalCluster) -> None:
     names = {store.create(obj)["metadata"]["name"] for _ in range(5)}
     assert len(names) == 5
     assert all(n.startswith("web-") and len(n) == len("web-") + 5 for n in names)
-    with pytest.raises(Invalid, match="metadata.name"):
+    with pytest.raises(Invalid, match=r"metadata\.name"):
         store.apply(obj, field_manager="test")  # apply needs a name
 
 

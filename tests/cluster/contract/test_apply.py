@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
 
@@ -12,8 +13,8 @@ from headway.cluster.protocol import Cluster, Obj
 from .objects import configmap, deployment
 
 
-def containers(obj: Obj) -> list[dict[str, object]]:
-    result: list[dict[str, object]] = obj["spec"]["template"]["spec"]["containers"]
+def containers(obj: Obj) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = obj["spec"]["template"]["spec"]["containers"]
     return result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from headway.cluster.errors import Conflict, Invalid, NotFound, UnknownKind
-from headway.cluster.protocol import Cluster
+from headway.cluster.protocol import Cluster, Obj
 
 from .objects import configmap, deployment
 
@@ -155,7 +155,7 @@ def test_namespace_must_exist(cluster: Cluster) -> None:
 
 
 def test_cluster_scoped_kinds_reject_a_namespace(cluster: Cluster) -> None:
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+    role: Obj = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": "reader", "namespace": "default"}, "rules": []}
     with pytest.raises(Invalid, match="cluster-scoped"):
         cluster.apply(role, field_manager="test")
