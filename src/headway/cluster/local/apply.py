@@ -153,9 +153,17 @@ def _differs(before: Mapping[str, Any], after: Mapping[str, Any], path: FieldPat
 def _normalized(
     entries: list[ManagedEntry], content: Mapping[str, Any]
 ) -> tuple[ManagedEntry, ...]:
-    """Drop paths that no longer exist and entries that own nothing."""
-    present = field_set(content)
-    out = [replace(e, fields=e.fields & present) for e in entries]
+    """Drop paths that no longer exist and entries that own nothing.
+
+    A path that was a leaf and is now a parent (an applied `{}` that others filled) stays
+    owned: it names the map's existence.
+    """
+    leaves = field_set(content)
+
+    def exists(path: FieldPath) -> bool:
+        return path in leaves or value_at(content, path) is not MISSING
+
+    out = [replace(e, fields=frozenset(p for p in e.fields if exists(p))) for e in entries]
     return tuple(e for e in out if e.fields)
 
 
