@@ -13,7 +13,7 @@ from pathlib import Path
 
 from headway.model import manifests
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.yamlload import Document, load_documents
+from headway.model.yamlload import Document, load_documents, paused_gc
 
 __all__ = [
     "ValidationReport",
@@ -44,10 +44,11 @@ class ValidationReport:
 def validate_documents(docs: Iterable[Document]) -> list[Diagnostic]:
     """Diagnostics for already-loaded documents, in document and line order."""
     diagnostics: list[Diagnostic] = []
-    for document in docs:
-        if manifests.is_object(document):
-            _, found = manifests.parse_manifest(document)
-            diagnostics.extend(sorted(found, key=lambda d: d.line))
+    with paused_gc():
+        for document in docs:
+            if manifests.is_object(document):
+                _, found = manifests.parse_manifest(document)
+                diagnostics.extend(sorted(found, key=lambda d: d.line))
     return diagnostics
 
 
