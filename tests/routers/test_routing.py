@@ -228,3 +228,17 @@ async def test_weights_outside_0_100_are_refused(make_router: RouterFactory, wei
     with pytest.raises(RouterError, match=r"within 0\.\.100"):
         await router.set_weight(weight)
     assert base_url(router).startswith("http://127.0.0.1:")
+
+
+async def test_a_repeated_header_is_matched_on_its_first_value(
+    make_router: RouterFactory, backends: MakeBackend
+) -> None:
+    router = await make_router()
+    stable, canary = backends("stable-1", "aaa111"), backends("canary-1", "bbb222")
+    await router.update_destinations(**destinations([stable], [canary]))
+    await router.set_header_route(HeaderRoute("qa", (HeaderMatch("x-canary", "always"),)))
+    async with httpx2.AsyncClient() as client:
+        first = [("x-canary", "always"), ("x-canary", "never")]
+        second = [("x-canary", "never"), ("x-canary", "always")]
+        assert await send(client, router, 3, headers=first) == Counter({"canary-1": 3})
+        assert await send(client, router, 3, headers=second) == Counter({"stable-1": 3})

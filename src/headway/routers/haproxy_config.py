@@ -82,7 +82,8 @@ def _route_acls(layout: HAProxyLayout) -> list[str]:
         for kind, converter in MAP_CONVERTERS.items():
             name = f"route_{index}_{kind.value}"
             path = map_path(layout, header, kind)
-            lines.append(f"    acl {name} req.fhdr({header.lower()}),{converter}({path}) -m found")
+            fetch = f"req.fhdr({header.lower()},1)"  # the first occurrence, unsplit
+            lines.append(f"    acl {name} {fetch},{converter}({path}) -m found")
             names.append(name)
     if names:
         lines.append(f"    use_backend canary if {' || '.join(names)}")
