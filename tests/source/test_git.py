@@ -309,3 +309,33 @@ def test_https_credentials_are_sent_and_refusal_is_clear(
 def test_credentials_missing_is_clear(cache: GitCache, auth_server: _AuthServer) -> None:
     with pytest.raises(AuthenticationFailed, match="none are configured"):
         cache.repository(auth_server.url).fetch()
+
+
+def test_ssh_credentials_wiring(tmp_path: Path) -> None:
+    from pygit2.enums import CredentialType
+
+    from headway.source.git import _Callbacks
+
+    key = tmp_path / "id_ed25519"
+    creds = GitCredentials(ssh_private_key=key, ssh_public_key=key.with_suffix(".pub"))
+    keypair = _Callbacks(creds).credentials("ssh://git@h/r.git", "git", CredentialType.SSH_KEY)
+    assert isinstance(keypair, pygit2.Keypair)
+    assert keypair.credential_tuple == ("git", str(key.with_suffix(".pub")), str(key), "")
+    agent = _Callbacks(GitCredentials(use_ssh_agent=True)).credentials(
+        "ssh://h/r.git", None, CredentialType.SSH_KEY
+    )
+    assert isinstance(agent, pygit2.KeypairFromAgent)
+    with pytest.raises(Exception, match="no configured credential fits"):
+        _Callbacks(GitCredentials(password="x")).credentials(
+            "ssh://h/r.git", "git", CredentialType.SSH_KEY
+        )
+
+
+def test_fetch_prunes_branches_deleted_upstream(fetched: GitRepository, upstream: Upstream) -> None:
+    upstream.commit("feature/y", {"y.yaml": "1"})
+    fetched.fetch()
+    assert fetched.resolve("feature/y") == upstream.tip("feature/y")
+    upstream.repo.references.delete("refs/heads/feature/y")
+    fetched.fetch()
+    with pytest.raises(UnknownRevision):
+        fetched.resolve("feature/y")

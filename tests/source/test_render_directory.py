@@ -22,6 +22,7 @@ FILES = {
     "apps/web/b.yml": _CM.format(name="b") + "---\n" + _CM.format(name="b2"),
     "apps/web/c.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}',
     "apps/web/notes.txt": "not yaml",
+    "apps/web/extra.manifest": _CM.format(name="extra"),
     "apps/web/.hidden.yaml": _CM.format(name="hidden"),
     "apps/web/tool-config.yaml": "lint:\n  strict: true\n",
     "apps/web/skip.yaml": "# +argocd:skip-file-rendering\n" + _CM.format(name="skipped"),
@@ -82,6 +83,10 @@ def test_recurse(repo: GitRepository) -> None:
         ),
         ({"recurse": True, "include": "*.yaml", "exclude": "sub/*"}, ["a", "hidden"]),
         ({"recurse": False, "include": "sub/*"}, []),
+        (
+            {"disableExtensionFilter": True, "exclude": "*.txt"},
+            ["a", "b", "b2", "c", "extra", "hidden"],
+        ),
     ],
 )
 def test_include_exclude(

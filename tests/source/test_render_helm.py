@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from headway.model.diagnostics import Severity
-from headway.source.errors import RenderError
+from headway.source.errors import RenderError, ToolNotInstalled
 from headway.source.git import GitCache, GitRepository
 from headway.source.helm_values import merge_maps, set_expression
 from headway.source.render import RenderRequest, RenderResult, choose_renderer, render
@@ -51,7 +51,7 @@ def test_chart_renders_with_defaults(infra: tuple[Upstream, GitRepository]) -> N
     result = render(request)
     assert result.ok, result.diagnostics
     objs = _by_kind(result)
-    assert set(objs) == {"Rollout", "Service", "CustomResourceDefinition"}
+    assert set(objs) == {"Rollout", "Service", "CustomResourceDefinition", "Pod"}
     rollout = objs["Rollout"]
     assert rollout["metadata"]["name"] == "checkout-prod-checkout"
     assert rollout["metadata"]["namespace"] == "shop"
@@ -80,11 +80,12 @@ def test_release_name_value_files_values_and_parameters(
                 {"name": "replicas", "value": "7"},
             ],
             "skipCrds": True,
+            "skipTests": True,
         },
     }
     result = render(_request(repo.tree("main"), source))
     objs = _by_kind(result)
-    assert "CustomResourceDefinition" not in objs
+    assert set(objs) == {"Rollout", "Service"}
     rollout = objs["Rollout"]
     assert rollout["metadata"]["name"] == "shop-checkout"
     assert rollout["spec"]["replicas"] == 7
@@ -203,3 +204,58 @@ def test_split_helm_binary_output() -> None:
     parts = split_helm_output(text)
     assert sorted(parts) == ["c/templates/a.yaml", "c/templates/b.yaml"]
     assert "kind: A2" in parts["c/templates/a.yaml"] and "kind: A\n" in parts["c/templates/a.yaml"]
+
+
+def test_file_dependency_library_chart(infra: tuple[Upstream, GitRepository]) -> None:
+    up, repo = infra
+    add_tree(up, "main", FIXTURES / "helm" / "common", "charts/common", "library")
+    add_tree(up, "main", FIXTURES / "helm" / "payments", "charts/payments", "payments")
+    repo.fetch()
+    request = _request(repo.tree("main"), {"path": "charts/payments"})
+    result = render(request)
+    assert result.ok, result.diagnostics
+    (configmap,) = result.documents
+    assert configmap.file == "charts/payments/templates/configmap.yaml"
+    assert configmap.obj["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/part-of": "payments-platform",
+    }
+    # A change to the library alone changes the render inputs (and so the cache key).
+    before = choose_renderer(request).inputs(request)
+    up.commit("main", {"charts/common/templates/_extra.tpl": "{{/* more */}}"})
+    repo.fetch()
+    after = choose_renderer(request).inputs(
+        _request(repo.tree("main"), {"path": "charts/payments"})
+    )
+    assert before != after
+
+
+def test_remote_dependency_not_vendored_is_an_error(infra: tuple[Upstream, GitRepository]) -> None:
+    up, repo = infra
+    chart = (
+        "apiVersion: v2\nname: web\nversion: 0.1.0\ndependencies:\n"
+        "  - name: redis\n    version: 19.0.0\n    repository: https://charts.example.com\n"
+    )
+    up.commit("main", {"charts/web/Chart.yaml": chart, "charts/web/templates/a.yaml": ""})
+    repo.fetch()
+    with pytest.raises(RenderError, match=r"redis \(https://charts\.example\.com\).*vendor"):
+        render(_request(repo.tree("main"), {"path": "charts/web"}))
+
+
+def test_missing_helm_names_the_extra(
+    infra: tuple[Upstream, GitRepository], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from headway.source import render_helm, tools
+
+    _, repo = infra
+    monkeypatch.setattr(render_helm, "helm_sdk_available", lambda: False)
+    monkeypatch.setattr(tools.shutil, "which", lambda name: None)
+    with pytest.raises(ToolNotInstalled, match=r"pip install 'headway\[helm\]'"):
+        render(_request(repo.tree("main"), {"path": "charts/checkout"}))
+
+
+def test_unsupported_helm_field_is_an_error(infra: tuple[Upstream, GitRepository]) -> None:
+    _, repo = infra
+    source: ApplicationSource = {"path": "charts/checkout", "helm": {"fileParameters": []}}  # type: ignore[typeddict-unknown-key]
+    with pytest.raises(RenderError, match="fileParameters not supported"):
+        render(_request(repo.tree("main"), source))

@@ -130,3 +130,17 @@ def test_image_override_forms() -> None:
     out = apply_overrides(kustomization, {"images": ["app@sha256:ff"]})
     assert out["images"] == [{"name": "app", "newName": "x/app", "digest": "sha256:ff"}]
     assert kustomization["images"][0]["newTag"] == "1"  # the input is not modified
+
+
+def test_replicas_override_and_unsupported_fields(repo: GitRepository) -> None:
+    source: ApplicationSource = {
+        "path": "apps/checkout/overlays/prod",
+        "kustomize": {"replicas": [{"name": "checkout", "count": 8}]},
+    }
+    assert _objects(render(_request(repo, source)))["Deployment"]["spec"]["replicas"] == 8
+    bad: ApplicationSource = {
+        "path": "apps/checkout/overlays/prod",
+        "kustomize": {"kubeVersion": "1.30"},  # type: ignore[typeddict-unknown-key]
+    }
+    with pytest.raises(RenderError, match="kubeVersion not supported"):
+        render(_request(repo, bad))

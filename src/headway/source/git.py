@@ -107,10 +107,22 @@ def _cache_dir_name(url: str) -> str:
     return f"{slug}-{hashlib.sha256(normal.encode()).hexdigest()[:16]}.git"
 
 
+def _bound_network_waits() -> None:
+    """libgit2 waits forever on a silent server by default; bound it (process-wide)."""
+    if pygit2.settings.server_connect_timeout == 0:
+        pygit2.settings.server_connect_timeout = 15_000  # ms
+    if pygit2.settings.server_timeout == 0:
+        pygit2.settings.server_timeout = 120_000  # ms
+
+
 class GitCache:
-    """One bare repository per remote URL under `root`, shared by every Application."""
+    """One bare repository per remote URL under `root`, shared by every Application.
+
+    The credentials given the first time a URL is asked for stay with that repository.
+    """
 
     def __init__(self, root: Path) -> None:
+        _bound_network_waits()
         self._root = root
         self._repos: dict[str, GitRepository] = {}
         self._lock = threading.Lock()

@@ -100,17 +100,12 @@ def source_type(request: RenderRequest) -> str:
     if request.tree.kind(request.path) != "dir":
         where = request.tree.description
         raise RenderError(f"app path {request.path or '/'!r} does not exist in {where}")
-    names = {name.rsplit("/", 1)[-1] for name in _top_level_files(request)}
+    names = set(request.tree.names(request.path))
     if names & set(KUSTOMIZATION_FILES):
         return "Kustomize"
     if any(name.endswith("Chart.yaml") for name in names):
         return "Helm"
     return "Directory"
-
-
-def _top_level_files(request: RenderRequest) -> list[str]:
-    prefix = f"{request.path}/" if request.path else ""
-    return [f for f in request.tree.files(request.path) if "/" not in f[len(prefix) :]]
 
 
 def choose_renderer(request: RenderRequest) -> Renderer:

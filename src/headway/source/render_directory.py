@@ -1,9 +1,10 @@
 """Plain manifests from a directory, with Argo CD's `directory` options.
 
-Follows Argo CD's `findManifests`: files ending in .yaml/.yml/.json directly in `path`
-(every level below too with `recurse: true`); `exclude` then `include` globs match the path
-relative to the app path (see `headway.source.globs`); a file containing
-`+argocd:skip-file-rendering` is skipped. Hidden files are read like any other, as Argo CD does.
+Follows Argo CD's `findManifests`: files ending in .yaml/.yml/.json directly in `path` (every
+level below too with `recurse: true`; any name with `disableExtensionFilter: true`); `exclude`
+then `include` globs match the path relative to the app path (see `headway.source.globs`); a
+file containing `+argocd:skip-file-rendering` is skipped. Hidden files are read like any
+other, as Argo CD does.
 
 A YAML file that holds no Kubernetes object is skipped (Argo CD ignores it silently; Headway says
 so in a warning), unless it looks like a manifest (mentions `apiVersion:`, `kind:` and
@@ -92,6 +93,7 @@ class DirectoryRenderer:
         include_re = compile_glob(include, "directory.include") if include else None
         exclude_re = compile_glob(exclude, "directory.exclude") if exclude else None
         recurse = bool(spec.get("recurse", False))
+        any_extension = bool(spec.get("disableExtensionFilter", False))
         if request.tree.kind(request.path) != "dir":
             where = request.tree.description
             raise RenderError(f"app path {request.path or '/'!r} does not exist in {where}")
@@ -102,7 +104,7 @@ class DirectoryRenderer:
             relative = file[len(prefix) :]
             if not recurse and "/" in relative:
                 continue
-            if not _MANIFEST_FILE.search(relative):
+            if not any_extension and not _MANIFEST_FILE.search(relative):
                 continue
             if exclude_re is not None and exclude_re.match(relative):
                 continue

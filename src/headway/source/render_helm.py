@@ -6,6 +6,11 @@ program on PATH. Release name: `helm.releaseName`, else the Application name; na
 `helm.skipCrds`. Each object's file is its template's path in the repository
 (`charts/checkout/templates/rollout.yaml`, the `# Source:` path with the chart directory
 in place of the chart name); lines are lines of the rendered template output.
+
+Dependencies vendored in `charts/` are used as they are; `file://` dependencies (a library chart
+elsewhere in the repository) are packaged into `charts/` of the temporary copy first, as Argo CD's
+`helm dependency build` does. Headway renders offline: a dependency from a remote repository
+that is not vendored is an error (Helm would otherwise silently render without it).
 """
 
 from __future__ import annotations
@@ -17,17 +22,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
-from headway.source.errors import RenderError
+from headway.source.errors import PathNotFound, RenderError
 from headway.source.helm_values import ComposedValues, compose_values, merge_maps
 from headway.source.helm_values import resolve_value_files as _resolve_value_files
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
 from headway.source.tools import find_helm_binary, helm_sdk_available
+from headway.source.tree import TreeReader, normalize_path
 
 __all__ = ["HelmRenderer", "split_helm_output"]
 
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SOURCE_LINE = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 
 
@@ -41,6 +50,54 @@ def split_helm_output(text: str) -> dict[str, str]:
         name = match.group(1).strip()
         out[name] = f"{out[name]}---\n{chunk.lstrip()}" if name in out else chunk.lstrip()
     return out
+
+
+def _local_dependencies(tree: TreeReader, chart_path: str) -> list[str]:
+    """Repository paths of the `file://` dependencies of a chart, recursively."""
+    found: list[str] = []
+    pending = [chart_path]
+    while pending:
+        current = pending.pop()
+        chart_yaml = f"{current}/Chart.yaml" if current else "Chart.yaml"
+        if tree.kind(chart_yaml) != "file":
+            if current != chart_path:
+                raise RenderError(f"dependency {current!r} has no Chart.yaml", chart_yaml)
+            continue
+        try:
+            meta = yaml.load(tree.read(chart_yaml), Loader=_Loader)
+        except yaml.YAMLError as err:
+            raise RenderError(f"invalid YAML: {err}", chart_yaml) from None
+        deps = meta.get("dependencies") if isinstance(meta, dict) else None
+        for dep in deps or []:
+            repository = str(dep.get("repository") or "") if isinstance(dep, dict) else ""
+            if not repository.startswith("file://"):
+                continue
+            try:
+                path = normalize_path(f"{current}/{repository.removeprefix('file://')}")
+            except PathNotFound:
+                message = f"dependency {repository} leaves the repository"
+                raise RenderError(message, chart_yaml) from None
+            if path not in found:
+                found.append(path)
+                pending.append(path)
+    return found
+
+
+def _build_missing_dependencies(chart_dir: Path) -> None:
+    """Package `file://` dependencies into charts/ as `helm dependency build` would (offline)."""
+    import helm_python as helm
+
+    missing = [d for d in helm.dependency_list(chart_dir) if d["status"] not in ("ok", "unpacked")]
+    if not missing:
+        return
+    remote = [d for d in missing if not str(d.get("repository", "")).startswith("file://")]
+    if remote:
+        names = ", ".join(f"{d['name']} ({d.get('repository')})" for d in remote)
+        raise RenderError(
+            f"chart dependencies missing from charts/: {names}; Headway renders offline, so "
+            "vendor them (helm dependency build) and commit charts/"
+        )
+    helm.dependency_update(chart_dir)
 
 
 def _render_with_sdk(
@@ -60,6 +117,7 @@ def _render_with_sdk(
             values = merge_maps(values, helm.parse_set_string(expression))
         for expression in composed.set_string_params:
             values = merge_maps(values, helm.parse_set_string_values(expression))
+        _build_missing_dependencies(chart_dir)
         with helm.Chart.load(chart_dir) as chart:
             manifests = chart.render(values, name=release, namespace=namespace, is_install=True)
             if crds:
@@ -91,6 +149,9 @@ def _render_with_binary(
         argv += ["--set-string", expression]
     if crds:
         argv.append("--include-crds")
+    if not (chart_dir / "charts").is_dir():
+        update = [helm, "dependency", "build", str(chart_dir)]
+        subprocess.run(update, capture_output=True, text=True, check=False, timeout=120)
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
     if done.returncode != 0:
         raise RenderError(f"helm template failed: {done.stderr.strip()}")
@@ -123,11 +184,33 @@ def _documents(
     return documents, diagnostics
 
 
+_SUPPORTED = {
+    "releaseName",
+    "valueFiles",
+    "values",
+    "valuesObject",
+    "parameters",
+    "ignoreMissingValueFiles",
+    "skipCrds",
+    "skipTests",
+    "namespace",
+    "version",  # Helm 3 is the only version; accepted and ignored as Argo CD does
+    "passCredentials",  # nothing is downloaded
+}
+
+
+def _is_test_hook(doc: Document) -> bool:
+    annotations = (doc.obj.get("metadata") or {}).get("annotations") or {}
+    hooks = str(annotations.get("helm.sh/hook", ""))
+    return any(h.strip().startswith("test") for h in hooks.split(","))
+
+
 class HelmRenderer:
     name = "Helm"
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
         ids = [request.tree.object_id(request.path)]
+        ids += [request.tree.object_id(p) for p in _local_dependencies(request.tree, request.path)]
         for file in _resolve_value_files(request):
             ids.append(file.tree.object_id(file.path) if file.exists else f"missing:{file.path}")
         return tuple(ids)
@@ -142,6 +225,9 @@ class HelmRenderer:
         if request.tree.kind(chart_yaml) != "file":
             raise RenderError(f"no Chart.yaml in {request.tree.description}", chart_yaml)
         helm = spec_section(request.source, "helm")
+        unsupported = sorted(set(helm) - _SUPPORTED)
+        if unsupported:
+            raise RenderError(f"helm: {', '.join(unsupported)} not supported by Headway")
         composed = compose_values(request)
         options: dict[str, Any] = {
             "release": str(helm.get("releaseName") or request.app_name),
@@ -152,7 +238,11 @@ class HelmRenderer:
         with tempfile.TemporaryDirectory(prefix="headway-helm-") as tmp:
             root = Path(tmp) / "tree"
             request.tree.materialize(root, request.path)
+            for dependency in _local_dependencies(request.tree, request.path):
+                request.tree.materialize(root, dependency)
             chart_dir = root / request.path if request.path else root
             manifests = backend(chart_dir, composed, workdir=Path(tmp), **options)
         documents, diagnostics = _documents(manifests, request.path)
+        if helm.get("skipTests"):
+            documents = [doc for doc in documents if not _is_test_hook(doc)]
         return RenderResult(self.name, tuple(documents), (*composed.diagnostics, *diagnostics))

@@ -3,9 +3,10 @@
 The repository tree is written to a temporary directory (a kustomization may reach `../base`
 anywhere in the repository). The Application's `kustomize` overrides are then applied to the
 copy of the kustomization file, with the effect Argo CD's `kustomize edit set/add` commands
-have: `images` (set by image name), `namePrefix`, `nameSuffix`, `namespace`, `commonLabels` and
-`commonAnnotations` (an existing key is an error unless `forceCommonLabels` /
-`forceCommonAnnotations`, as in `kustomize edit add`).
+have: `images` (set by image name), `replicas` (set by name), `namePrefix`, `nameSuffix`,
+`namespace`, `patches` and `components` (appended), `commonLabels` and `commonAnnotations` (an
+existing key is an error unless `forceCommonLabels` / `forceCommonAnnotations`, as in
+`kustomize edit add`). Any other `kustomize` field is an error, never silently ignored.
 
 Each object's file is where kustomize read it from: Headway asks kustomize for origin
 annotations (`buildMetadata: [originAnnotations]`), maps them to repository paths and removes
@@ -79,8 +80,39 @@ def _add_map(kustomization: dict[str, Any], key: str, added: dict[str, str], for
     kustomization[key] = current
 
 
+_SUPPORTED = {
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "images",
+    "replicas",
+    "commonLabels",
+    "commonAnnotations",
+    "forceCommonLabels",
+    "forceCommonAnnotations",
+    "patches",
+    "components",
+}
+
+
+def _set_replicas(out: dict[str, Any], replicas: list[Any]) -> None:
+    current = [dict(r) for r in out.get("replicas") or []]
+    for override in replicas:
+        if not isinstance(override, dict) or not override.get("name"):
+            raise RenderError("kustomize.replicas: every entry needs a name and a count")
+        entry = {"name": str(override["name"]), "count": int(override.get("count", 0))}
+        current = [r for r in current if r.get("name") != entry["name"]] + [entry]
+    out["replicas"] = current
+
+
 def apply_overrides(kustomization: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """The kustomization with the Application's `kustomize` overrides applied."""
+    """The kustomization with the Application's `kustomize` overrides applied.
+
+    An override Headway does not apply is an error rather than silently ignored.
+    """
+    unsupported = sorted(set(spec) - _SUPPORTED)
+    if unsupported:
+        raise RenderError(f"kustomize: {', '.join(unsupported)} not supported by Headway")
     out = dict(kustomization)
     for key in ("namePrefix", "nameSuffix", "namespace"):
         if spec.get(key):
@@ -90,6 +122,11 @@ def apply_overrides(kustomization: dict[str, Any], spec: dict[str, Any]) -> dict
         for text in spec["images"]:
             _set_image(images, parse_image_override(str(text)))
         out["images"] = images
+    if spec.get("replicas"):
+        _set_replicas(out, spec["replicas"])
+    for key in ("patches", "components"):  # appended, as Argo CD does
+        if spec.get(key):
+            out[key] = [*(out.get(key) or []), *spec[key]]
     if spec.get("commonLabels"):
         _add_map(out, "commonLabels", spec["commonLabels"], bool(spec.get("forceCommonLabels")))
     if spec.get("commonAnnotations"):

@@ -9,6 +9,7 @@ __all__ = [
     "DirectorySpec",
     "HelmParameter",
     "HelmSpec",
+    "KustomizeReplica",
     "KustomizeSpec",
     "spec_section",
 ]
@@ -18,6 +19,7 @@ class DirectorySpec(TypedDict, total=False):
     recurse: bool
     include: str
     exclude: str
+    disableExtensionFilter: bool
 
 
 class HelmParameter(TypedDict, total=False):
@@ -34,14 +36,24 @@ class HelmSpec(TypedDict, total=False):
     parameters: list[HelmParameter]
     ignoreMissingValueFiles: bool
     skipCrds: bool
+    skipTests: bool
     version: str
     namespace: str
+    passCredentials: bool
+
+
+class KustomizeReplica(TypedDict):
+    name: str
+    count: int
 
 
 class KustomizeSpec(TypedDict, total=False):
     namePrefix: str
     nameSuffix: str
     images: list[str]
+    replicas: list[KustomizeReplica]
+    patches: list[dict[str, Any]]
+    components: list[str]
     commonLabels: dict[str, str]
     commonAnnotations: dict[str, str]
     forceCommonLabels: bool

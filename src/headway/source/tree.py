@@ -53,6 +53,10 @@ class TreeReader(Protocol):
         """Every file under `path`, recursively, as sorted root-relative paths."""
         ...
 
+    def names(self, path: str = "") -> list[str]:
+        """The names of the entries directly in the directory `path` (files and directories)."""
+        ...
+
     def read(self, path: str) -> bytes:
         """The content of the file at `path`; `PathNotFound` when it is missing."""
         ...
@@ -102,6 +106,12 @@ class GitTree:
 
     def files(self, path: str = "") -> list[str]:
         return sorted(name for name, _blob, _mode in self._walk(path))
+
+    def names(self, path: str = "") -> list[str]:
+        obj = self._object(path)
+        if not isinstance(obj, pygit2.Tree):
+            raise PathNotFound(path or "/", f"{self._description} (not a directory)")
+        return sorted(str(entry.name) for entry in obj)
 
     def _walk(self, path: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
         clean = normalize_path(path)
@@ -173,6 +183,12 @@ class FilesystemTree:
             rel = Path(dirpath).relative_to(self._root).as_posix()
             found.extend(f"{rel}/{f}" if rel != "." else f for f in filenames)
         return sorted(found)
+
+    def names(self, path: str = "") -> list[str]:
+        base = self._full(path)
+        if not base.is_dir():
+            raise PathNotFound(path or "/", f"{self._root} (not a directory)")
+        return sorted(p.name for p in base.iterdir() if p.name != ".git")
 
     def read(self, path: str) -> bytes:
         full = self._full(path)
