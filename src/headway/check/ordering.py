@@ -15,6 +15,7 @@ from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.known_health import BUILTIN_HEALTH_KINDS, is_custom_group
 from headway.check.manifest import (
     WAVE_ANNOTATION,
+    annotations_of,
     as_dict,
     as_list,
     group_of,
@@ -213,14 +214,20 @@ def check_unassessed_custom_kind(ctx: CheckContext) -> Iterable[Finding]:
         for doc in unit.objects:
             group = group_of(as_dict(doc.obj).get("apiVersion"))
             wave = sync_wave(doc.obj)
+            placed = WAVE_ANNOTATION in annotations_of(doc.obj)
             if not is_custom_group(group) or f"{group}/{doc.kind}" in known or wave >= last:
                 continue
+            if not placed:
+                continue  # only a resource deliberately put in an early wave is meant as a gate
             message = (
                 f"{doc.kind} ({group}) has no health assessment, so Argo CD marks it Healthy "
                 f"as soon as it exists: wave {wave} gates nothing, and wave {last} is applied "
                 "before any controller has reconciled it"
             )
-            yield finding_at(UNASSESSED_CUSTOM_KIND, doc, message=message, app=unit.name)
+            where = ("metadata", "annotations", WAVE_ANNOTATION)
+            yield finding_at(
+                UNASSESSED_CUSTOM_KIND, doc, path=where, message=message, app=unit.name
+            )
 
 
 def check_indefinite_pause_gate(ctx: CheckContext) -> Iterable[Finding]:

@@ -12,6 +12,7 @@ from headway.check import (
     ordering,
     progressive,
     releases,
+    transition,
 )
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
@@ -110,9 +111,13 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((releases.PRUNE_UNPROTECTED,), releases.check_prune_protection),
 )
 
+# Rules whose findings come from the CLI (they need renders of other revisions).
+CLI_RULES: tuple[Rule, ...] = (transition.TRANSITION_DROPS, transition.TRANSITION_HIDDEN_CHANGE)
+
 ALL_RULES: tuple[Rule, ...] = (
     SUPPRESSION_WITHOUT_REASON,
     *(rule for check in CHECKS for rule in check.rules),
+    *CLI_RULES,
 )
 
 

@@ -9,20 +9,26 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import cast
+
+import yaml
 
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
 from headway.check.manifest import (
     app_sources,
     as_dict,
+    as_list,
     group_of,
     name_of,
     namespace_of,
     normalize_repo_url,
 )
-from headway.model.diagnostics import Diagnostic
+from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents
 from headway.source.errors import PathNotFound, SourceError
+from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, render
+from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
 __all__ = ["RenderOutcome", "RepositoryLoader", "normalize_url"]
@@ -85,6 +91,15 @@ class RepositoryLoader:
             and not f.startswith(".")
             and not any(c == "" or f.startswith(f"{c}/") for c in charts)
         ]
+
+    def with_tree(self, tree: TreeReader) -> RepositoryLoader:
+        """The same loader (URLs, other repositories, health) over another tree."""
+        return replace(self, tree=tree, diagnostics=[], _parsed={})
+
+    def render_app(self, app: Document) -> tuple[Document, ...] | None:
+        """What `app` renders from this loader's trees, or None when the render fails."""
+        objects, problems, _files, _library = self._render_app(app)
+        return None if problems else objects
 
     def load(self) -> CheckContext:
         documents = [
@@ -167,21 +182,41 @@ class RepositoryLoader:
                 problem=f"path {path!r} of Application/{app.name} does not "
                 f"exist in {tree.description}: a sync would fail"
             )
-        if tree.kind(f"{path}/Chart.yaml") == "file" or any(
-            tree.kind(f"{path}/{k}") == "file"
-            for k in ("kustomization.yaml", "kustomization.yml", "Kustomization")
+        if any(source.get(k) is not None for k in ("helm", "kustomize")) or any(
+            tree.kind(f"{path}/{name}") == "file" for name in ("Chart.yaml", *KUSTOMIZATION_FILES)
         ):
             return self._tool(tree, source, app)
         return self._directory(tree, path, as_dict(source.get("directory")))
 
     def _tool(self, tree: TreeReader, source: Mapping[str, object], app: Document) -> RenderOutcome:
-        if self.tool_renderer is None:
-            what = source.get("chart") or source.get("path")
-            return RenderOutcome(
-                problem=f"Application/{app.name} renders {what!r} with Helm or "
-                "Kustomize, and no renderer is available here"
-            )
-        return self.tool_renderer(tree, source, app)
+        if self.tool_renderer is not None:
+            return self.tool_renderer(tree, source, app)
+        refs = {
+            str(s["ref"]): ref_tree
+            for s in app_sources(app.obj)
+            if s.get("ref") and (ref_tree := self._tree_for(str(s.get("repoURL", "")))) is not None
+        }
+        destination = as_dict(as_dict(as_dict(app.obj).get("spec")).get("destination"))
+        request = RenderRequest(
+            source=cast(ApplicationSource, dict(source)),
+            tree=tree,
+            app_name=app.name,
+            namespace=str(destination.get("namespace") or ""),
+            refs=refs,
+        )
+        try:
+            result = render(request)
+        except SourceError as err:
+            return RenderOutcome(problem=f"Application/{app.name}: {err}")
+        errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+        path = request.path
+        files = tuple(tree.files(path)) if tree is self.tree and tree.kind(path) == "dir" else ()
+        return RenderOutcome(
+            documents=tuple(d for d in result.documents if _is_object(d)),
+            files=files,
+            problem="; ".join(str(d) for d in errors),
+            library_paths=tuple(library_paths(tree, path)),
+        )
 
     def _directory(self, tree: TreeReader, path: str, options: dict[str, object]) -> RenderOutcome:
         try:
@@ -225,3 +260,46 @@ def _is_application(doc: Document) -> bool:
         and doc.kind == "Application"
         and group_of(as_dict(doc.obj).get("apiVersion")) == "argoproj.io"
     )
+
+
+def collect_crds(tree: TreeReader) -> tuple[Document, ...]:
+    """CustomResourceDefinitions written as plain files in `tree` (a cheap scan by content)."""
+    found: list[Document] = []
+    for file in tree.files():
+        if not file.endswith((".yaml", ".yml")) or file.startswith("."):
+            continue
+        data = tree.read(file)
+        if b"CustomResourceDefinition" not in data:
+            continue
+        result = load_documents(data.decode("utf-8", errors="replace"), file)
+        found.extend(d for d in result.documents if d.kind == "CustomResourceDefinition")
+    return tuple(found)
+
+
+def library_paths(tree: TreeReader, path: str) -> list[str]:
+    """Repository paths outside `path` that its render reads: Helm `file://` dependencies and
+    Kustomize resources or components that climb out of the source directory."""
+    found: list[str] = []
+    candidates = [("Chart.yaml", "dependencies"), *((k, "resources") for k in KUSTOMIZATION_FILES)]
+    for name, key in candidates:
+        file = f"{path}/{name}" if path else name
+        if tree.kind(file) != "file":
+            continue
+        try:
+            parsed = as_dict(yaml.safe_load(tree.read(file)))
+        except (yaml.YAMLError, SourceError):
+            continue
+        entries = [*as_list(parsed.get(key)), *as_list(parsed.get("components"))]
+        for entry in entries:
+            target = as_dict(entry).get("repository") if key == "dependencies" else entry
+            text = str(target or "")
+            if key == "dependencies" and not text.startswith("file://"):
+                continue
+            relative = text.removeprefix("file://")
+            if not relative.startswith(".."):
+                continue
+            try:
+                found.append(normalize_path(f"{path}/{relative}"))
+            except PathNotFound:
+                continue
+    return found

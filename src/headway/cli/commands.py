@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from headway.cli import analysis, objects, runtime, validate
+from headway.cli import analysis, check, objects, runtime, validate
 
-MODULES: list[ModuleType] = [validate, runtime, objects, analysis]
+MODULES: list[ModuleType] = [validate, runtime, objects, analysis, check]

@@ -1,0 +1,228 @@
+"""`headway check [PATH]`: static safety analysis of a GitOps repository, with no cluster.
+
+Renders every Application found (app-of-apps, directories of Applications, plain manifests)
+from the working tree or from `--revision`, runs the rules of `headway.check`, and prints
+text, JSON or SARIF. Exit status: 0 clean, 1 when any error (any warning with `--strict`),
+2 for usage errors (a missing path, an unknown revision, a bad config file).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import pygit2
+import typer
+import yaml
+from rich.console import Console
+
+from headway.check.config import CONFIG_FILES, CheckConfig, ConfigError, parse_config
+from headway.check.findings import Finding
+from headway.check.known_health import BUILTIN_HEALTH_KINDS
+from headway.check.manifest import normalize_repo_url
+from headway.check.registry import ALL_RULES, run_checks
+from headway.cli.check_loader import RepositoryLoader, collect_crds
+from headway.cli.check_report import render_json, render_sarif, render_text
+from headway.cli.check_transition import TransitionError, transition_findings
+from headway.model.diagnostics import Severity
+from headway.source.tree import FilesystemTree, GitTree, TreeReader
+
+__all__ = ["register", "run_check"]
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    SARIF = "sarif"
+
+
+class UsageError(Exception):
+    """Bad input from the user: reported in one line, exit status 2."""
+
+
+def _repository(path: Path) -> pygit2.Repository | None:
+    found = pygit2.discover_repository(str(path))
+    return pygit2.Repository(found) if found else None
+
+
+def _subpath(repo: pygit2.Repository, path: Path) -> str:
+    workdir = Path(repo.workdir or path).resolve()
+    relative = path.resolve().relative_to(workdir).as_posix()
+    return "" if relative == "." else relative
+
+
+def _commit(repo: pygit2.Repository, revision: str) -> pygit2.Commit:
+    try:
+        return repo.revparse_single(revision).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError) as err:
+        raise UsageError(f"unknown revision {revision!r} in {repo.workdir}: {err}") from None
+
+
+def _tree_at(repo: pygit2.Repository, commit: pygit2.Commit, sub: str, label: str) -> GitTree:
+    tree = commit.tree
+    if sub:
+        try:
+            tree = repo[tree[sub].id].peel(pygit2.Tree)
+        except KeyError:
+            raise UsageError(f"{sub!r} does not exist at {label}") from None
+    return GitTree(repo, tree, f"{repo.workdir}@{label}")
+
+
+def _base_commit(repo: pygit2.Repository, revision: str | None) -> pygit2.Commit | None:
+    """The previous state to compare CRDs with: the parent of `--revision`; for the working
+    tree, HEAD when there are uncommitted changes, else HEAD's parent."""
+    try:
+        if revision is not None:
+            commit = _commit(repo, revision)
+        else:
+            commit = repo.head.peel(pygit2.Commit)
+            dirty = any(
+                flags not in (pygit2.enums.FileStatus.CURRENT, pygit2.enums.FileStatus.IGNORED)
+                and flags != pygit2.enums.FileStatus.WT_NEW
+                for flags in repo.status().values()
+            )
+            if dirty:
+                return commit
+    except (pygit2.GitError, KeyError):
+        return None
+    return commit.parents[0] if commit.parents else None
+
+
+def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
+    candidates = [explicit] if explicit else [root / name for name in CONFIG_FILES]
+    for file in candidates:
+        if file is None or not file.is_file():
+            if explicit is not None:
+                raise UsageError(f"config file {explicit} does not exist")
+            continue
+        try:
+            data = yaml.safe_load(file.read_text())
+            return parse_config(data, str(file), {r.id for r in ALL_RULES}), file.parent
+        except (yaml.YAMLError, ConfigError) as err:
+            text = f"{file}: {err}" if isinstance(err, yaml.YAMLError) else str(err)
+            raise UsageError(text) from None
+    return CheckConfig(), root
+
+
+def _self_urls(repo: pygit2.Repository | None, config: CheckConfig) -> frozenset[str]:
+    urls = set(config.self_urls)
+    if repo is not None:
+        for remote in repo.remotes:
+            if remote.name == "origin" and remote.url:
+                urls.add(normalize_repo_url(remote.url))
+    return frozenset(urls)
+
+
+def _other_trees(config: CheckConfig, base: Path) -> dict[str, TreeReader]:
+    trees: dict[str, TreeReader] = {}
+    for url, local in config.repositories.items():
+        directory = (base / local).resolve()
+        if not directory.is_dir():
+            raise UsageError(f"repositories: {url} maps to {directory}, which is not a directory")
+        trees[url] = FilesystemTree(directory)
+    return trees
+
+
+def build_loader(
+    path: Path, *, revision: str | None, config: CheckConfig, config_dir: Path
+) -> tuple[RepositoryLoader, pygit2.Repository | None]:
+    repo = _repository(path)
+    tree: TreeReader = FilesystemTree(path)
+    if revision is not None:
+        if repo is None:
+            raise UsageError(f"--revision needs a Git repository, and {path} is not in one")
+        tree = _tree_at(repo, _commit(repo, revision), _subpath(repo, path), revision)
+    loader = RepositoryLoader(
+        tree=tree,
+        self_urls=_self_urls(repo, config),
+        other_trees=_other_trees(config, config_dir),
+        custom_health=BUILTIN_HEALTH_KINDS | config.health,
+    )
+    return loader, repo
+
+
+def run_check(
+    path: Path,
+    *,
+    revision: str | None = None,
+    config_file: Path | None = None,
+    transition: str | None = None,
+) -> tuple[list[Finding], int]:
+    """Findings for the repository at `path`, and how many Applications were checked."""
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a directory")
+    config, config_dir = load_config(path, config_file)
+    loader, repo = build_loader(path, revision=revision, config=config, config_dir=config_dir)
+    if repo is not None and transition is None:
+        base = _base_commit(repo, revision)
+        if base is not None:
+            base_tree = _tree_at_or_none(repo, base, _subpath(repo, path))
+            loader.base_crds = collect_crds(base_tree) if base_tree is not None else ()
+    extra: list[Finding] = []
+    if transition is not None:
+        if repo is None:
+            raise UsageError(f"--transition needs a Git repository, and {path} is not in one")
+        try:
+            extra, loader.base_crds = transition_findings(
+                repo, transition, sub=_subpath(repo, path), make_loader=loader.with_tree
+            )
+        except TransitionError as err:
+            raise UsageError(str(err)) from None
+    context = loader.load()
+    findings = run_checks(context, disabled=config.disable)
+    findings.extend(f for f in extra if f.rule not in config.disable)
+    return findings, len(context.applications)
+
+
+def _tree_at_or_none(repo: pygit2.Repository, commit: pygit2.Commit, sub: str) -> GitTree | None:
+    try:
+        return _tree_at(repo, commit, sub, str(commit.id)[:12])
+    except UsageError:
+        return None
+
+
+def exit_status(findings: list[Finding], *, strict: bool) -> int:
+    failing = {Severity.ERROR, Severity.WARNING} if strict else {Severity.ERROR}
+    return EXIT_FINDINGS if any(f.severity in failing for f in findings) else EXIT_OK
+
+
+def check(  # noqa: PLR0917 (typer maps each parameter to an option)
+    path: Annotated[Path, typer.Argument(help="Repository checkout to check.")] = Path("."),
+    revision: Annotated[
+        str | None, typer.Option("--revision", help="Check this commit (via Git), not the files.")
+    ] = None,
+    output: Annotated[
+        OutputFormat, typer.Option("--format", "-o", help="text, json or sarif.")
+    ] = OutputFormat.TEXT,
+    strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
+    config_file: Annotated[
+        Path | None, typer.Option("--config", help="Config file (default: .headway/check.yaml).")
+    ] = None,
+    transition: Annotated[
+        str | None,
+        typer.Option("--transition", help="BASE..HEAD: also check the states between them."),
+    ] = None,
+) -> None:
+    """Check a GitOps repository for the traps that cause outages, with no cluster."""
+    try:
+        findings, apps = run_check(
+            path, revision=revision, config_file=config_file, transition=transition
+        )
+    except UsageError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    if output is OutputFormat.JSON:
+        typer.echo(render_json(findings))
+    elif output is OutputFormat.SARIF:
+        typer.echo(render_sarif(findings, ALL_RULES))
+    else:
+        render_text(findings, Console(file=sys.stdout, highlight=False), apps)
+    raise typer.Exit(exit_status(findings, strict=strict))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check)
