@@ -1,0 +1,87 @@
+"""Where Lua health overrides come from: argocd-cm keys and `<group>/<Kind>/health.lua` trees.
+
+Both forms are Argo CD's. `resource.customizations.health.<group>_<kind>` names the group
+and kind in one key (core kinds have no `<group>_` prefix: `...health.PersistentVolumeClaim`);
+a directory holds `<group>/<Kind>/health.lua` (core kinds: `<Kind>/health.lua`). The
+parsing functions are pure; `read_script_tree` is the one helper that touches the disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from headway.health.lua_script import LuaHealthScript
+from headway.health.registry import GroupKind
+
+__all__ = [
+    "CONFIGMAP_PREFIX",
+    "ScriptSet",
+    "read_script_tree",
+    "scripts_from_configmap",
+    "scripts_from_files",
+]
+
+CONFIGMAP_PREFIX = "resource.customizations.health."
+_SCRIPT_NAME = "health.lua"
+
+
+@dataclass(frozen=True)
+class ScriptSet:
+    scripts: Mapping[GroupKind, LuaHealthScript]
+    problems: tuple[str, ...] = ()
+
+
+def scripts_from_configmap(data: Mapping[str, str], *, source: str = "argocd-cm") -> ScriptSet:
+    """Health scripts from argocd-cm `data`; other keys are ignored."""
+    scripts: dict[GroupKind, LuaHealthScript] = {}
+    problems: list[str] = []
+    for key, text in data.items():
+        if not key.startswith(CONFIGMAP_PREFIX):
+            continue
+        group_kind = _split_key(key[len(CONFIGMAP_PREFIX) :])
+        if group_kind is None or not text.strip():
+            problems.append(
+                f"{source}: {key}: expected `{CONFIGMAP_PREFIX}<group>_<kind>` "
+                "with a non-empty Lua script"
+            )
+            continue
+        scripts[group_kind] = LuaHealthScript(source=text, origin=f"{source}: {key}")
+    return ScriptSet(scripts, tuple(problems))
+
+
+def _split_key(suffix: str) -> GroupKind | None:
+    # Kinds never contain "_", groups are DNS names which never do either: the last "_"
+    # separates them; no "_" at all means a core kind.
+    group, sep, kind = suffix.rpartition("_")
+    if not kind or (sep and not group):
+        return None
+    return group, kind
+
+
+def scripts_from_files(files: Mapping[str, str], *, root: str = "") -> ScriptSet:
+    """Health scripts from `{relative path: text}` of a customization tree."""
+    scripts: dict[GroupKind, LuaHealthScript] = {}
+    problems: list[str] = []
+    for path, text in sorted(files.items()):
+        parts = Path(path).parts
+        if not parts or parts[-1] != _SCRIPT_NAME:
+            continue
+        origin = f"{root.rstrip('/')}/{path}" if root else path
+        if len(parts) == 3:
+            scripts[(parts[0], parts[1])] = LuaHealthScript(source=text, origin=origin)
+        elif len(parts) == 2:
+            scripts[("", parts[0])] = LuaHealthScript(source=text, origin=origin)
+        else:
+            problems.append(f"{origin}: expected <group>/<Kind>/{_SCRIPT_NAME}")
+    return ScriptSet(scripts, tuple(problems))
+
+
+def read_script_tree(root: Path) -> ScriptSet:
+    """Read every `health.lua` under `root` (the only disk access in `headway.health`)."""
+    files = {
+        str(path.relative_to(root)): path.read_text(encoding="utf-8")
+        for path in root.rglob(_SCRIPT_NAME)
+    }
+    return scripts_from_files(files, root=str(root))

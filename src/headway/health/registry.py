@@ -1,0 +1,122 @@
+"""The health dispatcher: built-in checks and Lua overrides, keyed by (group, kind).
+
+A Lua script registered for a (group, kind) replaces the built-in check, as in Argo CD.
+Kinds with neither have no health (`assess` returns None): a ConfigMap is not "Healthy",
+it simply has no health to wait for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from headway.health.fields import get, get_str
+from headway.health.kinds import (
+    apiservice,
+    application,
+    daemonset,
+    deployment,
+    hpa,
+    ingress,
+    job,
+    pod,
+    pvc,
+    replicaset,
+    rollout,
+    service,
+    statefulset,
+)
+from headway.health.lua_script import LuaHealthScript
+from headway.health.status import HealthResult, HealthStatus
+
+__all__ = [
+    "BUILTIN_CHECKS",
+    "GroupKind",
+    "HealthCheck",
+    "HealthRegistry",
+    "assess",
+    "default_registry",
+    "group_kind_of",
+]
+
+GroupKind = tuple[str, str]
+HealthCheck = Callable[[Any], HealthResult]
+
+_HOOK_FINALIZER = "argocd.argoproj.io/hook-finalizer"
+
+BUILTIN_CHECKS: Mapping[GroupKind, HealthCheck] = MappingProxyType(
+    {
+        ("apps", "Deployment"): deployment.assess,
+        ("apps", "StatefulSet"): statefulset.assess,
+        ("apps", "DaemonSet"): daemonset.assess,
+        ("apps", "ReplicaSet"): replicaset.assess,
+        ("", "Pod"): pod.assess,
+        ("", "Service"): service.assess,
+        ("", "PersistentVolumeClaim"): pvc.assess,
+        ("networking.k8s.io", "Ingress"): ingress.assess,
+        ("extensions", "Ingress"): ingress.assess,
+        ("batch", "Job"): job.assess,
+        ("apiregistration.k8s.io", "APIService"): apiservice.assess,
+        ("autoscaling", "HorizontalPodAutoscaler"): hpa.assess,
+        ("argoproj.io", "Rollout"): rollout.assess,
+        ("argoproj.io", "Application"): application.assess,
+    }
+)
+
+
+def group_kind_of(obj: Any) -> GroupKind:
+    """`apps/v1` + Deployment -> ("apps", "Deployment"); `v1` + Pod -> ("", "Pod")."""
+    api_version = get_str(obj, "apiVersion")
+    group = api_version.rpartition("/")[0]
+    return group, get_str(obj, "kind")
+
+
+@dataclass(frozen=True)
+class HealthRegistry:
+    builtins: Mapping[GroupKind, HealthCheck] = field(default_factory=lambda: BUILTIN_CHECKS)
+    scripts: Mapping[GroupKind, LuaHealthScript] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    def with_scripts(self, scripts: Mapping[GroupKind, LuaHealthScript]) -> HealthRegistry:
+        """A registry where `scripts` override built-ins and earlier scripts."""
+        merged = {**self.scripts, **scripts}
+        return replace(self, scripts=MappingProxyType(merged))
+
+    def has_check(self, group_kind: GroupKind) -> bool:
+        return group_kind in self.scripts or group_kind in self.builtins
+
+    def assess(self, obj: Any) -> HealthResult | None:
+        """The health of one live object, or None when its kind has no health check.
+
+        An object being deleted is Progressing ("Pending deletion") whatever its kind,
+        unless the deletion is only held by Argo's hook finalizer."""
+        if _pending_deletion(obj):
+            return HealthResult(HealthStatus.PROGRESSING, "Pending deletion")
+        group_kind = group_kind_of(obj)
+        script = self.scripts.get(group_kind)
+        if script is not None:
+            return script.assess(obj)
+        check = self.builtins.get(group_kind)
+        return check(obj) if check is not None else None
+
+
+def _pending_deletion(obj: Any) -> bool:
+    if get(obj, "metadata", "deletionTimestamp") is None:
+        return False
+    finalizers = get(obj, "metadata", "finalizers")
+    return not (isinstance(finalizers, list) and _HOOK_FINALIZER in finalizers)
+
+
+_DEFAULT = HealthRegistry()
+
+
+def default_registry() -> HealthRegistry:
+    return _DEFAULT
+
+
+def assess(obj: Any) -> HealthResult | None:
+    """Assess with the built-in checks only."""
+    return _DEFAULT.assess(obj)
