@@ -17,7 +17,6 @@ Each manager (per operation, `Apply` or `Update`) owns a set of leaf paths.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -32,6 +31,7 @@ from headway.cluster.local.fieldpaths import (
     render_path,
     value_at,
 )
+from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.listkeys import item_key, key_matches, list_keys, list_semantics
 
 __all__ = [
@@ -173,15 +173,15 @@ def merge(live: Any, applied: Any, field: str = "") -> Any:
     if isinstance(live, dict) and isinstance(applied, Mapping):
         out = dict(live)
         for key, value in applied.items():
-            out[key] = merge(live[key], value, key) if key in live else copy.deepcopy(value)
+            out[key] = merge(live[key], value, key) if key in live else clone(value)
         return out
     if isinstance(live, list) and isinstance(applied, list):
         semantics = list_semantics(field, [*live, *applied])
         if semantics == "set":
-            return [*live, *(copy.deepcopy(v) for v in applied if v not in live)]
+            return [*live, *(clone(v) for v in applied if v not in live)]
         if semantics == "map":
             return _merge_keyed(live, applied, list_keys(field, [*live, *applied]))
-    return copy.deepcopy(applied)
+    return clone(applied)
 
 
 def _merge_keyed(live: list[Any], applied: list[Any], keys: tuple[str, ...]) -> list[Any]:
@@ -190,7 +190,7 @@ def _merge_keyed(live: list[Any], applied: list[Any], keys: tuple[str, ...]) -> 
     for item in live:
         key = item_key(item, keys)
         out.append(merge(item, applied_by_key.pop(key)) if key in applied_by_key else item)
-    out.extend(copy.deepcopy(item) for item in applied_by_key.values())
+    out.extend(clone(item) for item in applied_by_key.values())
     return out
 
 

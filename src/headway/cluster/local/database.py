@@ -86,6 +86,12 @@ class Database:
             self._conn.execute("COMMIT")
 
     @contextmanager
+    def single(self) -> Iterator[sqlite3.Connection]:
+        """The connection for reads that need no shared snapshot (each statement is one)."""
+        with self._lock:
+            yield self._conn
+
+    @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees one snapshot."""
         with self._lock:

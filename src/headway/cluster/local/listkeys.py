@@ -7,6 +7,7 @@ common ones below; every other list is atomic (replaced whole, owned as one fiel
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -63,8 +64,15 @@ def item_key(item: Mapping[str, Any], keys: tuple[str, ...]) -> str:
 
 def key_matches(item: Any, key_json: str) -> bool:
     """Whether `item` is the one `key_json` (from `item_key`) names."""
-    wanted = json.loads(key_json)
-    return isinstance(item, Mapping) and item_key(item, tuple(wanted)) == canonical_key(wanted)
+    if not isinstance(item, Mapping):
+        return False
+    wanted = _parsed_key(key_json)
+    return all(item.get(k, _DEFAULTS.get(k)) == v for k, v in wanted)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_key(key_json: str) -> tuple[tuple[str, Any], ...]:
+    return tuple(json.loads(key_json).items())
 
 
 def missing_keys(field: str, items: Sequence[Any]) -> list[int]:

@@ -5,13 +5,13 @@ Purely computational; the store calls these before it writes.
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Invalid
+from headway.cluster.local.jsonvalues import clone
 from headway.cluster.protocol import Obj
 from headway.model.selectors import SelectorError, validate_key, validate_value
 
@@ -57,18 +57,18 @@ def managed_content(obj: Mapping[str, Any]) -> dict[str, Any]:
     managed_meta = {k: meta[k] for k in MANAGED_METADATA if k in meta}
     if managed_meta:
         content["metadata"] = managed_meta
-    return copy.deepcopy(content)
+    return clone(content)
 
 
 def with_content(base: Obj, content: Mapping[str, Any]) -> Obj:
     """`base` (identity, server metadata, status) with its managed part replaced by `content`."""
     out: Obj = {"apiVersion": base["apiVersion"], "kind": base["kind"]}
     meta = {k: v for k, v in base.get("metadata", {}).items() if k not in MANAGED_METADATA}
-    meta.update(copy.deepcopy(dict(content.get("metadata") or {})))
+    meta.update(clone(dict(content.get("metadata") or {})))
     out["metadata"] = meta
-    out.update({k: copy.deepcopy(v) for k, v in content.items() if k != "metadata"})
+    out.update({k: clone(v) for k, v in content.items() if k != "metadata"})
     if "status" in base:
-        out["status"] = copy.deepcopy(base["status"])
+        out["status"] = clone(base["status"])
     return out
 
 

@@ -7,7 +7,6 @@ once; every write is one SQLite transaction, so they never see a half-written ch
 
 from __future__ import annotations
 
-import copy
 import secrets
 import sqlite3
 import uuid
@@ -19,7 +18,8 @@ from headway.clock import Clock
 from headway.cluster.errors import Conflict, Invalid, NotFound
 from headway.cluster.local import apply as ssa
 from headway.cluster.local import database, events, gc, watching, writes
-from headway.cluster.local.kinds import CRD_GROUP, KindTable, ServedKind
+from headway.cluster.local.jsonvalues import clone
+from headway.cluster.local.kinds import BUILTIN_KINDS, CRD_GROUP, KindTable, ServedKind
 from headway.cluster.local.objects import (
     ObjectKey,
     managed_content,
@@ -39,6 +39,7 @@ __all__ = ["LocalCluster"]
 # Namespaces that exist without a Namespace object, as on a fresh Kubernetes cluster.
 IMPLICIT_NAMESPACES = frozenset({"default", "kube-system"})
 DEFAULT_MANAGER = "headway"
+BUILTIN_TABLE = KindTable(BUILTIN_KINDS)
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet
 
 
@@ -74,6 +75,8 @@ class LocalCluster:
         return KindTable.with_crds(database.loads(r[0]) for r in rows)
 
     def _resolve(self, conn: sqlite3.Connection, api_version: str, kind: str) -> ServedKind:
+        if BUILTIN_TABLE.knows(api_version, kind):  # no CRD can change a built-in kind
+            return BUILTIN_TABLE.resolve(api_version, kind)
         return self._kinds(conn).resolve(api_version, kind)
 
     def _key(self, served: ServedKind, name: str, namespace: str | None) -> ObjectKey:
@@ -86,7 +89,7 @@ class LocalCluster:
     # ---- reads -----------------------------------------------------------------------
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj:
-        with self._db.read() as conn:
+        with self._db.single() as conn:  # one statement after resolving: no transaction
             key = self._key(self._resolve(conn, api_version, kind), name, namespace)
             found = database.fetch(conn, key)
         if found is None:
@@ -231,8 +234,8 @@ class LocalCluster:
                 raise Conflict(_stale(key, resource_version, live))
             if live.get("status") == status:
                 return _presented(live, api_version)
-            updated = copy.deepcopy(live)
-            updated["status"] = copy.deepcopy(dict(status))
+            updated = clone(live)
+            updated["status"] = clone(dict(status))
             stored = self._commit(conn, updated, live)
         return _presented(stored, api_version)
 
@@ -376,10 +379,11 @@ def _selector(label_selector: SelectorLike) -> Any:
 
 
 def _presented(obj: Obj, api_version: str) -> Obj:
-    """The object as the caller asked for it (the store does no schema conversion)."""
-    out = copy.deepcopy(obj)
-    out["apiVersion"] = api_version
-    return out
+    """The object as the caller asked for it (the store does no schema conversion).
+
+    Every object handed in is the store's own fresh copy, so it is changed in place."""
+    obj["apiVersion"] = api_version
+    return obj
 
 
 def _rv(obj: Obj) -> str:

@@ -5,12 +5,12 @@ Every function takes the open write transaction's connection; the store opens it
 
 from __future__ import annotations
 
-import copy
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime
 
 from headway.cluster.local import database, gc
+from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import BUILTIN_KINDS, split_api_version
 from headway.cluster.local.objects import ObjectKey, spec_part
 from headway.cluster.protocol import Obj, PropagationPolicy
@@ -46,7 +46,7 @@ def commit(conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
     An object marked for deletion whose last finalizer is gone is purged instead.
     Returns what was stored (with `resourceVersion` set).
     """
-    stored = copy.deepcopy(new)
+    stored = clone(new)
     meta = stored["metadata"]
     if old is None:
         meta["generation"] = 1
@@ -79,7 +79,7 @@ def start_deletion(
     if not finalizers:
         _purge(conn, obj)
         return
-    marked = copy.deepcopy(obj)
+    marked = clone(obj)
     marked["metadata"]["deletionTimestamp"] = timestamp(now)
     marked["metadata"]["deletionGracePeriodSeconds"] = 0
     marked["metadata"]["finalizers"] = finalizers
@@ -90,7 +90,7 @@ def start_deletion(
 
 def _orphan_dependents(conn: sqlite3.Connection, owner_uid: str) -> None:
     for dependent in dependents_of(conn, owner_uid):
-        freed = copy.deepcopy(dependent)
+        freed = clone(dependent)
         refs = [r for r in freed["metadata"]["ownerReferences"] if r.get("uid") != owner_uid]
         if refs:
             freed["metadata"]["ownerReferences"] = refs
@@ -180,7 +180,7 @@ def _carry_out(
         return [action.uid, *gc.owner_uids(obj), *containers_of(conn, obj)]
     if isinstance(action, gc.DropFinalizer):
         current = database.fetch_by_uid(conn, action.uid) or obj
-        updated = copy.deepcopy(current)
+        updated = clone(current)
         updated["metadata"]["finalizers"] = [
             f for f in current["metadata"].get("finalizers", []) if f != action.finalizer
         ]
