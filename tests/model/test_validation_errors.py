@@ -387,3 +387,24 @@ def test_multi_file_robustness(tmp_path: Path) -> None:
 def test_missing_path_is_one_diagnostic(tmp_path: Path) -> None:
     diagnostics = validate_paths([tmp_path / "nope"])
     assert [d.message for d in diagnostics] == ["no such file or directory"]
+
+
+def test_ignore_differences_that_select_nothing_warn() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: a}
+spec:
+  project: p
+  destination: {name: prod}
+  source: {repoURL: "https://git.example/r.git", path: x}
+  ignoreDifferences:
+    - group: apps
+      kind: Deployment
+"""
+    diagnostics = validate_text(text, "a.yaml").diagnostics
+    assert rendered(diagnostics) == [
+        "a.yaml:9: Application/a: spec.ignoreDifferences[0]: warning: ignores nothing: give one "
+        "of jsonPointers, jqPathExpressions, managedFieldsManagers"
+    ]
+    assert diagnostics[0].severity is Severity.WARNING
