@@ -9,6 +9,7 @@ from headway.check import (
     analysis_rules,
     application,
     diffing,
+    empty_result,
     ordering,
     progressive,
     releases,
@@ -63,6 +64,7 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck(
         (analysis_rules.UNSCOPED_ANALYSIS_QUERY,), analysis_rules.check_unscoped_queries
     ),
+    RegisteredCheck((empty_result.PASSES_ON_EMPTY,), empty_result.check_passes_on_empty),
     RegisteredCheck(
         (analysis_rules.RESOURCE_ONLY_ANALYSIS,), analysis_rules.check_resource_only_analysis
     ),

@@ -1,0 +1,120 @@
+"""Analysis conditions that pass on an empty result — decided by evaluating them.
+
+Seed 002 §3.7: "A query that returns no series, because the label was renamed or the scrape
+job is missing, must not count as success." Each condition is evaluated with the values a
+provider yields when there is no data — an empty vector, nil, and NaN (a ratio of two zero
+rates) — and the measurement's phase is decided by Argo Rollouts' rules:
+
+* no condition at all: Successful;
+* only a successCondition: Failed unless it is true;
+* only a failureCondition: Successful unless it is true;
+* both: Failed if the failure condition is true, Successful if only the success condition is,
+  else Inconclusive;
+* a condition that errors (index out of range, nil) or is not a boolean: Error, which
+  counts towards consecutiveErrorLimit and never towards success.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from headway.check.analysis_rules import query_of
+from headway.check.context import CheckContext
+from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.gates import metrics_of
+from headway.expr import ConditionError, compile_condition
+
+__all__ = ["EMPTY_CASES", "PASSES_ON_EMPTY", "check_passes_on_empty", "measurement_phase"]
+
+PASSES_ON_EMPTY = Rule(
+    id="HW204",
+    slug="passes-on-empty-result",
+    severity=Severity.ERROR,
+    title="An analysis metric that succeeds when its query returns no data",
+    rationale="Seed 002 §3.7 and §5.10: a renamed label, a missing scrape job or an unreachable "
+    "metrics store makes the query empty, and the analysis turns into a rubber stamp.",
+    hint="Write the successCondition so that no data fails, e.g. `len(result) > 0 && "
+    "all(result, {# < 0.02})`; never rely on a failureCondition alone.",
+)
+
+# What a provider hands to the conditions when there is no data.
+EMPTY_CASES: tuple[tuple[str, Any], ...] = (
+    ("an empty result (result = [])", []),
+    ("no result (result = nil)", None),
+    ("a NaN sample (result = [NaN], a ratio of two zero rates)", [math.nan]),
+    ("a NaN scalar (result = NaN)", math.nan),
+)
+
+
+def _truth(condition: str, result: Any) -> bool | None:
+    """The condition's value, or None when evaluating it is an error (Argo: phase Error)."""
+    try:
+        value = compile_condition(condition).evaluate({"result": result})
+    except ConditionError:
+        return None
+    return value if isinstance(value, bool) else None
+
+
+def measurement_phase(success: str, failure: str, result: Any) -> str:
+    """Argo Rollouts' phase for one measurement: Successful, Failed, Inconclusive or Error."""
+    if not success and not failure:
+        return "Successful"
+    passed = _truth(success, result) if success else None
+    failed = _truth(failure, result) if failure else None
+    if (success and passed is None) or (failure and failed is None):
+        return "Error"
+    if not failure:
+        failed = not passed
+    if not success:
+        passed = not failed
+    if failed:
+        return "Failed"
+    return "Successful" if passed else "Inconclusive"
+
+
+def _compiles(text: str) -> bool:
+    try:
+        compile_condition(text)
+    except ConditionError:
+        return False
+    return True
+
+
+def check_passes_on_empty(ctx: CheckContext) -> Iterable[Finding]:
+    for unit in ctx.units:
+        for template in unit.of_kind("AnalysisTemplate", "ClusterAnalysisTemplate"):
+            for index, metric in metrics_of(template):
+                if not query_of(metric):
+                    continue  # job and web metrics have no empty query result
+                success = str(metric.get("successCondition") or "")
+                failure = str(metric.get("failureCondition") or "")
+                if not all(_compiles(c) for c in (success, failure) if c):
+                    continue  # a syntax error is the validator's report
+                passing = [
+                    label
+                    for label, value in EMPTY_CASES
+                    if measurement_phase(success, failure, value) == "Successful"
+                ]
+                if not passing:
+                    continue
+                yield finding_at(
+                    PASSES_ON_EMPTY,
+                    template,
+                    path=("spec", "metrics", index),
+                    message=f"metric {metric.get('name')!r} "
+                    f"({_describe(success, failure)}) is Successful on {passing[0]}: when the "
+                    "query finds no data — a renamed label, a missing scrape job — the gate "
+                    "passes and the canary is promoted on no evidence",
+                    app=unit.name,
+                )
+
+
+def _describe(success: str, failure: str) -> str:
+    parts = []
+    if success:
+        parts.append(f"successCondition `{success.strip()}`")
+    if failure:
+        parts.append(f"failureCondition `{failure.strip()}`")
+    return ", ".join(parts) or "no condition at all"
