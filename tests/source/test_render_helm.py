@@ -259,3 +259,33 @@ def test_unsupported_helm_field_is_an_error(infra: tuple[Upstream, GitRepository
     source: ApplicationSource = {"path": "charts/checkout", "helm": {"fileParameters": []}}  # type: ignore[typeddict-unknown-key]
     with pytest.raises(RenderError, match="fileParameters not supported"):
         render(_request(repo.tree("main"), source))
+
+
+def test_application_sources_end_to_end(
+    infra: tuple[Upstream, GitRepository], tmp_path: Path, cache: GitCache
+) -> None:
+    from headway.source.sources import render_requests, resolve_sources
+
+    up, _ = infra
+    values_up = make_upstream(tmp_path / "values.git", {"README.md": "values"})
+    add_tree(values_up, "main", FIXTURES / "helm" / "values", "", "values")
+    tagged = values_up.tip("main")
+    values_up.tag("v1.0.0", tagged)
+    values_up.commit("main", {"argocd/apps/checkout/values-prod.yaml": "replicas: 1\n"}, "later")
+    sources: list[ApplicationSource] = [
+        {"repoURL": values_up.url, "targetRevision": "v1.0.0", "ref": "values"},
+        {
+            "repoURL": up.url,
+            "targetRevision": "HEAD",
+            "path": "charts/checkout",
+            "helm": {"valueFiles": ["$values/argocd/apps/checkout/values-prod.yaml"]},
+        },
+    ]
+    resolved = resolve_sources(sources, cache=cache)
+    assert [r.sha for r in resolved] == [tagged, up.tip("main")]
+    requests = render_requests(resolved, app_name="checkout-prod", namespace="shop")
+    assert len(requests) == 1  # the ref-only source renders nothing itself
+    rollout = _by_kind(render(requests[0]))["Rollout"]
+    assert rollout["spec"]["replicas"] == 6  # from the tagged values, not the later commit
+    with pytest.raises(RenderError, match="used by two sources"):
+        render_requests([resolved[0], resolved[0]], app_name="x")

@@ -51,6 +51,8 @@ def test_overlay_builds_with_base_and_files_of_origin(repo: GitRepository) -> No
     images = [c["image"] for c in deployment["spec"]["template"]["spec"]["containers"]]
     assert images == ["registry.example.com/checkout:2.0.0", "envoyproxy/envoy:v1.30.0"]
     assert "annotations" not in deployment["metadata"]  # origin annotations removed again
+    warnings = [d.message for d in result.diagnostics]
+    assert any("commonLabels" in w and "deprecated" in w for w in warnings)
     files = {doc.kind: doc.file for doc in result.documents}
     assert files == {
         "Deployment": "apps/checkout/base/deployment.yaml",

@@ -193,12 +193,16 @@ class KustomizeRenderer:
         if done.returncode != 0:
             message = done.stderr.strip().replace(f"{tmp}/", "").replace(tmp, ".")
             raise RenderError(f"kustomize build failed: {message}", kfile)
-        return self._result(done.stdout, request.path, kfile)
+        return self._result(done.stdout, done.stderr, request.path, kfile)
 
-    def _result(self, text: str, kdir: str, kfile: str) -> RenderResult:
+    def _result(self, text: str, stderr: str, kdir: str, kfile: str) -> RenderResult:
         loaded = load_documents(text, kfile)
         documents: list[Document] = []
         diagnostics: list[Diagnostic] = list(loaded.diagnostics)
+        for line in stderr.splitlines():  # kustomize's own warnings (deprecated fields, ...)
+            message = line.removeprefix("# ").removeprefix("Warning: ").strip()
+            if message:
+                diagnostics.append(Diagnostic(kfile, 1, "", "", "", Severity.WARNING, message))
         for index, doc in enumerate(loaded.documents):
             if not isinstance(doc.obj, dict):
                 message = "kustomize produced a document that is not an object"
