@@ -408,3 +408,28 @@ spec:
         "of jsonPointers, jqPathExpressions, managedFieldsManagers"
     ]
     assert diagnostics[0].severity is Severity.WARNING
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        ("{matchLabels: {app: api}}", "app=api does not select the pod template's labels"),
+        (
+            "{matchExpressions: [{key: app, operator: NotIn, values: [web]}]}",
+            "app!=web does not select the pod template's labels",
+        ),
+        ("{}", "an empty selector would select every pod"),
+        (
+            "{matchExpressions: [{key: app, operator: Near, values: [web]}]}",
+            "selector.matchExpressions[0].operator: 'Near' is not one of In, NotIn, Exists, "
+            "DoesNotExist",
+        ),
+    ],
+)
+def test_rollout_selector_must_select_its_template(selector: str, message: str) -> None:
+    text = ROLLOUT.format(canary="      steps: [{setWeight: 5}]").replace(
+        "{matchLabels: {app: web}}", selector
+    )
+    assert rendered(validate_text(text, "r.yaml").diagnostics) == [
+        f"r.yaml:6: Rollout/web: spec.selector: {message}"
+    ]

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from headway.model import k8s, traffic_routing
+from headway.model import k8s, selectors, traffic_routing
 from headway.model import rollout_steps as rsteps
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
@@ -206,19 +206,23 @@ def _pods_defined(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> 
 
 
 def _selector_matches_template(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """The selector must be valid, non-empty, and select the pod template's own labels."""
     selector, template = spec.get("selector"), spec.get("template")
-    if not isinstance(selector, Mapping) or not isinstance(template, Mapping):
+    if not isinstance(selector, Mapping):
         return
-    wanted = selector.get("matchLabels")
-    meta = template.get("metadata")
+    where = (*path, "selector")
+    try:
+        parsed = selectors.selector_from_object(selector, path="selector")
+    except selectors.SelectorError as err:
+        report.error(where, str(err))
+        return
+    if parsed.is_everything:
+        report.error(where, "an empty selector would select every pod")
+        return
+    meta = template.get("metadata") if isinstance(template, Mapping) else None
     labels = meta.get("labels") if isinstance(meta, Mapping) else None
-    if not isinstance(wanted, Mapping):
-        return
-    labels = labels if isinstance(labels, Mapping) else {}
-    for key, value in wanted.items():
-        if labels.get(key) != value:
-            message = f"matchLabels {key}={value} is not a label of the pod template"
-            report.error((*path, "selector", "matchLabels", str(key)), message)
+    if not parsed.matches(labels if isinstance(labels, Mapping) else {}):
+        report.error(where, f"{parsed} does not select the pod template's labels")
 
 
 # ---- tables -------------------------------------------------------------------------------
