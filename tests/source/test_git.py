@@ -339,3 +339,28 @@ def test_fetch_prunes_branches_deleted_upstream(fetched: GitRepository, upstream
     fetched.fetch()
     with pytest.raises(UnknownRevision):
         fetched.resolve("feature/y")
+
+
+def test_symlinks_are_followed_inside_the_repository_only(
+    fetched: GitRepository, upstream: Upstream, tmp_path: Path
+) -> None:
+    link = pygit2.enums.FileMode.LINK
+    repo = upstream.repo
+    tip = repo.references["refs/heads/main"].peel(pygit2.Commit)
+    index = pygit2.Index()
+    index.read_tree(tip.tree)
+    index.add(
+        pygit2.IndexEntry("apps/web/r.yaml", repo.create_blob(b"../checkout/rollout.yaml"), link)
+    )
+    index.add(
+        pygit2.IndexEntry("apps/web/evil.yaml", repo.create_blob(b"../../../etc/passwd"), link)
+    )
+    sig = pygit2.Signature("Dev", "dev@example.com")
+    repo.create_commit("refs/heads/main", sig, sig, "links", index.write_tree(repo), [tip.id])
+    fetched.fetch()
+    tree = fetched.tree("main")
+    assert tree.read("apps/web/r.yaml") == b"kind: Rollout\n"
+    with pytest.raises(PathNotFound, match="leaves it"):
+        tree.read("apps/web/evil.yaml")
+    with pytest.raises(PathNotFound, match="leaves it"):
+        tree.materialize(tmp_path / "out", "apps/web")

@@ -20,6 +20,7 @@ from headway.source.errors import PathNotFound
 __all__ = ["FilesystemTree", "GitTree", "TreeReader", "normalize_path"]
 
 EntryKind = Literal["file", "dir"]
+_MAX_LINK_HOPS = 8
 
 
 def normalize_path(path: str) -> str:
@@ -129,11 +130,34 @@ class GitTree:
             elif isinstance(child, pygit2.Blob):  # submodules (commits) are not content
                 yield f"{prefix}{entry.name}", child, int(entry.filemode)
 
+    def _link_target(self, path: str, link: pygit2.Blob) -> str:
+        """The repository path a symlink at `path` points to; it must stay in the repository."""
+        target = bytes(link.data).decode(errors="replace")
+        parent = normalize_path(path).rpartition("/")[0]
+        if target.startswith("/"):
+            raise PathNotFound(path, f"{self._description} (symlink to {target} leaves it)")
+        try:
+            return normalize_path(f"{parent}/{target}")
+        except PathNotFound:
+            raise PathNotFound(
+                path, f"{self._description} (symlink to {target} leaves it)"
+            ) from None
+
     def read(self, path: str) -> bytes:
-        obj = self._object(path)
-        if not isinstance(obj, pygit2.Blob):
-            raise PathNotFound(path, self._description)
-        return bytes(obj.data)
+        """The file's bytes; a symlink inside the repository is followed, as Argo CD does."""
+        current = normalize_path(path)
+        for _hop in range(_MAX_LINK_HOPS):
+            try:
+                entry = self._tree[current] if current else None
+            except KeyError:
+                entry = None
+            obj = self._repo[entry.id] if entry is not None else None
+            if not isinstance(obj, pygit2.Blob) or entry is None:
+                raise PathNotFound(path, self._description)
+            if entry.filemode != pygit2.enums.FileMode.LINK:
+                return bytes(obj.data)
+            current = self._link_target(current, obj)
+        raise PathNotFound(path, f"{self._description} (too many symlink hops)")
 
     def object_id(self, path: str = "") -> str:
         obj = self._object(path)
@@ -146,6 +170,7 @@ class GitTree:
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
             if mode == pygit2.enums.FileMode.LINK:
+                self._link_target(name, blob)  # refuse links that leave the repository
                 os.symlink(bytes(blob.data).decode(), target)
                 continue
             target.write_bytes(blob.data)
