@@ -159,6 +159,10 @@ async def test_ambiguous_request_framing_is_refused(
         b"transfer-encoding: chunked\r\n\r\n0\r\n\r\n",
     )
     assert answer.startswith(b"HTTP/1.1 400 ")
+    unsupported = await raw_exchange(
+        router, b"POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: gzip\r\n\r\n"
+    )
+    assert unsupported.startswith(b"HTTP/1.1 501 Not Implemented")
     assert stable.state.requests == 0
 
 

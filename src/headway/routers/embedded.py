@@ -24,6 +24,7 @@ from headway.routers.protocol import (
     Endpoint,
     HeaderRoute,
     RouterError,
+    TrafficRouter,
     WeightDestination,
     validate_weights,
 )
@@ -190,9 +191,7 @@ class EmbeddedRouter:
                     break
         except http1.BadMessage as error:
             writer.write(
-                http1.simple_response(
-                    error.status, "Bad Request", f"{error}\n".encode(), close=True
-                )
+                http1.simple_response(error.status, error.reason, f"{error}\n".encode(), close=True)
             )
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
@@ -283,3 +282,7 @@ class EmbeddedRouter:
         client.write(http1.simple_response(status, reason, f"{message}\n".encode(), close=close))
         await client.drain()
         return ExchangeResult(status=status, pod_template_hash=pod_hash, keep_alive=not close)
+
+
+def _conforms_to_protocol(router: EmbeddedRouter) -> TrafficRouter:
+    return router  # mypy proves EmbeddedRouter is a TrafficRouter

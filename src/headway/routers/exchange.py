@@ -99,7 +99,8 @@ class Exchange:
         try:
             connection.writer.write(request)
             await connection.writer.drain()
-            return await asyncio.wait_for(self._final_head(connection), self._timeout)
+            async with asyncio.timeout(self._timeout):  # no extra task, unlike wait_for
+                return await self._final_head(connection)
         except TimeoutError as error:
             connection.close()
             raise UpstreamFailed(

@@ -28,6 +28,7 @@ from headway.routers.protocol import (
     Endpoint,
     HeaderRoute,
     RouterError,
+    TrafficRouter,
     WeightDestination,
     validate_weights,
 )
@@ -270,3 +271,7 @@ def _require_ip(endpoint: Endpoint) -> None:
         raise RouterError(
             f"endpoint {endpoint.host}:{endpoint.port}: the haproxy router needs an IP address"
         ) from error
+
+
+def _conforms_to_protocol(router: HAProxyRouter) -> TrafficRouter:
+    return router  # mypy proves HAProxyRouter is a TrafficRouter

@@ -31,6 +31,7 @@ RELAY_CHUNK = 64 * 1024
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "te", "upgrade", "proxy-authenticate"}
 )
+ERROR_REASONS = {400: "Bad Request", 431: "Request Header Fields Too Large", 501: "Not Implemented"}
 STATUS_WITHOUT_BODY = frozenset({204, 304})
 
 
@@ -40,6 +41,10 @@ class BadMessage(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+    @property
+    def reason(self) -> str:
+        return ERROR_REASONS.get(self.status, "Bad Request")
 
 
 @dataclass(frozen=True)
