@@ -364,3 +364,23 @@ def test_symlinks_are_followed_inside_the_repository_only(
         tree.read("apps/web/evil.yaml")
     with pytest.raises(PathNotFound, match="leaves it"):
         tree.materialize(tmp_path / "out", "apps/web")
+
+
+def test_fetch_missing_pull_request_refs_and_unreachable_shas(
+    fetched: GitRepository, upstream: Upstream
+) -> None:
+    repo = upstream.repo
+    sig = pygit2.Signature("Dev", "dev@example.com")
+    base = repo.references["refs/heads/main"].target
+    tree = repo[base].peel(pygit2.Commit).tree.id
+    pr = str(repo.create_commit("refs/pull/42/head", sig, sig, "pr", tree, [base]))
+    loose = str(repo.create_commit("refs/keep/x", sig, sig, "kept", tree, [base]))
+    fetched.fetch()
+    with pytest.raises(UnknownRevision):
+        fetched.resolve("refs/pull/42/head")
+    with pytest.raises(UnknownRevision, match="not fetched"):
+        fetched.resolve(loose)
+    assert fetched.resolve("refs/pull/42/head", fetch_missing=True) == pr
+    assert fetched.resolve(loose, fetch_missing=True) == loose
+    with pytest.raises(UnknownRevision):
+        fetched.resolve("refs/pull/99/head", fetch_missing=True)

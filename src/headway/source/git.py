@@ -36,6 +36,7 @@ __all__ = ["BotIdentity", "CommitResult", "GitCache", "GitCredentials", "GitRepo
 
 _FETCH_REFSPECS = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
 _TRACKING = "refs/remotes/origin/"
+_FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
 @dataclass(frozen=True)
@@ -229,9 +230,18 @@ class GitRepository:
                     continue  # a tag of a tree or blob names no commit
         return RefSnapshot(refs, head_target)
 
-    def resolve(self, revision: str) -> str:
-        """The commit id `revision` (branch, tag, SHA, HEAD, semver range) names."""
+    def resolve(self, revision: str, *, fetch_missing: bool = False) -> str:
+        """The commit id `revision` (branch, tag, SHA, HEAD, semver range) names.
+
+        With `fetch_missing`, a full SHA or a `refs/...` name (e.g. `refs/pull/42/head`) that
+        the last `fetch()` did not bring is fetched on its own first, as Argo CD does.
+        """
         with self._lock:
+            if fetch_missing:
+                self._fetch_extra(revision.strip())
+            extra = self._extra_ref(revision.strip())
+            if extra in self._repo.references:
+                return str(self._repo.references[extra].peel(pygit2.Commit).id)
             found = resolve_revision(revision, self.snapshot())
             if found is None:
                 raise UnknownRevision(self.url, revision, "no such branch, tag or commit")
@@ -241,6 +251,32 @@ class GitRepository:
             except (KeyError, ValueError, pygit2.GitError) as err:
                 detail = str(err) if found.abbreviated else "not fetched, or not a commit"
                 raise UnknownRevision(self.url, revision, detail) from None
+
+    @staticmethod
+    def _extra_ref(revision: str) -> str:
+        """Where a ref outside heads/tags is kept once fetched on its own."""
+        if revision.startswith("refs/") and not revision.startswith(("refs/heads/", "refs/tags/")):
+            return f"refs/headway/{revision.removeprefix('refs/')}"
+        return ""
+
+    def _fetch_extra(self, revision: str) -> None:
+        if _FULL_SHA.match(revision.lower()):
+            if self._repo.get(revision.lower()) is not None:
+                return
+            spec = f"{revision.lower()}:refs/headway/sha/{revision.lower()}"
+        elif self._extra_ref(revision):
+            spec = f"+{revision}:{self._extra_ref(revision)}"
+        else:
+            return
+        remote = self._repo.remotes["origin"]
+        try:
+            remote.fetch([spec], callbacks=_Callbacks(self._credentials))
+        except _AuthRefused as err:
+            raise self._translate(err) from None
+        except pygit2.GitError as err:
+            if re.search(r"connect|resolve|auth|credential|certificate", str(err), re.I):
+                raise self._translate(err) from None
+            # The remote does not have it: resolution below reports UnknownRevision.
 
     def commit(self, revision: str) -> pygit2.Commit:
         sha = self.resolve(revision)
