@@ -289,3 +289,51 @@ def test_application_sources_end_to_end(
     assert rollout["spec"]["replicas"] == 6  # from the tagged values, not the later commit
     with pytest.raises(RenderError, match="used by two sources"):
         render_requests([resolved[0], resolved[0]], app_name="x")
+
+
+def test_helm_program_fallback_arguments(
+    infra: tuple[Upstream, GitRepository], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the SDK, `helm template` on PATH is run; a recording stand-in checks our side.
+
+    (No real helm program is installed on these machines; the SDK path is the tested one.)
+    """
+    import json
+    import sys
+
+    from headway.source import render_helm
+
+    record = tmp_path / "argv.json"
+    fake = tmp_path / "bin" / "helm"
+    fake.parent.mkdir()
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"json.dump(sys.argv[1:], open({str(record)!r}, 'w'))\n"
+        "print('---\\n# Source: checkout/templates/a.yaml\\n'"
+        "      'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a}')\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setattr(render_helm, "helm_sdk_available", lambda: False)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    _, repo = infra
+    source: ApplicationSource = {
+        "path": "charts/checkout",
+        "helm": {
+            "parameters": [
+                {"name": "a", "value": "1,2"},
+                {"name": "b", "value": "x", "forceString": True},
+            ]
+        },
+    }
+    result = render(_request(repo.tree("main"), source, namespace="shop"))
+    assert [(d.file, d.name) for d in result.documents] == [
+        ("charts/checkout/templates/a.yaml", "a")
+    ]
+    argv = json.loads(record.read_text())
+    assert argv[0] == "template" and argv[1].endswith("/tree/charts/checkout")
+    assert argv[argv.index("--name-template") + 1] == "checkout-prod"
+    assert argv[argv.index("--namespace") + 1] == "shop"
+    assert argv[argv.index("--set") + 1] == "a=1\\,2"
+    assert argv[argv.index("--set-string") + 1] == "b=x"
+    assert "--include-crds" in argv
