@@ -119,3 +119,15 @@ def test_cross_kind_cascade(cluster: Cluster) -> None:
     assert cluster.list("v1", "Pod") == []
     with pytest.raises(NotFound):
         cluster.get("apps/v1", "Deployment", "web")
+
+
+def test_dropping_the_owner_reference_unblocks_a_foreground_owner(cluster: Cluster) -> None:
+    owner = cluster.apply(configmap("owner"), field_manager="test")
+    blocker = owned_by(configmap("blocker", finalizers=["example.com/hold"]), owner, block=True)
+    cluster.apply(blocker, field_manager="ctl")
+    cluster.delete("v1", "ConfigMap", "owner", propagation_policy="Foreground")
+    assert exists(cluster, "owner")
+    # The dependent lets go of its owner (and keeps its own finalizer).
+    cluster.apply(configmap("blocker", finalizers=["example.com/hold"]), field_manager="ctl")
+    assert not exists(cluster, "owner")
+    assert exists(cluster, "blocker")

@@ -307,9 +307,8 @@ class LocalCluster:
 
     def _commit(self, conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
         stored = writes.commit(conn, new, old)
-        if _needs_gc(stored, old):
-            uids = [stored["metadata"]["uid"], *gc.owner_uids(stored),
-                    *writes.containers_of(conn, stored)]
+        uids = _gc_followups(conn, stored, old)
+        if uids:
             writes.collect_garbage(conn, uids, now=self.clock.now())
         self._compact_if_due(conn)
         return stored
@@ -419,8 +418,19 @@ def _same_ownership(
     return shape(before) == shape(after)
 
 
-def _needs_gc(stored: Obj, old: Obj | None) -> bool:
-    meta = stored["metadata"]
-    if "deletionTimestamp" in meta or meta.get("ownerReferences"):
-        return True
-    return old is not None and "deletionTimestamp" in old["metadata"]
+def _gc_followups(conn: sqlite3.Connection, stored: Obj, old: Obj | None) -> list[str]:
+    """The objects whose garbage collection a write may have moved on.
+
+    A deleting (or just purged) object: itself, its owners (one may wait for it in the
+    foreground) and its Namespace or CRD (which may wait to be empty). Any other object
+    with owners: itself (are they all gone?), and owners it stopped naming (one may have
+    waited for it).
+    """
+    uid = stored["metadata"]["uid"]
+    owners, old_owners = gc.owner_uids(stored), gc.owner_uids(old) if old else []
+    dropped = [o for o in old_owners if o not in owners]
+    if gc.is_deleting(stored):
+        return [uid, *owners, *dropped, *writes.containers_of(conn, stored)]
+    if owners or old_owners:
+        return [uid, *dropped]
+    return []

@@ -123,12 +123,16 @@ def collect_garbage(conn: sqlite3.Connection, uids: Iterable[str], *, now: datet
                 gone.add(uid)
                 queue.extend(d["metadata"]["uid"] for d in dependents_of(conn, uid))
             continue
+        deleting = gc.is_deleting(obj)
+        if not deleting and not gc.owner_uids(obj):
+            continue  # nothing to collect and nothing it waits for
         owners = {o: database.fetch_by_uid(conn, o) for o in gc.owner_uids(obj)}
-        dependents = dependents_of(conn, uid)
-        contents = _contents(conn, obj)
+        # Only an object being deleted acts on its dependents and contents: load them then.
+        dependents = dependents_of(conn, uid) if deleting else []
+        contents = _contents(conn, obj) if deleting else []
         actions = gc.decide(obj, owners=owners, dependents=dependents, contents=contents)
         for action in actions:
-            queue.extend(_carry_out(conn, action, obj, dependents, now=now))
+            queue.extend(_carry_out(conn, action, obj, now=now))
         if contents and actions:
             queue.append(uid)  # look again once the contents are purged
 
@@ -170,7 +174,6 @@ def _carry_out(
     conn: sqlite3.Connection,
     action: gc.GcAction,
     obj: Obj,
-    dependents: list[Obj],
     *,
     now: datetime,
 ) -> list[str]:
