@@ -91,6 +91,19 @@ async def test_bodies_and_forwarding_headers_pass_through(
     assert sized.headers.get("transfer-encoding") == "chunked"
 
 
+async def test_large_bodies_cross_in_full_both_ways(
+    router: EmbeddedRouter, backends: MakeBackend
+) -> None:
+    stable = backends("stable-1", "aaa111")
+    await router.update_destinations(**destinations([stable], []))
+    big = "".join(chr(ord("a") + i % 26) for i in range(300_000))
+    async with httpx2.AsyncClient() as client:
+        response = await client.post(base_url(router), content=big.encode())
+        follow_up = await client.get(base_url(router))  # the connection is still in step
+    assert response.json()["body"] == big
+    assert follow_up.json()["body"] == ""
+
+
 async def test_x_forwarded_for_is_appended_to(
     router: EmbeddedRouter, backends: MakeBackend
 ) -> None:

@@ -63,9 +63,9 @@ class Exchange:
         status = int(response.start[1])
         framing = http1.response_framing(response, request_method=method)
         keep_client = not close and framing.kind != "close"
-        client.write(self._client_head(response, keep_alive=keep_client))
+        head = self._client_head(response, keep_alive=keep_client)
         try:
-            await http1.relay_body(connection.reader, client, framing)
+            await http1.relay_body(connection.reader, client, framing, head=head)
             await client.drain()
         except (ConnectionError, asyncio.IncompleteReadError, http1.BadMessage):
             connection.close()

@@ -176,18 +176,33 @@ async def read_raw_body(reader: asyncio.StreamReader, framing: Framing) -> bytes
 
 
 async def relay_body(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, framing: Framing
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    framing: Framing,
+    *,
+    head: bytes = b"",
 ) -> None:
-    """Copy a body from `reader` to `writer` without buffering all of it."""
+    """Write `head`, then copy the body from `reader` without buffering all of it.
+
+    With a known length the head goes out together with the first body bytes: one send
+    instead of two per response. Chunked and close-delimited bodies may be streams (e.g.
+    server-sent events), so their head is sent at once.
+    """
+    if framing.kind != "length":
+        writer.write(head)
+        head = b""
     if framing.kind == "length":
         remaining = framing.length
         while remaining:
             data = await reader.read(min(remaining, RELAY_CHUNK))
             if not data:
                 raise asyncio.IncompleteReadError(b"", remaining)
-            writer.write(data)
+            writer.write(head + data if head else data)
+            head = b""
             remaining -= len(data)
             await writer.drain()
+        if head:
+            writer.write(head)
     elif framing.kind == "chunked":
         last = False
         while not last:
