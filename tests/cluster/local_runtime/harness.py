@@ -114,3 +114,19 @@ async def get_text(url: str) -> tuple[int, str]:
     async with httpx2.AsyncClient(timeout=5) as client:
         response = await client.get(url, headers={"Connection": "close"})
         return response.status_code, response.text
+
+
+def running_image_tags(runtime_id: str) -> list[str]:
+    """HEADWAY_IMAGE_TAG of every live process this runtime started, read from /proc."""
+    from headway.cluster.local.processes import find_marked_processes
+
+    tags = []
+    for pid in find_marked_processes(runtime_id):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        tags += [
+            e.split(b"=", 1)[1].decode() for e in environ if e.startswith(b"HEADWAY_IMAGE_TAG=")
+        ]
+    return tags

@@ -107,11 +107,13 @@ class ContainerLauncher:
             finished=self._clock.now(),
             message=crun.kill_reason,
         )
+        # A liveness kill restarts under Always and OnFailure whatever the exit code.
+        killed = crun.kill_reason.startswith("Container ") and policy != "Never"
         crun.kill_reason = ""
         crun.handle = None
         crun.readiness = crun.liveness = None
         crun.finished_mono = self._clock.monotonic()
-        crun.done = not ctr.should_restart(policy, code)
+        crun.done = not (killed or ctr.should_restart(policy, code))
         if not crun.done:
             crun.waiting = ("ContainerCreating", "")
 

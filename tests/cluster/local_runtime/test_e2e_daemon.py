@@ -1,0 +1,122 @@
+"""End to end: `headway runtime up/down/status` as a user runs them, and no orphans ever."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import httpx2
+import pytest
+
+from headway.clock import SystemClock
+from headway.cluster.local.processes import find_marked_processes, pids_in_group, process_alive
+from headway.cluster.local.store import LocalCluster
+
+from .harness import deployment, service, write_config
+
+pytestmark = pytest.mark.slow
+T = TypeVar("T")
+
+
+def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def wait_for(check: Callable[[], T], timeout: float = 20.0) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.1)
+    raise AssertionError(f"timed out: {check}")
+
+
+def pod_pids(cluster: LocalCluster) -> list[int]:
+    pids = []
+    for pod in cluster.list("v1", "Pod"):
+        for status in (pod.get("status") or {}).get("containerStatuses") or []:
+            if status.get("containerID", "").startswith("process://") and status.get("ready"):
+                pids.append(int(status["containerID"].split("//")[1]))
+    return pids
+
+
+def service_address(cluster: LocalCluster) -> str | None:
+    ingress = (
+        (cluster.get("v1", "Service", "web", "default").get("status") or {}).get("loadBalancer")
+        or {}
+    ).get("ingress")
+    return f"127.0.0.1:{ingress[0]['ports'][0]['port']}" if ingress else None
+
+
+def test_up_status_down_leaves_no_process(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    started = headway("runtime", "up", state=tmp_path)
+    assert started.returncode == 0, started.stderr
+    runtime_id = json.loads((tmp_path / "runtime.json").read_text())["runtimeId"]
+    daemon = int((tmp_path / "runtime.pid").read_text())
+    try:
+        with LocalCluster(tmp_path / "cluster.db", SystemClock()) as cluster:
+            cluster.apply(
+                deployment("web", "headway-demo/app:v1", replicas=2), field_manager="test"
+            )
+            cluster.apply(service("web"), field_manager="test")
+            pids = wait_for(lambda: len(p := pod_pids(cluster)) == 2 and p)
+            address = wait_for(lambda: service_address(cluster))
+        assert httpx2.get(f"http://{address}/", timeout=5).text.startswith("v1 web-")
+        status = headway("runtime", "status", state=tmp_path)
+        assert f"running (pid {daemon})" in status.stdout
+        assert "Pods:        2 Running" in status.stdout and address in status.stdout
+        table = headway("get", "pods", state=tmp_path).stdout
+        assert table.count("Running") == 2
+    finally:
+        stopped = headway("runtime", "down", state=tmp_path)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "runtime stopped" in stopped.stdout
+    assert not process_alive(daemon)
+    assert all(not pids_in_group(pid) for pid in pids)  # each pod's whole process group
+    assert find_marked_processes(runtime_id) == []
+    assert not (tmp_path / "runtime.pid").exists()
+
+
+def test_a_killed_daemon_takes_its_pods_along_and_a_restart_restores_them(tmp_path: Path) -> None:
+    write_config(tmp_path)
+    assert headway("runtime", "up", state=tmp_path).returncode == 0
+    first_id = json.loads((tmp_path / "runtime.json").read_text())["runtimeId"]
+    try:
+        with LocalCluster(tmp_path / "cluster.db", SystemClock()) as cluster:
+            cluster.apply(
+                deployment("web", "headway-demo/app:v1", replicas=1), field_manager="test"
+            )
+            cluster.apply(service("web"), field_manager="test")
+            wait_for(lambda: pod_pids(cluster))
+            address = wait_for(lambda: service_address(cluster))
+        os.kill(int((tmp_path / "runtime.pid").read_text()), signal.SIGKILL)
+        wait_for(lambda: not find_marked_processes(first_id))  # PR_SET_PDEATHSIG
+        assert headway("runtime", "up", state=tmp_path).returncode == 0
+        with LocalCluster(tmp_path / "cluster.db", SystemClock()) as cluster:
+            wait_for(lambda: _connects(address))
+            pod = cluster.list("v1", "Pod")[0]
+            assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
+    finally:
+        assert headway("runtime", "down", state=tmp_path).returncode == 0
+
+
+def _connects(address: str) -> bool:
+    try:
+        return httpx2.get(f"http://{address}/", timeout=2).status_code == 200
+    except httpx2.HTTPError:
+        return False

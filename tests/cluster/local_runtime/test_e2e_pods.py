@@ -1,0 +1,168 @@
+"""End to end: pods as real processes — restarts, back-off, readiness, liveness, images."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headway.cluster.local.pod_facts import is_ready
+from headway.cluster.protocol import Obj
+
+from .harness import eventually, get_text, running_runtime, service, service_url
+
+pytestmark = pytest.mark.slow
+
+
+def pod(name: str, image: str, **container: Any) -> Obj:
+    restart = container.pop("restartPolicy", "Always")
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+        "spec": {
+            "restartPolicy": restart,
+            "terminationGracePeriodSeconds": 3,
+            "containers": [{"name": "app", "image": image, **container}],
+        },
+    }
+
+
+def container_status(runtime: Any, name: str) -> dict[str, Any]:
+    status = runtime.cluster.get("v1", "Pod", name, "default").get("status") or {}
+    return (status.get("containerStatuses") or [{}])[0]
+
+
+async def test_a_killed_process_is_restarted(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        runtime.cluster.apply(pod("killme", "headway-demo/app:v1"), field_manager="test")
+        first = await eventually(
+            lambda: container_status(runtime, "killme").get("containerID"), what="running"
+        )
+        log = tmp_path / "logs" / "default" / "killme"
+        await eventually(lambda: "serving" in (log / "app.log").read_text(), what="app serving")
+        os.kill(int(first.split("//")[1]), signal.SIGKILL)
+        status = await eventually(
+            lambda: (
+                (s := container_status(runtime, "killme")).get("restartCount") == 1
+                and s.get("containerID") not in (None, first)
+                and s
+            ),
+            what="restart",
+        )
+        assert status["lastState"]["terminated"]["exitCode"] == 137
+        assert status["lastState"]["terminated"]["reason"] == "Error"
+        assert "running" in status["state"]
+        assert "serving version v1" in (log / "app.previous.log").read_text()
+
+
+async def test_an_app_that_exits_at_once_goes_into_crash_loop_back_off(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path, backoff=2.0) as runtime:
+        runtime.cluster.apply(pod("crashy", "headway-demo/crash:v1"), field_manager="test")
+        status = await eventually(
+            lambda: (
+                (s := container_status(runtime, "crashy"))
+                .get("state", {})
+                .get("waiting", {})
+                .get("reason")
+                == "CrashLoopBackOff"
+                and s
+            ),
+            what="CrashLoopBackOff",
+        )
+        assert status["restartCount"] >= 1
+        assert status["lastState"]["terminated"]["exitCode"] == 3
+        assert (
+            "back-off 2s restarting failed container=app pod=crashy"
+            in status["state"]["waiting"]["message"]
+        )
+        got = runtime.cluster.get("v1", "Pod", "crashy", "default")
+        assert got["status"]["phase"] == "Running"
+        assert not is_ready(got)
+
+
+async def test_never_restart_policy_ends_in_failed_phase(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        runtime.cluster.apply(
+            pod("once", "headway-demo/crash:v1", restartPolicy="Never"), field_manager="test"
+        )
+        await eventually(
+            lambda: (
+                runtime.cluster.get("v1", "Pod", "once", "default").get("status", {}).get("phase")
+                == "Failed"
+            ),
+            what="Failed",
+        )
+        status = container_status(runtime, "once")
+        assert status["state"]["terminated"]["exitCode"] == 3 and status["restartCount"] == 0
+
+
+async def test_readiness_gates_the_service_endpoints(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        probe = {
+            "httpGet": {"path": "/readyz", "port": 8080},
+            "periodSeconds": 1,
+            "failureThreshold": 1,
+        }
+        slow = pod(
+            "slow",
+            "headway-demo/app:v1",
+            env=[{"name": "READY_AFTER_SECONDS", "value": "3"}],
+            ports=[{"containerPort": 8080}],
+            readinessProbe=probe,
+        )
+        runtime.cluster.apply(slow, field_manager="test")
+        runtime.cluster.apply(service("slow"), field_manager="test")
+        await eventually(lambda: container_status(runtime, "slow").get("started"), what="started")
+        await eventually(lambda: service_url(runtime, "slow"), what="address")
+        # running but not ready: no endpoint
+        assert not container_status(runtime, "slow")["ready"]
+        assert "subsets" not in runtime.cluster.get("v1", "Endpoints", "slow", "default")
+        await eventually(
+            lambda: "subsets" in runtime.cluster.get("v1", "Endpoints", "slow", "default"),
+            what="endpoint after readiness",
+        )
+        code, text = await get_text(service_url(runtime, "slow") or "")
+        assert (code, text.split()[1]) == (200, "slow")
+
+
+async def test_a_failing_liveness_probe_restarts_the_container(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        probe = {
+            "httpGet": {"path": "/missing", "port": 8080},
+            "periodSeconds": 1,
+            "failureThreshold": 2,
+        }
+        sick = pod("sick", "headway-demo/app:v1", livenessProbe=probe, restartPolicy="OnFailure")
+        runtime.cluster.apply(sick, field_manager="test")
+        status = await eventually(
+            lambda: (s := container_status(runtime, "sick")).get("restartCount", 0) >= 1 and s,
+            what="liveness restart",
+        )
+        assert "failed liveness probe" in status["lastState"]["terminated"].get("message", "")
+        # the app exits cleanly on SIGTERM; it is restarted all the same
+        assert status["lastState"]["terminated"]["exitCode"] == 0
+
+
+async def test_an_unknown_image_waits_in_image_pull_back_off(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path, backoff=0.3) as runtime:
+        runtime.cluster.apply(pod("ghost", "nobody/ghost:v9"), field_manager="test")
+        status = await eventually(
+            lambda: (
+                (s := container_status(runtime, "ghost"))
+                .get("state", {})
+                .get("waiting", {})
+                .get("reason")
+                == "ImagePullBackOff"
+                and s
+            ),
+            what="ImagePullBackOff",
+        )
+        assert (
+            'image "nobody/ghost:v9" is not in the runtime image map'
+            in status["state"]["waiting"]["message"]
+        )
+        assert runtime.cluster.get("v1", "Pod", "ghost", "default")["status"]["phase"] == "Pending"
