@@ -12,6 +12,7 @@ Purely computational: no I/O.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -271,6 +272,7 @@ ANY = AnyValue()
 Check = Callable[[Mapping[str, Any], Path, Reporter], None]
 
 
+@functools.cache
 def snake_case(name: str) -> str:
     """`jqPathExpressions` -> `jq_path_expressions`, `repoURL` -> `repo_url`."""
     name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
