@@ -29,6 +29,7 @@ def test_fetch_clones_into_a_bare_cache_dir_per_url(
     assert repo.repo.is_bare
     assert repo.path.parent == tmp_path / "cache"
     assert cache.repository(upstream.url) is repo
+    assert cache.repository(upstream.url.removesuffix(".git") + "/") is repo
     other = make_upstream(tmp_path / "other.git", {"a.yaml": "x"})
     assert cache.repository(other.url).path != repo.path
     assert repo.resolve("main") == upstream.tip("main")

@@ -102,8 +102,12 @@ class _Callbacks(pygit2.RemoteCallbacks):
             self.rejections.append((refname, message))
 
 
+def _normal_url(url: str) -> str:
+    return url.strip().rstrip("/").removesuffix(".git")
+
+
 def _cache_dir_name(url: str) -> str:
-    normal = url.strip().rstrip("/").removesuffix(".git")
+    normal = _normal_url(url)
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", normal.rsplit("/", 1)[-1])[:40] or "repo"
     return f"{slug}-{hashlib.sha256(normal.encode()).hexdigest()[:16]}.git"
 
@@ -130,10 +134,10 @@ class GitCache:
 
     def repository(self, url: str, credentials: GitCredentials | None = None) -> GitRepository:
         with self._lock:
-            repo = self._repos.get(url)
+            repo = self._repos.get(_normal_url(url))
             if repo is None:
                 repo = GitRepository(url, self._root / _cache_dir_name(url), credentials)
-                self._repos[url] = repo
+                self._repos[_normal_url(url)] = repo
             return repo
 
 
