@@ -71,6 +71,26 @@ async def test_runs_as_one_process_that_changes_without_reload_and_stops_cleanly
     assert not router.pid_file.exists()
 
 
+async def test_a_process_left_on_the_same_work_dir_is_stopped_before_starting(
+    tmp_path: Path,
+) -> None:
+    binary = require_program("haproxy")
+    crashed = HAProxyRouter(work_dir=tmp_path / "h", binary=binary)
+    await crashed.start()  # stands in for a run that died without close()
+    stale_pid = crashed.pid
+    assert stale_pid is not None
+    successor = HAProxyRouter(work_dir=tmp_path / "h", binary=binary)
+    await successor.start()
+    try:
+        assert not process_alive(stale_pid)
+        assert successor.pid_file.read_text().strip() == str(successor.pid)
+        await crashed.close()  # reaps the stale child, and leaves the successor's pidfile
+        assert successor.pid_file.read_text().strip() == str(successor.pid)
+    finally:
+        await successor.close()
+        await crashed.close()
+
+
 async def test_a_port_in_use_fails_start_with_haproxy_reason_and_no_process(
     tmp_path: Path,
 ) -> None:

@@ -104,6 +104,7 @@ class HAProxyProcess:
         return None if self._process is None else self._process.pid
 
     async def start(self) -> None:
+        await self._stop_stale()
         log = self._layout.work_dir / "haproxy.log"
         with log.open("wb") as stderr:
             self._process = subprocess.Popen(
@@ -114,6 +115,22 @@ class HAProxyProcess:
             )
         self._layout.pid_file.write_text(f"{self._process.pid}\n")
         await self._wait_until_listening(log)
+
+    async def _stop_stale(self) -> None:
+        """Stop an HAProxy a crashed earlier run left on this work dir (found by its pidfile)."""
+        try:
+            pid = int(self._layout.pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ValueError):
+            return
+        if str(self._layout.config_file).encode() not in cmdline:
+            return  # the PID was reused by an unrelated process
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            if "State:\tZ" in Path(f"/proc/{pid}/status").read_text():
+                break  # exited; its parent (another router object) will reap it
+            await asyncio.sleep(0.02)
 
     async def _wait_until_listening(self, log: Path) -> None:
         # Polling a real socket with a deadline; this is process start-up, not virtual time.
@@ -144,4 +161,5 @@ class HAProxyProcess:
                 process.kill()
                 await asyncio.to_thread(process.wait)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._layout.pid_file)
+            if self._layout.pid_file.read_text().strip() == str(process.pid):
+                os.unlink(self._layout.pid_file)  # only our own; a successor may own it now
