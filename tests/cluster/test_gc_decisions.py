@@ -9,7 +9,9 @@ from headway.cluster.local.gc import (
     FOREGROUND_FINALIZER,
     NAMESPACE_FINALIZER,
     DropFinalizer,
+    DropOwnerReferences,
     Purge,
+    Revisit,
     StartDeletion,
     decide,
     finalizers_for_deletion,
@@ -40,7 +42,21 @@ def test_dependent_whose_owners_are_all_gone_is_deleted() -> None:
     child = obj("c", owners=(("o1", False), ("o2", False)))
     assert decide(child, owners={"o1": None, "o2": None}, dependents=[]) == [
         StartDeletion("c", "Background")]
-    assert decide(child, owners={"o1": None, "o2": obj("o2")}, dependents=[]) == []
+    assert decide(child, owners={"o1": None, "o2": obj("o2")}, dependents=[]) == [
+        DropOwnerReferences("c", ("o1",))]
+
+
+def test_owner_in_foreground_deletion_takes_its_dependents_along() -> None:
+    waiting = obj("o", deleting=True, finalizers=(FOREGROUND_FINALIZER,))
+    child = obj("c", owners=(("o", True),))
+    assert decide(child, owners={"o": waiting}, dependents=[]) == [
+        StartDeletion("c", "Foreground")]
+    shared = obj("s", owners=(("o", True), ("p", False)))
+    assert decide(shared, owners={"o": waiting, "p": obj("p")}, dependents=[]) == [
+        DropOwnerReferences("s", ("o",))]
+    # An owner deleted in the background but held by a finalizer is still solid.
+    held = obj("o", deleting=True, finalizers=("example.com/x",))
+    assert decide(child, owners={"o": held}, dependents=[]) == []
 
 
 def test_deleting_without_finalizers_is_purged() -> None:
@@ -57,11 +73,11 @@ def test_foreground_deletes_dependents_and_waits_for_blockers() -> None:
     blocker = obj("b", owners=(("o", True),))
     loose = obj("l", owners=(("o", False),))
     assert decide(owner, owners={}, dependents=[blocker, loose]) == [
-        StartDeletion("b", "Foreground"), StartDeletion("l", "Foreground")]
+        Revisit("b"), Revisit("l")]
     going = obj("b", deleting=True, finalizers=("x",), owners=(("o", True),))
     assert decide(owner, owners={}, dependents=[going]) == []
     assert decide(owner, owners={}, dependents=[loose]) == [
-        StartDeletion("l", "Foreground"), DropFinalizer("o", FOREGROUND_FINALIZER)]
+        Revisit("l"), DropFinalizer("o", FOREGROUND_FINALIZER)]
 
 
 def test_containers_empty_themselves_first() -> None:

@@ -131,3 +131,35 @@ def test_dropping_the_owner_reference_unblocks_a_foreground_owner(cluster: Clust
     cluster.apply(configmap("blocker", finalizers=["example.com/hold"]), field_manager="ctl")
     assert not exists(cluster, "owner")
     assert exists(cluster, "blocker")
+
+
+def test_deleting_the_last_blocker_directly_releases_the_owner(cluster: Cluster) -> None:
+    owner = cluster.apply(configmap("owner"), field_manager="test")
+    blocker = owned_by(configmap("blocker", finalizers=["example.com/hold"]), owner, block=True)
+    cluster.apply(blocker, field_manager="ctl")
+    cluster.delete("v1", "ConfigMap", "owner", propagation_policy="Foreground")
+    # Another client finishes the blocker off: drops its finalizer, then deletes it again.
+    cluster.apply(owned_by(configmap("blocker"), owner, block=True), field_manager="ctl")
+    assert not exists(cluster, "blocker")
+    assert not exists(cluster, "owner")
+
+
+def test_foreground_spares_a_dependent_with_another_owner(cluster: Cluster) -> None:
+    owner = cluster.apply(configmap("owner"), field_manager="test")
+    other = cluster.apply(configmap("other"), field_manager="test")
+    shared = owned_by(owned_by(configmap("shared"), owner, block=True), other)
+    cluster.apply(shared, field_manager="test")
+    cluster.delete("v1", "ConfigMap", "owner", propagation_policy="Foreground")
+    assert not exists(cluster, "owner")
+    kept = cluster.get("v1", "ConfigMap", "shared")
+    assert [r["name"] for r in kept["metadata"]["ownerReferences"]] == ["other"]
+
+
+def test_dependent_created_during_foreground_deletion_is_collected(cluster: Cluster) -> None:
+    owner = cluster.apply(configmap("owner"), field_manager="test")
+    cluster.apply(owned_by(configmap("held", finalizers=["example.com/x"]), owner, block=True),
+                  field_manager="ctl")
+    cluster.delete("v1", "ConfigMap", "owner", propagation_policy="Foreground")
+    waiting = cluster.get("v1", "ConfigMap", "owner")
+    cluster.apply(owned_by(configmap("late"), waiting, block=True), field_manager="test")
+    assert not exists(cluster, "late")

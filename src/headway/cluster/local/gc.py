@@ -4,9 +4,10 @@ Purely computational. The store examines one object at a time (the object, its o
 they exist now, and its dependents) and carries out the actions `decide` returns:
 
 * an object marked for deletion (`deletionTimestamp`) with no finalizers left is purged;
-* an owner in foreground deletion (`foregroundDeletion` finalizer) gets its dependents
-  deleted, and loses that finalizer once no dependent with `blockOwnerDeletion` remains;
-* a dependent whose owners are all gone is deleted in the background.
+* an owner in foreground deletion (`foregroundDeletion` finalizer) has its dependents
+  looked at, and loses that finalizer once no dependent with `blockOwnerDeletion` remains;
+* a dependent with no solid owner left (all gone, or in foreground deletion) is deleted;
+  one with a solid owner stays and drops its references to the others.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ __all__ = [
     "FOREGROUND_FINALIZER",
     "NAMESPACE_FINALIZER",
     "DropFinalizer",
+    "DropOwnerReferences",
     "GcAction",
     "Purge",
+    "Revisit",
     "StartDeletion",
     "blocks_owner",
     "container_finalizer",
@@ -31,6 +34,7 @@ __all__ = [
     "finalizers_for_deletion",
     "is_deleting",
     "owner_uids",
+    "waits_for_dependents",
 ]
 
 FOREGROUND_FINALIZER = "foregroundDeletion"
@@ -68,7 +72,24 @@ class DropFinalizer:
     kind: Literal["drop"] = "drop"
 
 
-GcAction = Purge | StartDeletion | DropFinalizer
+@dataclass(frozen=True)
+class DropOwnerReferences:
+    """Remove the references to these owners (gone, or waiting for their dependents)."""
+
+    uid: str
+    owner_uids: tuple[str, ...]
+    kind: Literal["unown"] = "unown"
+
+
+@dataclass(frozen=True)
+class Revisit:
+    """Decide again for this object (a dependent of an owner in foreground deletion)."""
+
+    uid: str
+    kind: Literal["revisit"] = "revisit"
+
+
+GcAction = Purge | StartDeletion | DropFinalizer | DropOwnerReferences | Revisit
 
 
 def _meta(obj: Obj) -> dict[str, Any]:
@@ -124,10 +145,30 @@ def decide(
     uid = str(_meta(obj)["uid"])
     if is_deleting(obj):
         return [*_decide_contents(obj, uid, contents), *_decide_deleting(obj, uid, dependents)]
+    return _decide_dependent(obj, uid, owners)
+
+
+def _decide_dependent(obj: Obj, uid: str, owners: Mapping[str, Obj | None]) -> list[GcAction]:
+    """Like the Kubernetes collector: owners are gone (dangling), in foreground deletion
+    (waiting for their dependents) or solid. With a solid owner the object stays and lets go
+    of the others; without one it is deleted."""
     refs = owner_uids(obj)
-    if refs and all(owners.get(owner) is None for owner in refs):
-        return [StartDeletion(uid, "Background")]
-    return []
+    dangling = [o for o in refs if owners.get(o) is None]
+    waiting = [o for o in refs if o not in dangling and waits_for_dependents(owners[o])]
+    if not dangling and not waiting:
+        return []
+    if len(dangling) + len(waiting) < len(refs):
+        return [DropOwnerReferences(uid, tuple(dangling + waiting))]
+    return [StartDeletion(uid, "Foreground" if waiting else "Background")]
+
+
+def waits_for_dependents(owner: Obj | None) -> bool:
+    """Whether `owner` is in foreground deletion."""
+    return (
+        owner is not None
+        and is_deleting(owner)
+        and FOREGROUND_FINALIZER in (_meta(owner).get("finalizers") or [])
+    )
 
 
 def _decide_contents(obj: Obj, uid: str, contents: Sequence[Obj]) -> list[GcAction]:
@@ -146,10 +187,9 @@ def _decide_deleting(obj: Obj, uid: str, dependents: Sequence[Obj]) -> list[GcAc
         return [Purge(uid)]
     if FOREGROUND_FINALIZER not in finalizers:
         return []
+    # Each dependent decides for itself (it may have another, solid owner).
     actions: list[GcAction] = [
-        StartDeletion(str(_meta(d)["uid"]), "Foreground")
-        for d in dependents
-        if not is_deleting(d)
+        Revisit(str(_meta(d)["uid"])) for d in dependents if not is_deleting(d)
     ]
     if not any(blocks_owner(d, uid) for d in dependents):
         actions.append(DropFinalizer(uid, FOREGROUND_FINALIZER))

@@ -257,7 +257,10 @@ class LocalCluster:
                 raise NotFound(f"{key} not found")
             now = self.clock.now()
             writes.start_deletion(conn, live, propagation_policy, now=now)
-            writes.collect_garbage(conn, [live["metadata"]["uid"]], now=now)
+            # Its owners may wait for it (foreground), its Namespace or CRD to be empty.
+            followups = [live["metadata"]["uid"], *gc.owner_uids(live),
+                         *writes.containers_of(conn, live)]
+            writes.collect_garbage(conn, followups, now=now)
             self._compact_if_due(conn)
 
     # ---- watch -----------------------------------------------------------------------

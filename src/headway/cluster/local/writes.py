@@ -90,13 +90,27 @@ def start_deletion(
 
 def _orphan_dependents(conn: sqlite3.Connection, owner_uid: str) -> None:
     for dependent in dependents_of(conn, owner_uid):
-        freed = clone(dependent)
-        refs = [r for r in freed["metadata"]["ownerReferences"] if r.get("uid") != owner_uid]
-        if refs:
-            freed["metadata"]["ownerReferences"] = refs
-        else:
-            del freed["metadata"]["ownerReferences"]
-        commit(conn, freed, dependent)
+        _without_owners(conn, dependent, {owner_uid})
+
+
+def _without_owners(conn: sqlite3.Connection, obj: Obj, owner_uids: set[str]) -> None:
+    freed = clone(obj)
+    refs = [r for r in freed["metadata"]["ownerReferences"] if r.get("uid") not in owner_uids]
+    if refs:
+        freed["metadata"]["ownerReferences"] = refs
+    else:
+        del freed["metadata"]["ownerReferences"]
+    commit(conn, freed, obj)
+
+
+def _drop_owner_references(
+    conn: sqlite3.Connection, action: gc.DropOwnerReferences
+) -> list[str]:
+    current = database.fetch_by_uid(conn, action.uid)
+    if current is None:
+        return []
+    _without_owners(conn, current, set(action.owner_uids))
+    return [action.uid, *action.owner_uids]
 
 
 def dependents_of(conn: sqlite3.Connection, owner_uid: str) -> list[Obj]:
@@ -189,6 +203,10 @@ def _carry_out(
         ]
         commit(conn, updated, current)
         return [action.uid, *gc.owner_uids(obj)]
+    if isinstance(action, gc.Revisit):
+        return [action.uid]
+    if isinstance(action, gc.DropOwnerReferences):
+        return _drop_owner_references(conn, action)
     target = database.fetch_by_uid(conn, action.uid)
     if target is not None:
         start_deletion(conn, target, action.policy, now=now)
