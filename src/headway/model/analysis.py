@@ -159,10 +159,12 @@ def _metric_limits(metric: Mapping[str, Any], path: s.Path, report: s.Reporter) 
 
 def _unique_metric_names(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     metrics = spec.get("metrics")
-    seen: set[Any] = set()
+    seen: set[str] = set()
     for index, metric in enumerate(metrics if isinstance(metrics, list) else []):
         name = metric.get("name") if isinstance(metric, Mapping) else None
-        if name is not None and name in seen:
+        if not isinstance(name, str):
+            continue
+        if name in seen:
             report.error((*path, "metrics", index, "name"), f'duplicate metric name "{name}"')
         seen.add(name)
 

@@ -164,6 +164,7 @@ def _value_file_refs(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) 
     if not isinstance(sources, list):
         return
     refs = {src.get("ref") for src in sources if isinstance(src, Mapping)}
+    refs = {ref for ref in refs if isinstance(ref, str)}
     for index, src in enumerate(sources):
         helm = src.get("helm") if isinstance(src, Mapping) else None
         files = helm.get("valueFiles") if isinstance(helm, Mapping) else None

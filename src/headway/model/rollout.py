@@ -187,7 +187,8 @@ def _managed_route_names(routing: Mapping[str, Any] | None) -> set[Any]:
     routes = routing.get("managedRoutes") if routing else None
     if not isinstance(routes, list):
         return set()
-    return {r.get("name") for r in routes if isinstance(r, Mapping)}
+    names = (r.get("name") for r in routes if isinstance(r, Mapping))
+    return {name for name in names if isinstance(name, str)}
 
 
 def _blue_green_services(bg: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
