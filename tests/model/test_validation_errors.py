@@ -433,3 +433,24 @@ def test_rollout_selector_must_select_its_template(selector: str, message: str) 
     assert rendered(validate_text(text, "r.yaml").diagnostics) == [
         f"r.yaml:6: Rollout/web: spec.selector: {message}"
     ]
+
+
+def test_unquoted_versions_and_dates_get_a_quoting_hint() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: a}
+spec:
+  project: p
+  destination: {name: prod}
+  source: {repoURL: "https://charts.example", chart: web, targetRevision: 1.10}
+  info: [{name: released, value: 2024-01-02}, {name: gated, value: true}]
+"""
+    assert rendered(validate_text(text, "a.yaml").diagnostics) == [
+        "a.yaml:7: Application/a: spec.source.targetRevision: expected a string, got number 1.1 "
+        "(quote it)",
+        "a.yaml:8: Application/a: spec.info[0].value: expected a string, got date 2024-01-02 "
+        "(quote it)",
+        "a.yaml:8: Application/a: spec.info[1].value: expected a string, got boolean true "
+        "(quote it)",
+    ]

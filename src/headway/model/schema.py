@@ -11,6 +11,7 @@ Purely computational: no I/O.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import functools
 import re
@@ -84,6 +85,8 @@ def describe(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, datetime.date):
+        return f"date {value.isoformat()}"  # YAML reads an unquoted 2024-01-02 as a date
     return type(value).__name__
 
 
@@ -112,7 +115,8 @@ class Scalar(Shape):
 
     def check(self, value: Any, path: Path, report: Reporter) -> None:
         if not _is_scalar(value, self.kind):
-            hint = " (quote it)" if self.kind == "string" and _is_scalar(value, "number") else ""
+            unquoted = value is not None and not isinstance(value, Mapping | list)
+            hint = " (quote it)" if self.kind == "string" and unquoted else ""
             report.error(path, f"expected {_article(self.kind)}, got {describe(value)}{hint}")
             return
         if self.minimum is not None and value < self.minimum:
@@ -215,7 +219,8 @@ class StringMap(Shape):
             return
         for key, item in value.items():
             if not isinstance(item, str):
-                message = f"expected a string, got {describe(item)} (quote it)"
+                hint = "" if item is None or isinstance(item, Mapping | list) else " (quote it)"
+                message = f"expected a string, got {describe(item)}{hint}"
                 report.error((*path, str(key)), message)
 
     def convert(self, value: Any) -> Any:
