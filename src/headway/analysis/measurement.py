@@ -24,7 +24,6 @@ from typing import Any
 from headway.expr import (
     ConditionError,
     ConditionSyntaxError,
-    EvaluationError,
     Program,
     compile_condition,
     describe_value,
@@ -114,7 +113,7 @@ def _evaluate(condition: _Condition, result: Any) -> bool:
     assert condition.program is not None
     try:
         value = condition.program.evaluate({"result": result})
-    except (EvaluationError, ConditionError) as err:
+    except ConditionError as err:
         hint = " (the metric returned no data)" if _no_data(result) else ""
         raise _ConditionFailed(
             f"could not evaluate {condition.quoted()} for result {shown}{hint}: {err}"
