@@ -1,1 +1,2 @@
-"""Sync planning: ordering by phase, wave, kind and name; hooks; prune decisions. No I/O."""
+"""Sync planning: ordering by phase, wave, kind and name; hooks; prune decisions;
+the wave gate; and the automated-sync, retry, window and project policies. No I/O."""

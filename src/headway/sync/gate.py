@@ -1,0 +1,152 @@
+"""`wave_gate`: may the next wave start, and if not, exactly why.
+
+Argo CD's rules for a multi-step sync: a wave is done when every task in it is done - an
+applied resource when its live object is Healthy or has no health check, a hook when it
+succeeded, a prune when the object is gone. A Degraded resource or failed hook fails the
+operation; anything else (Progressing, Suspended, Missing, Unknown) waits.
+
+Headway adds the explanation: when a blocked resource depends on a workload the plan only
+applies in a later wave (an HPA's scale target, a PDB's pods), the message names that
+workload and its wave - the first-install deadlock - and the decision is marked deadlocked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from headway.health import HealthResult, HealthStatus
+from headway.health import assess as builtin_assess
+from headway.sync.dependencies import depends_on
+from headway.sync.hooks import SyncPhase
+from headway.sync.plan import SyncPlan, WaveStep
+from headway.sync.resources import ResourceKey
+from headway.sync.tasks import Disposition, SyncTask
+
+__all__ = ["Blocker", "GateDecision", "GateVerdict", "wave_gate"]
+
+Obj = Mapping[str, Any]
+Assess = Callable[[Obj], HealthResult | None]
+
+
+class GateVerdict(StrEnum):
+    PROCEED = "proceed"
+    WAIT = "waiting"
+    FAIL = "failed"
+
+
+@dataclass(frozen=True)
+class Blocker:
+    key: ResourceKey
+    state: str
+    reason: str
+    fails: bool = False
+    needs: ResourceKey | None = None
+    needs_wave: int | None = None
+
+    def __str__(self) -> str:
+        detail = self.reason
+        if self.needs is not None:
+            detail += f"; it is applied in wave {self.needs_wave}"
+        return f"{self.key} {self.state} ({detail})" if detail else f"{self.key} {self.state}"
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    verdict: GateVerdict
+    step: WaveStep
+    blockers: tuple[Blocker, ...] = ()
+
+    @property
+    def may_proceed(self) -> bool:
+        return self.verdict is GateVerdict.PROCEED
+
+    @property
+    def deadlocked(self) -> bool:
+        return any(b.needs is not None for b in self.blockers)
+
+    @property
+    def message(self) -> str:
+        phase = "" if self.step.phase is SyncPhase.SYNC else f"{self.step.phase} "
+        head = f"{phase}wave {self.step.wave}"
+        if self.verdict is GateVerdict.PROCEED:
+            return f"{head} done"
+        shown = [b for b in self.blockers if b.fails] or list(self.blockers)
+        return f"{head} {self.verdict}: " + ", ".join(str(b) for b in shown)
+
+
+def wave_gate(
+    step: WaveStep,
+    *,
+    plan: SyncPlan,
+    live: Mapping[ResourceKey, Obj],
+    assess: Assess = builtin_assess,
+) -> GateDecision:
+    """Judge one step after its tasks were run, from the live objects now in the cluster."""
+    blockers = [
+        b for t in step.tasks if (b := _blocker(t, step, plan=plan, live=live, assess=assess))
+    ]
+    if any(b.fails for b in blockers):
+        return GateDecision(GateVerdict.FAIL, step, tuple(blockers))
+    if blockers:
+        return GateDecision(GateVerdict.WAIT, step, tuple(blockers))
+    return GateDecision(GateVerdict.PROCEED, step)
+
+
+def _blocker(
+    task: SyncTask,
+    step: WaveStep,
+    *,
+    plan: SyncPlan,
+    live: Mapping[ResourceKey, Obj],
+    assess: Assess,
+) -> Blocker | None:
+    if task.disposition is Disposition.AWAITING_CONFIRMATION:
+        return Blocker(task.key, "prune", "waiting for pruning confirmation")
+    if not task.runs:
+        return None
+    obj = live.get(task.key)
+    if task.is_prune:
+        return None if obj is None else Blocker(task.key, "Pending deletion", "")
+    if obj is None:
+        return Blocker(task.key, "Missing", "not created yet")
+    health = assess(obj)
+    if health is None or health.status is HealthStatus.HEALTHY:
+        return None
+    later = _later_missing_dependency(obj, step, plan=plan, live=live)
+    if later is not None:
+        needed, wave = later
+        reason = f"{_condition_reason(obj, health)}: {_resource(needed)} not found"
+        return Blocker(task.key, health.status, reason, needs=needed, needs_wave=wave)
+    fails = health.status is HealthStatus.DEGRADED
+    return Blocker(task.key, health.status, health.message, fails=fails)
+
+
+def _later_missing_dependency(
+    obj: Obj, step: WaveStep, *, plan: SyncPlan, live: Mapping[ResourceKey, Obj]
+) -> tuple[ResourceKey, int] | None:
+    steps = plan.waves()
+    here = steps.index(step) if step in steps else -1
+    targets = [t.target for t in plan.tasks if t.target is not None]
+    for needed in depends_on(obj, targets):
+        if needed in live:
+            continue
+        later = plan.step_of(needed)
+        if later is not None and steps.index(later) > here:
+            return needed, later.wave
+    return None
+
+
+def _condition_reason(obj: Obj, health: HealthResult) -> str:
+    """The reason of the first failing condition (e.g. FailedGetScale), else the message."""
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        failing = isinstance(condition, Mapping) and condition.get("status") == "False"
+        if failing and condition.get("reason"):
+            return str(condition["reason"])
+    return health.message or str(health.status)
+
+
+def _resource(key: ResourceKey) -> str:
+    return f"{key.kind.lower()}s/{key.name}"
