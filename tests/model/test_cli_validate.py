@@ -88,3 +88,19 @@ def test_json_empty_list_when_clean(runner: CliRunner, monkeypatch: pytest.Monke
 def test_bad_usage_exits_2(runner: CliRunner, args: list[str]) -> None:
     result = runner.invoke(app, args)
     assert result.exit_code == 2
+
+
+def test_terminal_output_is_coloured_but_says_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from headway.cli.validate import _print_text, summary_line
+    from headway.model.validate import check_paths
+
+    monkeypatch.chdir(REPO)
+    report = check_paths(["examples/invalid/core-objects.yaml"])
+    console = Console(force_terminal=True, width=300, record=True)
+    _print_text(report, console)
+    styled = console.export_text(styles=True, clear=False)
+    assert "\x1b[" in styled
+    expected = [str(d) for d in report.diagnostics] + [summary_line(report)]
+    assert console.export_text().splitlines() == expected
