@@ -59,3 +59,9 @@ def test_response_framing_follows_method_and_status() -> None:
 def test_malformed_header_line_is_refused() -> None:
     with pytest.raises(http1.BadMessage, match="malformed header"):
         http1.parse_head(b"GET / HTTP/1.1\r\nno colon here\r\n\r\n")
+
+
+async def test_endless_chunk_size_line_is_refused() -> None:
+    reader = reader_of(b"1" * 70_000 + b"\r\n")
+    with pytest.raises(http1.BadMessage, match="too long"):
+        await http1.read_raw_body(reader, http1.Framing("chunked"))

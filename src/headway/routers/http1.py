@@ -144,6 +144,13 @@ def response_framing(head: MessageHead, *, request_method: str) -> Framing:
 
 async def _next_chunk(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
     """One chunk with its framing, and whether it was the last (with its trailers)."""
+    try:
+        return await _read_chunk(reader)
+    except asyncio.LimitOverrunError as error:
+        raise BadMessage("chunk size or trailer line too long") from error
+
+
+async def _read_chunk(reader: asyncio.StreamReader) -> tuple[bytes, bool]:
     size_line = await reader.readuntil(b"\r\n")
     try:
         size = int(size_line.split(b";", 1)[0].strip(), 16)
