@@ -25,6 +25,7 @@ from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.local import deployment_math as dm
 from headway.cluster.local.pod_facts import format_time, is_active, owned_by, parse_time
+from headway.cluster.local.recorder import note
 from headway.cluster.local.replicasets import owner_reference, pods_of
 from headway.cluster.protocol import Cluster, Obj
 
@@ -131,7 +132,7 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
     if new is None:
         old_total = sum(_replicas(rs) for rs in olds)
         start = (
-            0
+            (0 if olds else desired)  # Recreate: the first version starts at once
             if strategy.get("type") == "Recreate"
             else dm.new_replica_set_scale(
                 desired=desired, max_surge=posts.max_surge, total=old_total, new_replicas=0
@@ -143,13 +144,20 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
             force=True,
         )
         created = True
+        note(
+            cluster,
+            clock,
+            d,
+            "ScalingReplicaSet",
+            f"Scaled up replica set {new['metadata']['name']} from 0 to {start}",
+        )
     elif _revision(new) <= top:
         new = _write_replica_set(cluster, new, replicas=_replicas(new), revision=top + 1)
     elif not spec.get("paused"):
         if strategy.get("type") == "Recreate":
-            _recreate_step(cluster, d, new, olds, desired)
+            _recreate_step(cluster, clock, d, new, olds)
         else:
-            _rolling_step(cluster, new, olds, desired, posts)
+            _rolling_step(cluster, clock, d, new=new, olds=olds, posts=posts)
     _cleanup_history(cluster, d, olds)
     fresh = [
         rs
@@ -160,13 +168,29 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
     return _write_status(cluster, clock, d, fresh, new_now, created=created, posts=posts)
 
 
-def _rolling_step(cluster: Cluster, new: Obj, olds: list[Obj], desired: int, posts: Any) -> None:
+def _scale(cluster: Cluster, clock: Clock, d: Obj, rs: Obj, replicas: int) -> None:
+    before = _replicas(rs)
+    _write_replica_set(cluster, rs, replicas=replicas)
+    direction = "up" if replicas > before else "down"
+    note(
+        cluster,
+        clock,
+        d,
+        "ScalingReplicaSet",
+        f"Scaled {direction} replica set {rs['metadata']['name']} from {before} to {replicas}",
+    )
+
+
+def _rolling_step(
+    cluster: Cluster, clock: Clock, d: Obj, *, new: Obj, olds: list[Obj], posts: Any
+) -> None:
+    desired = _replicas(d)
     total = _replicas(new) + sum(_replicas(rs) for rs in olds)
     target = dm.new_replica_set_scale(
         desired=desired, max_surge=posts.max_surge, total=total, new_replicas=_replicas(new)
     )
     if target != _replicas(new):
-        _write_replica_set(cluster, new, replicas=target)
+        _scale(cluster, clock, d, new, target)
         return
     by_name = {rs["metadata"]["name"]: rs for rs in olds}
     cuts = dm.old_replica_sets_scale_down(
@@ -176,13 +200,14 @@ def _rolling_step(cluster: Cluster, new: Obj, olds: list[Obj], desired: int, pos
         olds=[_counts(rs) for rs in olds],
     )
     for name, replicas in cuts.items():
-        _write_replica_set(cluster, by_name[name], replicas=replicas)
+        _scale(cluster, clock, d, by_name[name], replicas)
 
 
-def _recreate_step(cluster: Cluster, d: Obj, new: Obj, olds: list[Obj], desired: int) -> None:
+def _recreate_step(cluster: Cluster, clock: Clock, d: Obj, new: Obj, olds: list[Obj]) -> None:
+    desired = _replicas(d)
     running = [rs for rs in olds if _replicas(rs) > 0]
     for rs in running:
-        _write_replica_set(cluster, rs, replicas=0)
+        _scale(cluster, clock, d, rs, 0)
     if running or any(
         is_active(p) or p["metadata"].get("deletionTimestamp")
         for rs in olds
@@ -190,7 +215,7 @@ def _recreate_step(cluster: Cluster, d: Obj, new: Obj, olds: list[Obj], desired:
     ):
         return  # old pods still exist: Recreate never runs old and new together
     if _replicas(new) != desired:
-        _write_replica_set(cluster, new, replicas=desired)
+        _scale(cluster, clock, d, new, desired)
 
 
 def _cleanup_history(cluster: Cluster, d: Obj, olds: list[Obj]) -> None:

@@ -28,6 +28,7 @@ from headway.cluster.local.pod_facts import (
     parse_time,
     restart_total,
 )
+from headway.cluster.local.recorder import note
 from headway.cluster.local.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster, Obj
 
@@ -138,6 +139,7 @@ def reconcile_job(
         for _ in range(max(0, want) if wait <= 0 else 0):
             pod = pod_from_template(job, _job_template(job), str(job["metadata"]["name"]))
             active.append(cluster.apply(pod, field_manager=FIELD_MANAGER))
+            note(cluster, clock, job, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
         if deadline is not None:
             left = float(deadline) - (now - started).total_seconds()
             requeue = min(requeue, left) if requeue is not None else left
@@ -149,6 +151,15 @@ def reconcile_job(
             "ready": sum(1 for p in active if is_ready(p)),
         }
     )
+    for cond in conditions[len(before.get("conditions") or []) :]:
+        note(
+            cluster,
+            clock,
+            job,
+            cond["reason"] or "Completed",
+            cond["message"] or "Job completed",
+            warning=cond["type"] == "Failed",
+        )
     if conditions:
         status["conditions"] = [{k: v for k, v in c.items() if v != ""} for c in conditions]
     if before.get("completionTime") and "completionTime" not in status:

@@ -31,6 +31,7 @@ from headway.cluster.local.pod_facts import (
     ready_since,
     scale_down_order,
 )
+from headway.cluster.local.recorder import note
 from headway.cluster.protocol import Cluster, Obj
 
 __all__ = [
@@ -118,12 +119,20 @@ def reconcile_replica_set(cluster: Cluster, clock: Clock, rs: Obj) -> float | No
         for _ in range(desired - len(pods)):
             pod = pod_from_template(rs, spec.get("template") or {}, str(meta["name"]))
             pods.append(cluster.apply(pod, field_manager=FIELD_MANAGER))
+            note(cluster, clock, rs, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
     elif len(pods) > desired:
         victims = scale_down_order(pods)[: len(pods) - desired]
         gone = {v["metadata"]["uid"] for v in victims}
         for victim in victims:
             with contextlib.suppress(NotFound):
                 cluster.delete("v1", "Pod", victim["metadata"]["name"], meta.get("namespace"))
+                note(
+                    cluster,
+                    clock,
+                    rs,
+                    "SuccessfulDelete",
+                    f"Deleted pod: {victim['metadata']['name']}",
+                )
         pods = [p for p in pods if p["metadata"]["uid"] not in gone]
     return _write_status(cluster, clock, rs, pods)
 
