@@ -61,12 +61,15 @@ def test_defaults_follow_argo_cd() -> None:
 
 
 def test_unknown_and_invalid_options_are_reported() -> None:
-    parsed = parse_option_items(["Prune=maybe", "Turbo=true", "Replace", "PruneLast=true"])
+    parsed = parse_option_items(
+        ["Prune=maybe", "ApplyOutOfSynOnly=true", "Replace", "PruneLast=true"]
+    )
     assert parsed.options.prune_last
     assert parsed.problems == (
-        "syncOptions: 'Prune=maybe': expected true, false or confirm",
-        "syncOptions: unknown sync option 'Turbo=true'",
-        "syncOptions: 'Replace': expected Key=Value",
+        'syncOptions: Prune="maybe" must be one of: true, false, confirm',
+        'syncOptions: "ApplyOutOfSynOnly" is not a known sync option '
+        "(did you mean ApplyOutOfSyncOnly?)",
+        'syncOptions: "Replace" is not a sync option (expected Key=value)',
     )
 
 
@@ -184,5 +187,5 @@ def test_per_task_apply_options_travel_with_the_task() -> None:
 def test_bad_annotation_on_a_resource_is_reported_with_the_resource() -> None:
     plan = plan_sync([obj("ConfigMap", "c", annotations={OPTS: "Prune=never"})], [])
     assert plan.problems == (
-        "ConfigMap/c: sync-options annotation: 'Prune=never': expected true, false or confirm",
+        'ConfigMap/c: sync-options annotation: Prune="never" must be one of: true, false, confirm',
     )

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from headway.model import syncoptions
 from headway.sync.resources import annotation_values
 
 __all__ = [
@@ -68,33 +69,16 @@ class ParsedOptions:
 
 
 def _boolean(value: str) -> bool:
-    lowered = value.lower()
-    if lowered not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return lowered == "true"
-
-
-def _switch(value: str) -> ConfirmableSwitch:
-    try:
-        return ConfirmableSwitch(value.lower())
-    except ValueError:
-        raise ValueError("expected true, false or confirm") from None
-
-
-def _policy(value: str) -> PropagationPolicy:
-    try:
-        return PropagationPolicy(value.lower())
-    except ValueError:
-        raise ValueError("expected foreground, background or orphan") from None
+    return value == "true"
 
 
 _FIELDS: Mapping[str, tuple[str, Callable[[str], Any]]] = {
-    "Prune": ("prune", _switch),
-    "Delete": ("delete", _switch),
+    "Prune": ("prune", ConfirmableSwitch),
+    "Delete": ("delete", ConfirmableSwitch),
     "Validate": ("validate", _boolean),
     "SkipDryRunOnMissingResource": ("skip_dry_run_on_missing_resource", _boolean),
     "ApplyOutOfSyncOnly": ("apply_out_of_sync_only", _boolean),
-    "PrunePropagationPolicy": ("prune_propagation_policy", _policy),
+    "PrunePropagationPolicy": ("prune_propagation_policy", PropagationPolicy),
     "PruneLast": ("prune_last", _boolean),
     "Replace": ("replace", _boolean),
     "Force": ("force", _boolean),
@@ -109,21 +93,18 @@ _FIELDS: Mapping[str, tuple[str, Callable[[str], Any]]] = {
 def parse_option_items(
     items: Iterable[str], *, base: SyncOptions | None = None, source: str = "syncOptions"
 ) -> ParsedOptions:
-    """Apply `Key=Value` items over `base` (defaults when None), later items winning."""
+    """Apply `Key=Value` items over `base` (defaults when None), later items winning.
+    Keys and values are checked against `headway.model.syncoptions`, the one vocabulary."""
     options = base or SyncOptions()
     problems: list[str] = []
     for item in items:
-        key, sep, value = item.strip().partition("=")
-        if key not in _FIELDS:
-            problems.append(f"{source}: unknown sync option {item.strip()!r}")
-            continue
-        attribute, parse = _FIELDS[key]
         try:
-            if not sep:
-                raise ValueError("expected Key=Value")
-            options = replace(options, **{attribute: parse(value.strip())})
-        except ValueError as err:
-            problems.append(f"{source}: {item.strip()!r}: {err}")
+            key, value = syncoptions.parse_sync_option(item)
+        except syncoptions.SyncOptionError as err:
+            problems.append(f"{source}: {err}")
+            continue
+        attribute, convert = _FIELDS[key]
+        options = replace(options, **{attribute: convert(value)})
     return ParsedOptions(options, tuple(problems))
 
 
