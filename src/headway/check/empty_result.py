@@ -16,6 +16,7 @@ rates) — and the measurement's phase is decided by Argo Rollouts' rules:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +25,7 @@ from headway.check.analysis_rules import query_of
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.gates import metrics_of
-from headway.expr import ConditionError, compile_condition
+from headway.expr import ConditionError, Program, compile_condition
 
 __all__ = ["EMPTY_CASES", "PASSES_ON_EMPTY", "check_passes_on_empty", "measurement_phase"]
 
@@ -48,10 +49,22 @@ EMPTY_CASES: tuple[tuple[str, Any], ...] = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _program(condition: str) -> Program | None:
+    """Compiled once per distinct text: library charts repeat the same condition everywhere."""
+    try:
+        return compile_condition(condition)
+    except ConditionError:
+        return None
+
+
 def _truth(condition: str, result: Any) -> bool | None:
     """The condition's value, or None when evaluating it is an error (Argo: phase Error)."""
+    program = _program(condition)
+    if program is None:
+        return None
     try:
-        value = compile_condition(condition).evaluate({"result": result})
+        value = program.evaluate({"result": result})
     except ConditionError:
         return None
     return value if isinstance(value, bool) else None
@@ -75,11 +88,7 @@ def measurement_phase(success: str, failure: str, result: Any) -> str:
 
 
 def _compiles(text: str) -> bool:
-    try:
-        compile_condition(text)
-    except ConditionError:
-        return False
-    return True
+    return _program(text) is not None
 
 
 def check_passes_on_empty(ctx: CheckContext) -> Iterable[Finding]:

@@ -7,6 +7,7 @@ no Application owns as plain manifests. Sources it cannot resolve are recorded, 
 
 from __future__ import annotations
 
+import bisect
 import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -25,7 +26,7 @@ from headway.check.manifest import (
     normalize_repo_url,
 )
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.yamlload import Document, LoadResult, load_documents
+from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import PathNotFound, SourceError
 from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, render
 from headway.source.spec import ApplicationSource
@@ -66,6 +67,24 @@ class RepositoryLoader:
     base_crds: tuple[Document, ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
+    _listing: dict[int, list[str]] = field(default_factory=dict)
+
+    def files_under(self, tree: TreeReader, path: str) -> list[str]:
+        """`tree.files(path)` answered from one listing of the whole tree per tree."""
+        if id(tree) not in self._listing:
+            self._listing[id(tree)] = tree.files()
+        listing = self._listing[id(tree)]
+        if not path:
+            return listing
+        prefix = f"{path}/"
+        start = bisect.bisect_left(listing, prefix)
+        end = bisect.bisect_left(listing, prefix + "\U0010ffff", lo=start)
+        return listing[start:end]
+
+    def _is_file(self, tree: TreeReader, path: str) -> bool:
+        listing = self.files_under(tree, "")
+        index = bisect.bisect_left(listing, path)
+        return index < len(listing) and listing[index] == path
 
     def parse(self, tree: TreeReader, path: str) -> LoadResult:
         key = (id(tree), path)
@@ -82,7 +101,7 @@ class RepositoryLoader:
 
     def manifest_files(self) -> list[str]:
         """Manifest files of the checkout, leaving out Helm chart contents and tool config."""
-        files = self.tree.files()
+        files = self.files_under(self.tree, "")
         charts = [f.rpartition("/")[0] for f in files if f.rpartition("/")[2] == "Chart.yaml"]
         return [
             f
@@ -94,7 +113,7 @@ class RepositoryLoader:
 
     def with_tree(self, tree: TreeReader) -> RepositoryLoader:
         """The same loader (URLs, other repositories, health) over another tree."""
-        return replace(self, tree=tree, diagnostics=[], _parsed={})
+        return replace(self, tree=tree, diagnostics=[], _parsed={}, _listing={})
 
     def render_app(self, app: Document) -> tuple[Document, ...] | None:
         """What `app` renders from this loader's trees, or None when the render fails."""
@@ -102,6 +121,11 @@ class RepositoryLoader:
         return None if problems else objects
 
     def load(self) -> CheckContext:
+        """Every Application rendered, plus the unowned plain manifests."""
+        with paused_gc():  # node trees stay alive; collections would rescan them all
+            return self._load()
+
+    def _load(self) -> CheckContext:
         documents = [
             d
             for f in self.manifest_files()
@@ -177,13 +201,14 @@ class RepositoryLoader:
         if source.get("chart"):
             return self._tool(tree, source, app)
         path = normalize_path(str(source.get("path") or ""))
-        if tree.kind(path) != "dir":
+        if not self.files_under(tree, path):
             return RenderOutcome(
                 problem=f"path {path!r} of Application/{app.name} does not "
                 f"exist in {tree.description}: a sync would fail"
             )
         if any(source.get(k) is not None for k in ("helm", "kustomize")) or any(
-            tree.kind(f"{path}/{name}") == "file" for name in ("Chart.yaml", *KUSTOMIZATION_FILES)
+            self._is_file(tree, f"{path}/{name}" if path else name)
+            for name in ("Chart.yaml", *KUSTOMIZATION_FILES)
         ):
             return self._tool(tree, source, app)
         return self._directory(tree, path, as_dict(source.get("directory")))
@@ -220,7 +245,7 @@ class RepositoryLoader:
 
     def _directory(self, tree: TreeReader, path: str, options: dict[str, object]) -> RenderOutcome:
         try:
-            candidates = tree.files(path)
+            candidates = self.files_under(tree, path)
         except PathNotFound as err:
             return RenderOutcome(problem=str(err))
         prefix = f"{path}/" if path else ""
