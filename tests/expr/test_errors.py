@@ -130,3 +130,13 @@ def test_deeply_nested_values_are_an_evaluation_error_not_a_crash() -> None:
         value = [value]
     with pytest.raises(EvaluationError):
         compile_condition("result == result").evaluate({"result": value, "other": [value]})
+
+
+def test_runaway_loops_stop_on_the_step_budget() -> None:
+    program = compile_condition("len(map(1..100000, {len(map(1..100000, {# * 2}))})) > 0")
+    with pytest.raises(EvaluationError, match="too much work"):
+        program.evaluate({})
+    # A budget is per evaluation: the same program works again on small input.
+    small = compile_condition("all(map(result, {map(result, {#})}), {len(#) == 3})")
+    for _ in range(3):
+        assert small.evaluate({"result": [1, 2, 3]}) is True

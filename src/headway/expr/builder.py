@@ -71,6 +71,8 @@ def binary_node(op: str, left: Node, right: Node) -> Node:
 
     def body(frame: Frame) -> Any:
         value = apply(left_run(frame), right_run(frame))
+        if op == "..":
+            frame.budget.spend(len(value))
         return (not value) if negated else value
 
     return _make(guarded(text, body), text, left, right)

@@ -128,8 +128,9 @@ def predicate_node(name: str, items: Node, predicate: Node | None) -> Node:
         def test(element: Any, index: int) -> Any:
             if pred_run is None:
                 return element
-            return pred_run(Frame(frame.env, element, index))
+            return pred_run(Frame(frame.env, frame.budget, element, index))
 
+        frame.budget.spend(len(values))
         return apply(values, test)
 
     children = [items] + ([predicate] if predicate else [])

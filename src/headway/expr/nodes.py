@@ -13,10 +13,28 @@ from typing import Any
 
 from headway.expr.errors import EvalProblem, EvaluationError
 
-__all__ = ["MAX_DEPTH", "Frame", "NilChain", "Node", "guarded"]
+__all__ = ["MAX_DEPTH", "STEP_BUDGET", "Budget", "Frame", "NilChain", "Node", "guarded"]
 
 MAX_DEPTH = 100
 """How deeply a condition may nest; deeper input is refused when it is compiled."""
+
+STEP_BUDGET = 1_000_000
+"""Elements one evaluation may build or visit (ranges, predicates), so nested loops such as
+`map(1..100000, {map(1..100000, #)})` stop with an error instead of running for hours."""
+
+
+class Budget:
+    """Work left for one evaluation, shared by every frame of it."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, steps: int = STEP_BUDGET) -> None:
+        self.left = steps
+
+    def spend(self, steps: int) -> None:
+        self.left -= steps
+        if self.left < 0:
+            raise EvalProblem(f"the condition does too much work (over {STEP_BUDGET} steps)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +42,7 @@ class Frame:
     """What a node can see: the environment and, inside a predicate, the current element."""
 
     env: Mapping[str, Any]
+    budget: Budget
     element: Any = None
     index: int = 0
 

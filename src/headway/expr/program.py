@@ -21,7 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from headway.expr.builder import Builder, CompileProblem
 from headway.expr.errors import ConditionSyntaxError, EvaluationError
-from headway.expr.nodes import Frame, NilChain, Node
+from headway.expr.nodes import Budget, Frame, NilChain, Node
 
 __all__ = ["MAX_CONDITION_LENGTH", "Program", "compile_condition"]
 
@@ -45,7 +45,7 @@ class Program:
     def evaluate(self, env: Mapping[str, Any]) -> Any:
         """The value of the condition with `env` as its names (Argo passes `result`)."""
         try:
-            return self._root.run(Frame(env))
+            return self._root.run(Frame(env, Budget()))
         except EvaluationError:
             raise
         except NilChain:  # pragma: no cover - every chain that can raise it catches it
