@@ -66,3 +66,33 @@ def test_watch_waits_for_a_write_from_another_client(factory: ClusterFactory) ->
     event = next(watch)
     thread.join()
     assert (event.type, event.object["metadata"]["name"]) == (WatchEventType.ADDED, "late")
+
+
+def test_watch_ends_when_the_timeout_passes_quietly(cluster: Cluster) -> None:
+    start = cluster.apply(configmap("a"), field_manager="test")["metadata"]
+    quiet = cluster.watch("v1", "ConfigMap", resource_version=start["resourceVersion"],
+                          timeout_seconds=0.05)
+    assert list(quiet) == []
+
+
+def test_watch_a_custom_kind_and_deletion_marks(cluster: Cluster) -> None:
+    start = cluster.apply(configmap("start"), field_manager="test")["metadata"]
+    cluster.apply({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Cluster",
+                 "names": {"kind": "Gadget", "plural": "gadgets"},
+                 "versions": [{"name": "v1", "served": True, "storage": True}]},
+    }, field_manager="test")
+    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget",
+              "metadata": {"name": "g", "finalizers": ["example.com/keep"]}}
+    cluster.apply(gadget, field_manager="test")
+    cluster.delete("example.com/v1", "Gadget", "g")
+    del gadget["metadata"]["finalizers"]
+    cluster.apply(gadget, field_manager="test")
+    events = list(cluster.watch("example.com/v1", "Gadget",
+                                resource_version=start["resourceVersion"]))
+    assert [e.type for e in events] == [WatchEventType.ADDED, WatchEventType.MODIFIED,
+                                        WatchEventType.DELETED]
+    assert "deletionTimestamp" in events[1].object["metadata"]
+    assert all(e.object["apiVersion"] == "example.com/v1" for e in events)
