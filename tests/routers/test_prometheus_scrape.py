@@ -1,4 +1,4 @@
-"""A real Prometheus scrapes each router and answers the PromQL that docs/traffic-routing.md shows."""
+"""A real Prometheus scrapes each router and answers the PromQL the traffic-routing doc shows."""
 
 from __future__ import annotations
 
