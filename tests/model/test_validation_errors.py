@@ -304,6 +304,8 @@ spec:
         'p.yaml:6: AppProject/p: spec.syncWindows[0].schedule: "61 * * * *" is not a cron schedule',
         'p.yaml:6: AppProject/p: spec.syncWindows[0].timeZone: "Mars/Olympus" is not a known '
         "time zone",
+        "p.yaml:6: AppProject/p: spec.syncWindows[0]: a sync window needs applications, "
+        "namespaces or clusters",
     ]
 
 
@@ -454,3 +456,37 @@ spec:
         "a.yaml:8: Application/a: spec.info[1].value: expected a string, got boolean true "
         "(quote it)",
     ]
+
+
+def test_project_destinations_patterns_and_duplicates() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: p}
+spec:
+  sourceRepos: ["https://git.example/a.git", "!*", "https://git.example/a.git"]
+  destinations:
+    - {namespace: shop, server: "*"}
+    - {namespace: "!*", name: prod}
+    - {namespace: shop, server: "*"}
+  roles: [{name: ci}, {name: ci}]
+"""
+    assert rendered(validate_text(text, "p.yaml").diagnostics) == [
+        'p.yaml:5: AppProject/p: spec.sourceRepos[1]: "!*" would deny every repository',
+        'p.yaml:5: AppProject/p: spec.sourceRepos[2]: duplicate entry "https://git.example/a.git"',
+        'p.yaml:8: AppProject/p: spec.destinations[1].namespace: "!*" would deny everything; it '
+        "is not allowed",
+        'p.yaml:9: AppProject/p: spec.destinations[2]: duplicate entry "*/shop"',
+        'p.yaml:10: AppProject/p: spec.roles[1]: duplicate entry "ci"',
+    ]
+
+
+def test_project_destination_may_name_only_a_namespace() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: p}
+spec:
+  destinations: [{namespace: shop}]
+"""
+    assert validate_text(text, "p.yaml").diagnostics == []

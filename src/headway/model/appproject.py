@@ -9,7 +9,7 @@ deliberate `[]` from a forgotten field. Sync windows have kind `allow` or `deny`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from croniter import croniter
 
 from headway.model import k8s
 from headway.model import schema as s
-from headway.model.application import DESTINATION, Destination
+from headway.model.application import Destination
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
 
@@ -133,6 +133,57 @@ def _time_zone(window: Mapping[str, Any], path: s.Path, report: s.Reporter) -> N
         report.error((*path, "timeZone"), f'"{zone}" is not a known time zone')
 
 
+def _window_scope(window: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    if not any(window.get(k) for k in ("applications", "namespaces", "clusters")):
+        report.error(path, "a sync window needs applications, namespaces or clusters")
+
+
+def _destination_patterns(dest: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    for name in ("server", "name", "namespace"):
+        if dest.get(name) == "!*":
+            report.error((*path, name), '"!*" would deny everything; it is not allowed')
+
+
+def _no_duplicates(field: str, key: Callable[[Any], Any]) -> s.Check:
+    """A spec check: entries of `field` must be unique by `key` (as Argo CD requires)."""
+
+    def check(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+        entries = spec.get(field)
+        seen: set[Any] = set()
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            identity = key(entry)
+            if identity is None:
+                continue
+            if identity in seen:
+                report.error((*path, field, index), f"duplicate entry {identity}")
+            seen.add(identity)
+
+    return check
+
+
+def _destination_key(dest: Any) -> str | None:
+    if not isinstance(dest, Mapping):
+        return None
+    server, name, namespace = (dest.get(k) or "" for k in ("server", "name", "namespace"))
+    target = server or name
+    return f'"{target}/{namespace}"' if isinstance(target, str) else None
+
+
+def _text_key(value: Any) -> str | None:
+    return f'"{value}"' if isinstance(value, str) else None
+
+
+def _role_key(role: Any) -> str | None:
+    return _text_key(role.get("name")) if isinstance(role, Mapping) else None
+
+
+def _source_repo_patterns(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    repos = spec.get("sourceRepos")
+    for index, repo in enumerate(repos if isinstance(repos, list) else []):
+        if repo == "!*":
+            report.error((*path, "sourceRepos", index), '"!*" would deny every repository')
+
+
 def _group_kind_schema(name: str, *, with_name: bool) -> s.Schema:
     fields = [s.Field("group", s.STR, required=True), s.Field("kind", s.STR, required=True)]
     if with_name:
@@ -187,7 +238,13 @@ _SYNC_WINDOW = s.Schema(
         s.Field("syncOverrun", s.BOOL, default=False),
     ),
     SyncWindow,
-    checks=(_schedule, _time_zone),
+    checks=(_schedule, _time_zone, _window_scope),
+)
+_PROJECT_DESTINATION = s.Schema(
+    "ApplicationDestination",
+    (s.Field("server", s.STR), s.Field("name", s.STR), s.Field("namespace", s.STR)),
+    Destination,
+    checks=(_destination_patterns,),
 )
 _ORPHANED = s.Schema(
     "OrphanedResourcesMonitorSettings",
@@ -214,7 +271,7 @@ APPPROJECT_SPEC = s.Schema(
         s.Field("description", s.STR),
         s.Field("sourceRepos", _SourceRepos(s.STR)),
         s.Field("sourceNamespaces", s.STRING_LIST),
-        s.Field("destinations", s.ListOf(s.Obj(DESTINATION))),
+        s.Field("destinations", s.ListOf(s.Obj(_PROJECT_DESTINATION))),
         s.Field("destinationServiceAccounts", s.ListOf(s.AnyValue(mapping=True))),
         s.Field("clusterResourceWhitelist", _CLUSTER_ITEM),
         s.Field("clusterResourceBlacklist", _CLUSTER_ITEM),
@@ -231,6 +288,13 @@ APPPROJECT_SPEC = s.Schema(
         ),
         s.Field("permitOnlyProjectScopedClusters", s.BOOL, default=False),
         s.Field("sourceIntegrity", s.AnyValue(mapping=True)),
+    ),
+    checks=(
+        _source_repo_patterns,
+        _no_duplicates("sourceRepos", _text_key),
+        _no_duplicates("sourceNamespaces", _text_key),
+        _no_duplicates("destinations", _destination_key),
+        _no_duplicates("roles", _role_key),
     ),
 )
 
