@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from headway.clock import VirtualClock
-from headway.cluster.errors import Conflict, Expired, FieldConflict, Invalid, NotFound
+from headway.cluster.errors import (
+    ClusterError,
+    Conflict,
+    Expired,
+    FieldConflict,
+    Invalid,
+    NotFound,
+)
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.events import events_for
 from headway.cluster.protocol import Obj
@@ -138,3 +145,21 @@ def test_deleting_a_namespace_deletes_its_objects(store: LocalCluster) -> None:
     with pytest.raises(NotFound):
         store.get("v1", "Namespace", "prod")
     assert [o["metadata"]["name"] for o in store.list("v1", "ConfigMap")] == ["elsewhere"]
+
+
+def test_a_file_that_is_not_a_store_is_a_cluster_error(tmp_path: Path,
+                                                       clock: VirtualClock) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("these are not the objects you are looking for\n" * 200)
+    with pytest.raises(ClusterError, match=r"notes\.txt"):
+        LocalCluster(bogus, clock)
+
+
+def test_a_failed_write_leaves_nothing_behind(store: LocalCluster) -> None:
+    before = store.revision()
+    with pytest.raises(Invalid):
+        store.apply(configmap("a", labels={"bad key": "x"}), field_manager="test")
+    with pytest.raises(NotFound):
+        store.apply(deployment("web", namespace="missing"), field_manager="test")
+    assert store.revision() == before
+    assert store.list("v1", "ConfigMap") == []

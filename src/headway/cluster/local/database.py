@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from headway.cluster.errors import ClusterError
 from headway.cluster.local.objects import ObjectKey
 from headway.cluster.protocol import Obj
 
@@ -57,17 +58,25 @@ class Database:
     def __init__(self, path: Path, *, busy_timeout_seconds: float = 30.0) -> None:
         self.path = path
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            str(path), timeout=busy_timeout_seconds, isolation_level=None,
-            check_same_thread=False,
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute("PRAGMA foreign_keys=OFF")
-        with self.write() as conn:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+        with self._translated_errors():
+            self._conn = sqlite3.connect(
+                str(path), timeout=busy_timeout_seconds, isolation_level=None,
+                check_same_thread=False,
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            with self.write() as conn:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+
+    @contextmanager
+    def _translated_errors(self) -> Iterator[None]:
+        """SQLite's errors leave the store as `ClusterError`s naming the file."""
+        try:
+            yield
+        except sqlite3.Error as error:
+            raise ClusterError(f"local store {self.path}: {error}") from error
 
     def close(self) -> None:
         with self._lock:
@@ -76,7 +85,7 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction holding SQLite's write lock from its start."""
-        with self._lock:
+        with self._lock, self._translated_errors():
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -88,13 +97,13 @@ class Database:
     @contextmanager
     def single(self) -> Iterator[sqlite3.Connection]:
         """The connection for reads that need no shared snapshot (each statement is one)."""
-        with self._lock:
+        with self._lock, self._translated_errors():
             yield self._conn
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every query inside sees one snapshot."""
-        with self._lock:
+        with self._lock, self._translated_errors():
             self._conn.execute("BEGIN")
             try:
                 yield self._conn
