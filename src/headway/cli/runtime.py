@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -42,6 +43,8 @@ def running_pid(paths: RuntimePaths) -> int | None:
 
 
 def _foreground(state_dir: Path, config: Path | None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

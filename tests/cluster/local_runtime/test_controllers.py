@@ -287,3 +287,19 @@ def test_job_deadline_is_exact(cluster: LocalCluster, clock: VirtualClock) -> No
         ("Failed", "DeadlineExceeded")
     ]
     assert cluster.list("v1", "Pod") == []
+
+
+def test_a_malformed_deployment_does_not_stop_the_others(
+    cluster: LocalCluster, clock: VirtualClock
+) -> None:
+    broken = deployment("broken", "demo:v1")
+    broken["spec"]["replicas"] = "many"
+    cluster.apply(broken, field_manager="test")
+    cluster.apply(deployment("fine", "demo:v1", replicas=1), field_manager="test")
+    step(cluster, clock)
+    assert [
+        rs["metadata"]["name"].split("-")[0] for rs in cluster.list("apps/v1", "ReplicaSet")
+    ] == ["fine"]
+    (event,) = [e for e in cluster.list("v1", "Event") if e["reason"] == "ReconcileError"]
+    assert event["involvedObject"]["name"] == "broken" and event["type"] == "Warning"
+    assert "many" in event["message"]

@@ -25,7 +25,7 @@ from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.local import deployment_math as dm
 from headway.cluster.local.pod_facts import format_time, is_active, owned_by, parse_time
-from headway.cluster.local.recorder import note
+from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import owner_reference, pods_of
 from headway.cluster.protocol import Cluster, Obj
 
@@ -350,12 +350,9 @@ def _write_status(
 
 
 def sync_deployments(cluster: Cluster, clock: Clock) -> float | None:
-    wakes = []
-    for d in cluster.list("apps/v1", "Deployment"):
-        try:
-            wake = reconcile_deployment(cluster, clock, d)
-        except NotFound:
-            continue
-        if wake is not None:
-            wakes.append(wake)
-    return min(wakes) if wakes else None
+    return reconcile_each(
+        cluster,
+        clock,
+        cluster.list("apps/v1", "Deployment"),
+        lambda d: reconcile_deployment(cluster, clock, d),
+    )

@@ -28,7 +28,7 @@ from headway.cluster.local.pod_facts import (
     parse_time,
     restart_total,
 )
-from headway.cluster.local.recorder import note
+from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster, Obj
 
@@ -188,12 +188,9 @@ def _delete_all(cluster: Cluster, pods: list[Obj]) -> None:
 
 
 def sync_jobs(cluster: Cluster, clock: Clock, *, backoff: BackoffConfig) -> float | None:
-    wakes = []
-    for job in cluster.list("batch/v1", "Job"):
-        try:
-            wake = reconcile_job(cluster, clock, job, backoff=backoff)
-        except NotFound:
-            continue
-        if wake is not None:
-            wakes.append(wake)
-    return min(wakes) if wakes else None
+    return reconcile_each(
+        cluster,
+        clock,
+        cluster.list("batch/v1", "Job"),
+        lambda job: reconcile_job(cluster, clock, job, backoff=backoff),
+    )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from headway.cluster.protocol import Cluster, Obj
 __all__ = ["PORT_ANNOTATION", "Kubelet", "PodRun"]
 
 PORT_ANNOTATION = "headway.dev/port"
+_log = logging.getLogger("headway.runtime")
 FIELD_MANAGER = "headway-kubelet"
 FINALIZER = "headway.dev/process"  # held while the Pod's processes run
 
@@ -102,6 +104,15 @@ class Kubelet:
                 await self._sync_pod(pod)
             except NotFound:
                 continue  # deleted while we worked on it
+            except Exception as err:
+                message = f"{type(err).__name__}: {err}"
+                _log.warning(
+                    "pod %s/%s: %s",
+                    pod["metadata"].get("namespace"),
+                    pod["metadata"]["name"],
+                    message,
+                )
+                self._events(pod, "Warning", "FailedSync", message)
         for uid in list(self._runs):
             if uid not in seen:
                 self._begin_stop(uid, finalize=None)

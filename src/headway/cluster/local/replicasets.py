@@ -31,7 +31,7 @@ from headway.cluster.local.pod_facts import (
     ready_since,
     scale_down_order,
 )
-from headway.cluster.local.recorder import note
+from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.protocol import Cluster, Obj
 
 __all__ = [
@@ -171,12 +171,9 @@ def _write_status(cluster: Cluster, clock: Clock, rs: Obj, pods: list[Obj]) -> f
 
 def sync_replica_sets(cluster: Cluster, clock: Clock) -> float | None:
     """One step for every ReplicaSet; the earliest requeue, or None."""
-    wakes = []
-    for rs in cluster.list("apps/v1", "ReplicaSet"):
-        try:
-            wake = reconcile_replica_set(cluster, clock, rs)
-        except NotFound:
-            continue
-        if wake is not None:
-            wakes.append(wake)
-    return min(wakes) if wakes else None
+    return reconcile_each(
+        cluster,
+        clock,
+        cluster.list("apps/v1", "ReplicaSet"),
+        lambda rs: reconcile_replica_set(cluster, clock, rs),
+    )

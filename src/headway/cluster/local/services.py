@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,7 @@ from headway.cluster.protocol import Cluster, Obj
 
 __all__ = ["Backend", "ServiceProxies", "TcpProxy", "service_ports"]
 
+_log = logging.getLogger("headway.runtime")
 FIELD_MANAGER = "headway-endpoints-controller"
 PORT_ANNOTATION = "headway.dev/port"
 
@@ -145,7 +147,9 @@ class ServiceProxies:
                 continue
             try:
                 ports = await self._ensure_ports(service)
-            except (OSError, ClusterError):
+            except (OSError, ClusterError) as err:
+                meta = service["metadata"]
+                _log.warning("service %s/%s: %s", meta.get("namespace"), meta["name"], err)
                 continue
             namespace = service["metadata"].get("namespace") or "default"
             ready = [
