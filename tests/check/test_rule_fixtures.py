@@ -39,3 +39,9 @@ def test_rule_ignores_its_near_miss(rule_id: str, check_dir: CheckDir) -> None:
 def test_fixture_directories_match_rules() -> None:
     names = {p.name.split("-", 1)[0] for p in FIXTURES.glob("HW*") if p.is_dir()}
     assert names == set(RULE_IDS)
+
+
+def test_every_rule_is_documented() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "checks.md").read_text()
+    for rule in ALL_RULES:
+        assert f"### {rule.id} `{rule.slug}` ({rule.severity}" in docs, rule.id

@@ -117,10 +117,15 @@ CHECKS: tuple[RegisteredCheck, ...] = (
 # Rules whose findings come from the CLI (they need renders of other revisions).
 CLI_RULES: tuple[Rule, ...] = (transition.TRANSITION_DROPS, transition.TRANSITION_HIDDEN_CHANGE)
 
-ALL_RULES: tuple[Rule, ...] = (
-    SUPPRESSION_WITHOUT_REASON,
-    *(rule for check in CHECKS for rule in check.rules),
-    *CLI_RULES,
+ALL_RULES: tuple[Rule, ...] = tuple(
+    sorted(
+        (
+            SUPPRESSION_WITHOUT_REASON,
+            *(rule for check in CHECKS for rule in check.rules),
+            *CLI_RULES,
+        ),
+        key=lambda rule: rule.id,
+    )
 )
 
 
