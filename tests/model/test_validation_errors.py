@@ -91,6 +91,16 @@ def test_invalid_pause_duration_names_step_and_line() -> None:
             'or a percentage like "25%"',
         ),
         (
+            '      maxSurge: 0\n      maxUnavailable: "0%"',
+            "r.yaml:12: Rollout/web: spec.strategy.canary.maxUnavailable: maxSurge and "
+            "maxUnavailable cannot both be 0",
+        ),
+        (
+            "      antiAffinity: {}",
+            "r.yaml:11: Rollout/web: spec.strategy.canary.antiAffinity: antiAffinity needs "
+            "exactly one of preferred/requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+        (
             "      scaleDownDelaySeconds: 10",
             "r.yaml:11: Rollout/web: spec.strategy.canary.scaleDownDelaySeconds: "
             "applies only with trafficRouting",
@@ -490,3 +500,21 @@ spec:
   destinations: [{namespace: shop}]
 """
     assert validate_text(text, "p.yaml").diagnostics == []
+
+
+def test_workload_ref_excludes_a_template() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: r}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web, scaleDown: progressively}
+  template:
+    metadata: {labels: {app: web}}
+  strategy: {canary: {}}
+"""
+    assert rendered(validate_text(text, "r.yaml").diagnostics) == [
+        "r.yaml:6: Rollout/r: spec.template: must be empty when workloadRef is set"
+    ]
+    without = text.replace("  template:\n    metadata: {labels: {app: web}}\n", "")
+    assert validate_text(without, "r.yaml").diagnostics == []

@@ -158,6 +158,26 @@ def _canary_services(canary: Mapping[str, Any], path: s.Path, report: s.Reporter
             report.error((*path, name), "applies only with trafficRouting")
 
 
+def _surge_or_unavailable(strategy: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """maxSurge and maxUnavailable cannot both be zero: the update could never move."""
+    if _is_zero(strategy.get("maxSurge")) and _is_zero(strategy.get("maxUnavailable")):
+        report.error((*path, "maxUnavailable"), "maxSurge and maxUnavailable cannot both be 0")
+
+
+def _is_zero(value: Any) -> bool:
+    return value in (0, "0%") and not isinstance(value, bool)
+
+
+def _one_anti_affinity(block: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    present = [k for k, v in block.items() if v is not None]
+    if len(present) != 1:
+        report.error(
+            path,
+            "antiAffinity needs exactly one of preferred/required"
+            "DuringSchedulingIgnoredDuringExecution",
+        )
+
+
 def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     routing = canary.get("trafficRouting")
     routing = routing if isinstance(routing, Mapping) else None
@@ -199,6 +219,8 @@ def _blue_green_services(bg: Mapping[str, Any], path: s.Path, report: s.Reporter
 
 def _pods_defined(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     if spec.get("workloadRef") is not None:
+        if spec.get("template"):
+            report.error((*path, "template"), "must be empty when workloadRef is set")
         return
     for name in ("selector", "template"):
         if spec.get(name) is None:
@@ -243,6 +265,7 @@ _ANTI_AFFINITY = s.Schema(
         ),
         s.Field("requiredDuringSchedulingIgnoredDuringExecution", s.AnyValue(mapping=True)),
     ),
+    checks=(_one_anti_affinity,),
 )
 _POD_META = s.Obj(rsteps.POD_TEMPLATE_METADATA)
 
@@ -291,7 +314,7 @@ CANARY = s.Schema(
         ),
     ),
     CanaryStrategy,
-    checks=(_canary_services, _canary_step_rules),
+    checks=(_canary_services, _canary_step_rules, _surge_or_unavailable),
 )
 
 BLUE_GREEN = s.Schema(
