@@ -126,15 +126,18 @@ class HAProxyRouter:
             raise RouterError("the haproxy router supports no additional destinations")
         async with self._poll_lock:
             await self._poll_locked()  # count what old slot owners served before reassigning
-            commands: list[str] = []
-            for backend, destination in (("stable", stable), ("canary", canary)):
-                self._services[backend] = destination.service
-                commands += self._assign_slots(backend, destination.ready_endpoints)
+            planned = {b: list(self._slots[b]) for b in BACKENDS}
+            commands = self._assign_slots("stable", stable.ready_endpoints, planned["stable"])
+            commands += self._assign_slots("canary", canary.ready_endpoints, planned["canary"])
             if commands:
                 await self._admin.run(*commands)
+            self._slots = planned  # only once HAProxy accepted every command
+            self._services = {"stable": stable.service, "canary": canary.service}
 
-    def _assign_slots(self, backend: str, ready: tuple[Endpoint, ...]) -> list[str]:
-        """Runtime commands moving `backend`'s slots to exactly the `ready` endpoints."""
+    def _assign_slots(
+        self, backend: str, ready: tuple[Endpoint, ...], slots: list[Endpoint | None]
+    ) -> list[str]:
+        """Runtime commands moving `backend`'s slots to exactly `ready`; updates `slots`."""
         if len(ready) > self._layout.slots:
             raise RouterError(
                 f"{len(ready)} ready endpoints for {backend} but only {self._layout.slots} "
@@ -142,7 +145,6 @@ class HAProxyRouter:
             )
         for endpoint in ready:
             _require_ip(endpoint)
-        slots = self._slots[backend]
         commands: list[str] = []
         for index, current in enumerate(slots):
             if current is not None and current not in ready:
