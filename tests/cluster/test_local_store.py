@@ -163,3 +163,13 @@ def test_a_failed_write_leaves_nothing_behind(store: LocalCluster) -> None:
         store.apply(deployment("web", namespace="missing"), field_manager="test")
     assert store.revision() == before
     assert store.list("v1", "ConfigMap") == []
+
+
+def test_list_with_revision_then_watch_misses_nothing(store: LocalCluster) -> None:
+    store.apply(configmap("a"), field_manager="test")
+    listed, revision = store.list_with_revision("v1", "ConfigMap")
+    assert [o["metadata"]["name"] for o in listed] == ["a"]
+    assert revision == listed[0]["metadata"]["resourceVersion"]
+    store.apply(configmap("b"), field_manager="test")
+    events = list(store.watch("v1", "ConfigMap", resource_version=revision))
+    assert [e.object["metadata"]["name"] for e in events] == ["b"]

@@ -104,6 +104,21 @@ class LocalCluster:
         namespace: str | None = None,
         label_selector: Mapping[str, str] | str | None = None,
     ) -> list[Obj]:
+        objs, _ = self.list_with_revision(
+            api_version, kind, namespace=namespace, label_selector=label_selector
+        )
+        return objs
+
+    def list_with_revision(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: Mapping[str, str] | str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """`list`, plus the revision it is consistent with: watch from it to miss nothing
+        (Kubernetes' list `metadata.resourceVersion`)."""
         selector = _selector(label_selector)
         with self._db.read() as conn:
             served = self._resolve(conn, api_version, kind)
@@ -113,15 +128,18 @@ class LocalCluster:
                 conn, served.group, served.kind, namespace=namespace,
                 equalities=selector.equalities(),
             )
+            revision = database.counter(conn, "revision")
         objs = (database.loads(body) for body in bodies)
-        return [
+        matching = [
             _presented(o, api_version)
             for o in objs
             if selector.matches(o["metadata"].get("labels"))
         ]
+        return matching, str(revision)
 
     def revision(self) -> str:
-        """The store's current revision: a list made now is consistent as of it."""
+        """The store's current revision (read it before a `list` to watch from it, or use
+        `list_with_revision`)."""
         with self._db.read() as conn:
             return str(database.counter(conn, "revision"))
 
