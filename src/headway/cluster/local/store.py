@@ -40,6 +40,7 @@ __all__ = ["LocalCluster"]
 IMPLICIT_NAMESPACES = frozenset({"default", "kube-system"})
 DEFAULT_MANAGER = "headway"
 BUILTIN_TABLE = KindTable(BUILTIN_KINDS)
+ObjList = list[Obj]  # named here: inside the class, `list` is the method
 _NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # Kubernetes' generateName alphabet
 
 
@@ -116,7 +117,7 @@ class LocalCluster:
         *,
         namespace: str | None = None,
         label_selector: Mapping[str, str] | str | None = None,
-    ) -> tuple[list[Obj], str]:
+    ) -> tuple[ObjList, str]:
         """`list`, plus the revision it is consistent with: watch from it to miss nothing
         (Kubernetes' list `metadata.resourceVersion`)."""
         selector = _selector(label_selector)
