@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from headway.cluster.protocol import Cluster, WatchEventType
+from headway.cluster.protocol import Cluster, Obj, WatchEventType
 
 from .conftest import ClusterFactory
 from .objects import configmap, deployment
@@ -84,7 +84,7 @@ def test_watch_a_custom_kind_and_deletion_marks(cluster: Cluster) -> None:
                  "names": {"kind": "Gadget", "plural": "gadgets"},
                  "versions": [{"name": "v1", "served": True, "storage": True}]},
     }, field_manager="test")
-    gadget = {"apiVersion": "example.com/v1", "kind": "Gadget",
+    gadget: Obj = {"apiVersion": "example.com/v1", "kind": "Gadget",
               "metadata": {"name": "g", "finalizers": ["example.com/keep"]}}
     cluster.apply(gadget, field_manager="test")
     cluster.delete("example.com/v1", "Gadget", "g")
