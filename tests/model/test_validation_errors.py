@@ -518,3 +518,32 @@ spec:
     ]
     without = text.replace("  template:\n    metadata: {labels: {app: web}}\n", "")
     assert validate_text(without, "r.yaml").diagnostics == []
+
+
+def test_kustomization_files_and_lists_are_not_name_errors() -> None:
+    text = """\
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [rollout.yaml]
+---
+apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+"""
+    report = validate_text(text, "kustomization.yaml")
+    assert report.diagnostics == []
+    assert report.objects == 1  # the List; the Kustomization is a build input
+
+
+def test_analysis_run_needs_metrics() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisRun
+metadata: {name: run}
+spec:
+  args: [{name: a, value: b}]
+"""
+    assert rendered(validate_text(text, "run.yaml").diagnostics) == [
+        "run.yaml:4: AnalysisRun/run: spec.metrics: an AnalysisRun needs at least one metric"
+    ]

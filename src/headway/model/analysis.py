@@ -174,6 +174,11 @@ def _metrics_or_templates(spec: Mapping[str, Any], path: s.Path, report: s.Repor
         report.error((*path, "metrics"), "a template needs at least one metric (or templates)")
 
 
+def _run_has_metrics(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    if not spec.get("metrics"):
+        report.error((*path, "metrics"), "an AnalysisRun needs at least one metric")
+
+
 def _one_value_from(value_from: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     present = [k for k in ("secretKeyRef", "fieldRef") if value_from.get(k) is not None]
     if len(present) != 1:
@@ -281,7 +286,7 @@ ANALYSIS_RUN_SPEC = s.Schema(
         ),
     ),
     AnalysisRunSpec,
-    checks=(_unique_metric_names,),
+    checks=(_run_has_metrics, _unique_metric_names),
 )
 
 

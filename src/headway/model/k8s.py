@@ -133,12 +133,19 @@ def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> None:
         elif not isinstance(value, str) or not value:
             report.error((key,), f"expected a non-empty string, got {s.describe(value)}")
     meta = obj.get("metadata")
+    if _is_list(obj):
+        return  # `kind: List` (and `FooList`) carries items, not a name of its own
     if meta is None:
         report.error(("metadata", "name"), "missing required field")
         return
     # Only the fields every object shares are checked; core kinds carry extra metadata freely.
     loose = s.Schema(METADATA.name, METADATA.fields, None, METADATA.checks, open=True)
     s.validate_object(loose, meta, ("metadata",), report)
+
+
+def _is_list(obj: Mapping[str, Any]) -> bool:
+    kind = obj.get("kind")
+    return isinstance(kind, str) and kind.endswith("List") and isinstance(obj.get("items"), list)
 
 
 def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]]:
@@ -151,7 +158,7 @@ def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]
     _envelope_checks(obj, report)
     if report.has_errors:
         return None, report.diagnostics
-    meta = s.build_view(METADATA, obj["metadata"])
+    meta = s.build_view(METADATA, obj.get("metadata") or {"name": ""})
     return K8sObject(obj["apiVersion"], obj["kind"], meta, obj), report.diagnostics
 
 

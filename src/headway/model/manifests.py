@@ -38,13 +38,23 @@ PARSERS: dict[tuple[str, str], Parser] = {
 }
 
 
+# Build inputs that look like objects but are never applied (kustomization.yaml files).
+NOT_APPLIED_GROUPS = frozenset({"kustomize.config.k8s.io"})
+
+
 def is_object(document: Document) -> bool:
     """Whether a document means to be a Kubernetes object (it says apiVersion or kind).
 
-    Helm values files and other plain data in a GitOps tree say neither and are skipped.
+    Helm values files and other plain data in a GitOps tree say neither, and Kustomize's own
+    files are build inputs; both are skipped.
     """
     obj = document.obj
-    return not isinstance(obj, dict) or "apiVersion" in obj or "kind" in obj
+    if not isinstance(obj, dict):
+        return True
+    api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and k8s.split_api_version(api_version)[0] in NOT_APPLIED_GROUPS:
+        return False
+    return "apiVersion" in obj or "kind" in obj
 
 
 def parse_manifest(document: Document) -> tuple[Manifest | None, list[Diagnostic]]:
