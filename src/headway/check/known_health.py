@@ -1,11 +1,14 @@
-"""Which kinds Argo CD can judge the health of without a user-supplied Lua script.
+"""Which kinds have a health assessment without a user-supplied Lua script.
 
 A kind with no health assessment counts as Healthy the moment it exists, so a sync wave
-holding it gates nothing. This table is the fallback used until the `headway.health`
-registry is consulted by the CLI; keys are `group/Kind` (core group: `/Kind`).
+holding it gates nothing. The built-in checks are `headway.health`'s registry; on top of them,
+the custom resources Argo CD ships health scripts for (a repository checked here may be synced
+by Argo CD). Keys are `group/Kind` (core group: `/Kind`).
 """
 
 from __future__ import annotations
+
+from headway.health.registry import BUILTIN_CHECKS
 
 __all__ = ["BUILTIN_HEALTH_KINDS", "CORE_GROUPS", "is_custom_group"]
 
@@ -34,24 +37,9 @@ CORE_GROUPS = frozenset(
     }
 )
 
-# gitops-engine's built-in checks plus the custom resources Argo CD ships health scripts for
-# that these repositories commonly contain.
-BUILTIN_HEALTH_KINDS = frozenset(
+# Custom resources Argo CD ships Lua health scripts for, commonly found in these repositories.
+_ARGO_CD_SHIPPED = frozenset(
     {
-        "/Service",
-        "/PersistentVolumeClaim",
-        "/Pod",
-        "apps/Deployment",
-        "apps/StatefulSet",
-        "apps/DaemonSet",
-        "apps/ReplicaSet",
-        "batch/Job",
-        "autoscaling/HorizontalPodAutoscaler",
-        "networking.k8s.io/Ingress",
-        "extensions/Ingress",
-        "apiregistration.k8s.io/APIService",
-        "argoproj.io/Application",
-        "argoproj.io/Rollout",
         "argoproj.io/AnalysisRun",
         "argoproj.io/Experiment",
         "argoproj.io/Workflow",
@@ -65,6 +53,8 @@ BUILTIN_HEALTH_KINDS = frozenset(
         "bitnami.com/SealedSecret",
     }
 )
+
+BUILTIN_HEALTH_KINDS = frozenset(f"{g}/{k}" for g, k in BUILTIN_CHECKS) | _ARGO_CD_SHIPPED
 
 
 def is_custom_group(group: str) -> bool:
