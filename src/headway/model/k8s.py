@@ -20,7 +20,9 @@ __all__ = [
     "K8sObject",
     "ObjectMeta",
     "OwnerReference",
+    "TypedParts",
     "parse_object",
+    "parse_typed",
     "split_api_version",
 ]
 
