@@ -57,3 +57,55 @@ def test_bad_transition_is_a_usage_error(tmp_path: Path, spec: str) -> None:
     commit_states(tmp_path, base / "before", base / "after")
     with pytest.raises(UsageError):
         run_check(tmp_path, transition=spec)
+
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: widgets.example.com}}
+spec:
+  group: example.com
+  names: {{kind: Widget, plural: widgets}}
+  scope: Namespaced
+  versions:
+{versions}
+"""
+V1 = "    - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}\n"
+V2 = "    - {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}\n"
+V2_STORED = V2.replace("storage: false", "storage: true")
+
+
+def _crd_states(tmp_path: Path, before: str, after: str) -> Path:
+    states = []
+    for name, versions in (("before", before), ("after", after)):
+        state = tmp_path / name
+        state.mkdir()
+        (state / "crd.yaml").write_text(CRD.format(versions=versions))
+        states.append(state)
+    root = tmp_path / "repo"
+    root.mkdir()
+    commit_states(root, *states)
+    return root
+
+
+def test_storage_version_removed_since_the_previous_commit(tmp_path: Path) -> None:
+    root = _crd_states(tmp_path, V1 + V2, V2_STORED)
+    findings, _ = run_check(root)
+    removed = [f for f in findings if f.rule == "HW104"]
+    assert len(removed) == 1
+    assert "drops v1, its storage version" in removed[0].message
+    assert str(removed[0].severity) == "error"
+
+
+def test_expand_only_change_is_fine(tmp_path: Path) -> None:
+    root = _crd_states(tmp_path, V1, V1 + V2)
+    findings, _ = run_check(root)
+    assert [f for f in findings if f.rule == "HW104"] == []
+
+
+def test_transition_base_is_the_crd_comparison_point(tmp_path: Path) -> None:
+    root = _crd_states(tmp_path, V1 + V2, V2_STORED)
+    findings, _ = run_check(root, transition="HEAD~1..HEAD")
+    assert [f.rule for f in findings if f.rule == "HW104"] == ["HW104"]
+    findings, _ = run_check(root, transition="HEAD..HEAD")
+    assert [f for f in findings if f.rule == "HW104"] == []
