@@ -147,3 +147,26 @@ async def test_additional_destinations_and_hostnames_are_refused(router: HAProxy
     named = Destination("app-stable", (Endpoint("localhost", 8080, "aaa111"),))
     with pytest.raises(RouterError, match="needs an IP address"):
         await router.update_destinations(stable=named, canary=Destination("app-canary"))
+
+
+async def test_weight_changes_raise_one_server_before_lowering_the_other(
+    router: HAProxyRouter,
+) -> None:
+    """0 -> 100 must never pass through stable=0, canary=0, when HAProxy would answer 503."""
+    sent: list[str] = []
+    real_run = router._admin.run
+
+    async def recording_run(*commands: str, check: bool = True) -> str:
+        sent.extend(c for c in commands if c.startswith("set weight"))
+        return await real_run(*commands, check=check)
+
+    router._admin.run = recording_run  # type: ignore[method-assign]
+    await router.set_weight(100)
+    await router.set_weight(0)
+    assert sent == [
+        "set weight split/canary 100",
+        "set weight split/stable 0",
+        "set weight split/stable 100",
+        "set weight split/canary 0",
+    ]
+    assert await router.verify_weight(0) is True

@@ -76,9 +76,9 @@ async def test_weight_changes_under_load_drop_no_request(
         return tally
 
     workers = [asyncio.create_task(worker()) for _ in range(4)]
-    for weight in (10, 50, 90, 100):
-        while stable.state.requests + canary.state.requests < 40 * weight // 10:
-            await asyncio.sleep(0.005)  # let traffic flow at this weight (polls real traffic)
+    for step, weight in enumerate((10, 50, 100, 0, 100, 0, 90, 100), start=1):
+        while stable.state.requests + canary.state.requests < 30 * step:
+            await asyncio.sleep(0.002)  # let traffic flow at this weight (polls real traffic)
         await router.set_weight(weight)
     done.set()
     total = sum((await asyncio.gather(*workers)), Counter())

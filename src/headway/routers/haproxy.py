@@ -79,6 +79,7 @@ class HAProxyRouter:
         self._last_counts: dict[tuple[str, str], dict[str, int]] = {}
         self._poll_lock = asyncio.Lock()
         self._routes: dict[str, HeaderRoute] = {}
+        self._canary_weight = 0
 
     @property
     def type_name(self) -> str:
@@ -164,9 +165,13 @@ class HAProxyRouter:
         if additional:
             raise RouterError("the haproxy router supports no additional destinations")
         stable_share = validate_weights(weight, additional)
-        await self._admin.run(
-            f"set weight split/stable {stable_share}", f"set weight split/canary {weight}"
-        )
+        commands = [f"set weight split/stable {stable_share}", f"set weight split/canary {weight}"]
+        if weight > self._canary_weight:
+            # Raise before lowering: between the two commands both servers must not be at 0
+            # (0 -> 100 would otherwise leave a moment with no server and answer 503).
+            commands.reverse()
+        await self._admin.run(*commands)
+        self._canary_weight = weight
 
     async def verify_weight(
         self, weight: int, additional: Sequence[WeightDestination] = ()
