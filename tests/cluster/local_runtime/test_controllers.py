@@ -303,3 +303,19 @@ def test_a_malformed_deployment_does_not_stop_the_others(
     (event,) = [e for e in cluster.list("v1", "Event") if e["reason"] == "ReconcileError"]
     assert event["involvedObject"]["name"] == "broken" and event["type"] == "Warning"
     assert "many" in event["message"]
+
+
+def test_a_paused_deployment_starts_no_new_revision(
+    cluster: LocalCluster, clock: VirtualClock
+) -> None:
+    cluster.apply(deployment("web", "demo:v1", replicas=1), field_manager="test")
+    step(cluster, clock)
+    paused = deployment("web", "demo:v2", replicas=1)
+    paused["spec"]["paused"] = True
+    cluster.apply(paused, field_manager="test")
+    step(cluster, clock)
+    assert replica_counts(cluster) == {"1": 1}
+    paused["spec"]["paused"] = False
+    cluster.apply(paused, field_manager="test")
+    step(cluster, clock)
+    assert replica_counts(cluster) == {"1": 1, "2": 1}

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import httpx2
 import pytest
 
+from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_facts import is_ready
 
 from .harness import deployment, eventually, get_text, running_runtime, service, service_url
@@ -50,3 +53,32 @@ async def test_deployment_pods_answer_through_the_service(tmp_path: Path) -> Non
         assert d["status"]["updatedReplicas"] == 2
         reasons = {c["type"]: c["reason"] for c in d["status"]["conditions"]}
         assert reasons["Available"] == "MinimumReplicasAvailable"
+
+
+async def test_a_node_port_fixes_the_address(tmp_path: Path) -> None:
+    port = free_port()
+    async with running_runtime(tmp_path) as runtime:
+        svc = service("pinned")
+        svc["spec"]["ports"][0]["nodePort"] = port
+        runtime.cluster.apply(
+            deployment("pinned", "headway-demo/app:v3", replicas=1), field_manager="test"
+        )
+        runtime.cluster.apply(svc, field_manager="test")
+        url = f"http://127.0.0.1:{port}/"
+        assert await eventually(
+            lambda: service_url(runtime, "pinned") == url and url, what="address"
+        )
+        code, text = await eventually_answer(url)
+        assert (code, text.split()[0]) == (200, "v3")
+
+
+async def eventually_answer(url: str) -> tuple[int, str]:
+    for _ in range(100):
+        try:
+            code, text = await get_text(url)
+        except httpx2.HTTPError:
+            code, text = 0, ""
+        if code == 200:
+            return code, text
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{url} never answered 200")

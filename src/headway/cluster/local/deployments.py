@@ -129,6 +129,8 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
     olds = [rs for rs in sets if rs is not new]
     top = max((_revision(rs) for rs in olds), default=0)
     created = False
+    if new is None and spec.get("paused"):
+        return None  # a paused Deployment starts no new revision
     if new is None:
         old_total = sum(_replicas(rs) for rs in olds)
         start = (

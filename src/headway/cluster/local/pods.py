@@ -49,6 +49,7 @@ class PodRun:
     name: str
     port: int
     started_at: str
+    grace_seconds: float = 30.0  # spec.terminationGracePeriodSeconds
     containers: dict[str, ctr.ContainerRun] = field(default_factory=dict)
 
 
@@ -163,6 +164,7 @@ class Kubelet:
             name=str(meta["name"]),
             port=port,
             started_at=str(status.get("startTime") or format_time(self._clock.now())),
+            grace_seconds=_grace(pod),
         )
         for container in (pod.get("spec") or {}).get("containers") or []:
             name = str(container.get("name"))
@@ -201,12 +203,7 @@ class Kubelet:
         run = self._runs.pop(uid, None)
         if run is None:
             return
-        grace = 30.0
-        if finalize is not None:
-            grace = float(
-                (finalize.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0
-            )
-        task = asyncio.create_task(self._stop_run(run, grace, release=finalize))
+        task = asyncio.create_task(self._stop_run(run, run.grace_seconds, release=finalize))
         self._stopping.add(task)
         self._releasing.add(uid)
         task.add_done_callback(self._stopping.discard)
@@ -233,9 +230,8 @@ class Kubelet:
         """Stop every container this kubelet runs and wait until their groups are gone."""
         for uid in list(self._runs):
             run = self._runs.pop(uid)
-            task = asyncio.create_task(
-                self._stop_run(run, grace_cap if grace_cap is not None else 30.0)
-            )
+            grace = run.grace_seconds if grace_cap is None else min(run.grace_seconds, grace_cap)
+            task = asyncio.create_task(self._stop_run(run, grace))
             self._stopping.add(task)
         if self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
@@ -244,3 +240,8 @@ class Kubelet:
         return [
             c.handle.pid for r in self._runs.values() for c in r.containers.values() if c.handle
         ]
+
+
+def _grace(pod: Obj) -> float:
+    raw = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+    return float(raw) if isinstance(raw, int | float) and raw >= 0 else 30.0
