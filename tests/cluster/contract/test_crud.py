@@ -201,3 +201,15 @@ def test_finalizers_hold_deletion_until_removed(cluster: Cluster) -> None:
     cluster.apply(configmap("a"), field_manager="ctl")  # the manager drops its finalizer
     with pytest.raises(NotFound):
         cluster.get("v1", "ConfigMap", "a")
+
+
+def test_deletion_bumps_generation_and_forbids_new_finalizers(cluster: Cluster) -> None:
+    created = cluster.apply(configmap("a", finalizers=["example.com/x"]), field_manager="ctl")
+    cluster.delete("v1", "ConfigMap", "a")
+    marked = cluster.get("v1", "ConfigMap", "a")
+    assert marked["metadata"]["generation"] == created["metadata"]["generation"] + 1
+    with pytest.raises(Invalid, match="no new finalizers"):
+        cluster.apply(configmap("a", finalizers=["example.com/y"]), field_manager="other")
+    cluster.apply(configmap("a"), field_manager="ctl")  # removing the last one is fine
+    with pytest.raises(NotFound):
+        cluster.get("v1", "ConfigMap", "a")

@@ -186,6 +186,7 @@ class LocalCluster:
             )
             updated = with_content(live, new_content)
             updated["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+            _check_no_new_finalizers(live, updated, writes.key_of(live))
             stored = self._commit(conn, updated, live)
         return _presented(stored, obj["apiVersion"])
 
@@ -210,6 +211,8 @@ class LocalCluster:
                 _check_preconditions(obj, live, key)
                 live_for_apply = live
             result = self._applied(live_for_apply, obj, field_manager=field_manager, force=force)
+            if live is not None and result is not None:
+                _check_no_new_finalizers(live, result, key)
             if result is None or dry_run:
                 return _presented(result or live_for_apply, obj["apiVersion"])
             stored = self._commit(conn, result, live)
@@ -429,6 +432,19 @@ def _check_preconditions(obj: Obj, live: Obj | None, key: ObjectKey) -> None:
         raise Conflict(_stale(key, str(given_rv), live))
     if given_uid and given_uid != live["metadata"]["uid"]:
         raise Conflict(f"{key}: uid precondition {given_uid} does not match the live object")
+
+
+def _check_no_new_finalizers(live: Obj, new: Obj, key: ObjectKey) -> None:
+    """As in Kubernetes, an object being deleted may lose finalizers but gain none."""
+    if "deletionTimestamp" not in live["metadata"]:
+        return
+    before = set(live["metadata"].get("finalizers") or [])
+    added = [f for f in new["metadata"].get("finalizers") or [] if f not in before]
+    if added:
+        raise Invalid(
+            f"{key}: metadata.finalizers: no new finalizers can be added while the object "
+            f"is being deleted (adding {', '.join(added)})"
+        )
 
 
 def _same_ownership(

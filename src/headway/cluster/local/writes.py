@@ -41,7 +41,8 @@ def key_of(obj: Obj) -> ObjectKey:
 
 
 def commit(conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
-    """Store `new` at the next revision, bumping generation when the spec changed.
+    """Store `new` at the next revision, bumping generation when the spec changed or
+    deletion started.
 
     An object marked for deletion whose last finalizer is gone is purged instead.
     Returns what was stored (with `resourceVersion` set).
@@ -51,8 +52,13 @@ def commit(conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
     if old is None:
         meta["generation"] = 1
     else:
+        # Kubernetes also bumps it when deletion starts: the object's meaning changed.
         generation = int(old["metadata"].get("generation", 1))
-        meta["generation"] = generation + (spec_part(old) != spec_part(stored))
+        deletion_started = "deletionTimestamp" in meta and "deletionTimestamp" not in old[
+            "metadata"]
+        meta["generation"] = generation + (
+            deletion_started or spec_part(old) != spec_part(stored)
+        )
     revision = database.next_revision(conn)
     meta["resourceVersion"] = str(revision)
     if "deletionTimestamp" in meta and not meta.get("finalizers"):
