@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from headway.check.manifest import as_dict, group_of, name_of, namespace_of
+from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
 
 __all__ = ["AppUnit", "CheckContext", "UnresolvedSource"]
@@ -61,6 +62,7 @@ class CheckContext:
     * `base_crds` — CRDs at the base revision (previous commit or `--transition` base).
     * `library_paths` — per Application name, repository paths its render reads beyond its
       own source path (Helm `file://` dependencies, Kustomize bases outside the path).
+    * `load_problems` — files of the repository that could not be read as YAML.
     """
 
     units: tuple[AppUnit, ...]
@@ -68,6 +70,7 @@ class CheckContext:
     custom_health: frozenset[str] = frozenset()
     base_crds: tuple[Document, ...] = ()
     library_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    load_problems: tuple[Diagnostic, ...] = ()
 
     @cached_property
     def all_objects(self) -> tuple[Document, ...]:

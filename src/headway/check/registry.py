@@ -46,6 +46,33 @@ def check_unresolved_sources(ctx: CheckContext) -> Iterable[Finding]:
         )
 
 
+INVALID_MANIFEST = Rule(
+    id="HW003",
+    slug="invalid-manifest",
+    severity=Severity.ERROR,
+    title="A manifest file that is not valid YAML",
+    rationale="Argo CD fails to render the whole source over one bad file; a check that skipped "
+    "it would pass the very change that breaks the sync.",
+    hint="Fix the YAML at the reported line (indentation, a tab, an unclosed quote).",
+)
+
+
+def check_invalid_manifests(ctx: CheckContext) -> Iterable[Finding]:
+    for problem in ctx.load_problems:
+        yield Finding(
+            rule=INVALID_MANIFEST.id,
+            slug=INVALID_MANIFEST.slug,
+            severity=INVALID_MANIFEST.severity,
+            file=problem.file,
+            line=problem.line,
+            app="",
+            resource="",
+            message=f"{problem.message}: nothing in this file is applied, and a sync that "
+            "renders it fails",
+            hint=INVALID_MANIFEST.hint,
+        )
+
+
 @dataclass(frozen=True)
 class RegisteredCheck:
     rules: tuple[Rule, ...]
@@ -54,6 +81,7 @@ class RegisteredCheck:
 
 CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((UNRESOLVED_SOURCE,), check_unresolved_sources),
+    RegisteredCheck((INVALID_MANIFEST,), check_invalid_manifests),
     RegisteredCheck((ordering.WAVE_BEFORE_TARGET,), ordering.check_wave_before_target),
     RegisteredCheck((ordering.UNASSESSED_CUSTOM_KIND,), ordering.check_unassessed_custom_kind),
     RegisteredCheck((ordering.INDEFINITE_PAUSE_GATE,), ordering.check_indefinite_pause_gate),

@@ -159,6 +159,7 @@ class RepositoryLoader:
             custom_health=self.custom_health,
             base_crds=self.base_crds,
             library_paths=libraries,
+            load_problems=tuple(self.diagnostics),
         )
 
     def _render_app(

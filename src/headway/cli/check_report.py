@@ -57,7 +57,6 @@ def _sarif_rule(rule: Rule) -> dict[str, Any]:
         "shortDescription": {"text": rule.title},
         "fullDescription": {"text": rule.rationale},
         "help": {"text": rule.hint, "markdown": f"**Fix:** {rule.hint}\n\n{rule.rationale}"},
-        "helpUri": f"https://headway.dev/docs/checks#{rule.id.lower()}",
         "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
         "properties": {"tags": ["gitops", "argo"], "problem.severity": str(rule.severity)},
     }
@@ -96,7 +95,6 @@ def render_sarif(findings: Sequence[Finding], rules: Sequence[Rule]) -> str:
                     "driver": {
                         "name": "headway-check",
                         "version": headway.__version__,
-                        "informationUri": "https://headway.dev/docs/checks",
                         "rules": [_sarif_rule(r) for r in rules],
                     }
                 },
