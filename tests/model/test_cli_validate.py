@@ -104,3 +104,12 @@ def test_terminal_output_is_coloured_but_says_the_same(monkeypatch: pytest.Monke
     assert "\x1b[" in styled
     expected = [str(d) for d in report.diagnostics] + [summary_line(report)]
     assert console.export_text().splitlines() == expected
+
+
+def test_example_repo_also_passes_headway_check(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["check", "examples/gitops-repo"])
+    assert result.exit_code == 0, result.output
+    assert "0 errors, 0 warnings" in result.output
