@@ -24,7 +24,7 @@ def test_example_repo_is_valid(runner: CliRunner, monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(REPO)
     result = runner.invoke(app, ["validate", "examples/gitops-repo"])
     assert result.exit_code == 0, result.output
-    assert result.output.strip().splitlines()[-1] == "7 files, 8 objects: 0 errors, 0 warnings"
+    assert result.output.strip().splitlines()[-1] == "8 files, 8 objects: 0 errors, 0 warnings"
 
 
 def test_invalid_examples_exit_1_with_plain_lines(
