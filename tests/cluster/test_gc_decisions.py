@@ -50,6 +50,8 @@ def test_owner_in_foreground_deletion_takes_its_dependents_along() -> None:
     waiting = obj("o", deleting=True, finalizers=(FOREGROUND_FINALIZER,))
     child = obj("c", owners=(("o", True),))
     assert decide(child, owners={"o": waiting}, dependents=[]) == [
+        StartDeletion("c", "Background")]
+    assert decide(child, owners={"o": waiting}, dependents=[], has_dependents=True) == [
         StartDeletion("c", "Foreground")]
     shared = obj("s", owners=(("o", True), ("p", False)))
     assert decide(shared, owners={"o": waiting, "p": obj("p")}, dependents=[]) == [

@@ -163,3 +163,16 @@ def test_dependent_created_during_foreground_deletion_is_collected(cluster: Clus
     waiting = cluster.get("v1", "ConfigMap", "owner")
     cluster.apply(owned_by(configmap("late"), waiting, block=True), field_manager="test")
     assert not exists(cluster, "late")
+
+
+def test_foreground_cascade_events(cluster: Cluster) -> None:
+    start = cluster.apply(configmap("start"), field_manager="test")["metadata"]
+    family(cluster)
+    cluster.delete("v1", "ConfigMap", "owner", propagation_policy="Foreground")
+    seen = [(e.type.value, e.object["metadata"]["name"]) for e in cluster.watch(
+        "v1", "ConfigMap", resource_version=start["resourceVersion"]) if e.type != "ADDED"]
+    # Owner and child are marked and wait; the leaf goes at once; then each owner follows.
+    assert seen == [
+        ("MODIFIED", "owner"), ("MODIFIED", "child"), ("DELETED", "grandchild"),
+        ("DELETED", "child"), ("DELETED", "owner"),
+    ]

@@ -135,20 +135,25 @@ def decide(
     owners: Mapping[str, Obj | None],
     dependents: Sequence[Obj],
     contents: Sequence[Obj] = (),
+    has_dependents: bool = False,
 ) -> list[GcAction]:
     """What garbage collection does next for `obj`.
 
     `owners` maps each owner uid in `obj`'s ownerReferences to the owner, or None when no
     object with that uid exists; `dependents` are the objects that name `obj` as an owner;
-    `contents` are the objects a deleting container (Namespace, CRD) still holds.
+    `contents` are the objects a deleting container (Namespace, CRD) still holds;
+    `has_dependents` says whether a live object is itself an owner (only asked when one of
+    its owners waits for it).
     """
     uid = str(_meta(obj)["uid"])
     if is_deleting(obj):
         return [*_decide_contents(obj, uid, contents), *_decide_deleting(obj, uid, dependents)]
-    return _decide_dependent(obj, uid, owners)
+    return _decide_dependent(obj, uid, owners, has_dependents=has_dependents)
 
 
-def _decide_dependent(obj: Obj, uid: str, owners: Mapping[str, Obj | None]) -> list[GcAction]:
+def _decide_dependent(
+    obj: Obj, uid: str, owners: Mapping[str, Obj | None], *, has_dependents: bool
+) -> list[GcAction]:
     """Like the Kubernetes collector: owners are gone (dangling), in foreground deletion
     (waiting for their dependents) or solid. With a solid owner the object stays and lets go
     of the others; without one it is deleted."""
@@ -159,7 +164,8 @@ def _decide_dependent(obj: Obj, uid: str, owners: Mapping[str, Obj | None]) -> l
         return []
     if len(dangling) + len(waiting) < len(refs):
         return [DropOwnerReferences(uid, tuple(dangling + waiting))]
-    return [StartDeletion(uid, "Foreground" if waiting else "Background")]
+    # Foreground only where it matters: an owner waits and this object has dependents.
+    return [StartDeletion(uid, "Foreground" if waiting and has_dependents else "Background")]
 
 
 def waits_for_dependents(owner: Obj | None) -> bool:

@@ -150,11 +150,19 @@ def collect_garbage(conn: sqlite3.Connection, uids: Iterable[str], *, now: datet
         # Only an object being deleted acts on its dependents and contents: load them then.
         dependents = dependents_of(conn, uid) if deleting else []
         contents = _contents(conn, obj) if deleting else []
-        actions = gc.decide(obj, owners=owners, dependents=dependents, contents=contents)
+        owned = not deleting and any(gc.waits_for_dependents(o) for o in owners.values()) and (
+            _has_dependents(conn, uid))
+        actions = gc.decide(obj, owners=owners, dependents=dependents, contents=contents,
+                            has_dependents=owned)
         for action in actions:
             queue.extend(_carry_out(conn, action, obj, now=now))
         if contents and actions:
             queue.append(uid)  # look again once the contents are purged
+
+
+def _has_dependents(conn: sqlite3.Connection, uid: str) -> bool:
+    row = conn.execute("SELECT 1 FROM owner_refs WHERE owner_uid = ? LIMIT 1", (uid,))
+    return row.fetchone() is not None
 
 
 def _contents(conn: sqlite3.Connection, obj: Obj) -> list[Obj]:
