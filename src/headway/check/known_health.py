@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from headway.health.registry import BUILTIN_CHECKS
 
-__all__ = ["BUILTIN_HEALTH_KINDS", "CORE_GROUPS", "is_custom_group"]
+__all__ = ["BUILTIN_HEALTH_KINDS", "CORE_GROUPS", "DATA_KINDS", "is_custom_group"]
 
 # Kubernetes' own API groups: objects in them are not custom resources.
 CORE_GROUPS = frozenset(
@@ -54,7 +54,19 @@ _ARGO_CD_SHIPPED = frozenset(
     }
 )
 
-BUILTIN_HEALTH_KINDS = frozenset(f"{g}/{k}" for g, k in BUILTIN_CHECKS) | _ARGO_CD_SHIPPED
+# Custom resources that are data, read by a controller later: nothing to wait for, so having
+# no health check is right for them.
+DATA_KINDS = frozenset(
+    {
+        "argoproj.io/AnalysisTemplate",
+        "argoproj.io/ClusterAnalysisTemplate",
+        "argoproj.io/AppProject",
+    }
+)
+
+BUILTIN_HEALTH_KINDS = (
+    frozenset(f"{g}/{k}" for g, k in BUILTIN_CHECKS) | _ARGO_CD_SHIPPED | DATA_KINDS
+)
 
 
 def is_custom_group(group: str) -> bool:

@@ -31,8 +31,9 @@ UNRESOLVED_SOURCE = Rule(
     title="An Application source could not be rendered",
     rationale="A check that silently skips what it cannot read reports a clean bill of health "
     "for exactly the parts nobody looked at.",
-    hint="Map the repository URL to a local checkout in the check config (`repositories:`), or "
-    "fix the path, chart or values file the source names.",
+    hint="If the URL is this repository, list it under `selfURLs:` in the check config (or "
+    "set the `origin` remote); map other repositories under `repositories:`; otherwise fix "
+    "the path, chart or values file the source names.",
 )
 
 
