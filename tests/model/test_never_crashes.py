@@ -22,7 +22,7 @@ def _documents() -> list[Document]:
     found: list[Document] = []
     for path in find_manifest_files(EXAMPLES):
         found.extend(load_documents(path.read_text(), path.name).documents)
-    return [d for d in found if d.obj.get("apiVersion", "").startswith("argoproj.io")]
+    return [d for d in found if str(d.obj.get("apiVersion", "")).startswith("argoproj.io")]
 
 
 def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
