@@ -1,0 +1,156 @@
+"""Comparing one desired object with its live counterpart. Purely computational.
+
+Pipeline: strip server-written fields from both sides, default the live side, fold Secret
+`stringData`, drop ignored paths (ignoreDifferences) from both, then project the live object
+onto the shape of the desired one - only fields present in desired are compared; lists that
+Kubernetes merges by key (containers, env, ports, volumes, ...) are matched by that key, and
+extra live items are left alone, as `kubectl apply` would leave them; scalars compare
+canonically (`1` vs `"1"`, quantities `1000m` vs `1`). The resource is modified when the
+projection differs from the desired object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headway.diff.defaults import with_defaults
+from headway.diff.ignore import CompiledRule
+from headway.diff.normalize import fold_string_data, strip_server_fields
+from headway.diff.paths import ABSENT, delete_paths
+from headway.diff.render import yaml_diff_lines
+from headway.model.quantities import QuantityError, parse_quantity
+
+__all__ = ["ResourceDiff", "diff_resource", "normalize_pair", "scalars_equal"]
+
+Obj = Mapping[str, Any]
+
+_MERGE_KEYS = {
+    "containers": ("name",),
+    "initContainers": ("name",),
+    "ephemeralContainers": ("name",),
+    "env": ("name",),
+    "volumes": ("name",),
+    "imagePullSecrets": ("name",),
+    "volumeMounts": ("mountPath",),
+    "volumeDevices": ("devicePath",),
+    "ports": ("containerPort", "port"),
+    "hostAliases": ("ip",),
+    "conditions": ("type",),
+}
+_QUANTITY_MAPS = frozenset(
+    {
+        "requests",
+        "limits",
+        "hard",
+        "capacity",
+        "allocatable",
+        "default",
+        "defaultRequest",
+        "max",
+        "min",
+        "maxLimitRequestRatio",
+        "overhead",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ResourceDiff:
+    """`normalized_live` is the live object as compared (projected onto desired's shape),
+    None when the object does not exist; `normalized_desired` is None for an object that
+    is live but no longer desired."""
+
+    modified: bool
+    normalized_live: dict[str, Any] | None
+    normalized_desired: dict[str, Any] | None
+    diff_lines: tuple[str, ...] = ()
+
+
+def normalize_pair(
+    desired: Obj | None, live: Obj | None, rules: Sequence[CompiledRule] = ()
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Both sides normalized and with ignored paths removed (live not yet projected)."""
+    norm_desired = fold_string_data(strip_server_fields(desired)) if desired is not None else None
+    norm_live = (
+        fold_string_data(with_defaults(strip_server_fields(live))) if live is not None else None
+    )
+    subject = desired if desired is not None else live
+    for rule in rules:
+        if subject is None or not rule.matches(subject):
+            continue
+        if norm_desired is not None:
+            norm_desired = delete_paths(norm_desired, rule.paths(norm_desired, owners_from=live))
+        if norm_live is not None:
+            norm_live = delete_paths(norm_live, rule.paths(norm_live, owners_from=live))
+    return norm_desired, norm_live
+
+
+def diff_resource(
+    desired: Obj | None, live: Obj | None, rules: Sequence[CompiledRule] = ()
+) -> ResourceDiff:
+    norm_desired, norm_live = normalize_pair(desired, live, rules)
+    if norm_desired is None or norm_live is None:
+        shown = norm_live if norm_desired is None else None
+        lines = yaml_diff_lines(shown, norm_desired)
+        return ResourceDiff(True, shown, norm_desired, lines)
+    projected = project(norm_desired, norm_live, "")
+    modified = projected != norm_desired
+    lines = yaml_diff_lines(projected, norm_desired) if modified else ()
+    return ResourceDiff(modified, projected, norm_desired, lines)
+
+
+def project(desired: Any, live: Any, field: str, parent: str = "") -> Any:
+    """`live` reduced to the fields `desired` has (see module docstring); `field` is the
+    key holding these values and `parent` the key of the map around them."""
+    if isinstance(desired, Mapping) and isinstance(live, Mapping):
+        return {k: project(v, live[k], k, field) for k, v in desired.items() if k in live}
+    if isinstance(desired, list) and isinstance(live, list):
+        keys = _merge_key(field, desired, live)
+        if keys is not None:
+            return _project_keyed(desired, live, keys)
+        if len(desired) == len(live):
+            return [project(d, lv, field) for d, lv in zip(desired, live, strict=True)]
+        return live
+    if scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS):
+        return desired
+    return live
+
+
+def _merge_key(field: str, desired: list[Any], live: list[Any]) -> str | None:
+    for key in _MERGE_KEYS.get(field, ()):
+        if all(isinstance(i, Mapping) and key in i for i in [*desired, *live]):
+            return key
+    return None
+
+
+def _project_keyed(desired: list[Any], live: list[Any], key: str) -> list[Any]:
+    by_key = {str(item[key]): item for item in live}
+    out = []
+    for item in desired:
+        match = by_key.get(str(item[key]), ABSENT)
+        if match is not ABSENT:
+            out.append(project(item, match, ""))
+    return out
+
+
+def scalars_equal(desired: Any, live: Any, *, quantity: bool = False) -> bool:
+    """Equal values, an int and its decimal string, or (in resource maps) equal quantities.
+    Booleans only ever equal booleans."""
+    if isinstance(desired, bool) or isinstance(live, bool):
+        return type(desired) is type(live) and desired == live
+    if not (_is_scalar(desired) and _is_scalar(live)):
+        return False
+    if desired == live or str(desired) == str(live):
+        return True
+    if quantity:
+        try:
+            return parse_quantity(desired) == parse_quantity(live)
+        except QuantityError:
+            return False
+    return False
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, int | float | str)

@@ -1,0 +1,127 @@
+"""Defaults the API server fills in, added to live objects that lack them.
+
+Only the live side is defaulted: a field the desired manifest omits is never compared
+(apply would leave it alone), but a field the manifest spells out must compare equal to a
+live object read from a store that does not default (Headway's local backend) or from an
+older server. Replica counts are never defaulted (an autoscaler owns them).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+__all__ = ["image_pull_policy", "with_defaults"]
+
+Obj = MutableMapping[str, Any]
+_WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Rollout"})
+
+
+def image_pull_policy(image: str) -> str:
+    """`Always` for `:latest` or no tag, `IfNotPresent` for any other tag or a digest."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return "Always"
+    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
+
+
+def with_defaults(obj: Obj) -> Obj:
+    """A copy of a live object with Kubernetes' defaults filled where fields are missing."""
+    out = copy.deepcopy(obj)
+    kind = out.get("kind")
+    spec = out.get("spec")
+    if not isinstance(spec, MutableMapping):
+        return out
+    for fill in _BY_KIND.get(str(kind), ()):
+        fill(spec)
+    if kind == "Pod":
+        _pod_spec(spec, restart_default="Always")
+    elif kind in _WORKLOADS:
+        template = _template(spec)
+        if template is not None:
+            _pod_spec(template, restart_default=None if kind == "Job" else "Always")
+    return out
+
+
+def _template(spec: Obj) -> Obj | None:
+    template = spec.get("template")
+    if isinstance(template, MutableMapping):
+        pod_spec = template.get("spec")
+        if isinstance(pod_spec, MutableMapping):
+            return pod_spec
+    return None
+
+
+def _pod_spec(spec: Obj, *, restart_default: str | None) -> None:
+    if restart_default is not None:
+        spec.setdefault("restartPolicy", restart_default)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("securityContext", {})
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if isinstance(container, MutableMapping):
+                _container(container)
+
+
+def _container(container: Obj) -> None:
+    container.setdefault("terminationMessagePath", "/dev/termination-log")
+    container.setdefault("terminationMessagePolicy", "File")
+    container.setdefault("resources", {})
+    if isinstance(container.get("image"), str):
+        container.setdefault("imagePullPolicy", image_pull_policy(container["image"]))
+    for port in container.get("ports") or []:
+        if isinstance(port, MutableMapping):
+            port.setdefault("protocol", "TCP")
+
+
+def _deployment(spec: Obj) -> None:
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    strategy = spec.setdefault("strategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
+
+
+def _statefulset(spec: Obj) -> None:
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {"partition": 0})
+
+
+def _daemonset(spec: Obj) -> None:
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
+
+
+def _job(spec: Obj) -> None:
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completions", 1)
+    spec.setdefault("parallelism", 1)
+
+
+def _service(spec: Obj) -> None:
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    for port in spec.get("ports") or []:
+        if isinstance(port, MutableMapping):
+            port.setdefault("protocol", "TCP")
+            if "port" in port:
+                port.setdefault("targetPort", port["port"])
+
+
+_BY_KIND: dict[str, tuple[Callable[[Obj], None], ...]] = {
+    "Deployment": (_deployment,),
+    "StatefulSet": (_statefulset,),
+    "DaemonSet": (_daemonset,),
+    "Job": (_job,),
+    "Service": (_service,),
+}

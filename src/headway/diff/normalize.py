@@ -1,0 +1,56 @@
+"""Normalization both sides get before comparing: server-written fields removed, Secret
+`stringData` folded into `data`. Purely computational."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["IGNORED_ANNOTATIONS", "SERVER_METADATA", "fold_string_data", "strip_server_fields"]
+
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
+IGNORED_ANNOTATIONS = (
+    "deployment.kubernetes.io/revision",
+    "kubectl.kubernetes.io/last-applied-configuration",
+)
+
+
+def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy without `status`, server-set metadata and bookkeeping annotations."""
+    out = {k: copy.deepcopy(v) for k, v in obj.items() if k != "status"}
+    meta = out.get("metadata")
+    if isinstance(meta, dict):
+        for key in SERVER_METADATA:
+            meta.pop(key, None)
+        notes = meta.get("annotations")
+        if isinstance(notes, dict):
+            for key in IGNORED_ANNOTATIONS:
+                notes.pop(key, None)
+            if not notes:
+                del meta["annotations"]
+    return out
+
+
+def fold_string_data(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """For a Secret, move `stringData` into `data` (base64), as the API server does;
+    `stringData` wins over `data` for the same key."""
+    if obj.get("kind") != "Secret" or str(obj.get("apiVersion", "")) != "v1":
+        return dict(obj)
+    string_data = obj.get("stringData")
+    if not isinstance(string_data, Mapping):
+        return dict(obj)
+    out = {k: v for k, v in obj.items() if k != "stringData"}
+    data = dict(out.get("data") or {})
+    for key, value in string_data.items():
+        data[key] = base64.b64encode(str(value).encode()).decode()
+    out["data"] = data
+    return out
