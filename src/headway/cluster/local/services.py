@@ -87,14 +87,19 @@ class TcpProxy:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        up_writer: asyncio.StreamWriter | None = None
         try:
             upstream = await self._connect()
             if upstream is None:
                 return  # no ready endpoint: the client sees the connection close
             up_reader, up_writer = upstream
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        except asyncio.CancelledError:
+            pass  # the proxy is closing: end this connection quietly
         finally:
             writer.close()
+            if up_writer is not None:
+                up_writer.close()
             if task is not None:
                 self._tasks.discard(task)
 
