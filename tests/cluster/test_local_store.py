@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +174,25 @@ def test_list_with_revision_then_watch_misses_nothing(store: LocalCluster) -> No
     store.apply(configmap("b"), field_manager="test")
     events = list(store.watch("v1", "ConfigMap", resource_version=revision))
     assert [e.object["metadata"]["name"] for e in events] == ["b"]
+
+
+def test_one_store_shared_by_threads(store: LocalCluster) -> None:
+    store.create(configmap("counter", {"n": "0"}))
+
+    def bump(times: int) -> None:
+        for _ in range(times):
+            while True:
+                live = store.get("v1", "ConfigMap", "counter")
+                live["data"]["n"] = str(int(live["data"]["n"]) + 1)
+                try:
+                    store.update(live, field_manager="bumper")
+                    break
+                except Conflict:
+                    continue
+
+    threads = [threading.Thread(target=bump, args=(25,)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert store.get("v1", "ConfigMap", "counter")["data"] == {"n": "100"}

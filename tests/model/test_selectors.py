@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headway.model.selectors import (
     Operator,
@@ -143,3 +145,29 @@ def test_equalities_are_the_single_value_ins() -> None:
     selector = parse_selector("a=b,c in (d,e),f!=g,h")
     assert selector.equalities() == {"a": "b"}
     assert Selector().is_everything
+
+
+_keys = st.sampled_from(["app", "tier", "app.kubernetes.io/name", "x-y_z"])
+_values = st.sampled_from(["web", "api", "v1.2", "a_b"])
+_requirements = st.one_of(
+    st.builds(lambda k, v: Requirement(k, Operator.IN, (v,)), _keys, _values),
+    st.builds(lambda k, v: Requirement(k, Operator.NOT_IN, (v,)), _keys, _values),
+    st.builds(lambda k, vs: Requirement(k, Operator.IN, tuple(sorted(vs))), _keys,
+              st.sets(_values, min_size=2, max_size=3)),
+    st.builds(lambda k, vs: Requirement(k, Operator.NOT_IN, tuple(sorted(vs))), _keys,
+              st.sets(_values, min_size=2, max_size=3)),
+    st.builds(lambda k: Requirement(k, Operator.EXISTS), _keys),
+    st.builds(lambda k: Requirement(k, Operator.DOES_NOT_EXIST), _keys),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_requirements, max_size=4),
+       st.dictionaries(_keys, _values, max_size=4))
+def test_printed_selectors_parse_back_and_match_alike(
+    requirements: list[Requirement], labels: dict[str, str]
+) -> None:
+    selector = Selector(tuple(requirements))
+    parsed = parse_selector(str(selector))
+    assert parsed == selector
+    assert parsed.matches(labels) == all(r.matches(labels) for r in requirements)
