@@ -50,6 +50,15 @@ async def test_a_job_runs_to_completion(tmp_path: Path) -> None:
             "v1", "Pod", namespace="default", label_selector={"job-name": "batch"}
         )
         assert len(pods) == 3 and all(p["status"]["phase"] == "Succeeded" for p in pods)
+        # finished pods hold no finalizer: deleting the Job removes them at once
+        await eventually(
+            lambda: (
+                not any(p["metadata"].get("finalizers") for p in runtime.cluster.list("v1", "Pod"))
+            ),
+            what="released",
+        )
+        runtime.cluster.delete("batch/v1", "Job", "batch", "default")
+        assert runtime.cluster.list("v1", "Pod", namespace="default") == []
 
 
 async def test_a_failing_job_stops_at_its_backoff_limit(tmp_path: Path) -> None:

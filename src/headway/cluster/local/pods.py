@@ -136,6 +136,10 @@ class Kubelet:
         status = pod_status(pod=pod, run=run, now=self._clock.now())
         if status != (pod.get("status") or {}):
             self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
+        if status["phase"] in ("Succeeded", "Failed"):
+            # Nothing runs any more: forget the Pod and let it be deleted without us.
+            del self._runs[uid]
+            self._claim(pod, run.port, hold=False)
 
     def _admit(self, pod: Obj) -> PodRun:
         meta = pod["metadata"]
