@@ -39,7 +39,7 @@ def test_invalid_examples_exit_1_with_plain_lines(
         'spec.strategy.canary.steps[1].pause.duration: "2 minutes" is not a duration'
     ) in lines
     assert "\x1b[" not in result.output  # no colour codes when not a terminal
-    assert lines[-1].startswith("7 files, 9 objects: ")
+    assert lines[-1].startswith("7 files, 10 objects: ")
     assert lines[-1].endswith(" errors, 1 warning")
 
 

@@ -367,7 +367,7 @@ def test_examples_invalid_reports_each_documented_problem(monkeypatch: pytest.Mo
     for line in expected:
         assert line in lines
     assert not report.ok
-    assert (report.files, report.objects) == (7, 9)
+    assert (report.files, report.objects) == (7, 10)
 
 
 def test_multi_file_robustness(tmp_path: Path) -> None:
@@ -547,3 +547,51 @@ spec:
     assert rendered(validate_text(text, "run.yaml").diagnostics) == [
         "run.yaml:4: AnalysisRun/run: spec.metrics: an AnalysisRun needs at least one metric"
     ]
+
+
+def test_argocd_annotations_are_checked_on_every_object() -> None:
+    text = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    argocd.argoproj.io/sync-wave: "-1a"
+    argocd.argoproj.io/hook: PreSync,PostSynk
+    argocd.argoproj.io/hook-delete-policy: HookSucceeded, OnSuccess
+    argocd.argoproj.io/sync-options: Prune=false,SkipDryRunOnMissingResorce=true,
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: r
+  annotations: {argocd.argoproj.io/sync-wave: one}
+spec: {workloadRef: {name: web}, strategy: {canary: {}}}
+"""
+    assert rendered(validate_text(text, "j.yaml").diagnostics) == [
+        'j.yaml:6: Job/migrate: metadata.annotations["argocd.argoproj.io/sync-wave"]: "-1a" is '
+        "not an integer; Argo CD would silently use wave 0",
+        'j.yaml:7: Job/migrate: metadata.annotations["argocd.argoproj.io/hook"]: "PostSynk" is '
+        "not one of: PreSync, Sync, PostSync, SyncFail, PostDelete, Skip",
+        'j.yaml:8: Job/migrate: metadata.annotations["argocd.argoproj.io/hook-delete-policy"]: '
+        '"OnSuccess" is not one of: HookSucceeded, HookFailed, BeforeHookCreation',
+        'j.yaml:9: Job/migrate: metadata.annotations["argocd.argoproj.io/sync-options"]: '
+        '"SkipDryRunOnMissingResorce" is not a known sync option (did you mean '
+        "SkipDryRunOnMissingResource?)",
+        'j.yaml:15: Rollout/r: metadata.annotations["argocd.argoproj.io/sync-wave"]: "one" is '
+        "not an integer; Argo CD would silently use wave 0",
+    ]
+
+
+def test_valid_argocd_annotations_pass() -> None:
+    text = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  annotations:
+    argocd.argoproj.io/sync-wave: " -5 "
+    argocd.argoproj.io/sync-options: Prune=confirm,Delete=false
+    argocd.argoproj.io/hook: Skip
+"""
+    assert validate_text(text, "p.yaml").diagnostics == []

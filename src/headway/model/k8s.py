@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from headway.model import argocd_annotations
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
@@ -97,7 +98,7 @@ METADATA = s.Schema(
         s.Field("managedFields", s.ANY),
     ),
     ObjectMeta,
-    checks=(_name_or_generate_name,),
+    checks=(_name_or_generate_name, argocd_annotations.check_argocd_annotations),
 )
 
 

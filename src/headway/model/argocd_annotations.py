@@ -1,0 +1,76 @@
+"""Argo CD's per-resource annotations, checked on every object.
+
+Argo CD reads these silently: a sync wave that is not an integer counts as wave 0, and an
+unknown hook type, delete policy or sync option is ignored. Each of those turns a typo into a
+changed rollout order or an unprotected resource, so validation reports them as errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from headway.model import schema as s
+from headway.model import syncoptions
+
+__all__ = [
+    "DELETE_POLICIES",
+    "HOOK_ANNOTATION",
+    "HOOK_DELETE_POLICY_ANNOTATION",
+    "HOOK_TYPES",
+    "SYNC_OPTIONS_ANNOTATION",
+    "SYNC_WAVE_ANNOTATION",
+    "check_argocd_annotations",
+]
+
+SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
+HOOK_ANNOTATION = "argocd.argoproj.io/hook"
+HOOK_DELETE_POLICY_ANNOTATION = "argocd.argoproj.io/hook-delete-policy"
+
+HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip")
+DELETE_POLICIES = ("HookSucceeded", "HookFailed", "BeforeHookCreation")
+_INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """A metadata check: the Argo CD annotations present must mean what they say."""
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping):
+        return
+    where = (*path, "annotations")
+    wave = annotations.get(SYNC_WAVE_ANNOTATION)
+    if isinstance(wave, str) and not _INTEGER.fullmatch(wave):
+        message = f'"{wave}" is not an integer; Argo CD would silently use wave 0'
+        report.error((*where, SYNC_WAVE_ANNOTATION), message)
+    _check_list(annotations, SYNC_OPTIONS_ANNOTATION, where, report)
+    _check_list(annotations, HOOK_ANNOTATION, where, report)
+    _check_list(annotations, HOOK_DELETE_POLICY_ANNOTATION, where, report)
+
+
+def _check_list(
+    annotations: Mapping[str, Any], key: str, where: s.Path, report: s.Reporter
+) -> None:
+    raw = annotations.get(key)
+    if not isinstance(raw, str):
+        return
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        problem = _problem(key, item)
+        if problem:
+            report.error((*where, key), problem)
+
+
+def _problem(key: str, item: str) -> str | None:
+    if key == SYNC_OPTIONS_ANNOTATION:
+        try:
+            syncoptions.parse_sync_option(item)
+        except syncoptions.SyncOptionError as err:
+            return str(err)
+        return None
+    allowed = HOOK_TYPES if key == HOOK_ANNOTATION else DELETE_POLICIES
+    if item in allowed:
+        return None
+    return f'"{item}" is not one of: {", ".join(allowed)}'
