@@ -251,3 +251,11 @@ def test_repository_urls_normalize_alike(url: str) -> None:
 )
 def test_ignore_paths_normalize(pointer: str, normalized: str) -> None:
     assert normalize_pointer(pointer) == normalized
+
+
+def test_source_path_leaving_the_repository_is_reported(
+    tmp_path: Path, check_dir: CheckDir
+) -> None:
+    _write(tmp_path, {"apps/web.yaml": APP.format(name="web", path="../../etc", cluster="prod")})
+    problems = [f for f in check_dir(tmp_path) if f.rule == "HW002"]
+    assert len(problems) == 1 and "leaves the repository root" in problems[0].message

@@ -201,7 +201,10 @@ class RepositoryLoader:
     ) -> RenderOutcome:
         if source.get("chart"):
             return self._tool(tree, source, app)
-        path = normalize_path(str(source.get("path") or ""))
+        try:
+            path = normalize_path(str(source.get("path") or ""))
+        except PathNotFound as err:
+            return RenderOutcome(problem=f"Application/{app.name}: {err}")
         if not self.files_under(tree, path):
             return RenderOutcome(
                 problem=f"path {path!r} of Application/{app.name} does not "
