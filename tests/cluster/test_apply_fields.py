@@ -159,3 +159,13 @@ def test_keyless_items_are_invalid() -> None:
     with pytest.raises(Invalid, match=r"\.spec\.containers\[1\]"):
         check_applied_lists({"spec": {"containers": [{"name": "a"}, {"image": "b"}]}})
     check_applied_lists({"spec": {"ports": [{"containerPort": 80}]}})
+
+
+def test_apply_fields_leaves_its_inputs_alone() -> None:
+    content, managed = entries({}, (), {"data": {"a": "1", "b": "2"}, "x": [1]}, "git")
+    snapshot = repr(content)
+    applied: dict[str, Any] = {"x": [1]}  # withdraws the whole map `data`
+    after, _ = entries(content, managed, applied, "git")
+    assert after == {"x": [1]}
+    assert repr(content) == snapshot
+    assert applied == {"x": [1]}

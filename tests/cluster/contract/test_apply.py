@@ -162,3 +162,12 @@ def test_managed_fields_shape(cluster: Cluster) -> None:
     assert spec["f:replicas"] == {}
     main = spec["f:template"]["f:spec"]["f:containers"]['k:{"name":"main"}']
     assert main == {".": {}, "f:image": {}}
+
+
+def test_withdrawing_a_whole_map_removes_it(cluster: Cluster) -> None:
+    cluster.apply(configmap("a", {"k": "v"}, labels={"app": "a"}), field_manager="git")
+    bare: Obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}
+    live = cluster.apply(bare, field_manager="git")
+    assert "data" not in live
+    assert "labels" not in live["metadata"]
+    assert "data" not in cluster.get("v1", "ConfigMap", "a")

@@ -75,7 +75,7 @@ def apply_fields(
     """The content and ownership after `manager` applies `applied` over `live`."""
     entries = list(managed)
     applied_paths = field_set(applied)
-    merged = merge(live, applied)
+    merged = merge(clone(live), applied)  # a copy: removals below edit it in place
     conflicts = _conflicts(live, merged, entries, manager)
     if conflicts and not force:
         listed = "; ".join(f"{render_path(p)} (owned by {m})" for p, m in conflicts)

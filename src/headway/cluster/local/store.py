@@ -199,7 +199,8 @@ class LocalCluster:
         dry_run: bool = False,
     ) -> Obj:
         validate_object(obj)
-        ssa.check_applied_lists(managed_content(obj))
+        applied = managed_content(obj)
+        ssa.check_applied_lists(applied)
         with self._db.write() as conn:
             served = self._resolve(conn, obj["apiVersion"], obj["kind"])
             key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
@@ -210,7 +211,8 @@ class LocalCluster:
             else:
                 _check_preconditions(obj, live, key)
                 live_for_apply = live
-            result = self._applied(live_for_apply, obj, field_manager=field_manager, force=force)
+            result = self._applied(live_for_apply, obj["apiVersion"], applied,
+                                   field_manager=field_manager, force=force)
             if live is not None and result is not None:
                 _check_no_new_finalizers(live, result, key)
             if result is None or dry_run:
@@ -219,16 +221,23 @@ class LocalCluster:
         return _presented(stored, obj["apiVersion"])
 
     def _applied(
-        self, live: Obj, obj: Obj, *, field_manager: str, force: bool
+        self,
+        live: Obj,
+        api_version: str,
+        applied: dict[str, Any],
+        *,
+        field_manager: str,
+        force: bool,
     ) -> Obj | None:
         """The object after the apply, or None when the apply changes nothing."""
         entries = ssa.decode_managed_fields(live["metadata"].get("managedFields"))
+        live_content = managed_content(live)
         outcome = ssa.apply_fields(
-            managed_content(live), entries, managed_content(obj), manager=field_manager,
-            force=force, api_version=obj["apiVersion"], now=self._now(),
+            live_content, entries, applied, manager=field_manager,
+            force=force, api_version=api_version, now=self._now(),
         )
         existing = "resourceVersion" in live["metadata"]
-        unchanged = outcome.content == managed_content(live)
+        unchanged = outcome.content == live_content
         if existing and unchanged and _same_ownership(entries, outcome.managed):
             return None
         result = with_content(live, outcome.content)

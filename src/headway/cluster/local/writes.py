@@ -45,9 +45,10 @@ def commit(conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
     deletion started.
 
     An object marked for deletion whose last finalizer is gone is purged instead.
-    Returns what was stored (with `resourceVersion` set).
+    Returns what was stored (with `resourceVersion` set): `new` itself, which the caller
+    hands over.
     """
-    stored = clone(new)
+    stored = new
     meta = stored["metadata"]
     if old is None:
         meta["generation"] = 1
