@@ -259,3 +259,25 @@ def test_source_path_leaving_the_repository_is_reported(
     _write(tmp_path, {"apps/web.yaml": APP.format(name="web", path="../../etc", cluster="prod")})
     problems = [f for f in check_dir(tmp_path) if f.rule == "HW002"]
     assert len(problems) == 1 and "leaves the repository root" in problems[0].message
+
+
+def test_certificate_before_its_issuer_deadlocks(tmp_path: Path, check_dir: CheckDir) -> None:
+    manifests = """\
+    apiVersion: cert-manager.io/v1
+    kind: Certificate
+    metadata:
+      name: web-tls
+      annotations: {argocd.argoproj.io/sync-wave: "-1"}
+    spec:
+      secretName: web-tls
+      issuerRef: {name: letsencrypt, kind: Issuer}
+    ---
+    apiVersion: cert-manager.io/v1
+    kind: Issuer
+    metadata: {name: letsencrypt}
+    spec: {acme: {server: https://acme.example/directory}}
+    """
+    _write(tmp_path, {"tls.yaml": manifests})
+    found = [f for f in check_dir(tmp_path) if f.rule == "HW101"]
+    assert [(str(f.severity), f.resource) for f in found] == [("error", "Certificate/web-tls")]
+    assert "wave -1" in found[0].message and "wave 0" in found[0].message

@@ -81,6 +81,11 @@ CRD_VERSION_REMOVED = Rule(
 
 _SCALE_TARGET_KINDS = ("HorizontalPodAutoscaler", "ScaledObject", "VerticalPodAutoscaler")
 _WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Rollout", "ReplicaSet")
+# Kinds whose readiness waits on another object named in one reference field.
+_NAMED_REFERENCES = {
+    "Certificate": ("issuerRef", "Issuer"),  # cert-manager: not Ready until its issuer is
+    "ExternalSecret": ("secretStoreRef", "SecretStore"),  # external-secrets: needs its store
+}
 
 
 def _targets(doc: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
@@ -102,6 +107,12 @@ def _targets(doc: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
                 yield service, "spec.selector"
     elif doc.kind == "Rollout":
         yield from _rollout_targets(spec, unit)
+    elif doc.kind in _NAMED_REFERENCES:
+        field, default_kind = _NAMED_REFERENCES[doc.kind]
+        ref = as_dict(spec.get(field))
+        target = unit.find(str(ref.get("kind") or default_kind), str(ref.get("name", "")))
+        if target is not None:
+            yield target, f"spec.{field}"
 
 
 def _rollout_targets(spec: dict[str, object], unit: AppUnit) -> Iterator[tuple[Document, str]]:
