@@ -281,3 +281,14 @@ def test_certificate_before_its_issuer_deadlocks(tmp_path: Path, check_dir: Chec
     found = [f for f in check_dir(tmp_path) if f.rule == "HW101"]
     assert [(str(f.severity), f.resource) for f in found] == [("error", "Certificate/web-tls")]
     assert "wave -1" in found[0].message and "wave 0" in found[0].message
+
+
+def test_environments_on_different_branches_are_staged(tmp_path: Path, check_dir: CheckDir) -> None:
+    deployment = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"
+    dev = APP.format(name="web-dev", path="base", cluster="dev")
+    prod = APP.format(name="web-prod", path="base", cluster="prod")
+    _write(tmp_path, {"apps/dev.yaml": dev, "apps/prod.yaml": prod, "base/cm.yaml": deployment})
+    assert [f.rule for f in check_dir(tmp_path) if f.rule == "HW317"] == ["HW317"]
+    prod_branch = prod.replace("targetRevision: HEAD", "targetRevision: release/prod")
+    (tmp_path / "apps/prod.yaml").write_text(prod_branch)
+    assert [f for f in check_dir(tmp_path) if f.rule == "HW317"] == []

@@ -73,25 +73,38 @@ def _destination(app: Document) -> str:
     return f"{cluster}/{dest.get('namespace', '')}"
 
 
-def _library_uses(ctx: CheckContext) -> dict[str, list[Document]]:
-    """Repository path -> the Applications that render from it at a moving revision."""
-    uses: dict[str, list[Document]] = {}
+def _moving_revision(source: dict[str, object]) -> str | None:
+    """The branch (or HEAD) a source follows, or None when it is pinned to a SHA or version."""
+    revision = str(source.get("targetRevision") or "HEAD")
+    return None if _PINNED.match(revision) else revision.lower()
+
+
+def _library_uses(ctx: CheckContext) -> dict[tuple[str, str], list[Document]]:
+    """(path, revision) -> the Applications that render from that path on that moving revision.
+
+    Applications on different branches are staged by merges between branches, so only the
+    same path on the same moving revision counts as shared.
+    """
+    uses: dict[tuple[str, str], list[Document]] = {}
     for unit in ctx.applications:
         app = unit.application
         assert app is not None
-        for source in app_sources(app.obj):
-            revision = str(source.get("targetRevision") or "HEAD")
-            if _PINNED.match(revision) or not source.get("path") or source.get("ref"):
+        chart_sources = [s for s in app_sources(app.obj) if s.get("path") and not s.get("ref")]
+        for source in chart_sources:
+            revision = _moving_revision(source)
+            if revision is None:
                 continue
-            key = f"{normalize_repo_url(str(source.get('repoURL', '')))}//{source['path']}"
-            uses.setdefault(key.rstrip("/"), []).append(app)
-        for library in ctx.library_paths.get(unit.name, ()):
-            uses.setdefault(f"library//{library}", []).append(app)
+            repo = normalize_repo_url(str(source.get("repoURL", "")))
+            path = str(source["path"]).strip("/")
+            uses.setdefault((f"{repo}//{path}", revision), []).append(app)
+        revision = _moving_revision(chart_sources[0]) if chart_sources else None
+        for library in ctx.library_paths.get(unit.name, ()) if revision else ():
+            uses.setdefault((f"library//{library}", str(revision)), []).append(app)
     return uses
 
 
 def check_shared_library(ctx: CheckContext) -> Iterable[Finding]:
-    for key, apps in sorted(_library_uses(ctx).items()):
+    for (key, revision), apps in sorted(_library_uses(ctx).items()):
         destinations = {_destination(a) for a in apps}
         if len(destinations) < 2:
             continue
@@ -102,7 +115,7 @@ def check_shared_library(ctx: CheckContext) -> Iterable[Finding]:
             SHARED_LIBRARY_ALL_ENVIRONMENTS,
             first,
             path=("spec",),
-            message=f"{path} is rendered at a moving revision by {names} "
+            message=f"{path} is rendered from {revision} by {names} "
             f"({len(destinations)} destinations): one commit to it reaches every one of them "
             "at once, and no environment gets to fail first",
             app=first.name,
