@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
-from headway.cluster.errors import UnknownKind
+from headway.cluster.errors import Invalid, UnknownKind
 from headway.cluster.protocol import Cluster, Obj, ResourceKind
 
 
@@ -84,3 +87,20 @@ def test_deleting_the_crd_removes_the_kind(cluster: Cluster) -> None:
         cluster.list("example.com/v1", "Widget")
     cluster.apply(crd(), field_manager="test")
     assert cluster.list("example.com/v1", "Widget") == []  # its objects went with it
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c["spec"].pop("group"), "spec.group: required"),
+        (lambda c: c["spec"]["names"].pop("plural"), "spec.names.plural: required"),
+        (lambda c: c["spec"].update(scope="Global"), "spec.scope: must be Namespaced or Cluster"),
+        (lambda c: c["metadata"].update(name="widgets"), "must be 'widgets.example.com'"),
+        (lambda c: c["spec"].update(versions=[]), "spec.versions: at least one"),
+    ],
+)
+def test_malformed_crds_are_invalid(cluster: Cluster, change: Any, message: str) -> None:
+    bad = crd()
+    change(bad)
+    with pytest.raises(Invalid, match=re.escape(message)):
+        cluster.apply(bad, field_manager="test")

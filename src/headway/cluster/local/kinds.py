@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from headway.cluster.errors import UnknownKind
+from headway.cluster.errors import Invalid, UnknownKind
 from headway.cluster.protocol import Obj, ResourceKind
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "ServedKind",
     "crd_kinds",
     "split_api_version",
+    "validate_crd",
 ]
 
 CRD_GROUP = "apiextensions.k8s.io"
@@ -80,6 +81,33 @@ class ServedKind:
     plural: str
     namespaced: bool
     versions: tuple[str, ...]
+
+
+def validate_crd(crd: Obj) -> None:
+    """Raise `Invalid` naming the field when a CustomResourceDefinition cannot serve a kind."""
+    name = (crd.get("metadata") or {}).get("name", "?")
+    where = f"CustomResourceDefinition {name}"
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        raise Invalid(f"{where}: spec: required mapping")
+    raw_names = spec.get("names")
+    names: dict[str, Any] = raw_names if isinstance(raw_names, dict) else {}
+    required = {"spec.group": spec.get("group"), "spec.names.kind": names.get("kind"),
+                "spec.names.plural": names.get("plural")}
+    for field, value in required.items():
+        if not isinstance(value, str) or not value:
+            raise Invalid(f"{where}: {field}: required string")
+    if spec.get("scope", "Namespaced") not in ("Namespaced", "Cluster"):
+        raise Invalid(f"{where}: spec.scope: must be Namespaced or Cluster, not {spec['scope']!r}")
+    expected = f"{spec['names']['plural']}.{spec['group']}"
+    if name != expected:
+        raise Invalid(f"{where}: metadata.name: must be {expected!r} (plural.group)")
+    versions = spec.get("versions")
+    if not isinstance(versions, list) or not versions:
+        raise Invalid(f"{where}: spec.versions: at least one version is required")
+    for index, version in enumerate(versions):
+        if not isinstance(version, dict) or not isinstance(version.get("name"), str):
+            raise Invalid(f"{where}: spec.versions[{index}].name: required string")
 
 
 def crd_kinds(crd: Obj) -> list[ResourceKind]:

@@ -19,7 +19,13 @@ from headway.cluster.errors import Conflict, Invalid, NotFound
 from headway.cluster.local import apply as ssa
 from headway.cluster.local import database, events, gc, watching, writes
 from headway.cluster.local.jsonvalues import clone
-from headway.cluster.local.kinds import BUILTIN_KINDS, CRD_GROUP, KindTable, ServedKind
+from headway.cluster.local.kinds import (
+    BUILTIN_KINDS,
+    CRD_GROUP,
+    KindTable,
+    ServedKind,
+    validate_crd,
+)
 from headway.cluster.local.objects import (
     ObjectKey,
     managed_content,
@@ -74,6 +80,12 @@ class LocalCluster:
             (CRD_GROUP,),
         ).fetchall()
         return KindTable.with_crds(database.loads(r[0]) for r in rows)
+
+    def _resolve_for_write(self, conn: sqlite3.Connection, obj: Obj) -> ServedKind:
+        served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+        if (served.group, served.kind) == (CRD_GROUP, "CustomResourceDefinition"):
+            validate_crd(obj)
+        return served
 
     def _resolve(self, conn: sqlite3.Connection, api_version: str, kind: str) -> ServedKind:
         if BUILTIN_TABLE.knows(api_version, kind):  # no CRD can change a built-in kind
@@ -152,7 +164,7 @@ class LocalCluster:
         """Create `obj` (`Conflict` when it exists); `metadata.generateName` is honoured."""
         validate_object(obj, name_required=False)
         with self._db.write() as conn:
-            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            served = self._resolve_for_write(conn, obj)
             fresh = self._new_object(conn, served, obj)
             content = managed_content(obj)
             fields = ssa.update_fields(
@@ -174,7 +186,7 @@ class LocalCluster:
         """
         validate_object(obj)
         with self._db.write() as conn:
-            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            served = self._resolve_for_write(conn, obj)
             live = self._live_for_write(conn, served, obj)
             old_content, new_content = managed_content(live), managed_content(obj)
             if old_content == new_content:
@@ -202,7 +214,7 @@ class LocalCluster:
         applied = managed_content(obj)
         ssa.check_applied_lists(applied)
         with self._db.write() as conn:
-            served = self._resolve(conn, obj["apiVersion"], obj["kind"])
+            served = self._resolve_for_write(conn, obj)
             key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             live = database.fetch(conn, key)
             if live is None:
