@@ -292,3 +292,67 @@ def test_environments_on_different_branches_are_staged(tmp_path: Path, check_dir
     prod_branch = prod.replace("targetRevision: HEAD", "targetRevision: release/prod")
     (tmp_path / "apps/prod.yaml").write_text(prod_branch)
     assert [f for f in check_dir(tmp_path) if f.rule == "HW317"] == []
+
+
+GATEWAY_ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: w, image: w}]}}
+  strategy:
+    canary:
+      canaryService: web-canary
+      stableService: web
+      trafficRouting:
+        plugins:
+          argoproj-labs/gatewayAPI: {httpRoute: web, namespace: web}
+      steps: [{setWeight: 10}, {pause: {duration: 1m}}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web}
+spec:
+  rules:
+    - backendRefs: [{name: web, port: 80, weight: 100}, {name: web-canary, port: 80, weight: 0}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("ignore", "expected"),
+    [
+        ("", ["HW306"]),
+        (
+            "  ignoreDifferences:\n    - group: gateway.networking.k8s.io\n      kind: HTTPRoute\n"
+            "      jqPathExpressions: ['.spec.rules[].backendRefs[].weight']\n",
+            [],
+        ),
+    ],
+)
+def test_gateway_api_route_weights(
+    tmp_path: Path, check_dir: CheckDir, ignore: str, expected: list[str]
+) -> None:
+    app = APP.format(name="web", path="web", cluster="prod") + ignore
+    _write(tmp_path, {"apps/web.yaml": app, "web/all.yaml": GATEWAY_ROLLOUT})
+    assert [f.rule for f in check_dir(tmp_path) if f.rule == "HW306"] == expected
+
+
+def test_manual_blue_green_in_an_early_wave(tmp_path: Path, check_dir: CheckDir) -> None:
+    rollout = """\
+    apiVersion: argoproj.io/v1alpha1
+    kind: Rollout
+    metadata: {name: web}
+    spec:
+      strategy:
+        blueGreen: {activeService: web, autoPromotionEnabled: false}
+    ---
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: after
+      annotations: {argocd.argoproj.io/sync-wave: "3"}
+    """
+    _write(tmp_path, {"all.yaml": rollout})
+    found = [f for f in check_dir(tmp_path) if f.rule == "HW103"]
+    assert len(found) == 1 and "autoPromotionEnabled" in found[0].message
