@@ -21,7 +21,7 @@ from headway.cluster.errors import ClusterError
 from headway.cluster.local.objects import ObjectKey
 from headway.cluster.protocol import Obj
 
-__all__ = ["Database", "Row"]
+__all__ = ["Database"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
@@ -48,9 +48,6 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_by_kind ON events (grp, kind, rv);
 """
-
-Row = tuple[str, int, str]  # uid, resourceVersion, body
-
 
 class Database:
     """A connection to the store's file, safe to share between threads of one process."""

@@ -23,12 +23,9 @@ __all__ = [
     "with_content",
 ]
 
-# Metadata only the server writes; an applied object's values for these are ignored
-# (uid and resourceVersion act as preconditions instead).
-SERVER_METADATA = frozenset({
-    "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-    "deletionGracePeriodSeconds", "managedFields", "selfLink",
-})
+# Metadata the server writes (uid, resourceVersion, generation, timestamps, managedFields)
+# is not part of what writers manage: an applied object's values for it are ignored, except
+# uid and resourceVersion, which are preconditions.
 # Metadata that writers own field by field, like the rest of the object.
 MANAGED_METADATA = ("labels", "annotations", "finalizers", "ownerReferences")
 _TOP_LEVEL_UNMANAGED = frozenset({"apiVersion", "kind", "metadata", "status"})
