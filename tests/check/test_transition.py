@@ -109,3 +109,8 @@ def test_transition_base_is_the_crd_comparison_point(tmp_path: Path) -> None:
     assert [f.rule for f in findings if f.rule == "HW104"] == ["HW104"]
     findings, _ = run_check(root, transition="HEAD..HEAD")
     assert [f for f in findings if f.rule == "HW104"] == []
+
+
+def test_two_merges_outage_also_has_an_empty_end_state_diff(tmp_path: Path) -> None:
+    found = _transition(tmp_path, "HW401-transition-drops-key", "found")
+    assert sorted(rule for rule, _ in found) == ["HW401", "HW402"]

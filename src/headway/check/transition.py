@@ -106,7 +106,7 @@ def transition_problems(states: TransitionStates) -> list[Finding]:
     for label, middle in rendered.items():
         findings.extend(_dropped(app, before, after, middle, label))
     hidden = any(not _same(before, m) for m in rendered.values())
-    if not findings and hidden and _same(before, after):
+    if hidden and _same(before, after):
         findings.append(
             finding_at(
                 TRANSITION_HIDDEN_CHANGE,
