@@ -77,8 +77,7 @@ def test_degraded_resource_fails_the_wave_with_its_message() -> None:
     decision = wave_gate(plan.waves()[0], plan=plan, live=live_map(stuck))
     assert decision.verdict is GateVerdict.FAIL
     assert decision.message == (
-        "wave 0 failed: Deployment/api Degraded "
-        '(Deployment "api" exceeded its progress deadline)'
+        'wave 0 failed: Deployment/api Degraded (Deployment "api" exceeded its progress deadline)'
     )
 
 
