@@ -82,6 +82,7 @@ def test_up_status_down_leaves_no_process(tmp_path: Path) -> None:
         assert "Pods:        2 Running" in status.stdout and address in status.stdout
         table = headway("get", "pods", state=tmp_path).stdout
         assert table.count("Running") == 2
+        _check_object_commands(tmp_path)
     finally:
         stopped = headway("runtime", "down", state=tmp_path)
     assert stopped.returncode == 0, stopped.stderr
@@ -120,3 +121,19 @@ def _connects(address: str) -> bool:
         return httpx2.get(f"http://{address}/", timeout=2).status_code == 200
     except httpx2.HTTPError:
         return False
+
+
+def _check_object_commands(state: Path) -> None:
+    """get -o json/wide, describe with conditions and Events, logs, and a clear error."""
+    listed = json.loads(headway("get", "po", "-o", "json", state=state).stdout)
+    pod = listed["items"][0]["metadata"]["name"]
+    wide = headway("get", "pods", "-o", "wide", state=state).stdout
+    assert "127.0.0.1:" in wide and "web-" in wide
+    described = headway("describe", "deploy", "web", state=state).stdout
+    assert "NewReplicaSetAvailable" in described and "ScalingReplicaSet" in described
+    assert "serving version v1" in headway("logs", pod, state=state).stdout
+    unknown = headway("get", "widgets", state=state)
+    assert unknown.returncode == 1
+    assert 'doesn\'t have a resource type "widgets"' in unknown.stderr
+    missing = headway("logs", pod, "--previous", state=state)
+    assert missing.returncode == 1 and "no previous log" in missing.stderr
