@@ -103,14 +103,17 @@ def test_patterns_match_after_exact_names(tmp_path: Path) -> None:
 def test_config_errors_name_file_line_and_field(tmp_path: Path) -> None:
     path = _config(
         tmp_path,
-        ("images:\n  app:\n    args: [x]\n    colour: blue\nbackoff:\n  initialSeconds: -1\n"),
+        (
+            "images:\n  app:\n    args: [x]\n    colour: blue\n    workdir: srv\nbackoff:\n  initialSeconds: -1\n"
+        ),
     )
     with pytest.raises(RuntimeConfigError) as caught:
         load_runtime_config(path)
     text = str(caught.value)
     assert f"{path}:4: images.app.colour: unknown field" in text
     assert f"{path}:2: images.app.command: is required" in text
-    assert f"{path}:6: backoff.initialSeconds: must be a positive number of seconds" in text
+    assert f"{path}:5: images.app.workdir: unknown field (did you mean workingDir?)" in text
+    assert f"{path}:7: backoff.initialSeconds: must be a positive number of seconds" in text
 
 
 def test_missing_config_is_an_empty_map(tmp_path: Path) -> None:

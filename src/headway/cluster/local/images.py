@@ -21,6 +21,7 @@ Placeholders in command, args, workingDir and env values: `{tag}`, `{repository}
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
 import sys
@@ -179,12 +180,17 @@ def load_runtime_config(path: str | Path | None) -> RuntimeConfig:
     if not isinstance(doc.obj, dict):
         problems.append(doc.diagnostic([], "the runtime config must be a mapping"))
     unknown = sorted(set(raw) - {"images", "backoff"})
-    problems.extend(doc.diagnostic([k], "unknown field") for k in unknown)
+    problems.extend(doc.diagnostic([k], _unknown(k, {"images", "backoff"})) for k in unknown)
     images = _parse_images(doc, raw.get("images"), problems)
     backoff = _parse_backoff(doc, raw.get("backoff"), problems)
     if problems:
         raise RuntimeConfigError(problems)
     return RuntimeConfig(images=images, backoff=backoff, config_dir=config_dir, file=file)
+
+
+def _unknown(key: str, known: set[str]) -> str:
+    close = difflib.get_close_matches(str(key), sorted(known), n=1)
+    return f"unknown field (did you mean {close[0]}?)" if close else "unknown field"
 
 
 def _string_list(
@@ -214,7 +220,8 @@ def _parse_images(doc: Document, raw: Any, out: list[Diagnostic]) -> tuple[Image
             out.append(doc.diagnostic(path, "must be a mapping with at least `command`"))
             continue
         out.extend(
-            doc.diagnostic([*path, k], "unknown field") for k in sorted(set(spec) - _ENTRY_FIELDS)
+            doc.diagnostic([*path, k], _unknown(k, _ENTRY_FIELDS))
+            for k in sorted(set(spec) - _ENTRY_FIELDS)
         )
         command = _string_list(doc, [*path, "command"], spec.get("command"), out)
         if not command:
@@ -252,7 +259,7 @@ def _parse_backoff(doc: Document, raw: Any, out: list[Diagnostic]) -> BackoffCon
             continue
         values[key] = float(value)
     out.extend(
-        doc.diagnostic(["backoff", k], "unknown field")
+        doc.diagnostic(["backoff", k], _unknown(k, {"initialSeconds", "maxSeconds"}))
         for k in sorted(set(raw) - {"initialSeconds", "maxSeconds"})
     )
     default = BackoffConfig()
