@@ -104,7 +104,8 @@ def test_config_errors_name_file_line_and_field(tmp_path: Path) -> None:
     path = _config(
         tmp_path,
         (
-            "images:\n  app:\n    args: [x]\n    colour: blue\n    workdir: srv\nbackoff:\n  initialSeconds: -1\n"
+            "images:\n  app:\n    args: [x]\n    colour: blue\n    workdir: srv\n"
+            "backoff:\n  initialSeconds: -1\n"
         ),
     )
     with pytest.raises(RuntimeConfigError) as caught:
