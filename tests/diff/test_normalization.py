@@ -204,3 +204,26 @@ def test_missing_live_and_unwanted_live_are_modified() -> None:
     assert created.diff_lines[0] == "--- live"
     pruned = diff_resource(None, deployment())
     assert pruned.modified and pruned.normalized_desired is None
+
+
+def test_fields_removed_from_the_manifest_are_drift_when_last_applied_had_them() -> None:
+    import json
+
+    previous = deployment(env=[{"name": "A", "value": "1"}, {"name": "OLD", "value": "x"}])
+    previous["spec"]["minReadySeconds"] = 5
+    live = copy.deepcopy(previous)
+    live["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": json.dumps(previous)
+    }
+    live["spec"]["template"]["spec"]["containers"].append({"name": "sidecar", "image": "s:1"})
+    desired = deployment(env=[{"name": "A", "value": "1"}])
+    result = diff_resource(desired, live)
+    assert result.modified
+    assert "-  minReadySeconds: 5" in result.diff_lines
+    assert "-          value: x" in result.diff_lines
+    assert not any("sidecar" in line for line in result.diff_lines)  # never applied: kept
+    desired["spec"]["minReadySeconds"] = 5
+    desired["spec"]["template"]["spec"]["containers"][0]["env"].append(
+        {"name": "OLD", "value": "x"}
+    )
+    assert not diff_resource(desired, live).modified

@@ -11,6 +11,7 @@ projection differs from the desired object.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ _MERGE_KEYS = {
     "hostAliases": ("ip",),
     "conditions": ("type",),
 }
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _QUANTITY_MAPS = frozenset(
     {
         "requests",
@@ -95,21 +97,42 @@ def diff_resource(
         shown = norm_live if norm_desired is None else None
         lines = yaml_diff_lines(shown, norm_desired)
         return ResourceDiff(True, shown, norm_desired, lines)
-    projected = project(norm_desired, norm_live, "")
+    projected = project(norm_desired, norm_live, "", applied=last_applied(live))
     modified = projected != norm_desired
     lines = yaml_diff_lines(projected, norm_desired) if modified else ()
     return ResourceDiff(modified, projected, norm_desired, lines)
 
 
-def project(desired: Any, live: Any, field: str, parent: str = "") -> Any:
+def last_applied(live: Obj | None) -> Any:
+    """The configuration `kubectl apply` recorded on the live object, or ABSENT."""
+    notes = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    raw = notes.get(_LAST_APPLIED)
+    if not isinstance(raw, str):
+        return ABSENT
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return ABSENT
+
+
+def project(desired: Any, live: Any, field: str, parent: str = "", applied: Any = ABSENT) -> Any:
     """`live` reduced to the fields `desired` has (see module docstring); `field` is the
-    key holding these values and `parent` the key of the map around them."""
+    key holding these values and `parent` the key of the map around them. Fields the last
+    applied configuration had, that desired dropped and live still has, are kept too: apply
+    would remove them, so they are a difference."""
     if isinstance(desired, Mapping) and isinstance(live, Mapping):
-        return {k: project(v, live[k], k, field) for k, v in desired.items() if k in live}
+        before = applied if isinstance(applied, Mapping) else {}
+        out = {
+            k: project(v, live[k], k, field, before.get(k, ABSENT))
+            for k, v in desired.items()
+            if k in live
+        }
+        out.update({k: live[k] for k in before if k not in desired and k in live})
+        return out
     if isinstance(desired, list) and isinstance(live, list):
         keys = _merge_key(field, desired, live)
         if keys is not None:
-            return _project_keyed(desired, live, keys)
+            return _project_keyed(desired, live, keys, applied if isinstance(applied, list) else [])
         if len(desired) == len(live):
             return [project(d, lv, field) for d, lv in zip(desired, live, strict=True)]
         return live
@@ -125,13 +148,16 @@ def _merge_key(field: str, desired: list[Any], live: list[Any]) -> str | None:
     return None
 
 
-def _project_keyed(desired: list[Any], live: list[Any], key: str) -> list[Any]:
+def _project_keyed(desired: list[Any], live: list[Any], key: str, applied: list[Any]) -> list[Any]:
     by_key = {str(item[key]): item for item in live}
+    before = {str(i[key]): i for i in applied if isinstance(i, Mapping) and key in i}
     out = []
     for item in desired:
         match = by_key.get(str(item[key]), ABSENT)
         if match is not ABSENT:
-            out.append(project(item, match, ""))
+            out.append(project(item, match, "", applied=before.get(str(item[key]), ABSENT)))
+    wanted = {str(item[key]) for item in desired}
+    out.extend(by_key[k] for k in before if k not in wanted and k in by_key)
     return out
 
 
