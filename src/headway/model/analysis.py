@@ -72,6 +72,7 @@ class Metric:
     consecutive_error_limit: int | str
     consecutive_success_limit: int | str
     provider: MetricProvider
+    on_empty: str | None = None  # Headway: Failed (default) | Inconclusive | Evaluate
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,7 @@ METRIC = s.Schema(
         s.Field("consecutiveErrorLimit", _LIMIT, default=4),
         s.Field("consecutiveSuccessLimit", _LIMIT, default=0),
         s.Field("provider", s.Obj(PROVIDER), required=True),
+        s.Field("onEmpty", s.Enum(("Failed", "Inconclusive", "Evaluate"))),
     ),
     Metric,
     checks=(_metric_limits,),
