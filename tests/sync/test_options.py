@@ -189,3 +189,27 @@ def test_bad_annotation_on_a_resource_is_reported_with_the_resource() -> None:
     assert plan.problems == (
         'ConfigMap/c: sync-options annotation: Prune="never" must be one of: true, false, confirm',
     )
+
+
+def test_fail_on_shared_resource_refuses_resources_of_another_app() -> None:
+    mine = obj(
+        "ConfigMap",
+        "mine",
+        annotations={"argocd.argoproj.io/tracking-id": "shop:/ConfigMap:shop/mine"},
+    )
+    theirs = obj(
+        "ConfigMap",
+        "cfg",
+        annotations={"argocd.argoproj.io/tracking-id": "billing:/ConfigMap:shop/cfg"},
+    )
+    labelled = obj("Service", "api")
+    labelled["metadata"]["labels"] = {"app.kubernetes.io/instance": "billing"}
+    desired = [obj("ConfigMap", "mine"), obj("ConfigMap", "cfg"), obj("Service", "api")]
+    live = [mine, theirs, labelled]
+    options = SyncOptions(fail_on_shared_resource=True)
+    plan = plan_sync(desired, live, options=options, app_name="shop")
+    assert plan.refusal == (
+        "Shared resource found: ConfigMap/cfg is part of applications shop and billing, "
+        "Service/api is part of applications shop and billing"
+    )
+    assert plan_sync(desired, live, app_name="shop").refusal is None

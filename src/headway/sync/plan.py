@@ -39,6 +39,15 @@ class SyncPlan:
     tasks: tuple[SyncTask, ...]
     problems: tuple[str, ...] = ()
     post_delete_hooks: tuple[Mapping[str, Any], ...] = ()
+    # FailOnSharedResource=true and these resources belong to another application.
+    shared_resources: tuple[str, ...] = ()
+
+    @property
+    def refusal(self) -> str | None:
+        """Why the operation must fail before applying anything, if it must."""
+        if self.shared_resources:
+            return "Shared resource found: " + ", ".join(self.shared_resources)
+        return None
 
     def waves(self) -> tuple[WaveStep, ...]:
         """The steps of a normal run, in order; SyncFail hooks and in-sync resources skipped

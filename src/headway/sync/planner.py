@@ -17,6 +17,7 @@ from headway.sync import hooks, ordering
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
 from headway.sync.plan import SyncPlan
 from headway.sync.resources import ResourceKey, key_of
+from headway.sync.shared import shared_resource_messages
 from headway.sync.tasks import Action, Disposition, SyncTask
 from headway.sync.waves import wave_of
 
@@ -38,6 +39,7 @@ class PlanRequest:
     started_at: datetime | None = None
     skip_hooks: bool = False
     existing_namespaces: Collection[str] | None = None
+    app_name: str = ""
 
 
 def plan_sync(
@@ -53,12 +55,14 @@ def plan_sync(
     started_at: datetime | None = None,
     skip_hooks: bool = False,
     existing_namespaces: Collection[str] | None = None,
+    app_name: str = "",
 ) -> SyncPlan:
     """Plan one sync operation.
 
     `live` holds the app's managed objects now in the cluster; `modified` is the diff
     verdict per resource (used by ApplyOutOfSyncOnly); `prune` says whether this operation
-    prunes at all; `started_at` and `revision` name `generateName` hooks."""
+    prunes at all; `started_at` and `revision` name `generateName` hooks; `app_name` is
+    checked against live objects' owners when FailOnSharedResource=true."""
     req = PlanRequest(
         options=options or SyncOptions(),
         namespace=namespace,
@@ -69,6 +73,7 @@ def plan_sync(
         started_at=started_at,
         skip_hooks=skip_hooks,
         existing_namespaces=existing_namespaces,
+        app_name=app_name,
     )
     return plan_from_request(desired, live, req)
 
@@ -88,7 +93,10 @@ def plan_from_request(desired: Sequence[Obj], live: Sequence[Obj], req: PlanRequ
     ordered = ordering.move_prune_last(ordering.mirror_prune_waves(tasks))
     ordered = ordering.crds_first(ordering.namespaces_first(ordering.sort_tasks(ordered)))
     post_delete = tuple(o for o in desired if hooks.is_post_delete_hook(o))
-    return SyncPlan(tuple(ordered), tuple(problems), post_delete)
+    shared: list[str] = []
+    if req.options.fail_on_shared_resource and req.app_name:
+        shared = shared_resource_messages(ordered, app_name=req.app_name)
+    return SyncPlan(tuple(ordered), tuple(problems), post_delete, tuple(shared))
 
 
 def _desired_tasks(
