@@ -1,0 +1,166 @@
+"""A small controller manager: watch-driven work queue, one step per key per call.
+
+Controllers register with `Manager.register(controller)`. A controller names the kinds it
+watches, maps a changed object to the keys it must look at again (a ReplicaSet maps to
+the Rollout that owns it), and takes one step for a key, returning seconds until it wants
+another look (or None). The manager keeps one watch per kind, a queue of (controller, key)
+with a due time on the `Clock`'s monotonic time, and deduplicates: a key queued twice runs
+once, at the earlier time. A step that raises is logged and retried with back-off
+(1 s doubling to 60 s). Every `resync_seconds` each known key is queued again.
+
+Steps may be plain or `async` functions (the analysis controller's are). `run_once()` is
+one pass (poll watches, run what is due) for tests on a `VirtualClock`; `run(stop)` loops
+until `stop` is set, sleeping until the next due time or a watch event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from headway.clock import Clock
+from headway.cluster.errors import Expired
+from headway.cluster.protocol import Cluster, Obj, WatchEventType
+
+__all__ = ["Manager", "ObjectKey", "StepController"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, order=True)
+class ObjectKey:
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class StepController(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def watches(self) -> Sequence[tuple[str, str]]:
+        """(apiVersion, kind) pairs whose changes may concern this controller."""
+        ...
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        """The keys to look at again because `obj` changed (or was deleted)."""
+        ...
+
+    def step(self, key: ObjectKey) -> float | Awaitable[float | None] | None:
+        """One step for `key`; seconds until the next wanted look, or None. May be async."""
+        ...
+
+
+@dataclass
+class _Watch:
+    api_version: str
+    kind: str
+    resource_version: str | None = None
+
+
+class Manager:
+    def __init__(self, cluster: Cluster, clock: Clock, *, resync_seconds: float = 30.0) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._resync = resync_seconds
+        self._controllers: dict[str, StepController] = {}
+        self._watches: dict[tuple[str, str], _Watch] = {}
+        self._queue: dict[tuple[str, ObjectKey], float] = {}
+        self._failures: dict[tuple[str, ObjectKey], int] = {}
+        self._known: set[tuple[str, ObjectKey]] = set()
+        self._last_resync = clock.monotonic()
+
+    @property
+    def controllers(self) -> tuple[str, ...]:
+        return tuple(self._controllers)
+
+    def register(self, controller: StepController) -> None:
+        if controller.name in self._controllers:
+            raise ValueError(f"a controller named {controller.name!r} is already registered")
+        self._controllers[controller.name] = controller
+        for api_version, kind in controller.watches:
+            self._watches.setdefault((api_version, kind), _Watch(api_version, kind))
+
+    def enqueue(self, controller: str, key: ObjectKey, after: float = 0.0) -> None:
+        due = self._clock.monotonic() + max(0.0, after)
+        item = (controller, key)
+        self._known.add(item)
+        self._queue[item] = min(due, self._queue.get(item, due))
+
+    def _events(self, watch: _Watch) -> list[Obj]:
+        try:
+            events = list(
+                self._cluster.watch(
+                    watch.api_version, watch.kind, resource_version=watch.resource_version
+                )
+            )
+        except Expired:
+            watch.resource_version = None
+            return self._events(watch)
+        for event in events:
+            watch.resource_version = event.resource_version
+        return [e.object for e in events if e.type in WatchEventType]
+
+    def poll(self) -> int:
+        """Read new watch events and queue the keys they concern; returns how many objects."""
+        seen = 0
+        for (api_version, kind), watch in self._watches.items():
+            for obj in self._events(watch):
+                seen += 1
+                for name, controller in self._controllers.items():
+                    if (api_version, kind) in controller.watches:
+                        for key in controller.keys_for(obj):
+                            self.enqueue(name, key)
+        if self._clock.monotonic() - self._last_resync >= self._resync:
+            self._last_resync = self._clock.monotonic()
+            for name, key in self._known:
+                self.enqueue(name, key)
+        return seen
+
+    def next_due(self) -> float | None:
+        """Seconds until the earliest queued step (0 when one is due), or None."""
+        if not self._queue:
+            return None
+        return max(0.0, min(self._queue.values()) - self._clock.monotonic())
+
+    async def _step(self, name: str, key: ObjectKey) -> None:
+        item = (name, key)
+        try:
+            result = self._controllers[name].step(key)
+            after = await result if inspect.isawaitable(result) else result
+        except Exception:
+            failures = self._failures.get(item, 0) + 1
+            self._failures[item] = failures
+            log.exception("%s: step for %s failed (attempt %d)", name, key, failures)
+            self.enqueue(name, key, min(60.0, 2.0 ** (failures - 1)))
+            return
+        self._failures.pop(item, None)
+        if after is not None:
+            self.enqueue(name, key, after)
+
+    async def run_once(self) -> int:
+        """Poll the watches, then take one step for every key that is due; returns the steps."""
+        self.poll()
+        now = self._clock.monotonic()
+        due = sorted(item for item, when in self._queue.items() if when <= now)
+        for item in due:
+            del self._queue[item]
+        for name, key in due:
+            await self._step(name, key)
+        return len(due)
+
+    async def run(self, stop: asyncio.Event, *, poll_seconds: float = 0.1) -> None:
+        while not stop.is_set():
+            await self.run_once()
+            wait = self.next_due()
+            wait = poll_seconds if wait is None else min(wait, poll_seconds)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=max(wait, 0.01))

@@ -1,0 +1,130 @@
+"""The Rollout controller: one step per call, read like Argo Rollouts' `reconcile`.
+
+    read the Rollout -> build the context (its ReplicaSets, AnalysisRuns, templates)
+    -> decide (pure, `headway.rollout.reconcile.decide`) -> carry out the plan
+    -> write status once -> return when to look again
+
+It watches Rollouts, ReplicaSets and AnalysisRuns (the last two map to the Rollout that
+owns them), so a pod becoming available or a run finishing wakes the Rollout at once.
+Killed at any point, it resumes from the persisted status: runs are named
+deterministically and adopted, ReplicaSets are found by hash, writes are idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import Conflict, NotFound
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.manager import ObjectKey
+from headway.controllers.rollout_actions import RouterFactory, execute_plan, note
+from headway.controllers.rollout_inputs import ARGO_API, build_context, parse_rollout_object
+from headway.rollout import conditions as cond
+from headway.rollout.reconcile import decide
+from headway.routers.istio import IstioReconciler
+from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+
+__all__ = ["RolloutController", "istio_router"]
+
+
+def istio_router(cluster: Cluster) -> RouterFactory:
+    """Traffic reconcilers for Rollouts routed through an Istio VirtualService."""
+
+    def build(ro: Obj) -> TrafficRoutingReconciler | None:
+        canary = ((ro.get("spec") or {}).get("strategy") or {}).get("canary") or {}
+        istio = (canary.get("trafficRouting") or {}).get("istio")
+        if not istio:
+            return None
+        services = [istio["virtualService"]] if istio.get("virtualService") else []
+        services += list(istio.get("virtualServices") or [])
+        managed = [r.get("name") for r in canary["trafficRouting"].get("managedRoutes") or []]
+        return IstioReconciler(
+            cluster,
+            namespace=ro["metadata"].get("namespace") or "default",
+            virtual_services=services,
+            stable_service=str(canary.get("stableService")),
+            canary_service=str(canary.get("canaryService")),
+            managed_routes=[str(m) for m in managed],
+        )
+
+    return build
+
+
+class RolloutController:
+    name = "rollouts"
+    watches: Sequence[tuple[str, str]] = (
+        (ARGO_API, "Rollout"),
+        ("apps/v1", "ReplicaSet"),
+        (ARGO_API, "AnalysisRun"),
+    )
+
+    def __init__(self, cluster: Cluster, clock: Clock, *, routers: RouterFactory | None = None):
+        self._cluster = cluster
+        self._clock = clock
+        self._routers = routers or istio_router(cluster)
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        if obj.get("kind") == "Rollout":
+            return [ObjectKey(namespace, str(meta.get("name")))]
+        refs = meta.get("ownerReferences") or []
+        return [
+            ObjectKey(namespace, str(r["name"]))
+            for r in refs
+            if r.get("kind") == "Rollout" and r.get("controller")
+        ]
+
+    def step(self, key: ObjectKey) -> float | None:
+        try:
+            obj = self._cluster.get(ARGO_API, "Rollout", key.name, key.namespace)
+        except NotFound:
+            return None
+        if obj["metadata"].get("deletionTimestamp"):
+            return None
+        rollout, problem = parse_rollout_object(obj)
+        if rollout is None:
+            return self._write_invalid(obj, problem)
+        ctx = build_context(self._cluster, self._clock, obj, rollout)
+        plan = decide(ctx)
+        try:
+            status = execute_plan(self._cluster, self._clock, obj, plan, self._routers(obj))
+        except TrafficRoutingError as err:
+            note(self._cluster, self._clock, obj, "TrafficRoutingError", str(err), warning=True)
+            return 5.0
+        return self._write_status(obj, status, plan.requeue_after)
+
+    def _write_status(self, obj: Obj, status: dict[str, Any], after: float | None) -> float | None:
+        if status == (obj.get("status") or {}):
+            return after
+        meta = obj["metadata"]
+        try:
+            self._cluster.patch_status(
+                ARGO_API,
+                "Rollout",
+                meta["name"],
+                meta.get("namespace"),
+                status,
+                resource_version=meta.get("resourceVersion"),
+            )
+        except Conflict:
+            return 0.0  # someone (a CLI command) changed the Rollout: decide again
+        except NotFound:
+            return None
+        return after
+
+    def _write_invalid(self, obj: Obj, problem: str) -> float | None:
+        status = dict(obj.get("status") or {})
+        cond.set_condition(
+            status,
+            cond.INVALID_SPEC,
+            true=True,
+            reason=cond.INVALID_SPEC,
+            message=problem,
+            now=self._clock.now(),
+        )
+        status["phase"], status["message"] = "Degraded", f"{cond.INVALID_SPEC}: {problem}"
+        status["observedGeneration"] = str(obj["metadata"].get("generation", 1))
+        return self._write_status(obj, status, None)

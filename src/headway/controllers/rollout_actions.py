@@ -1,0 +1,153 @@
+"""Carrying out a Rollout `Plan` against the cluster, in Argo's order.
+
+AnalysisRuns first (create is idempotent by name: a run that exists is left alone), then
+superseded runs (terminated if still running, marked so they are never adopted again),
+ReplicaSets (scale and scale-down deadlines), Service selectors, traffic through the
+router's reconciler, events; the status is written last, once, by the caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.local.events import record_event
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.rollout_inputs import ARGO_API, FIELD_MANAGER, write_replica_set
+from headway.rollout.plan import Plan, TrafficDecision
+from headway.rollout.replica_sets import HASH_LABEL, SCALE_DOWN_DEADLINE_ANNOTATION
+from headway.rollout.runs import COMPLETED, SUPERSEDED_ANNOTATION
+from headway.routers.reconciler import TrafficRoutingReconciler
+
+__all__ = ["RouterFactory", "execute_plan"]
+
+RouterFactory = Callable[[Obj], TrafficRoutingReconciler | None]
+TERMINATOR = "headway-rollouts-controller-terminate"
+
+
+def _create_runs(cluster: Cluster, plan: Plan) -> None:
+    for run in plan.create_runs:
+        meta = run["metadata"]
+        try:
+            cluster.get(ARGO_API, "AnalysisRun", meta["name"], meta["namespace"])
+        except NotFound:
+            cluster.apply(run, field_manager=FIELD_MANAGER)
+
+
+def _supersede_runs(cluster: Cluster, namespace: str, plan: Plan) -> None:
+    for name in plan.supersede_runs:
+        try:
+            run = cluster.get(ARGO_API, "AnalysisRun", name, namespace)
+        except NotFound:
+            continue
+        body: dict[str, Any] = {
+            "apiVersion": ARGO_API,
+            "kind": "AnalysisRun",
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "annotations": {SUPERSEDED_ANNOTATION: "true"},
+            },
+        }
+        if (run.get("status") or {}).get("phase") not in COMPLETED:
+            body["spec"] = {"terminate": True}
+        cluster.apply(body, field_manager=TERMINATOR, force=True)
+
+
+def _replica_sets(cluster: Cluster, namespace: str, plan: Plan) -> None:
+    for name in sorted(set(plan.scales) | set(plan.deadlines)):
+        try:
+            rs = cluster.get("apps/v1", "ReplicaSet", name, namespace)
+        except NotFound:
+            continue
+        replicas = plan.scales.get(name)
+        notes = {}
+        if name in plan.deadlines:
+            notes[SCALE_DOWN_DEADLINE_ANNOTATION] = plan.deadlines[name]
+        current = (rs.get("spec") or {}).get("replicas")
+        present = (rs["metadata"].get("annotations") or {}).get(SCALE_DOWN_DEADLINE_ANNOTATION)
+        if (replicas is None or replicas == current) and all(present == v for v in notes.values()):
+            continue
+        write_replica_set(cluster, rs, replicas=replicas, annotations=notes)
+
+
+def _services(cluster: Cluster, clock: Clock, ro: Obj, plan: Plan) -> None:
+    namespace = ro["metadata"].get("namespace") or "default"
+    for service, pod_hash in plan.service_selectors.items():
+        try:
+            svc = cluster.get("v1", "Service", service, namespace)
+        except NotFound:
+            note(
+                cluster,
+                clock,
+                ro,
+                "ServiceNotFound",
+                f"Service '{service}' not found",
+                warning=True,
+            )
+            continue
+        if ((svc.get("spec") or {}).get("selector") or {}).get(HASH_LABEL) == pod_hash:
+            continue
+        body = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": service, "namespace": namespace},
+            "spec": {"selector": {HASH_LABEL: pod_hash}},
+        }
+        cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
+        note(
+            cluster,
+            clock,
+            ro,
+            "SwitchService",
+            f"Switched selector for service '{service}' "
+            f"from '{(svc.get('spec') or {}).get('selector', {}).get(HASH_LABEL, '')}' "
+            f"to '{pod_hash}'",
+        )
+
+
+def _traffic(router: TrafficRoutingReconciler, traffic: TrafficDecision) -> bool | None:
+    router.set_weight(traffic.canary_weight)
+    if traffic.remove_managed_routes:
+        router.remove_managed_routes()
+    for route in traffic.header_routes:
+        router.set_header_route(route)
+    return router.verify_weight(traffic.canary_weight)
+
+
+def note(
+    cluster: Cluster, clock: Clock, ro: Obj, reason: str, message: str, *, warning: bool = False
+) -> None:
+    with contextlib.suppress(ClusterError):
+        record_event(
+            cluster,
+            clock,
+            involved=ro,
+            reason=reason,
+            message=message,
+            event_type="Warning" if warning else "Normal",
+            component="headway-rollouts-controller",
+        )
+
+
+def execute_plan(
+    cluster: Cluster, clock: Clock, ro: Obj, plan: Plan, router: TrafficRoutingReconciler | None
+) -> dict[str, Any]:
+    """Do everything but the status write; returns the status to write."""
+    namespace = ro["metadata"].get("namespace") or "default"
+    _create_runs(cluster, plan)
+    _supersede_runs(cluster, namespace, plan)
+    _replica_sets(cluster, namespace, plan)
+    _services(cluster, clock, ro, plan)
+    status = plan.status
+    if plan.traffic is not None and router is not None:
+        verified = _traffic(router, plan.traffic)
+        weights = (status.get("canary") or {}).get("weights")
+        if weights is not None and verified is not None:
+            weights["verified"] = verified
+    for event_type, reason, message in plan.events:
+        note(cluster, clock, ro, reason, message, warning=event_type == "Warning")
+    return status

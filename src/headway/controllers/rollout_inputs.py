@@ -1,0 +1,154 @@
+"""Reading what one Rollout reconcile needs from the cluster, and building its context.
+
+The ReplicaSet for the current template is made to exist here, before deciding (Argo's
+`getAllReplicaSetsAndSyncRevision`): created at zero replicas with the next revision, or,
+when an older ReplicaSet already has the template's hash (an undo or a fast-track rollback),
+given the next revision.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.deployment_math import pod_template_hash
+from headway.cluster.protocol import Cluster, Obj
+from headway.model.rollout import Rollout, parse_rollout
+from headway.model.rollout_steps import AnalysisTemplateRef
+from headway.model.yamlload import Document
+from headway.rollout.analysis_runs import template_key
+from headway.rollout.context import RolloutContext
+from headway.rollout.replica_sets import (
+    REVISION_ANNOTATION,
+    desired_replica_set,
+    next_revision,
+    sort_replica_sets,
+    view_of,
+)
+from headway.rollout.runs import run_view_of
+
+__all__ = [
+    "ARGO_API",
+    "FIELD_MANAGER",
+    "build_context",
+    "owned_by",
+    "parse_rollout_object",
+    "write_replica_set",
+]
+
+ARGO_API = "argoproj.io/v1alpha1"
+FIELD_MANAGER = "headway-rollouts-controller"
+
+
+def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return any(r.get("uid") == uid and r.get("controller") for r in refs)
+
+
+def parse_rollout_object(obj: Obj) -> tuple[Rollout | None, str]:
+    """The typed Rollout, or None and the first problem, phrased as `field: message`."""
+    meta = obj.get("metadata") or {}
+    document = Document(
+        obj=obj, file=f"Rollout {meta.get('namespace')}/{meta.get('name')}", index=0, line=0
+    )
+    rollout, diagnostics = parse_rollout(document)
+    errors = [d for d in diagnostics if d.severity.name == "ERROR"]
+    if rollout is None or errors:
+        first = errors[0] if errors else None
+        return None, f"{first.field}: {first.message}" if first else "the Rollout is not valid"
+    return rollout, ""
+
+
+def write_replica_set(
+    cluster: Cluster,
+    rs: Obj,
+    *,
+    replicas: int | None = None,
+    annotations: Mapping[str, str | None] | None = None,
+) -> Obj:
+    """Apply the ReplicaSet whole, as this controller owns it, with changes."""
+    meta = rs["metadata"]
+    body_meta = {
+        k: copy.deepcopy(meta[k])
+        for k in ("name", "namespace", "labels", "annotations", "ownerReferences")
+        if meta.get(k)
+    }
+    notes = dict(body_meta.get("annotations") or {})
+    for key, value in (annotations or {}).items():
+        if value is None:
+            notes.pop(key, None)
+        else:
+            notes[key] = value
+    body_meta["annotations"] = notes
+    spec = copy.deepcopy(rs.get("spec") or {})
+    if replicas is not None:
+        spec["replicas"] = replicas
+    body = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": body_meta, "spec": spec}
+    return cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
+
+
+def _owned(cluster: Cluster, api_version: str, kind: str, ro: Obj) -> list[Obj]:
+    namespace = ro["metadata"].get("namespace") or "default"
+    uid = str(ro["metadata"].get("uid"))
+    return [o for o in cluster.list(api_version, kind, namespace=namespace) if owned_by(o, uid)]
+
+
+def _ensure_current_replica_set(cluster: Cluster, ro: Obj, pod_hash: str) -> list[Obj]:
+    sets = _owned(cluster, "apps/v1", "ReplicaSet", ro)
+    views = [view_of(rs) for rs in sets]
+    current = next((rs for rs in sets if view_of(rs).pod_hash == pod_hash), None)
+    if current is None:
+        body = desired_replica_set(ro, pod_hash=pod_hash, revision=next_revision(views), replicas=0)
+        sets.append(cluster.apply(body, field_manager=FIELD_MANAGER))
+    elif view_of(current).revision < max(v.revision for v in views):
+        revision = str(next_revision(views))
+        updated = write_replica_set(cluster, current, annotations={REVISION_ANNOTATION: revision})
+        sets = [updated if s is current else s for s in sets]
+    return sets
+
+
+def _template_refs(ro: Rollout) -> Iterable[AnalysisTemplateRef]:
+    strategy = ro.spec.strategy
+    analyses: list[Any] = []
+    if strategy.canary is not None:
+        analyses += [s.analysis for s in strategy.canary.steps] + [strategy.canary.analysis]
+    if strategy.blue_green is not None:
+        bg = strategy.blue_green
+        analyses += [bg.pre_promotion_analysis, bg.post_promotion_analysis]
+    for analysis in analyses:
+        yield from analysis.templates if analysis is not None else ()
+
+
+def _templates(cluster: Cluster, ro: Rollout, namespace: str) -> dict[tuple[str, str], Obj]:
+    found: dict[tuple[str, str], Obj] = {}
+    for ref in _template_refs(ro):
+        kind, name = template_key(ref)
+        try:
+            scope = None if ref.cluster_scope else namespace
+            found[(kind, name)] = cluster.get(ARGO_API, kind, name, scope)
+        except NotFound:
+            continue
+    return found
+
+
+def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) -> RolloutContext:
+    spec = obj.get("spec") or {}
+    collisions = int((obj.get("status") or {}).get("collisionCount") or 0)
+    pod_hash = pod_template_hash(spec.get("template") or {}, collisions)
+    sets = _ensure_current_replica_set(cluster, obj, pod_hash)
+    stable = str((obj.get("status") or {}).get("stableRS") or "")
+    namespace = obj["metadata"].get("namespace") or "default"
+    return RolloutContext(
+        obj=obj,
+        rollout=rollout,
+        current_hash=pod_hash,
+        sets=sort_replica_sets(
+            [view_of(rs) for rs in sets], current_hash=pod_hash, stable_hash=stable
+        ),
+        runs=tuple(run_view_of(r) for r in _owned(cluster, ARGO_API, "AnalysisRun", obj)),
+        templates=_templates(cluster, rollout, namespace),
+        now=clock.now(),
+    )

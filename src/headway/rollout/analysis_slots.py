@@ -1,0 +1,120 @@
+"""Which analysis runs a Rollout needs now, and what their results do to it.
+
+Canary: a step run while the current step is an `analysis` step, and a background run from
+`startingStep` on (from the start when unset), both only mid-update (not on the initial
+deploy, not once promoted, not while aborted or fully promoting). Blue-green: a
+pre-promotion run before the active Service switches, a post-promotion run after it.
+Each result: Successful lets the rollout continue, Inconclusive adds the
+`InconclusiveAnalysis` pause condition, Failed or Error aborts with a message naming the run
+and the metric. Runs that are no longer needed are superseded (terminated if running).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from headway.model.rollout_steps import BackgroundAnalysis, RolloutAnalysis
+from headway.rollout.analysis_runs import RunRequest
+from headway.rollout.context import Draft
+from headway.rollout.runs import RunInputs, reconcile_slot
+
+__all__ = ["INCONCLUSIVE", "reconcile_canary_analysis", "reconcile_run", "supersede_all"]
+
+INCONCLUSIVE = "InconclusiveAnalysis"
+_KIND_WORDS = {
+    "Step": "Step-based analysis",
+    "Background": "Background analysis",
+    "PrePromotion": "Pre-promotion analysis",
+    "PostPromotion": "Post-promotion analysis",
+}
+
+
+def request_for(
+    analysis: RolloutAnalysis | BackgroundAnalysis, rollout_type: str, step: int | None
+) -> RunRequest:
+    meta = analysis.analysis_run_metadata
+    return RunRequest(
+        rollout_type=rollout_type,
+        step_index=step,
+        templates=analysis.templates,
+        args=analysis.args,
+        dry_run=analysis.dry_run,
+        measurement_retention=analysis.measurement_retention,
+        labels=dict(meta.labels) if meta else {},
+        annotations=dict(meta.annotations) if meta else {},
+    )
+
+
+def _inputs(d: Draft) -> RunInputs:
+    ctx = d.ctx
+    return RunInputs(
+        rollout=ctx.obj,
+        templates=ctx.templates,
+        stable_hash=ctx.stable_hash,
+        current_hash=ctx.current_hash,
+        revision=ctx.revision,
+    )
+
+
+def reconcile_run(
+    d: Draft, request: RunRequest, *, holder: dict[str, Any], key: str
+) -> dict[str, Any] | None:
+    """Create, adopt or judge the run of one slot; its status goes to `holder[key]`."""
+    named = (holder.get(key) or {}).get("name")
+    if d.pause_conditions and holder.get(key):
+        return holder.get(key)  # paused: keep the run as it is (Argo does the same)
+    paused = bool(d.pause_conditions) or bool(d.status.get("controllerPause"))
+    outcome = reconcile_slot(
+        request, runs=d.ctx.runs, named=named, paused=paused, inputs=_inputs(d)
+    )
+    d.supersede_runs.extend(outcome.superseded)
+    if outcome.error is not None:
+        d.invalid = f"{_KIND_WORDS[request.rollout_type]}: {outcome.error}"
+        return None
+    if outcome.created is not None:
+        d.create_runs.append(outcome.created)
+        d.event(
+            "AnalysisRunCreated",
+            f"Created {request.rollout_type} AnalysisRun '{outcome.created['metadata']['name']}'",
+        )
+    holder[key] = outcome.status
+    run = outcome.run
+    if run is not None and run.phase == "Inconclusive":
+        d.add_pause(INCONCLUSIVE)
+    elif run is not None and run.phase in ("Failed", "Error"):
+        detail = f": {run.message}" if run.message else ""
+        d.abort(f"{_KIND_WORDS[request.rollout_type]} run '{run.name}' phase {run.phase}{detail}")
+    return outcome.status
+
+
+def supersede_all(d: Draft, holder: dict[str, Any], *keys: str) -> None:
+    for key in keys:
+        entry = holder.pop(key, None)
+        if entry and entry.get("name"):
+            d.supersede_runs.append(str(entry["name"]))
+
+
+def reconcile_canary_analysis(d: Draft, *, index: int, promoted: bool) -> None:
+    canary = d.ctx.rollout.spec.strategy.canary
+    assert canary is not None
+    holder = d.status.setdefault("canary", {})
+    keys = ("currentStepAnalysisRunStatus", "currentBackgroundAnalysisRunStatus")
+    if promoted or d.aborted or d.status.get("promoteFull"):
+        supersede_all(d, holder, *keys)
+        return
+    step = canary.steps[index] if index < len(canary.steps) else None
+    current = holder.get(keys[0]) or {}
+    named = d.ctx.run_named(current.get("name"))
+    stale = named is not None and named.step_index != index
+    if step is None or step.analysis is None or stale:
+        supersede_all(d, holder, keys[0])
+    if step is not None and step.analysis is not None:
+        reconcile_run(d, request_for(step.analysis, "Step", index), holder=holder, key=keys[0])
+    background = canary.analysis
+    if background is None or not background.templates:
+        supersede_all(d, holder, keys[1])
+    elif index >= (background.starting_step or 0):
+        request = request_for(background, "Background", None)
+        reconcile_run(d, request, holder=holder, key=keys[1])
+    if d.aborted:
+        supersede_all(d, holder, *keys)

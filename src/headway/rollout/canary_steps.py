@@ -1,0 +1,104 @@
+"""Reading a canary's step list: the weight, scale and header routes in force at a step."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from headway.model.rollout_steps import CanaryStep, SetCanaryScale
+from headway.rollout.plan import HeaderRoute
+
+__all__ = [
+    "REJECTED_STEP_KINDS",
+    "canary_scale_at",
+    "header_routes_at",
+    "previous_set_weight",
+    "rejected_steps",
+    "scale_replicas",
+    "set_weight_at",
+    "step_label",
+]
+
+REJECTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
+
+
+def rejected_steps(steps: Sequence[CanaryStep]) -> str | None:
+    """A message naming the first step kind Headway does not run, or None."""
+    for index, step in enumerate(steps):
+        if step.kind in REJECTED_STEP_KINDS:
+            return (
+                f"steps[{index}].{step.kind} is not supported by Headway; "
+                "remove the step (experiment, plugin and setMirrorRoute steps are rejected, "
+                "not skipped)"
+            )
+    return None
+
+
+def set_weight_at(steps: Sequence[CanaryStep], index: int) -> int:
+    """The weight the steps have set before reaching `index` (100 past the last step)."""
+    if index >= len(steps):
+        return 100
+    weight = 0
+    for step in steps[: index + 1]:
+        if step.set_weight is not None:
+            weight = step.set_weight
+    return weight
+
+
+def previous_set_weight(steps: Sequence[CanaryStep], index: int) -> int:
+    """The weight set by the last setWeight step strictly before `index`."""
+    weight = 0
+    for step in steps[: min(index, len(steps))]:
+        if step.set_weight is not None:
+            weight = step.set_weight
+    return weight
+
+
+def canary_scale_at(steps: Sequence[CanaryStep], index: int) -> SetCanaryScale | None:
+    """The setCanaryScale in force at `index` (a setWeight after it does not reset it)."""
+    found: SetCanaryScale | None = None
+    for step in steps[: min(index + 1, len(steps))]:
+        if step.set_canary_scale is not None:
+            found = step.set_canary_scale
+    return found
+
+
+def scale_replicas(scale: SetCanaryScale | None, spec_replicas: int) -> int | None:
+    if scale is None or scale.match_traffic_weight:
+        return None
+    if scale.replicas is not None:
+        return scale.replicas
+    if scale.weight is not None:
+        return math.ceil(spec_replicas * scale.weight / 100)
+    return None
+
+
+def header_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[HeaderRoute, ...]:
+    """Every header route set by steps up to `index`; a later step for a name replaces it."""
+    routes: dict[str, HeaderRoute] = {}
+    for step in steps[: min(index + 1, len(steps))]:
+        route = step.set_header_route
+        if route is not None and route.name:
+            routes[route.name] = HeaderRoute(route.name, tuple(route.match))
+    return tuple(routes.values())
+
+
+def step_label(step: CanaryStep) -> str:
+    """A one-line description: `setWeight: 20`, `pause: 30s`, `pause`, `analysis: a, b`."""
+    if step.set_weight is not None:
+        return f"setWeight: {step.set_weight}"
+    if step.pause is not None:
+        duration = step.pause.duration
+        return "pause" if duration is None else f"pause: {duration:g}s"
+    if step.analysis is not None:
+        return "analysis: " + ", ".join(t.template_name for t in step.analysis.templates)
+    if step.set_canary_scale is not None:
+        scale = step.set_canary_scale
+        if scale.match_traffic_weight:
+            return "setCanaryScale: matchTrafficWeight"
+        if scale.replicas is not None:
+            return f"setCanaryScale: {scale.replicas} replicas"
+        return f"setCanaryScale: {scale.weight}%"
+    if step.set_header_route is not None:
+        return f"setHeaderRoute: {step.set_header_route.name}"
+    return step.kind

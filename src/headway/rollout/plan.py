@@ -1,0 +1,37 @@
+"""What one reconcile of a Rollout decided: the actions and the status to write once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["HeaderRoute", "Plan", "TrafficDecision"]
+
+
+@dataclass(frozen=True)
+class HeaderRoute:
+    """A managed route sending requests that match `match` to the canary; no match removes it."""
+
+    name: str
+    match: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class TrafficDecision:
+    canary_weight: int
+    header_routes: tuple[HeaderRoute, ...] = ()
+    remove_managed_routes: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    status: dict[str, Any]
+    scales: Mapping[str, int] = field(default_factory=dict)  # ReplicaSet name -> replicas
+    deadlines: Mapping[str, str | None] = field(default_factory=dict)  # None removes it
+    service_selectors: Mapping[str, str] = field(default_factory=dict)  # Service -> pod hash
+    traffic: TrafficDecision | None = None
+    create_runs: tuple[dict[str, Any], ...] = ()
+    supersede_runs: tuple[str, ...] = ()  # no longer current: terminate if still running
+    events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
+    requeue_after: float | None = None

@@ -1,0 +1,188 @@
+"""One reconcile of a Rollout, decided: `decide(ctx) -> Plan`. Purely computational.
+
+A straight list, as Argo Rollouts' controller reads:
+
+1. reject a spec Headway will not run (InvalidSpec: experiment/plugin/setMirrorRoute steps,
+   routers other than Istio, workloadRef, a missing analysis template);
+2. a new pod template (or new steps) resets the steps, pauses and abort; going back to the
+   stable template, or to a revision inside `rollbackWindow`, skips every step;
+3. the strategy's decisions (`canary.reconcile_canary`, `bluegreen.reconcile_blue_green`);
+4. the status: counters, conditions, the progress deadline, the phase and its message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from headway.model.rollout_steps import AnalysisTemplateRef
+from headway.rollout import conditions as cond
+from headway.rollout.analysis_runs import template_key
+from headway.rollout.analysis_slots import supersede_all
+from headway.rollout.bluegreen import reconcile_blue_green
+from headway.rollout.canary import reconcile_canary
+from headway.rollout.canary_steps import rejected_steps
+from headway.rollout.context import Draft, RolloutContext
+from headway.rollout.plan import Plan
+from headway.rollout.status_conditions import update_conditions
+
+__all__ = ["decide", "step_hash"]
+
+_SUPPORTED_ROUTERS = ("istio",)
+
+
+def step_hash(ctx: RolloutContext) -> str:
+    """A short hash of the canary steps; a change restarts them (Argo's currentStepHash)."""
+    strategy = ((ctx.obj.get("spec") or {}).get("strategy") or {}).get("canary") or {}
+    data = json.dumps(strategy.get("steps") or [], sort_keys=True).encode()
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+def _template_refs(ctx: RolloutContext) -> list[AnalysisTemplateRef]:
+    strategy = ctx.rollout.spec.strategy
+    refs: list[AnalysisTemplateRef] = []
+    if strategy.canary is not None:
+        for step in strategy.canary.steps:
+            refs.extend(step.analysis.templates if step.analysis else ())
+        refs.extend(strategy.canary.analysis.templates if strategy.canary.analysis else ())
+    if strategy.blue_green is not None:
+        for analysis in (
+            strategy.blue_green.pre_promotion_analysis,
+            strategy.blue_green.post_promotion_analysis,
+        ):
+            refs.extend(analysis.templates if analysis else ())
+    return refs
+
+
+def invalid_spec(ctx: RolloutContext) -> str | None:
+    spec = ctx.rollout.spec
+    if spec.workload_ref is not None:
+        return "spec.workloadRef is not supported by Headway; set spec.template"
+    canary = spec.strategy.canary
+    if canary is not None:
+        rejected = rejected_steps(canary.steps)
+        if rejected:
+            return rejected
+        routing = canary.traffic_routing
+        unsupported = [
+            r for r in (routing.routers if routing else ()) if r not in _SUPPORTED_ROUTERS
+        ]
+        if unsupported:
+            return (
+                f"trafficRouting.{unsupported[0]} is not supported by Headway "
+                "(supported: istio, realized by the local mesh)"
+            )
+    for ref in _template_refs(ctx):
+        if template_key(ref) not in ctx.templates:
+            kind, name = template_key(ref)
+            return f"{kind} '{name}' not found"
+    return None
+
+
+def _changed(ctx: RolloutContext) -> bool:
+    status = ctx.status
+    if status.get("currentPodHash") != ctx.current_hash:
+        return True
+    canary = ctx.rollout.spec.strategy.canary
+    return canary is not None and status.get("currentStepHash") != step_hash(ctx)
+
+
+def _within_rollback_window(ctx: RolloutContext) -> bool:
+    window = ctx.rollout.spec.rollback_window
+    new, stable = ctx.sets.new, ctx.sets.stable
+    if window is None or not window.revisions or new is None or stable is None:
+        return False
+    if not (new.created, new.name) < (stable.created, stable.name):
+        return False
+    between = [rs for rs in ctx.sets.all if new.created < rs.created < stable.created]
+    return len(between) < window.revisions
+
+
+def _reset(d: Draft) -> None:
+    """Argo's resetRolloutStatus, then the fast-track checks."""
+    ctx = d.ctx
+    d.clear_pauses()
+    d.clear_abort()
+    d.status["promoteFull"] = False
+    supersede_all(
+        d,
+        d.status.setdefault("canary", {}),
+        "currentStepAnalysisRunStatus",
+        "currentBackgroundAnalysisRunStatus",
+    )
+    blue_green = d.status.setdefault("blueGreen", {})
+    supersede_all(d, blue_green, "prePromotionAnalysisRunStatus", "postPromotionAnalysisRunStatus")
+    blue_green.pop("scaleUpPreviewCheckPoint", None)
+    canary = ctx.rollout.spec.strategy.canary
+    steps = len(canary.steps) if canary is not None else 0
+    d.status["currentStepIndex"] = 0 if steps else None
+    if steps and ctx.stable_hash == ctx.current_hash:
+        d.status["currentStepIndex"] = steps
+        d.event("SkipSteps", "Rollback to stable ReplicaSets")
+    elif steps and _within_rollback_window(ctx) and ctx.sets.new and ctx.sets.new.replicas > 0:
+        d.status["currentStepIndex"] = steps
+        d.event("SkipSteps", "Rollback to active ReplicaSets within RollbackWindow")
+    elif ctx.sets.stable is not None and _within_rollback_window(ctx):
+        d.status["currentStepIndex"] = steps or None
+        d.status["promoteFull"] = True
+    d.status["currentPodHash"] = ctx.current_hash
+    if canary is not None:
+        d.status["currentStepHash"] = step_hash(ctx)
+    d.event("RolloutUpdated", f"Rollout updated to revision {ctx.revision}")
+    d.wake_in(0)
+
+
+def _counters(d: Draft) -> None:
+    ctx = d.ctx
+    sets = ctx.sets.all
+    new = ctx.sets.new
+    selector = (ctx.obj.get("spec") or {}).get("selector") or {}
+    labels = selector.get("matchLabels") or {}
+    d.status.update(
+        replicas=sum(rs.status_replicas for rs in sets),
+        updatedReplicas=new.status_replicas if new else 0,
+        readyReplicas=sum(rs.ready for rs in sets),
+        availableReplicas=sum(rs.available for rs in sets),
+        HPAReplicas=sum(rs.status_replicas for rs in sets),
+        selector=",".join(f"{k}={v}" for k, v in sorted(labels.items())),
+        observedGeneration=str((ctx.obj.get("metadata") or {}).get("generation", 1)),
+        currentPodHash=ctx.current_hash,
+    )
+    d.status.setdefault("canary", {})
+    if ctx.rollout.spec.strategy.blue_green is None:
+        d.status.pop("blueGreen", None)
+    if ctx.rollout.spec.strategy.canary is not None:
+        d.status["currentStepHash"] = step_hash(ctx)
+    if not d.status.get("controllerPause") or d.pause_conditions:
+        return
+    d.status["controllerPause"] = False  # a user resumed; Argo clears it the same way
+
+
+def decide(ctx: RolloutContext) -> Plan:
+    d = Draft.start(ctx)
+    problem = invalid_spec(ctx)
+    if problem is None and ctx.sets.new is None:
+        problem = "the ReplicaSet for the current template does not exist yet"
+    if problem is None:
+        if _changed(ctx):
+            _reset(d)
+        elif ctx.rollout.spec.strategy.canary is not None:
+            reconcile_canary(d)
+        else:
+            reconcile_blue_green(d)
+        problem = d.invalid
+    if problem is not None:
+        d = Draft.start(ctx)
+        d.invalid = problem
+    finish_status(d)
+    return d.plan()
+
+
+def finish_status(d: Draft) -> None:
+    """Counters, conditions and phase (Argo's calculateRolloutConditions + phase)."""
+    _counters(d)
+    update_conditions(d)
+    phase, message = cond.rollout_phase(dict(d.ctx.obj.get("spec") or {}), d.status)
+    d.status["phase"], d.status["message"] = phase, message
+    if d.status.get("abortedAt") and not d.aborted:
+        d.status.pop("abortedAt")

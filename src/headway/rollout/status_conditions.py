@@ -1,0 +1,197 @@
+"""The conditions a reconcile writes, with Argo Rollouts' reasons and messages.
+
+* `InvalidSpec` True while the spec cannot be run (the phase is then Degraded).
+* `Progressing`: False/RolloutAborted while aborted ("Rollout aborted update to revision N:
+  <why>"), Unknown/RolloutPaused while paused, True/NewReplicaSetAvailable once complete,
+  True/ReplicaSetUpdated whenever progress is made (this moves `lastUpdateTime`), and
+  False/ProgressDeadlineExceeded when no progress was made for `progressDeadlineSeconds`
+  outside an indefinite step (a pause without duration, an analysis step); with
+  `progressDeadlineAbort` that also aborts.
+* `Paused`, `Available`, `Healthy` and `Completed`, as their names say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from headway.rollout import conditions as cond
+from headway.rollout.context import Draft
+from headway.rollout.timefmt import parse_time
+
+__all__ = ["update_conditions"]
+
+_PROGRESS_FIELDS = (
+    "currentPodHash",
+    "currentStepIndex",
+    "replicas",
+    "updatedReplicas",
+    "readyReplicas",
+    "availableReplicas",
+    "stableRS",
+)
+
+
+def _new_rs_name(d: Draft) -> str:
+    return d.ctx.sets.new.name if d.ctx.sets.new else d.ctx.name
+
+
+def _complete(d: Draft) -> bool:
+    status, spec = d.status, d.ctx.rollout.spec
+    promoted = bool(status.get("stableRS")) and status["stableRS"] == d.ctx.current_hash
+    enough = int(status.get("availableReplicas") or 0) >= spec.replicas
+    updated = int(status.get("updatedReplicas") or 0) == spec.replicas
+    if spec.strategy.blue_green is not None:
+        active = (status.get("blueGreen") or {}).get("activeSelector")
+        return promoted and updated and enough and active == d.ctx.current_hash
+    canary = spec.strategy.canary
+    if canary is not None and canary.traffic_routing is None:
+        updated = updated and int(status.get("replicas") or 0) == spec.replicas
+    return promoted and updated and enough
+
+
+def _indefinite_step(d: Draft) -> bool:
+    canary = d.ctx.rollout.spec.strategy.canary
+    index = int(d.status.get("currentStepIndex") or 0)
+    if canary is None or index >= len(canary.steps):
+        return False
+    step = canary.steps[index]
+    return step.analysis is not None or (step.pause is not None and step.pause.duration is None)
+
+
+def _progress_made(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    return any(old.get(f) != new.get(f) for f in _PROGRESS_FIELDS)
+
+
+def _aborted_message(d: Draft, old: dict[str, Any] | None) -> str:
+    base = f"Rollout aborted update to revision {d.ctx.revision}"
+    if d.abort_message:
+        return f"{base}: {d.abort_message}"
+    if old is not None and old.get("reason") == cond.ABORTED:
+        return str(old.get("message") or base)
+    return base
+
+
+def _progressing(d: Draft) -> None:
+    status, now = d.status, d.ctx.now
+    old = cond.get_condition(d.ctx.status, "Progressing")
+    if d.aborted:
+        message = _aborted_message(d, old)
+        cond.set_condition(
+            status, "Progressing", true=False, reason=cond.ABORTED, message=message, now=now
+        )
+        return
+    paused = bool(d.pause_conditions) or d.ctx.rollout.spec.paused
+    name = _new_rs_name(d)
+    if _complete(d):
+        cond.set_condition(
+            status,
+            "Progressing",
+            true=True,
+            reason="NewReplicaSetAvailable",
+            message=f'ReplicaSet "{name}" has successfully progressed.',
+            now=now,
+        )
+    elif paused:
+        cond.set_condition(
+            status,
+            "Progressing",
+            true=True,
+            reason="RolloutPaused",
+            message="Rollout is paused",
+            now=now,
+        )
+    elif (
+        old is None
+        or old.get("reason") in ("RolloutPaused", "NewReplicaSetAvailable")
+        or (_progress_made(d.ctx.status, status))
+    ):
+        cond.set_condition(
+            status,
+            "Progressing",
+            true=True,
+            reason="ReplicaSetUpdated",
+            message=f'ReplicaSet "{name}" is progressing.',
+            now=now,
+            touch=True,
+        )
+    else:
+        _deadline(d, old)
+
+
+def _deadline(d: Draft, progressing: dict[str, Any]) -> None:
+    if _indefinite_step(d) or progressing.get("reason") == cond.TIMED_OUT:
+        return
+    last = parse_time(progressing.get("lastUpdateTime")) or d.ctx.now
+    seconds = d.ctx.rollout.spec.progress_deadline_seconds
+    left = (last + timedelta(seconds=seconds) - d.ctx.now).total_seconds()
+    if left > 0:
+        d.wake_in(left)
+        return
+    name = _new_rs_name(d)
+    cond.set_condition(
+        d.status,
+        "Progressing",
+        true=False,
+        reason=cond.TIMED_OUT,
+        message=f'ReplicaSet "{name}" has timed out progressing.',
+        now=d.ctx.now,
+    )
+    if d.ctx.rollout.spec.progress_deadline_abort:
+        d.abort(f'ReplicaSet "{name}" has timed out progressing.')
+        d.wake_in(0)
+
+
+def update_conditions(d: Draft) -> None:
+    status, now = d.status, d.ctx.now
+    if d.invalid is not None:
+        cond.set_condition(
+            status,
+            cond.INVALID_SPEC,
+            true=True,
+            reason=cond.INVALID_SPEC,
+            message=d.invalid,
+            now=now,
+        )
+        return
+    cond.remove_condition(status, cond.INVALID_SPEC)
+    _progressing(d)
+    paused = bool(d.pause_conditions) or d.ctx.rollout.spec.paused
+    if paused or cond.get_condition(status, "Paused") is not None:
+        cond.set_condition(
+            status,
+            "Paused",
+            true=paused,
+            reason="RolloutPaused" if paused else "RolloutResumed",
+            message="Rollout is paused" if paused else "Rollout is resumed",
+            now=now,
+        )
+    available = int(status.get("availableReplicas") or 0) >= d.ctx.rollout.spec.replicas
+    cond.set_condition(
+        status,
+        "Available",
+        true=available,
+        reason="AvailableReason",
+        message="Rollout has minimum availability"
+        if available
+        else "Rollout does not have minimum availability",
+        now=now,
+    )
+    healthy = _complete(d) and not paused and not d.aborted
+    cond.set_condition(
+        status,
+        "Healthy",
+        true=healthy,
+        reason="RolloutHealthy",
+        message="Rollout is healthy" if healthy else "Rollout is not healthy",
+        now=now,
+    )
+    cond.set_condition(
+        status,
+        "Completed",
+        true=_complete(d),
+        reason="RolloutCompleted",
+        message="RolloutCompleted",
+        now=now,
+    )

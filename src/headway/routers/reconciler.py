@@ -1,0 +1,45 @@
+"""The control-plane side of traffic routing: what the Rollout controller asks of a router.
+
+Shaped after Argo Rollouts' `TrafficRoutingReconciler` (`rollout/trafficrouting/
+trafficroutingutil.go`): set the canary weight, set or remove a header route, verify the
+weight took effect, remove every route the rollout manages, and name the router. A
+reconciler edits configuration objects through the `Cluster` (an Istio VirtualService,
+say); the data plane that realizes them (the local mesh's embedded router, HAProxy) is
+`headway.routers.protocol.TrafficRouter`, a different interface. Methods raise
+`TrafficRoutingError` with a message a user can act on.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from headway.rollout.plan import HeaderRoute
+
+__all__ = ["HeaderRoute", "TrafficRoutingError", "TrafficRoutingReconciler"]
+
+
+class TrafficRoutingError(Exception):
+    """The router's configuration could not be changed; the message says which and why."""
+
+
+class TrafficRoutingReconciler(Protocol):
+    @property
+    def type_name(self) -> str:
+        """The router, as Argo names it (`Istio`)."""
+        ...
+
+    def set_weight(self, desired_weight: int) -> None:
+        """Send `desired_weight` percent to the canary and the rest to the stable."""
+        ...
+
+    def set_header_route(self, route: HeaderRoute) -> None:
+        """Add or replace the managed route `route.name`; with no match, remove it."""
+        ...
+
+    def verify_weight(self, desired_weight: int) -> bool | None:
+        """Whether the router applies `desired_weight` now; None when it cannot tell."""
+        ...
+
+    def remove_managed_routes(self) -> None:
+        """Remove every route listed in `trafficRouting.managedRoutes`."""
+        ...
