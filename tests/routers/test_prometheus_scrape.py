@@ -69,7 +69,9 @@ class Prometheus:
         try:
             answer = await client.get(f"{self.url}/api/v1/query", params={"query": promql})
         except httpx2.TransportError:
-            return None  # still starting
+            return None  # not listening yet
+        if answer.status_code != 200:
+            return None  # listening, but not ready to answer queries yet (503)
         result = answer.json()["data"]["result"]
         return float(result[0]["value"][1]) if result else None
 
@@ -78,6 +80,7 @@ class Prometheus:
     ) -> float:
         """Poll the real server until the query's value is accepted, within a deadline."""
         deadline = time.monotonic() + DEADLINE_SECONDS
+        value = None
         while time.monotonic() < deadline:
             value = await self.query(client, promql)
             if value is not None and accept(value):
