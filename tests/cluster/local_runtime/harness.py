@@ -17,6 +17,10 @@ from headway.cluster.protocol import Obj
 
 REPO = Path(__file__).resolve().parents[3]
 APP = REPO / "examples" / "app" / "server.py"
+STUBBORN = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "print('ignoring SIGTERM', flush=True); time.sleep(120)"
+)
 TASK = (
     "import os, sys, time; time.sleep(float(os.environ.get('SLEEP', '0'))); "
     "sys.exit(int(os.environ.get('EXIT', '0')))"
@@ -34,6 +38,10 @@ def write_config(state_dir: Path, *, backoff: float = 0.5) -> Path:
         f"    command: [{sys.executable!r}, '-c', 'import sys; sys.exit(3)']\n"
         "  headway-demo/task:\n"
         f"    command: [{sys.executable!r}, '-c', {TASK!r}]\n"
+        "  headway-demo/stubborn:\n"
+        f"    command: [{sys.executable!r}, '-c', {STUBBORN!r}]\n"
+        "  headway-demo/python:\n"
+        f"    command: [{sys.executable!r}]\n"
         f"backoff: {{initialSeconds: {backoff}, maxSeconds: {backoff * 4}}}\n"
     )
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from headway.cluster.local.pod_facts import is_ready
+from headway.cluster.local.processes import process_alive
 from headway.cluster.protocol import Obj
 
 from .harness import eventually, get_text, running_runtime, service, service_url
@@ -166,3 +168,72 @@ async def test_an_unknown_image_waits_in_image_pull_back_off(tmp_path: Path) -> 
             in status["state"]["waiting"]["message"]
         )
         assert runtime.cluster.get("v1", "Pod", "ghost", "default")["status"]["phase"] == "Pending"
+
+
+async def test_a_process_ignoring_sigterm_is_killed_after_the_grace_period(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        stubborn = pod("stubborn", "headway-demo/stubborn:v1")
+        stubborn["spec"]["terminationGracePeriodSeconds"] = 1
+        runtime.cluster.apply(stubborn, field_manager="test")
+        log = tmp_path / "logs" / "default" / "stubborn" / "app.log"
+        await eventually(lambda: log.exists() and "ignoring SIGTERM" in log.read_text(), what="up")
+        pid = int(container_status(runtime, "stubborn")["containerID"].split("//")[1])
+        runtime.cluster.delete("v1", "Pod", "stubborn", "default")
+        # Terminating while its process runs: the kubelet's finalizer holds the Pod
+        held = runtime.cluster.get("v1", "Pod", "stubborn", "default")
+        assert held["metadata"]["deletionTimestamp"]
+        assert held["metadata"]["finalizers"] == ["headway.dev/process"]
+        await eventually(lambda: not runtime.cluster.list("v1", "Pod"), what="pod removed")
+        assert not process_alive(pid)
+
+
+async def test_env_sources_reach_the_process(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        cluster = runtime.cluster
+        cluster.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "cfg", "namespace": "default"},
+                "data": {"MODE": "fast"},
+            },
+            field_manager="test",
+        )
+        cluster.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "sec", "namespace": "default"},
+                "data": {"TOKEN": base64.b64encode(b"s3cret").decode()},
+            },
+            field_manager="test",
+        )
+        script = (
+            "import os; print(' '.join(os.environ.get(k, '-') for k in "
+            "('CFG_MODE', 'TOKEN', 'ME', 'PORT', 'HEADWAY_IMAGE_TAG')), os.getcwd())"
+        )
+        spec = pod(
+            "envy",
+            "headway-demo/python:v4",
+            restartPolicy="Never",
+            workingDir=str(tmp_path),
+            args=["-c", script, "$(ME)"],
+            envFrom=[{"configMapRef": {"name": "cfg"}, "prefix": "CFG_"}],
+            env=[
+                {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "sec", "key": "TOKEN"}}},
+                {"name": "ME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            ],
+        )
+        cluster.apply(spec, field_manager="test")
+        await eventually(
+            lambda: (
+                cluster.get("v1", "Pod", "envy", "default").get("status", {}).get("phase")
+                == "Succeeded"
+            ),
+            what="Succeeded",
+        )
+        port = cluster.get("v1", "Pod", "envy", "default")["metadata"]["annotations"][
+            "headway.dev/port"
+        ]
+        output = (tmp_path / "logs" / "default" / "envy" / "app.log").read_text().split()
+        assert output == ["fast", "s3cret", "envy", port, "v4", str(tmp_path)]

@@ -146,20 +146,7 @@ class Kubelet:
         annotations = meta.get("annotations") or {}
         raw_port = str(annotations.get(PORT_ANNOTATION, ""))
         port = int(raw_port) if raw_port.isdigit() else free_port()
-        if not raw_port.isdigit():
-            self._cluster.apply(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {
-                        "name": meta["name"],
-                        "namespace": meta.get("namespace", "default"),
-                        "annotations": {PORT_ANNOTATION: str(port)},
-                    },
-                },
-                field_manager=FIELD_MANAGER,
-                force=True,
-            )
+        self._claim(pod, port, hold=True)
         status = pod.get("status") or {}
         previous = {s.get("name"): s for s in status.get("containerStatuses") or []}
         run = PodRun(
