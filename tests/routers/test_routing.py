@@ -88,6 +88,32 @@ async def test_weight_changes_under_load_drop_no_request(
         assert await send(client, router, 20) == Counter({"canary-1": 20})
 
 
+async def test_header_route_changes_under_load_drop_no_request(
+    make_router: RouterFactory, backends: MakeBackend
+) -> None:
+    router = await make_router()
+    stable, canary = backends("stable-1", "aaa111"), backends("canary-1", "bbb222")
+    await router.update_destinations(**destinations([stable], [canary]))
+    route = HeaderRoute("qa", (HeaderMatch("x-canary", "always"),))
+    done = asyncio.Event()
+
+    async def worker() -> Counter[str]:
+        tally: Counter[str] = Counter()
+        async with httpx2.AsyncClient() as client:
+            while not done.is_set():
+                tally += await send(client, router, 5, headers={"x-canary": "always"})
+        return tally
+
+    workers = [asyncio.create_task(worker()) for _ in range(3)]
+    for step in range(1, 9):
+        while stable.state.requests + canary.state.requests < 20 * step:
+            await asyncio.sleep(0.002)  # let traffic flow between changes (polls real traffic)
+        await router.set_header_route(route if step % 2 else HeaderRoute("qa"))
+    done.set()
+    total = sum((await asyncio.gather(*workers)), Counter())
+    assert set(total) == {"stable-1", "canary-1"}, "every answer is a 200 from a backend"
+
+
 async def test_header_routes_send_matching_requests_to_canary(
     make_router: RouterFactory, backends: MakeBackend
 ) -> None:

@@ -236,9 +236,9 @@ class HAProxyRouter:
 
     async def _poll_locked(self) -> None:
         """Add what each slot served since the last poll to the hash that owns the slot."""
-        text = await self._admin.run("show stat -1 6 -1", check=False)
+        stats = parse_server_stats(await self._admin.run("show stat -1 6 -1", check=False))
         for backend in BACKENDS:
-            rows = [s for s in parse_server_stats(text) if s.backend == backend]
+            rows = [s for s in stats if s.backend == backend]
             served_by_slots: dict[str, int] = {}
             for row in sorted(rows, key=lambda r: r.server == "BACKEND"):
                 delta = self._delta(backend, row.server, row.responses)
