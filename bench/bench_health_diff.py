@@ -1,0 +1,109 @@
+"""Health and diff cores: Lua health scripts against the built-in Python checks, and diffing
+a Deployment with and without ignoreDifferences rules, same run.
+
+    .venv/bin/python bench/bench_health_diff.py
+
+Prints microseconds per call and ratios against a baseline measured in the same process:
+the built-in Python Rollout check for Lua, a plain `==` of the two dicts for the diff. The
+ratios are the claim; on the 2-core build machine (shared, noisy) a Lua evaluation with a
+fresh sandboxed interpreter was 9-30x the built-in check, and a modified Deployment's diff
+(with its YAML rendering) about 1 ms.
+"""
+
+from __future__ import annotations
+
+import copy
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+from headway.diff import compile_rules, diff_resource
+from headway.health import assess
+from headway.health.lua_script import run_health_script
+from headway.model.application import IgnoreDifferences
+
+ROLLOUT: dict[str, Any] = {
+    "apiVersion": "argoproj.io/v1alpha1",
+    "kind": "Rollout",
+    "metadata": {"name": "checkout", "generation": 3},
+    "spec": {"replicas": 4, "strategy": {"canary": {"steps": [{"setWeight": 10}]}}},
+    "status": {"observedGeneration": "3", "phase": "Healthy", "message": ""},
+}
+PHASE_SCRIPT = """
+hs = {}
+if obj.status ~= nil and obj.status.phase ~= nil then
+  hs.status = obj.status.phase
+  hs.message = obj.status.message
+  return hs
+end
+hs.status = "Progressing"
+return hs
+"""
+
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "api", "namespace": "shop", "labels": {"app": "api"}},
+    "spec": {
+        "replicas": 3,
+        "selector": {"matchLabels": {"app": "api"}},
+        "template": {
+            "metadata": {"labels": {"app": "api"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "api",
+                        "image": "api:1.2",
+                        "ports": [{"containerPort": 8080}],
+                        "env": [{"name": f"V{i}", "value": str(i)} for i in range(20)],
+                        "resources": {"limits": {"cpu": "500m", "memory": "256Mi"}},
+                    }
+                ]
+            },
+        },
+    },
+}
+
+
+def _per_call_us(fn: Callable[[], object], budget_s: float = 0.3) -> float:
+    timer = timeit.Timer(fn)
+    number, elapsed = timer.autorange()
+    rounds = max(1, int(number * (budget_s / 5) / max(elapsed, 1e-9)))
+    return min(timer.repeat(repeat=5, number=rounds)) / rounds * 1e6
+
+
+def main() -> None:
+    builtin_us = _per_call_us(lambda: assess(ROLLOUT))
+    lua_us = _per_call_us(lambda: run_health_script(PHASE_SCRIPT, ROLLOUT))
+    print(
+        f"health  built-in Rollout {builtin_us:8.2f}µs   Lua script {lua_us:8.1f}µs"
+        f"   Lua/built-in {lua_us / builtin_us:6.0f}x"
+    )
+
+    live = copy.deepcopy(DEPLOYMENT)
+    live["spec"]["replicas"] = 5
+    rules = compile_rules(
+        [
+            IgnoreDifferences(
+                "apps",
+                "Deployment",
+                None,
+                None,
+                ("/spec/replicas",),
+                (".spec.template.spec.containers[].env[].value",),
+                (),
+            )
+        ]
+    )
+    equal_us = _per_call_us(lambda: live == DEPLOYMENT)
+    plain_us = _per_call_us(lambda: diff_resource(DEPLOYMENT, live))
+    ruled_us = _per_call_us(lambda: diff_resource(DEPLOYMENT, live, rules))
+    print(
+        f"diff    dict ==          {equal_us:8.2f}µs   diff {plain_us:8.1f}µs"
+        f"   with 2 rules {ruled_us:8.1f}µs   diff/== {plain_us / equal_us:6.0f}x"
+        f"   rules/diff {ruled_us / plain_us:5.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
