@@ -63,9 +63,9 @@ def reconcile_run(
     named = (holder.get(key) or {}).get("name")
     if d.pause_conditions and holder.get(key):
         return holder.get(key)  # paused: keep the run as it is (Argo does the same)
-    paused = bool(d.pause_conditions) or bool(d.status.get("controllerPause"))
+    resumed = bool(d.status.get("controllerPause")) and not d.pause_conditions
     outcome = reconcile_slot(
-        request, runs=d.ctx.runs, named=named, paused=paused, inputs=_inputs(d)
+        request, runs=d.ctx.runs, named=named, resumed=resumed, inputs=_inputs(d)
     )
     d.supersede_runs.extend(outcome.superseded)
     if outcome.error is not None:

@@ -105,7 +105,9 @@ def _before_switch(d: Draft, new: ReplicaSetView, holder: dict[str, object]) -> 
         run = reconcile_run(d, request, holder=holder, key=_KEYS[0])
         if d.aborted or (run or {}).get("status") != "Successful":
             return stable_hash
-    if spec.paused or d.pause_conditions_other_than(PAUSE) or not _auto_promote_due(d):
+    if spec.paused or d.pause_conditions_other_than(PAUSE):
+        return stable_hash
+    if not promoting and not _auto_promote_due(d):
         return stable_hash
     d.remove_pause(PAUSE)
     if target < spec.replicas:

@@ -131,6 +131,7 @@ def _reconcile_routed_replicas(d: Draft) -> None:
             steps_of.canary_scale_at(canary.steps, _index(d)), spec.replicas
         )
         if not (d.aborted or _promoted(d) or d.status.get("promoteFull"))
+        and _index(d) < len(canary.steps)
         else None,
         dynamic_stable_scale=canary.dynamic_stable_scale,
         min_pods_per_replicaset=canary.min_pods_per_replica_set,

@@ -92,8 +92,8 @@ class Draft:
         return [c for c in self.pause_conditions if c.get("reason") != reason]
 
     def add_pause(self, reason: str) -> None:
-        """Pause, unless the controller paused before and a user has since resumed."""
-        if self.status.get("controllerPause") or self.pause_condition(reason) is not None:
+        """Add a pause condition (once) and mark the pause as the controller's."""
+        if self.pause_condition(reason) is not None:
             return
         entry = {"reason": reason, "startTime": format_time(self.ctx.now)}
         self.status["pauseConditions"] = [*self.pause_conditions, entry]

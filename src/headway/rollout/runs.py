@@ -131,14 +131,15 @@ def reconcile_slot(
     *,
     runs: tuple[RunView, ...],
     named: str | None,
-    paused: bool,
+    resumed: bool,
     inputs: RunInputs,
 ) -> SlotOutcome:
-    """The slot's current run, creating one when there is none or when an Inconclusive run
-    is resumed by a user (`paused` False: no pause condition, no controller pause)."""
+    """The slot's current run, creating one when there is none or when a user resumed the
+    rollout after an Inconclusive run paused it (`resumed`: the controller had paused and
+    every pause condition is gone)."""
     current = _adoptable(runs, request, inputs.current_hash, named)
     superseded: tuple[str, ...] = ()
-    if current is not None and not (current.phase == "Inconclusive" and not paused):
+    if current is not None and not (current.phase == "Inconclusive" and resumed):
         status = {"name": current.name, "status": current.phase, "message": current.message}
         return SlotOutcome(current, None, (), {k: v for k, v in status.items() if v})
     if current is not None:
