@@ -213,3 +213,13 @@ def test_fail_on_shared_resource_refuses_resources_of_another_app() -> None:
         "Service/api is part of applications shop and billing"
     )
     assert plan_sync(desired, live, app_name="shop").refusal is None
+
+
+def test_options_from_the_application_sync_policy() -> None:
+    from headway.model.application import SyncPolicy
+    from headway.sync.options import options_from_policy
+
+    policy = SyncPolicy(None, ("CreateNamespace=true", "PruneLast=true"), None, None)
+    parsed = options_from_policy(policy)
+    assert parsed.options.create_namespace and parsed.options.prune_last
+    assert options_from_policy(None).options == SyncOptions()

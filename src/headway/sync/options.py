@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from headway.model import syncoptions
+from headway.model.application import SyncPolicy
 from headway.sync.resources import annotation_values
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ParsedOptions",
     "PropagationPolicy",
     "SyncOptions",
+    "options_from_policy",
     "parse_option_items",
     "resource_options",
 ]
@@ -106,6 +108,12 @@ def parse_option_items(
         attribute, convert = _FIELDS[key]
         options = replace(options, **{attribute: convert(value)})
     return ParsedOptions(options, tuple(problems))
+
+
+def options_from_policy(policy: SyncPolicy | None) -> ParsedOptions:
+    """The Application's options from its (already parsed) `spec.syncPolicy`."""
+    items = policy.sync_options if policy is not None else ()
+    return parse_option_items(items, source="spec.syncPolicy.syncOptions")
 
 
 def resource_options(
