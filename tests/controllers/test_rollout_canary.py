@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from headway.clock import VirtualClock
-
 from rollout_harness import Harness, rollout
+
+from headway.clock import VirtualClock
 
 STEPS = [{"setWeight": 25}, {"pause": {}}, {"setWeight": 50}, {"pause": {"duration": 30}}]
 
