@@ -38,15 +38,24 @@ RUNTIME_ID_ENV = "HEADWAY_RUNTIME_ID"
 _PR_SET_PDEATHSIG = 1
 
 
+def _load_prctl() -> Callable[..., int] | None:
+    try:
+        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
+        return prctl
+    except (OSError, AttributeError):
+        return None
+
+
+# Resolved once in the parent: the child between fork and exec must not dlopen anything.
+_PRCTL = _load_prctl()
+
+
 def _die_with_parent(parent_pid: int) -> Callable[[], None]:
     """A preexec hook: ask the kernel to SIGKILL the child when its parent goes away."""
 
     def hook() -> None:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except OSError:
-            pass
+        if _PRCTL is not None:
+            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent_pid:  # the parent died before prctl took effect
             os._exit(1)
 
