@@ -10,6 +10,7 @@ from headway.routers.protocol import (
     MatchKind,
     RouterError,
     WeightDestination,
+    header_route_from_argo,
     validate_weights,
 )
 
@@ -37,3 +38,35 @@ def test_stable_gets_what_canary_and_additional_leave() -> None:
     assert validate_weights(100, []) == 0
     with pytest.raises(RouterError, match="add up to 101"):
         validate_weights(100, [WeightDestination("preview", 1)])
+
+
+def test_argo_set_header_route_fields_become_a_route() -> None:
+    route = header_route_from_argo(
+        "canary-qa",
+        [
+            {"headerName": "x-canary", "headerValue": {"exact": "always"}},
+            {"headerName": "user-agent", "headerValue": {"regex": "Android.*"}},
+        ],
+    )
+    assert route == HeaderRoute(
+        "canary-qa",
+        (
+            HeaderMatch("x-canary", "always", MatchKind.EXACT),
+            HeaderMatch("user-agent", "Android.*", MatchKind.REGEX),
+        ),
+    )
+    assert header_route_from_argo("canary-qa", []).matches == ()
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"headerName": "x-canary"},
+        {"headerName": "x-canary", "headerValue": {"exact": "a", "prefix": "b"}},
+        {"headerName": "x-canary", "headerValue": {"suffix": "a"}},
+        {"headerName": "x-canary", "headerValue": {"exact": 3}},
+    ],
+)
+def test_malformed_argo_header_match_names_the_entry(entry: dict[str, object]) -> None:
+    with pytest.raises(RouterError, match=r"setHeaderRoute 'qa' match\[0\]"):
+        header_route_from_argo("qa", [entry])

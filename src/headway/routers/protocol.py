@@ -15,10 +15,10 @@ because they never do I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol
 
 from headway.routers.metrics import MetricsSnapshot
 
@@ -31,6 +31,7 @@ __all__ = [
     "RouterError",
     "TrafficRouter",
     "WeightDestination",
+    "header_route_from_argo",
     "validate_weights",
 ]
 
@@ -121,6 +122,27 @@ class HeaderRoute:
     def __post_init__(self) -> None:
         if not self.name:
             raise RouterError("header route: `name` must not be empty")
+
+
+def header_route_from_argo(name: str, match: Sequence[Mapping[str, Any]]) -> HeaderRoute:
+    """A route from Argo's `setHeaderRoute` fields: `match[].headerName`, `.headerValue`.
+
+    `headerValue` holds exactly one of `exact`, `prefix`, `regex`. An empty `match` gives a
+    route with no matches, which removes the route of that name.
+    """
+    matches = []
+    for index, entry in enumerate(match):
+        where = f"setHeaderRoute {name!r} match[{index}]"
+        header, value = entry.get("headerName"), entry.get("headerValue")
+        if not isinstance(header, str) or not isinstance(value, Mapping):
+            raise RouterError(f"{where}: needs `headerName` and a `headerValue` mapping")
+        kinds = [k for k in MatchKind if k.value in value]
+        if len(kinds) != 1 or not isinstance(value[kinds[0].value], str):
+            raise RouterError(
+                f"{where}.headerValue: needs exactly one of exact, prefix, regex as a string"
+            )
+        matches.append(HeaderMatch(header, value[kinds[0].value], kinds[0]))
+    return HeaderRoute(name, tuple(matches))
 
 
 def validate_weights(weight: int, additional: Sequence[WeightDestination]) -> int:
