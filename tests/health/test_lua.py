@@ -191,3 +191,39 @@ def test_files_in_wrong_places_are_reported() -> None:
     found = scripts_from_files({"a/b/c/health.lua": "return {}", "README.md": "x"}, root="custom")
     assert found.scripts == {}
     assert found.problems == ("custom/a/b/c/health.lua: expected <group>/<Kind>/health.lua",)
+
+
+def test_customizations_block_with_wildcards() -> None:
+    block = "\n".join(
+        [
+            '"*.aws.crossplane.io/*":',
+            "  health.lua: |",
+            '    return {status = "Healthy", message = "crossplane"}',
+            "cert-manager.io/Certificate:",
+            "  health.lua: |",
+            '    return {status = "Suspended", message = "block"}',
+            "apps/Deployment:",
+            "  ignoreDifferences: |",
+            "    jsonPointers: [/spec/replicas]",
+        ]
+    )
+    data = {
+        "resource.customizations": block,
+        "resource.customizations.health.cert-manager.io_Certificate": (
+            'return {status = "Degraded", message = "per-kind key wins"}'
+        ),
+    }
+    found = scripts_from_configmap(data)
+    assert found.problems == ()
+    registry = HealthRegistry().with_scripts(found.scripts)
+    bucket = {"apiVersion": "s3.aws.crossplane.io/v1beta1", "kind": "Bucket"}
+    assert registry.assess(bucket) == HealthResult(HealthStatus.HEALTHY, "crossplane")
+    assert registry.assess(CERT) == HealthResult(HealthStatus.DEGRADED, "per-kind key wins")
+    other = {"apiVersion": "s3.gcp.crossplane.io/v1", "kind": "Bucket"}
+    assert registry.assess(other) is None
+
+
+def test_customizations_block_that_is_not_yaml_is_reported() -> None:
+    found = scripts_from_configmap({"resource.customizations": "a: [unclosed"})
+    assert found.scripts == {}
+    assert found.problems[0].startswith("argocd-cm: resource.customizations: not valid YAML")

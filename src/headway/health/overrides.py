@@ -12,11 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from headway.health.lua_script import LuaHealthScript
 from headway.health.registry import GroupKind
 
 __all__ = [
     "CONFIGMAP_PREFIX",
+    "CUSTOMIZATIONS_KEY",
     "ScriptSet",
     "read_script_tree",
     "scripts_from_configmap",
@@ -24,6 +27,7 @@ __all__ = [
 ]
 
 CONFIGMAP_PREFIX = "resource.customizations.health."
+CUSTOMIZATIONS_KEY = "resource.customizations"
 _SCRIPT_NAME = "health.lua"
 
 
@@ -34,9 +38,12 @@ class ScriptSet:
 
 
 def scripts_from_configmap(data: Mapping[str, str], *, source: str = "argocd-cm") -> ScriptSet:
-    """Health scripts from argocd-cm `data`; other keys are ignored."""
-    scripts: dict[GroupKind, LuaHealthScript] = {}
-    problems: list[str] = []
+    """Health scripts from argocd-cm `data`: the per-kind keys, and `health.lua` entries of
+    the older `resource.customizations` YAML block (where group and kind may be globs, e.g.
+    `"*.aws.crossplane.io/*"`). Per-kind keys win over the block for the same kind."""
+    block = _from_customizations_block(data.get(CUSTOMIZATIONS_KEY), source=source)
+    scripts: dict[GroupKind, LuaHealthScript] = dict(block.scripts)
+    problems: list[str] = list(block.problems)
     for key, text in data.items():
         if not key.startswith(CONFIGMAP_PREFIX):
             continue
@@ -49,6 +56,25 @@ def scripts_from_configmap(data: Mapping[str, str], *, source: str = "argocd-cm"
             continue
         scripts[group_kind] = LuaHealthScript(source=text, origin=f"{source}: {key}")
     return ScriptSet(scripts, tuple(problems))
+
+
+def _from_customizations_block(text: str | None, *, source: str) -> ScriptSet:
+    if not text:
+        return ScriptSet({})
+    where = f"{source}: {CUSTOMIZATIONS_KEY}"
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        return ScriptSet({}, (f"{where}: not valid YAML: {err}",))
+    if not isinstance(parsed, Mapping):
+        return ScriptSet({}, (f"{where}: expected a mapping of <group>/<kind> entries",))
+    scripts: dict[GroupKind, LuaHealthScript] = {}
+    for key, entry in parsed.items():
+        script = entry.get("health.lua") if isinstance(entry, Mapping) else None
+        if isinstance(script, str) and script.strip():
+            group, _, kind = str(key).rpartition("/")
+            scripts[(group, kind)] = LuaHealthScript(source=script, origin=f"{where}: {key}")
+    return ScriptSet(scripts)
 
 
 def _split_key(suffix: str) -> GroupKind | None:

@@ -7,6 +7,7 @@ it simply has no health to wait for.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -102,11 +103,22 @@ class HealthRegistry:
         if _pending_deletion(obj):
             return HealthResult(HealthStatus.PROGRESSING, "Pending deletion")
         group_kind = group_kind_of(obj)
-        script = self.scripts.get(group_kind)
+        script = self.scripts.get(group_kind) or self._wildcard_script(group_kind)
         if script is not None:
             return script.assess(obj)
         check = self.builtins.get(group_kind)
         return check(obj) if check is not None else None
+
+    def _wildcard_script(self, group_kind: GroupKind) -> LuaHealthScript | None:
+        """The first script registered under a glob key (`*.crossplane.io`, `*`) that
+        matches; exact keys are tried first, as in Argo CD."""
+        group, kind = group_kind
+        for (group_glob, kind_glob), script in self.scripts.items():
+            if "*" not in group_glob + kind_glob:
+                continue
+            if fnmatch.fnmatchcase(group, group_glob) and fnmatch.fnmatchcase(kind, kind_glob):
+                return script
+        return None
 
 
 def _pending_deletion(obj: Any) -> bool:
