@@ -223,3 +223,23 @@ def test_options_from_the_application_sync_policy() -> None:
     parsed = options_from_policy(policy)
     assert parsed.options.create_namespace and parsed.options.prune_last
     assert options_from_policy(None).options == SyncOptions()
+
+
+def test_diff_verdicts_drive_apply_out_of_sync_only() -> None:
+    from headway.diff import diff_objects
+    from headway.sync.planner import modified_from_diff
+
+    desired = [
+        obj("Namespace", "team"),
+        obj("ConfigMap", "same", data={"a": "1"}),
+        obj("ConfigMap", "changed", data={"a": "2"}),
+    ]
+    live = [
+        obj("Namespace", "team"),
+        obj("ConfigMap", "same", data={"a": "1"}),
+        obj("ConfigMap", "changed", data={"a": "1"}),
+    ]
+    modified = modified_from_diff(diff_objects(desired, live, namespace="shop"))
+    options = SyncOptions(apply_out_of_sync_only=True)
+    plan = plan_sync(desired, live, options=options, modified=modified, namespace="shop")
+    assert [str(t.key) for s in plan.waves() for t in s.tasks] == ["ConfigMap/changed"]

@@ -13,15 +13,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from headway.diff import AppDiff
 from headway.sync import hooks, ordering
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
 from headway.sync.plan import SyncPlan
-from headway.sync.resources import ResourceKey, key_of
+from headway.sync.resources import ResourceKey, is_namespaced, key_of
 from headway.sync.shared import shared_resource_messages
 from headway.sync.tasks import Action, Disposition, SyncTask
 from headway.sync.waves import wave_of
 
-__all__ = ["PlanRequest", "plan_from_request", "plan_sync"]
+__all__ = ["PlanRequest", "modified_from_diff", "plan_from_request", "plan_sync"]
 
 Obj = Mapping[str, Any]
 
@@ -40,6 +41,16 @@ class PlanRequest:
     skip_hooks: bool = False
     existing_namespaces: Collection[str] | None = None
     app_name: str = ""
+
+
+def modified_from_diff(app_diff: AppDiff) -> dict[ResourceKey, bool]:
+    """The diff's verdicts keyed the way the planner keys resources (cluster-scoped kinds
+    without a namespace), for ApplyOutOfSyncOnly."""
+    out = {}
+    for (group, kind, namespace, name), result in app_diff.resources.items():
+        scoped = namespace if is_namespaced(group, kind) else ""
+        out[ResourceKey(group, kind, scoped, name)] = result.modified
+    return out
 
 
 def plan_sync(
