@@ -1,0 +1,139 @@
+"""`headway apply -f` and `headway delete` against the local runtime's store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from headway.cli.objects import resolve_kind
+from headway.clock import SystemClock
+from headway.cluster.errors import ClusterError, FieldConflict, NotFound
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Obj
+from headway.model.yamlload import Document, load_documents
+
+StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+DEFAULT_STATE = Path(".headway")
+FIELD_MANAGER = "headway-cli"
+
+
+def _documents(path: Path) -> list[Document]:
+    files = (
+        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
+        if path.is_dir()
+        else [path]
+    )
+    docs: list[Document] = []
+    problems = []
+    for file in files:
+        try:
+            result = load_documents(file.read_text(encoding="utf-8"), str(file))
+        except OSError as err:
+            typer.echo(f"error: {file}: {err.strerror or err}", err=True)
+            raise typer.Exit(1) from None
+        problems += result.diagnostics
+        docs += [d for d in result.documents if isinstance(d.obj, dict)]
+    if problems:
+        for problem in problems:
+            typer.echo(f"error: {problem}", err=True)
+        raise typer.Exit(1)
+    return docs
+
+
+def _label(doc: Document) -> str:
+    group = str(doc.obj.get("apiVersion", "")).rpartition("/")[0]
+    return f"{doc.kind.lower()}{'.' + group if group else ''}/{doc.name}"
+
+
+def apply(
+    filename: Annotated[Path, typer.Option("-f", "--filename", help="A YAML file or a directory.")],
+    namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
+    state_dir: StateDir = DEFAULT_STATE,
+) -> None:
+    """Server-side apply every object in the file(s) (field manager `headway-cli`)."""
+    docs = _documents(filename)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    failed = False
+    with LocalCluster(RuntimePaths(state_dir).db, SystemClock()) as cluster:
+        for doc in docs:
+            obj = dict(doc.obj)
+            meta = dict(obj.get("metadata") or {})
+            if not meta.get("namespace") and _namespaced(cluster, obj):
+                meta["namespace"] = namespace
+            obj["metadata"] = meta
+            try:
+                before = _existing(cluster, obj)
+                after = cluster.apply(obj, field_manager=FIELD_MANAGER)
+            except FieldConflict as err:
+                fields = ", ".join(f"{path} (owned by {owner})" for path, owner in err.conflicts)
+                typer.echo(
+                    f"error: {doc.file}:{doc.line}: {_label(doc)}: conflict on {fields}", err=True
+                )
+                failed = True
+                continue
+            except ClusterError as err:
+                typer.echo(f"error: {doc.file}:{doc.line}: {_label(doc)}: {err}", err=True)
+                failed = True
+                continue
+            verb = (
+                "created"
+                if before is None
+                else (
+                    "unchanged"
+                    if before.get("metadata", {}).get("resourceVersion")
+                    == after["metadata"].get("resourceVersion")
+                    else "configured"
+                )
+            )
+            typer.echo(f"{_label(doc)} {verb}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _namespaced(cluster: LocalCluster, obj: Obj) -> bool:
+    kinds = {(k.api_version, k.kind): k.namespaced for k in cluster.discovery()}
+    return kinds.get((str(obj.get("apiVersion")), str(obj.get("kind"))), True)
+
+
+def _existing(cluster: LocalCluster, obj: Obj) -> Obj | None:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    try:
+        return cluster.get(
+            str(obj.get("apiVersion")),
+            str(obj.get("kind")),
+            str(meta.get("name")),
+            meta.get("namespace"),
+        )
+    except ClusterError:
+        return None
+
+
+def delete(
+    kind: Annotated[str, typer.Argument(help="Kind, plural or short name.")],
+    name: Annotated[str, typer.Argument()],
+    namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
+    state_dir: StateDir = DEFAULT_STATE,
+) -> None:
+    """Delete an object; its dependents go too (background propagation)."""
+    db = RuntimePaths(state_dir).db
+    if not db.exists():
+        typer.echo(f"error: no store at {db}", err=True)
+        raise typer.Exit(1)
+    with LocalCluster(db, SystemClock()) as cluster:
+        rk = resolve_kind(cluster, kind)
+        try:
+            cluster.delete(rk.api_version, rk.kind, name, namespace if rk.namespaced else None)
+        except NotFound:
+            typer.echo(f'error: {rk.plural} "{name}" not found', err=True)
+            raise typer.Exit(1) from None
+        typer.echo(f'{rk.kind.lower()} "{name}" deleted')
+
+
+def register(app: typer.Typer) -> None:
+    app.command("apply")(apply)
+    app.command("delete")(delete)

@@ -1,0 +1,81 @@
+"""`headway apply -f` and `headway delete` on the store, without a running daemon."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+MANIFEST = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {MODE: fast}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: headway-demo/app:v1}]}
+"""
+
+
+def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_apply_get_delete(tmp_path: Path) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(MANIFEST)
+    state = tmp_path / "state"
+    first = headway("apply", "-f", str(manifest), state=state)
+    assert first.stdout.splitlines() == [
+        "namespace/shop created",
+        "configmap/settings created",
+        "deployment.apps/web created",
+    ]
+    again = headway("apply", "-f", str(tmp_path), state=state)
+    assert again.stdout.splitlines() == [
+        "namespace/shop unchanged",
+        "configmap/settings unchanged",
+        "deployment.apps/web unchanged",
+    ]
+    assert "web" in headway("get", "deploy", "-n", "shop", state=state).stdout
+    assert "settings" in headway("get", "cm", state=state).stdout
+    assert (
+        headway("delete", "configmap", "settings", state=state).stdout
+        == 'configmap "settings" deleted\n'
+    )
+    gone = headway("get", "cm", "settings", state=state)
+    assert gone.returncode == 1 and 'configmaps "settings" not found' in gone.stderr
+
+
+def test_apply_reports_the_file_and_line_of_a_bad_document(tmp_path: Path) -> None:
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\nkind: [\n")
+    result = headway("apply", "-f", str(manifest), state=tmp_path / "state")
+    assert result.returncode == 1
+    assert f"{manifest}:6: YAML syntax error" in result.stderr  # where libyaml stops
+
+
+def test_apply_names_the_document_the_store_refuses(tmp_path: Path) -> None:
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: nowhere}\n"
+    )
+    result = headway("apply", "-f", str(manifest), state=tmp_path / "state")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {manifest}:1: configmap/x: ")
