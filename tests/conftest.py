@@ -9,6 +9,8 @@ import pytest
 
 from headway.clock import VirtualClock
 
+pytest_plugins = ["prometheus_support"]
+
 
 @pytest.fixture
 def clock() -> VirtualClock:

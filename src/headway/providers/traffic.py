@@ -11,8 +11,8 @@ Configured through Argo Rollouts' plugin syntax:
           metric: error-ratio            # error-ratio | latency-p99 | request-rate | requests
           window: 1m                                  # default 1m
 
-Each measurement scrapes the router's Prometheus text once and compares the counters with an
-earlier scrape this provider took (see `traffic_window` for which one), so a measurement never
+Each measurement scrapes the router's Prometheus text once and compares the counters with the
+same metric's earlier scrape (see `traffic_window` for which one), so a measurement never
 waits for its window to pass. Results are one-element lists, like a Prometheus vector:
 `requests` the requests in the window, `request-rate` per second, `error-ratio` the share of
 5xx answers, `latency-p99` the 99th percentile in seconds from the histogram buckets
@@ -172,7 +172,9 @@ class TrafficProvider:
             return self._error(request, f"unreadable metrics from {config['address']}: {error}")
         if counters is None:
             return measured(request, result=[], value="[]", finished_at=now, query=shown)
-        key = SeriesKey(str(config["address"]), service, pod_hash)
+        key = SeriesKey(
+            request.run.uid, request.metric.name, str(config["address"]), service, pod_hash
+        )
         delta, since = self._history.window(key, counters, now=now, window=window)
         elapsed = now - since if since is not None else window
         result = _value(str(config["metric"]), delta, elapsed)

@@ -32,6 +32,13 @@ class Counters:
 
 @dataclass(frozen=True)
 class SeriesKey:
+    """Whose scrapes these are: one metric of one run, reading one selection of series.
+
+    Two metrics of a run reading the same revision keep separate histories, so each sees the
+    traffic since its own previous measurement."""
+
+    run_uid: str
+    metric: str
     address: str
     service: str
     pod_hash: str
