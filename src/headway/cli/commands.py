@@ -4,6 +4,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from headway.cli import analysis, apply, check, objects, runtime, validate
+from headway.cli import analysis, apply, check, objects, rollouts, runtime, serve, validate
 
-MODULES: list[ModuleType] = [validate, runtime, objects, apply, analysis, check]
+MODULES: list[ModuleType] = [validate, runtime, objects, apply, analysis, check, rollouts, serve]

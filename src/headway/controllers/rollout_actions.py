@@ -142,6 +142,9 @@ def execute_plan(
     _supersede_runs(cluster, namespace, plan)
     _replica_sets(cluster, namespace, plan)
     _services(cluster, clock, ro, plan)
+    for pod in plan.delete_pods:
+        with contextlib.suppress(NotFound):
+            cluster.delete("v1", "Pod", pod, namespace)
     status = plan.status
     if plan.traffic is not None and router is not None:
         verified = _traffic(router, plan.traffic)

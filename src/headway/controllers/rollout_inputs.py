@@ -28,7 +28,9 @@ from headway.rollout.replica_sets import (
     sort_replica_sets,
     view_of,
 )
+from headway.rollout.restart import PodView
 from headway.rollout.runs import run_view_of
+from headway.rollout.timefmt import parse_time
 
 __all__ = [
     "ARGO_API",
@@ -134,6 +136,18 @@ def _templates(cluster: Cluster, ro: Rollout, namespace: str) -> dict[tuple[str,
     return found
 
 
+def _pods(cluster: Cluster, obj: Obj, sets: list[Obj]) -> tuple[PodView, ...]:
+    if not (obj.get("spec") or {}).get("restartAt"):
+        return ()
+    uids = {str(rs["metadata"].get("uid")) for rs in sets}
+    namespace = obj["metadata"].get("namespace") or "default"
+    return tuple(
+        PodView(str(p["metadata"]["name"]), parse_time(p["metadata"].get("creationTimestamp")))
+        for p in cluster.list("v1", "Pod", namespace=namespace)
+        if any(owned_by(p, uid) for uid in uids) and not p["metadata"].get("deletionTimestamp")
+    )
+
+
 def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) -> RolloutContext:
     spec = obj.get("spec") or {}
     collisions = int((obj.get("status") or {}).get("collisionCount") or 0)
@@ -151,4 +165,5 @@ def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) ->
         runs=tuple(run_view_of(r) for r in _owned(cluster, ARGO_API, "AnalysisRun", obj)),
         templates=_templates(cluster, rollout, namespace),
         now=clock.now(),
+        pods=_pods(cluster, obj, sets),
     )

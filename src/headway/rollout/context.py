@@ -13,13 +13,16 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headway.model.rollout import Rollout
 from headway.rollout.plan import Plan, TrafficDecision
 from headway.rollout.replica_sets import SortedReplicaSets
 from headway.rollout.runs import RunView
 from headway.rollout.timefmt import format_time
+
+if TYPE_CHECKING:
+    from headway.rollout.restart import PodView
 
 __all__ = ["Draft", "RolloutContext"]
 
@@ -33,6 +36,7 @@ class RolloutContext:
     runs: tuple[RunView, ...]
     templates: Mapping[tuple[str, str], Mapping[str, Any]]
     now: datetime
+    pods: tuple[PodView, ...] = ()  # loaded only while a restart is pending
 
     @property
     def status(self) -> Mapping[str, Any]:
@@ -66,6 +70,7 @@ class Draft:
     traffic: TrafficDecision | None = None
     create_runs: list[dict[str, Any]] = field(default_factory=list)
     supersede_runs: list[str] = field(default_factory=list)
+    delete_pods: list[str] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
     wakes: list[float] = field(default_factory=list)
     abort_message: str | None = None
@@ -140,6 +145,7 @@ class Draft:
             traffic=self.traffic,
             create_runs=tuple(self.create_runs),
             supersede_runs=tuple(dict.fromkeys(self.supersede_runs)),
+            delete_pods=tuple(self.delete_pods),
             events=tuple(self.events),
             requeue_after=min(self.wakes) if self.wakes else None,
         )

@@ -33,5 +33,6 @@ class Plan:
     traffic: TrafficDecision | None = None
     create_runs: tuple[dict[str, Any], ...] = ()
     supersede_runs: tuple[str, ...] = ()  # no longer current: terminate if still running
+    delete_pods: tuple[str, ...] = ()  # restarts (spec.restartAt)
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
     requeue_after: float | None = None

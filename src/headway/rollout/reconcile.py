@@ -24,6 +24,7 @@ from headway.rollout.canary import reconcile_canary
 from headway.rollout.canary_steps import rejected_steps
 from headway.rollout.context import Draft, RolloutContext
 from headway.rollout.plan import Plan
+from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
 
 __all__ = ["decide", "step_hash"]
@@ -170,6 +171,8 @@ def decide(ctx: RolloutContext) -> Plan:
             reconcile_canary(d)
         else:
             reconcile_blue_green(d)
+        if not d.aborted:
+            reconcile_restart(d, ctx.pods)
         problem = d.invalid
     if problem is not None:
         d = Draft.start(ctx)

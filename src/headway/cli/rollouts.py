@@ -1,0 +1,198 @@
+"""`headway rollouts ...`: watch and steer Rollouts, as `kubectl argo rollouts` does.
+
+    headway rollouts list
+    headway rollouts get NAME [--watch]
+    headway rollouts promote NAME [--full] | abort NAME | retry NAME | pause NAME
+    headway rollouts restart NAME | undo NAME [--to-revision N]
+    headway rollouts set image NAME CONTAINER=IMAGE
+
+Every command works on the local runtime's store (`--state-dir`, default `.headway`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console, RenderableType
+from rich.live import Live
+from rich.table import Table
+
+from headway.cli import rollouts_actions as actions
+from headway.cli.rollouts_view import render, summarize
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Obj
+from headway.controllers.rollout_inputs import parse_rollout_object
+
+rollouts_app = typer.Typer(help="Watch and steer Rollouts.", no_args_is_help=True)
+set_app = typer.Typer(help="Change a Rollout's spec.", no_args_is_help=True)
+rollouts_app.add_typer(set_app, name="set")
+
+StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+Namespace = Annotated[str, typer.Option("-n", "--namespace")]
+DEFAULT_STATE = Path(".headway")
+
+
+def _open(state_dir: Path) -> LocalCluster:
+    paths = RuntimePaths(state_dir)
+    if not paths.db.exists():
+        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
+        raise typer.Exit(1)
+    return LocalCluster(paths.db, SystemClock())
+
+
+def _run(state_dir: Path, action: Callable[[LocalCluster], str]) -> None:
+    with _open(state_dir) as cluster:
+        try:
+            typer.echo(action(cluster))
+        except NotFound as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
+        except actions.RolloutCommandError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
+
+
+@rollouts_app.command("list")
+def list_rollouts(state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+    """Every Rollout with its status, step and replicas."""
+    with _open(state_dir) as cluster:
+        table = Table(
+            "NAME",
+            "STRATEGY",
+            "STATUS",
+            "STEP",
+            "DESIRED",
+            "CURRENT",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            box=None,
+        )
+        for ro in cluster.list(actions.ARGO_API, "Rollout", namespace=namespace):
+            table.add_row(*_list_row(ro))
+        Console().print(table)
+
+
+def _list_row(ro: Obj) -> list[str]:
+    spec, status = ro.get("spec") or {}, ro.get("status") or {}
+    strategy = "BlueGreen" if (spec.get("strategy") or {}).get("blueGreen") else "Canary"
+    steps = ((spec.get("strategy") or {}).get("canary") or {}).get("steps") or []
+    step = f"{status.get('currentStepIndex', 0)}/{len(steps)}" if steps else "-"
+    return [
+        str(ro["metadata"]["name"]),
+        strategy,
+        str(status.get("phase", "")),
+        step,
+        str(spec.get("replicas", 1)),
+        str(status.get("replicas", 0)),
+        str(status.get("updatedReplicas", 0)),
+        str(status.get("availableReplicas", 0)),
+    ]
+
+
+@rollouts_app.command("get")
+def get(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the view live.")] = False,
+) -> None:
+    """A Rollout: status, steps, weights, ReplicaSets, pods and analysis runs."""
+    console = Console()
+    with _open(state_dir) as cluster:
+
+        def view() -> RenderableType:
+            obj = cluster.get(actions.ARGO_API, "Rollout", name, namespace)
+            rollout, _problem = parse_rollout_object(obj)
+            return render(summarize(cluster, namespace, name, rollout))
+
+        try:
+            first = view()
+        except NotFound:
+            typer.echo(f"error: rollout {namespace}/{name} not found", err=True)
+            raise typer.Exit(1) from None
+        if not watch:
+            console.print(first)
+            return
+        try:
+            with Live(first, console=console, refresh_per_second=4) as live:
+                while True:
+                    time.sleep(1.0)
+                    live.update(view())
+        except KeyboardInterrupt:
+            return
+
+
+@rollouts_app.command("promote")
+def promote(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+    full: Annotated[bool, typer.Option("--full", help="Skip all remaining steps.")] = False,
+) -> None:
+    """Resume a paused Rollout, or skip the current step (--full: all of them)."""
+    _run(state_dir, lambda c: actions.promote(c, namespace, name, full=full))
+
+
+@rollouts_app.command("abort")
+def abort(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+    """Abort the update: all traffic back to the stable version."""
+    _run(state_dir, lambda c: actions.abort(c, namespace, name))
+
+
+@rollouts_app.command("retry")
+def retry(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+    """Start an aborted update again from its first step."""
+    _run(state_dir, lambda c: actions.retry(c, namespace, name))
+
+
+@rollouts_app.command("pause")
+def pause(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+    """Pause the Rollout (spec.paused)."""
+    _run(state_dir, lambda c: actions.pause(c, namespace, name))
+
+
+@rollouts_app.command("restart")
+def restart(
+    name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
+) -> None:
+    """Restart the Rollout's pods (spec.restartAt = now)."""
+    _run(state_dir, lambda c: actions.restart(c, namespace, name, now=c.clock.now()))
+
+
+@rollouts_app.command("undo")
+def undo(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+    to_revision: Annotated[int | None, typer.Option("--to-revision")] = None,
+) -> None:
+    """Go back to a previous revision's pod template."""
+    _run(state_dir, lambda c: actions.undo(c, namespace, name, to_revision=to_revision))
+
+
+@set_app.command("image")
+def set_image(
+    name: str,
+    assignment: Annotated[str, typer.Argument(metavar="CONTAINER=IMAGE")],
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+) -> None:
+    """Set a container's image."""
+    container, sep, image = assignment.partition("=")
+    if not sep or not container or not image:
+        typer.echo(f"error: expected CONTAINER=IMAGE, got {assignment!r}", err=True)
+        raise typer.Exit(2)
+    _run(
+        state_dir, lambda c: actions.set_image(c, namespace, name, container=container, image=image)
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(rollouts_app, name="rollouts")

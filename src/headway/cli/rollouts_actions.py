@@ -1,0 +1,170 @@
+"""What `headway rollouts promote|abort|retry|pause|restart|set image|undo` change, as the
+`kubectl argo rollouts` plugin changes them.
+
+* promote: unpause (`spec.paused: false`) and clear `status.pauseConditions`; when nothing
+  was paused, skip the current canary step (`status.currentStepIndex + 1`);
+  `--full`: `status.promoteFull: true` (skips every remaining step and analysis).
+* abort: `status.abort: true`; retry: `status.abort: false`.
+* pause: `spec.paused: true`; restart: `spec.restartAt` = now.
+* set image: the container's image in `spec.template`.
+* undo: `spec.template` becomes the template of revision N (default: the one before the
+  current); with that ReplicaSet still around the controller fast-tracks to it.
+
+Status edits are read-modify-write with the resourceVersion as a precondition, retried on a
+conflict with the controller's own write; spec edits replace the object's spec the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from headway.cluster.errors import Conflict
+from headway.cluster.protocol import Cluster, Obj
+from headway.rollout.replica_sets import HASH_LABEL, view_of
+from headway.rollout.timefmt import format_time
+
+__all__ = [
+    "ARGO_API",
+    "RolloutCommandError",
+    "abort",
+    "pause",
+    "promote",
+    "restart",
+    "retry",
+    "set_image",
+    "undo",
+]
+
+ARGO_API = "argoproj.io/v1alpha1"
+FIELD_MANAGER = "headway-rollouts-cli"
+_ATTEMPTS = 5
+
+
+class RolloutCommandError(Exception):
+    """A command that cannot be carried out; the message says why."""
+
+
+def _get(cluster: Cluster, namespace: str, name: str) -> Obj:
+    return cluster.get(ARGO_API, "Rollout", name, namespace)
+
+
+def _edit_status(
+    cluster: Cluster, namespace: str, name: str, change: Callable[[Obj, dict[str, Any]], None]
+) -> Obj:
+    for _ in range(_ATTEMPTS):
+        ro = _get(cluster, namespace, name)
+        status = copy.deepcopy(ro.get("status") or {})
+        change(ro, status)
+        try:
+            return cluster.patch_status(
+                ARGO_API,
+                "Rollout",
+                name,
+                namespace,
+                status,
+                resource_version=ro["metadata"].get("resourceVersion"),
+            )
+        except Conflict:
+            continue
+    raise RolloutCommandError(f"rollout {namespace}/{name} kept changing; try again")
+
+
+def _edit_spec(
+    cluster: Cluster, namespace: str, name: str, change: Callable[[dict[str, Any]], None]
+) -> Obj:
+    for _ in range(_ATTEMPTS):
+        ro = _get(cluster, namespace, name)
+        body = {k: copy.deepcopy(ro[k]) for k in ("apiVersion", "kind", "metadata", "spec")}
+        change(body["spec"])
+        body["metadata"].pop("managedFields", None)
+        try:
+            update = getattr(cluster, "update", None)
+            if callable(update):
+                result: Obj = update(body, field_manager=FIELD_MANAGER)
+                return result
+            return cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
+        except Conflict:
+            continue
+    raise RolloutCommandError(f"rollout {namespace}/{name} kept changing; try again")
+
+
+def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) -> str:
+    ro = _get(cluster, namespace, name)
+    if (ro.get("status") or {}).get("abort"):
+        raise RolloutCommandError(f"rollout '{name}' is aborted; use `retry` first")
+    if ro["spec"].get("paused"):
+        _edit_spec(cluster, namespace, name, lambda spec: spec.update(paused=False))
+    if full:
+        _edit_status(cluster, namespace, name, lambda _ro, st: st.update(promoteFull=True))
+        return f"rollout '{name}' fully promoted"
+    was_paused = bool((ro.get("status") or {}).get("pauseConditions")) or ro["spec"].get("paused")
+
+    def step(current: Obj, status: dict[str, Any]) -> None:
+        if status.get("pauseConditions"):
+            status["pauseConditions"] = None
+            return
+        steps = ((current["spec"].get("strategy") or {}).get("canary") or {}).get("steps") or []
+        index = int(status.get("currentStepIndex") or 0)
+        if not was_paused and index < len(steps):
+            status["currentStepIndex"] = index + 1
+
+    _edit_status(cluster, namespace, name, step)
+    return f"rollout '{name}' promoted"
+
+
+def abort(cluster: Cluster, namespace: str, name: str) -> str:
+    _edit_status(cluster, namespace, name, lambda _ro, st: st.update(abort=True))
+    return f"rollout '{name}' aborted"
+
+
+def retry(cluster: Cluster, namespace: str, name: str) -> str:
+    _edit_status(cluster, namespace, name, lambda _ro, st: st.update(abort=False))
+    return f"rollout '{name}' retried"
+
+
+def pause(cluster: Cluster, namespace: str, name: str) -> str:
+    _edit_spec(cluster, namespace, name, lambda spec: spec.update(paused=True))
+    return f"rollout '{name}' paused"
+
+
+def restart(cluster: Cluster, namespace: str, name: str, *, now: datetime) -> str:
+    _edit_spec(cluster, namespace, name, lambda spec: spec.update(restartAt=format_time(now)))
+    return f"rollout '{name}' restarts"
+
+
+def set_image(cluster: Cluster, namespace: str, name: str, *, container: str, image: str) -> str:
+    def change(spec: dict[str, Any]) -> None:
+        pod = (spec.get("template") or {}).get("spec") or {}
+        found = [c for c in pod.get("containers") or [] if c.get("name") == container]
+        if not found:
+            names = ", ".join(c.get("name", "") for c in pod.get("containers") or [])
+            raise RolloutCommandError(f"no container '{container}' (containers: {names})")
+        found[0]["image"] = image
+
+    _edit_spec(cluster, namespace, name, change)
+    return f"rollout '{name}' image updated"
+
+
+def undo(cluster: Cluster, namespace: str, name: str, *, to_revision: int | None = None) -> str:
+    ro = _get(cluster, namespace, name)
+    uid = ro["metadata"].get("uid")
+    sets = [
+        rs
+        for rs in cluster.list("apps/v1", "ReplicaSet", namespace=namespace)
+        if any(r.get("uid") == uid for r in rs["metadata"].get("ownerReferences") or [])
+    ]
+    by_revision = sorted(sets, key=lambda rs: view_of(rs).revision, reverse=True)
+    if to_revision is None:
+        target = by_revision[1] if len(by_revision) > 1 else None
+    else:
+        target = next((rs for rs in sets if view_of(rs).revision == to_revision), None)
+    if target is None:
+        wanted = "a previous revision" if to_revision is None else f"revision {to_revision}"
+        raise RolloutCommandError(f"rollout '{name}' has no {wanted}")
+    template = copy.deepcopy(target["spec"]["template"])
+    (template.get("metadata") or {}).get("labels", {}).pop(HASH_LABEL, None)
+    _edit_spec(cluster, namespace, name, lambda spec: spec.update(template=template))
+    return f"rollout '{name}' rolled back to revision {view_of(target).revision}"

@@ -1,0 +1,197 @@
+"""The `headway rollouts get` view: what a Rollout is doing, read from the cluster.
+
+`summarize()` gathers plain data (testable without a terminal); `render()` lays it out with
+rich: the status line, the steps with the current one marked, the weights (for a canary
+without a router, the real share of pods: "setWeight 10 -> 1 of 4 pods = 25%"), the
+ReplicaSets with their pods, and the AnalysisRuns with each metric's last measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from headway.cluster.protocol import Cluster, Obj
+from headway.model.rollout import Rollout
+from headway.rollout.canary_replicas import replica_weight_percent
+from headway.rollout.canary_steps import set_weight_at, step_label
+from headway.rollout.replica_sets import HASH_LABEL, view_of
+
+__all__ = ["RolloutSummary", "render", "summarize", "weight_line"]
+
+ARGO_API = "argoproj.io/v1alpha1"
+_PHASE_STYLE = {"Healthy": "green", "Progressing": "yellow", "Paused": "cyan", "Degraded": "red"}
+
+
+@dataclass(frozen=True)
+class RolloutSummary:
+    obj: Obj
+    rollout: Rollout | None
+    replica_sets: tuple[Obj, ...]
+    pods: Mapping[str, tuple[Obj, ...]]  # ReplicaSet name -> pods
+    runs: tuple[Obj, ...]
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        return self.obj.get("status") or {}
+
+
+def _owned(items: list[Obj], uid: str) -> list[Obj]:
+    return [
+        o
+        for o in items
+        if any(r.get("uid") == uid for r in (o["metadata"].get("ownerReferences") or []))
+    ]
+
+
+def summarize(
+    cluster: Cluster, namespace: str, name: str, rollout: Rollout | None
+) -> RolloutSummary:
+    obj = cluster.get(ARGO_API, "Rollout", name, namespace)
+    uid = str(obj["metadata"].get("uid"))
+    sets = sorted(
+        _owned(cluster.list("apps/v1", "ReplicaSet", namespace=namespace), uid),
+        key=lambda rs: view_of(rs).revision,
+        reverse=True,
+    )
+    pods = cluster.list("v1", "Pod", namespace=namespace)
+    by_set = {
+        rs["metadata"]["name"]: tuple(_owned(pods, str(rs["metadata"]["uid"]))) for rs in sets
+    }
+    runs = sorted(
+        _owned(cluster.list(ARGO_API, "AnalysisRun", namespace=namespace), uid),
+        key=lambda r: str(r["metadata"].get("creationTimestamp", "")),
+    )
+    return RolloutSummary(obj, rollout, tuple(sets), by_set, tuple(runs))
+
+
+def weight_line(summary: RolloutSummary) -> str:
+    """`setWeight 10 -> 1 of 4 pods = 25%` without a router; `canary 10%, stable 90%` with."""
+    status, ro = summary.status, summary.rollout
+    canary = ro.spec.strategy.canary if ro else None
+    if canary is None:
+        return ""
+    weights = (status.get("canary") or {}).get("weights")
+    if canary.traffic_routing is not None and weights:
+        verified = weights.get("verified")
+        note = "" if verified is None else (" (verified)" if verified else " (not yet applied)")
+        return f"canary {weights['canary']['weight']}%, stable {weights['stable']['weight']}%{note}"
+    index = int(status.get("currentStepIndex") or 0)
+    wanted = set_weight_at(canary.steps, index) if canary.steps else 100
+    current = status.get("currentPodHash")
+    canary_pods = sum(
+        int((rs.get("status") or {}).get("availableReplicas") or 0)
+        for rs in summary.replica_sets
+        if view_of(rs).pod_hash == current
+    )
+    total = sum(
+        int((rs.get("status") or {}).get("availableReplicas") or 0) for rs in summary.replica_sets
+    )
+    percent = replica_weight_percent(canary_pods, total - canary_pods)
+    return f"setWeight {wanted} -> {canary_pods} of {total} pods = {percent:.0f}%"
+
+
+def _header(summary: RolloutSummary) -> Table:
+    status, meta = summary.status, summary.obj["metadata"]
+    table = Table.grid(padding=(0, 2))
+    phase = str(status.get("phase") or "Unknown")
+    table.add_row("Name:", str(meta["name"]))
+    table.add_row("Namespace:", str(meta.get("namespace") or "default"))
+    table.add_row("Status:", Text(phase, style=_PHASE_STYLE.get(phase, "")))
+    if status.get("message"):
+        table.add_row("Message:", str(status["message"]))
+    ro = summary.rollout
+    strategy = "BlueGreen" if ro and ro.spec.strategy.blue_green else "Canary"
+    table.add_row("Strategy:", strategy)
+    if ro and ro.spec.strategy.canary and ro.spec.strategy.canary.steps:
+        table.add_row(
+            "  Step:", f"{status.get('currentStepIndex', 0)}/{len(ro.spec.strategy.canary.steps)}"
+        )
+    line = weight_line(summary)
+    if line:
+        table.add_row("  Weight:", line)
+    table.add_row(
+        "Replicas:",
+        "  ".join(
+            f"{label}: {status.get(key, 0)}"
+            for label, key in (
+                ("Current", "replicas"),
+                ("Updated", "updatedReplicas"),
+                ("Ready", "readyReplicas"),
+                ("Available", "availableReplicas"),
+            )
+        ),
+    )
+    return table
+
+
+def _steps(summary: RolloutSummary) -> RenderableType | None:
+    ro = summary.rollout
+    if ro is None or ro.spec.strategy.canary is None or not ro.spec.strategy.canary.steps:
+        return None
+    index = int(summary.status.get("currentStepIndex") or 0)
+    table = Table(title="Steps", show_header=False, box=None)
+    for i, step in enumerate(ro.spec.strategy.canary.steps):
+        mark, style = (
+            ("✔", "green") if i < index else (("▶", "bold yellow") if i == index else (" ", "dim"))
+        )
+        table.add_row(Text(mark, style=style), str(i), Text(step_label(step), style=style))
+    return table
+
+
+def _last_measurements(run: Obj) -> str:
+    parts = []
+    for result in (run.get("status") or {}).get("metricResults") or []:
+        measurements = result.get("measurements") or []
+        last = measurements[-1] if measurements else {}
+        value = last.get("value", "-")
+        parts.append(f"{result.get('name')}={value} ({last.get('phase', result.get('phase'))})")
+    return ", ".join(parts)
+
+
+def _tree(summary: RolloutSummary) -> Tree:
+    status = summary.status
+    tree = Tree(f"Rollout {summary.obj['metadata']['name']}")
+    for rs in summary.replica_sets:
+        view = view_of(rs)
+        roles = [
+            r
+            for r, h in (
+                ("stable", status.get("stableRS")),
+                ("canary", status.get("currentPodHash")),
+            )
+            if h == view.pod_hash
+        ]
+        if status.get("stableRS") == status.get("currentPodHash") and roles:
+            roles = ["stable"]
+        label = (
+            f"ReplicaSet {view.name} rev:{view.revision} "
+            f"{view.available}/{view.replicas} available {' '.join(roles)}"
+        )
+        branch = tree.add(label)
+        for pod in summary.pods.get(view.name, ()):
+            phase = (pod.get("status") or {}).get("phase", "Pending")
+            branch.add(f"Pod {pod['metadata']['name']} {phase}")
+        for run in summary.runs:
+            if (run["metadata"].get("labels") or {}).get(HASH_LABEL) == view.pod_hash:
+                phase = (run.get("status") or {}).get("phase", "Pending")
+                branch.add(
+                    f"AnalysisRun {run['metadata']['name']} {phase} "
+                    f"{_last_measurements(run)}".rstrip()
+                )
+    return tree
+
+
+def render(summary: RolloutSummary) -> RenderableType:
+    parts: list[RenderableType] = [_header(summary)]
+    steps = _steps(summary)
+    if steps is not None:
+        parts.append(steps)
+    parts.append(_tree(summary))
+    return Group(*parts)

@@ -1,0 +1,114 @@
+"""`headway serve`: run the controllers against the local runtime's store until stopped.
+
+Controllers come from factories: each `ControllerFactory` takes the `ServeContext` (cluster,
+clock, HTTP client, options) and returns the step controllers it wants registered in the
+`Manager`. The Rollout and AnalysisRun controllers are always on; another loop (the GitOps
+sync engine's `--apps`) adds a factory to `FACTORIES` and reads its flag from
+`ServeContext.options`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx2
+import typer
+
+from headway.clock import Clock, SystemClock
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.analysis import AnalysisController
+from headway.controllers.manager import Manager, ObjectKey, StepController
+from headway.controllers.rollout import RolloutController
+from headway.providers.registry import default_registry
+
+__all__ = ["FACTORIES", "ControllerFactory", "ServeContext", "build_manager", "register"]
+
+ARGO_API = "argoproj.io/v1alpha1"
+
+
+@dataclass(frozen=True)
+class ServeContext:
+    cluster: Cluster
+    clock: Clock
+    http: httpx2.AsyncClient
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+ControllerFactory = Callable[[ServeContext], Iterable[StepController]]
+
+
+class AnalysisRunSteps:
+    """The analysis controller as a manager-driven step controller (one key per run)."""
+
+    name = "analysisruns"
+    watches: Sequence[tuple[str, str]] = ((ARGO_API, "AnalysisRun"),)
+
+    def __init__(self, ctx: ServeContext) -> None:
+        self._ctx = ctx
+        self._controller = AnalysisController(
+            providers=default_registry(ctx.http, ctx.clock), clock=ctx.clock
+        )
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        return [ObjectKey(str(meta.get("namespace") or "default"), str(meta.get("name")))]
+
+    async def step(self, key: ObjectKey) -> float | None:
+        return await self._controller.step(
+            self._ctx.cluster, key.namespace, key.name, self._ctx.clock.now()
+        )
+
+
+def _rollouts(ctx: ServeContext) -> Iterable[StepController]:
+    return [RolloutController(ctx.cluster, ctx.clock)]
+
+
+def _analysis(ctx: ServeContext) -> Iterable[StepController]:
+    return [AnalysisRunSteps(ctx)]
+
+
+FACTORIES: list[ControllerFactory] = [_rollouts, _analysis]
+
+
+def build_manager(
+    ctx: ServeContext, factories: Sequence[ControllerFactory] = (), *, resync: float = 30.0
+) -> Manager:
+    manager = Manager(ctx.cluster, ctx.clock, resync_seconds=resync)
+    for factory in factories or FACTORIES:
+        for controller in factory(ctx):
+            manager.register(controller)
+    return manager
+
+
+async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
+    clock = SystemClock()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with LocalCluster(RuntimePaths(state_dir).db, clock) as cluster:
+        async with httpx2.AsyncClient() as http:
+            manager = build_manager(ServeContext(cluster, clock, http, options))
+            names = ", ".join(manager.controllers)
+            print(f"serving {names} (pid {os.getpid()}, state {state_dir})", flush=True)
+            await manager.run(stop)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve_command(
+        state_dir: Annotated[
+            Path, typer.Option("--state-dir", help="Runtime state directory.")
+        ] = Path(".headway"),
+    ) -> None:
+        """Run the controllers (Rollouts, AnalysisRuns) until SIGTERM or Ctrl-C."""
+        asyncio.run(serve(state_dir, {}))
