@@ -24,6 +24,7 @@ def spec(**kw: object) -> AppProjectSpec:
         cluster_resource_whitelist_set=False,
         cluster_resource_blacklist=(),
         namespace_resource_whitelist=(),
+        namespace_resource_whitelist_set=False,
         namespace_resource_blacklist=(),
         roles=(),
         sync_windows=(),
@@ -120,12 +121,25 @@ def test_cluster_scoped_kinds_need_the_whitelist() -> None:
     )
 
 
+def test_an_explicit_empty_namespace_whitelist_allows_no_namespaced_kind() -> None:
+    # Argo CD: nil allows everything, [] allows nothing.
+    nothing = spec(namespace_resource_whitelist=(), namespace_resource_whitelist_set=True)
+    refused = resource_refusal(
+        "p", nothing, group="apps", kind="Deployment", name="a", namespaced=True
+    )
+    assert refused is not None
+    assert refused.reason == "apps/Deployment a: kind not in namespaceResourceWhitelist"
+
+
 def test_namespaced_white_and_black_lists() -> None:
     assert (
         resource_refusal("p", spec(), group="apps", kind="Deployment", name="a", namespaced=True)
         is None
     )
-    only_apps = spec(namespace_resource_whitelist=(GroupKind("apps", "*"),))
+    only_apps = spec(
+        namespace_resource_whitelist=(GroupKind("apps", "*"),),
+        namespace_resource_whitelist_set=True,
+    )
     assert (
         resource_refusal("p", only_apps, group="apps", kind="Deployment", name="a", namespaced=True)
         is None

@@ -85,6 +85,7 @@ class AppProjectSpec:
     cluster_resource_whitelist_set: bool
     cluster_resource_blacklist: tuple[GroupKind, ...]
     namespace_resource_whitelist: tuple[GroupKind, ...]
+    namespace_resource_whitelist_set: bool
     namespace_resource_blacklist: tuple[GroupKind, ...]
     roles: tuple[ProjectRole, ...]
     sync_windows: tuple[SyncWindow, ...]
@@ -307,6 +308,7 @@ def _build_spec(raw: Mapping[str, Any]) -> AppProjectSpec:
         values[spec.attribute] = spec.shape.absent() if item is None else spec.shape.convert(item)
     values.pop("source_integrity")
     values["cluster_resource_whitelist_set"] = raw.get("clusterResourceWhitelist") is not None
+    values["namespace_resource_whitelist_set"] = raw.get("namespaceResourceWhitelist") is not None
     return AppProjectSpec(**values)
 
 

@@ -141,8 +141,11 @@ def resource_refusal(
 ) -> Refusal | None:
     label = f"{group or 'core'}/{kind} {name}"
     if namespaced:
+        # As in Argo CD: an absent whitelist allows every namespaced kind, an explicit
+        # empty one allows none.
         allow = spec.namespace_resource_whitelist
-        if allow and not _in_list(group, kind, name, allow):
+        restricted = spec.namespace_resource_whitelist_set
+        if restricted and not _in_list(group, kind, name, allow):
             return Refusal(project, f"{label}: kind not in namespaceResourceWhitelist")
         if _in_list(group, kind, name, spec.namespace_resource_blacklist):
             return Refusal(project, f"{label}: kind is in namespaceResourceBlacklist")
