@@ -1,0 +1,87 @@
+"""The live side of an Application: the objects it manages in its destination cluster.
+
+Managed means carrying the app's tracking annotation, or (for objects without one, as
+Argo CD's label tracking has it) its `app.kubernetes.io/instance` label and no owner - a Pod
+made from a labelled template belongs to its ReplicaSet, not to the app. Objects that exist
+under a desired key are read too, so adopting an existing object shows as a diff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.protocol import Cluster, ResourceKind
+from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
+from headway.sync.resources import ResourceKey, key_of
+
+__all__ = ["LiveReader", "existing_namespaces"]
+
+Obj = dict[str, Any]
+# Kinds an app never manages directly; listing them on every refresh would only cost time.
+_SKIPPED_KINDS = frozenset({"Event", "Endpoints", "Lease"})
+
+
+class LiveReader:
+    """Reads apps' objects from one cluster; discovery is cached per reader."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._kinds: list[ResourceKind] | None = None
+
+    def kinds(self) -> list[ResourceKind]:
+        if self._kinds is None:
+            self._kinds = [k for k in self._cluster.discovery() if k.kind not in _SKIPPED_KINDS]
+        return self._kinds
+
+    def forget_discovery(self) -> None:
+        self._kinds = None
+
+    def managed(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
+        found: dict[ResourceKey, Obj] = {}
+        for kind in self.kinds():
+            try:
+                objects = self._cluster.list(
+                    kind.api_version, kind.kind, label_selector={TRACKING_LABEL: app}
+                )
+            except ClusterError:
+                continue
+            for obj in objects:
+                if _managed_by(obj, app):
+                    found[key_of(obj)] = obj
+        for wanted in desired:
+            key = key_of(wanted)
+            if key not in found:
+                current = self._get(wanted, key)
+                if current is not None:
+                    found[key] = current
+        return found
+
+    def _get(self, obj: Mapping[str, Any], key: ResourceKey) -> Obj | None:
+        try:
+            return self._cluster.get(
+                str(obj.get("apiVersion", "")), key.kind, key.name, key.namespace or None
+            )
+        except NotFound:
+            return None
+        except ClusterError:
+            self.forget_discovery()  # a CRD may have appeared or gone
+            return None
+
+
+def _managed_by(obj: Mapping[str, Any], app: str) -> bool:
+    meta = obj.get("metadata") or {}
+    if TRACKING_ANNOTATION in (meta.get("annotations") or {}):
+        return owner_of(obj) == app
+    return not meta.get("ownerReferences")
+
+
+def existing_namespaces(cluster: Cluster) -> frozenset[str]:
+    try:
+        return frozenset(str(ns["metadata"]["name"]) for ns in cluster.list("v1", "Namespace")) | {
+            "default",
+            "kube-system",
+        }
+    except ClusterError:
+        return frozenset({"default", "kube-system"})

@@ -1,0 +1,156 @@
+"""Operations and history in Argo CD's shapes: the `operation` a user or the automated
+policy asks for, the `status.operationState` that runs it, and `status.history`.
+
+Argo CD records history only for successful full syncs; Headway records every finished
+operation - failed and selective ones too - with its `phase` and the selected `resources`,
+so `headway app history` answers "what was attempted" as well as "what was deployed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from headway.sync.autosync import LastOperation
+
+__all__ = [
+    "CONFIRM_PRUNE_ANNOTATION",
+    "append_history",
+    "last_operation",
+    "new_operation_state",
+    "prune_confirmed",
+    "sync_operation",
+]
+
+# Argo CD's annotation: a timestamp after the operation started approves its pending prunes.
+CONFIRM_PRUNE_ANNOTATION = "argocd.argoproj.io/deletion-approved"
+
+TERMINAL_PHASES = ("Succeeded", "Failed", "Error")
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_stamp(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def sync_operation(
+    *,
+    initiated_by: str,
+    automated: bool = False,
+    revisions: Sequence[str] = (),
+    prune: bool = False,
+    dry_run: bool = False,
+    resources: Sequence[Mapping[str, str]] = (),
+    self_heal_attempts: int = 0,
+) -> dict[str, Any]:
+    """An `operation` object as Argo CD writes it on the Application."""
+    sync: dict[str, Any] = {"prune": prune}
+    if revisions:
+        sync["revision"] = revisions[0]
+        if len(revisions) > 1:
+            sync["revisions"] = list(revisions)
+    if dry_run:
+        sync["dryRun"] = True
+    if resources:
+        sync["resources"] = [dict(r) for r in resources]
+    if self_heal_attempts:
+        sync["selfHealAttemptsCount"] = self_heal_attempts
+    who = {"automated": True} if automated else {"username": initiated_by}
+    return {"sync": sync, "initiatedBy": who}
+
+
+def new_operation_state(
+    operation: Mapping[str, Any], *, now: datetime, revisions: Sequence[str], retry_count: int = 0
+) -> dict[str, Any]:
+    """A Running operation state, its revision pinned to what was resolved at its start."""
+    sync = dict(operation.get("sync") or {})
+    if not sync.get("revision") and revisions:
+        sync["revision"] = revisions[0]
+        if len(revisions) > 1:
+            sync["revisions"] = list(revisions)
+    pinned = [str(sync.get("revision") or "")]
+    if sync.get("revisions"):
+        pinned = [str(r) for r in sync["revisions"]]
+    return {
+        "operation": {**operation, "sync": sync},
+        "phase": "Running",
+        "message": "",
+        "startedAt": stamp(now),
+        "retryCount": retry_count,
+        "syncResult": {"revision": pinned[0], "revisions": pinned, "resources": []},
+    }
+
+
+def pinned_revisions(state: Mapping[str, Any]) -> list[str]:
+    result = state.get("syncResult") or {}
+    return [str(r) for r in result.get("revisions") or [result.get("revision") or ""]]
+
+
+def is_running(state: Mapping[str, Any] | None) -> bool:
+    return bool(state) and (state or {}).get("phase") not in TERMINAL_PHASES
+
+
+def last_operation(state: Mapping[str, Any] | None) -> LastOperation | None:
+    """The finished operation the automated policy judges against."""
+    if not state or state.get("phase") not in TERMINAL_PHASES:
+        return None
+    finished = parse_stamp(state.get("finishedAt"))
+    if finished is None:
+        return None
+    sync = (state.get("operation") or {}).get("sync") or {}
+    return LastOperation(
+        revision=str((state.get("syncResult") or {}).get("revision") or ""),
+        succeeded=state.get("phase") == "Succeeded",
+        finished_at=finished,
+        message=str(state.get("message") or ""),
+        self_heal_attempts=int(sync.get("selfHealAttemptsCount") or 0),
+        failed_reattempts=int(state.get("retryCount") or 0),
+    )
+
+
+def prune_confirmed(app: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
+    annotations = (app.get("metadata") or {}).get("annotations") or {}
+    approved = parse_stamp(annotations.get(CONFIRM_PRUNE_ANNOTATION))
+    started = parse_stamp(state.get("startedAt"))
+    return approved is not None and started is not None and approved >= started
+
+
+def append_history(
+    history: Sequence[Mapping[str, Any]],
+    state: Mapping[str, Any],
+    *,
+    sources: Sequence[Mapping[str, Any]],
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The history with the finished operation in `state` appended, oldest first, trimmed
+    to `revisionHistoryLimit` entries."""
+    sync = (state.get("operation") or {}).get("sync") or {}
+    revisions = pinned_revisions(state)
+    entry: dict[str, Any] = {
+        "id": max((int(h.get("id") or 0) for h in history), default=-1) + 1,
+        "revision": revisions[0],
+        "deployStartedAt": state.get("startedAt"),
+        "deployedAt": state.get("finishedAt"),
+        "initiatedBy": (state.get("operation") or {}).get("initiatedBy") or {},
+        "phase": state.get("phase"),
+        "message": state.get("message"),
+    }
+    if len(sources) > 1:
+        entry["revisions"], entry["sources"] = revisions, [dict(s) for s in sources]
+    elif sources:
+        entry["source"] = dict(sources[0])
+    if sync.get("resources"):
+        entry["resources"] = sync["resources"]
+    if sync.get("dryRun"):
+        entry["dryRun"] = True
+    out = [dict(h) for h in history] + [entry]
+    return out[-limit:] if limit > 0 else out

@@ -1,0 +1,180 @@
+"""Desired state for an Application: fetch (on the poll interval or when a local ref moved),
+resolve each source's revision, render through the shared render cache.
+
+A render is keyed by the Git object ids it read, so a refresh where nothing changed re-uses
+every result and a commit that touches one app's path re-renders that app only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import unquote, urlparse
+
+from headway.clock import Clock
+from headway.model.application import Application
+from headway.model.diagnostics import Severity
+from headway.source.errors import SourceError
+from headway.source.git import GitCache
+from headway.source.render import RenderCache
+from headway.source.sources import render_requests, resolve_sources
+from headway.source.spec import ApplicationSource
+
+__all__ = [
+    "DEFAULT_POLL_SECONDS",
+    "DesiredState",
+    "LocalRefWatcher",
+    "SourceReader",
+    "local_repo_path",
+    "raw_sources",
+]
+
+# Argo CD's `timeout.reconciliation` default: 3 minutes.
+DEFAULT_POLL_SECONDS = 180.0
+
+Obj = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DesiredState:
+    """Rendered objects at resolved commits (one per source), or the errors that stopped it."""
+
+    objects: tuple[Obj, ...]
+    revisions: tuple[str, ...]
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def revision(self) -> str:
+        return self.revisions[0] if self.revisions else ""
+
+
+def local_repo_path(url: str) -> Path | None:
+    """The directory of a `file://` URL or plain path, None for network remotes."""
+    if url.startswith("file://"):
+        return Path(unquote(urlparse(url).path))
+    if "://" not in url and not url.startswith("git@"):
+        return Path(url)
+    return None
+
+
+class LocalRefWatcher:
+    """Notices a local repository's refs moving by stat-ing HEAD, packed-refs and every
+    file under refs/ (what a commit or push rewrites), without reading Git objects."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[tuple[str, int, int], ...]] = {}
+
+    def changed(self, urls: Sequence[str]) -> list[str]:
+        moved = []
+        for url in urls:
+            root = local_repo_path(url)
+            if root is None:
+                continue
+            signature = _ref_signature(root)
+            if url in self._seen and self._seen[url] != signature:
+                moved.append(url)
+            self._seen[url] = signature
+        return moved
+
+
+def _ref_signature(root: Path) -> tuple[tuple[str, int, int], ...]:
+    git_dir = root / ".git" if (root / ".git").is_dir() else root
+    paths = [git_dir / "HEAD", git_dir / "packed-refs"]
+    refs = git_dir / "refs"
+    if refs.is_dir():
+        paths.extend(p for p in refs.rglob("*") if p.is_file())
+    out = []
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        out.append((str(path), stat.st_mtime_ns, stat.st_size))
+    return tuple(sorted(out))
+
+
+class SourceReader:
+    """Renders Applications' sources; fetches each remote at most once per poll interval
+    unless `mark_changed` says it moved."""
+
+    def __init__(
+        self,
+        *,
+        git: GitCache,
+        clock: Clock,
+        render_cache: RenderCache | None = None,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+    ) -> None:
+        self._git = git
+        self._clock = clock
+        self.render_cache = render_cache or RenderCache(max_entries=4096)
+        self._poll = poll_seconds
+        self._fetched_at: dict[str, float] = {}
+
+    def mark_changed(self, url: str) -> None:
+        self._fetched_at.pop(url, None)
+
+    def _fetch_due(self, sources: Sequence[ApplicationSource]) -> None:
+        now = self._clock.monotonic()
+        for source in sources:
+            url = str(source.get("repoURL") or "")
+            last = self._fetched_at.get(url)
+            if url and (last is None or now - last >= self._poll):
+                self._git.repository(url).fetch()
+                self._fetched_at[url] = now
+
+    def desired(
+        self, app: Application, raw: Mapping[str, Any], *, revisions: Sequence[str] = ()
+    ) -> DesiredState:
+        """Render `app` (`raw` is its object, for the source dicts); `revisions` pins each
+        source to a commit (a running operation)."""
+        sources = _pinned(raw_sources(raw), revisions)
+        try:
+            self._fetch_due(sources)
+            resolved = resolve_sources(sources, cache=self._git, fetch=False)
+            namespace = app.spec.destination.namespace or ""
+            requests = render_requests(resolved, app_name=app.name, namespace=namespace)
+        except SourceError as err:
+            return DesiredState((), (), (f"{err}",))
+        shas = tuple(r.sha for r in resolved)
+        objects: list[Obj] = []
+        errors: list[str] = []
+        warnings: list[str] = []
+        for request in requests:
+            try:
+                result = self.render_cache.render(request)
+            except SourceError as err:
+                errors.append(str(err))
+                continue
+            for diagnostic in result.diagnostics:
+                bucket = errors if diagnostic.severity is Severity.ERROR else warnings
+                bucket.append(str(diagnostic))
+            objects.extend(dict(d.obj) for d in result.documents if isinstance(d.obj, Mapping))
+        return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings))
+
+
+def raw_sources(raw: Mapping[str, Any]) -> list[ApplicationSource]:
+    """`spec.sources` when given (Argo CD then ignores `source`), else `[spec.source]`."""
+    spec = raw.get("spec") or {}
+    listed = spec.get("sources")
+    if isinstance(listed, list) and listed:
+        return [cast(ApplicationSource, s) for s in listed if isinstance(s, dict)]
+    single = spec.get("source")
+    return [cast(ApplicationSource, single)] if isinstance(single, dict) else []
+
+
+def _pinned(
+    sources: Sequence[ApplicationSource], revisions: Sequence[str]
+) -> list[ApplicationSource]:
+    if not revisions:
+        return list(sources)
+    pinned: list[ApplicationSource] = []
+    for index, source in enumerate(sources):
+        copy: ApplicationSource = dict(source)  # type: ignore[assignment]
+        if index < len(revisions) and revisions[index]:
+            copy["targetRevision"] = revisions[index]
+        pinned.append(copy)
+    return pinned

@@ -1,0 +1,196 @@
+"""Comparison of an Application's desired and live objects: per-resource sync and health,
+the app's sync status and health, in Argo CD's status shapes. Purely computational.
+
+Resources are tracked as Argo CD tracks them: the label `app.kubernetes.io/instance: <app>`
+(for listing) and the annotation `argocd.argoproj.io/tracking-id:
+<app>:<group>/<kind>:<namespace>/<name>` (which app owns it). Hooks are not compared; a live
+hook is listed with `hook: true`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from headway.diff import CompiledRule, ResourceDiff, diff_resource
+from headway.health import HealthResult, HealthStatus, worst
+from headway.sync import hooks
+from headway.sync.resources import ResourceKey, is_namespaced, key_of
+from headway.sync.waves import wave_of
+
+__all__ = [
+    "TRACKING_ANNOTATION",
+    "TRACKING_LABEL",
+    "Comparison",
+    "ResourceStatus",
+    "compare_app",
+    "owner_of",
+    "prepare_desired",
+    "tracking_id",
+]
+
+TRACKING_LABEL = "app.kubernetes.io/instance"
+TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"
+
+Obj = Mapping[str, Any]
+Assess = Callable[[Obj], HealthResult | None]
+
+
+def tracking_id(app: str, key: ResourceKey) -> str:
+    return f"{app}:{key.group}/{key.kind}:{key.namespace}/{key.name}"
+
+
+def owner_of(obj: Obj) -> str | None:
+    """The app that manages `obj` by its tracking annotation, else by its instance label."""
+    meta = obj.get("metadata") or {}
+    annotation = (meta.get("annotations") or {}).get(TRACKING_ANNOTATION)
+    if isinstance(annotation, str) and ":" in annotation:
+        return annotation.split(":", 1)[0]
+    label = (meta.get("labels") or {}).get(TRACKING_LABEL)
+    return str(label) if label else None
+
+
+def prepare_desired(objects: Sequence[Obj], *, app: str, namespace: str) -> list[dict[str, Any]]:
+    """Desired objects as they will be applied: namespaced kinds without a namespace get the
+    destination's, and every object carries the tracking label and annotation."""
+    out = []
+    for obj in objects:
+        meta = dict(obj.get("metadata") or {})
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        namespaced = is_namespaced(group, str(obj.get("kind", "")))
+        if namespaced and namespace and not meta.get("namespace"):
+            meta["namespace"] = namespace
+        prepared = {**obj, "metadata": meta}
+        key = key_of(prepared)
+        meta["labels"] = {**(meta.get("labels") or {}), TRACKING_LABEL: app}
+        meta["annotations"] = {
+            **(meta.get("annotations") or {}),
+            TRACKING_ANNOTATION: tracking_id(app, key),
+        }
+        out.append(prepared)
+    return out
+
+
+@dataclass(frozen=True)
+class ResourceStatus:
+    """One entry of `status.resources` (Argo CD's ResourceStatus)."""
+
+    key: ResourceKey
+    version: str
+    status: str  # Synced / OutOfSync
+    health: HealthResult | None
+    hook: bool = False
+    requires_pruning: bool = False
+    sync_wave: int = 0
+
+    def to_status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "group": self.key.group,
+            "version": self.version,
+            "kind": self.key.kind,
+            "namespace": self.key.namespace,
+            "name": self.key.name,
+            "status": self.status,
+            "syncWave": self.sync_wave,
+        }
+        if self.health is not None:
+            out["health"] = {"status": str(self.health.status)}
+            if self.health.message:
+                out["health"]["message"] = self.health.message
+        if self.hook:
+            out["hook"] = True
+        if self.requires_pruning:
+            out["requiresPruning"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    resources: tuple[ResourceStatus, ...]
+    diffs: Mapping[ResourceKey, ResourceDiff]
+    shared: tuple[str, ...] = ()
+    desired: tuple[dict[str, Any], ...] = ()
+    live: Mapping[ResourceKey, Obj] = field(default_factory=dict)
+
+    @property
+    def sync_status(self) -> str:
+        compared = [r for r in self.resources if not r.hook]
+        return "OutOfSync" if any(r.status == "OutOfSync" for r in compared) else "Synced"
+
+    @property
+    def health(self) -> HealthResult:
+        """The worst health of the app's resources (hooks and kinds without a check
+        excluded); its message names the resource that set it."""
+        assessed = [r for r in self.resources if r.health is not None and not r.hook]
+        status = worst(r.health.status for r in assessed if r.health is not None)
+        if status is HealthStatus.HEALTHY:
+            return HealthResult(HealthStatus.HEALTHY)
+        first = next(r for r in assessed if r.health is not None and r.health.status is status)
+        detail = f": {first.health.message}" if first.health and first.health.message else ""
+        return HealthResult(status, f"{first.key} is {status}{detail}")
+
+    @property
+    def modified(self) -> dict[ResourceKey, bool]:
+        return {key: d.modified for key, d in self.diffs.items()}
+
+
+def compare_app(
+    *,
+    app: str,
+    desired: Sequence[dict[str, Any]],
+    live: Sequence[Obj],
+    rules: Sequence[CompiledRule] = (),
+    assess: Assess,
+) -> Comparison:
+    """`desired` as returned by `prepare_desired`; `live` the app's objects in the cluster
+    (tracked ones plus any existing object with a desired key)."""
+    live_by_key = {key_of(o): o for o in live}
+    resources: list[ResourceStatus] = []
+    diffs: dict[ResourceKey, ResourceDiff] = {}
+    shared: list[str] = []
+    desired_keys: set[ResourceKey] = set()
+    for obj in desired:
+        if hooks.is_hook(obj) or hooks.is_skipped(obj):
+            continue
+        key = key_of(obj)
+        desired_keys.add(key)
+        current = live_by_key.get(key)
+        owner = owner_of(current) if current is not None else None
+        if owner is not None and owner != app:
+            shared.append(f"{key.qualified} is part of applications {app} and {owner}")
+        diffs[key] = diff_resource(obj, current, rules)
+        resources.append(_status(key, obj, current, diffs[key], assess=assess))
+    for key, current in sorted(live_by_key.items()):
+        if key in desired_keys or owner_of(current) != app:
+            continue
+        if hooks.is_hook(current):
+            resources.append(_status(key, current, current, None, assess=assess, hook=True))
+            continue
+        diffs[key] = diff_resource(None, current, rules)
+        resources.append(_status(key, current, current, diffs[key], assess=assess))
+    return Comparison(tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key)
+
+
+def _status(
+    key: ResourceKey,
+    obj: Obj,
+    current: Obj | None,
+    diff: ResourceDiff | None,
+    *,
+    assess: Assess,
+    hook: bool = False,
+) -> ResourceStatus:
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2]
+    health = HealthResult(HealthStatus.MISSING) if current is None else assess(current)
+    synced = diff is None or not diff.modified
+    pruning = diff is not None and diff.normalized_desired is None
+    return ResourceStatus(
+        key=key,
+        version=version,
+        status="Synced" if synced else "OutOfSync",
+        health=health,
+        hook=hook,
+        requires_pruning=pruning,
+        sync_wave=wave_of(obj),
+    )

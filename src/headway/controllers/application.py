@@ -1,0 +1,392 @@
+"""The Application controller: one reconcile step per call for one Application.
+
+A step reads the Application from the control-plane store, checks its spec, project and
+destination, renders its sources (cached by Git tree ids), compares with the live objects,
+then either advances the running sync operation by one unit (`sync_executor`), starts a
+requested one (an `operation` written on the Application by the CLI, as Argo CD's does), or
+asks the automated policy whether to start one. Status is written once, at the end, and the
+step returns when it wants to be called again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError, Conflict, NotFound
+from headway.cluster.local.events import record_event
+from headway.cluster.protocol import Cluster
+from headway.controllers import app_operations as ops
+from headway.controllers.app_live import LiveReader, existing_namespaces
+from headway.controllers.app_metrics import AppMetrics, AppSample
+from headway.controllers.app_project import ProjectGuard, load_project
+from headway.controllers.app_sources import DEFAULT_POLL_SECONDS, SourceReader, raw_sources
+from headway.controllers.app_status import Comparison, compare_app, prepare_desired
+from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
+from headway.controllers.sync_executor import ExecutorInput, step_operation
+from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing
+from headway.diff import IgnoreRuleError, compile_rules
+from headway.health import HealthRegistry, default_registry
+from headway.model.application import Application, parse_application
+from headway.model.yamlload import Document
+from headway.sync.autosync import AutoSyncAction, ResourceState, decide_auto_sync
+from headway.sync.options import SyncOptions, parse_option_items
+from headway.sync.windows import AppTarget, window_decision
+
+__all__ = ["APP_API_VERSION", "ApplicationController", "Setup"]
+
+APP_API_VERSION = "argoproj.io/v1alpha1"
+Obj = dict[str, Any]
+
+
+@dataclass
+class Setup:
+    """What a step works out before comparing: the parsed app, its cluster, its project
+    guard, and any condition that stops it there."""
+
+    raw: Obj
+    app: Application | None = None
+    cluster: Cluster | None = None
+    guard: ProjectGuard | None = None
+    conditions: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ApplicationController:
+    def __init__(
+        self,
+        *,
+        store: Cluster,
+        clusters: ClusterRegistry,
+        sources: SourceReader,
+        clock: Clock,
+        health: HealthRegistry | None = None,
+        metrics: AppMetrics | None = None,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+    ) -> None:
+        self._store = store
+        self._clusters = clusters
+        self._sources = sources
+        self._clock = clock
+        self._health = health or default_registry()
+        self.metrics = metrics or AppMetrics()
+        self._poll = poll_seconds
+        self._live: dict[int, LiveReader] = {}
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def reconcile_all(self, namespace: str | None = None) -> float:
+        """One step for every Application; the soonest requeue any asked for."""
+        soonest = self._poll
+        for raw in self._store.list(APP_API_VERSION, "Application", namespace=namespace):
+            meta = raw["metadata"]
+            wait = self.reconcile(str(meta["name"]), str(meta.get("namespace") or "default"))
+            if wait is not None:
+                soonest = min(soonest, wait)
+        return soonest
+
+    def reconcile(self, name: str, namespace: str) -> float | None:
+        """One step for one Application; seconds until it wants another (None: gone)."""
+        try:
+            raw = self._store.get(APP_API_VERSION, "Application", name, namespace)
+        except NotFound:
+            self.metrics.forget(namespace, name)
+            return None
+        setup = self._setup(raw)
+        status = dict(raw.get("status") or {})
+        if setup.conditions or setup.app is None or setup.cluster is None:
+            status["conditions"] = setup.conditions
+            status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
+            return self._write(raw, status, self._poll, None)
+        raw, state = self._take_operation(setup, status)
+        if state is not None:
+            status["operationState"] = state
+        return self._reconcile_parsed(setup, raw, status)
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _setup(self, raw: Obj) -> Setup:
+        setup = Setup(raw)
+        app, diagnostics = parse_application(Document(raw, _where(raw), 0, 0))
+        errors = [d for d in diagnostics if d.severity == "error"]
+        if app is None or errors:
+            message = "; ".join(str(d) for d in errors) or "invalid Application"
+            setup.conditions.append(self._condition("InvalidSpecError", message))
+            return setup
+        setup.app = app
+        destination = app.spec.destination
+        try:
+            entry = self._clusters.resolve(server=destination.server, name=destination.name)
+            project = load_project(self._store, app.spec.project, app.metadata.namespace or "")
+        except (UnknownDestination, ValueError) as err:
+            setup.conditions.append(self._condition("InvalidSpecError", str(err)))
+            return setup
+        setup.cluster = entry.cluster
+        setup.guard = ProjectGuard(project, entry.server, entry.name)
+        refusals = [setup.guard.source(str(s.get("repoURL") or "")) for s in raw_sources(raw)]
+        refusals.append(setup.guard.destination(destination.namespace or ""))
+        for refusal in filter(None, refusals):
+            setup.conditions.append(self._condition("InvalidSpecError", refusal))
+        return setup
+
+    def _condition(self, kind: str, message: str) -> dict[str, Any]:
+        return {"type": kind, "message": message, "lastTransitionTime": ops.stamp(self._now())}
+
+    def _now(self) -> datetime:
+        return self._clock.now()
+
+    # -- operations ---------------------------------------------------------------------------
+
+    def _take_operation(self, setup: Setup, status: Obj) -> tuple[Obj, Obj | None]:
+        """Move a requested `operation` into `status.operationState` (unless one runs)."""
+        raw = setup.raw
+        requested = raw.get("operation")
+        current = status.get("operationState")
+        if not isinstance(requested, Mapping) or ops.is_running(current):
+            return raw, None
+        cleared = {k: v for k, v in raw.items() if k not in ("operation", "status")}
+        if not isinstance(self._store, Replacing):
+            raise TypeError("the control-plane store must support update (read-modify-write)")
+        try:
+            raw = self._store.update(cleared, field_manager=FIELD_MANAGER)
+        except Conflict:
+            return raw, None
+        assert setup.app is not None
+        state = ops.new_operation_state(requested, now=self._now(), revisions=())
+        refusal = self._window_refusal(setup, manual=True)
+        if refusal is not None:
+            state.update(phase="Failed", message=f"Cannot sync: {refusal}")
+            state["finishedAt"] = ops.stamp(self._now())
+        setup.raw = raw
+        return raw, state
+
+    def _window_refusal(self, setup: Setup, *, manual: bool) -> str | None:
+        assert setup.app is not None and setup.guard is not None
+        destination = setup.app.spec.destination
+        target = AppTarget(
+            name=setup.app.name,
+            namespace=destination.namespace or "",
+            server=setup.guard.server,
+            cluster_name=setup.guard.cluster_name,
+        )
+        windows = setup.guard.project.spec.sync_windows
+        decision = window_decision(self._now(), windows, app=target, manual=manual)
+        return None if decision.allowed else decision.reason
+
+    # -- compare and act ----------------------------------------------------------------------
+
+    def _reconcile_parsed(self, setup: Setup, raw: Obj, status: Obj) -> float | None:
+        app, cluster = setup.app, setup.cluster
+        assert app is not None and cluster is not None and setup.guard is not None
+        state = status.get("operationState")
+        running = ops.is_running(state)
+        pinned = ops.pinned_revisions(state) if running and state else []
+        if running and state is not None and not any(pinned):
+            pinned = []
+        desired_state = self._sources.desired(app, raw, revisions=[p for p in pinned if p])
+        if desired_state.errors:
+            status["conditions"] = [
+                self._condition("ComparisonError", "; ".join(desired_state.errors))
+            ]
+            status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
+            return self._write(raw, status, self._poll, app)
+        namespace = app.spec.destination.namespace or ""
+        desired = prepare_desired(desired_state.objects, app=app.name, namespace=namespace)
+        try:
+            rules = compile_rules(app.spec.ignore_differences)
+        except IgnoreRuleError as err:
+            status["conditions"] = [self._condition("ComparisonError", str(err))]
+            return self._write(raw, status, self._poll, app)
+        reader = self._reader(cluster)
+        live = reader.managed(app.name, desired)
+        comparison = compare_app(
+            app=app.name,
+            desired=desired,
+            live=list(live.values()),
+            rules=rules,
+            assess=self._health.assess,
+        )
+        self._fill_status(status, app, raw, comparison, desired_state.revisions)
+        status["conditions"] = self._conditions(comparison, desired_state.warnings)
+        if running and state is not None:
+            wait = self._step(setup, raw, status, comparison, rules)
+        else:
+            wait = self._auto_sync(setup, status, comparison, desired_state.revisions)
+        return self._write(raw, status, wait, app)
+
+    def _reader(self, cluster: Cluster) -> LiveReader:
+        reader = self._live.get(id(cluster))
+        if reader is None:
+            reader = self._live[id(cluster)] = LiveReader(cluster)
+        return reader
+
+    def _fill_status(
+        self,
+        status: Obj,
+        app: Application,
+        raw: Obj,
+        comparison: Comparison,
+        revisions: tuple[str, ...],
+    ) -> None:
+        sources = raw_sources(raw)
+        destination = dict((raw.get("spec") or {}).get("destination") or {})
+        compared: dict[str, Any] = {"destination": destination}
+        sync: dict[str, Any] = {"status": comparison.sync_status, "comparedTo": compared}
+        if len(sources) > 1:
+            compared["sources"] = [dict(s) for s in sources]
+            sync["revisions"] = list(revisions)
+        else:
+            compared["source"] = dict(sources[0]) if sources else {}
+            sync["revision"] = revisions[0] if revisions else ""
+        health = comparison.health
+        status["sync"] = sync
+        status["health"] = {"status": str(health.status)}
+        if health.message:
+            status["health"]["message"] = health.message
+        status["resources"] = [r.to_status() for r in comparison.resources]
+        status["reconciledAt"] = ops.stamp(self._now())
+
+    def _conditions(self, comparison: Comparison, warnings: tuple[str, ...]) -> list[Obj]:
+        out = [self._condition("SharedResourceWarning", s) for s in comparison.shared]
+        out += [self._condition("ComparisonWarning", w) for w in warnings]
+        return out
+
+    def _sync_options(self, app: Application, state: Mapping[str, Any]) -> SyncOptions:
+        policy = app.spec.sync_policy
+        items = list(policy.sync_options if policy else ())
+        items += [
+            str(o)
+            for o in ((state.get("operation") or {}).get("sync") or {}).get("syncOptions") or []
+        ]
+        return parse_option_items(items).options
+
+    def _step(
+        self, setup: Setup, raw: Obj, status: Obj, comparison: Comparison, rules: Any
+    ) -> float:
+        app, cluster, guard = setup.app, setup.cluster, setup.guard
+        assert app is not None and cluster is not None and guard is not None
+        state = status["operationState"]
+        outcome = step_operation(
+            ExecutorInput(
+                cluster=cluster,
+                app=app.name,
+                namespace=app.spec.destination.namespace or "",
+                state=state,
+                desired=comparison.desired,
+                live=comparison.live,
+                plan_options=self._sync_options(app, state),
+                now=self._now(),
+                assess=self._health.assess,
+                modified=comparison.modified,
+                prune_confirmed=ops.prune_confirmed(raw, state),
+                rules=rules,
+                refuse=guard.resource,
+                existing_namespaces=existing_namespaces(cluster),
+            )
+        )
+        status["operationState"] = outcome.state
+        if outcome.finished:
+            status["history"] = ops.append_history(
+                status.get("history") or [],
+                outcome.state,
+                sources=raw_sources(raw),
+                limit=app.spec.revision_history_limit,
+            )
+            return 0.0  # compare again at once, against what the sync left
+        return outcome.requeue_after if outcome.requeue_after is not None else 0.0
+
+    def _auto_sync(
+        self, setup: Setup, status: Obj, comparison: Comparison, revisions: tuple[str, ...]
+    ) -> float:
+        app = setup.app
+        assert app is not None
+        policy = app.spec.sync_policy
+        revision = revisions[0] if revisions else ""
+        decision = decide_auto_sync(
+            self._now(),
+            automated=policy.automated if policy else None,
+            out_of_sync=comparison.sync_status == "OutOfSync",
+            revision=revision,
+            resources=[
+                ResourceState(r.status == "Synced", r.requires_pruning)
+                for r in comparison.resources
+                if not r.hook
+            ],
+            last=ops.last_operation(status.get("operationState")),
+            retry=policy.retry if policy else None,
+            deleting=(setup.raw.get("metadata") or {}).get("deletionTimestamp") is not None,
+        )
+        if decision.action is AutoSyncAction.SYNC_ERROR:
+            status["conditions"].append(self._condition("SyncError", decision.reason))
+            return self._poll
+        if decision.action is AutoSyncAction.WAIT and decision.at is not None:
+            return max(0.0, (decision.at - self._now()).total_seconds())
+        if decision.action is not AutoSyncAction.SYNC:
+            return self._poll
+        refusal = self._window_refusal(setup, manual=False)
+        if refusal is not None:
+            self._event(setup.raw, "SyncWindowBlocked", f"automated sync skipped: {refusal}")
+            return min(self._poll, 60.0)
+        operation = ops.sync_operation(
+            initiated_by="automated",
+            automated=True,
+            revisions=revisions,
+            prune=decision.prune,
+            self_heal_attempts=decision.self_heal_attempts,
+        )
+        status["operationState"] = ops.new_operation_state(
+            operation, now=self._now(), revisions=revisions, retry_count=decision.failed_reattempts
+        )
+        self._event(setup.raw, "OperationStarted", decision.reason)
+        return 0.0
+
+    def _event(self, raw: Obj, reason: str, message: str) -> None:
+        try:
+            record_event(
+                self._store,
+                self._clock,
+                involved=raw,
+                reason=reason,
+                message=message,
+                component="headway-application-controller",
+            )
+        except ClusterError:
+            return
+
+    # -- write --------------------------------------------------------------------------------
+
+    def _write(self, raw: Obj, status: Obj, wait: float, app: Application | None) -> float:
+        meta = raw["metadata"]
+        try:
+            self._store.patch_status(
+                APP_API_VERSION, "Application", meta["name"], meta.get("namespace"), status
+            )
+        except NotFound:
+            return self._poll
+        self._observe(raw, status, app)
+        return wait
+
+    def _observe(self, raw: Obj, status: Obj, app: Application | None) -> None:
+        meta = raw["metadata"]
+        exhausted = any(
+            c.get("type") == "SyncError" and "retry budget spent" in str(c.get("message"))
+            for c in status.get("conditions") or []
+        )
+        self.metrics.observe(
+            AppSample(
+                name=str(meta["name"]),
+                namespace=str(meta.get("namespace") or ""),
+                project=app.spec.project if app else "",
+                sync_status=str((status.get("sync") or {}).get("status") or "Unknown"),
+                health_status=str((status.get("health") or {}).get("status") or "Unknown"),
+                operation=str((status.get("operationState") or {}).get("phase") or ""),
+                budget_exhausted=exhausted,
+            )
+        )
+
+
+def _where(raw: Mapping[str, Any]) -> str:
+    meta = raw.get("metadata") or {}
+    return f"Application {meta.get('namespace', '')}/{meta.get('name', '')}"
