@@ -237,3 +237,65 @@ async def test_env_sources_reach_the_process(tmp_path: Path) -> None:
         ]
         output = (tmp_path / "logs" / "default" / "envy" / "app.log").read_text().split()
         assert output == ["fast", "s3cret", "envy", port, "v4", str(tmp_path)]
+
+
+async def test_pre_stop_hook_runs_before_sigterm(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        hooked = pod(
+            "hooked",
+            "headway-demo/app:v1",
+            lifecycle={"preStop": {"httpGet": {"path": "/prestop", "port": 8080}}},
+        )
+        runtime.cluster.apply(hooked, field_manager="test")
+        log = tmp_path / "logs" / "default" / "hooked" / "app.log"
+        await eventually(lambda: log.exists() and "serving" in log.read_text(), what="serving")
+        runtime.cluster.delete("v1", "Pod", "hooked", "default")
+        await eventually(lambda: not runtime.cluster.list("v1", "Pod"), what="pod removed")
+        text = log.read_text()
+        assert '"GET /prestop HTTP/1.1" 404' in text and "stopped" in text
+        assert text.index("GET /prestop") < text.index("stopped")
+
+
+async def test_startup_probe_holds_back_liveness_until_it_passes(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        check = {"httpGet": {"path": "/readyz", "port": 8080}, "periodSeconds": 1}
+        slow = pod(
+            "slowstart",
+            "headway-demo/app:v1",
+            env=[{"name": "READY_AFTER_SECONDS", "value": "2"}],
+            startupProbe={**check, "failureThreshold": 10},
+            livenessProbe={**check, "failureThreshold": 1},
+        )
+        runtime.cluster.apply(slow, field_manager="test")
+        early = await eventually(
+            lambda: (
+                container_status(runtime, "slowstart").get("containerID")
+                and container_status(runtime, "slowstart")
+            ),
+            what="running",
+        )
+        assert (early["started"], early["ready"]) == (False, False)
+        status = await eventually(
+            lambda: (s := container_status(runtime, "slowstart"))["ready"] and s,
+            what="ready after startup",
+        )
+        assert status["started"] and status["restartCount"] == 0
+
+
+async def test_a_failing_startup_probe_restarts_the_container(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        never = pod(
+            "neverup",
+            "headway-demo/app:v1",
+            startupProbe={
+                "httpGet": {"path": "/missing", "port": 8080},
+                "periodSeconds": 1,
+                "failureThreshold": 2,
+            },
+        )
+        runtime.cluster.apply(never, field_manager="test")
+        status = await eventually(
+            lambda: (s := container_status(runtime, "neverup")).get("restartCount", 0) >= 1 and s,
+            what="restart",
+        )
+        assert "failed startup probe" in status["lastState"]["terminated"]["message"]

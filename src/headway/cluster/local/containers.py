@@ -12,6 +12,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,6 +42,8 @@ class ContainerRun:
     done: bool = False  # terminated and the restart policy will not restart it
     readiness: probes.ProbeState | None = None
     liveness: probes.ProbeState | None = None
+    startup_pending: bool = False  # a startupProbe has not passed yet
+    pre_stop: Callable[[float], Awaitable[None]] | None = None
     probe_tasks: list[asyncio.Task[None]] = field(default_factory=list)
     stopping: asyncio.Task[None] | None = None
     kill_reason: str = ""
@@ -53,7 +56,7 @@ class ContainerRun:
 
     @property
     def ready(self) -> bool:
-        if not self.running or self.stopping is not None:
+        if not self.running or self.stopping is not None or self.startup_pending:
             return False
         return self.readiness is None or self.readiness.passing
 
@@ -69,7 +72,7 @@ class ContainerRun:
             "image": self.image,
             "imageID": "",
             "ready": self.ready,
-            "started": self.running,
+            "started": self.running and not self.startup_pending,
             "restartCount": self.restart_count,
         }
         if self.handle is not None and self.started_at is not None:
@@ -120,10 +123,20 @@ def terminated_state(
     return state
 
 
-async def stop_process(handle: ProcessHandle, *, grace_seconds: float, clock: Clock) -> None:
-    """SIGTERM the container's process group, SIGKILL it after the grace period."""
-    handle.signal_group(signal.SIGTERM)
+async def stop_process(
+    handle: ProcessHandle,
+    *,
+    grace_seconds: float,
+    clock: Clock,
+    pre_stop: Callable[[float], Awaitable[None]] | None = None,
+) -> None:
+    """Run the preStop hook, SIGTERM the container's process group, SIGKILL it once the
+    grace period (which the hook counts against) has passed."""
     deadline = clock.monotonic() + grace_seconds
+    if pre_stop is not None and handle.poll() is None:
+        with contextlib.suppress(Exception):  # a failing hook never blocks termination
+            await pre_stop(grace_seconds)
+    handle.signal_group(signal.SIGTERM)
     while handle.group_alive() and clock.monotonic() < deadline:
         await clock.sleep(0.05)
     if handle.group_alive():

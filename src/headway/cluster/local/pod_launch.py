@@ -25,6 +25,7 @@ from headway.cluster.local.images import (
     RuntimeConfigError,
     resolve_launch,
 )
+from headway.cluster.local.lifecycle import pre_stop_hook
 from headway.cluster.local.network import free_port
 from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
 from headway.cluster.local.processes import RUNTIME_ID_ENV, start_process
@@ -85,14 +86,22 @@ class ContainerLauncher:
     def _check_liveness(self, pod: Obj, crun: ctr.ContainerRun) -> None:
         if crun.liveness is None or crun.liveness.passing or crun.handle is None:
             return
-        message = f"Container {crun.name} failed liveness probe, will be restarted"
-        self._events(pod, "Warning", "Unhealthy", f"Liveness probe failed: {crun.liveness.message}")
+        which = "startup" if crun.startup_pending else "liveness"
+        message = f"Container {crun.name} failed {which} probe, will be restarted"
+        self._events(
+            pod,
+            "Warning",
+            "Unhealthy",
+            f"{which.capitalize()} probe failed: {crun.liveness.message}",
+        )
         self._events(pod, "Normal", "Killing", message)
         crun.kill_reason = message
         crun.cancel_probes()
         grace = float((pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30) or 0)
         crun.stopping = asyncio.ensure_future(
-            ctr.stop_process(crun.handle, grace_seconds=grace, clock=self._clock)
+            ctr.stop_process(
+                crun.handle, grace_seconds=grace, clock=self._clock, pre_stop=crun.pre_stop
+            )
         )
         crun.stopping.add_done_callback(lambda _: self._on_probe())
 
@@ -112,6 +121,7 @@ class ContainerLauncher:
         crun.kill_reason = ""
         crun.handle = None
         crun.readiness = crun.liveness = None
+        crun.startup_pending = False
         crun.finished_mono = self._clock.monotonic()
         crun.done = not (killed or ctr.should_restart(policy, code))
         if not crun.done:
@@ -201,16 +211,11 @@ class ContainerLauncher:
         crun.starts += 1
         crun.handle, crun.waiting = handle, None
         crun.started_at, crun.started_mono = self._clock.now(), self._clock.monotonic()
-        self._start_probes(
-            container,
-            crun,
-            probes.ProbeTarget(
-                port=port,
-                declared_ports=_declared_ports(container),
-                env=env,
-                cwd=launch.working_dir,
-            ),
+        target = probes.ProbeTarget(
+            port=port, declared_ports=_declared_ports(container), env=env, cwd=launch.working_dir
         )
+        crun.pre_stop = pre_stop_hook(container, target, self._clock)
+        self._start_probes(container, crun, target)
         self._events(pod, "Normal", "Started", f"Started container {crun.name} (pid {handle.pid})")
 
     def _environment(
@@ -231,6 +236,49 @@ class ContainerLauncher:
     ) -> None:
         readiness = probes.parse_probe(container.get("readinessProbe"))
         liveness = probes.parse_probe(container.get("livenessProbe"))
+        startup = probes.parse_probe(container.get("startupProbe"))
+        if startup is not None:
+            crun.startup_pending = True
+            crun.readiness = probes.ProbeState(passing=False) if readiness else None
+            crun.probe_tasks.append(
+                asyncio.create_task(self._startup_then(startup, target, crun, readiness, liveness))
+            )
+            return
+        self._start_main_probes(crun, target, readiness, liveness)
+
+    async def _startup_then(
+        self,
+        startup: probes.ProbeSpec,
+        target: probes.ProbeTarget,
+        crun: ctr.ContainerRun,
+        readiness: probes.ProbeSpec | None,
+        liveness: probes.ProbeSpec | None,
+    ) -> None:
+        """The startupProbe alone until it passes; then readiness and liveness take over.
+        `failureThreshold` failures in a row fail it, and the container is restarted."""
+        await self._clock.sleep(startup.initial_delay_seconds)
+        state = probes.ProbeState(passing=False)
+        while True:
+            outcome = await probes.run_check(startup, target)
+            state = probes.observe(startup, state, outcome.ok, outcome.message)
+            if state.passing:
+                crun.startup_pending = False
+                self._start_main_probes(crun, target, readiness, liveness)
+                self._on_probe()
+                return
+            if state.failures >= startup.failure_threshold:
+                crun.liveness = probes.ProbeState(passing=False, message=outcome.message)
+                self._on_probe()
+                return
+            await self._clock.sleep(startup.period_seconds)
+
+    def _start_main_probes(
+        self,
+        crun: ctr.ContainerRun,
+        target: probes.ProbeTarget,
+        readiness: probes.ProbeSpec | None,
+        liveness: probes.ProbeSpec | None,
+    ) -> None:
         if readiness is not None:
             crun.readiness = probes.ProbeState(passing=False)
             crun.probe_tasks.append(self._probe_task(readiness, target, crun, "readiness"))

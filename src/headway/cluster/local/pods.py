@@ -209,7 +209,12 @@ class Kubelet:
             elif crun.handle is not None:
                 stops.append(
                     asyncio.ensure_future(
-                        ctr.stop_process(crun.handle, grace_seconds=grace, clock=self._clock)
+                        ctr.stop_process(
+                            crun.handle,
+                            grace_seconds=grace,
+                            clock=self._clock,
+                            pre_stop=crun.pre_stop,
+                        )
                     )
                 )
         await asyncio.gather(*stops, return_exceptions=True)
