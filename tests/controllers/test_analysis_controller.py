@@ -257,3 +257,16 @@ async def test_a_failed_metric_terminates_another_metric_in_flight(make: MakeHar
     assert h.provider.terminated == [EPOCH]
     assert h.status()["phase"] == "Failed"
     assert h.result("job")["measurements"][0]["message"].endswith("metric terminated")
+
+
+async def test_a_step_with_nothing_due_writes_nothing(make: MakeHarness) -> None:
+    h = make([[1]])
+    h.create(analysis_run(metric(interval="10s", count=2)))
+    await h.step()
+    version = h.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")[
+        "metadata"
+    ]["resourceVersion"]
+    h.clock.advance(5)
+    assert await h.step() == 5.0
+    again = h.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")
+    assert again["metadata"]["resourceVersion"] == version

@@ -25,6 +25,7 @@ from headway.analysis.measurement import (
     compile_metric_conditions,
     measurement_outcome,
 )
+from headway.cli import analysis_run
 from headway.model.yamlload import Document, load_documents
 
 __all__ = ["analysis_app", "register"]
@@ -158,6 +159,9 @@ def evaluate(
     _print(outcome, output)
     successful = outcome.phase is MeasurementPhase.SUCCESSFUL
     raise typer.Exit(EXIT_SUCCESSFUL if successful else EXIT_NOT_SUCCESSFUL)
+
+
+analysis_app.command("run")(analysis_run.run_command)
 
 
 def register(app: typer.Typer) -> None:

@@ -194,6 +194,9 @@ class AnalysisController:
         return updated
 
     def _write(self, cluster: Cluster, obj: Obj, status: Obj) -> None:
+        """Write the status, unless it is what is stored (no write, so no watch event)."""
+        if status == (obj.get("status") or {}):
+            return
         meta = obj["metadata"]
         cluster.patch_status(API_VERSION, KIND, meta["name"], meta.get("namespace"), status)
 
