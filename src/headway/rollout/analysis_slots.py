@@ -99,7 +99,7 @@ def reconcile_canary_analysis(d: Draft, *, index: int, promoted: bool) -> None:
     assert canary is not None
     holder = d.status.setdefault("canary", {})
     keys = ("currentStepAnalysisRunStatus", "currentBackgroundAnalysisRunStatus")
-    if promoted or d.aborted or d.status.get("promoteFull"):
+    if promoted or d.aborted or d.status.get("promoteFull") or d.ctx.within_rollback_window:
         supersede_all(d, holder, *keys)
         return
     step = canary.steps[index] if index < len(canary.steps) else None

@@ -54,6 +54,19 @@ class RolloutContext:
     def revision(self) -> int:
         return self.sets.new.revision if self.sets.new is not None else 0
 
+    @property
+    def within_rollback_window(self) -> bool:
+        """The current template is an older revision than the stable one, at most
+        `rollbackWindow.revisions` back: a rollback that skips steps and analysis."""
+        window = self.rollout.spec.rollback_window
+        new, stable = self.sets.new, self.sets.stable
+        if window is None or not window.revisions or new is None or stable is None:
+            return False
+        if not (new.created, new.name) < (stable.created, stable.name):
+            return False
+        between = [rs for rs in self.sets.all if new.created < rs.created < stable.created]
+        return len(between) < window.revisions
+
     def run_named(self, name: str | None) -> RunView | None:
         return next((r for r in self.runs if name and r.name == name), None)
 

@@ -88,17 +88,6 @@ def _changed(ctx: RolloutContext) -> bool:
     return canary is not None and status.get("currentStepHash") != step_hash(ctx)
 
 
-def _within_rollback_window(ctx: RolloutContext) -> bool:
-    window = ctx.rollout.spec.rollback_window
-    new, stable = ctx.sets.new, ctx.sets.stable
-    if window is None or not window.revisions or new is None or stable is None:
-        return False
-    if not (new.created, new.name) < (stable.created, stable.name):
-        return False
-    between = [rs for rs in ctx.sets.all if new.created < rs.created < stable.created]
-    return len(between) < window.revisions
-
-
 def _reset(d: Draft) -> None:
     """Argo's resetRolloutStatus, then the fast-track checks."""
     ctx = d.ctx
@@ -120,12 +109,9 @@ def _reset(d: Draft) -> None:
     if steps and ctx.stable_hash == ctx.current_hash:
         d.status["currentStepIndex"] = steps
         d.event("SkipSteps", "Rollback to stable ReplicaSets")
-    elif steps and _within_rollback_window(ctx) and ctx.sets.new and ctx.sets.new.replicas > 0:
+    elif steps and ctx.within_rollback_window:
         d.status["currentStepIndex"] = steps
         d.event("SkipSteps", "Rollback to active ReplicaSets within RollbackWindow")
-    elif ctx.sets.stable is not None and _within_rollback_window(ctx):
-        d.status["currentStepIndex"] = steps or None
-        d.status["promoteFull"] = True
     d.status["currentPodHash"] = ctx.current_hash
     if canary is not None:
         d.status["currentStepHash"] = step_hash(ctx)

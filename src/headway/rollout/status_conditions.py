@@ -116,6 +116,8 @@ def _progressing(d: Draft) -> None:
             now=now,
             touch=True,
         )
+        if not _indefinite_step(d):
+            d.wake_in(d.ctx.rollout.spec.progress_deadline_seconds)
     else:
         _deadline(d, old)
 

@@ -1,0 +1,266 @@
+"""Pure decision tables: step progression, pause timing, abort, fast-track, rejected kinds,
+progress deadline, blue-green auto-promotion. No cluster, no I/O: `decide(ctx) -> Plan`."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from decision_helpers import context, decide_with, mid_update_status, rollout_obj, rs, run
+
+from headway.clock import EPOCH
+from headway.rollout.reconcile import decide
+from headway.rollout.timefmt import format_time
+
+STEPS: list[dict[str, Any]] = [
+    {"setWeight": 10},
+    {"pause": {"duration": "1m"}},
+    {"setWeight": 50},
+    {"pause": {}},
+]
+
+
+def _mid(index: int, steps: list[dict[str, Any]] = STEPS, **status: Any) -> dict[str, Any]:
+    obj = rollout_obj(replicas=3, canary={"steps": steps})
+    obj["status"] = mid_update_status(obj, index=index, **status)
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("weight", "replicas", "canary", "stable"),
+    [(10, 3, 1, 3), (50, 4, 2, 2), (25, 4, 1, 3), (90, 3, 3, 1), (0, 3, 0, 3), (100, 3, 3, 0)],
+)
+def test_basic_canary_counts_approximate_the_weight(
+    weight: int, replicas: int, canary: int, stable: int
+) -> None:
+    steps = [{"setWeight": weight}, {"pause": {}}]
+    obj = rollout_obj(
+        replicas=replicas, canary={"steps": steps, "maxSurge": 1, "maxUnavailable": 0}
+    )
+    obj["status"] = mid_update_status(obj, index=0)
+    sets = [rs("old", stable, revision=1), rs("new", canary, revision=2)]
+    plan = decide_with(obj, sets)
+    assert plan.scales["web-new"] == canary and plan.scales["web-old"] == stable
+
+
+def test_set_weight_step_completes_when_counts_are_reached() -> None:
+    obj = _mid(0)
+    plan = decide_with(obj, [rs("old", 3, revision=1), rs("new", 1, revision=2)])
+    assert plan.status["currentStepIndex"] == 1
+    assert ("Normal", "RolloutStepCompleted", "Rollout step 1/4 completed (setWeight: 10)") in (
+        plan.events
+    )
+
+
+def test_set_weight_step_waits_for_canary_pods() -> None:
+    obj = _mid(0)
+    plan = decide_with(obj, [rs("old", 3, revision=1), rs("new", 1, revision=2, available=0)])
+    assert plan.status["currentStepIndex"] == 0
+    assert plan.status["phase"] == "Progressing"
+
+
+@pytest.mark.parametrize(("elapsed", "index"), [(0, 1), (59, 1), (60, 2), (3600, 2)])
+def test_timed_pause(elapsed: int, index: int) -> None:
+    start = format_time(EPOCH)
+    obj = _mid(
+        1, pauseConditions=[{"reason": "CanaryPauseStep", "startTime": start}], controllerPause=True
+    )
+    sets = [rs("old", 3, revision=1), rs("new", 1, revision=2)]
+    plan = decide_with(obj, sets, now=EPOCH + timedelta(seconds=elapsed))
+    assert plan.status["currentStepIndex"] == index
+    if index == 1:
+        assert plan.requeue_after == 60 - elapsed
+        assert plan.status["phase"] == "Paused"
+
+
+def test_pause_without_duration_waits_for_promotion() -> None:
+    obj = _mid(3)
+    sets = [rs("old", 2, revision=1), rs("new", 2, revision=2)]
+    first = decide_with(obj, sets)
+    assert first.status["pauseConditions"][0]["reason"] == "CanaryPauseStep"
+    assert first.status["controllerPause"] is True
+    obj["status"] = first.status
+    later = decide_with(obj, sets, now=EPOCH + timedelta(days=30))
+    assert later.status["currentStepIndex"] == 3 and later.status["phase"] == "Paused"
+    # promote = the pause condition removed, controllerPause still set
+    obj["status"] = {**later.status, "pauseConditions": None}
+    resumed = decide_with(obj, sets)
+    assert resumed.status["currentStepIndex"] == 4
+    assert resumed.status["controllerPause"] is False
+
+
+def test_spec_paused_holds_the_step() -> None:
+    obj = _mid(0)
+    obj["spec"]["paused"] = True
+    plan = decide_with(obj, [rs("old", 3, revision=1), rs("new", 1, revision=2)])
+    assert plan.status["currentStepIndex"] == 0
+    assert (plan.status["phase"], plan.status["message"]) == ("Paused", "manually paused")
+
+
+def test_user_abort_scales_canary_down_and_degrades() -> None:
+    obj = _mid(2, abort=True)
+    plan = decide_with(obj, [rs("old", 2, revision=1), rs("new", 2, revision=2)])
+    assert plan.scales["web-new"] < 2  # one step of the way back, within maxSurge
+    assert plan.status["phase"] == "Degraded"
+    assert plan.status["message"] == "RolloutAborted: Rollout aborted update to revision 2"
+    assert plan.status["currentStepIndex"] == 0
+
+
+@pytest.mark.parametrize("phase", ["Failed", "Error"])
+def test_failed_or_error_run_aborts(phase: str) -> None:
+    steps = [{"setWeight": 10}, {"analysis": {"templates": [{"templateName": "t"}]}}]
+    obj = _mid(1, steps, canary={"currentStepAnalysisRunStatus": {"name": "r1"}})
+    template = {"metadata": {"name": "t"}, "spec": {"metrics": []}}
+    plan = decide_with(
+        obj,
+        [rs("old", 3, revision=1), rs("new", 1, revision=2)],
+        runs=(run("r1", phase, message='Metric "m" assessed Failed'),),
+        templates={("AnalysisTemplate", "t"): template},
+    )
+    assert plan.status["abort"] is True
+    assert "r1" in plan.status["message"] and 'Metric "m"' in plan.status["message"]
+    assert plan.supersede_runs == ("r1",)
+    assert "currentStepAnalysisRunStatus" not in plan.status["canary"]
+
+
+def test_inconclusive_run_pauses() -> None:
+    steps = [{"setWeight": 10}, {"analysis": {"templates": [{"templateName": "t"}]}}]
+    obj = _mid(1, steps, canary={"currentStepAnalysisRunStatus": {"name": "r1"}})
+    plan = decide_with(
+        obj,
+        [rs("old", 3, revision=1), rs("new", 1, revision=2)],
+        runs=(run("r1", "Inconclusive"),),
+        templates={("AnalysisTemplate", "t"): {"spec": {"metrics": []}}},
+    )
+    assert plan.status["pauseConditions"][0]["reason"] == "InconclusiveAnalysis"
+    assert plan.status.get("abort") is not True
+    assert plan.status["stableRS"] == "old"
+
+
+@pytest.mark.parametrize("kind", ["experiment", "plugin", "setMirrorRoute"])
+def test_rejected_step_kinds(kind: str) -> None:
+    step = {
+        "experiment": {"templates": [{"name": "a", "specRef": "canary"}]},
+        "plugin": {"name": "x"},
+        "setMirrorRoute": {"name": "m"},
+    }[kind]
+    canary: dict[str, Any] = {"steps": [{"setWeight": 10}, {kind: step}]}
+    if kind == "setMirrorRoute":
+        canary.update(
+            stableService="s",
+            canaryService="c",
+            trafficRouting={
+                "istio": {"virtualService": {"name": "vs"}},
+                "managedRoutes": [{"name": "m"}],
+            },
+        )
+    obj = rollout_obj(canary=canary)
+    plan = decide_with(obj, [rs("new", 0, revision=1)])
+    assert plan.status["phase"] == "Degraded"
+    assert plan.status["message"].startswith(f"InvalidSpec: steps[1].{kind} is not supported")
+    assert plan.scales == {}
+    invalid = [c for c in plan.status["conditions"] if c["type"] == "InvalidSpec"]
+    assert invalid[0]["status"] == "True" and invalid[0]["reason"] == "InvalidSpec"
+
+
+def test_unsupported_router_is_rejected() -> None:
+    canary = {
+        "stableService": "s",
+        "canaryService": "c",
+        "trafficRouting": {"nginx": {"stableIngress": "i"}},
+        "steps": [],
+    }
+    plan = decide_with(rollout_obj(canary=canary), [rs("new", 0, revision=1)])
+    assert "trafficRouting.nginx is not supported" in plan.status["message"]
+
+
+def test_new_template_restarts_steps() -> None:
+    obj = _mid(3, pauseConditions=[{"reason": "CanaryPauseStep", "startTime": "x"}])
+    obj["status"]["currentPodHash"] = "older"
+    plan = decide_with(
+        obj, [rs("old", 2, revision=1), rs("older", 1, revision=2), rs("new", 0, revision=3)]
+    )
+    assert plan.status["currentStepIndex"] == 0
+    assert plan.status["currentPodHash"] == "new"
+    assert "pauseConditions" not in plan.status
+    assert plan.scales == {}  # the reset is persisted before anything scales
+
+
+def test_stable_template_fast_tracks() -> None:
+    obj = _mid(2, abort=True)
+    obj["status"]["currentPodHash"] = "v2"
+    plan = decide_with(obj, [rs("old", 3, revision=3), rs("v2", 1, revision=2)], current="old")
+    assert plan.status["currentStepIndex"] == 4
+    assert plan.status.get("abort") is False
+    assert ("Normal", "SkipSteps", "Rollback to stable ReplicaSets") in plan.events
+
+
+def test_rollback_window_fast_tracks_recent_revision() -> None:
+    obj = _mid(0, stableRS="v3")
+    obj["spec"]["rollbackWindow"] = {"revisions": 2}
+    obj["status"]["currentPodHash"] = "v3"
+    sets = [rs("v2", 0, revision=4, created=10), rs("v3", 3, revision=3, created=20)]
+    plan = decide_with(obj, sets, current="v2")
+    assert plan.status["currentStepIndex"] == 4
+    assert ("Normal", "SkipSteps", "Rollback to active ReplicaSets within RollbackWindow") in (
+        plan.events
+    )
+    obj["status"] = plan.status
+    after = decide_with(obj, sets, current="v2")
+    assert after.scales["web-v2"] > 0 and after.create_runs == ()
+
+
+def test_rollback_outside_window_runs_the_steps() -> None:
+    obj = _mid(0, stableRS="v3")
+    obj["spec"]["rollbackWindow"] = {"revisions": 1}
+    obj["status"]["currentPodHash"] = "v3"
+    sets = [
+        rs("v1", 0, revision=4, created=5),
+        rs("v2", 0, revision=2, created=10),
+        rs("v3", 3, revision=3, created=20),
+    ]
+    plan = decide_with(obj, sets, current="v1")
+    assert plan.status["currentStepIndex"] == 0
+
+
+def test_progress_deadline_exceeded_and_abort() -> None:
+    updated = format_time(EPOCH)
+    progressing = {
+        "type": "Progressing",
+        "status": "True",
+        "reason": "ReplicaSetUpdated",
+        "message": "m",
+        "lastUpdateTime": updated,
+        "lastTransitionTime": updated,
+    }
+    obj = _mid(0, conditions=[progressing])
+    obj["spec"]["progressDeadlineSeconds"] = 60
+    sets = [rs("old", 3, revision=1), rs("new", 1, revision=2, available=0)]
+    obj["status"]["replicas"], obj["status"]["updatedReplicas"] = 4, 1
+    obj["status"]["readyReplicas"] = obj["status"]["availableReplicas"] = 3
+    before = decide(context(obj, sets, now=EPOCH + timedelta(seconds=30)))
+    assert before.status["phase"] == "Progressing" and before.requeue_after == 30
+    after = decide(context(obj, sets, now=EPOCH + timedelta(seconds=61)))
+    assert after.status["phase"] == "Degraded"
+    assert after.status["message"].startswith("ProgressDeadlineExceeded: ")
+    assert after.status.get("abort") is not True
+    obj["spec"]["progressDeadlineAbort"] = True
+    aborted = decide(context(obj, sets, now=EPOCH + timedelta(seconds=61)))
+    assert aborted.status["abort"] is True
+
+
+def test_blue_green_auto_promotion_seconds() -> None:
+    bg = {"activeService": "a", "autoPromotionSeconds": 30}
+    status = {"stableRS": "old", "currentPodHash": "new", "blueGreen": {"activeSelector": "old"}}
+    obj = rollout_obj(replicas=2, blue_green=bg, status=status)
+    sets = [rs("old", 2, revision=1), rs("new", 2, revision=2)]
+    first = decide_with(obj, sets)
+    assert first.status["pauseConditions"][0]["reason"] == "BlueGreenPause"
+    assert first.service_selectors["a"] == "old" and first.requeue_after == 30
+    obj["status"] = first.status
+    early = decide_with(obj, sets, now=EPOCH + timedelta(seconds=29))
+    assert early.service_selectors["a"] == "old"
+    late = decide_with(obj, sets, now=EPOCH + timedelta(seconds=30))
+    assert late.service_selectors["a"] == "new"
+    assert late.status["stableRS"] == "new"
