@@ -104,7 +104,7 @@ def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) 
 
     def step(current: Obj, status: dict[str, Any]) -> None:
         if status.get("pauseConditions"):
-            status["pauseConditions"] = None
+            del status["pauseConditions"]
             return
         steps = ((current["spec"].get("strategy") or {}).get("canary") or {}).get("steps") or []
         index = int(status.get("currentStepIndex") or 0)

@@ -1,0 +1,110 @@
+"""`headway rollouts ...` on a real store: each command changes what the kubectl plugin
+changes, and the controller reacts; `get` shows the real pod share of a basic canary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rollout_harness import Harness, rollout
+from typer.testing import CliRunner
+
+from headway.cli.main import _register_all, app
+from headway.clock import VirtualClock
+
+STEPS = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 60}, {"pause": {}}]
+runner = CliRunner()
+_register_all()
+
+
+def _cli(tmp_path: Path, *args: str) -> str:
+    result = runner.invoke(app, ["rollouts", *args, "--state-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _updating(tmp_path: Path, clock: VirtualClock) -> Harness:
+    h = Harness(tmp_path, clock)
+    h.apply(rollout(replicas=3, canary={"steps": STEPS}))
+    h.settle()
+    clock.advance(1)
+    h.apply(rollout(image="app:v2", replicas=3, canary={"steps": STEPS}))
+    h.settle()
+    return h
+
+
+def test_get_shows_real_percentage_steps_and_replica_sets(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _updating(tmp_path, clock)
+    out = _cli(tmp_path, "get", "web")
+    assert "setWeight 10 -> 1 of 4 pods = 25%" in out
+    assert "Paused" in out and "CanaryPauseStep" in out
+    assert "▶" in out and "pause" in out
+    new = h.status()["currentPodHash"]
+    assert f"web-{new}" in out
+    listing = _cli(tmp_path, "list")
+    assert "web" in listing and "1/4" in listing
+
+
+def test_promote_resumes_then_skips(tmp_path: Path, clock: VirtualClock) -> None:
+    h = _updating(tmp_path, clock)
+    assert "promoted" in _cli(tmp_path, "promote", "web")
+    assert "pauseConditions" not in h.status()
+    h.settle()
+    assert h.status()["currentStepIndex"] == 3
+    _cli(tmp_path, "promote", "web", "--full")
+    assert h.status()["promoteFull"] is True
+    h.settle()
+    assert h.status()["phase"] == "Healthy"
+
+
+def test_abort_and_retry(tmp_path: Path, clock: VirtualClock) -> None:
+    h = _updating(tmp_path, clock)
+    _cli(tmp_path, "abort", "web")
+    h.settle()
+    assert h.status()["phase"] == "Degraded"
+    result = runner.invoke(app, ["rollouts", "promote", "web", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "retry" in result.output
+    _cli(tmp_path, "retry", "web")
+    h.settle()
+    assert h.status()["phase"] == "Paused" and h.status()["currentStepIndex"] == 1
+
+
+def test_pause_set_image_and_undo(tmp_path: Path, clock: VirtualClock) -> None:
+    h = _updating(tmp_path, clock)
+    first = h.status()["stableRS"]
+    _cli(tmp_path, "pause", "web")
+    assert h.get()["spec"]["paused"] is True
+    h.settle()
+    assert h.status()["message"] == "manually paused"
+    _cli(tmp_path, "set", "image", "web", "app=app:v3")
+    assert h.get()["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v3"
+    _cli(tmp_path, "undo", "web", "--to-revision", "1")
+    assert h.get()["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v1"
+    _cli(tmp_path, "promote", "web")  # unpause
+    h.settle()
+    status = h.status()
+    assert status["currentPodHash"] == first and status["phase"] == "Healthy"
+
+
+def test_restart_replaces_pods_one_at_a_time(tmp_path: Path, clock: VirtualClock) -> None:
+    from headway.cluster.local.replicasets import sync_replica_sets
+
+    h = Harness(tmp_path, clock)
+    h.apply(rollout(replicas=2, canary={"steps": STEPS}))
+    h.settle()
+    sync_replica_sets(h.cluster, clock)  # real Pods for the ReplicaSet
+    before = {p["metadata"]["name"] for p in h.cluster.list("v1", "Pod", namespace="default")}
+    assert len(before) == 2
+    clock.advance(10)
+    ro = h.get()
+    ro["spec"]["restartAt"] = "2026-01-01T00:00:10Z"
+    h.apply({k: ro[k] for k in ("apiVersion", "kind", "metadata", "spec")})
+    for _ in range(6):
+        h.step()
+        sync_replica_sets(h.cluster, clock)
+        h.kubelet()
+        clock.advance(1)
+    after = {p["metadata"]["name"] for p in h.cluster.list("v1", "Pod", namespace="default")}
+    assert len(after) == 2 and not (after & before)
+    assert h.status()["restartedAt"] == "2026-01-01T00:00:10Z"
