@@ -299,3 +299,55 @@ async def test_a_failing_startup_probe_restarts_the_container(tmp_path: Path) ->
             what="restart",
         )
         assert "failed startup probe" in status["lastState"]["terminated"]["message"]
+
+
+async def test_a_config_edit_lets_a_waiting_image_start(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path, backoff=0.3) as runtime:
+        runtime.cluster.apply(pod("late", "team/late:v1"), field_manager="test")
+        await eventually(
+            lambda: (
+                container_status(runtime, "late").get("state", {}).get("waiting", {}).get("reason")
+                in ("ErrImagePull", "ImagePullBackOff")
+            ),
+            what="waiting",
+        )
+        config = tmp_path / "headway-runtime.yaml"
+        text = config.read_text().replace(
+            "images:\n", "images:\n  team/late:\n    command: [sleep, '60']\n", 1
+        )
+        config.write_text(text)
+        status = await eventually(
+            lambda: (s := container_status(runtime, "late")).get("ready") and s,
+            what="started after the edit",
+        )
+        assert status["restartCount"] == 0
+
+
+async def test_every_container_of_a_pod_runs_with_its_own_port(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        two = pod("two", "headway-demo/app:v1")
+        two["spec"]["containers"].append({"name": "side", "image": "headway-demo/app:v2"})
+        runtime.cluster.apply(two, field_manager="test")
+        got = await eventually(
+            lambda: (
+                (p := runtime.cluster.get("v1", "Pod", "two", "default"))
+                .get("status", {})
+                .get("phase")
+                == "Running"
+                and is_ready(p)
+                and p
+            ),
+            what="both ready",
+        )
+        assert [s["name"] for s in got["status"]["containerStatuses"]] == ["app", "side"]
+        logs = tmp_path / "logs" / "default" / "two"
+        await eventually(
+            lambda: all(
+                (logs / f"{c}.log").exists() and "serving" in (logs / f"{c}.log").read_text()
+                for c in ("app", "side")
+            ),
+            what="both serving",
+        )
+        pod_port = got["metadata"]["annotations"]["headway.dev/port"]
+        assert f"127.0.0.1:{pod_port}" in (logs / "app.log").read_text()
+        assert f"127.0.0.1:{pod_port}" not in (logs / "side.log").read_text()
