@@ -229,3 +229,25 @@ def make_harness(tmp_path: Path, clock: VirtualClock, files: Mapping[str, str]) 
         store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
     )
     return Harness(store, clock, remote, controller, reader, cache_dir)
+
+
+def message(status: Mapping[str, Any]) -> str:
+    return str((status.get("operationState") or {}).get("message") or "")
+
+
+def phase(status: Mapping[str, Any]) -> str:
+    return str((status.get("operationState") or {}).get("phase") or "")
+
+
+def request_sync(h: Harness, name: str, **sync: Any) -> None:
+    """What `headway app sync` writes: an `operation` on the Application."""
+    operation = {"sync": dict(sync), "initiatedBy": {"username": "tester"}}
+    h.store.apply(
+        {
+            "apiVersion": APP_API_VERSION,
+            "kind": "Application",
+            "metadata": {"name": name, "namespace": APPS_NS},
+            "operation": operation,
+        },
+        field_manager="cli",
+    )

@@ -8,6 +8,7 @@ so `headway app history` answers "what was attempted" as well as "what was deplo
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -85,6 +86,9 @@ def new_operation_state(
         "phase": "Running",
         "message": "",
         "startedAt": stamp(now),
+        # Headway's own field: marks the hooks this operation creates (startedAt has only
+        # second resolution, so two operations may share it).
+        "operationId": uuid.uuid4().hex,
         "retryCount": retry_count,
         "syncResult": {"revision": pinned[0], "revisions": pinned, "resources": []},
     }

@@ -122,7 +122,7 @@ def step_operation(inp: ExecutorInput) -> StepOutcome:
     runner = TaskRunner(
         inp.cluster,
         app=inp.app,
-        operation_id=str(state["startedAt"]),
+        operation_id=str(state.get("operationId") or state["startedAt"]),
         rules=inp.rules,
         refuse=inp.refuse,
     )

@@ -1,0 +1,190 @@
+"""Automated policy: self-heal, retry after a transient failure and the retry budget,
+the first-install deadlock message, sync windows and project refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from app_harness import (
+    APPS_NS,
+    application,
+    config_map,
+    deployment,
+    make_harness,
+    manifests,
+    message,
+    phase,
+)
+from prometheus_client import generate_latest
+
+from headway.clock import VirtualClock
+
+
+def _synced(s: dict[str, Any]) -> bool:
+    return phase(s) == "Succeeded" and s["sync"]["status"] == "Synced"
+
+
+def test_self_heal_reverts_a_manual_change(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.install(application("shop", h.remote.url, path="app", automated={"selfHeal": True}))
+    h.run("shop", _synced)
+    live = h.get("ConfigMap", "settings")
+    h.store.update({**live, "data": {"k": "edited by hand"}}, field_manager="kubectl-edit")
+    h.step("shop")
+    assert h.status("shop")["sync"]["status"] == "OutOfSync"
+    h.run("shop", _synced)
+    assert h.get("ConfigMap", "settings")["data"] == {"k": "settings"}
+    assert h.status("shop")["history"][-1]["initiatedBy"] == {"automated": True}
+
+
+def test_without_self_heal_a_manual_change_stays_out_of_sync(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h.run("shop", _synced)
+    live = h.get("ConfigMap", "settings")
+    h.store.update({**live, "data": {"k": "edited"}}, field_manager="kubectl-edit")
+    for _ in range(3):
+        h.step("shop")
+    assert h.status("shop")["sync"]["status"] == "OutOfSync"
+    assert h.get("ConfigMap", "settings")["data"] == {"k": "edited"}
+
+
+def test_retry_after_a_transient_failure_then_succeeds(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.install(application("shop", h.remote.url, path="app", namespace="later", automated={}))
+    status = h.run("shop", lambda s: phase(s) == "Failed")
+    assert "namespace 'later' not found" in message(status)
+    h.step("shop")
+    assert phase(h.status("shop")) == "Failed"  # the back-off (5 s) has not passed
+    h.store.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "later"}},
+        field_manager="admin",
+    )
+    clock.advance(5)
+    status = h.run("shop", _synced)
+    assert status["operationState"]["retryCount"] == 1
+    assert [e["phase"] for e in status["history"]] == ["Failed", "Succeeded"]
+
+
+def test_spent_retry_budget_is_a_sync_error_and_a_metric(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    retry = {"limit": 2, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "1m"}}
+    h.install(
+        application(
+            "shop", h.remote.url, path="app", namespace="nowhere", automated={}, retry=retry
+        )
+    )
+    for wait in (0, 10, 20):
+        clock.advance(wait)
+        h.run("shop", lambda s: phase(s) == "Failed" and len(s.get("history") or []) >= 1)
+        h.step("shop")
+    status = h.run("shop", lambda s: any(c["type"] == "SyncError" for c in s["conditions"]))
+    assert len(status["history"]) == 3  # the first attempt and two retries
+    error = next(c["message"] for c in status["conditions"] if c["type"] == "SyncError")
+    assert "retry budget spent" in error
+    text = generate_latest(h.controller.metrics.registry).decode()
+    assert 'headway_app_sync_failed_budget_exhausted{name="shop",namespace="argocd"} 1.0' in text
+    assert 'sync_status="OutOfSync"' in text
+
+
+def test_first_install_deadlock_names_the_hpa_its_wave_and_the_missing_target(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "api", "annotations": {"argocd.argoproj.io/sync-wave": "0"}},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+            "minReplicas": 1,
+            "maxReplicas": 3,
+        },
+    }
+    files = {"app/all.yaml": manifests(hpa, deployment("api", wave=1))}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h.run("shop", lambda s: h.exists("HorizontalPodAutoscaler", "api"))
+    h.store.patch_status(  # what the HPA controller reports without its target
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "api",
+        "demo",
+        {
+            "conditions": [
+                {
+                    "type": "AbleToScale",
+                    "status": "False",
+                    "reason": "FailedGetScale",
+                    "message": 'deployments/scale.apps "api" not found',
+                }
+            ]
+        },
+    )
+    status = h.run("shop", lambda s: "waiting" in message(s))
+    assert message(status) == (
+        "wave 0 waiting: HorizontalPodAutoscaler/api Degraded "
+        "(FailedGetScale: deployments/api not found; it is applied in wave 1)"
+    )
+    assert phase(status) == "Running"
+    assert not h.exists("Deployment", "api")
+
+
+def test_deny_window_refuses_a_manual_sync_with_the_reason(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from app_harness import request_sync
+
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.store.apply(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": {"name": "default", "namespace": APPS_NS},
+            "spec": {
+                "sourceRepos": ["*"],
+                "destinations": [{"server": "*", "namespace": "*"}],
+                "syncWindows": [
+                    {
+                        "kind": "deny",
+                        "schedule": "0 0 * * *",
+                        "duration": "2h",
+                        "applications": ["*"],
+                    }
+                ],
+            },
+        },
+        field_manager="admin",
+    )
+    h.install(application("shop", h.remote.url, path="app"))
+    clock.advance(60)
+    request_sync(h, "shop")
+    status = h.run("shop", lambda s: phase(s) == "Failed")
+    assert message(status).startswith("Cannot sync: blocked by deny window")
+    assert not h.exists("ConfigMap", "settings")
+
+
+def test_project_refuses_a_source_repository(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.store.apply(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": {"name": "team", "namespace": APPS_NS},
+            "spec": {
+                "sourceRepos": ["https://git.example.com/*"],
+                "destinations": [{"server": "*", "namespace": "*"}],
+            },
+        },
+        field_manager="admin",
+    )
+    h.install(application("shop", h.remote.url, path="app", automated={}, project="team"))
+    status = h.run("shop", lambda s: bool(s.get("conditions")))
+    assert status["conditions"][0]["type"] == "InvalidSpecError"
+    assert "is not permitted (sourceRepos)" in status["conditions"][0]["message"]
+    assert status["sync"]["status"] == "Unknown"
+    assert not h.exists("ConfigMap", "settings")

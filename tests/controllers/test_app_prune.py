@@ -1,0 +1,128 @@
+"""Prune: automated prune, Prune=false, Prune=confirm, PruneLast, allowEmpty."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from app_harness import (
+    APPS_NS,
+    application,
+    config_map,
+    make_harness,
+    manifests,
+    message,
+    phase,
+)
+
+from headway.clock import VirtualClock
+from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION, stamp
+from headway.controllers.application import APP_API_VERSION
+
+
+def _synced(s: dict) -> bool:  # type: ignore[type-arg]
+    return phase(s) == "Succeeded" and s["sync"]["status"] == "Synced"
+
+
+def test_automated_prune_deletes_what_left_git(tmp_path: Path, clock: VirtualClock) -> None:
+    files = {"app/all.yaml": manifests(config_map("keep"), config_map("old"))}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": manifests(config_map("keep"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    status = h.run("shop", lambda s: not h.exists("ConfigMap", "old") and _synced(s))
+    pruned = [r for r in status["operationState"]["syncResult"]["resources"] if r["name"] == "old"]
+    assert pruned[0]["status"] == "Pruned"
+
+
+def test_prune_false_is_skipped_and_reported(tmp_path: Path, clock: VirtualClock) -> None:
+    sticky = config_map("sticky", **{"argocd.argoproj.io/sync-options": "Prune=false"})
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), sticky)})
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": manifests(config_map("a"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    status = h.run("shop", lambda s: phase(s) == "Succeeded" and len(s["history"]) == 2)
+    assert h.exists("ConfigMap", "sticky")
+    entry = [
+        r for r in status["operationState"]["syncResult"]["resources"] if r["name"] == "sticky"
+    ]
+    assert (entry[0]["status"], entry[0]["message"]) == ("PruneSkipped", "ignored (no prune)")
+
+
+def test_prune_confirm_waits_for_approval(tmp_path: Path, clock: VirtualClock) -> None:
+    guarded = config_map("guarded", **{"argocd.argoproj.io/sync-options": "Prune=confirm"})
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), guarded)})
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": manifests(config_map("a"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    status = h.run("shop", lambda s: "pruning confirmation" in message(s))
+    assert message(status) == "Waiting for pruning confirmation of v1/ConfigMap/guarded"
+    for _ in range(3):
+        h.step("shop")
+    assert h.exists("ConfigMap", "guarded")
+    clock.advance(5)
+    approve = {CONFIRM_PRUNE_ANNOTATION: stamp(clock.now())}
+    h.store.apply(
+        {
+            "apiVersion": APP_API_VERSION,
+            "kind": "Application",
+            "metadata": {"name": "shop", "namespace": APPS_NS, "annotations": approve},
+        },
+        field_manager="confirm",
+    )
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    assert not h.exists("ConfigMap", "guarded")
+
+
+def test_an_approval_older_than_the_operation_does_not_count(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    guarded = config_map("guarded", **{"argocd.argoproj.io/sync-options": "Prune=confirm"})
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), guarded)})
+    app = application("shop", h.remote.url, path="app", automated={"prune": True})
+    app["metadata"]["annotations"] = {CONFIRM_PRUNE_ANNOTATION: stamp(clock.now())}
+    h.install(app)
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": manifests(config_map("a"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(timedelta(minutes=1).total_seconds())
+    h.run("shop", lambda s: "pruning confirmation" in message(s))
+    assert h.exists("ConfigMap", "guarded")
+
+
+def test_prune_last_prunes_after_every_wave(tmp_path: Path, clock: VirtualClock) -> None:
+    files = {"app/all.yaml": manifests(config_map("old"), config_map("a", wave=0))}
+    h = make_harness(tmp_path, clock, files)
+    h.install(
+        application(
+            "shop", h.remote.url, path="app", automated={"prune": True}, options=("PruneLast=true",)
+        )
+    )
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": manifests(config_map("a", wave=0), config_map("b", wave=3))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    h.run("shop", lambda s: h.exists("ConfigMap", "b"))
+    assert h.exists("ConfigMap", "old")  # wave 3 applied, the prune comes after it
+    h.run("shop", lambda s: not h.exists("ConfigMap", "old"))
+
+
+def test_automated_prune_never_wipes_out_everything_without_allow_empty(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    h.run("shop", _synced)
+    h.remote.commit({"app/all.yaml": "# nothing left\n"})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    status = h.run("shop", lambda s: any(c["type"] == "SyncError" for c in s["conditions"]))
+    errors = [c["message"] for c in status["conditions"] if c["type"] == "SyncError"]
+    assert "auto-sync will wipe out all resources" in errors[0]
+    assert h.exists("ConfigMap", "a")
