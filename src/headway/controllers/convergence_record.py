@@ -1,0 +1,107 @@
+"""How a Git convergence outcome is recorded: the annotation (read back so a failed revision is
+handled once), the Event reason, and the `GitConvergence` status condition. Pure."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from headway.controllers.convergence_revert import RevertOutcome, RevertResult
+
+__all__ = ["CONDITION_TYPE", "STATE_ANNOTATION", "ConvergenceState", "condition_for", "read_state"]
+
+STATE_ANNOTATION = "headway.dev/git-convergence"
+CONDITION_TYPE = "GitConvergence"
+
+_EVENT_REASONS = {
+    "Reverted": "GitReverted",
+    "AlreadyReverted": "GitRevertFound",
+    "Refused": "GitRevertFailed",
+    "Disabled": "GitRevertDisabled",
+}
+
+
+@dataclass(frozen=True)
+class ConvergenceState:
+    """What happened for one failed pod-template hash."""
+
+    pod_hash: str
+    result: str  # Reverted | AlreadyReverted | Refused | Disabled
+    message: str
+    commits: tuple[str, ...] = ()
+    revert_of: tuple[str, ...] = ()
+
+    @classmethod
+    def disabled(cls, pod_hash: str, app: dict[str, Any]) -> ConvergenceState:
+        name = app["metadata"]["name"]
+        return cls(
+            pod_hash,
+            "Disabled",
+            f"Application {name} does not revert Git on abort (no automated sync, or "
+            'headway.dev/revert-on-abort: "false"); Git still names the failed revision',
+        )
+
+    @classmethod
+    def refused(cls, pod_hash: str, reason: str) -> ConvergenceState:
+        return cls(pod_hash, "Refused", f"cannot revert the failed revision in Git: {reason}")
+
+    @classmethod
+    def from_outcome(cls, pod_hash: str, outcome: RevertOutcome) -> ConvergenceState:
+        if outcome.result is RevertResult.REFUSED:
+            return cls.refused(pod_hash, outcome.message)
+        return cls(
+            pod_hash, outcome.result.value, outcome.message, outcome.commits, outcome.revert_of
+        )
+
+    @property
+    def is_failure(self) -> bool:
+        return self.result == "Refused"
+
+    @property
+    def event_reason(self) -> str:
+        return _EVENT_REASONS.get(self.result, "GitConvergence")
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "podHash": self.pod_hash,
+            "result": self.result,
+            "message": self.message,
+            "commits": list(self.commits),
+            "revertOf": list(self.revert_of),
+        }
+
+
+def read_state(obj: dict[str, Any]) -> ConvergenceState | None:
+    """The recorded outcome on an object, None when absent or unreadable."""
+    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(STATE_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or not raw.get("podHash"):
+        return None
+    return ConvergenceState(
+        pod_hash=str(raw["podHash"]),
+        result=str(raw.get("result") or ""),
+        message=str(raw.get("message") or ""),
+        commits=tuple(str(c) for c in raw.get("commits") or []),
+        revert_of=tuple(str(c) for c in raw.get("revertOf") or []),
+    )
+
+
+def condition_for(state: ConvergenceState, now: datetime) -> dict[str, Any]:
+    """A Rollout status condition in Argo Rollouts' shape."""
+    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    converged = state.result in ("Reverted", "AlreadyReverted")
+    return {
+        "type": CONDITION_TYPE,
+        "status": "True" if converged else "False",
+        "reason": _EVENT_REASONS.get(state.result, state.result),
+        "message": state.message,
+        "lastUpdateTime": stamp,
+        "lastTransitionTime": stamp,
+    }

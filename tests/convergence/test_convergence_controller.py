@@ -1,0 +1,157 @@
+"""The Git convergence controller against a real store and real repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pygit2
+import pytest
+from convergence_harness import NS, Harness, application
+from gitwork import WorkRepo, rollout_yaml
+
+from headway.clock import VirtualClock
+
+CONFIG = "kind: ConfigMap\nmetadata: {name: web}\ndata: {greeting: hello}\n"
+CONFIG_V3 = "kind: ConfigMap\nmetadata: {name: web}\ndata: {greeting: hi}\n"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> WorkRepo:
+    repo = WorkRepo(tmp_path / "gitops")
+    repo.commit({"apps/web/rollout.yaml": rollout_yaml("v1"), "apps/web/cm.yaml": CONFIG}, "v1")
+    repo.commit({"apps/web/rollout.yaml": rollout_yaml("v2")}, "release web v2")
+    repo.commit(
+        {"apps/web/rollout.yaml": rollout_yaml("v3"), "apps/web/cm.yaml": CONFIG_V3},
+        "release web v3 and a new greeting",
+    )
+    return repo
+
+
+@pytest.fixture
+def harness(tmp_path: Path, clock: VirtualClock, work: WorkRepo) -> Harness:
+    return Harness(tmp_path, clock, work.url)
+
+
+def test_abort_commits_a_revert_of_only_the_image(harness: Harness, work: WorkRepo) -> None:
+    bump = work.tip()
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    assert harness.step() is None
+    revert = work.tip()
+    assert (
+        revert != bump and work.repo[revert].peel(pygit2.Commit).parents[0].id == work.repo[bump].id
+    )
+    assert work.changed_lines(revert) == [
+        "-          image: shop/web:v3   # the release",
+        "+          image: shop/web:v2   # the release",
+    ]
+    assert work.read("apps/web/cm.yaml") == CONFIG_V3  # the same commit's other change stays
+    message = work.repo[revert].peel(pygit2.Commit).message
+    for fact in (
+        "Rollout shop/web",
+        "shop/web:v3",
+        "canary1",
+        "web-canary1-2",
+        "error-ratio Failed (last value 0.29)",
+        f"Headway-Revert-Of: {bump}",
+    ):
+        assert fact in message
+    assert "p99-latency" not in message
+    assert work.repo.status() == {}  # the checked-out working tree followed the branch
+
+
+def test_the_outcome_is_recorded_on_rollout_and_application(
+    harness: Harness, work: WorkRepo
+) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    harness.step()
+    revert = work.tip()
+    for obj in (
+        harness.rollout(),
+        harness.cluster.get("argoproj.io/v1alpha1", "Application", "web", "argocd"),
+    ):
+        state = json.loads(obj["metadata"]["annotations"]["headway.dev/git-convergence"])
+        assert (state["podHash"], state["result"], state["commits"]) == (
+            "canary1",
+            "Reverted",
+            [revert],
+        )
+    condition = harness.condition()
+    assert (condition["status"], condition["reason"]) == ("True", "GitReverted")
+    assert revert[:12] in condition["message"]
+    assert any(r == "GitReverted" and t == "Normal" for t, r, _ in harness.events())
+    assert harness.rollout()["status"]["abort"] is True  # the rest of the status is untouched
+
+
+def test_never_twice_even_after_a_restart_that_lost_the_annotation(
+    harness: Harness, work: WorkRepo
+) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    harness.step()
+    revert = work.tip()
+    harness.step()
+    assert work.tip() == revert
+    # killed after the commit, before the annotation was written:
+    harness.cluster.apply(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": NS},
+        },
+        field_manager="headway-git-convergence",
+        force=True,
+    )
+    assert "headway.dev/git-convergence" not in harness.rollout()["metadata"].get("annotations", {})
+    harness.restart()
+    harness.step()
+    assert work.tip() == revert
+    assert len(work.log()) == 4
+    condition = harness.condition()
+    assert (condition["status"], condition["reason"]) == ("True", "GitRevertFound")
+
+
+def test_a_branch_that_moved_on_is_reported_not_reverted(harness: Harness, work: WorkRepo) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    moved = work.commit({"apps/web/rollout.yaml": rollout_yaml("v4")}, "release web v4")
+    harness.step()
+    assert work.tip() == moved
+    condition = harness.condition()
+    assert (condition["status"], condition["reason"]) == ("False", "GitRevertFailed")
+    assert (
+        "branch moved" in condition["message"]
+        and "apps/web/rollout.yaml:15" in condition["message"]
+    )
+    assert any(t == "Warning" and r == "GitRevertFailed" for t, r, _ in harness.events())
+
+
+def test_an_image_not_in_the_source_is_reported(harness: Harness, work: WorkRepo) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/api:v9")
+    harness.step()
+    assert len(work.log()) == 3
+    assert "shop/api:v9 was not found" in harness.condition()["message"]
+
+
+@pytest.mark.parametrize(
+    ("automated", "annotation", "reverts"),
+    [(True, None, True), (False, None, False), (True, "false", False), (False, "true", True)],
+)
+def test_policy_per_application(
+    harness: Harness, work: WorkRepo, automated: bool, annotation: str | None, reverts: bool
+) -> None:
+    notes = {"headway.dev/revert-on-abort": annotation} if annotation else {}
+    harness.abort(
+        stable="shop/web:v2",
+        failed="shop/web:v3",
+        app=application(work.url, automated=automated, **notes),
+    )
+    harness.step()
+    assert (len(work.log()) == 4) is reverts
+    assert harness.condition()["reason"] == ("GitReverted" if reverts else "GitRevertDisabled")
+
+
+def test_a_rollout_that_is_not_aborted_is_left_alone(harness: Harness, work: WorkRepo) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    status = dict(harness.rollout()["status"], abort=False, phase="Paused", message="")
+    harness.cluster.patch_status("argoproj.io/v1alpha1", "Rollout", "web", NS, status)
+    harness.step()
+    assert len(work.log()) == 3
