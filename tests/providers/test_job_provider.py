@@ -158,3 +158,38 @@ async def test_a_real_job_run_by_the_local_runtime(tmp_path: Path) -> None:
                     phases[name] = run["status"]["phase"]
             await asyncio.sleep(0.2)
     assert phases == {"good": "Successful", "bad": "Failed"}
+
+
+async def test_a_job_left_by_a_crash_is_reused_and_a_strangers_job_is_an_error(
+    driver: RunDriver,
+) -> None:
+    driver.cluster.create(analysis_run(job_metric()))
+    run = driver.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")
+    uid = run["metadata"]["uid"]
+    owner = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AnalysisRun",
+        "name": "run",
+        "uid": uid,
+        "controller": True,
+    }
+    leftover = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": f"{uid}.smoke.1", "namespace": "default", "ownerReferences": [owner]},
+        "spec": JOB_TEMPLATE["spec"],
+    }
+    driver.cluster.create(leftover)  # created before a crash, never recorded in the status
+    await driver.step()
+    assert driver.measurements()[0]["phase"] == "Running"
+    assert len(driver.cluster.list("batch/v1", "Job", namespace="default")) == 1
+    driver.cluster.create(analysis_run(job_metric(), name="other"))
+    other = driver.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "other", "default")
+    stranger = {
+        **leftover,
+        "metadata": {**leftover["metadata"], "name": f"{other['metadata']['uid']}.smoke.1"},
+    }
+    driver.cluster.create(stranger)
+    await driver.step("other")
+    (measurement,) = driver.measurements("other")
+    assert measurement["phase"] == "Error" and "owned by another run" in measurement["message"]

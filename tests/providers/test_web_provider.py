@@ -167,3 +167,11 @@ def test_json_path_subset() -> None:
         find_first(document, compile_path("{$.a.b-c[5]}"))
     with pytest.raises(JsonPathError):
         compile_path("{$.a[?(@.v > 1)]}")
+
+
+async def test_a_url_without_scheme_is_an_error_not_unreachable(
+    web: WebProvider, clock: VirtualClock
+) -> None:
+    answer = await web.run(request_for(web_metric("localhost:1/x"), clock))
+    assert answer.phase is MeasurementPhase.ERROR
+    assert "bad URL 'localhost:1/x'" in answer.message

@@ -78,6 +78,8 @@ class AnalysisController:
         status = obj.get("status") or {}
         if status.get("phase") in {str(p) for p in COMPLETED}:
             return None
+        if obj["metadata"].get("deletionTimestamp"):
+            return None
         try:
             prepared = prepare_run(obj, cluster)
             for item in prepared.metrics:

@@ -50,6 +50,8 @@ async def send(
             content=content,
             timeout=timeout_seconds,
         )
+    except httpx2.UnsupportedProtocol as error:
+        return Failure(False, f"bad URL {url!r}: {error}")
     except httpx2.TimeoutException as error:
         return Failure(True, f"no answer within {timeout_seconds:g}s ({_describe(error)})")
     except httpx2.TransportError as error:
