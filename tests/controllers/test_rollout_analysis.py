@@ -172,3 +172,52 @@ def test_missing_argument_is_invalid_spec(tmp_path: Path, clock: VirtualClock) -
     assert status["phase"] == "Degraded"
     assert "threshold" in status["message"] and status["message"].startswith("InvalidSpec")
     assert h.runs() == []
+
+
+def test_background_analysis_from_starting_step(tmp_path: Path, clock: VirtualClock) -> None:
+    steps = [{"setWeight": 25}, {"pause": {}}, {"setWeight": 50}, {"pause": {}}]
+    background = {
+        "templates": [{"templateName": "errors"}],
+        "startingStep": 2,
+        "args": [
+            {"name": "canary-hash", "valueFrom": {"podTemplateHashValue": "Latest"}},
+            {"name": "service", "value": "web"},
+        ],
+    }
+    h = Harness(tmp_path, clock)
+    h.apply(template("errors", args=ARGS))
+    h.apply(rollout(canary={"steps": steps, "analysis": background}))
+    h.settle()
+    assert h.runs() == []  # no background analysis on the initial deploy
+    clock.advance(5)
+    h.apply(rollout(image="app:v2", canary={"steps": steps, "analysis": background}))
+    h.settle()
+    assert h.runs() == []  # before startingStep
+    h.patch_status({"pauseConditions": None})
+    h.settle()
+    new = h.status()["currentPodHash"]
+    assert [r["metadata"]["name"] for r in h.runs()] == [f"web-{new}-2"]
+    assert h.runs()[0]["metadata"]["labels"]["rollout-type"] == "Background"
+    h.set_run_phase(f"web-{new}-2", "Failed", 'Metric "errors" assessed Failed')
+    h.settle()
+    assert h.status()["message"].startswith(
+        "RolloutAborted: Rollout aborted update to revision 2: Background analysis run"
+    )
+
+
+def test_argo_cd_health_reads_the_status(tmp_path: Path, clock: VirtualClock) -> None:
+    from headway.health.kinds.rollout import assess
+    from headway.health.status import HealthStatus
+
+    h, _stable, new = _update(tmp_path, clock)
+    assert assess(h.get()).status == HealthStatus.PROGRESSING
+    h.set_run_phase(f"web-{new}-2-1", "Inconclusive")
+    h.settle()
+    assert assess(h.get()).status == HealthStatus.SUSPENDED
+    h.patch_status({"abort": True})
+    h.settle()
+    result = assess(h.get())
+    assert result.status == HealthStatus.DEGRADED and "RolloutAborted" in result.message
+    h.apply(rollout(canary={"steps": STEPS}))
+    h.settle()
+    assert assess(h.get()).status == HealthStatus.HEALTHY

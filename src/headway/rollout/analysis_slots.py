@@ -61,8 +61,15 @@ def reconcile_run(
 ) -> dict[str, Any] | None:
     """Create, adopt or judge the run of one slot; its status goes to `holder[key]`."""
     named = (holder.get(key) or {}).get("name")
-    if d.pause_conditions and holder.get(key):
-        return holder.get(key)  # paused: keep the run as it is (Argo does the same)
+    # While paused, a step run is left as it is; other runs only while paused by an
+    # Inconclusive result (a background run that fails during a pause step still aborts).
+    held = (
+        d.pause_conditions
+        if request.rollout_type == "Step"
+        else [c for c in d.pause_conditions if c.get("reason") == INCONCLUSIVE]
+    )
+    if held and holder.get(key):
+        return holder.get(key)
     resumed = bool(d.status.get("controllerPause")) and not d.pause_conditions
     outcome = reconcile_slot(
         request, runs=d.ctx.runs, named=named, resumed=resumed, inputs=_inputs(d)

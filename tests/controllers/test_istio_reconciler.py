@@ -1,0 +1,149 @@
+"""The Istio reconciler's exact VirtualService edits, on a real store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_rollout_traffic import CRD, VS_API
+
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.rollout.plan import HeaderRoute
+from headway.routers.istio import IstioReconciler
+from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+
+
+def _dest(host: str, weight: int) -> dict[str, Any]:
+    return {"destination": {"host": host}, "weight": weight}
+
+
+def _vs(http: list[dict[str, Any]], name: str = "web", namespace: str = "default") -> Any:
+    return {
+        "apiVersion": VS_API,
+        "kind": "VirtualService",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"http": http},
+    }
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, clock: VirtualClock) -> LocalCluster:
+    c = LocalCluster(tmp_path / "db", clock)
+    c.apply(CRD, field_manager="t")
+    return c
+
+
+def _reconciler(
+    cluster: LocalCluster, ref: dict[str, Any], managed: tuple[str, ...] = ()
+) -> TrafficRoutingReconciler:
+    return IstioReconciler(
+        cluster,
+        namespace="default",
+        virtual_services=[ref],
+        stable_service="stable",
+        canary_service="canary",
+        managed_routes=managed,
+    )
+
+
+def _http(cluster: LocalCluster, name: str = "web", namespace: str = "default") -> Any:
+    return cluster.get(VS_API, "VirtualService", name, namespace)["spec"]["http"]
+
+
+def test_named_routes_get_the_split_others_untouched(cluster: LocalCluster) -> None:
+    other = {"name": "other", "route": [_dest("stable", 100), _dest("canary", 0)]}
+    cluster.apply(
+        _vs(
+            [
+                {
+                    "name": "a",
+                    "route": [
+                        _dest("stable.default.svc.cluster.local", 100),
+                        _dest("canary.default.svc.cluster.local", 0),
+                    ],
+                },
+                other,
+            ]
+        ),
+        field_manager="git",
+    )
+    router = _reconciler(cluster, {"name": "web", "routes": ["a"]})
+    router.set_weight(30)
+    assert _http(cluster) == [
+        {
+            "name": "a",
+            "route": [
+                _dest("stable.default.svc.cluster.local", 70),
+                _dest("canary.default.svc.cluster.local", 30),
+            ],
+        },
+        other,
+    ]
+    assert router.verify_weight(30) is True and router.verify_weight(40) is False
+
+
+def test_single_unnamed_route_and_namespaced_name(cluster: LocalCluster) -> None:
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mesh"}}, field_manager="t"
+    )
+    cluster.apply(
+        _vs([{"route": [_dest("stable", 100), _dest("canary", 0)]}], namespace="mesh"),
+        field_manager="git",
+    )
+    _reconciler(cluster, {"name": "web.mesh"}).set_weight(100)
+    assert _http(cluster, namespace="mesh") == [
+        {"route": [_dest("stable", 0), _dest("canary", 100)]}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("http", "ref", "message"),
+    [
+        (
+            [{"name": "a", "route": [_dest("stable", 100)]}],
+            {"name": "web", "routes": ["a"]},
+            "no destination for Service 'canary'",
+        ),
+        (
+            [{"name": "a", "route": []}],
+            {"name": "web", "routes": ["b"]},
+            "HTTP Route 'b' is not found",
+        ),
+        ([{"name": "a", "route": []}], {"name": "missing"}, "VirtualService default/missing"),
+    ],
+)
+def test_errors(cluster: LocalCluster, http: Any, ref: dict[str, Any], message: str) -> None:
+    cluster.apply(_vs(http), field_manager="git")
+    with pytest.raises(TrafficRoutingError, match=message):
+        _reconciler(cluster, ref).set_weight(10)
+
+
+def test_header_routes_are_managed_routes_on_top(cluster: LocalCluster) -> None:
+    primary = {
+        "name": "primary",
+        "route": [
+            {"destination": {"host": "stable", "port": {"number": 8080}}, "weight": 100},
+            {"destination": {"host": "canary", "port": {"number": 8080}}, "weight": 0},
+        ],
+    }
+    cluster.apply(_vs([primary]), field_manager="git")
+    router = _reconciler(cluster, {"name": "web", "routes": ["primary"]}, ("first", "second"))
+    router.set_header_route(
+        HeaderRoute("second", ({"headerName": "x-b", "headerValue": {"prefix": "b"}},))
+    )
+    router.set_header_route(
+        HeaderRoute("first", ({"headerName": "x-a", "headerValue": {"exact": "a", "regex": ""}},))
+    )
+    http = _http(cluster)
+    assert [r.get("name") for r in http] == ["first", "second", "primary"]
+    assert http[0] == {
+        "name": "first",
+        "match": [{"headers": {"x-a": {"exact": "a"}}}],
+        "route": [{"destination": {"host": "canary", "port": {"number": 8080}}, "weight": 100}],
+    }
+    router.set_header_route(HeaderRoute("first", ()))  # no match: removed
+    assert [r.get("name") for r in _http(cluster)] == ["second", "primary"]
+    router.remove_managed_routes()
+    assert _http(cluster) == [primary]
