@@ -319,3 +319,53 @@ def test_a_paused_deployment_starts_no_new_revision(
     cluster.apply(paused, field_manager="test")
     step(cluster, clock)
     assert replica_counts(cluster) == {"1": 1, "2": 1}
+
+
+@pytest.mark.parametrize(
+    ("spec", "succeeded", "failed", "running", "verdict"),
+    [
+        ({}, 0, 0, 0, None),
+        ({}, 1, 0, 0, ("Complete", "", "")),
+        ({"completions": 3}, 2, 0, 0, None),
+        ({}, 0, 6, 0, None),  # backoffLimit 6: the 7th failure ends it
+        (
+            {},
+            0,
+            7,
+            0,
+            ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ),
+        (
+            {"backoffLimit": 0},
+            0,
+            1,
+            0,
+            ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ),
+        ({"activeDeadlineSeconds": 30}, 0, 0, 29.9, None),
+        (
+            {"activeDeadlineSeconds": 30},
+            0,
+            0,
+            30,
+            ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline"),
+        ),
+        # failures are judged before success, as the Job controller does
+        (
+            {"backoffLimit": 0},
+            1,
+            1,
+            0,
+            ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+        ),
+    ],
+)
+def test_job_verdict(
+    spec: dict[str, Any],
+    succeeded: int,
+    failed: int,
+    running: float,
+    verdict: tuple[str, str, str] | None,
+) -> None:
+    tally = jobs.JobTally(active=[], succeeded=succeeded, failed=failed)
+    assert jobs.job_verdict(spec, tally, running_seconds=running) == verdict

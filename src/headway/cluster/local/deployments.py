@@ -23,8 +23,9 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
+from headway.cluster.local import deployment_conditions as dc
 from headway.cluster.local import deployment_math as dm
-from headway.cluster.local.pod_facts import format_time, is_active, owned_by, parse_time
+from headway.cluster.local.pod_facts import is_active, owned_by
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import owner_reference, pods_of
 from headway.cluster.protocol import Cluster, Obj
@@ -101,20 +102,51 @@ def _new_replica_set(d: Obj, template_hash: str, *, replicas: int, revision: int
     }
 
 
+def _owned_sets(cluster: Cluster, d: Obj) -> list[Obj]:
+    namespace = d["metadata"].get("namespace") or "default"
+    uid = str(d["metadata"]["uid"])
+    return [
+        rs for rs in cluster.list("apps/v1", "ReplicaSet", namespace=namespace) if owned_by(rs, uid)
+    ]
+
+
+def _create_new_set(
+    cluster: Cluster, clock: Clock, d: Obj, *, template_hash: str, olds: list[Obj], posts: Any
+) -> Obj:
+    """The first ReplicaSet of a new template: revision = highest + 1, sized by strategy."""
+    desired = _replicas(d)
+    if ((d.get("spec") or {}).get("strategy") or {}).get("type") == "Recreate":
+        start = 0 if olds else desired  # the first version starts at once
+    else:
+        start = dm.new_replica_set_scale(
+            desired=desired,
+            max_surge=posts.max_surge,
+            total=sum(_replicas(rs) for rs in olds),
+            new_replicas=0,
+        )
+    revision = max((_revision(rs) for rs in olds), default=0) + 1
+    new = cluster.apply(
+        _new_replica_set(d, template_hash, replicas=start, revision=revision),
+        field_manager=FIELD_MANAGER,
+        force=True,
+    )
+    note(
+        cluster,
+        clock,
+        d,
+        "ScalingReplicaSet",
+        f"Scaled up replica set {new['metadata']['name']} from 0 to {start}",
+    )
+    return new
+
+
 def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None:
     """One step for one Deployment; returns seconds until it wants another look, or None."""
     if d["metadata"].get("deletionTimestamp"):
         return None
     spec = d.get("spec") or {}
-    namespace = d["metadata"].get("namespace") or "default"
-    desired = _replicas(d)
-    strategy = spec.get("strategy") or {}
-    posts = dm.deployment_fenceposts(strategy, desired)
-    sets = [
-        rs
-        for rs in cluster.list("apps/v1", "ReplicaSet", namespace=namespace)
-        if owned_by(rs, str(d["metadata"]["uid"]))
-    ]
+    posts = dm.deployment_fenceposts(spec.get("strategy") or {}, _replicas(d))
+    sets = _owned_sets(cluster, d)
     template_hash = dm.pod_template_hash(
         spec.get("template") or {}, int((d.get("status") or {}).get("collisionCount") or 0)
     )
@@ -128,44 +160,22 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
     )
     olds = [rs for rs in sets if rs is not new]
     top = max((_revision(rs) for rs in olds), default=0)
-    created = False
+    created = new is None
     if new is None and spec.get("paused"):
         return None  # a paused Deployment starts no new revision
     if new is None:
-        old_total = sum(_replicas(rs) for rs in olds)
-        start = (
-            (0 if olds else desired)  # Recreate: the first version starts at once
-            if strategy.get("type") == "Recreate"
-            else dm.new_replica_set_scale(
-                desired=desired, max_surge=posts.max_surge, total=old_total, new_replicas=0
-            )
+        new = _create_new_set(
+            cluster, clock, d, template_hash=template_hash, olds=olds, posts=posts
         )
-        new = cluster.apply(
-            _new_replica_set(d, template_hash, replicas=start, revision=top + 1),
-            field_manager=FIELD_MANAGER,
-            force=True,
-        )
-        created = True
-        note(
-            cluster,
-            clock,
-            d,
-            "ScalingReplicaSet",
-            f"Scaled up replica set {new['metadata']['name']} from 0 to {start}",
-        )
-    elif _revision(new) <= top:
+    elif _revision(new) <= top:  # back to an older template: it becomes the newest revision
         new = _write_replica_set(cluster, new, replicas=_replicas(new), revision=top + 1)
     elif not spec.get("paused"):
-        if strategy.get("type") == "Recreate":
+        if (spec.get("strategy") or {}).get("type") == "Recreate":
             _recreate_step(cluster, clock, d, new, olds)
         else:
             _rolling_step(cluster, clock, d, new=new, olds=olds, posts=posts)
     _cleanup_history(cluster, d, olds)
-    fresh = [
-        rs
-        for rs in cluster.list("apps/v1", "ReplicaSet", namespace=namespace)
-        if owned_by(rs, str(d["metadata"]["uid"]))
-    ]
+    fresh = _owned_sets(cluster, d)
     new_now = next((rs for rs in fresh if rs["metadata"]["uid"] == new["metadata"]["uid"]), new)
     return _write_status(cluster, clock, d, fresh, new_now, created=created, posts=posts)
 
@@ -232,107 +242,24 @@ def _cleanup_history(cluster: Cluster, d: Obj, olds: list[Obj]) -> None:
             )
 
 
-def _progressing(
-    old: Mapping[str, Any] | None,
-    *,
-    status: str,
-    reason: str,
-    message: str,
-    stamp: str,
-    touch: bool,
-) -> dict[str, Any]:
-    same = old is not None and old.get("status") == status
-    keep_update = same and old is not None and old.get("reason") == reason and not touch
-    return {
-        "type": "Progressing",
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastUpdateTime": old.get("lastUpdateTime", stamp) if keep_update and old else stamp,
-        "lastTransitionTime": old.get("lastTransitionTime", stamp) if same and old else stamp,
-    }
-
-
 def _write_status(
     cluster: Cluster, clock: Clock, d: Obj, sets: list[Obj], new: Obj, *, created: bool, posts: Any
 ) -> float | None:
-    desired = _replicas(d)
-    before = d.get("status") or {}
+    desired, before, now = _replicas(d), d.get("status") or {}, clock.now()
     counts = dm.deployment_counts(all_sets=sets, new=new)
-    old_counts = dm.DeploymentCounts(
-        replicas=int(before.get("replicas") or 0),
-        updated=int(before.get("updatedReplicas") or 0),
-        ready=int(before.get("readyReplicas") or 0),
-        available=int(before.get("availableReplicas") or 0),
-        unavailable=int(before.get("unavailableReplicas") or 0),
-    )
-    now, name = clock.now(), new["metadata"]["name"]
-    stamp = format_time(now)
     conds = {c.get("type"): c for c in before.get("conditions") or []}
-    old_prog = conds.get("Progressing")
-    deadline = float((d.get("spec") or {}).get("progressDeadlineSeconds", 600))
-    requeue: float | None = None
-    if created:
-        prog = _progressing(
-            old_prog,
-            status="True",
-            reason="NewReplicaSetCreated",
-            message=f'Created new replica set "{name}"',
-            stamp=stamp,
-            touch=True,
-        )
-    elif dm.rollout_complete(counts, desired):
-        prog = _progressing(
-            old_prog,
-            status="True",
-            reason="NewReplicaSetAvailable",
-            message=f'ReplicaSet "{name}" has successfully progressed.',
-            stamp=stamp,
-            touch=False,
-        )
-    elif (
-        dm.made_progress(old_counts, counts)
-        or old_prog is None
-        or (old_prog.get("reason") == "NewReplicaSetAvailable")
-    ):
-        prog = _progressing(
-            old_prog,
-            status="True",
-            reason="ReplicaSetUpdated",
-            message=f'ReplicaSet "{name}" is progressing.',
-            stamp=stamp,
-            touch=True,
-        )
-        requeue = deadline
-    else:
-        since = parse_time(old_prog.get("lastUpdateTime")) or now
-        left = deadline - (now - since).total_seconds()
-        if left <= 0 or old_prog.get("reason") == "ProgressDeadlineExceeded":
-            prog = _progressing(
-                old_prog,
-                status="False",
-                reason="ProgressDeadlineExceeded",
-                message=f'ReplicaSet "{name}" has timed out progressing.',
-                stamp=stamp,
-                touch=False,
-            )
-        else:
-            prog, requeue = dict(old_prog), left
-    ok = counts.available >= desired - posts.max_unavailable
-    avail_old = conds.get("Available")
-    avail = {
-        "type": "Available",
-        "status": "True" if ok else "False",
-        "reason": "MinimumReplicasAvailable" if ok else "MinimumReplicasUnavailable",
-        "message": "Deployment has minimum availability."
-        if ok
-        else "Deployment does not have minimum availability.",
-        "lastUpdateTime": stamp,
-        "lastTransitionTime": stamp,
-    }
-    if avail_old is not None and avail_old.get("status") == avail["status"]:
-        avail["lastUpdateTime"] = avail_old.get("lastUpdateTime", stamp)
-        avail["lastTransitionTime"] = avail_old.get("lastTransitionTime", stamp)
+    progressing, requeue = dc.progressing_condition(
+        old=conds.get("Progressing"),
+        created=created,
+        complete=dm.rollout_complete(counts, desired),
+        progressed=dm.made_progress(dc.counts_of(before), counts),
+        replica_set=str(new["metadata"]["name"]),
+        now=now,
+        deadline_seconds=float((d.get("spec") or {}).get("progressDeadlineSeconds", 600)),
+    )
+    available = dc.available_condition(
+        old=conds.get("Available"), ok=counts.available >= desired - posts.max_unavailable, now=now
+    )
     status: dict[str, Any] = {
         "observedGeneration": d["metadata"].get("generation", 1),
         "replicas": counts.replicas,
@@ -340,14 +267,13 @@ def _write_status(
         "readyReplicas": counts.ready,
         "availableReplicas": counts.available,
         "unavailableReplicas": counts.unavailable,
-        "conditions": [avail, prog],
+        "conditions": [available, progressing],
     }
     if before.get("collisionCount"):
         status["collisionCount"] = before["collisionCount"]
     if status != before:
-        cluster.patch_status(
-            "apps/v1", "Deployment", d["metadata"]["name"], d["metadata"].get("namespace"), status
-        )
+        meta = d["metadata"]
+        cluster.patch_status("apps/v1", "Deployment", meta["name"], meta.get("namespace"), status)
     return requeue
 
 

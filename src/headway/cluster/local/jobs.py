@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +33,7 @@ from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster, Obj
 
-__all__ = ["FIELD_MANAGER", "reconcile_job", "sync_jobs"]
+__all__ = ["FIELD_MANAGER", "JobTally", "job_verdict", "reconcile_job", "sync_jobs"]
 
 FIELD_MANAGER = "headway-job-controller"
 
@@ -86,88 +87,113 @@ def _job_template(job: Obj) -> dict[str, Any]:
     return template
 
 
+@dataclass(frozen=True)
+class JobTally:
+    active: list[Obj]
+    succeeded: int
+    failed: int
+
+
+def _tally(job: Obj, pods: list[Obj]) -> JobTally:
+    phases = [(p.get("status") or {}).get("phase") for p in pods]
+    failed = phases.count("Failed")
+    template = (job.get("spec") or {}).get("template") or {}
+    if (template.get("spec") or {}).get("restartPolicy") == "OnFailure":
+        failed += sum(restart_total(p) for p in pods)
+    return JobTally([p for p in pods if is_active(p)], phases.count("Succeeded"), failed)
+
+
+def job_verdict(
+    spec: Mapping[str, Any], tally: JobTally, *, running_seconds: float
+) -> tuple[str, str, str] | None:
+    """Purely computational: (condition, reason, message) once the Job is done, else None."""
+    if tally.failed > int(spec.get("backoffLimit", 6)):
+        return ("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    deadline = spec.get("activeDeadlineSeconds")
+    if deadline is not None and running_seconds >= float(deadline):
+        return ("Failed", "DeadlineExceeded", "Job was active longer than specified deadline")
+    if tally.succeeded >= int(spec.get("completions") or 1):
+        return ("Complete", "", "")
+    return None
+
+
+def _start_pods(
+    cluster: Cluster,
+    clock: Clock,
+    job: Obj,
+    *,
+    tally: JobTally,
+    pods: list[Obj],
+    backoff: BackoffConfig,
+) -> tuple[list[Obj], float | None]:
+    """Start pods up to the parallelism once the back-off allows; the active pods after it,
+    and how long the back-off still holds new pods back (None when it does not)."""
+    spec = job.get("spec") or {}
+    completions = int(spec.get("completions") or 1)
+    want = min(int(spec.get("parallelism", 1)), completions - tally.succeeded) - len(tally.active)
+    wait = _backoff_left(pods, tally.failed, backoff, clock.now())
+    if want <= 0:
+        return tally.active, None
+    if wait > 0:
+        return tally.active, wait
+    active = list(tally.active)
+    for _ in range(want):
+        pod = pod_from_template(job, _job_template(job), str(job["metadata"]["name"]))
+        active.append(cluster.apply(pod, field_manager=FIELD_MANAGER))
+        note(cluster, clock, job, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
+    return active, None
+
+
 def reconcile_job(
     cluster: Cluster, clock: Clock, job: Obj, *, backoff: BackoffConfig
 ) -> float | None:
     """One step for one Job; returns seconds until it wants another look, or None."""
     if _finished(job) or job["metadata"].get("deletionTimestamp"):
         return None
-    spec, before = job.get("spec") or {}, job.get("status") or {}
-    now = clock.now()
-    stamp = format_time(now)
-    completions = int(spec.get("completions") or 1)
-    parallelism = int(spec.get("parallelism", 1))
+    spec, before, now = job.get("spec") or {}, job.get("status") or {}, clock.now()
     pods = pods_of(cluster, job)
-    active = [p for p in pods if is_active(p)]
-    succeeded = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Succeeded")
-    failed = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Failed")
-    policy = ((spec.get("template") or {}).get("spec") or {}).get("restartPolicy", "Never")
-    if policy == "OnFailure":
-        failed += sum(restart_total(p) for p in pods)
+    tally = _tally(job, pods)
     started = parse_time(before.get("startTime")) or now
+    running = (now - started).total_seconds()
+    verdict = job_verdict(spec, tally, running_seconds=running)
     status: dict[str, Any] = {"startTime": format_time(started)}
     conditions = list(before.get("conditions") or [])
     requeue: float | None = None
-    deadline = spec.get("activeDeadlineSeconds")
-    if failed > int(spec.get("backoffLimit", 6)):
-        _delete_all(cluster, active)
-        active = []
-        conditions.append(
-            _condition(
-                "Failed",
-                "BackoffLimitExceeded",
-                "Job has reached the specified backoff limit",
-                stamp,
-            )
-        )
-    elif deadline is not None and (now - started).total_seconds() >= float(deadline):
-        _delete_all(cluster, active)
-        active = []
-        conditions.append(
-            _condition(
-                "Failed", "DeadlineExceeded", "Job was active longer than specified deadline", stamp
-            )
-        )
-    elif succeeded >= completions:
-        status["completionTime"] = stamp
-        conditions.append(_condition("Complete", "", "", stamp))
-    else:
-        want = min(parallelism, completions - succeeded) - len(active)
-        wait = _backoff_left(pods, failed, backoff, now)
-        if want > 0 and wait > 0:
-            requeue = wait
-        for _ in range(max(0, want) if wait <= 0 else 0):
-            pod = pod_from_template(job, _job_template(job), str(job["metadata"]["name"]))
-            active.append(cluster.apply(pod, field_manager=FIELD_MANAGER))
-            note(cluster, clock, job, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
-        if deadline is not None:
-            left = float(deadline) - (now - started).total_seconds()
-            requeue = min(requeue, left) if requeue is not None else left
-    status.update(
-        {
-            "active": len(active),
-            "succeeded": succeeded,
-            "failed": failed,
-            "ready": sum(1 for p in active if is_ready(p)),
-        }
-    )
-    for cond in conditions[len(before.get("conditions") or []) :]:
+    active = tally.active
+    if verdict is not None:
+        kind, reason, message = verdict
+        if kind == "Failed":
+            _delete_all(cluster, active)
+            active = []
+        else:
+            status["completionTime"] = format_time(now)
+        conditions.append(_condition(kind, reason, message, format_time(now)))
         note(
             cluster,
             clock,
             job,
-            cond["reason"] or "Completed",
-            cond["message"] or "Job completed",
-            warning=cond["type"] == "Failed",
+            reason or "Completed",
+            message or "Job completed",
+            warning=kind == "Failed",
         )
+    else:
+        active, requeue = _start_pods(cluster, clock, job, tally=tally, pods=pods, backoff=backoff)
+        if spec.get("activeDeadlineSeconds") is not None:
+            left = float(spec["activeDeadlineSeconds"]) - running
+            requeue = min(requeue, left) if requeue is not None else left
+    status.update(
+        {
+            "active": len(active),
+            "succeeded": tally.succeeded,
+            "failed": tally.failed,
+            "ready": sum(1 for p in active if is_ready(p)),
+        }
+    )
     if conditions:
         status["conditions"] = [{k: v for k, v in c.items() if v != ""} for c in conditions]
-    if before.get("completionTime") and "completionTime" not in status:
-        status["completionTime"] = before["completionTime"]
     if status != before:
-        cluster.patch_status(
-            "batch/v1", "Job", job["metadata"]["name"], job["metadata"].get("namespace"), status
-        )
+        meta = job["metadata"]
+        cluster.patch_status("batch/v1", "Job", meta["name"], meta.get("namespace"), status)
     return requeue
 
 
