@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -114,6 +115,12 @@ def _parsed(obj: Obj) -> tuple[Metric, ...]:
     return run.spec.metrics
 
 
+@functools.lru_cache(maxsize=1024)
+def _conditions(metric: str, success: str, failure: str) -> MetricConditions:
+    """Compiled once per distinct text: a run is prepared again at every step."""
+    return compile_metric_conditions(metric, success_condition=success, failure_condition=failure)
+
+
 def prepare_run(obj: Obj, cluster: Cluster | None) -> PreparedRun:
     """Resolve, substitute, parse and build policies; `RunProblem` says what is wrong."""
     spec = obj.get("spec") or {}
@@ -133,10 +140,8 @@ def prepare_run(obj: Obj, cluster: Cluster | None) -> PreparedRun:
         PreparedMetric(
             metric,
             policy,
-            compile_metric_conditions(
-                metric.name,
-                success_condition=metric.success_condition or "",
-                failure_condition=metric.failure_condition or "",
+            _conditions(
+                metric.name, metric.success_condition or "", metric.failure_condition or ""
             ),
         )
         for metric, policy in zip(metrics, policies, strict=True)
