@@ -29,6 +29,7 @@ NS = "default"
 UNREACHABLE = object()
 ERROR = object()
 PENDING_JOB = object()
+RAISE = object()
 
 
 @dataclass
@@ -49,6 +50,8 @@ class ScriptedProvider:
             return unreachable(request, "fake backend", "connection refused", finished_at=now)
         if item is ERROR:
             return decided(request, MeasurementPhase.ERROR, "bad query", finished_at=now)
+        if item is RAISE:
+            raise RuntimeError("provider bug")
         if item is PENDING_JOB:
             return in_flight(request, resume_at=now, metadata={"job-name": "j"})
         query = str((request.metric.provider.plugin or {}).get("fake", {}).get("query", ""))

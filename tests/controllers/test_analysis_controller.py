@@ -8,7 +8,16 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from analysis_fakes import ERROR, PENDING_JOB, UNREACHABLE, Harness, analysis_run, harness, metric
+from analysis_fakes import (
+    ERROR,
+    PENDING_JOB,
+    RAISE,
+    UNREACHABLE,
+    Harness,
+    analysis_run,
+    harness,
+    metric,
+)
 
 from headway.clock import EPOCH, VirtualClock
 
@@ -263,10 +272,22 @@ async def test_a_step_with_nothing_due_writes_nothing(make: MakeHarness) -> None
     h = make([[1]])
     h.create(analysis_run(metric(interval="10s", count=2)))
     await h.step()
-    version = h.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")[
-        "metadata"
-    ]["resourceVersion"]
+    version = h.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")["metadata"][
+        "resourceVersion"
+    ]
     h.clock.advance(5)
     assert await h.step() == 5.0
     again = h.cluster.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")
     assert again["metadata"]["resourceVersion"] == version
+
+
+async def test_a_provider_that_raises_records_an_error_measurement(make: MakeHarness) -> None:
+    h = make([RAISE, [1]])
+    h.create(analysis_run(metric(interval="1m", count=1)))
+    assert await h.step() == 10.0  # an Error: retried after 10 s
+    first = h.result()["measurements"][0]
+    assert first["phase"] == "Error"
+    assert "the provider failed: RuntimeError: provider bug" in first["message"]
+    h.clock.advance(10)
+    assert await h.step() is None
+    assert h.status()["phase"] == "Successful"

@@ -38,7 +38,7 @@ from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
 from headway.controllers.analysis_measure import recorded
 from headway.controllers.analysis_status import format_time, read_results, run_status
-from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef
+from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
 from headway.providers.registry import ProviderRegistry, UnsupportedProvider
 
 __all__ = ["API_VERSION", "KIND", "AnalysisController"]
@@ -147,13 +147,22 @@ class AnalysisController:
     ) -> RecordedMeasurement:
         provider = self._providers.for_metric(item.metric)
         last = current.last if current is not None else None
-        if isinstance(last, RecordedMeasurement) and last.finished_at is None:
-            if terminating:
-                answer = await provider.terminate(request, last)
+        try:
+            if isinstance(last, RecordedMeasurement) and last.finished_at is None:
+                if terminating:
+                    answer = await provider.terminate(request, last)
+                else:
+                    answer = await provider.resume(request, last)
             else:
-                answer = await provider.resume(request, last)
-        else:
-            answer = await provider.run(request)
+                answer = await provider.run(request)
+        except Exception as error:  # a provider bug must not wedge the run: record an Error
+            log.exception("provider for metric %s raised", item.policy.name)
+            answer = decided(
+                request,
+                MeasurementPhase.ERROR,
+                f"the provider failed: {type(error).__name__}: {error}",
+                finished_at=self._clock.now(),
+            )
         return recorded(item.metric, item.conditions, answer)
 
     async def _record(
