@@ -351,3 +351,21 @@ async def test_every_container_of_a_pod_runs_with_its_own_port(tmp_path: Path) -
         pod_port = got["metadata"]["annotations"]["headway.dev/port"]
         assert f"127.0.0.1:{pod_port}" in (logs / "app.log").read_text()
         assert f"127.0.0.1:{pod_port}" not in (logs / "side.log").read_text()
+
+
+async def test_a_missing_executable_ends_the_run_with_start_error(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        broken = pod(
+            "noexec", "anything:v1", command=["/nonexistent/program"], restartPolicy="Never"
+        )
+        runtime.cluster.apply(broken, field_manager="test")
+        await eventually(
+            lambda: (
+                runtime.cluster.get("v1", "Pod", "noexec", "default").get("status", {}).get("phase")
+                == "Failed"
+            ),
+            what="Failed",
+        )
+        terminated = container_status(runtime, "noexec")["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"]) == (128, "StartError")
+        assert "failed to start /nonexistent/program" in terminated["message"]

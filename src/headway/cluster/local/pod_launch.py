@@ -162,6 +162,28 @@ class ContainerLauncher:
         crun.image_retry_mono = self._clock.monotonic() + delay
         crun.waiting = (reason, message)
 
+    def _prepare(
+        self, *, pod: Obj, run_port: int, container: dict[str, Any], crun: ctr.ContainerRun
+    ) -> tuple[LaunchSpec, int, dict[str, str]] | None:
+        """The command, port and env of the next run; None (container waiting) if not ready."""
+        try:
+            launch = resolve_launch(self._config(), container)
+        except (ImageNotMapped, RuntimeConfigError) as err:
+            reason = "ErrImagePull" if crun.image_attempts == 0 else "ImagePullBackOff"
+            self._retry_later(crun, reason, str(err))
+            self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
+            return None
+        first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        port = run_port if first else free_port()
+        try:
+            env = self._environment(pod, container, launch, port)
+        except EnvConfigError as err:
+            self._retry_later(crun, "CreateContainerConfigError", str(err))
+            self._events(pod, "Warning", "Failed", f"Error: {err}")
+            return None
+        crun.image_attempts = 0
+        return launch, port, env
+
     async def _start(
         self,
         *,
@@ -171,52 +193,40 @@ class ContainerLauncher:
         crun: ctr.ContainerRun,
         policy: str,
     ) -> None:
+        prepared = self._prepare(pod=pod, run_port=run_port, container=container, crun=crun)
+        if prepared is None:
+            return
+        launch, port, env = prepared
         meta = pod["metadata"]
-        try:
-            launch = resolve_launch(self._config(), container)
-        except (ImageNotMapped, RuntimeConfigError) as err:
-            reason = "ErrImagePull" if crun.image_attempts == 0 else "ImagePullBackOff"
-            self._retry_later(crun, reason, str(err))
-            self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
-            return
-        first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
-        port = run_port if first else free_port()
-        try:
-            env = self._environment(pod, container, launch, port)
-        except EnvConfigError as err:
-            self._retry_later(crun, "CreateContainerConfigError", str(err))
-            self._events(pod, "Warning", "Failed", f"Error: {err}")
-            return
         argv = [expand_references(a, env) for a in launch.argv]
-        path = log_path(
-            self._logs_dir, str(meta.get("namespace") or "default"), str(meta["name"]), crun.name
-        )
+        namespace = str(meta.get("namespace") or "default")
+        path = log_path(self._logs_dir, namespace, str(meta["name"]), crun.name)
         if crun.starts:
             ctr.rotate_log(str(path))
-        crun.image_attempts = 0
+        restart = crun.starts > 0
+        crun.starts += 1
+        crun.restart_count += 1 if restart else 0
+        crun.started_at, crun.started_mono = self._clock.now(), self._clock.monotonic()
         try:
             handle = start_process(argv=argv, env=env, cwd=launch.working_dir, log_path=str(path))
         except OSError as err:
-            crun.starts += 1
-            crun.restart_count += 1 if crun.starts > 1 else 0
-            crun.kill_reason = f"failed to start {argv[0] if argv else '(no command)'}: {err}"
-            crun.started_at = self._clock.now()
-            self._events(pod, "Warning", "Failed", f"Error: {crun.kill_reason}")
-            self._finish(pod, crun, 128, policy)
-            if crun.terminated is not None:
-                crun.terminated["reason"] = "StartError"
+            self._start_failed(pod, crun, policy, f"{argv[0] if argv else '(no command)'}: {err}")
             return
-        if crun.starts:
-            crun.restart_count += 1
-        crun.starts += 1
         crun.handle, crun.waiting = handle, None
-        crun.started_at, crun.started_mono = self._clock.now(), self._clock.monotonic()
         target = probes.ProbeTarget(
             port=port, declared_ports=_declared_ports(container), env=env, cwd=launch.working_dir
         )
         crun.pre_stop = pre_stop_hook(container, target, self._clock)
         self._start_probes(container, crun, target)
         self._events(pod, "Normal", "Started", f"Started container {crun.name} (pid {handle.pid})")
+
+    def _start_failed(self, pod: Obj, crun: ctr.ContainerRun, policy: str, why: str) -> None:
+        """An executable that cannot start ends the run with 128, as a runtime's StartError."""
+        crun.kill_reason = f"failed to start {why}"
+        self._events(pod, "Warning", "Failed", f"Error: {crun.kill_reason}")
+        self._finish(pod, crun, 128, policy)
+        if crun.terminated is not None:
+            crun.terminated["reason"] = "StartError"
 
     def _environment(
         self, pod: Obj, container: dict[str, Any], launch: LaunchSpec, port: int
