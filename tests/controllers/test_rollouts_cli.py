@@ -108,3 +108,26 @@ def test_restart_replaces_pods_one_at_a_time(tmp_path: Path, clock: VirtualClock
     after = {p["metadata"]["name"] for p in h.cluster.list("v1", "Pod", namespace="default")}
     assert len(after) == 2 and not (after & before)
     assert h.status()["restartedAt"] == "2026-01-01T00:00:10Z"
+
+
+def test_promote_after_inconclusive_runs_the_analysis_again(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from rollout_harness import template
+
+    steps = [{"setWeight": 10}, {"analysis": {"templates": [{"templateName": "t"}]}}]
+    h = Harness(tmp_path, clock)
+    h.apply(template("t"))
+    h.apply(rollout(replicas=3, canary={"steps": steps}))
+    h.settle()
+    clock.advance(1)
+    h.apply(rollout(image="app:v2", replicas=3, canary={"steps": steps}))
+    h.settle()
+    first = h.runs()[0]["metadata"]["name"]
+    h.set_run_phase(first, "Inconclusive")
+    h.settle()
+    assert h.status()["message"] == "InconclusiveAnalysis"
+    _cli(tmp_path, "promote", "web")
+    h.settle()
+    assert h.status()["currentStepIndex"] == 1  # the step was not skipped
+    assert sorted(r["metadata"]["name"] for r in h.runs()) == [first, f"{first}.1"]

@@ -1,9 +1,12 @@
 """What `headway rollouts promote|abort|retry|pause|restart|set image|undo` change, as the
 `kubectl argo rollouts` plugin changes them.
 
-* promote: unpause (`spec.paused: false`) and clear `status.pauseConditions`; when nothing
-  was paused, skip the current canary step (`status.currentStepIndex + 1`);
-  `--full`: `status.promoteFull: true` (skips every remaining step and analysis).
+* promote: unpause (`spec.paused: false`) and clear `status.pauseConditions`; when there
+  was no pause condition, skip the current canary step (`status.currentStepIndex + 1`);
+  `--full`: `status.promoteFull: true` (skips every remaining step and analysis). Unlike
+  the plugin, promoting after an Inconclusive analysis only clears the pause, so the
+  controller runs the analysis again instead of skipping the step; an aborted rollout is
+  refused (promote would do nothing there) with a pointer to `retry`.
 * abort: `status.abort: true`; retry: `status.abort: false`.
 * pause: `spec.paused: true`; restart: `spec.restartAt` = now.
 * set image: the container's image in `spec.template`.
@@ -98,17 +101,19 @@ def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) 
     if ro["spec"].get("paused"):
         _edit_spec(cluster, namespace, name, lambda spec: spec.update(paused=False))
     if full:
-        _edit_status(cluster, namespace, name, lambda _ro, st: st.update(promoteFull=True))
+        status = ro.get("status") or {}
+        if status.get("currentPodHash") != status.get("stableRS"):
+            _edit_status(cluster, namespace, name, lambda _ro, st: st.update(promoteFull=True))
         return f"rollout '{name}' fully promoted"
-    was_paused = bool((ro.get("status") or {}).get("pauseConditions")) or ro["spec"].get("paused")
 
     def step(current: Obj, status: dict[str, Any]) -> None:
         if status.get("pauseConditions"):
             del status["pauseConditions"]
             return
-        steps = ((current["spec"].get("strategy") or {}).get("canary") or {}).get("steps") or []
+        canary = (current["spec"].get("strategy") or {}).get("canary")
+        steps = (canary or {}).get("steps") or []
         index = int(status.get("currentStepIndex") or 0)
-        if not was_paused and index < len(steps):
+        if canary is not None and index < len(steps):
             status["currentStepIndex"] = index + 1
 
     _edit_status(cluster, namespace, name, step)
