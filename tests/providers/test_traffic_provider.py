@@ -169,3 +169,21 @@ def test_quantile_matches_histogram_quantile() -> None:
     assert quantile(0.5, ((0.1, 0), (0.2, 10), (inf, 10))) == pytest.approx(0.15)
     assert quantile(0.99, ((0.1, 0), (inf, 5))) == 0.1  # beyond the last bound: the bound
     assert quantile(0.99, ((0.1, 0), (inf, 0))) is None
+
+
+async def test_address_defaults_to_the_runtime_metrics_address(
+    router: EmbeddedRouter,
+    client: httpx2.AsyncClient,
+    clock: VirtualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("HEADWAY_TRAFFIC_METRICS_ADDRESS", raising=False)
+    host, port = router.metrics_address
+    await send(client, router, 6)
+    raw = traffic_metric(router, "requests", CANARY)
+    del raw["provider"]["plugin"]["headway.dev/traffic"]["address"]
+    provider = TrafficProvider(client, clock, default_address=f"{host}:{port}")
+    assert await measure(provider, clock, raw) == [3.0]
+    missing = await TrafficProvider(client, clock).run(request_for(raw, clock))
+    assert missing.phase is MeasurementPhase.ERROR
+    assert "address is not set" in missing.message

@@ -46,13 +46,18 @@ class ProviderRegistry:
         return provider
 
 
-def default_registry(client: httpx2.AsyncClient, clock: Clock) -> ProviderRegistry:
-    """Every built-in provider, sharing one HTTP client."""
+def default_registry(
+    client: httpx2.AsyncClient, clock: Clock, *, traffic_address: str | None = None
+) -> ProviderRegistry:
+    """Every built-in provider, sharing one HTTP client; `traffic_address` is the default
+    metrics address for `headway.dev/traffic` (the local runtime's `metricsAddress`)."""
     return ProviderRegistry(
         {
             "prometheus": PrometheusProvider(client, clock),
             "web": WebProvider(client, clock),
             "job": JobProvider(clock),
-            f"plugin:{PLUGIN_NAME}": TrafficProvider(client, clock),
+            f"plugin:{PLUGIN_NAME}": TrafficProvider(
+                client, clock, default_address=traffic_address
+            ),
         }
     )

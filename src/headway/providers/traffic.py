@@ -5,7 +5,7 @@ Configured through Argo Rollouts' plugin syntax:
     provider:
       plugin:
         headway.dev/traffic:
-          address: http://127.0.0.1:9464/metrics     # a router's metrics endpoint
+          address: http://127.0.0.1:9464/metrics     # a router's metrics endpoint (see below)
           service: web                                # optional: only this service's series
           podTemplateHash: "{{args.canary-hash}}"     # optional: only this revision's series
           metric: error-ratio            # error-ratio | latency-p99 | request-rate | requests
@@ -18,10 +18,15 @@ waits for its window to pass. Results are one-element lists, like a Prometheus v
 5xx answers, `latency-p99` the 99th percentile in seconds from the histogram buckets
 (interpolated as Prometheus' `histogram_quantile` does). The list is empty when the revision
 has no series at all, and for `error-ratio` / `latency-p99` when the window saw no request.
+
+`address` may be a URL or `HOST:PORT` (then `http://HOST:PORT/metrics`); when a metric leaves
+it out, the provider's default is used: the local runtime's `metricsAddress` given by whoever
+builds the registry, else `$HEADWAY_TRAFFIC_METRICS_ADDRESS`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -51,6 +56,7 @@ PLUGIN_NAME = "headway.dev/traffic"
 TRAFFIC_METRICS = ("error-ratio", "latency-p99", "request-rate", "requests")
 DEFAULT_WINDOW = "1m"
 TIMEOUT_SECONDS = 10.0
+ADDRESS_VARIABLE = "HEADWAY_TRAFFIC_METRICS_ADDRESS"
 _KNOWN_FIELDS = frozenset({"address", "service", "podTemplateHash", "metric", "window"})
 
 
@@ -98,9 +104,14 @@ def _config(request: MeasurementRequest) -> dict[str, Any]:
             f"plugin.{PLUGIN_NAME}.metric must be one of {', '.join(TRAFFIC_METRICS)}, "
             f"not {config.get('metric')!r}"
         )
-    if not str(config.get("address") or "").startswith(("http://", "https://")):
-        raise _ConfigProblem(f"plugin.{PLUGIN_NAME}.address must be an http(s) URL")
     return dict(config)
+
+
+def metrics_url(address: str) -> str:
+    """`127.0.0.1:9464` (the runtime's `metricsAddress` form) or a URL, as a /metrics URL."""
+    url = address if address.startswith(("http://", "https://")) else f"http://{address}"
+    scheme, _, rest = url.partition("://")
+    return url if "/" in rest else f"{scheme}://{rest}/metrics"
 
 
 def _window(config: Mapping[str, Any]) -> timedelta:
@@ -130,14 +141,26 @@ def _value(metric: str, delta: Counters, elapsed: timedelta) -> list[float]:
 class TrafficProvider:
     """Keeps the scrapes it took (per address and series) to compute windows from."""
 
-    def __init__(self, client: httpx2.AsyncClient, clock: Clock) -> None:
+    def __init__(
+        self, client: httpx2.AsyncClient, clock: Clock, *, default_address: str | None = None
+    ) -> None:
         self._client = client
         self._clock = clock
+        self._default_address = default_address or os.environ.get(ADDRESS_VARIABLE) or None
         self._history = ScrapeHistory()
+
+    def _with_address(self, config: dict[str, Any]) -> dict[str, Any]:
+        address = str(config.get("address") or self._default_address or "")
+        if not address:
+            raise _ConfigProblem(
+                f"plugin.{PLUGIN_NAME}.address is not set, and no runtime metrics address is "
+                f"known (${ADDRESS_VARIABLE})"
+            )
+        return {**config, "address": metrics_url(address)}
 
     async def run(self, request: MeasurementRequest) -> ProviderMeasurement:
         try:
-            config = _config(request)
+            config = self._with_address(_config(request))
             window = _window(config)
         except _ConfigProblem as problem:
             return self._error(request, str(problem))
