@@ -25,6 +25,7 @@ from headway.cluster.local.processes import (
 from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
 from headway.cluster.local.services import service_ports
 from headway.cluster.local.store import LocalCluster
+from headway.routers.mesh_planes import RouterPlanes
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
@@ -50,7 +51,12 @@ def _foreground(state_dir: Path, config: Path | None) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        runtime = Runtime(state_dir=state_dir, clock=SystemClock(), config_path=config)
+        runtime = Runtime(
+            state_dir=state_dir,
+            clock=SystemClock(),
+            config_path=config,
+            data_planes=RouterPlanes(),
+        )
         await runtime.run(stop, ready=lambda: print(f"runtime up (pid {os.getpid()})", flush=True))
 
     try:
@@ -77,7 +83,12 @@ def up(
     if foreground:
         _foreground(state_dir, config)
         return
-    state_dir.mkdir(parents=True, exist_ok=True)
+    _start_in_background(paths, config)
+
+
+def _start_in_background(paths: RuntimePaths, config: Path | None) -> None:
+    """Start `runtime up --foreground` detached; wait until it has written its pidfile."""
+    paths.state_dir.mkdir(parents=True, exist_ok=True)
     argv = [
         sys.executable,
         "-m",
@@ -86,10 +97,11 @@ def up(
         "up",
         "--foreground",
         "--state-dir",
-        str(state_dir),
+        str(paths.state_dir),
     ]
     if config is not None:
         argv += ["--config", str(config)]
+    offset = paths.log.stat().st_size if paths.log.exists() else 0
     with open(paths.log, "ab") as log:
         child = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -97,12 +109,11 @@ def up(
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
         if child.poll() is not None:
-            typer.echo(
-                f"error: the runtime exited with {child.returncode}; see {paths.log}", err=True
-            )
+            output = paths.log.read_bytes()[offset:].decode(errors="replace").strip()
+            typer.echo(output or f"error: the runtime exited with {child.returncode}", err=True)
             raise typer.Exit(1)
         if running_pid(paths) == child.pid:
-            typer.echo(f"runtime up (pid {child.pid}, state {state_dir})")
+            typer.echo(f"runtime up (pid {child.pid}, state {paths.state_dir})")
             return
         time.sleep(0.1)
     typer.echo(f"error: the runtime did not start within 15s; see {paths.log}", err=True)
@@ -140,6 +151,8 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
     typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")
     typer.echo(f"state:   {state_dir.resolve()}")
     typer.echo(f"store:   {paths.db}")
+    if pid and read_runtime_info(paths).get("metricsAddress"):
+        typer.echo(f"metrics: http://{read_runtime_info(paths)['metricsAddress']}/metrics")
     if not paths.db.exists():
         return
     with LocalCluster(paths.db, SystemClock()) as cluster:
@@ -159,6 +172,11 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
             ports = ", ".join(f"127.0.0.1:{p}" for p in service_ports(svc)) or "(no address yet)"
             meta = svc["metadata"]
             typer.echo(f"  service {meta.get('namespace', 'default')}/{meta['name']}: {ports}")
+        for vs in cluster.list("networking.istio.io/v1beta1", "VirtualService"):
+            meta = vs["metadata"]
+            address = (meta.get("annotations") or {}).get("headway.dev/address") or "(none yet)"
+            where = f"{meta.get('namespace', 'default')}/{meta['name']}"
+            typer.echo(f"  virtualservice {where}: {address}")
 
 
 def register(app: typer.Typer) -> None:

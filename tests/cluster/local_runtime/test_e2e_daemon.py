@@ -137,3 +137,12 @@ def _check_object_commands(state: Path) -> None:
     assert 'doesn\'t have a resource type "widgets"' in unknown.stderr
     missing = headway("logs", pod, "--previous", state=state)
     assert missing.returncode == 1 and "no previous log" in missing.stderr
+
+
+def test_up_with_a_broken_config_says_where(tmp_path: Path) -> None:
+    config = tmp_path / "headway-runtime.yaml"
+    config.write_text("images:\n  app:\n    comand: [x]\n")
+    result = headway("runtime", "up", state=tmp_path)
+    assert result.returncode == 1
+    assert f"{config}:3: images.app.comand: unknown field (did you mean command?)" in result.stderr
+    assert not (tmp_path / "runtime.pid").exists()
