@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -187,3 +188,30 @@ async def test_address_defaults_to_the_runtime_metrics_address(
     missing = await TrafficProvider(client, clock).run(request_for(raw, clock))
     assert missing.phase is MeasurementPhase.ERROR
     assert "address is not set" in missing.message
+
+
+async def test_a_bad_canary_fails_its_analysis_run(
+    router: EmbeddedRouter,
+    pods: tuple[Backend, Backend],
+    client: httpx2.AsyncClient,
+    clock: VirtualClock,
+    tmp_path: Path,
+) -> None:
+    from provider_support import RunDriver, analysis_run
+
+    driver = RunDriver(tmp_path, clock, client)
+    raw = traffic_metric(router, "error-ratio", "{{args.canary-hash}}")
+    raw.update(interval="10s", count=3, failureLimit=1, successCondition="result[0] < 0.05")
+    driver.cluster.create(analysis_run(raw, args=[{"name": "canary-hash", "value": CANARY}]))
+    pods[1].state.status = 500
+    for _ in range(3):
+        await send(client, router, 10)
+        wait = await driver.step()
+        if wait is None:
+            break
+        clock.advance(wait)
+    status, values = driver.status(), [m["value"] for m in driver.measurements()]
+    driver.close()
+    assert status["phase"] == "Failed"
+    assert values == ["[1]", "[1]"]  # every canary answer was a 500, and two failures end it
+    assert "failed (2) > failureLimit (1)" in status["message"]
