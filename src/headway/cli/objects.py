@@ -36,6 +36,8 @@ SHORT_NAMES = {
     "ro": "rollouts",
     "app": "applications",
     "sa": "serviceaccounts",
+    "vs": "virtualservices",
+    "dr": "destinationrules",
 }
 
 
@@ -108,6 +110,18 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
         lambda j: [
             f"{_field(j, 'status', 'succeeded', 0)}/{_field(j, 'spec', 'completions', 1)}",
             str((j.get("status") or {}).get("active", 0)),
+        ],
+    ),
+    "VirtualService": (
+        ["ROUTER", "ADDRESS", "WEIGHTS"],
+        lambda v: [
+            str((v.get("status") or {}).get("router") or "-"),
+            str((v["metadata"].get("annotations") or {}).get("headway.dev/address") or "<pending>"),
+            ",".join(
+                f"{d.get('service')}={d.get('weight')}"
+                for d in (v.get("status") or {}).get("destinations") or []
+            )
+            or "-",
         ],
     ),
     "Service": (

@@ -12,6 +12,7 @@ The runtime reads one YAML file (`headway-runtime.yaml`, see docs/local-runtime.
     backoff:
       initialSeconds: 10              # restart back-off: 10 s doubling ...
       maxSeconds: 300                 # ... to 5 min, as the kubelet
+    router: embedded                  # the local mesh's data plane: embedded | haproxy
 
 Placeholders in command, args, workingDir and env values: `{tag}`, `{repository}`,
 `{image}`, `{python}` (the runtime's interpreter) and `{configDir}`. Every process gets
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 CONFIG_FILE_NAME = "headway-runtime.yaml"
+ROUTERS = ("embedded", "haproxy")
+_TOP_FIELDS = {"images", "backoff", "router"}
 
 
 class RuntimeConfigError(Exception):
@@ -104,6 +107,7 @@ class RuntimeConfig:
     backoff: BackoffConfig = field(default_factory=BackoffConfig)
     config_dir: str = "."
     file: str = ""
+    router: str = "embedded"  # the local mesh's data plane (docs/local-mesh.md)
 
     def entry_for(self, repository: str) -> ImageEntry | None:
         exact = [e for e in self.images if e.pattern == repository]
@@ -179,13 +183,18 @@ def load_runtime_config(path: str | Path | None) -> RuntimeConfig:
     raw = doc.obj if isinstance(doc.obj, dict) else {}
     if not isinstance(doc.obj, dict):
         problems.append(doc.diagnostic([], "the runtime config must be a mapping"))
-    unknown = sorted(set(raw) - {"images", "backoff"})
-    problems.extend(doc.diagnostic([k], _unknown(k, {"images", "backoff"})) for k in unknown)
+    unknown = sorted(set(raw) - _TOP_FIELDS)
+    problems.extend(doc.diagnostic([k], _unknown(k, _TOP_FIELDS)) for k in unknown)
     images = _parse_images(doc, raw.get("images"), problems)
     backoff = _parse_backoff(doc, raw.get("backoff"), problems)
+    router = raw.get("router", "embedded")
+    if router not in ROUTERS:
+        problems.append(doc.diagnostic(["router"], f"must be one of {', '.join(ROUTERS)}"))
     if problems:
         raise RuntimeConfigError(problems)
-    return RuntimeConfig(images=images, backoff=backoff, config_dir=config_dir, file=file)
+    return RuntimeConfig(
+        images=images, backoff=backoff, config_dir=config_dir, file=file, router=str(router)
+    )
 
 
 def _unknown(key: str, known: set[str]) -> str:

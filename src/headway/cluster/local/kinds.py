@@ -59,6 +59,14 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
     ("argoproj.io/v1alpha1", "Application", "applications", True),
     ("argoproj.io/v1alpha1", "AppProject", "appprojects", True),
+    # Istio's routing kinds, served without installing Istio's CRDs: the local mesh
+    # (docs/local-mesh.md) realizes VirtualServices with Headway's own routers.
+    ("networking.istio.io/v1beta1", "VirtualService", "virtualservices", True),
+    ("networking.istio.io/v1alpha3", "VirtualService", "virtualservices", True),
+    ("networking.istio.io/v1", "VirtualService", "virtualservices", True),
+    ("networking.istio.io/v1beta1", "DestinationRule", "destinationrules", True),
+    ("networking.istio.io/v1alpha3", "DestinationRule", "destinationrules", True),
+    ("networking.istio.io/v1", "DestinationRule", "destinationrules", True),
 )
 
 BUILTIN_KINDS: tuple[ResourceKind, ...] = tuple(

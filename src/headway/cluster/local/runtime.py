@@ -6,10 +6,13 @@ State directory layout (default `.headway/`):
   runtime.json    pid, runtime id and start time; the runtime id marks every child process
   runtime.log     the daemon's own output when started in the background
   logs/NS/POD/CONTAINER.log (and .previous.log)   container output
+  mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
 Each loop step runs the Deployment, ReplicaSet and Job controllers, then the Service
 proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
-again (so readiness changes reach the endpoints in the same step). A step runs when the
+again (so readiness changes reach the endpoints in the same step), then the local mesh
+(when the runtime was given data planes) so VirtualService routers follow the same
+endpoints. A step runs when the
 store changed, when a probe or process changed, and at least every `resync_seconds`.
 
 Shutdown (SIGTERM/SIGINT): stop every container (SIGTERM, then SIGKILL after the grace
@@ -39,6 +42,8 @@ from headway.cluster.local.images import (
     RuntimeConfigError,
     load_runtime_config,
 )
+from headway.cluster.local.mesh import Mesh
+from headway.cluster.local.mesh_plane import DataPlanes
 from headway.cluster.local.pods import Kubelet
 from headway.cluster.local.processes import kill_marked_processes
 from headway.cluster.local.services import ServiceProxies
@@ -123,6 +128,7 @@ class Runtime:
         config_path: Path | None = None,
         resync_seconds: float = 0.5,
         shutdown_grace_seconds: float = 10.0,
+        data_planes: DataPlanes | None = None,
     ) -> None:
         self.paths = RuntimePaths(state_dir)
         self._clock = clock
@@ -143,6 +149,17 @@ class Runtime:
             events=self._record,
         )
         self.proxies = ServiceProxies(self.cluster)
+        self.mesh = (
+            None
+            if data_planes is None
+            else Mesh(
+                self.cluster,
+                clock=clock,
+                planes=data_planes,
+                work_dir=state_dir / "mesh",
+                router=lambda: self._config().router,
+            )
+        )
 
     def wake(self) -> None:
         self._wake.set()
@@ -171,6 +188,7 @@ class Runtime:
                     "runtimeId": self.runtime_id,
                     "startedAt": self._clock.now().isoformat(),
                     "store": str(self.paths.db),
+                    "metricsAddress": self.mesh.metrics_address if self.mesh else "",
                 }
             )
         )
@@ -186,11 +204,15 @@ class Runtime:
         await self.proxies.sync()
         await self.kubelet.sync()
         await self.proxies.sync()
+        if self.mesh is not None:
+            await self.mesh.sync()
         due = [w for w in wakes if w is not None]
         return min(due) if due else None
 
     async def run(self, stop: asyncio.Event, *, ready: Callable[[], None] | None = None) -> None:
         """Run until `stop` is set, then shut everything down."""
+        if self.mesh is not None:
+            await self.mesh.start()  # first, so runtime.json can record its metrics address
         self._claim_state_dir()
         try:
             last_revision = ""
@@ -214,6 +236,8 @@ class Runtime:
             await self.shutdown()
 
     async def shutdown(self) -> None:
+        if self.mesh is not None:
+            await self.mesh.close()
         await self.proxies.close()
         await self.kubelet.shutdown(grace_cap=self._shutdown_grace)
         kill_marked_processes(self.runtime_id, grace_seconds=1.0)

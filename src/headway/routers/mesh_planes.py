@@ -1,0 +1,233 @@
+"""Headway's routers as the local mesh's data planes (`cluster.local.mesh_plane.DataPlanes`).
+
+The runtime lives in the cluster layer and may not import a router, so whoever starts it
+passes `RouterPlanes()`: it creates an `EmbeddedRouter` or an `HAProxyRouter` per
+VirtualService and serves all their metrics on one endpoint (`mesh_metrics`).
+
+A plane applies a new `PlaneConfig` as a diff against the last one it applied, in an order
+that drops no request: destinations (endpoints) first, then weights, then header routes.
+HAProxy matches only the header names it was started with, so a header route on a new name
+restarts that HAProxy on the same port once (connections in flight at that moment are cut;
+its counters start again from zero, which Prometheus' `rate()` treats as a counter reset).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from headway.cluster.local.mesh_plane import (
+    DataPlane,
+    DataPlaneError,
+    DataPlanes,
+    PlaneConfig,
+    PlaneDestination,
+    PlaneRoute,
+)
+from headway.cluster.local.network import LOOPBACK
+from headway.routers.embedded import EmbeddedRouter
+from headway.routers.haproxy import HAProxyRouter
+from headway.routers.mesh_metrics import LabelledSnapshot, MeshMetricsServer
+from headway.routers.protocol import (
+    Destination,
+    Endpoint,
+    HeaderMatch,
+    HeaderRoute,
+    MatchKind,
+    RouterError,
+    TrafficRouter,
+    WeightDestination,
+)
+
+__all__ = ["ROUTERS", "RouterPlane", "RouterPlanes"]
+
+ROUTERS = ("embedded", "haproxy")
+DEFAULT_ROUTE_HEADERS = ("x-canary",)
+HAPROXY_FALLBACK = "/usr/sbin/haproxy"
+
+
+def _destination(dest: PlaneDestination) -> Destination:
+    endpoints = tuple(Endpoint(e.host, e.port, e.pod_template_hash) for e in dest.endpoints)
+    return Destination(dest.service, endpoints)
+
+
+def _header_route(route: PlaneRoute) -> HeaderRoute:
+    matches = tuple(HeaderMatch(c.header, c.value, MatchKind(c.kind)) for c in route.conditions)
+    return HeaderRoute(route.name, matches)
+
+
+class RouterPlane:
+    """One VirtualService's router, configured by diffs."""
+
+    def __init__(
+        self,
+        *,
+        router: str,
+        port: int,
+        work_dir: Path,
+        labels: Mapping[str, str],
+        haproxy: str,
+        running: Callable[[RouterPlane, bool], None] = lambda plane, alive: None,
+    ) -> None:
+        self.router = router
+        self._running = running
+        self.labels = dict(labels)
+        self._port = port
+        self._work_dir = work_dir
+        self._haproxy = haproxy
+        self._headers: tuple[str, ...] = DEFAULT_ROUTE_HEADERS
+        self._impl: TrafficRouter = self._new_router()
+        self._destinations: tuple[PlaneDestination, ...] | None = None
+        self._weights: tuple[int, tuple[int, ...]] | None = None
+        self._routes: dict[str, PlaneRoute] = {}
+
+    def _new_router(self) -> TrafficRouter:
+        if self.router == "haproxy":
+            self._work_dir.mkdir(parents=True, exist_ok=True)
+            return HAProxyRouter(
+                work_dir=self._work_dir,
+                binary=self._haproxy,
+                host=LOOPBACK,
+                port=self._port,
+                route_headers=self._headers,
+            )
+        return EmbeddedRouter(host=LOOPBACK, port=self._port)
+
+    @property
+    def type_name(self) -> str:
+        return self._impl.type_name
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self._impl.address
+
+    @property
+    def router_impl(self) -> TrafficRouter:
+        return self._impl
+
+    async def start(self) -> None:
+        try:
+            await self._impl.start()
+        except RouterError as err:
+            raise DataPlaneError(str(err)) from err
+        self._running(self, True)
+
+    async def close(self) -> None:
+        self._running(self, False)
+        await self._impl.close()
+
+    async def configure(self, config: PlaneConfig) -> None:
+        try:
+            await self._restart_for_headers(config)
+            await self._apply(config)
+        except RouterError as err:
+            raise DataPlaneError(str(err)) from err
+
+    async def _restart_for_headers(self, config: PlaneConfig) -> None:
+        if self.router != "haproxy" or set(config.header_names()) <= set(self._headers):
+            return
+        self._headers = tuple(sorted({*self._headers, *config.header_names()}))
+        await self._impl.close()
+        self._impl = self._new_router()
+        await self._impl.start()
+        self._destinations, self._weights, self._routes = None, None, {}
+
+    async def _apply(self, config: PlaneConfig) -> None:
+        destinations = config.destinations()
+        if destinations != self._destinations:
+            await self._impl.update_destinations(
+                stable=_destination(config.stable),
+                canary=_destination(config.canary),
+                additional=[_destination(d) for d in config.additional],
+            )
+            self._destinations = destinations
+        weights = (config.canary_weight, config.additional_weights)
+        if weights != self._weights:
+            additional = [
+                WeightDestination(d.service, w)
+                for d, w in zip(config.additional, config.additional_weights, strict=True)
+            ]
+            await self._impl.set_weight(config.canary_weight, additional)
+            self._weights = weights
+        wanted = {r.name: r for r in config.header_routes}
+        for name in [n for n in self._routes if n not in wanted]:
+            await self._impl.set_header_route(HeaderRoute(name))
+            del self._routes[name]
+        for name, route in wanted.items():
+            if self._routes.get(name) != route:
+                await self._impl.set_header_route(_header_route(route))
+                self._routes[name] = route
+
+    async def labelled_snapshot(self) -> LabelledSnapshot:
+        return self.labels, await self._impl.metrics_snapshot()
+
+
+class RouterPlanes:
+    """The `DataPlanes` factory the runtime is given: Headway's own routers."""
+
+    def __init__(self, *, haproxy_binary: str | None = None) -> None:
+        self._haproxy_binary = haproxy_binary
+        self._planes: list[RouterPlane] = []
+        self._metrics: MeshMetricsServer | None = None
+
+    def _haproxy(self) -> str:
+        if self._haproxy_binary is not None:
+            return self._haproxy_binary if Path(self._haproxy_binary).is_file() else ""
+        found = shutil.which("haproxy")
+        if found:
+            return found
+        return HAPROXY_FALLBACK if Path(HAPROXY_FALLBACK).is_file() else ""
+
+    def unavailable(self, router: str) -> str:
+        if router not in ROUTERS:
+            return f"unknown router {router!r}: the runtime config's `router` is one of {ROUTERS}"
+        if router == "haproxy" and not self._haproxy():
+            return (
+                "the runtime config says `router: haproxy`, but no haproxy executable was found "
+                f"on PATH or at {HAPROXY_FALLBACK} (install Debian's haproxy, or use embedded)"
+            )
+        return ""
+
+    def create(
+        self, *, router: str, port: int, work_dir: Path, labels: Mapping[str, str]
+    ) -> DataPlane:
+        problem = self.unavailable(router)
+        if problem:
+            raise DataPlaneError(problem)
+        return RouterPlane(
+            router=router,
+            port=port,
+            work_dir=work_dir,
+            labels=labels,
+            haproxy=self._haproxy() or HAPROXY_FALLBACK,
+            running=self._track,
+        )
+
+    def _track(self, plane: RouterPlane, alive: bool) -> None:
+        if alive and plane not in self._planes:
+            self._planes.append(plane)
+        elif not alive and plane in self._planes:
+            self._planes.remove(plane)
+
+    @property
+    def planes(self) -> tuple[RouterPlane, ...]:
+        return tuple(self._planes)
+
+    async def _collect(self) -> list[LabelledSnapshot]:
+        return [await plane.labelled_snapshot() for plane in list(self._planes)]
+
+    async def start_metrics(self, port: int) -> tuple[str, int]:
+        server = MeshMetricsServer(self._collect, host=LOOPBACK, port=port)
+        await server.start()
+        self._metrics = server
+        return server.address
+
+    async def close_metrics(self) -> None:
+        if self._metrics is not None:
+            await self._metrics.close()
+            self._metrics = None
+
+
+def _conforms(planes: RouterPlanes, plane: RouterPlane) -> tuple[DataPlanes, DataPlane]:
+    return planes, plane  # mypy proves both satisfy the mesh's protocols
