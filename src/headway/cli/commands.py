@@ -4,6 +4,26 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from headway.cli import analysis, apply, check, objects, rollouts, runtime, serve, validate
+from headway.cli import (
+    analysis,
+    app,
+    apply,
+    check,
+    objects,
+    rollouts,
+    runtime,
+    serve,
+    validate,
+)
 
-MODULES: list[ModuleType] = [validate, runtime, objects, apply, analysis, check, rollouts, serve]
+MODULES: list[ModuleType] = [
+    validate,
+    runtime,
+    objects,
+    apply,
+    analysis,
+    check,
+    rollouts,
+    serve,
+    app,
+]

@@ -75,7 +75,13 @@ def _analysis(ctx: ServeContext) -> Iterable[StepController]:
     return [AnalysisRunSteps(ctx)]
 
 
-FACTORIES: list[ControllerFactory] = [_rollouts, _analysis]
+def _applications(ctx: ServeContext) -> Iterable[StepController]:
+    from headway.cli.app_serve import application_controllers  # imports ServeContext
+
+    return application_controllers(ctx)
+
+
+FACTORIES: list[ControllerFactory] = [_rollouts, _analysis, _applications]
 
 
 def build_manager(
@@ -109,6 +115,22 @@ def register(app: typer.Typer) -> None:
         state_dir: Annotated[
             Path, typer.Option("--state-dir", help="Runtime state directory.")
         ] = Path(".headway"),
+        apps: Annotated[
+            Path | None,
+            typer.Option("--apps", help="A file or directory of Applications/AppProjects."),
+        ] = None,
+        app_poll_seconds: Annotated[
+            float, typer.Option("--app-poll-seconds", help="Git polling interval.")
+        ] = 180.0,
+        metrics_port: Annotated[
+            int, typer.Option("--metrics-port", help="Serve /metrics on 127.0.0.1:PORT.")
+        ] = 0,
     ) -> None:
-        """Run the controllers (Rollouts, AnalysisRuns) until SIGTERM or Ctrl-C."""
-        asyncio.run(serve(state_dir, {}))
+        """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C."""
+        options = {
+            "state_dir": str(state_dir),
+            "apps": str(apps) if apps else "",
+            "app_poll_seconds": app_poll_seconds,
+            "metrics_port": metrics_port,
+        }
+        asyncio.run(serve(state_dir, options))

@@ -105,6 +105,33 @@ class ApplicationController:
             status["operationState"] = state
         return self._reconcile_parsed(setup, raw, status)
 
+    def compare(self, name: str, namespace: str) -> tuple[Comparison | None, list[str]]:
+        """The comparison `headway app diff` shows, or the errors that prevent it; writes
+        nothing."""
+        raw = self._store.get(APP_API_VERSION, "Application", name, namespace)
+        setup = self._setup(raw)
+        if setup.conditions or setup.app is None or setup.cluster is None:
+            return None, [str(c["message"]) for c in setup.conditions]
+        app = setup.app
+        desired_state = self._sources.desired(app, raw)
+        if desired_state.errors:
+            return None, list(desired_state.errors)
+        namespace = app.spec.destination.namespace or ""
+        desired = prepare_desired(desired_state.objects, app=app.name, namespace=namespace)
+        live = self._reader(setup.cluster).managed(app.name, desired)
+        try:
+            rules = compile_rules(app.spec.ignore_differences)
+        except IgnoreRuleError as err:
+            return None, [str(err)]
+        comparison = compare_app(
+            app=app.name,
+            desired=desired,
+            live=list(live.values()),
+            rules=rules,
+            assess=self._health.assess,
+        )
+        return comparison, []
+
     # -- setup --------------------------------------------------------------------------------
 
     def _setup(self, raw: Obj) -> Setup:

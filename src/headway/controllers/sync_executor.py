@@ -23,6 +23,7 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult, HealthStatus
+from headway.sync import hooks
 from headway.sync.gate import GateVerdict, wave_gate
 from headway.sync.hooks import DeletePolicy, SyncPhase
 from headway.sync.plan import SyncPlan, WaveStep
@@ -306,8 +307,7 @@ def _finish(
         ]
         _record(state, results)
         state["syncFailHooksRun"] = True
-    if plan is not None:
-        _delete_finished_hooks(inp, state, runner, plan, succeeded=failed is None)
+    _delete_finished_hooks(inp, state, runner)
     state["phase"] = "Failed" if failed is not None else "Succeeded"
     state["message"] = failed if failed is not None else message
     state["finishedAt"] = _stamp(inp.now)
@@ -315,27 +315,23 @@ def _finish(
     return StepOutcome(state, None)
 
 
-def _delete_finished_hooks(
-    inp: ExecutorInput,
-    state: dict[str, Any],
-    runner: TaskRunner,
-    plan: SyncPlan,
-    *,
-    succeeded: bool,
-) -> None:
+def _delete_finished_hooks(inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner) -> None:
     """HookSucceeded hooks that succeeded and HookFailed hooks that failed are deleted when
-    the operation ends (gitops-engine does the same)."""
-    policies = {t.key: t.delete_policies for t in plan.tasks if t.is_hook}
+    the operation ends (gitops-engine does the same); the policy is read from the hook."""
     for entry in (state.get("syncResult") or {}).get("resources") or []:
-        if not entry.get("hookType"):
-            continue
-        key = ResourceKey(entry["group"], entry["kind"], entry["namespace"], entry["name"])
         wanted = {
             "Succeeded": DeletePolicy.HOOK_SUCCEEDED,
             "Failed": DeletePolicy.HOOK_FAILED,
         }.get(str(entry.get("hookPhase")))
-        if wanted is not None and wanted in policies.get(key, frozenset()):
-            api = f"{entry['group']}/{entry['version']}" if entry["group"] else entry["version"]
+        if not entry.get("hookType") or wanted is None:
+            continue
+        key = ResourceKey(entry["group"], entry["kind"], entry["namespace"], entry["name"])
+        api = f"{entry['group']}/{entry['version']}" if entry["group"] else entry["version"]
+        try:
+            live = inp.cluster.get(api, key.kind, key.name, key.namespace or None)
+        except ClusterError:
+            continue
+        if wanted in hooks.delete_policies(live):
             runner.delete_live(key, api)
 
 
@@ -347,6 +343,7 @@ def _terminate(inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner) ->
             api = f"{entry['group']}/{entry['version']}" if entry["group"] else entry["version"]
             runner.delete_live(key, api)
             entry["hookPhase"] = "Terminated"
+    _delete_finished_hooks(inp, state, runner)
     state["phase"] = "Failed"
     state["message"] = "Operation terminated"
     state["finishedAt"] = _stamp(inp.now)

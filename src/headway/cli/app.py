@@ -1,0 +1,285 @@
+"""`headway app`: list, get, diff, sync, history, rollback, terminate, confirm-prune.
+
+Commands that change something write to the Application in the store, as Argo CD's CLI
+does: `sync` and `rollback` write an `operation` that the controller (`headway serve`)
+executes and records in history; `terminate` marks the running operation Terminating;
+`confirm-prune` sets `argocd.argoproj.io/deletion-approved`.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from headway.cli import app_view
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.store import LocalCluster
+from headway.controllers import app_operations as ops
+from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
+from headway.controllers.app_sources import SourceReader
+from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.cluster_registry import ClusterRegistry
+from headway.diff import unified_diff
+from headway.source.git import GitCache
+
+__all__ = ["register"]
+
+StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+AppsNamespace = Annotated[
+    str, typer.Option("--app-namespace", help="Namespace of the Application objects.")
+]
+DEFAULT_STATE = Path(".headway")
+
+apps = typer.Typer(help="Argo CD Applications: status, diff and manual operations.")
+
+
+def _open(state_dir: Path) -> LocalCluster:
+    paths = RuntimePaths(state_dir)
+    if not paths.db.exists():
+        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
+        raise typer.Exit(1)
+    return LocalCluster(paths.db, SystemClock())
+
+
+def _get(store: LocalCluster, name: str, namespace: str) -> dict[str, Any]:
+    try:
+        return store.get(APP_API_VERSION, "Application", name, namespace)
+    except NotFound:
+        typer.echo(f"error: application {namespace}/{name} not found", err=True)
+        raise typer.Exit(1) from None
+
+
+def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[str, Any]) -> None:
+    meta = app["metadata"]
+    if ops.is_running((app.get("status") or {}).get("operationState")):
+        typer.echo(f"error: another operation is already in progress on {meta['name']}", err=True)
+        raise typer.Exit(1)
+    store.apply(
+        {
+            "apiVersion": APP_API_VERSION,
+            "kind": "Application",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+            "operation": operation,
+        },
+        field_manager="headway-cli-operation",
+        force=True,
+    )
+
+
+def _wait(store: LocalCluster, name: str, namespace: str, timeout: float) -> None:
+    """Poll until the requested operation has finished (real time: another process runs it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        app = _get(store, name, namespace)
+        state = (app.get("status") or {}).get("operationState") or {}
+        if "operation" not in app and state and not ops.is_running(state):
+            typer.echo(f"{state.get('phase')}: {state.get('message')}")
+            raise typer.Exit(0 if state.get("phase") == "Succeeded" else 1)
+        time.sleep(0.2)
+    typer.echo(f"error: the operation did not finish within {timeout:g}s", err=True)
+    raise typer.Exit(2)
+
+
+def _resource_selector(text: str, app: dict[str, Any]) -> dict[str, str]:
+    """`KIND/NAME` or `GROUP/KIND/NAME`; the group of KIND/NAME comes from the app's status."""
+    parts = text.split("/")
+    if len(parts) == 3:
+        return {"group": parts[0], "kind": parts[1], "name": parts[2]}
+    if len(parts) != 2 or not all(parts):
+        typer.echo(f"error: --resource {text!r}: expected KIND/NAME or GROUP/KIND/NAME", err=True)
+        raise typer.Exit(2)
+    kind, name = parts
+    for r in (app.get("status") or {}).get("resources") or []:
+        if r.get("kind") == kind and r.get("name") == name:
+            return {"group": str(r.get("group") or ""), "kind": kind, "name": name}
+    typer.echo(f"error: {kind}/{name} is not a resource of this application", err=True)
+    raise typer.Exit(2)
+
+
+@apps.command("list")
+def list_apps(state_dir: StateDir = DEFAULT_STATE) -> None:
+    """Every Application with its sync status, health and last operation."""
+    with _open(state_dir) as store:
+        found = store.list(APP_API_VERSION, "Application")
+    typer.echo(app_view.app_table(sorted(found, key=lambda a: str(a["metadata"]["name"]))))
+
+
+@apps.command("get")
+def get_app(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Status, conditions, the running operation's message and every resource."""
+    with _open(state_dir) as store:
+        typer.echo(app_view.app_details(_get(store, name, namespace)))
+
+
+@apps.command("diff")
+def diff_app(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """A unified diff per resource between live and Git; exit code 1 when they differ."""
+    with _open(state_dir) as store:
+        clock = SystemClock()
+        reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
+        controller = ApplicationController(
+            store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
+        )
+        _get(store, name, namespace)
+        comparison, errors = controller.compare(name, namespace)
+    if comparison is None:
+        typer.echo("error: " + "; ".join(errors), err=True)
+        raise typer.Exit(2)
+    sections = [
+        unified_diff(f"{key.group}/{key.kind} {key.namespace}/{key.name}", d.diff_lines)
+        for key, d in sorted(comparison.diffs.items())
+        if d.modified
+    ]
+    typer.echo("".join(sections), nl=False)
+    raise typer.Exit(1 if sections else 0)
+
+
+@apps.command("sync")
+def sync_app(
+    name: str,
+    *,
+    prune: Annotated[bool, typer.Option("--prune", help="Delete what Git no longer has.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Dry-run only.")] = False,
+    resource: Annotated[
+        list[str] | None, typer.Option("--resource", help="Only KIND/NAME (repeatable).")
+    ] = None,
+    revision: Annotated[str, typer.Option("--revision", help="Sync to this revision.")] = "",
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for the operation to end.")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds for --wait.")] = 300.0,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Ask the controller to sync the application (recorded in history)."""
+    with _open(state_dir) as store:
+        app = _get(store, name, namespace)
+        selected = [_resource_selector(r, app) for r in resource or []]
+        if selected:
+            typer.echo("warning: selective sync: hooks do not run", err=True)
+        operation = ops.sync_operation(
+            initiated_by="headway-cli",
+            revisions=[revision] if revision else [],
+            prune=prune,
+            dry_run=dry_run,
+            resources=selected,
+        )
+        _write_operation(store, app, operation)
+        typer.echo(f"sync of {name} requested")
+        if wait:
+            _wait(store, name, namespace, timeout)
+
+
+@apps.command("history")
+def history(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Every finished operation, oldest first."""
+    with _open(state_dir) as store:
+        app = _get(store, name, namespace)
+    typer.echo(app_view.history_table((app.get("status") or {}).get("history") or []))
+
+
+@apps.command("rollback")
+def rollback(
+    name: str,
+    revision: Annotated[str, typer.Argument(help="A history ID, or a revision it records.")],
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Sync to the revision of a history entry (refused while automated sync is on, as in
+    Argo CD: it would sync forward again at once)."""
+    with _open(state_dir) as store:
+        app = _get(store, name, namespace)
+        automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
+        if isinstance(automated, dict) and automated.get("enabled", True) is not False:
+            typer.echo("error: rollback cannot be initiated when auto-sync is enabled", err=True)
+            raise typer.Exit(1)
+        entries = (app.get("status") or {}).get("history") or []
+        match = [
+            e
+            for e in entries
+            if str(e.get("id")) == revision or str(e.get("revision", "")).startswith(revision)
+        ]
+        if not match:
+            typer.echo(
+                f"error: no history entry {revision!r} (see `headway app history`)", err=True
+            )
+            raise typer.Exit(1)
+        entry = match[-1]
+        revisions = entry.get("revisions") or [entry.get("revision")]
+        operation = ops.sync_operation(initiated_by="headway-cli", revisions=revisions, prune=False)
+        _write_operation(store, app, operation)
+        typer.echo(
+            f"rollback of {name} to {str(revisions[0])[:12]} (history {entry.get('id')}) requested"
+        )
+
+
+@apps.command("terminate")
+def terminate(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Stop the running operation: running hooks are deleted and it ends Failed."""
+    with _open(state_dir) as store:
+        app = _get(store, name, namespace)
+        status = dict(app.get("status") or {})
+        state = dict(status.get("operationState") or {})
+        if not ops.is_running(state):
+            typer.echo(f"error: no operation is running on {name}", err=True)
+            raise typer.Exit(1)
+        status["operationState"] = {**state, "phase": "Terminating"}
+        store.patch_status(
+            APP_API_VERSION,
+            "Application",
+            name,
+            namespace,
+            status,
+            resource_version=app["metadata"]["resourceVersion"],
+        )
+        typer.echo(f"operation on {name} is terminating")
+
+
+@apps.command("confirm-prune")
+def confirm_prune(
+    name: str,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
+) -> None:
+    """Approve the prunes a running operation waits for (`Prune=confirm`)."""
+    with _open(state_dir) as store:
+        _get(store, name, namespace)
+        now = datetime.now(UTC)
+        store.apply(
+            {
+                "apiVersion": APP_API_VERSION,
+                "kind": "Application",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "annotations": {ops.CONFIRM_PRUNE_ANNOTATION: ops.stamp(now)},
+                },
+            },
+            field_manager="headway-cli-confirm-prune",
+            force=True,
+        )
+        typer.echo(f"pruning confirmed for {name}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(apps, name="app")

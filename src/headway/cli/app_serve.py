@@ -1,0 +1,54 @@
+"""The Application controller's part of `headway serve`: a controller factory.
+
+Options read from `ServeContext.options`: `apps` (a file or directory of Application and
+AppProject manifests to publish), `state_dir` (the Git cache lives under it),
+`app_poll_seconds` (Git polling interval, Argo CD's 3 minutes by default) and
+`metrics_port` (serve `/metrics` of the Application controller there; 0 = off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prometheus_client import start_http_server
+
+from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
+from headway.controllers.app_sources import DEFAULT_POLL_SECONDS, SourceReader
+from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
+from headway.controllers.application import ApplicationController
+from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.manager import StepController
+from headway.source.git import GitCache
+
+if TYPE_CHECKING:
+    from headway.cli.serve import ServeContext
+
+__all__ = ["application_controllers"]
+
+
+def application_controllers(ctx: ServeContext) -> Iterable[StepController]:
+    options = ctx.options
+    state_dir = Path(str(options.get("state_dir") or ".headway"))
+    apps = options.get("apps")
+    apps_path = Path(str(apps)) if apps else None
+    poll = float(options.get("app_poll_seconds") or DEFAULT_POLL_SECONDS)
+    reader = SourceReader(git=GitCache(state_dir / "git-cache"), clock=ctx.clock, poll_seconds=poll)
+    controller = ApplicationController(
+        store=ctx.cluster,
+        clusters=ClusterRegistry(ctx.cluster),
+        sources=reader,
+        clock=ctx.clock,
+        poll_seconds=poll,
+    )
+    if apps_path is not None:  # publish once now, so the manager's first watch sees them
+        for problem in DefinitionsWatcher(apps_path).sync(ctx.cluster) or []:
+            print(f"--apps {apps_path}: {problem}", flush=True)
+    port = int(options.get("metrics_port") or 0)
+    if port:
+        start_http_server(port, addr="127.0.0.1", registry=controller.metrics.registry)
+    steps = ApplicationSteps(controller, ctx.cluster, apps_namespace=DEFAULT_APPS_NAMESPACE)
+    sources = SourceWatchSteps(controller, reader, ctx.cluster, apps_path=apps_path)
+    sources.watches = (("v1", "Namespace"), ("argoproj.io/v1alpha1", "Application"))
+    return [steps, sources]

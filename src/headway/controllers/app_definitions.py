@@ -1,0 +1,123 @@
+"""Applications and AppProjects from a local file or directory (`headway serve --apps PATH`),
+published into the control-plane store where the controller finds them.
+
+Applications from Git need nothing here: a root Application (app-of-apps) whose path holds
+Application manifests syncs them into the store like any other resource, exactly as in
+Argo CD. Every document is validated first; a bad one is reported with file, line and field
+and skipped, never half-applied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
+from headway.model.application import parse_application
+from headway.model.appproject import parse_appproject
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document, load_documents
+
+__all__ = [
+    "DEFAULT_APPS_NAMESPACE",
+    "Definitions",
+    "DefinitionsWatcher",
+    "load_definitions",
+    "publish",
+]
+
+DEFAULT_APPS_NAMESPACE = "argocd"
+PUBLISHER = "headway-apps"
+_KINDS = {"Application": parse_application, "AppProject": parse_appproject}
+_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class Definitions:
+    objects: tuple[dict[str, Any], ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in _SUFFIXES)
+
+
+def _checked(document: Document) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    parse = _KINDS.get(document.kind)
+    if parse is None or not isinstance(document.obj, dict):
+        return None, []
+    if document.obj.get("apiVersion") != "argoproj.io/v1alpha1":
+        return None, []
+    parsed, diagnostics = parse(document)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    return (None if parsed is None or errors else document.obj), diagnostics
+
+
+def load_definitions(path: Path) -> Definitions:
+    """Every valid Application and AppProject under `path`; other kinds are ignored."""
+    if not path.exists():
+        missing = Diagnostic(str(path), 0, "", "", "", Severity.ERROR, "no such file or directory")
+        return Definitions((), (missing,))
+    objects: list[dict[str, Any]] = []
+    diagnostics: list[Diagnostic] = []
+    for file in _files(path):
+        loaded = load_documents(file.read_text(encoding="utf-8"), str(file))
+        diagnostics.extend(loaded.diagnostics)
+        for document in loaded.documents:
+            obj, found = _checked(document)
+            diagnostics.extend(found)
+            if obj is not None:
+                objects.append(obj)
+    return Definitions(tuple(objects), tuple(diagnostics))
+
+
+def publish(cluster: Cluster, definitions: Definitions) -> list[str]:
+    """Apply the definitions (namespace `argocd` unless they name one); returns errors."""
+    errors: list[str] = []
+    for obj in definitions.objects:
+        meta = dict(obj.get("metadata") or {})
+        meta.setdefault("namespace", DEFAULT_APPS_NAMESPACE)
+        try:
+            _ensure_namespace(cluster, str(meta["namespace"]))
+            body = {k: v for k, v in obj.items() if k not in ("status", "operation")}
+            cluster.apply({**body, "metadata": meta}, field_manager=PUBLISHER, force=True)
+        except ClusterError as err:
+            errors.append(f"{obj.get('kind')}/{meta.get('name')}: {err}")
+    return errors
+
+
+def _ensure_namespace(cluster: Cluster, name: str) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    cluster.apply(namespace, field_manager=PUBLISHER)
+
+
+class DefinitionsWatcher:
+    """Re-publishes the definitions under a path whenever a file there changes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._signature: tuple[tuple[str, int, int], ...] | None = None
+
+    def _current(self) -> tuple[tuple[str, int, int], ...]:
+        if not self.path.exists():
+            return ()
+        out = []
+        for file in _files(self.path):
+            stat = file.stat()
+            out.append((str(file), stat.st_mtime_ns, stat.st_size))
+        return tuple(out)
+
+    def sync(self, cluster: Cluster) -> list[str] | None:
+        """Publish if anything changed since the last call; the problems found, or None
+        when nothing changed."""
+        signature = self._current()
+        if signature == self._signature:
+            return None
+        self._signature = signature
+        definitions = load_definitions(self.path)
+        problems = [str(d) for d in definitions.diagnostics if d.severity is Severity.ERROR]
+        return problems + publish(cluster, definitions)

@@ -1,0 +1,123 @@
+"""The Application controller inside the controller manager (`headway serve`).
+
+Two step controllers:
+
+* `ApplicationSteps` - one key per Application. It watches Applications, AppProjects and
+  the kinds apps usually manage; a change to a managed object queues the app that tracks
+  it, so a wave waiting on a Deployment moves as soon as the Deployment is ready and a
+  manual edit is seen at once (self-heal).
+* `SourceWatchSteps` - one synthetic key, every half second: re-publishes `--apps PATH`
+  when a file there changed, and when a local repository's refs moved (a commit to a
+  `file://` remote) refreshes every app reading it, well within a second.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.app_definitions import DefinitionsWatcher
+from headway.controllers.app_sources import LocalRefWatcher, SourceReader, raw_sources
+from headway.controllers.app_status import owner_of
+from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.manager import ObjectKey
+
+__all__ = ["MANAGED_KINDS", "ApplicationSteps", "SourceWatchSteps"]
+
+log = logging.getLogger(__name__)
+
+MANAGED_KINDS: tuple[tuple[str, str], ...] = (
+    ("apps/v1", "Deployment"),
+    ("apps/v1", "StatefulSet"),
+    ("apps/v1", "DaemonSet"),
+    ("batch/v1", "Job"),
+    ("v1", "Pod"),
+    ("v1", "ConfigMap"),
+    ("v1", "Service"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler"),
+    (APP_API_VERSION, "Rollout"),
+)
+
+
+def _key(obj: Obj) -> ObjectKey:
+    meta = obj.get("metadata") or {}
+    return ObjectKey(str(meta.get("namespace") or "default"), str(meta.get("name") or ""))
+
+
+class ApplicationSteps:
+    name = "applications"
+
+    def __init__(
+        self, controller: ApplicationController, store: Cluster, *, apps_namespace: str
+    ) -> None:
+        self._controller = controller
+        self._store = store
+        self._apps_namespace = apps_namespace
+        self.watches: Sequence[tuple[str, str]] = (
+            (APP_API_VERSION, "Application"),
+            (APP_API_VERSION, "AppProject"),
+            *MANAGED_KINDS,
+        )
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        kind = obj.get("kind")
+        if kind == "Application" and obj.get("apiVersion") == APP_API_VERSION:
+            return [_key(obj)]
+        if kind == "AppProject" and obj.get("apiVersion") == APP_API_VERSION:
+            return [_key(a) for a in _apps(self._store)]
+        owner = owner_of(obj)
+        return [ObjectKey(self._apps_namespace, owner)] if owner else []
+
+    def step(self, key: ObjectKey) -> float | None:
+        return self._controller.reconcile(key.name, key.namespace)
+
+
+class SourceWatchSteps:
+    name = "application-sources"
+    watches: Sequence[tuple[str, str]] = ()
+    KEY = ObjectKey("", "sources")
+    INTERVAL = 0.5
+
+    def __init__(
+        self,
+        controller: ApplicationController,
+        reader: SourceReader,
+        store: Cluster,
+        *,
+        apps_path: Path | None = None,
+    ) -> None:
+        self._controller = controller
+        self._reader = reader
+        self._store = store
+        self._definitions = DefinitionsWatcher(apps_path) if apps_path is not None else None
+        self._refs = LocalRefWatcher()
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        return [self.KEY]
+
+    def step(self, key: ObjectKey) -> float:
+        if self._definitions is not None:
+            problems = self._definitions.sync(self._store)
+            for problem in problems or []:
+                log.error("--apps %s: %s", self._definitions.path, problem)
+        apps = _apps(self._store)
+        urls = sorted({str(s.get("repoURL") or "") for a in apps for s in raw_sources(a)})
+        moved = set(self._refs.changed(urls))
+        for url in moved:
+            self._reader.mark_changed(url)
+        for app in apps:
+            if any(str(s.get("repoURL") or "") in moved for s in raw_sources(app)):
+                meta = app["metadata"]
+                self._controller.reconcile(str(meta["name"]), str(meta.get("namespace")))
+        return self.INTERVAL
+
+
+def _apps(store: Cluster) -> list[dict[str, Any]]:
+    try:
+        return store.list(APP_API_VERSION, "Application")
+    except ClusterError:
+        return []
