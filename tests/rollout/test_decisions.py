@@ -264,3 +264,23 @@ def test_blue_green_auto_promotion_seconds() -> None:
     late = decide_with(obj, sets, now=EPOCH + timedelta(seconds=30))
     assert late.service_selectors["a"] == "new"
     assert late.status["stableRS"] == "new"
+
+
+def test_user_abort_clears_pauses_and_retry_progresses_again() -> None:
+    start = format_time(EPOCH)
+    obj = _mid(
+        1,
+        abort=True,
+        controllerPause=True,
+        pauseConditions=[{"reason": "CanaryPauseStep", "startTime": start}],
+    )
+    sets = [rs("old", 3, revision=1), rs("new", 0, revision=2)]
+    aborted = decide_with(obj, sets, now=EPOCH + timedelta(hours=2))
+    assert "pauseConditions" not in aborted.status
+    assert aborted.status["phase"] == "Degraded"
+    obj["status"] = {**aborted.status, "abort": False}  # `rollouts retry`, an hour later
+    retried = decide_with(obj, sets, now=EPOCH + timedelta(hours=3))
+    assert retried.status["phase"] == "Progressing"
+    progressing = [c for c in retried.status["conditions"] if c["type"] == "Progressing"][0]
+    assert progressing["reason"] == "ReplicaSetUpdated"
+    assert "abortedAt" not in retried.status

@@ -199,14 +199,48 @@ def build_analysis_run(
     args = _resolved_args(
         request, found, rollout=rollout, stable_hash=stable_hash, current_hash=current_hash
     )
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AnalysisRun",
+        "metadata": _run_metadata(
+            request, rollout, name=name, pod_hash=current_hash, revision=revision
+        ),
+        "spec": _run_spec(request, found, args),
+    }
+
+
+def _run_metadata(
+    request: RunRequest, rollout: Mapping[str, Any], *, name: str, pod_hash: str, revision: int
+) -> dict[str, Any]:
     meta = rollout["metadata"]
     selector = ((rollout.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
     labels = {**request.labels, **selector, ROLLOUT_TYPE_LABEL: request.rollout_type}
-    labels[HASH_LABEL] = current_hash
+    labels[HASH_LABEL] = pod_hash
     if request.step_index is not None:
         labels[STEP_INDEX_LABEL] = str(request.step_index)
-    specs = [t.get("spec") or {} for t in found]
-    spec: dict[str, Any] = {"metrics": _metrics(found), "args": args}
+    return {
+        "name": name,
+        "namespace": meta.get("namespace") or "default",
+        "labels": labels,
+        "annotations": {**request.annotations, REVISION_ANNOTATION: str(revision)},
+        "ownerReferences": [
+            {
+                "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
+                "kind": "Rollout",
+                "name": meta["name"],
+                "uid": meta.get("uid"),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
+
+
+def _run_spec(
+    request: RunRequest, templates: Sequence[Mapping[str, Any]], args: list[dict[str, Any]]
+) -> dict[str, Any]:
+    specs = [t.get("spec") or {} for t in templates]
+    spec: dict[str, Any] = {"metrics": _metrics(templates), "args": args}
     dry_run = _union([*(s.get("dryRun") or [] for s in specs), request.dry_run])
     retention = _union(
         [*(s.get("measurementRetention") or [] for s in specs), request.measurement_retention]
@@ -215,24 +249,4 @@ def build_analysis_run(
         spec["dryRun"] = dry_run
     if retention:
         spec["measurementRetention"] = retention
-    return {
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "AnalysisRun",
-        "metadata": {
-            "name": name,
-            "namespace": meta.get("namespace") or "default",
-            "labels": labels,
-            "annotations": {**request.annotations, REVISION_ANNOTATION: str(revision)},
-            "ownerReferences": [
-                {
-                    "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
-                    "kind": "Rollout",
-                    "name": meta["name"],
-                    "uid": meta.get("uid"),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "spec": spec,
-    }
+    return spec

@@ -151,6 +151,8 @@ def decide(ctx: RolloutContext) -> Plan:
     if problem is None and ctx.sets.new is None:
         problem = "the ReplicaSet for the current template does not exist yet"
     if problem is None:
+        if d.aborted:
+            d.clear_pauses()  # an aborted rollout is not paused (Argo clears both)
         if _changed(ctx):
             _reset(d)
         elif ctx.rollout.spec.strategy.canary is not None:

@@ -22,6 +22,8 @@ from headway.rollout.timefmt import parse_time
 
 __all__ = ["update_conditions"]
 
+# Leaving these states counts as progress (the deadline starts again).
+_RESTARTS_PROGRESS = ("RolloutPaused", "NewReplicaSetAvailable", cond.ABORTED)
 _PROGRESS_FIELDS = (
     "currentPodHash",
     "currentStepIndex",
@@ -74,46 +76,29 @@ def _aborted_message(d: Draft, old: dict[str, Any] | None) -> str:
 
 
 def _progressing(d: Draft) -> None:
-    status, now = d.status, d.ctx.now
     old = cond.get_condition(d.ctx.status, "Progressing")
     if d.aborted:
-        message = _aborted_message(d, old)
-        cond.set_condition(
-            status, "Progressing", true=False, reason=cond.ABORTED, message=message, now=now
-        )
+        _set(d, "Progressing", False, cond.ABORTED, _aborted_message(d, old))
         return
-    paused = bool(d.pause_conditions) or d.ctx.rollout.spec.paused
     name = _new_rs_name(d)
     if _complete(d):
-        cond.set_condition(
-            status,
-            "Progressing",
-            true=True,
-            reason="NewReplicaSetAvailable",
-            message=f'ReplicaSet "{name}" has successfully progressed.',
-            now=now,
-        )
-    elif paused:
-        cond.set_condition(
-            status,
-            "Progressing",
-            true=True,
-            reason="RolloutPaused",
-            message="Rollout is paused",
-            now=now,
-        )
+        message = f'ReplicaSet "{name}" has successfully progressed.'
+        _set(d, "Progressing", True, "NewReplicaSetAvailable", message)
+    elif d.pause_conditions or d.ctx.rollout.spec.paused:
+        _set(d, "Progressing", True, "RolloutPaused", "Rollout is paused")
     elif (
         old is None
-        or old.get("reason") in ("RolloutPaused", "NewReplicaSetAvailable")
-        or (_progress_made(d.ctx.status, status))
+        or old.get("reason") in _RESTARTS_PROGRESS
+        or _progress_made(d.ctx.status, d.status)
     ):
+        message = f'ReplicaSet "{name}" is progressing.'
         cond.set_condition(
-            status,
+            d.status,
             "Progressing",
             true=True,
             reason="ReplicaSetUpdated",
-            message=f'ReplicaSet "{name}" is progressing.',
-            now=now,
+            message=message,
+            now=d.ctx.now,
             touch=True,
         )
         if not _indefinite_step(d):
@@ -145,55 +130,29 @@ def _deadline(d: Draft, progressing: dict[str, Any]) -> None:
         d.wake_in(0)
 
 
-def update_conditions(d: Draft) -> None:
-    status, now = d.status, d.ctx.now
-    if d.invalid is not None:
-        cond.set_condition(
-            status,
-            cond.INVALID_SPEC,
-            true=True,
-            reason=cond.INVALID_SPEC,
-            message=d.invalid,
-            now=now,
-        )
-        return
-    cond.remove_condition(status, cond.INVALID_SPEC)
-    _progressing(d)
+def _set(d: Draft, kind: str, true: bool, reason: str, message: str) -> None:
+    cond.set_condition(d.status, kind, true=true, reason=reason, message=message, now=d.ctx.now)
+
+
+def _summary_conditions(d: Draft) -> None:
+    """Paused, Available, Healthy and Completed."""
     paused = bool(d.pause_conditions) or d.ctx.rollout.spec.paused
-    if paused or cond.get_condition(status, "Paused") is not None:
-        cond.set_condition(
-            status,
-            "Paused",
-            true=paused,
-            reason="RolloutPaused" if paused else "RolloutResumed",
-            message="Rollout is paused" if paused else "Rollout is resumed",
-            now=now,
-        )
-    available = int(status.get("availableReplicas") or 0) >= d.ctx.rollout.spec.replicas
-    cond.set_condition(
-        status,
-        "Available",
-        true=available,
-        reason="AvailableReason",
-        message="Rollout has minimum availability"
-        if available
-        else "Rollout does not have minimum availability",
-        now=now,
-    )
+    if paused or cond.get_condition(d.status, "Paused") is not None:
+        reason = "RolloutPaused" if paused else "RolloutResumed"
+        _set(d, "Paused", paused, reason, "Rollout is paused" if paused else "Rollout is resumed")
+    available = int(d.status.get("availableReplicas") or 0) >= d.ctx.rollout.spec.replicas
+    how = "has" if available else "does not have"
+    _set(d, "Available", available, "AvailableReason", f"Rollout {how} minimum availability")
     healthy = _complete(d) and not paused and not d.aborted
-    cond.set_condition(
-        status,
-        "Healthy",
-        true=healthy,
-        reason="RolloutHealthy",
-        message="Rollout is healthy" if healthy else "Rollout is not healthy",
-        now=now,
-    )
-    cond.set_condition(
-        status,
-        "Completed",
-        true=_complete(d),
-        reason="RolloutCompleted",
-        message="RolloutCompleted",
-        now=now,
-    )
+    message = "Rollout is healthy" if healthy else "Rollout is not healthy"
+    _set(d, "Healthy", healthy, "RolloutHealthy", message)
+    _set(d, "Completed", _complete(d), "RolloutCompleted", "RolloutCompleted")
+
+
+def update_conditions(d: Draft) -> None:
+    if d.invalid is not None:
+        _set(d, cond.INVALID_SPEC, True, cond.INVALID_SPEC, d.invalid)
+        return
+    cond.remove_condition(d.status, cond.INVALID_SPEC)
+    _progressing(d)
+    _summary_conditions(d)
