@@ -281,6 +281,6 @@ def test_user_abort_clears_pauses_and_retry_progresses_again() -> None:
     obj["status"] = {**aborted.status, "abort": False}  # `rollouts retry`, an hour later
     retried = decide_with(obj, sets, now=EPOCH + timedelta(hours=3))
     assert retried.status["phase"] == "Progressing"
-    progressing = [c for c in retried.status["conditions"] if c["type"] == "Progressing"][0]
+    progressing = next(c for c in retried.status["conditions"] if c["type"] == "Progressing")
     assert progressing["reason"] == "ReplicaSetUpdated"
     assert "abortedAt" not in retried.status
