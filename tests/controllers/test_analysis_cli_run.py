@@ -104,3 +104,64 @@ def test_usage_errors_exit_two(template: Path) -> None:
     assert unknown.exit_code == 2 and "no argument(s) nope" in unknown.output
     wrong = invoke(str(template), "--template", "other")
     assert wrong.exit_code == 2 and "no template named 'other'" in wrong.output
+
+
+JOB_TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: smoke
+spec:
+  args:
+  - name: exit
+  metrics:
+  - name: smoke-test
+    provider:
+      job:
+        spec:
+          backoffLimit: 0
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+              - name: check
+                image: headway-demo/task:v1
+                env: [{name: EXIT, value: "{{args.exit}}"}]
+"""
+
+
+def test_job_metrics_are_refused_without_a_runtime(tmp_path: Path) -> None:
+    path = tmp_path / "smoke.yaml"
+    path.write_text(JOB_TEMPLATE)
+    result = invoke(str(path), "--arg", "exit=0")
+    assert result.exit_code == 2 and "pass --state-dir of a running local runtime" in result.output
+    stopped = invoke(str(path), "--arg", "exit=0", "--state-dir", str(tmp_path / "none"))
+    assert stopped.exit_code == 2 and "no local runtime is running" in stopped.output
+
+
+@pytest.mark.slow
+async def test_job_metrics_run_real_jobs_in_a_running_runtime(tmp_path: Path) -> None:
+    import asyncio
+
+    from cluster.local_runtime.harness import running_runtime
+
+    path = tmp_path / "smoke.yaml"
+    path.write_text(JOB_TEMPLATE)
+    state = tmp_path / "state"
+    state.mkdir()
+    async with running_runtime(state) as runtime:
+        await asyncio.sleep(0.2)  # the runtime writes runtime.json as it starts
+        # One at a time: CliRunner swaps sys.stdout, so two at once would mix their output.
+        good = await asyncio.to_thread(
+            invoke, str(path), "--arg", "exit=0", "--state-dir", str(state)
+        )
+        bad = await asyncio.to_thread(
+            invoke, str(path), "--arg", "exit=4", "--state-dir", str(state)
+        )
+        runs = runtime.cluster.list("argoproj.io/v1alpha1", "AnalysisRun", namespace="default")
+        jobs = runtime.cluster.list("batch/v1", "Job", namespace="default")
+    assert good.exit_code == 0, good.output
+    assert "smoke-test: value (none) -> Successful: job" in good.output
+    assert bad.exit_code == 1, bad.output
+    assert "-> Failed: job" in bad.output
+    assert (runs, jobs) == ([], [])  # each run is deleted when it ends, its Jobs with it

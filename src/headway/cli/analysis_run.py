@@ -8,15 +8,23 @@ values, executes it with the same controller `headway serve` runs (in a temporar
 store), and prints each measurement as it completes (value, phase, why), then the run's
 phase. Exit status: 0 when the run is Successful, 1 otherwise, 2 for bad usage. A metric with
 an `interval` but no `count` would run until terminated; here it takes `--count`
-measurements (1 when not given). Job metrics need the local runtime and are refused here.
+measurements (1 when not given).
+
+With `--state-dir` the run goes into the store of a running local runtime instead, so job
+metrics run real Jobs and `headway.dev/traffic` metrics without an address read the runtime's
+metrics endpoint; the run (and its Jobs) is deleted afterwards. Without it, job metrics are
+refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
+import os
 import tempfile
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,7 +32,9 @@ import httpx2
 import typer
 
 from headway.clock import Clock, SystemClock
+from headway.cluster.errors import ClusterError
 from headway.cluster.local import LocalCluster
+from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
 from headway.cluster.protocol import Obj
 from headway.controllers.analysis import API_VERSION, KIND, AnalysisController
 from headway.model.analysis import parse_analysis_template
@@ -90,11 +100,16 @@ def _args(template: Obj, given: Sequence[str]) -> list[dict[str, Any]]:
     return args
 
 
-def _metrics(template: Obj, count: int | None, interval: str | None) -> list[dict[str, Any]]:
+def _metrics(
+    template: Obj, count: int | None, interval: str | None, *, jobs: bool
+) -> list[dict[str, Any]]:
     metrics = copy.deepcopy(template["spec"].get("metrics") or [])
     for metric in metrics:
-        if "job" in (metric.get("provider") or {}):
-            raise _usage(f"metric {metric['name']!r} is a job metric; run it with headway serve")
+        if "job" in (metric.get("provider") or {}) and not jobs:
+            raise _usage(
+                f"metric {metric['name']!r} is a job metric: pass --state-dir of a running "
+                "local runtime to run its Job"
+            )
         if interval:
             metric["interval"] = interval
         if count is not None:
@@ -108,12 +123,17 @@ def _metrics(template: Obj, count: int | None, interval: str | None) -> list[dic
 
 
 def build_run(
-    template: Document, args: Sequence[str], count: int | None, interval: str | None
+    template: Document,
+    args: Sequence[str],
+    *,
+    count: int | None,
+    interval: str | None,
+    jobs: bool = False,
 ) -> Obj:
     """The AnalysisRun `headway analysis run` executes."""
     spec = template.obj["spec"]
     run_spec: dict[str, Any] = {
-        "metrics": _metrics(template.obj, count, interval),
+        "metrics": _metrics(template.obj, count, interval, jobs=jobs),
         "args": _args(template.obj, args),
     }
     for field in ("dryRun", "measurementRetention"):
@@ -122,7 +142,7 @@ def build_run(
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": f"{template.name}-cli", "namespace": NAMESPACE},
+        "metadata": {"name": f"{template.name}-cli-{uuid.uuid4().hex[:6]}", "namespace": NAMESPACE},
         "spec": run_spec,
     }
 
@@ -143,25 +163,59 @@ def _report_new(status: Obj, shown: set[tuple[str, str]]) -> None:
             )
 
 
-async def execute(run: Obj, clock: Clock, work_dir: Path) -> Obj:
+async def execute(
+    run: Obj, clock: Clock, store: Path, *, traffic_address: str | None = None
+) -> Obj:
     """Step the run to its end with the real providers; returns the final status."""
     shown: set[tuple[str, str]] = set()
     name = run["metadata"]["name"]
-    with LocalCluster(work_dir / "analysis.db", clock) as cluster:
+    with LocalCluster(store, clock) as cluster:
         cluster.create(run)
-        async with httpx2.AsyncClient() as client:
-            controller = AnalysisController(providers=default_registry(client, clock), clock=clock)
-            while True:
-                wait = await controller.step(cluster, NAMESPACE, name, clock.now())
-                status = cluster.get(API_VERSION, KIND, name, NAMESPACE).get("status") or {}
-                _report_new(status, shown)
-                if wait is None:
-                    return dict(status)
-                await clock.sleep(wait)
+        try:
+            async with httpx2.AsyncClient() as client:
+                registry = default_registry(client, clock, traffic_address=traffic_address)
+                controller = AnalysisController(providers=registry, clock=clock)
+                while True:
+                    wait = await controller.step(cluster, NAMESPACE, name, clock.now())
+                    status = cluster.get(API_VERSION, KIND, name, NAMESPACE).get("status") or {}
+                    _report_new(status, shown)
+                    if wait is None:
+                        return dict(status)
+                    await clock.sleep(wait)
+        finally:
+            with contextlib.suppress(ClusterError):
+                cluster.delete(API_VERSION, KIND, name, NAMESPACE)
+
+
+def _running_runtime(state_dir: Path) -> tuple[Path, str | None]:
+    """The store of the runtime running in `state_dir`, and its metrics address."""
+    paths = RuntimePaths(state_dir)
+    info = read_runtime_info(paths)
+    pid = info.get("pid")
+    alive = isinstance(pid, int) and paths.db.exists()
+    if alive:
+        try:
+            os.kill(int(str(pid)), 0)
+        except OSError:
+            alive = False
+    if not alive:
+        raise _usage(f"no local runtime is running in {state_dir} (start it: headway runtime up)")
+    address = info.get("metricsAddress")
+    return paths.db, str(address) if address else None
+
+
+@contextlib.contextmanager
+def _store(state_dir: Path | None) -> Iterator[tuple[Path, str | None]]:
+    if state_dir is not None:
+        yield _running_runtime(state_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="headway-analysis-") as work_dir:
+        yield Path(work_dir) / "analysis.db", None
 
 
 def run_command(
     template: Annotated[Path, typer.Argument(help="AnalysisTemplate YAML.")],
+    *,
     args: Annotated[
         list[str] | None, typer.Option("--arg", help="NAME=VALUE for a template argument.")
     ] = None,
@@ -174,11 +228,18 @@ def run_command(
     interval: Annotated[
         str | None, typer.Option("--interval", help="Time between measurements, e.g. 5s.")
     ] = None,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option("--state-dir", help="Run in this running local runtime (for job metrics)."),
+    ] = None,
 ) -> None:
     """Run a template once against its real metric providers, printing each measurement."""
-    run = build_run(_template(template, template_name), args or [], count, interval)
-    with tempfile.TemporaryDirectory(prefix="headway-analysis-") as work_dir:
-        status = asyncio.run(execute(run, SystemClock(), Path(work_dir)))
+    document = _template(template, template_name)
+    run = build_run(
+        document, args or [], count=count, interval=interval, jobs=state_dir is not None
+    )
+    with _store(state_dir) as (store, traffic_address):
+        status = asyncio.run(execute(run, SystemClock(), store, traffic_address=traffic_address))
     phase = status.get("phase", "?")
     message = status.get("message", "")
     typer.echo(f"run {phase}" + (f": {message}" if message else ""))
