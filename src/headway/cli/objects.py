@@ -131,7 +131,18 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
             ",".join(str(p.get("port")) for p in (s.get("spec") or {}).get("ports") or []),
         ],
     ),
+    "Endpoints": (["ENDPOINTS"], lambda e: [_endpoint_list(e)]),
 }
+
+
+def _endpoint_list(endpoints: Obj) -> str:
+    pairs = [
+        f"{a.get('ip')}:{p.get('port')}"
+        for subset in endpoints.get("subsets") or []
+        for a in subset.get("addresses") or []
+        for p in subset.get("ports") or []
+    ]
+    return ",".join(pairs) or "<none>"
 
 
 def _wide(obj: Obj) -> list[str]:

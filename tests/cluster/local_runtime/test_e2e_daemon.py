@@ -127,6 +127,8 @@ def _check_object_commands(state: Path) -> None:
     """get -o json/wide, describe with conditions and Events, logs, and a clear error."""
     listed = json.loads(headway("get", "po", "-o", "json", state=state).stdout)
     pod = listed["items"][0]["metadata"]["name"]
+    endpoints = headway("get", "ep", "web", state=state).stdout
+    assert endpoints.count("127.0.0.1:") == 2  # both ready pods
     wide = headway("get", "pods", "-o", "wide", state=state).stdout
     assert "127.0.0.1:" in wide and "web-" in wide
     described = headway("describe", "deploy", "web", state=state).stdout
