@@ -71,6 +71,7 @@ def run(
     step: int | None = 1,
     pod_hash: str = "new",
     message: str = "",
+    created: str = "",
 ) -> RunView:
     return RunView(
         name=name,
@@ -80,7 +81,7 @@ def run(
         phase=phase,
         message=message,
         superseded=False,
-        created="",
+        created=created,
     )
 
 

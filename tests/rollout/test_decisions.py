@@ -10,7 +10,7 @@ import pytest
 from decision_helpers import context, decide_with, mid_update_status, rollout_obj, rs, run
 
 from headway.clock import EPOCH
-from headway.rollout.reconcile import decide
+from headway.rollout.reconcile import decide, step_hash
 from headway.rollout.timefmt import format_time
 
 STEPS: list[dict[str, Any]] = [
@@ -284,3 +284,29 @@ def test_user_abort_clears_pauses_and_retry_progresses_again() -> None:
     progressing = next(c for c in retried.status["conditions"] if c["type"] == "Progressing")
     assert progressing["reason"] == "ReplicaSetUpdated"
     assert "abortedAt" not in retried.status
+
+
+def test_history_limits() -> None:
+    obj = rollout_obj(
+        replicas=2,
+        revisionHistoryLimit=1,
+        canary={},
+        analysis={"successfulRunHistoryLimit": 1, "unsuccessfulRunHistoryLimit": 0},
+    )
+    sets = [
+        rs("new", 2, revision=4),
+        rs("v3", 0, revision=3),
+        rs("v2", 0, revision=2),
+        rs("v1", 0, revision=1),
+    ]
+    status = {"stableRS": "new", "currentPodHash": "new", "canary": {}}
+    obj["status"] = {**status, "currentStepHash": step_hash(context(obj, sets))}
+    runs = (
+        run("a", "Successful", kind="Background", step=None, pod_hash="v2", created="1"),
+        run("b", "Successful", kind="Background", step=None, pod_hash="v3", created="2"),
+        run("c", "Failed", kind="Background", step=None, pod_hash="v3"),
+        run("d", "Running", kind="Background", step=None, pod_hash="v3"),
+    )
+    plan = decide_with(obj, sets, runs=runs)
+    assert plan.delete_replica_sets == ("web-v2", "web-v1")
+    assert sorted(plan.delete_runs) == ["a", "c"]

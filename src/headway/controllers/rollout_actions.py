@@ -145,6 +145,12 @@ def execute_plan(
     for pod in plan.delete_pods:
         with contextlib.suppress(NotFound):
             cluster.delete("v1", "Pod", pod, namespace)
+    for rs in plan.delete_replica_sets:
+        with contextlib.suppress(NotFound):
+            cluster.delete("apps/v1", "ReplicaSet", rs, namespace)
+    for run in plan.delete_runs:
+        with contextlib.suppress(NotFound):
+            cluster.delete(ARGO_API, "AnalysisRun", run, namespace)
     status = plan.status
     if plan.traffic is not None and router is not None:
         verified = _traffic(router, plan.traffic)

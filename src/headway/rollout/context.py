@@ -84,6 +84,8 @@ class Draft:
     create_runs: list[dict[str, Any]] = field(default_factory=list)
     supersede_runs: list[str] = field(default_factory=list)
     delete_pods: list[str] = field(default_factory=list)
+    delete_replica_sets: list[str] = field(default_factory=list)
+    delete_runs: list[str] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
     wakes: list[float] = field(default_factory=list)
     abort_message: str | None = None
@@ -159,6 +161,8 @@ class Draft:
             create_runs=tuple(self.create_runs),
             supersede_runs=tuple(dict.fromkeys(self.supersede_runs)),
             delete_pods=tuple(self.delete_pods),
+            delete_replica_sets=tuple(self.delete_replica_sets),
+            delete_runs=tuple(self.delete_runs),
             events=tuple(self.events),
             requeue_after=min(self.wakes) if self.wakes else None,
         )

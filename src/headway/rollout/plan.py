@@ -34,5 +34,7 @@ class Plan:
     create_runs: tuple[dict[str, Any], ...] = ()
     supersede_runs: tuple[str, ...] = ()  # no longer current: terminate if still running
     delete_pods: tuple[str, ...] = ()  # restarts (spec.restartAt)
+    delete_replica_sets: tuple[str, ...] = ()  # beyond revisionHistoryLimit
+    delete_runs: tuple[str, ...] = ()  # beyond the run history limits
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
     requeue_after: float | None = None

@@ -23,6 +23,7 @@ from headway.rollout.bluegreen import reconcile_blue_green
 from headway.rollout.canary import reconcile_canary
 from headway.rollout.canary_steps import rejected_steps
 from headway.rollout.context import Draft, RolloutContext
+from headway.rollout.history import reconcile_history
 from headway.rollout.plan import Plan
 from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
@@ -161,6 +162,7 @@ def decide(ctx: RolloutContext) -> Plan:
             reconcile_blue_green(d)
         if not d.aborted:
             reconcile_restart(d, ctx.pods)
+        reconcile_history(d)
         problem = d.invalid
     if problem is not None:
         d = Draft.start(ctx)
@@ -174,6 +176,6 @@ def finish_status(d: Draft) -> None:
     _counters(d)
     update_conditions(d)
     phase, message = cond.rollout_phase(dict(d.ctx.obj.get("spec") or {}), d.status)
-    d.status["phase"], d.status["message"] = phase, message
+    d.status["phase"], d.status["message"] = phase, message or None
     if d.status.get("abortedAt") and not d.aborted:
         d.status.pop("abortedAt")

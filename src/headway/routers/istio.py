@@ -52,6 +52,7 @@ class IstioReconciler:
         self._stable = stable_service
         self._canary = canary_service
         self._managed = list(managed_routes)
+        self._api: str | None = None
 
     # ---- reading and writing --------------------------------------------------------------
 
@@ -60,10 +61,23 @@ class IstioReconciler:
         vs_name, _, namespace = name.partition(".")
         return vs_name, namespace or self._namespace
 
+    def _api_version(self) -> str:
+        """The served version of networking.istio.io/VirtualService (v1beta1 preferred)."""
+        if self._api is None:
+            served = [
+                k.api_version
+                for k in self._cluster.discovery()
+                if k.kind == "VirtualService" and k.group == "networking.istio.io"
+            ]
+            self._api = (
+                VIRTUAL_SERVICE_API if VIRTUAL_SERVICE_API in served or not served else (served[0])
+            )
+        return self._api
+
     def _read(self, ref: Mapping[str, Any]) -> Obj:
         name, namespace = self._locate(ref)
         try:
-            return self._cluster.get(VIRTUAL_SERVICE_API, "VirtualService", name, namespace)
+            return self._cluster.get(self._api_version(), "VirtualService", name, namespace)
         except NotFound:
             raise TrafficRoutingError(f"VirtualService {namespace}/{name} not found") from None
         except ClusterError as err:
