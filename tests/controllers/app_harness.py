@@ -217,7 +217,8 @@ class Harness:
 def make_harness(tmp_path: Path, clock: VirtualClock, files: Mapping[str, str]) -> Harness:
     remote = Remote(tmp_path / "remote.git")
     remote.commit(files, "initial")
-    store = LocalCluster(tmp_path / "store.db", clock)
+    (tmp_path / "state").mkdir()
+    store = LocalCluster(tmp_path / "state" / "cluster.db", clock)  # `--state-dir tmp/state`
     for namespace in (APPS_NS, "demo"):
         store.apply(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},

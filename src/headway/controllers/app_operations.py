@@ -20,6 +20,7 @@ __all__ = [
     "append_history",
     "last_operation",
     "new_operation_state",
+    "pin_revisions",
     "prune_confirmed",
     "sync_operation",
 ]
@@ -92,6 +93,20 @@ def new_operation_state(
         "retryCount": retry_count,
         "syncResult": {"revision": pinned[0], "revisions": pinned, "resources": []},
     }
+
+
+def pin_revisions(state: Mapping[str, Any], revisions: Sequence[str]) -> dict[str, Any]:
+    """An operation started without a revision syncs to what its first step resolved."""
+    if not revisions:
+        return dict(state)
+    operation = dict(state.get("operation") or {})
+    sync = dict(operation.get("sync") or {})
+    sync["revision"] = revisions[0]
+    if len(revisions) > 1:
+        sync["revisions"] = list(revisions)
+    result = {**(state.get("syncResult") or {}), "revision": revisions[0]}
+    result["revisions"] = list(revisions)
+    return {**state, "operation": {**operation, "sync": sync}, "syncResult": result}
 
 
 def pinned_revisions(state: Mapping[str, Any]) -> list[str]:

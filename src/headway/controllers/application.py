@@ -209,10 +209,10 @@ class ApplicationController:
         assert app is not None and cluster is not None and setup.guard is not None
         state = status.get("operationState")
         running = ops.is_running(state)
-        pinned = ops.pinned_revisions(state) if running and state else []
-        if running and state is not None and not any(pinned):
-            pinned = []
-        desired_state = self._sources.desired(app, raw, revisions=[p for p in pinned if p])
+        pinned = [p for p in ops.pinned_revisions(state) if p] if running and state else []
+        desired_state = self._sources.desired(app, raw, revisions=pinned)
+        if running and state is not None and not pinned:
+            status["operationState"] = ops.pin_revisions(state, desired_state.revisions)
         if desired_state.errors:
             status["conditions"] = [
                 self._condition("ComparisonError", "; ".join(desired_state.errors))

@@ -1,0 +1,83 @@
+"""A real `headway serve` process killed (SIGKILL) in the middle of a sync; a new process
+over the same store finishes it at the same wave without re-running the completed hook."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.store import LocalCluster
+
+from .e2e_helpers import API, Remote, application, dump, python_job, wait_for
+
+pytestmark = pytest.mark.slow
+
+HOOK = python_job("migrate", "print('done')", {"argocd.argoproj.io/hook": "PreSync"})
+SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}
+
+
+def _serve(state: Path, apps: Path, log: Path) -> subprocess.Popen[bytes]:
+    command = [str(Path(sys.executable).parent / "headway"), "serve", "--state-dir", str(state)]
+    command += ["--apps", str(apps), "--app-poll-seconds", "3600"]
+    with log.open("ab") as out:
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _operation(store: LocalCluster) -> dict[str, Any]:
+    try:
+        app = store.get(API, "Application", "shop", "argocd")
+    except NotFound:
+        return {}
+    return dict((app.get("status") or {}).get("operationState") or {})
+
+
+def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit({"app/all.yaml": dump(HOOK, SETTINGS)}, "hook and settings")
+    apps = tmp_path / "apps.yaml"
+    apps.write_text(dump(application("shop", remote.url, automated={})))
+    state = tmp_path / "state"
+    state.mkdir()
+    store = LocalCluster(state / "cluster.db", SystemClock())
+    first = _serve(state, apps, tmp_path / "serve.log")
+    second: subprocess.Popen[bytes] | None = None
+    try:
+        wait_for(
+            lambda: "PreSync wave 0 waiting: Job/migrate" in str(_operation(store).get("message")),
+            timeout=30,
+            what="the PreSync hook created (no runtime runs it)",
+        )
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=10)
+        uid = store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"]
+        second = _serve(state, apps, tmp_path / "serve.log")
+        store.patch_status(  # the Job completes while no controller or a new one watches
+            "batch/v1",
+            "Job",
+            "migrate",
+            "default",
+            {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]},
+        )
+        wait_for(
+            lambda: _operation(store).get("phase") == "Succeeded",
+            timeout=30,
+            what="the sync finished by the new process",
+        )
+        assert store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"] == uid
+        assert store.get("v1", "ConfigMap", "settings", "default")["metadata"]["name"]
+        history = store.get(API, "Application", "shop", "argocd")["status"]["history"]
+        assert [h["phase"] for h in history] == ["Succeeded"]
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=15)
+        store.close()
