@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from headway.cluster.local.mesh_plan import HeaderCondition
 from headway.cluster.local.mesh_plane import (
     DataPlane,
     DataPlaneError,
@@ -52,9 +53,15 @@ def _destination(dest: PlaneDestination) -> Destination:
     return Destination(dest.service, endpoints)
 
 
+def _header_match(condition: HeaderCondition) -> HeaderMatch:
+    kind = MatchKind(condition.kind)
+    # Istio's `regex` must match the whole value (Envoy's safe_regex); the routers search.
+    value = f"^(?:{condition.value})$" if kind is MatchKind.REGEX else condition.value
+    return HeaderMatch(condition.header, value, kind)
+
+
 def _header_route(route: PlaneRoute) -> HeaderRoute:
-    matches = tuple(HeaderMatch(c.header, c.value, MatchKind(c.kind)) for c in route.conditions)
-    return HeaderRoute(route.name, matches)
+    return HeaderRoute(route.name, tuple(_header_match(c) for c in route.conditions))
 
 
 class RouterPlane:

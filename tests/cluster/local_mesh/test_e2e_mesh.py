@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import socket
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -181,3 +182,43 @@ async def test_addresses_survive_a_restart_and_nothing_is_left_behind(tmp_path: 
                                "default")
         await eventually(lambda: refused(first[0]), what="the router to close")
     assert refused(str(first[1]))
+
+
+def with_routes(body: dict[str, Any], *routes: dict[str, Any]) -> dict[str, Any]:
+    body["spec"]["http"] = [*routes, *body["spec"]["http"]]
+    return body
+
+
+async def test_bad_edits_keep_the_last_good_split_and_say_why(tmp_path: Path) -> None:
+    async with running(tmp_path) as runtime:
+        deploy_two_versions(runtime)
+        runtime.cluster.apply(virtual_service(100, 0), field_manager="argocd-controller")
+        await wait_realized(runtime, 0)
+        address = mesh_address(runtime)
+
+        broken = virtual_service(50, 50)
+        broken["spec"]["http"][0]["route"][1]["destination"]["subset"] = "canary"
+        runtime.cluster.apply(broken, field_manager="argocd-controller")
+        condition = await eventually(
+            lambda: next((c for c in get_vs(runtime)["status"]["conditions"]
+                          if c["status"] == "False"), None),
+            what="Ready=False",
+        )
+        assert condition["reason"] == "InvalidSpec"
+        assert condition["message"].startswith("spec.http[0].route[1].destination.subset:")
+        assert await versions(address, 10) == {"200 v1": 10}, "the last good split stays"
+
+        beta = {"name": "beta", "match": [{"headers": {"x-user": {"regex": "beta-[0-9]+"}}}],
+                "route": [{"destination": {"host": CANARY}}]}
+        uri = {"name": "api", "match": [{"uri": {"prefix": "/api"}}],
+               "route": [{"destination": {"host": CANARY}}]}
+        runtime.cluster.apply(with_routes(virtual_service(100, 0), beta, uri),
+                              field_manager="argocd-controller")
+        status = await wait_realized(runtime, 0)
+        assert status["conditions"][0]["reason"] == "PartiallyRealized"
+        assert status["unsupported"] == [
+            "spec.http[1].match[0]: matching on uri is not implemented"]
+        assert await versions(address, 3, {"x-user": "beta-42"}) == {"200 v2": 3}
+        # Istio's regex matches the whole value: a mere substring match is not enough.
+        assert await versions(address, 3, {"x-user": "xbeta-42"}) == {"200 v1": 3}
+        assert await versions(address, 3, {"x-user": "beta-42x"}) == {"200 v1": 3}

@@ -82,6 +82,21 @@ async def test_haproxy_realizes_weights_and_header_routes(tmp_path: Path) -> Non
             and s.labels["code"] == "2xx"  # HAProxy counts status classes
         )
         assert canary == first["200 v2"] + second["200 v2"] + 10
+
+        # A header HAProxy was not started with: it restarts once, on the same address.
+        user = {"name": "beta", "match": [{"headers": {"x-user": {"prefix": "beta"}}}],
+                "route": [{"destination": {"host": CANARY}}]}
+        body = virtual_service(100, 0)
+        body["spec"]["http"].insert(0, user)
+        runtime.cluster.apply(body, field_manager="argocd-controller", force=True)
+        await eventually(lambda: [r["name"] for r in get_vs(runtime)["status"]["headerRoutes"]]
+                         == ["beta"], what="the x-user route")
+        assert mesh_address(runtime) == address
+        restarted = haproxy_pids(tmp_path)
+        assert len(restarted) == 1 and restarted != pids
+        assert await versions(address, 4, {"x-user": "beta-7"}) == {"200 v2": 4}
+        assert await versions(address, 4, {"x-canary": "always"}) == {"200 v1": 4}
+        pids += restarted
     assert all(not Path(f"/proc/{pid}").exists() for pid in pids)
 
 

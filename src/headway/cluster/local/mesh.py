@@ -28,6 +28,7 @@ from headway.cluster.local.mesh_plan import MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh_plane import DataPlane, DataPlaneError, DataPlanes, plane_config
 from headway.cluster.local.mesh_status import (
     error_status,
+    keep_transition_times,
     realized_status,
     same_status,
     weights_summary,
@@ -216,7 +217,11 @@ class Mesh:
             return
         meta = vs["metadata"]
         self._cluster.patch_status(
-            vs["apiVersion"], "VirtualService", meta["name"], meta.get("namespace"), status
+            vs["apiVersion"],
+            "VirtualService",
+            meta["name"],
+            meta.get("namespace"),
+            keep_transition_times(old, status),
         )
 
     def _fail(self, vs: Obj, reason: str, message: str) -> None:

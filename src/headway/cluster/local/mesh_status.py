@@ -27,7 +27,13 @@ from typing import Any
 from headway.cluster.local.mesh_plan import MeshPlan
 from headway.cluster.local.mesh_plane import PlaneConfig, PlaneDestination
 
-__all__ = ["error_status", "realized_status", "same_status", "weights_summary"]
+__all__ = [
+    "error_status",
+    "keep_transition_times",
+    "realized_status",
+    "same_status",
+    "weights_summary",
+]
 
 Status = dict[str, Any]
 
@@ -125,3 +131,17 @@ def _without_times(status: Mapping[str, Any]) -> dict[str, Any]:
 def same_status(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Equal apart from condition timestamps (so an unchanged status is not rewritten)."""
     return _without_times(old) == _without_times(new)
+
+
+def keep_transition_times(old: Mapping[str, Any], new: Status) -> Status:
+    """`new` with each condition's `lastTransitionTime` from `old` where its status is unchanged."""
+    before = {
+        (c.get("type"), c.get("status")): c.get("lastTransitionTime")
+        for c in old.get("conditions") or []
+        if isinstance(c, dict)
+    }
+    conditions = []
+    for condition in new.get("conditions") or []:
+        kept = before.get((condition.get("type"), condition.get("status")))
+        conditions.append({**condition, "lastTransitionTime": kept} if kept else condition)
+    return {**new, "conditions": conditions}
