@@ -310,3 +310,20 @@ def test_history_limits() -> None:
     plan = decide_with(obj, sets, runs=runs)
     assert plan.delete_replica_sets == ("web-v2", "web-v1")
     assert sorted(plan.delete_runs) == ["a", "c"]
+
+
+def test_subset_routing_and_ping_pong_are_rejected() -> None:
+    routing = {
+        "istio": {
+            "virtualService": {"name": "vs"},
+            "destinationRule": {"name": "dr", "canarySubsetName": "c", "stableSubsetName": "s"},
+        }
+    }
+    plan = decide_with(rollout_obj(canary={"trafficRouting": routing}), [rs("new", 0, revision=1)])
+    assert "destinationRule" in plan.status["message"]
+    ping = {
+        "pingPong": {"pingService": "a", "pongService": "b"},
+        "trafficRouting": {"istio": {"virtualService": {"name": "vs"}}},
+    }
+    plan = decide_with(rollout_obj(canary=ping), [rs("new", 0, revision=1)])
+    assert plan.status["message"].startswith("InvalidSpec: pingPong is not supported")

@@ -74,6 +74,10 @@ def invalid_spec(ctx: RolloutContext) -> str | None:
                 f"trafficRouting.{unsupported[0]} is not supported by Headway "
                 "(supported: istio, realized by the local mesh)"
             )
+        if routing is not None and routing.istio and routing.istio.get("destinationRule"):
+            return "trafficRouting.istio.destinationRule (subset-level splitting) is not supported"
+        if canary.ping_pong is not None:
+            return "pingPong is not supported by Headway; use stableService and canaryService"
     for ref in _template_refs(ctx):
         if template_key(ref) not in ctx.templates:
             kind, name = template_key(ref)
