@@ -7,6 +7,7 @@ every result and a commit that touches one app's path re-renders that app only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from headway.model.application import Application
 from headway.model.diagnostics import Severity
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
-from headway.source.render import RenderCache
+from headway.source.render import RenderCache, RenderRequest
 from headway.source.sources import render_requests, resolve_sources
 from headway.source.spec import ApplicationSource
 
@@ -45,6 +46,9 @@ class DesiredState:
     revisions: tuple[str, ...]
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # Equal fingerprints mean equal rendered objects: the content ids of every tree read
+    # plus the source parameters (not the commit, which moves with unrelated changes).
+    fingerprint: str = ""
 
     @property
     def revision(self) -> str:
@@ -153,7 +157,18 @@ class SourceReader:
                 bucket = errors if diagnostic.severity is Severity.ERROR else warnings
                 bucket.append(str(diagnostic))
             objects.extend(dict(d.obj) for d in result.documents if isinstance(d.obj, Mapping))
-        return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings))
+        fingerprint = json.dumps([_request_identity(r) for r in requests], sort_keys=True)
+        return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings), fingerprint)
+
+
+def _request_identity(request: RenderRequest) -> list[Any]:
+    source = {k: v for k, v in request.source.items() if k != "targetRevision"}
+    refs = {name: tree.object_id("") for name, tree in sorted(request.refs.items())}
+    try:
+        content = request.tree.object_id(request.path)
+    except SourceError:
+        content = ""
+    return [source, content, refs, request.app_name, request.namespace]
 
 
 def raw_sources(raw: Mapping[str, Any]) -> list[ApplicationSource]:

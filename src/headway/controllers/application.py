@@ -10,7 +10,7 @@ step returns when it wants to be called again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,12 +23,18 @@ from headway.controllers import app_operations as ops
 from headway.controllers.app_live import LiveReader, existing_namespaces
 from headway.controllers.app_metrics import AppMetrics, AppSample
 from headway.controllers.app_project import ProjectGuard, load_project
-from headway.controllers.app_sources import DEFAULT_POLL_SECONDS, SourceReader, raw_sources
-from headway.controllers.app_status import Comparison, compare_app, prepare_desired
+from headway.controllers.app_refresh import ComparisonCache
+from headway.controllers.app_sources import (
+    DEFAULT_POLL_SECONDS,
+    DesiredState,
+    SourceReader,
+    raw_sources,
+)
+from headway.controllers.app_status import Comparison
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sync_executor import ExecutorInput, step_operation
 from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing
-from headway.diff import IgnoreRuleError, compile_rules
+from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
@@ -74,6 +80,7 @@ class ApplicationController:
         self.metrics = metrics or AppMetrics()
         self._poll = poll_seconds
         self._live: dict[int, LiveReader] = {}
+        self.comparisons = ComparisonCache()
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -116,21 +123,30 @@ class ApplicationController:
         desired_state = self._sources.desired(app, raw)
         if desired_state.errors:
             return None, list(desired_state.errors)
-        namespace = app.spec.destination.namespace or ""
-        desired = prepare_desired(desired_state.objects, app=app.name, namespace=namespace)
-        live = self._reader(setup.cluster).managed(app.name, desired)
         try:
             rules = compile_rules(app.spec.ignore_differences)
         except IgnoreRuleError as err:
             return None, [str(err)]
-        comparison = compare_app(
+        return self._compare(app, setup.cluster, desired_state, rules), []
+
+    def _compare(
+        self,
+        app: Application,
+        cluster: Cluster,
+        desired_state: DesiredState,
+        rules: Sequence[CompiledRule],
+    ) -> Comparison:
+        reader = self._reader(cluster)
+        refreshed = self.comparisons.refresh(
             app=app.name,
-            desired=desired,
-            live=list(live.values()),
+            namespace=app.spec.destination.namespace or "",
+            desired_state=desired_state,
             rules=rules,
+            rules_identity=repr(app.spec.ignore_differences),
+            read_live=lambda desired: reader.managed(app.name, desired),
             assess=self._health.assess,
         )
-        return comparison, []
+        return refreshed.comparison
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -219,22 +235,12 @@ class ApplicationController:
             ]
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
             return self._write(raw, status, self._poll, app)
-        namespace = app.spec.destination.namespace or ""
-        desired = prepare_desired(desired_state.objects, app=app.name, namespace=namespace)
         try:
             rules = compile_rules(app.spec.ignore_differences)
         except IgnoreRuleError as err:
             status["conditions"] = [self._condition("ComparisonError", str(err))]
             return self._write(raw, status, self._poll, app)
-        reader = self._reader(cluster)
-        live = reader.managed(app.name, desired)
-        comparison = compare_app(
-            app=app.name,
-            desired=desired,
-            live=list(live.values()),
-            rules=rules,
-            assess=self._health.assess,
-        )
+        comparison = self._compare(app, cluster, desired_state, rules)
         self._fill_status(status, app, raw, comparison, desired_state.revisions)
         status["conditions"] = self._conditions(comparison, desired_state.warnings)
         if running and state is not None:

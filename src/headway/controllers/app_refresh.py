@@ -1,0 +1,98 @@
+"""A refresh of one Application: render (through the render cache), read live, compare -
+with the comparison itself cached, so a refresh where neither Git content nor any live
+object changed costs a few lookups instead of a diff of every resource.
+
+The comparison cache key is the app, the desired state's fingerprint (content ids of the
+trees it was rendered from), the `ignoreDifferences` rules, and the uid and
+resourceVersion of every live object; health is assessed inside the comparison from the
+same live objects, so it is covered too.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headway.controllers.app_sources import DesiredState
+from headway.controllers.app_status import Assess, Comparison, compare_app, prepare_desired
+from headway.diff import CompiledRule
+from headway.sync.resources import ResourceKey
+
+__all__ = ["ComparisonCache", "Refresh"]
+
+Obj = Mapping[str, Any]
+LiveRead = Callable[[Sequence[Mapping[str, Any]]], Mapping[ResourceKey, Obj]]
+
+
+@dataclass(frozen=True)
+class Refresh:
+    desired: tuple[dict[str, Any], ...]
+    comparison: Comparison
+
+
+def _live_identity(live: Mapping[ResourceKey, Obj]) -> tuple[tuple[Any, ...], ...]:
+    return tuple(
+        sorted(
+            (
+                key,
+                str((obj.get("metadata") or {}).get("uid") or ""),
+                str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+            )
+            for key, obj in live.items()
+        )
+    )
+
+
+class ComparisonCache:
+    """An LRU of comparisons; `hits` and `misses` for tests and benchmarks."""
+
+    def __init__(self, max_entries: int = 4096) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[Any, Refresh] = OrderedDict()
+        self._prepared: dict[tuple[str, str, str], tuple[dict[str, Any], ...]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def refresh(
+        self,
+        *,
+        app: str,
+        namespace: str,
+        desired_state: DesiredState,
+        rules: Sequence[CompiledRule],
+        rules_identity: str,
+        read_live: LiveRead,
+        assess: Assess,
+    ) -> Refresh:
+        desired = self._prepare(app, namespace, desired_state)
+        live = read_live(desired)
+        key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
+        cached = self._entries.get(key) if desired_state.fingerprint else None
+        if cached is not None:
+            self.hits += 1
+            self._entries.move_to_end(key)
+            return cached
+        self.misses += 1
+        comparison = compare_app(
+            app=app, desired=desired, live=list(live.values()), rules=rules, assess=assess
+        )
+        result = Refresh(desired, comparison)
+        self._entries[key] = result
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+        return result
+
+    def _prepare(
+        self, app: str, namespace: str, desired_state: DesiredState
+    ) -> tuple[dict[str, Any], ...]:
+        key = (app, namespace, desired_state.fingerprint)
+        prepared = self._prepared.get(key) if desired_state.fingerprint else None
+        if prepared is None:
+            objects = desired_state.objects
+            prepared = tuple(prepare_desired(objects, app=app, namespace=namespace))
+            if len(self._prepared) > self._max:
+                self._prepared.clear()
+            self._prepared[key] = prepared
+        return prepared
