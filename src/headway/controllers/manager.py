@@ -117,13 +117,21 @@ class Manager:
                 seen += 1
                 for name, controller in self._controllers.items():
                     if (api_version, kind) in controller.watches:
-                        for key in controller.keys_for(obj):
+                        for key in self._keys(controller, obj):
                             self.enqueue(name, key)
         if self._clock.monotonic() - self._last_resync >= self._resync:
             self._last_resync = self._clock.monotonic()
             for name, key in self._known:
                 self.enqueue(name, key)
         return seen
+
+    @staticmethod
+    def _keys(controller: StepController, obj: Obj) -> list[ObjectKey]:
+        try:
+            return list(controller.keys_for(obj))
+        except Exception:
+            log.exception("%s: cannot map %s to keys", controller.name, obj.get("kind"))
+            return []
 
     def next_due(self) -> float | None:
         """Seconds until the earliest queued step (0 when one is due), or None."""
