@@ -79,6 +79,26 @@ class PrometheusServer:
             time.sleep(0.1)
         raise RuntimeError("prometheus did not become ready")
 
+    def query_now(self, promql: str) -> list[float] | None:
+        """`query` for synchronous callers (module-scoped fixtures)."""
+        try:
+            answer = httpx2.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=5)
+        except httpx2.TransportError:
+            return None
+        result = answer.json().get("data", {}).get("result", [])
+        return [float(series["value"][1]) for series in result]
+
+    def wait_for_now(self, promql: str, accept: Callable[[list[float]], bool]) -> list[float]:
+        """`wait_for` for synchronous callers."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        values: list[float] | None = None
+        while time.monotonic() < deadline:
+            values = self.query_now(promql)
+            if values is not None and accept(values):
+                return values
+            time.sleep(0.2)
+        raise AssertionError(f"{promql} never satisfied; last values {values}")
+
     async def query(self, promql: str) -> list[float] | None:
         """The instant vector's values, or None while the server cannot answer."""
         try:

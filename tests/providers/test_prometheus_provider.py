@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -26,13 +26,31 @@ async def client() -> AsyncIterator[httpx2.AsyncClient]:
         yield http
 
 
+def _start_scraping(work_dir: Path) -> tuple[PrometheusServer, Exporter]:
+    source = Exporter(EXPORTED)
+    server = PrometheusServer(work_dir, [source.address])
+    server.wait_ready()
+    server.wait_for_now("demo_ratio", lambda values: len(values) == 2)
+    return server, source
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[PrometheusServer, Exporter]]:
+    """One server for the tests that only query (starting one takes seconds on a busy box)."""
+    server, source = _start_scraping(tmp_path_factory.mktemp("prometheus"))
+    yield server, source
+    server.stop()
+    source.stop()
+
+
 @pytest.fixture
-async def scraped(
+def scraped(
     prometheus: StartPrometheus, exporter: StartExporter
 ) -> tuple[PrometheusServer, Exporter]:
+    """A server of the test's own (for the test that stops it)."""
     source = exporter(EXPORTED)
     server = prometheus([source.address])
-    await server.wait_for("demo_ratio", lambda values: len(values) == 2)
+    server.wait_for_now("demo_ratio", lambda values: len(values) == 2)
     return server, source
 
 
@@ -41,9 +59,9 @@ def prom_metric(address: str, query: str, **extra: object) -> dict[str, object]:
 
 
 async def test_instant_vector_scalar_and_special_values(
-    scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
+    shared: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
 ) -> None:
-    server, _ = scraped
+    server, _ = shared
     clock = SystemClock()
     provider = PrometheusProvider(client, clock)
     vector = await provider.run(
@@ -62,9 +80,9 @@ async def test_instant_vector_scalar_and_special_values(
 
 
 async def test_range_query_flattens_every_sample(
-    scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
+    shared: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
 ) -> None:
-    server, _ = scraped
+    server, _ = shared
     await server.wait_for("count_over_time(demo_nan[10s])", lambda v: bool(v) and v[0] >= 3)
     clock = SystemClock()
     raw = prom_metric(server.url, 'demo_ratio{hash="def"}')
@@ -86,9 +104,9 @@ def test_range_time_expressions(clock: VirtualClock) -> None:
 
 
 async def test_bad_query_is_an_error_naming_prometheus_answer(
-    scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
+    shared: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient
 ) -> None:
-    server, _ = scraped
+    server, _ = shared
     clock = SystemClock()
     answer = await PrometheusProvider(client, clock).run(
         request_for(prom_metric(server.url, "sum(demo_ratio"), clock)
@@ -98,9 +116,9 @@ async def test_bad_query_is_an_error_naming_prometheus_answer(
 
 
 async def test_empty_result_fails_the_run_and_shows_the_query(
-    scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient, tmp_path: Path
+    shared: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient, tmp_path: Path
 ) -> None:
-    server, _ = scraped
+    server, _ = shared
     driver = RunDriver(tmp_path, SystemClock(), client)
     query = 'demo_ratio{hash="nosuchhash"}'
     driver.cluster.create(
