@@ -36,6 +36,7 @@ def haproxy_pids(state_dir: Path) -> list[int]:
     return [int(p.read_text()) for p in (state_dir / "mesh").rglob("*.pid")]
 
 
+@pytest.mark.haproxy
 async def test_haproxy_realizes_weights_and_header_routes(tmp_path: Path) -> None:
     binary = require_program("haproxy")
     planes = RouterPlanes(haproxy_binary=binary)

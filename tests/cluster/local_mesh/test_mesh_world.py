@@ -17,11 +17,12 @@ from headway.cluster.local.mesh_status import (
     same_status,
 )
 from headway.cluster.local.mesh_world import MeshWorld, rollout_roles
+from headway.cluster.protocol import Obj
 from headway.routers.mesh_metrics import render_labelled
 from headway.routers.metrics import RequestMetrics
 
 
-def pod(name: str, *, ready: bool = True, port: str = "4000", **labels: str) -> dict[str, Any]:
+def pod(name: str, labels: dict[str, str], *, ready: bool = True, port: str = "4000") -> Obj:
     return {
         "metadata": {"name": name, "namespace": "shop", "labels": labels,
                      "annotations": {"headway.dev/port": port}},
@@ -36,14 +37,14 @@ def service(name: str, **selector: str) -> dict[str, Any]:
 
 def test_endpoints_are_the_ready_selected_pods_with_their_rollout_hash() -> None:
     pods = [
-        pod("a", port="4001", app="web", **{"rollouts-pod-template-hash": "r1",
-                                           "pod-template-hash": "p1"}),
-        pod("b", port="4002", app="web", **{"pod-template-hash": "p2"}),
-        pod("c", ready=False, app="web"),
-        pod("d", app="other"),
-        pod("e", port="", app="web"),
+        pod("a", {"app": "web", "rollouts-pod-template-hash": "r1", "pod-template-hash": "p1"},
+            port="4001"),
+        pod("b", {"app": "web", "pod-template-hash": "p2"}, port="4002"),
+        pod("c", {"app": "web"}, ready=False),
+        pod("d", {"app": "other"}),
+        pod("e", {"app": "web"}, port=""),
     ]
-    deleting = pod("f", app="web")
+    deleting = pod("f", {"app": "web"})
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     world = MeshWorld.of([service("web", app="web"), service("all")], [*pods, deleting], [])
     assert world.endpoints(ServiceRef("web", "shop")) == (
