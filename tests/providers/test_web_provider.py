@@ -175,3 +175,19 @@ async def test_a_url_without_scheme_is_an_error_not_unreachable(
     answer = await web.run(request_for(web_metric("localhost:1/x"), clock))
     assert answer.phase is MeasurementPhase.ERROR
     assert "bad URL 'localhost:1/x'" in answer.message
+
+
+async def test_basic_auth_is_sent_and_unsupported_auth_is_an_error(
+    site: tuple[Site, str], web: WebProvider, clock: VirtualClock
+) -> None:
+    state, url = site
+    basic = {"basicAuth": {"username": "ana", "password": "s3cret"}}
+    await web.run(request_for(web_metric(url, authentication=basic), clock))
+    assert state.seen[-1]["headers"]["authorization"] == "Basic YW5hOnMzY3JldA=="
+    oauth = {"oauth2": {"tokenUrl": "http://t", "clientId": "c", "clientSecret": "s"}}
+    refused = await web.run(request_for(web_metric(url, authentication=oauth), clock))
+    assert refused.phase is MeasurementPhase.ERROR
+    assert "web.authentication.oauth2 is not supported" in refused.message
+    insecure = await web.run(request_for(web_metric(url, insecure=True), clock))
+    assert insecure.phase is MeasurementPhase.ERROR and "web.insecure" in insecure.message
+    assert len(state.seen) == 1  # nothing was sent without what the metric asked for

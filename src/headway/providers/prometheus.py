@@ -25,6 +25,7 @@ from headway.clock import Clock
 from headway.model.analysis_providers import PrometheusMetric
 from headway.model.durations import DurationError, parse_duration
 from headway.providers import http_edge
+from headway.providers.http_auth import UnsupportedAuth, auth_headers
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
@@ -137,14 +138,15 @@ class PrometheusProvider:
         try:
             url = self._address(spec)
             path, params = self._endpoint(spec)
-        except _QueryProblem as problem:
+            auth = auth_headers("prometheus", spec.authentication, insecure=spec.insecure)
+        except (_QueryProblem, UnsupportedAuth) as problem:
             return self._error(request, str(problem))
         answer = await http_edge.send(
             self._client,
             "GET",
             url + path,
             params=params,
-            headers={h.key: h.value for h in spec.headers},
+            headers={**auth, **{h.key: h.value for h in spec.headers}},
             timeout_seconds=spec.timeout or DEFAULT_TIMEOUT_SECONDS,
         )
         finished = self._clock.now()

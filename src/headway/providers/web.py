@@ -22,6 +22,7 @@ from headway.analysis.measurement import MeasurementPhase
 from headway.clock import Clock
 from headway.model.analysis_providers import WebMetric
 from headway.providers import http_edge
+from headway.providers.http_auth import UnsupportedAuth, auth_headers
 from headway.providers.jsonpath import JsonPathError, JsonPathMiss, compile_path, find_first
 from headway.providers.protocol import (
     MeasurementRequest,
@@ -61,9 +62,11 @@ class WebProvider:
             return self._error(request, "body/jsonBody can only be sent with POST or PUT")
         try:
             path = compile_path(spec.json_path or "{$}")
-        except JsonPathError as error:
+            auth = auth_headers("web", spec.authentication, insecure=spec.insecure)
+        except (JsonPathError, UnsupportedAuth) as error:
             return self._error(request, str(error))
         content, headers = _payload(spec)
+        headers = {**auth, **headers}
         answer = await http_edge.send(
             self._client,
             spec.method,
