@@ -131,3 +131,36 @@ def test_promote_after_inconclusive_runs_the_analysis_again(
     h.settle()
     assert h.status()["currentStepIndex"] == 1  # the step was not skipped
     assert sorted(r["metadata"]["name"] for r in h.runs()) == [first, f"{first}.1"]
+
+
+def test_get_shows_runs_with_last_measurements(tmp_path: Path, clock: VirtualClock) -> None:
+    from rollout_harness import template
+
+    steps = [{"setWeight": 10}, {"analysis": {"templates": [{"templateName": "t"}]}}]
+    h = Harness(tmp_path, clock)
+    h.apply(template("t"))
+    h.apply(rollout(replicas=3, canary={"steps": steps}))
+    h.settle()
+    clock.advance(1)
+    h.apply(rollout(image="app:v2", replicas=3, canary={"steps": steps}))
+    h.settle()
+    run = h.runs()[0]["metadata"]["name"]
+    results = [
+        {
+            "name": "errors",
+            "phase": "Running",
+            "measurements": [
+                {"phase": "Successful", "value": "[0.002]"},
+                {"phase": "Failed", "value": "[0.31]"},
+            ],
+        }
+    ]
+    h.cluster.patch_status(
+        "argoproj.io/v1alpha1",
+        "AnalysisRun",
+        run,
+        "default",
+        {"phase": "Running", "metricResults": results},
+    )
+    out = _cli(tmp_path, "get", "web")
+    assert f"AnalysisRun {run} Running errors=[0.31] (Failed)" in out

@@ -116,6 +116,10 @@ def _header(summary: RolloutSummary) -> Table:
     line = weight_line(summary)
     if line:
         table.add_row("  Weight:", line)
+    blue_green = status.get("blueGreen") or {}
+    for label, key in (("  Active:", "activeSelector"), ("  Preview:", "previewSelector")):
+        if blue_green.get(key):
+            table.add_row(label, str(blue_green[key]))
     table.add_row(
         "Replicas:",
         "  ".join(
