@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headway.clock import Clock
-from headway.cluster.errors import ClusterError
+from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.local.events import record_event
 from headway.cluster.local.mesh_plan import MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh_plane import DataPlane, DataPlaneError, DataPlanes, plane_config
@@ -120,8 +120,15 @@ class Mesh:
             seen.add(str(vs["metadata"]["uid"]))
             try:
                 await self._realize(vs, world)
+            except NotFound:
+                continue  # deleted while we worked on it
             except ClusterError as err:  # e.g. the object changed under us: next step
                 _log.warning("virtualservice %s: %s", vs["metadata"]["name"], err)
+            except Exception as err:  # one broken VirtualService must not stop the others
+                message = f"{type(err).__name__}: {err}"
+                _log.warning("virtualservice %s: %s", vs["metadata"]["name"], message)
+                with contextlib.suppress(ClusterError):
+                    self._fail(vs, "MeshError", message)
         for uid in set(self._routers) - seen:
             self._announced.pop(uid, None)
             with contextlib.suppress(DataPlaneError, OSError):
