@@ -156,3 +156,12 @@ def test_dynamic_stable_scale_shrinks_stable(tmp_path: Path, clock: VirtualClock
     h = _setup(tmp_path, clock, [{"setWeight": 30}, {"pause": {}}], dynamicStableScale=True)
     stable, new = h.status()["stableRS"], h.status()["currentPodHash"]
     assert h.replica_sets() == {stable: 7, new: 3}
+
+
+def test_weight_follows_an_explicit_canary_scale(tmp_path: Path, clock: VirtualClock) -> None:
+    steps = [{"setCanaryScale": {"replicas": 1}}, {"setWeight": 50}, {"pause": {}}]
+    h = _setup(tmp_path, clock, steps)
+    stable, new = h.status()["stableRS"], h.status()["currentPodHash"]
+    assert h.replica_sets() == {stable: 10, new: 1}
+    assert _weights(h) == [("web-stable", 50), ("web-canary", 50)]
+    assert h.status()["phase"] == "Paused"

@@ -139,7 +139,8 @@ def _reconcile_routed_replicas(d: Draft) -> None:
         current_weights=current,
     )
     if new is not None and stable is not new:
-        keep = _aborted_canary_replicas(d, new) if d.aborted else scale.canary
+        aborting = d.aborted and not canary.dynamic_stable_scale
+        keep = _aborted_canary_replicas(d, new) if aborting else scale.canary
         d.scale(new.name, keep)
         if not d.aborted and new.scale_down_deadline is not None:
             d.deadlines[new.name] = None
@@ -171,7 +172,8 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
     if weight > 0 and (new is None or new.available == 0):
         weight = 0
     elif weight > 0 and new is not None and not _promoted(d):
-        needed = math.ceil(ctx.rollout.spec.replicas * weight / 100)
+        # the new weight waits for the pods decided to carry it (Argo keeps the previous one)
+        needed = d.scales.get(new.name, math.ceil(ctx.rollout.spec.replicas * weight / 100))
         if new.available < needed and not d.status.get("promoteFull"):
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
