@@ -39,7 +39,7 @@ class Remote:
                 index.remove(path)
             else:
                 blob = self.repo.create_blob(content.encode())
-                index.add(pygit2.IndexEntry(path, blob, pygit2.GIT_FILEMODE_BLOB))
+                index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
         tree = index.write_tree(self.repo)
         sig = pygit2.Signature("Dev", "dev@example.com")
         return str(self.repo.create_commit(ref, sig, sig, message, tree, parents))

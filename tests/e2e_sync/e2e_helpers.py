@@ -30,7 +30,7 @@ class Remote:
             index.read_tree(self.repo[parents[0]].peel(pygit2.Commit).tree)
         for name, content in files.items():
             blob = self.repo.create_blob(content.encode())
-            index.add(pygit2.IndexEntry(name, blob, pygit2.GIT_FILEMODE_BLOB))
+            index.add(pygit2.IndexEntry(name, blob, pygit2.enums.FileMode.BLOB))
         sig = pygit2.Signature("Dev", "dev@example.com")
         tree = index.write_tree(self.repo)
         return str(self.repo.create_commit(ref, sig, sig, message, tree, parents))

@@ -19,7 +19,7 @@ from headway.model.application import Application
 from headway.model.diagnostics import Severity
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
-from headway.source.render import RenderCache, RenderRequest
+from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import render_requests, resolve_sources
 from headway.source.spec import ApplicationSource
 
@@ -96,7 +96,9 @@ def _ref_signature(root: Path) -> tuple[tuple[str, int, int], ...]:
             stat = path.stat()
         except OSError:
             continue
-        out.append((str(path), stat.st_mtime_ns, stat.st_size))
+        # Git rewrites a ref by renaming a lock file over it: a new inode even when the
+        # coarse file-system clock leaves the mtime unchanged.
+        out.append((str(path), stat.st_mtime_ns, stat.st_ino))
     return tuple(sorted(out))
 
 
@@ -117,6 +119,7 @@ class SourceReader:
         self.render_cache = render_cache or RenderCache(max_entries=4096)
         self._poll = poll_seconds
         self._fetched_at: dict[str, float] = {}
+        self._rendered: dict[tuple[str, str], DesiredState] = {}
 
     def mark_changed(self, url: str) -> None:
         self._fetched_at.pop(url, None)
@@ -144,6 +147,23 @@ class SourceReader:
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
+        try:
+            identities = [_request_identity(r) for r in requests]
+        except SourceError as err:
+            return DesiredState((), shas, (f"{err}",))
+        fingerprint = json.dumps(identities, sort_keys=True, default=str)
+        known = self._rendered.get((app.name, fingerprint))
+        if known is not None:  # same content ids: the same objects, at a newer commit maybe
+            return DesiredState(known.objects, shas, known.errors, known.warnings, fingerprint)
+        state = self._render(requests, shas, fingerprint)
+        if len(self._rendered) > 4 * 4096:
+            self._rendered.clear()
+        self._rendered[(app.name, fingerprint)] = state
+        return state
+
+    def _render(
+        self, requests: Sequence[RenderRequest], shas: tuple[str, ...], fingerprint: str
+    ) -> DesiredState:
         objects: list[Obj] = []
         errors: list[str] = []
         warnings: list[str] = []
@@ -157,18 +177,17 @@ class SourceReader:
                 bucket = errors if diagnostic.severity is Severity.ERROR else warnings
                 bucket.append(str(diagnostic))
             objects.extend(dict(d.obj) for d in result.documents if isinstance(d.obj, Mapping))
-        fingerprint = json.dumps([_request_identity(r) for r in requests], sort_keys=True)
         return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings), fingerprint)
 
 
 def _request_identity(request: RenderRequest) -> list[Any]:
+    """What a render of `request` depends on: the renderer's own list of content ids it
+    reads (so a Kustomize base outside the path or a `$ref` values file counts), and the
+    parameters; not the commit."""
+    renderer = choose_renderer(request)
     source = {k: v for k, v in request.source.items() if k != "targetRevision"}
-    refs = {name: tree.object_id("") for name, tree in sorted(request.refs.items())}
-    try:
-        content = request.tree.object_id(request.path)
-    except SourceError:
-        content = ""
-    return [source, content, refs, request.app_name, request.namespace]
+    inputs = renderer.inputs(request)
+    return [renderer.name, source, inputs, request.app_name, request.namespace]
 
 
 def raw_sources(raw: Mapping[str, Any]) -> list[ApplicationSource]:

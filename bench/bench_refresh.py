@@ -1,0 +1,236 @@
+"""How long does refreshing a fleet of Applications take, cold and warm?
+
+1,000 Applications of 20 resources each (Deployments, Services, ConfigMaps, Secrets) in one
+Git repository (a real bare repository read through pygit2). A refresh of one app is what
+the controller does before deciding anything: resolve the revision, render (through the
+render cache), compare with live objects (normalization, diff, health), through the
+comparison cache. Live objects are held in memory (the store is timed in bench_store.py).
+
+  baseline     yaml.load_all with PyYAML's C loader over the same manifest bytes
+  cold         every app rendered and diffed (empty caches)
+  warm         nothing changed: every app refreshed again
+  warm+1       one app's manifests changed in a new commit: every app refreshed again
+
+The claim: warm+1 costs close to one app's cold refresh, not the fleet's.
+
+Run: .venv/bin/python bench/bench_refresh.py
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import yaml
+
+from headway.clock import SystemClock
+from headway.controllers.app_refresh import ComparisonCache
+from headway.controllers.app_sources import SourceReader
+from headway.health import assess
+from headway.model.application import Application, parse_application
+from headway.model.yamlload import Document
+from headway.source.git import GitCache
+from headway.sync.resources import ResourceKey
+
+APPS = 1000
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-{j}
+  labels: {{app: web-{j}, team: t{i}}}
+  annotations: {{argocd.argoproj.io/sync-wave: "{j}"}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: web-{j}}}}}
+  template:
+    metadata: {{labels: {{app: web-{j}}}}}
+    spec:
+      containers:
+      - name: web
+        image: registry.example.com/app-{i}/web:{tag}
+        ports: [{{containerPort: 8080}}]
+        env: [{{name: MODE, value: prod}}, {{name: LEVEL, value: "{j}"}}]
+        resources: {{requests: {{cpu: 100m, memory: 128Mi}}, limits: {{memory: 256Mi}}}}
+        readinessProbe: {{httpGet: {{path: /readyz, port: 8080}}, periodSeconds: 5}}
+"""
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {{name: web-{j}, labels: {{app: web-{j}}}}}
+spec:
+  selector: {{app: web-{j}}}
+  ports: [{{name: http, port: 80, targetPort: 8080}}]
+"""
+CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings-{j}}}
+data: {{LOG_LEVEL: info, FEATURE_{j}: "on", OWNER: team-{i}}}
+"""
+SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata: {{name: creds-{j}}}
+type: Opaque
+stringData: {{user: app-{i}, password: s3cret-{j}}}
+"""
+
+
+def manifests(i: int, tag: str = "v1") -> str:
+    docs = [DEPLOYMENT.format(i=i, j=j, tag=tag) for j in range(4)]
+    docs += [SERVICE.format(i=i, j=j) for j in range(4)]
+    docs += [CONFIG.format(i=i, j=j) for j in range(8)]
+    docs += [SECRET.format(i=i, j=j) for j in range(4)]
+    return "---\n".join(docs)
+
+
+def commit(repo: pygit2.Repository, files: dict[str, str], message: str) -> None:
+    ref = "refs/heads/main"
+    parents = [repo.references[ref].target] if ref in repo.references else []
+    index = pygit2.Index()
+    if parents:
+        index.read_tree(repo[parents[0]].peel(pygit2.Commit).tree)
+    for path, text in files.items():
+        index.add(
+            pygit2.IndexEntry(path, repo.create_blob(text.encode()), pygit2.enums.FileMode.BLOB)
+        )
+    sig = pygit2.Signature("bench", "bench@example.com")
+    repo.create_commit(ref, sig, sig, message, index.write_tree(repo), parents)
+
+
+def application(i: int, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": f"app-{i:04d}", "namespace": "argocd"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "path": f"apps/app-{i:04d}", "targetRevision": "main"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": f"ns-{i}"},
+        },
+    }
+
+
+def as_live(obj: dict[str, Any], n: int) -> dict[str, Any]:
+    """What the store would hand back: server fields and, for workloads, a ready status."""
+    meta = {**obj["metadata"], "uid": f"uid-{n}", "resourceVersion": str(n), "generation": 1}
+    live = {**obj, "metadata": meta}
+    if obj["kind"] == "Deployment":
+        live["status"] = {
+            "observedGeneration": 1,
+            "replicas": 2,
+            "updatedReplicas": 2,
+            "readyReplicas": 2,
+            "availableReplicas": 2,
+        }
+    return live
+
+
+class Fleet:
+    def __init__(self, root: Path) -> None:
+        self.repo = pygit2.init_repository(str(root / "remote.git"), bare=True, initial_head="main")
+        self.url = (root / "remote.git").as_uri()
+        self.texts = {f"apps/app-{i:04d}/all.yaml": manifests(i) for i in range(APPS)}
+        commit(self.repo, self.texts, "fleet")
+        self.raws = [application(i, self.url) for i in range(APPS)]
+        self.apps: list[Application] = []
+        for raw in self.raws:
+            app, _ = parse_application(Document(raw, "bench", 0, 0))
+            assert app is not None
+            self.apps.append(app)
+        self.live: dict[str, dict[ResourceKey, dict[str, Any]]] = {}
+
+
+def refresh_all(
+    fleet: Fleet, reader: SourceReader, cache: ComparisonCache, *, record: bool = False
+) -> int:
+    out_of_sync = 0
+    for app, raw in zip(fleet.apps, fleet.raws, strict=True):
+        state = reader.desired(app, raw)
+        assert not state.errors, state.errors
+
+        def read_live(desired: Any, name: str = app.name) -> dict[ResourceKey, dict[str, Any]]:
+            if record and name not in fleet.live:
+                from headway.sync.resources import key_of
+
+                fleet.live[name] = {key_of(o): as_live(dict(o), n) for n, o in enumerate(desired)}
+            return fleet.live.get(name, {})
+
+        result = cache.refresh(
+            app=app.name,
+            namespace=app.spec.destination.namespace or "",
+            desired_state=state,
+            rules=(),
+            rules_identity="",
+            read_live=read_live,
+            assess=assess,
+        )
+        out_of_sync += result.comparison.sync_status == "OutOfSync"
+    return out_of_sync
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        fleet = Fleet(root)
+        clock = SystemClock()
+        total = sum(len(t) for t in fleet.texts.values())
+        print(f"{APPS} apps x 20 resources, {total / 1e6:.1f} MB of YAML in one repository")
+        # Record what the cluster would hold (untimed), through the same render path.
+        refresh_all(
+            fleet,
+            SourceReader(git=GitCache(root / "rec"), clock=clock),
+            ComparisonCache(),
+            record=True,
+        )
+
+        texts = list(fleet.texts.values())
+        baseline, _ = timed(
+            lambda: [list(yaml.load_all(t, Loader=yaml.CSafeLoader)) for t in texts]
+        )
+        reader = SourceReader(git=GitCache(root / "cache"), clock=clock, poll_seconds=3600)
+        cache = ComparisonCache()
+        reader.desired(fleet.apps[0], fleet.raws[0])  # clone once: fetch is not refresh work
+        reader.render_cache = type(reader.render_cache)(max_entries=4096)
+        cold, drift = timed(lambda: refresh_all(fleet, reader, cache))
+        assert drift == 0, f"{drift} apps out of sync against their own live copy"
+        warm, _ = timed(lambda: refresh_all(fleet, reader, cache))
+        commit(fleet.repo, {"apps/app-0007/all.yaml": manifests(7, tag="v2")}, "app-0007 v2")
+        reader.mark_changed(fleet.url)
+        reader.desired(fleet.apps[0], fleet.raws[0])  # the fetch after the commit
+        misses_before = cache.misses
+        warm_one, drift = timed(lambda: refresh_all(fleet, reader, cache))
+        assert drift == 1 and cache.misses - misses_before == 1
+
+        per_app_cold = cold / APPS
+        print(
+            f"baseline (CSafeLoader load)  {baseline:7.2f} s  {baseline / APPS * 1e3:6.2f} ms/app"
+        )
+        print(
+            f"cold refresh (render+diff)   {cold:7.2f} s  {per_app_cold * 1e3:6.2f} ms/app"
+            f"   = {cold / baseline:4.1f}x the raw YAML load"
+        )
+        print(
+            f"warm, nothing changed        {warm:7.2f} s  {warm / APPS * 1e3:6.2f} ms/app"
+            f"   = {warm / cold:5.3f} of cold"
+        )
+        extra = warm_one - warm
+        print(
+            f"warm, one app changed        {warm_one:7.2f} s  the changed app adds "
+            f"{extra * 1e3:.1f} ms = {extra / per_app_cold:.1f} cold apps' worth"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Refresh caching, the local ref watch, and `--apps` definitions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_harness import APPS_NS, application, config_map, make_harness, manifests, phase
+
+from headway.clock import VirtualClock
+from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.app_sources import LocalRefWatcher
+from headway.controllers.application import APP_API_VERSION
+
+
+def test_a_commit_elsewhere_in_the_repo_reuses_the_comparison(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    files = {"one/a.yaml": manifests(config_map("a")), "two/b.yaml": manifests(config_map("b"))}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("one", h.remote.url, path="one", automated={}))
+    h.run("one", lambda s: phase(s) == "Succeeded" and s["sync"]["status"] == "Synced")
+    h.step("one")
+    cache = h.controller.comparisons
+    before = (cache.hits, cache.misses)
+    h.remote.commit({"two/b.yaml": manifests(config_map("b2"))})
+    h.reader.mark_changed(h.remote.url)
+    h.step("one")
+    assert (cache.hits - before[0], cache.misses - before[1]) == (1, 0)
+    assert h.status("one")["sync"]["revision"] == str(h.remote.repo.head.target)
+    h.remote.commit({"one/a.yaml": manifests({**config_map("a"), "data": {"k": "new"}})})
+    h.reader.mark_changed(h.remote.url)
+    h.step("one")
+    assert cache.misses - before[1] == 1
+
+
+def test_ref_watch_notices_a_commit_to_a_local_repository(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"a.yaml": manifests(config_map("a"))})
+    watcher = LocalRefWatcher()
+    assert watcher.changed([h.remote.url]) == []  # first look: a baseline, not a change
+    assert watcher.changed([h.remote.url]) == []
+    h.remote.commit({"a.yaml": manifests(config_map("b"))})
+    assert watcher.changed([h.remote.url]) == [h.remote.url]
+    assert watcher.changed(["https://git.example.com/x.git"]) == []
+
+
+def test_apps_path_publishes_valid_definitions_and_reports_bad_ones(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    good = application("shop", h.remote.url, path="app")
+    del good["metadata"]["namespace"]
+    (apps / "good.yaml").write_text(manifests(good))
+    bad = application("broken", h.remote.url, path="app")
+    del bad["spec"]["destination"]
+    (apps / "bad.yaml").write_text(manifests(bad))
+    loaded = load_definitions(apps)
+    assert [o["metadata"]["name"] for o in loaded.objects] == ["shop"]
+    errors = [str(d) for d in loaded.diagnostics if d.severity == "error"]
+    assert len(errors) == 1 and errors[0].startswith(f"{apps / 'bad.yaml'}:")
+    assert "spec.destination" in errors[0]
+    watcher = DefinitionsWatcher(apps)
+    problems = watcher.sync(h.store)
+    assert problems is not None and len(problems) == 1
+    assert h.store.get(APP_API_VERSION, "Application", "shop", APPS_NS)["spec"]["project"]
+    assert watcher.sync(h.store) is None  # nothing changed since
