@@ -165,3 +165,16 @@ def test_weight_follows_an_explicit_canary_scale(tmp_path: Path, clock: VirtualC
     assert h.replica_sets() == {stable: 10, new: 1}
     assert _weights(h) == [("web-stable", 50), ("web-canary", 50)]
     assert h.status()["phase"] == "Paused"
+
+
+def test_get_shows_routed_weights(tmp_path: Path, clock: VirtualClock) -> None:
+    from typer.testing import CliRunner
+
+    from headway.cli.main import _register_all, app
+
+    h = _setup(tmp_path, clock, [{"setWeight": 20}, {"pause": {}}])
+    assert h.status()["phase"] == "Paused"
+    _register_all()
+    result = CliRunner().invoke(app, ["rollouts", "get", "web", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "canary 20%, stable 80% (verified)" in result.output

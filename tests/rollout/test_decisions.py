@@ -327,3 +327,21 @@ def test_subset_routing_and_ping_pong_are_rejected() -> None:
     }
     plan = decide_with(rollout_obj(canary=ping), [rs("new", 0, revision=1)])
     assert plan.status["message"].startswith("InvalidSpec: pingPong is not supported")
+
+
+def test_blue_green_inconclusive_pre_promotion_pauses_without_switching() -> None:
+    bg = {"activeService": "a", "prePromotionAnalysis": {"templates": [{"templateName": "t"}]}}
+    status = {
+        "stableRS": "old",
+        "currentPodHash": "new",
+        "blueGreen": {"activeSelector": "old", "prePromotionAnalysisRunStatus": {"name": "r"}},
+    }
+    obj = rollout_obj(replicas=2, blue_green=bg, status=status)
+    plan = decide_with(
+        obj,
+        [rs("old", 2, revision=1), rs("new", 2, revision=2)],
+        runs=(run("r", "Inconclusive", kind="PrePromotion", step=None),),
+        templates={("AnalysisTemplate", "t"): {"spec": {"metrics": []}}},
+    )
+    assert plan.status["pauseConditions"][0]["reason"] == "InconclusiveAnalysis"
+    assert plan.service_selectors["a"] == "old" and plan.status["stableRS"] == "old"
