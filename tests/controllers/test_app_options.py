@@ -214,3 +214,18 @@ def test_replace_writes_the_whole_object(tmp_path: Path, clock: VirtualClock) ->
     assert (
         status["operationState"]["syncResult"]["resources"][0]["message"] == "configmap/a replaced"
     )
+
+
+def test_an_ignore_differences_entry_that_matches_nothing_is_a_warning_condition(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    app = application("shop", h.remote.url, path="app")
+    app["spec"]["ignoreDifferences"] = [{"kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
+    h.install(app)
+    h.step("shop")
+    warnings = [
+        c for c in h.status("shop")["conditions"] if c["type"] == "IgnoreDifferencesWarning"
+    ]
+    assert len(warnings) == 1
+    assert "did you forget group?" in warnings[0]["message"]

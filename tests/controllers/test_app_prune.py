@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from app_harness import (
     APPS_NS,
     application,
@@ -16,6 +17,7 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
+from headway.cluster.errors import NotFound
 from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION, stamp
 from headway.controllers.application import APP_API_VERSION
 
@@ -126,3 +128,23 @@ def test_automated_prune_never_wipes_out_everything_without_allow_empty(
     errors = [c["message"] for c in status["conditions"] if c["type"] == "SyncError"]
     assert "auto-sync will wipe out all resources" in errors[0]
     assert h.exists("ConfigMap", "a")
+
+
+def test_deleting_an_app_with_the_resources_finalizer_cascades(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    kept = config_map("kept", **{"argocd.argoproj.io/sync-options": "Delete=false"})
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), kept)})
+    app = application("shop", h.remote.url, path="app", automated={})
+    app["metadata"]["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
+    h.install(app)
+    h.run("shop", _synced)
+    h.store.delete(APP_API_VERSION, "Application", "shop", APPS_NS)
+    assert h.app("shop")["metadata"]["deletionTimestamp"]
+    for _ in range(5):
+        if h.step("shop") is None:
+            break
+    assert not h.exists("ConfigMap", "a")
+    assert h.exists("ConfigMap", "kept")  # Delete=false
+    with pytest.raises(NotFound):
+        h.app("shop")

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from headway.diff import CompiledRule, ResourceDiff, diff_resource
+from headway.diff import AppDiff, CompiledRule, ResourceDiff, diff_resource, unmatched_rules
 from headway.health import HealthResult, HealthStatus, worst
 from headway.sync import hooks
 from headway.sync.resources import ResourceKey, is_namespaced, key_of
@@ -112,6 +112,8 @@ class Comparison:
     shared: tuple[str, ...] = ()
     desired: tuple[dict[str, Any], ...] = ()
     live: Mapping[ResourceKey, Obj] = field(default_factory=dict)
+    # ignoreDifferences entries that match no resource of the app (the no-group trap).
+    ignore_warnings: tuple[str, ...] = ()
 
     @property
     def sync_status(self) -> str:
@@ -169,7 +171,9 @@ def compare_app(
             continue
         diffs[key] = diff_resource(None, current, rules)
         resources.append(_status(key, current, current, diffs[key], assess=assess))
-    return Comparison(tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key)
+    unmatched = unmatched_rules(rules, [*desired, *live])
+    warnings = AppDiff({}, tuple(unmatched)).warnings()
+    return Comparison(tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key, warnings)
 
 
 def _status(

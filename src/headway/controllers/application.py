@@ -20,6 +20,7 @@ from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.local.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
+from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
 from headway.controllers.app_live import LiveReader, existing_namespaces
 from headway.controllers.app_metrics import AppMetrics, AppSample
 from headway.controllers.app_project import ProjectGuard, load_project
@@ -103,6 +104,8 @@ class ApplicationController:
             return None
         setup = self._setup(raw)
         status = dict(raw.get("status") or {})
+        if raw["metadata"].get("deletionTimestamp") and setup.cluster is not None:
+            return self._delete(raw, setup.cluster, status)
         if setup.conditions or setup.app is None or setup.cluster is None:
             status["conditions"] = setup.conditions
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
@@ -147,6 +150,29 @@ class ApplicationController:
             assess=self._health.assess,
         )
         return refreshed.comparison
+
+    def _delete(self, raw: Obj, cluster: Cluster, status: Obj) -> float | None:
+        """A deleted Application with the resources finalizer: cascade, then let it go."""
+        finalizer = cascade_finalizer(raw)
+        if finalizer is None:
+            return None
+        waiting = cascade_delete(raw, cluster, self._reader(cluster))
+        if waiting is not None:
+            blocked = [w for w in waiting.split("; ") if not w.endswith("(deleting)")]
+            status["conditions"] = [
+                self._condition("DeletionError", "; ".join(blocked)) for _ in blocked[:1]
+            ]
+            return self._write(raw, status, 2.0, None)
+        meta = {**raw["metadata"]}
+        meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
+        if isinstance(self._store, Replacing):
+            body = {k: v for k, v in raw.items() if k != "status"}
+            try:
+                self._store.update({**body, "metadata": meta}, field_manager=FIELD_MANAGER)
+            except Conflict:
+                return 0.0
+        self.metrics.forget(str(meta.get("namespace") or ""), str(meta["name"]))
+        return None
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -284,6 +310,7 @@ class ApplicationController:
     def _conditions(self, comparison: Comparison, warnings: tuple[str, ...]) -> list[Obj]:
         out = [self._condition("SharedResourceWarning", s) for s in comparison.shared]
         out += [self._condition("ComparisonWarning", w) for w in warnings]
+        out += [self._condition("IgnoreDifferencesWarning", w) for w in comparison.ignore_warnings]
         return out
 
     def _sync_options(self, app: Application, state: Mapping[str, Any]) -> SyncOptions:

@@ -1,0 +1,71 @@
+"""Deleting an Application: Argo CD's resources finalizer cascades to its resources.
+
+With `resources-finalizer.argocd.argoproj.io` (foreground) or
+`resources-finalizer.argocd.argoproj.io/background` on a deleted Application, every resource
+it manages is deleted first - except those marked `Delete=false` in their
+`argocd.argoproj.io/sync-options`, which are left alone, and those marked `Delete=confirm`,
+which wait for `headway app confirm-prune` (the `deletion-approved` annotation, as Argo CD).
+Then the finalizer is removed and the Application goes. Without a finalizer nothing cascades.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.protocol import Cluster, PropagationPolicy
+from headway.controllers import app_operations as ops
+from headway.controllers.app_live import LiveReader
+from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
+
+__all__ = ["RESOURCES_FINALIZER", "RESOURCES_FINALIZER_BACKGROUND", "cascade_delete"]
+
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+RESOURCES_FINALIZER_BACKGROUND = "resources-finalizer.argocd.argoproj.io/background"
+
+
+def cascade_finalizer(app: Mapping[str, Any]) -> str | None:
+    finalizers = (app.get("metadata") or {}).get("finalizers") or []
+    for name in (RESOURCES_FINALIZER, RESOURCES_FINALIZER_BACKGROUND):
+        if name in finalizers:
+            return name
+    return None
+
+
+def cascade_delete(app: Mapping[str, Any], cluster: Cluster, reader: LiveReader) -> str | None:
+    """Delete what the app manages; None when done (the finalizer may go), else what is
+    still being waited for."""
+    finalizer = cascade_finalizer(app)
+    policy: PropagationPolicy = (
+        "Background" if finalizer == RESOURCES_FINALIZER_BACKGROUND else "Foreground"
+    )
+    approved = ops.parse_stamp(
+        ((app.get("metadata") or {}).get("annotations") or {}).get(ops.CONFIRM_PRUNE_ANNOTATION)
+    )
+    deleted_at = ops.parse_stamp((app.get("metadata") or {}).get("deletionTimestamp"))
+    waiting: list[str] = []
+    for key, obj in reader.managed(str(app["metadata"]["name"]), []).items():
+        switch = resource_options(SyncOptions(), obj).options.delete
+        if switch is ConfirmableSwitch.FALSE:
+            continue
+        if switch is ConfirmableSwitch.CONFIRM and not (
+            approved is not None and deleted_at is not None and approved >= deleted_at
+        ):
+            waiting.append(f"{key} (waiting for deletion confirmation)")
+            continue
+        try:
+            cluster.delete(
+                str(obj["apiVersion"]),
+                key.kind,
+                key.name,
+                key.namespace or None,
+                propagation_policy=policy,
+            )
+        except NotFound:
+            continue
+        except ClusterError as err:
+            waiting.append(f"{key} ({err})")
+            continue
+        waiting.append(f"{key} (deleting)")
+    return "; ".join(waiting) if waiting else None
