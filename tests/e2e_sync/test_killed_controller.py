@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from headway.clock import SystemClock
@@ -24,11 +26,25 @@ HOOK = python_job("migrate", "print('done')", {"argocd.argoproj.io/hook": "PreSy
 SETTINGS = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}}
 
 
-def _serve(state: Path, apps: Path, log: Path) -> subprocess.Popen[bytes]:
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _serve(state: Path, apps: Path, log: Path, *, metrics: int = 0) -> subprocess.Popen[bytes]:
     command = [str(Path(sys.executable).parent / "headway"), "serve", "--state-dir", str(state)]
-    command += ["--apps", str(apps), "--app-poll-seconds", "3600"]
+    command += ["--apps", str(apps), "--app-poll-seconds", "3600", "--metrics-port", str(metrics)]
     with log.open("ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _scrape(port: int) -> str:
+    try:
+        text = httpx2.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+    except httpx2.HTTPError:
+        return ""
+    return text if 'sync_status="Synced"' in text else ""
 
 
 def _operation(store: LocalCluster) -> dict[str, Any]:
@@ -58,7 +74,8 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
         uid = store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"]
-        second = _serve(state, apps, tmp_path / "serve.log")
+        port = _free_port()
+        second = _serve(state, apps, tmp_path / "serve.log", metrics=port)
         store.patch_status(  # the Job completes while no controller or a new one watches
             "batch/v1",
             "Job",
@@ -75,6 +92,10 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         assert store.get("v1", "ConfigMap", "settings", "default")["metadata"]["name"]
         history = store.get(API, "Application", "shop", "argocd")["status"]["history"]
         assert [h["phase"] for h in history] == ["Succeeded"]
+        metrics = wait_for(
+            lambda: _scrape(port), timeout=10, what="the Application controller's /metrics"
+        )
+        assert 'headway_app_info{health_status="Healthy",name="shop"' in metrics
     finally:
         for process in (first, second):
             if process is not None and process.poll() is None:
