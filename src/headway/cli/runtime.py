@@ -25,7 +25,7 @@ from headway.cluster.local.processes import (
 from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
 from headway.cluster.local.services import service_ports
 from headway.cluster.local.store import LocalCluster
-from headway.routers.mesh_planes import RouterPlanes
+from headway.routers.mesh_planes import RouterPlanes, stop_leftover_routers
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
@@ -134,6 +134,7 @@ def down(state_dir: StateDir = DEFAULT_STATE) -> None:
             os.kill(pid, signal.SIGKILL)
     runtime_id = str(read_runtime_info(paths).get("runtimeId") or "")
     leftovers = kill_marked_processes(runtime_id) if runtime_id else []
+    leftovers += stop_leftover_routers(paths.state_dir / "mesh")  # HAProxy of a killed daemon
     remaining = find_marked_processes(runtime_id) if runtime_id else []
     paths.pidfile.unlink(missing_ok=True)
     if remaining:

@@ -13,7 +13,13 @@ its counters start again from zero, which Prometheus' `rate()` treats as a count
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import shutil
+import signal
+import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -27,6 +33,7 @@ from headway.cluster.local.mesh_plane import (
     PlaneRoute,
 )
 from headway.cluster.local.network import LOOPBACK
+from headway.cluster.local.processes import process_alive
 from headway.routers.embedded import EmbeddedRouter
 from headway.routers.haproxy import HAProxyRouter
 from headway.routers.mesh_metrics import LabelledSnapshot, MeshMetricsServer
@@ -41,11 +48,13 @@ from headway.routers.protocol import (
     WeightDestination,
 )
 
-__all__ = ["ROUTERS", "RouterPlane", "RouterPlanes"]
+__all__ = ["ROUTERS", "RouterPlane", "RouterPlanes", "haproxy_dir", "stop_leftover_routers"]
 
 ROUTERS = ("embedded", "haproxy")
 DEFAULT_ROUTE_HEADERS = ("x-canary",)
 HAPROXY_FALLBACK = "/usr/sbin/haproxy"
+MAX_SOCKET_DIR_LENGTH = 97 - len("unix@/") - len("stable.sock")  # HAProxy's limit, 97 bytes
+POINTER_FILE = "haproxy.dir"
 
 
 def _destination(dest: PlaneDestination) -> Destination:
@@ -91,9 +100,10 @@ class RouterPlane:
 
     def _new_router(self) -> TrafficRouter:
         if self.router == "haproxy":
-            self._work_dir.mkdir(parents=True, exist_ok=True)
+            directory = haproxy_dir(self._work_dir)
+            directory.mkdir(parents=True, exist_ok=True)
             return HAProxyRouter(
-                work_dir=self._work_dir,
+                work_dir=directory,
                 binary=self._haproxy,
                 host=LOOPBACK,
                 port=self._port,
@@ -123,6 +133,9 @@ class RouterPlane:
     async def close(self) -> None:
         self._running(self, False)
         await self._impl.close()
+        stand_in = haproxy_dir(self._work_dir)
+        if self.router == "haproxy" and stand_in != self._work_dir:
+            shutil.rmtree(stand_in, ignore_errors=True)  # a digest-named dir under /tmp
 
     async def configure(self, config: PlaneConfig) -> None:
         try:
@@ -196,6 +209,9 @@ class RouterPlanes:
             )
         return ""
 
+    def stop_leftovers(self, work_dir: Path) -> list[int]:
+        return stop_leftover_routers(work_dir)
+
     def create(
         self, *, router: str, port: int, work_dir: Path, labels: Mapping[str, str]
     ) -> DataPlane:
@@ -234,6 +250,58 @@ class RouterPlanes:
         if self._metrics is not None:
             await self._metrics.close()
             self._metrics = None
+
+
+def haproxy_dir(work_dir: Path) -> Path:
+    """Where an HAProxy keeps its sockets: `work_dir`, or a short stand-in under /tmp.
+
+    HAProxy refuses unix socket paths longer than 97 bytes, so a deep state directory gets
+    a directory named after a digest of it; `work_dir/haproxy.dir` points there."""
+    resolved = work_dir.resolve()
+    if len(str(resolved)) <= MAX_SOCKET_DIR_LENGTH:
+        return work_dir
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:16]
+    short = Path(tempfile.gettempdir()) / f"headway-haproxy-{digest}"
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / POINTER_FILE).write_text(f"{short}\n")
+    return short
+
+
+def _haproxy_dirs(work_dir: Path) -> list[Path]:
+    if not work_dir.is_dir():
+        return []
+    dirs = [p.parent for p in work_dir.rglob("haproxy.pid")]
+    for pointer in work_dir.rglob(POINTER_FILE):
+        with contextlib.suppress(OSError):
+            dirs.append(Path(pointer.read_text().strip()))
+    return sorted(set(dirs))
+
+
+def stop_leftover_routers(work_dir: Path, *, grace_seconds: float = 2.0) -> list[int]:
+    """Stop HAProxy processes a killed runtime left running under `work_dir`; their pids.
+
+    A runtime's own children die with it, but an HAProxy it started does not; each one's
+    pidfile sits in its VirtualService's HAProxy dir, and its command line names its config
+    file there, which tells a leftover from an unrelated process that reused the pid."""
+    found = []
+    for directory in _haproxy_dirs(work_dir):
+        try:
+            pid = int((directory / "haproxy.pid").read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if str(directory / "haproxy.cfg").encode() in cmdline.split(b"\0"):
+            found.append(pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline and any(process_alive(pid) for pid in found):
+        time.sleep(0.02)
+    for pid in found:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if process_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    return found
 
 
 def _conforms(planes: RouterPlanes, plane: RouterPlane) -> tuple[DataPlanes, DataPlane]:

@@ -14,6 +14,7 @@ from conftest import require_program
 from headway.clock import SystemClock
 from headway.cluster.local.processes import find_marked_processes
 from headway.cluster.local.store import LocalCluster
+from headway.routers.mesh_planes import haproxy_dir
 
 from ..local_runtime.harness import REPO, deployment, write_config
 from ..local_runtime.test_e2e_daemon import headway, wait_for
@@ -60,7 +61,8 @@ def test_example_virtual_service_through_the_daemon_with_haproxy(tmp_path: Path)
         text = httpx2.get(f"http://{info['metricsAddress']}/metrics", timeout=5).text
         assert ('headway_requests_total{namespace="checkout",virtualservice="checkout",'
                 'service="checkout-stable"') in text
-        haproxy_pid = int(next((tmp_path / "mesh").rglob("*.pid")).read_text())
+        pid_file = haproxy_dir(tmp_path / "mesh" / "checkout" / "checkout") / "haproxy.pid"
+        haproxy_pid = int(pid_file.read_text())
         assert Path(f"/proc/{haproxy_pid}").exists()
     finally:
         stopped = headway("runtime", "down", state=tmp_path)

@@ -8,12 +8,17 @@ from pathlib import Path
 import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from typer.testing import CliRunner
 
 from conftest import require_program
+from headway.cli.runtime import runtime_app
 from headway.cluster.local.images import RuntimeConfigError, load_runtime_config
+from headway.cluster.local.network import free_port
+from headway.cluster.local.processes import process_alive
 from headway.cluster.local.runtime import read_runtime_info
 from headway.rollout.plan import HeaderRoute
-from headway.routers.mesh_planes import RouterPlanes
+from headway.routers.haproxy import HAProxyRouter
+from headway.routers.mesh_planes import RouterPlane, RouterPlanes, haproxy_dir
 
 from ..local_runtime.harness import eventually
 from .harness import (
@@ -33,7 +38,8 @@ pytestmark = pytest.mark.slow
 
 
 def haproxy_pids(state_dir: Path) -> list[int]:
-    return [int(p.read_text()) for p in (state_dir / "mesh").rglob("*.pid")]
+    pid_file = haproxy_dir(state_dir / "mesh" / "default" / "checkout") / "haproxy.pid"
+    return [int(pid_file.read_text())] if pid_file.exists() else []
 
 
 @pytest.mark.haproxy
@@ -122,3 +128,30 @@ def test_an_unknown_router_in_the_config_names_file_line_and_field(tmp_path: Pat
     assert load_runtime_config(config).router == "haproxy"
     config.write_text("images: {}\n")
     assert load_runtime_config(config).router == "embedded"
+
+
+@pytest.mark.haproxy
+async def test_a_haproxy_left_by_a_killed_runtime_is_stopped(tmp_path: Path) -> None:
+    """A killed daemon's HAProxy outlives it; the next runtime, and `runtime down`, stop it."""
+    planes = RouterPlanes(haproxy_binary=require_program("haproxy"))
+
+    async def orphan(name: str) -> tuple[RouterPlane, int]:
+        plane = planes.create(router="haproxy", port=free_port(), labels={"virtualservice": name},
+                              work_dir=tmp_path / "mesh" / "default" / name)
+        assert isinstance(plane, RouterPlane)
+        await plane.start()
+        impl = plane.router_impl
+        assert isinstance(impl, HAProxyRouter) and impl.pid is not None
+        return plane, impl.pid
+
+    first, first_pid = await orphan("left-before-up")
+    async with running(tmp_path, router="haproxy", planes=planes):
+        await eventually(lambda: not process_alive(first_pid), what="the leftover to stop")
+    second, second_pid = await orphan("left-before-down")
+    assert process_alive(second_pid)
+    down = CliRunner().invoke(runtime_app, ["down", "--state-dir", str(tmp_path)])
+    assert down.exit_code == 0, down.output
+    assert "killed 1 leftover process(es)" in down.output
+    assert not process_alive(second_pid)
+    for plane in (first, second):
+        await plane.close()  # reaps the zombies this test process is the parent of

@@ -69,6 +69,9 @@ class FakePlanes:
     async def close_metrics(self) -> None:
         pass
 
+    def stop_leftovers(self, work_dir: Path) -> list[int]:
+        return []
+
 
 def vs(name: str, *, annotations: dict[str, str] | None = None) -> Obj:
     meta: dict[str, Any] = {"name": name, "namespace": "default"}

@@ -85,10 +85,13 @@ class Mesh:
         return "" if self._metrics is None else f"{self._metrics[0]}:{self._metrics[1]}"
 
     async def start(self) -> None:
-        """Open the metrics endpoint on the port the last run used, else on a new one."""
+        """Stop routers an earlier, killed runtime left behind; open the metrics endpoint on
+        the port the last run used, else on a new one."""
         if self._metrics is not None:
             return
         self._work_dir.mkdir(parents=True, exist_ok=True)
+        for pid in self._planes.stop_leftovers(self._work_dir):
+            _log.warning("stopped router process %d left by an earlier runtime", pid)
         port_file = self._work_dir / "metrics-port"
         try:
             self._metrics = await self._planes.start_metrics(int(port_file.read_text()))

@@ -99,6 +99,10 @@ class DataPlanes(Protocol):
         """Why `router` cannot run on this machine, or "" when it can."""
         ...
 
+    def stop_leftovers(self, work_dir: Path) -> list[int]:
+        """Stop router processes a killed runtime left under `work_dir`; their pids."""
+        ...
+
     def create(
         self, *, router: str, port: int, work_dir: Path, labels: Mapping[str, str]
     ) -> DataPlane:
