@@ -67,3 +67,16 @@ def test_apps_path_publishes_valid_definitions_and_reports_bad_ones(
     assert problems is not None and len(problems) == 1
     assert h.store.get(APP_API_VERSION, "Application", "shop", APPS_NS)["spec"]["project"]
     assert watcher.sync(h.store) is None  # nothing changed since
+
+
+def test_a_refresh_that_changes_nothing_writes_nothing(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
+    app = application("shop", h.remote.url, path="app", automated={})
+    app["spec"]["ignoreDifferences"] = [{"kind": "Deployment", "jsonPointers": ["/spec"]}]
+    h.install(app)
+    h.run("shop", lambda s: phase(s) == "Succeeded" and s["sync"]["status"] == "Synced")
+    h.step("shop")
+    version = h.app("shop")["metadata"]["resourceVersion"]
+    clock.advance(120)
+    h.step("shop")  # a condition is still there, reconciledAt would move: no write
+    assert h.app("shop")["metadata"]["resourceVersion"] == version

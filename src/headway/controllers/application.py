@@ -418,7 +418,16 @@ class ApplicationController:
     # -- write --------------------------------------------------------------------------------
 
     def _write(self, raw: Obj, status: Obj, wait: float, app: Application | None) -> float:
+        """Write the status unless only timestamps would change: a write wakes every
+        watcher of Applications, this controller included."""
         meta = raw["metadata"]
+        old = raw.get("status") or {}
+        status["conditions"] = _keep_transition_times(
+            old.get("conditions") or [], status.get("conditions") or []
+        )
+        if _without_stamps(old) == _without_stamps(status):
+            self._observe(raw, status, app)
+            return wait
         try:
             self._store.patch_status(
                 APP_API_VERSION, "Application", meta["name"], meta.get("namespace"), status
@@ -445,6 +454,22 @@ class ApplicationController:
                 budget_exhausted=exhausted,
             )
         )
+
+
+def _without_stamps(status: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in status.items() if k != "reconciledAt"}
+
+
+def _keep_transition_times(
+    old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A condition that was already there keeps the time it first appeared."""
+    seen = {(c.get("type"), c.get("message")): c.get("lastTransitionTime") for c in old}
+    out = []
+    for condition in new:
+        since = seen.get((condition.get("type"), condition.get("message")))
+        out.append({**condition, "lastTransitionTime": since} if since else condition)
+    return out
 
 
 def _where(raw: Mapping[str, Any]) -> str:
