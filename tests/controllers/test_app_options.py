@@ -65,15 +65,14 @@ def test_create_namespace(tmp_path: Path, clock: VirtualClock) -> None:
     app = application(
         "shop", h.remote.url, path="app", namespace="fresh", options=("CreateNamespace=true",)
     )
-    h.install(
-        {
-            **app,
-            "spec": {**app["spec"], "syncPolicy": {**app["spec"]["syncPolicy"], "automated": {}}},
-        }
-    )
+    app["spec"]["syncPolicy"]["automated"] = {}
+    app["spec"]["syncPolicy"]["managedNamespaceMetadata"] = {"labels": {"team": "shop"}}
+    h.install(app)
     status = h.run("shop", _done)
     assert phase(status) == "Succeeded", message(status)
     assert h.exists("ConfigMap", "a", "fresh")
+    namespace = h.store.get("v1", "Namespace", "fresh")
+    assert namespace["metadata"]["labels"]["team"] == "shop"
 
 
 def test_fail_on_shared_resource(tmp_path: Path, clock: VirtualClock) -> None:

@@ -80,3 +80,23 @@ def test_a_refresh_that_changes_nothing_writes_nothing(tmp_path: Path, clock: Vi
     clock.advance(120)
     h.step("shop")  # a condition is still there, reconciledAt would move: no write
     assert h.app("shop")["metadata"]["resourceVersion"] == version
+
+
+def test_an_application_removed_from_the_apps_path_is_deleted(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "one.yaml").write_text(manifests(application("one", h.remote.url, path="app")))
+    (apps / "two.yaml").write_text(manifests(application("two", h.remote.url, path="app")))
+    watcher = DefinitionsWatcher(apps)
+    assert watcher.sync(h.store) == []
+    (apps / "two.yaml").unlink()
+    (apps / "one.yaml").write_text("kind: [broken\n")
+    assert watcher.sync(h.store)  # an error anywhere: nothing is withdrawn
+    assert len(h.store.list(APP_API_VERSION, "Application")) == 2
+    (apps / "one.yaml").write_text(manifests(application("one", h.remote.url, path="app")))
+    assert watcher.sync(h.store) == []
+    names = [a["metadata"]["name"] for a in h.store.list(APP_API_VERSION, "Application")]
+    assert names == ["one"]

@@ -30,6 +30,7 @@ __all__ = [
 
 DEFAULT_APPS_NAMESPACE = "argocd"
 PUBLISHER = "headway-apps"
+PUBLISHED_FROM = "headway.dev/published-from"
 _KINDS = {"Application": parse_application, "AppProject": parse_appproject}
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -75,18 +76,44 @@ def load_definitions(path: Path) -> Definitions:
     return Definitions(tuple(objects), tuple(diagnostics))
 
 
-def publish(cluster: Cluster, definitions: Definitions) -> list[str]:
-    """Apply the definitions (namespace `argocd` unless they name one); returns errors."""
+def publish(cluster: Cluster, definitions: Definitions, *, source: str = "") -> list[str]:
+    """Apply the definitions (namespace `argocd` unless they name one); returns errors.
+    With `source`, each is marked as published from it, and objects marked so that are no
+    longer defined are deleted."""
     errors: list[str] = []
+    published: set[tuple[str, str, str]] = set()
     for obj in definitions.objects:
         meta = dict(obj.get("metadata") or {})
         meta.setdefault("namespace", DEFAULT_APPS_NAMESPACE)
+        if source:
+            meta["annotations"] = {**(meta.get("annotations") or {}), PUBLISHED_FROM: source}
+        published.add((str(obj.get("kind")), str(meta["namespace"]), str(meta.get("name"))))
         try:
             _ensure_namespace(cluster, str(meta["namespace"]))
             body = {k: v for k, v in obj.items() if k not in ("status", "operation")}
             cluster.apply({**body, "metadata": meta}, field_manager=PUBLISHER, force=True)
         except ClusterError as err:
             errors.append(f"{obj.get('kind')}/{meta.get('name')}: {err}")
+    if source and not any(d.severity is Severity.ERROR for d in definitions.diagnostics):
+        errors += _withdraw(cluster, source, published)
+    return errors
+
+
+def _withdraw(cluster: Cluster, source: str, published: set[tuple[str, str, str]]) -> list[str]:
+    """Delete what an earlier publish from `source` created and the files no longer define.
+    Skipped when any file had an error, so a typo never deletes an Application."""
+    errors = []
+    for kind in _KINDS:
+        for obj in cluster.list("argoproj.io/v1alpha1", kind):
+            meta = obj["metadata"]
+            if (meta.get("annotations") or {}).get(PUBLISHED_FROM) != source:
+                continue
+            if (kind, str(meta.get("namespace")), str(meta["name"])) in published:
+                continue
+            try:
+                cluster.delete("argoproj.io/v1alpha1", kind, meta["name"], meta.get("namespace"))
+            except ClusterError as err:
+                errors.append(f"{kind}/{meta['name']}: {err}")
     return errors
 
 
@@ -120,4 +147,4 @@ class DefinitionsWatcher:
         self._signature = signature
         definitions = load_definitions(self.path)
         problems = [str(d) for d in definitions.diagnostics if d.severity is Severity.ERROR]
-        return problems + publish(cluster, definitions)
+        return problems + publish(cluster, definitions, source=str(self.path.resolve()))

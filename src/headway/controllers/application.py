@@ -344,6 +344,11 @@ class ApplicationController:
                 rules=rules,
                 refuse=guard.resource,
                 existing_namespaces=existing_namespaces(cluster),
+                namespace_metadata=(
+                    app.spec.sync_policy.managed_namespace_metadata
+                    if app.spec.sync_policy
+                    else None
+                ),
             )
         )
         status["operationState"] = outcome.state

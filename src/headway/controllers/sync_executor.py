@@ -15,7 +15,7 @@ operation's id, so a resumed step never re-creates a hook that already ran.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -59,6 +59,7 @@ class ExecutorInput:
     rules: Sequence[Any] = ()
     refuse: Refuse | None = None
     existing_namespaces: frozenset[str] = field(default_factory=frozenset)
+    namespace_metadata: Mapping[str, Any] | None = None  # syncPolicy.managedNamespaceMetadata
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _plan(inp: ExecutorInput) -> SyncPlan:
     if selected:
         desired = [o for o in desired if _is_selected(o, selected)]
         live = [o for o in live if _is_selected(o, selected)]
-    return plan_sync(
+    plan = plan_sync(
         desired,
         live,
         options=inp.plan_options,
@@ -115,6 +116,27 @@ def _plan(inp: ExecutorInput) -> SyncPlan:
         skip_hooks=bool(selected),
         existing_namespaces=inp.existing_namespaces,
     )
+    return _with_namespace_metadata(plan, inp)
+
+
+def _with_namespace_metadata(plan: SyncPlan, inp: ExecutorInput) -> SyncPlan:
+    """CreateNamespace with `managedNamespaceMetadata`: the created namespace carries its
+    labels and annotations."""
+    extra = inp.namespace_metadata or {}
+    if not extra or not inp.namespace:
+        return plan
+    tasks = []
+    for task in plan.tasks:
+        created = task.key.kind == "Namespace" and task.key.name == inp.namespace
+        if created and task.phase is SyncPhase.PRE_SYNC and task.target is not None:
+            meta = dict(task.target.get("metadata") or {})
+            for part in ("labels", "annotations"):
+                if extra.get(part):
+                    meta[part] = {**(meta.get(part) or {}), **extra[part]}
+            tasks.append(replace(task, target={**task.target, "metadata": meta}))
+        else:
+            tasks.append(task)
+    return replace(plan, tasks=tuple(tasks))
 
 
 def step_operation(inp: ExecutorInput) -> StepOutcome:
