@@ -9,6 +9,7 @@ from headway.cli import (
     app,
     apply,
     check,
+    demo,
     objects,
     rollouts,
     runtime,
@@ -26,4 +27,5 @@ MODULES: list[ModuleType] = [
     rollouts,
     serve,
     app,
+    demo,
 ]

@@ -21,7 +21,7 @@ import httpx2
 import typer
 
 from headway.clock import Clock, SystemClock
-from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.analysis import AnalysisController
@@ -45,6 +45,13 @@ class ServeContext:
 ControllerFactory = Callable[[ServeContext], Iterable[StepController]]
 
 
+def _runtime_metrics_address(options: Mapping[str, Any]) -> str | None:
+    """The local runtime's metrics address (`runtime.json`), the default for
+    `headway.dev/traffic` metrics that leave `address` out; None when no runtime ran there."""
+    state_dir = Path(str(options.get("state_dir") or ".headway"))
+    return str(read_runtime_info(RuntimePaths(state_dir)).get("metricsAddress") or "") or None
+
+
 class AnalysisRunSteps:
     """The analysis controller as a manager-driven step controller (one key per run)."""
 
@@ -54,7 +61,10 @@ class AnalysisRunSteps:
     def __init__(self, ctx: ServeContext) -> None:
         self._ctx = ctx
         self._controller = AnalysisController(
-            providers=default_registry(ctx.http, ctx.clock), clock=ctx.clock
+            providers=default_registry(
+                ctx.http, ctx.clock, traffic_address=_runtime_metrics_address(ctx.options)
+            ),
+            clock=ctx.clock,
         )
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
@@ -81,7 +91,15 @@ def _applications(ctx: ServeContext) -> Iterable[StepController]:
     return application_controllers(ctx)
 
 
-FACTORIES: list[ControllerFactory] = [_rollouts, _analysis, _applications]
+def _git_convergence(ctx: ServeContext) -> Iterable[StepController]:
+    from headway.controllers.convergence import ConvergenceController
+    from headway.source.git import GitCache
+
+    state_dir = Path(str(ctx.options.get("state_dir") or ".headway"))
+    return [ConvergenceController(ctx.cluster, ctx.clock, git=GitCache(state_dir / "git-cache"))]
+
+
+FACTORIES: list[ControllerFactory] = [_rollouts, _analysis, _applications, _git_convergence]
 
 
 def build_manager(

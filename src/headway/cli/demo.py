@@ -1,0 +1,122 @@
+"""`headway demo`: the whole product in under three minutes, on this machine, from nothing.
+
+A local Git repository holds a canary Rollout; the local runtime runs it as real processes
+behind a real router; `headway serve` runs the controllers. Three releases are committed:
+v1 (first deploy), v2 (good: every canary step to Healthy), v3 (fails 30% of its requests:
+the analysis fails, the rollout aborts, and Headway commits the revert to Git). See
+docs/demo.md.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from headway.cli.demo_layout import DemoLayout, DemoSetupError
+from headway.cli.demo_processes import stop_runtime, stop_serve
+from headway.cli.demo_run import DemoFailed, DemoOptions, DemoSession
+from headway.cli.demo_summary import render_summary
+
+__all__ = ["register"]
+
+
+def _explore_hints(console: Console, root: Path) -> None:
+    console.rule("Still running (--keep)")
+    console.print(f"cd {root}")
+    for command in (
+        "headway rollouts get web -n demo --watch   # steps, weights, analysis runs",
+        "headway get pods -n demo -o wide",
+        "headway describe rollout web -n demo       # conditions (GitConvergence) and Events",
+        "headway app get web",
+        "git -C gitops log --stat                   # the release and revert commits",
+        "headway runtime status                     # Services, VirtualService address",
+    ):
+        console.print(f"  {command}")
+    console.print(f"Stop it with: headway demo --stop --dir {root}")
+
+
+def _stop_kept(console: Console, root: Path) -> None:
+    layout = DemoLayout(root)
+    if not layout.state.is_dir():
+        console.print(f"error: no demo state in {root}")
+        raise typer.Exit(1)
+    stopped = stop_serve(layout)
+    console.print("headway serve stopped" if stopped else "headway serve was not running")
+    console.print(stop_runtime(layout))
+
+
+def _run(console: Console, options: DemoOptions, *, temporary: bool) -> int:
+    session = DemoSession(options, console)
+    code = 0
+    try:
+        session.setup()
+        session.deploy_first()
+        session.release_good("v2")
+        session.release_bad("v3", stable_tag="v2")
+        render_summary(console, session.finish())
+    except KeyboardInterrupt:
+        console.print("\n[yellow]interrupted: stopping everything the demo started[/yellow]")
+        options = DemoOptions(options.root, keep=False)
+        session.options = options
+        code = 130
+    except (DemoFailed, DemoSetupError) as err:
+        console.print(f"[red]demo stopped:[/red] {err}")
+        render_summary(console, session.finish())
+        code = 1
+    finally:
+        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            session.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    if options.keep and code == 0:
+        _explore_hints(console, options.root)
+    elif options.keep:
+        console.print(
+            f"left running for a look; stop it with: headway demo --stop --dir {options.root}"
+        )
+    elif temporary:
+        shutil.rmtree(options.root, ignore_errors=True)
+    else:
+        console.print(f"files left in {options.root} (the Git repository is gitops/)")
+    return code
+
+
+def demo(
+    directory: Annotated[
+        Path | None,
+        typer.Option("--dir", help="An empty or new directory to run in (default: a temp dir)."),
+    ] = None,
+    keep: Annotated[
+        bool, typer.Option("--keep", help="Leave the runtime and controllers running after.")
+    ] = False,
+    stop: Annotated[
+        bool, typer.Option("--stop", help="Stop a demo left running with --keep (needs --dir).")
+    ] = False,
+    stage_timeout: Annotated[
+        float, typer.Option("--stage-timeout", help="Seconds each stage may take.")
+    ] = 90.0,
+) -> None:
+    """Run the demo: deploy v1, a good v2 canary, a bad v3 aborted and reverted in Git."""
+    console = Console(highlight=False)
+    if stop:
+        if directory is None:
+            console.print("error: --stop needs --dir DIR (where the kept demo runs)")
+            raise typer.Exit(2)
+        _stop_kept(console, directory)
+        return
+    temporary = directory is None
+    root = Path(tempfile.mkdtemp(prefix="headway-demo-")) if directory is None else directory
+    options = DemoOptions(root.resolve(), keep=keep, stage_timeout=stage_timeout)
+    raise typer.Exit(_run(console, options, temporary=temporary))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
