@@ -76,13 +76,14 @@ def test_rollouts_name_their_virtual_services_roles() -> None:
     }
 
 
-def realized(weight: int, now: datetime) -> dict[str, Any]:
+def realized(weight: int, now: datetime, *, endpoints: bool = True) -> dict[str, Any]:
     vs = {"metadata": {"name": "web", "namespace": "shop"},
           "spec": {"http": [{"route": [{"destination": {"host": "s"}, "weight": 100 - weight},
                                        {"destination": {"host": "c"}, "weight": weight}]}]}}
     plan = plan_virtual_service(vs, roles=None)
     config = plane_config(plan, namespace="shop",
-                          endpoints=lambda ref: (PlaneEndpoint("127.0.0.1", 1, ref.name, "p"),))
+                          endpoints=lambda ref: (PlaneEndpoint("127.0.0.1", 1, ref.name, "p"),)
+                          if endpoints or ref.name == "s" else ())
     return realized_status(plan=plan, config=config, router="embedded", address="127.0.0.1:9",
                            generation=2, now=now)
 
@@ -95,6 +96,9 @@ def test_status_says_weights_and_endpoints_and_keeps_transition_times() -> None:
     assert first["destinations"][1]["endpoints"] == [
         {"pod": "p", "address": "127.0.0.1:1", "podTemplateHash": "c"}]
     assert first["conditions"][0]["message"] == "embedded router at 127.0.0.1:9: s 90%, c 10%"
+    assert realized(10, t1, endpoints=False)["conditions"][0]["message"].endswith(
+        "(no ready endpoint behind c: its share answers 503)")
+    assert "no ready endpoint" not in realized(0, t1, endpoints=False)["conditions"][0]["message"]
     assert same_status(first, realized(10, t2))
     assert not same_status(first, realized(20, t2))
     kept = keep_transition_times(first, realized(20, t2))

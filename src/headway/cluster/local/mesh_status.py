@@ -103,6 +103,9 @@ def realized_status(
     if plan.unsupported:
         status["unsupported"] = list(plan.unsupported)
     message = f"{router} router at {address}: {weights_summary(plan, config)}"
+    empty = [d["service"] for d in destinations if d["weight"] > 0 and not d["endpoints"]]
+    if empty:
+        message += f" (no ready endpoint behind {', '.join(empty)}: its share answers 503)"
     reason = "PartiallyRealized" if plan.unsupported else "Realized"
     status["conditions"] = [_condition("True", reason, message, now)]
     return status
