@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx2
 
-from headway.analysis.measurement import MeasurementPhase
 from headway.clock import Clock
 from headway.model.analysis_providers import PrometheusMetric
 from headway.model.durations import DurationError, parse_duration
@@ -29,10 +28,8 @@ from headway.providers.http_auth import UnsupportedAuth, auth_headers
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
-    RecordedMeasurement,
-    decided,
+    SynchronousProvider,
     measured,
-    unchanged,
     unreachable,
 )
 from headway.providers.values import float_text, vector_text
@@ -86,7 +83,7 @@ def _result_of(data: Mapping[str, Any]) -> tuple[Any, str]:
     raise _QueryProblem(f"Prometheus result type {kind!r} is not supported")
 
 
-class PrometheusProvider:
+class PrometheusProvider(SynchronousProvider):
     """Queries over HTTP with the client it is given (tests point it at a real server)."""
 
     def __init__(
@@ -187,19 +184,3 @@ class PrometheusProvider:
             query=query,
             metadata=metadata,
         )
-
-    def _error(self, request: MeasurementRequest, message: str) -> ProviderMeasurement:
-        return decided(request, MeasurementPhase.ERROR, message, finished_at=self._clock.now())
-
-    async def resume(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def terminate(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def garbage_collect(self, request: MeasurementRequest, limit: int) -> None:
-        return None

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.results import Measurement
+from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.model.analysis import Metric
 
@@ -35,6 +36,7 @@ __all__ = [
     "ProviderMeasurement",
     "RecordedMeasurement",
     "RunRef",
+    "SynchronousProvider",
     "decided",
     "in_flight",
     "measured",
@@ -162,6 +164,32 @@ def unchanged(measurement: RecordedMeasurement) -> ProviderMeasurement:
         metadata=dict(measurement.metadata),
         resume_at=measurement.resume_at,
     )
+
+
+class SynchronousProvider:
+    """Base of providers that answer within `run` (prometheus, web, traffic).
+
+    Nothing is ever left in flight, so `resume` and `terminate` echo the measurement back
+    and there is nothing to collect. Subclasses set `_clock` and implement `run`.
+    """
+
+    _clock: Clock
+
+    def _error(self, request: MeasurementRequest, message: str) -> ProviderMeasurement:
+        return decided(request, MeasurementPhase.ERROR, message, finished_at=self._clock.now())
+
+    async def resume(
+        self, request: MeasurementRequest, measurement: RecordedMeasurement
+    ) -> ProviderMeasurement:
+        return unchanged(measurement)
+
+    async def terminate(
+        self, request: MeasurementRequest, measurement: RecordedMeasurement
+    ) -> ProviderMeasurement:
+        return unchanged(measurement)
+
+    async def garbage_collect(self, request: MeasurementRequest, limit: int) -> None:
+        return None
 
 
 class MetricProvider(Protocol):

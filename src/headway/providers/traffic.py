@@ -34,17 +34,14 @@ from typing import Any
 import httpx2
 from prometheus_client.parser import text_string_to_metric_families
 
-from headway.analysis.measurement import MeasurementPhase
 from headway.clock import Clock
 from headway.model.durations import DurationError, parse_duration
 from headway.providers import http_edge
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
-    RecordedMeasurement,
-    decided,
+    SynchronousProvider,
     measured,
-    unchanged,
     unreachable,
 )
 from headway.providers.traffic_window import Counters, ScrapeHistory, SeriesKey, quantile
@@ -138,7 +135,7 @@ def _value(metric: str, delta: Counters, elapsed: timedelta) -> list[float]:
     return [] if p99 is None else [p99]
 
 
-class TrafficProvider:
+class TrafficProvider(SynchronousProvider):
     """Keeps the scrapes it took (per address and series) to compute windows from."""
 
     def __init__(
@@ -214,22 +211,6 @@ class TrafficProvider:
             query=shown,
             metadata=metadata,
         )
-
-    def _error(self, request: MeasurementRequest, message: str) -> ProviderMeasurement:
-        return decided(request, MeasurementPhase.ERROR, message, finished_at=self._clock.now())
-
-    async def resume(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def terminate(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def garbage_collect(self, request: MeasurementRequest, limit: int) -> None:
-        return None
 
 
 def _describe(service: str, pod_hash: str) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx2
 
-from headway.analysis.measurement import MeasurementPhase
 from headway.clock import Clock
 from headway.model.analysis_providers import WebMetric
 from headway.providers import http_edge
@@ -27,10 +26,8 @@ from headway.providers.jsonpath import JsonPathError, JsonPathMiss, compile_path
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
-    RecordedMeasurement,
-    decided,
+    SynchronousProvider,
     measured,
-    unchanged,
     unreachable,
 )
 from headway.providers.values import json_text
@@ -50,7 +47,7 @@ def _payload(spec: WebMetric) -> tuple[bytes | None, dict[str, str]]:
     return None, headers
 
 
-class WebProvider:
+class WebProvider(SynchronousProvider):
     def __init__(self, client: httpx2.AsyncClient, clock: Clock) -> None:
         self._client = client
         self._clock = clock
@@ -98,19 +95,3 @@ class WebProvider:
         return measured(
             request, result=value, value=json_text(value), finished_at=finished, query=shown
         )
-
-    def _error(self, request: MeasurementRequest, message: str) -> ProviderMeasurement:
-        return decided(request, MeasurementPhase.ERROR, message, finished_at=self._clock.now())
-
-    async def resume(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def terminate(
-        self, request: MeasurementRequest, measurement: RecordedMeasurement
-    ) -> ProviderMeasurement:
-        return unchanged(measurement)
-
-    async def garbage_collect(self, request: MeasurementRequest, limit: int) -> None:
-        return None
