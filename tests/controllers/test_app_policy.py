@@ -188,3 +188,32 @@ def test_project_refuses_a_source_repository(tmp_path: Path, clock: VirtualClock
     assert "is not permitted (sourceRepos)" in status["conditions"][0]["message"]
     assert status["sync"]["status"] == "Unknown"
     assert not h.exists("ConfigMap", "settings")
+
+
+def test_orphaned_resource_warning_when_the_project_asks_for_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    project: dict[str, Any] = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": APPS_NS},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "orphanedResources": {"warn": True},
+        },
+    }
+    h.store.apply(project, field_manager="admin")
+    stray = {**config_map("stray"), "metadata": {"name": "stray", "namespace": "demo"}}
+    h.store.apply(stray, field_manager="someone")
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    status = h.run("shop", lambda s: phase(s) == "Succeeded")
+    h.step("shop")
+    warnings = [c["message"] for c in h.status("shop")["conditions"]]
+    assert "Application has 1 orphaned resources (ConfigMap/stray)" in warnings
+    project["spec"]["orphanedResources"]["ignore"] = [{"kind": "ConfigMap", "name": "str*"}]
+    h.store.apply(project, field_manager="admin")
+    h.step("shop")
+    status = h.status("shop")
+    assert not [c for c in status["conditions"] if c["type"] == "OrphanedResourceWarning"]

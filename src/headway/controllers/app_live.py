@@ -8,6 +8,7 @@ under a desired key are read too, so adopting an existing object shows as a diff
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from headway.cluster.protocol import Cluster, ResourceKind
 from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
 from headway.sync.resources import ResourceKey, key_of
 
-__all__ = ["LiveReader", "existing_namespaces"]
+__all__ = ["LiveReader", "existing_namespaces", "orphans"]
 
 Obj = dict[str, Any]
 # Kinds an app never manages directly; listing them on every refresh would only cost time.
@@ -27,6 +28,7 @@ class LiveReader:
     """Reads apps' objects from one cluster; discovery is cached per reader."""
 
     def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
         self._cluster = cluster
         self._kinds: list[ResourceKind] | None = None
 
@@ -85,3 +87,46 @@ def existing_namespaces(cluster: Cluster) -> frozenset[str]:
         }
     except ClusterError:
         return frozenset({"default", "kube-system"})
+
+
+# Argo CD never counts these as orphans: every namespace has them.
+_ALWAYS_THERE = frozenset(
+    {("", "ConfigMap", "kube-root-ca.crt"), ("", "ServiceAccount", "default")}
+)
+
+
+def orphans(
+    reader: LiveReader, namespace: str, ignore: Sequence[Mapping[str, Any]] = ()
+) -> list[ResourceKey]:
+    """Top-level objects in `namespace` that no Application tracks (Argo CD's orphaned
+    resources), minus the project's `orphanedResources.ignore` entries (globs)."""
+    found = []
+    for kind in reader.kinds():
+        if not kind.namespaced:
+            continue
+        try:
+            objects = reader.cluster.list(kind.api_version, kind.kind, namespace=namespace)
+        except ClusterError:
+            continue
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            key = key_of(obj)
+            if meta.get("ownerReferences") or owner_of(obj) is not None:
+                continue
+            if (key.group, key.kind, key.name) in _ALWAYS_THERE or _ignored(key, ignore):
+                continue
+            found.append(key)
+    return sorted(found)
+
+
+def _ignored(key: ResourceKey, ignore: Sequence[Mapping[str, Any]]) -> bool:
+    for entry in ignore:
+        group = str(entry.get("group") or "")
+        kind, name = str(entry.get("kind") or "*"), str(entry.get("name") or "*")
+        if (
+            fnmatch.fnmatchcase(key.group, group or "")
+            and fnmatch.fnmatchcase(key.kind, kind)
+            and fnmatch.fnmatchcase(key.name, name)
+        ):
+            return True
+    return False

@@ -21,7 +21,7 @@ from headway.cluster.local.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
 from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
-from headway.controllers.app_live import LiveReader, existing_namespaces
+from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
 from headway.controllers.app_metrics import AppMetrics, AppSample
 from headway.controllers.app_project import ProjectGuard, load_project
 from headway.controllers.app_refresh import ComparisonCache
@@ -269,6 +269,7 @@ class ApplicationController:
         comparison = self._compare(app, cluster, desired_state, rules)
         self._fill_status(status, app, raw, comparison, desired_state.revisions)
         status["conditions"] = self._conditions(comparison, desired_state.warnings)
+        status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:
             wait = self._step(setup, raw, status, comparison, rules)
         else:
@@ -312,6 +313,20 @@ class ApplicationController:
         out += [self._condition("ComparisonWarning", w) for w in warnings]
         out += [self._condition("IgnoreDifferencesWarning", w) for w in comparison.ignore_warnings]
         return out
+
+    def _orphan_warning(self, setup: Setup, cluster: Cluster) -> list[Obj]:
+        """The project's `orphanedResources` with `warn`: Argo CD's OrphanedResourceWarning."""
+        assert setup.guard is not None and setup.app is not None
+        settings = setup.guard.project.spec.orphaned_resources
+        namespace = setup.app.spec.destination.namespace or ""
+        if settings is None or not settings.warn or not namespace:
+            return []
+        found = orphans(self._reader(cluster), namespace, settings.ignore)
+        if not found:
+            return []
+        named = ", ".join(str(k) for k in found[:5]) + (" ..." if len(found) > 5 else "")
+        message = f"Application has {len(found)} orphaned resources ({named})"
+        return [self._condition("OrphanedResourceWarning", message)]
 
     def _sync_options(self, app: Application, state: Mapping[str, Any]) -> SyncOptions:
         policy = app.spec.sync_policy
