@@ -68,7 +68,7 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
     try:
         wait_for(
             lambda: "PreSync wave 0 waiting: Job/migrate" in str(_operation(store).get("message")),
-            timeout=30,
+            timeout=60,
             what="the PreSync hook created (no runtime runs it)",
         )
         os.kill(first.pid, signal.SIGKILL)
@@ -85,7 +85,7 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         )
         wait_for(
             lambda: _operation(store).get("phase") == "Succeeded",
-            timeout=30,
+            timeout=60,
             what="the sync finished by the new process",
         )
         assert store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"] == uid
@@ -93,7 +93,7 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         history = store.get(API, "Application", "shop", "argocd")["status"]["history"]
         assert [h["phase"] for h in history] == ["Succeeded"]
         metrics = wait_for(
-            lambda: _scrape(port), timeout=10, what="the Application controller's /metrics"
+            lambda: _scrape(port), timeout=60, what="the Application controller's /metrics"
         )
         assert 'headway_app_info{health_status="Healthy",name="shop"' in metrics
     finally:
