@@ -15,6 +15,7 @@ MODULES = [
     "durations",
     "k8s",
     "manifests",
+    "owned_replica_set",
     "quantities",
     "rollout",
     "rollout_steps",

@@ -9,12 +9,12 @@ annotation (RFC 3339): it is scaled to zero once that time has passed.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from headway.model.owned_replica_set import owned_replica_set
 from headway.rollout.timefmt import parse_time
 
 __all__ = [
@@ -109,34 +109,19 @@ def desired_replica_set(
     rollout: Mapping[str, Any], *, pod_hash: str, revision: int, replicas: int
 ) -> dict[str, Any]:
     """The ReplicaSet Argo Rollouts would create for the rollout's current template."""
-    meta, spec = rollout["metadata"], rollout.get("spec") or {}
-    template = copy.deepcopy(spec.get("template") or {})
-    tmeta = template.setdefault("metadata", {})
-    labels = {**(tmeta.get("labels") or {}), HASH_LABEL: pod_hash}
-    tmeta["labels"] = labels
-    selector = copy.deepcopy(spec.get("selector") or {})
-    selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: pod_hash}
-    rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": template}
-    if spec.get("minReadySeconds"):
-        rs_spec["minReadySeconds"] = spec["minReadySeconds"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": f"{meta['name']}-{pod_hash}",
-            "namespace": meta.get("namespace") or "default",
-            "labels": labels,
-            "annotations": {REVISION_ANNOTATION: str(revision)},
-            "ownerReferences": [
-                {
-                    "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
-                    "kind": "Rollout",
-                    "name": meta["name"],
-                    "uid": meta.get("uid"),
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
+    meta = rollout["metadata"]
+    return owned_replica_set(
+        rollout,
+        hash_label=HASH_LABEL,
+        pod_hash=pod_hash,
+        replicas=replicas,
+        annotations={REVISION_ANNOTATION: str(revision)},
+        owner_reference={
+            "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
+            "kind": "Rollout",
+            "name": meta["name"],
+            "uid": meta.get("uid"),
+            "controller": True,
+            "blockOwnerDeletion": True,
         },
-        "spec": rs_spec,
-    }
+    )

@@ -29,6 +29,7 @@ from headway.cluster.local.pod_facts import is_active, owned_by
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import owner_reference, pods_of
 from headway.cluster.protocol import Cluster, Obj
+from headway.model.owned_replica_set import owned_replica_set
 
 __all__ = ["FIELD_MANAGER", "REVISION_ANNOTATION", "reconcile_deployment", "sync_deployments"]
 
@@ -75,31 +76,17 @@ def _write_replica_set(
 
 
 def _new_replica_set(d: Obj, template_hash: str, *, replicas: int, revision: int) -> Obj:
-    meta, spec = d["metadata"], d.get("spec") or {}
-    template = copy.deepcopy(spec.get("template") or {})
-    tmeta = template.setdefault("metadata", {})
-    labels = {**(tmeta.get("labels") or {}), HASH_LABEL: template_hash}
-    tmeta["labels"] = labels
-    selector = copy.deepcopy(spec.get("selector") or {})
-    selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: template_hash}
-    rs_spec: dict[str, Any] = {"replicas": replicas, "selector": selector, "template": template}
-    if spec.get("minReadySeconds"):
-        rs_spec["minReadySeconds"] = spec["minReadySeconds"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": f"{meta['name']}-{template_hash}",
-            "namespace": meta.get("namespace") or "default",
-            "labels": labels,
-            "annotations": {
-                REVISION_ANNOTATION: str(revision),
-                "deployment.kubernetes.io/desired-replicas": str(_replicas(d)),
-            },
-            "ownerReferences": [owner_reference(d)],
+    return owned_replica_set(
+        d,
+        hash_label=HASH_LABEL,
+        pod_hash=template_hash,
+        replicas=replicas,
+        annotations={
+            REVISION_ANNOTATION: str(revision),
+            "deployment.kubernetes.io/desired-replicas": str(_replicas(d)),
         },
-        "spec": rs_spec,
-    }
+        owner_reference=owner_reference(d),
+    )
 
 
 def _owned_sets(cluster: Cluster, d: Obj) -> list[Obj]:
