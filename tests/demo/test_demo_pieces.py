@@ -1,0 +1,197 @@
+"""The demo's pieces without the whole demo: narration, summary facts, the repository,
+the traffic generator against a real HTTP server, the directory layout."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from headway.cli.demo_layout import DemoLayout, DemoSetupError, examples_dir
+from headway.cli.demo_observe import RunView, narrate, revision_requests, rollout_view, run_views
+from headway.cli.demo_repo import ROLLOUT_FILE, DemoRepo
+from headway.cli.demo_summary import FinalState
+from headway.cli.demo_traffic import NOT_THE_APP, TrafficGenerator
+
+
+def rollout(image: str, **status: Any) -> dict[str, Any]:
+    steps = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 100}]
+    return {
+        "spec": {
+            "template": {"spec": {"containers": [{"name": "web", "image": image}]}},
+            "strategy": {"canary": {"steps": steps}},
+        },
+        "status": status,
+    }
+
+
+def test_rollout_view_reads_argo_status_fields() -> None:
+    view = rollout_view(
+        rollout(
+            "headway-demo/web:v3",
+            phase="Paused",
+            currentStepIndex=1,
+            currentPodHash="b",
+            stableRS="a",
+            canary={"weights": {"canary": {"weight": 10}}},
+        )
+    )
+    assert (view.tag, view.step, view.steps, view.weight, view.healthy_at) == (
+        "v3",
+        1,
+        3,
+        10,
+        False,
+    )
+
+
+def test_narration_names_steps_analysis_values_and_the_abort() -> None:
+    running = RunView("web-b-2", "Running", (("error-ratio", "Running", "[0.3]"),))
+    failed = RunView("web-b-2", "Failed", (("error-ratio", "Failed", "[0.3]"),))
+    before = rollout_view(rollout("x:v3", phase="Paused", currentStepIndex=1), [running])
+    after = rollout_view(
+        rollout(
+            "x:v3",
+            phase="Degraded",
+            currentStepIndex=2,
+            abort=True,
+            message="RolloutAborted: analysis failed",
+        ),
+        [failed],
+    )
+    assert narrate(before, after) == [
+        "step 3/3: canary weight 0%",
+        "  error-ratio = [0.3] (Failed)",
+        "analysis web-b-2: Failed (error-ratio = [0.3])",
+        "ABORTED: RolloutAborted: analysis failed; traffic back to stable",
+        "phase Degraded: RolloutAborted: analysis failed",
+    ]
+    assert narrate(after, after) == []
+
+
+def test_run_views_keep_one_revision_oldest_first() -> None:
+    def run(name: str, pod_hash: str, created: str) -> dict[str, Any]:
+        labels = {"rollouts-pod-template-hash": pod_hash}
+        return {
+            "metadata": {"name": name, "labels": labels, "creationTimestamp": created},
+            "status": {"phase": "Successful"},
+        }
+
+    runs = [
+        run("r5", "a", "2026-01-01T00:00:05Z"),
+        run("r2", "a", "2026-01-01T00:00:02Z"),
+        run("other", "b", "2026-01-01T00:00:01Z"),
+    ]
+    assert [v.name for v in run_views(runs, "a")] == ["r2", "r5"]
+
+
+def test_revision_requests_sums_one_hash_across_routes_and_codes() -> None:
+    series = (
+        "headway_requests_total{{service={svc!r},rollouts_pod_template_hash={h!r},code={c!r}}} {n}"
+    )
+    lines = [
+        series.format(svc="web-canary", h="b", c="200", n=17),
+        series.format(svc="web-canary", h="b", c="500", n=7),
+        series.format(svc="web-stable", h="a", c="500", n=3),
+    ]
+    text = "# TYPE headway_requests_total counter\n" + "\n".join(lines).replace("'", '"') + "\n"
+    counted = revision_requests(text, "b")
+    assert (counted.requests, counted.errors) == (24, 7)
+
+
+def test_final_state_agrees_only_when_git_live_and_status_match() -> None:
+    assert FinalState("Healthy", "w:v2", "w:v2", "a", "Synced", "Healthy").agrees
+    assert not FinalState("Healthy", "w:v3", "w:v2", "a", "Synced", "Healthy").agrees
+    assert not FinalState("Degraded", "w:v2", "w:v2", "a", "Synced", "Healthy").agrees
+    assert not FinalState("Healthy", "w:v2", "w:v2", "a", "OutOfSync", "Healthy").agrees
+
+
+def test_layout_fills_the_template_and_refuses_a_used_directory(tmp_path: Path) -> None:
+    layout = DemoLayout(tmp_path / "d")
+    examples = examples_dir()
+    files = layout.repo_files(examples, "127.0.0.1:9999")
+    assert set(files) == {
+        "apps/web/rollout.yaml",
+        "apps/web/services.yaml",
+        "apps/web/virtualservice.yaml",
+        "apps/web/analysis-template.yaml",
+    }
+    assert b"http://127.0.0.1:9999/metrics" in files["apps/web/analysis-template.yaml"]
+    assert b"__" not in b"".join(files.values())
+    assert f"repoURL: {layout.repo.resolve().as_uri()}" in layout.application_text(examples)
+    layout.install_files(examples)
+    assert (layout.bin / "server.py").is_file() and layout.config.is_file()
+    with pytest.raises(DemoSetupError, match="not empty"):
+        layout.check_unused()
+
+
+def test_a_release_is_a_one_line_commit_and_reverts_are_found(tmp_path: Path) -> None:
+    files = DemoLayout(tmp_path).repo_files(examples_dir(), "127.0.0.1:1")
+    repo = DemoRepo.create(tmp_path / "git", files, "Release web v1")
+    assert repo.image() == "headway-demo/web:v1"
+    sha = repo.release("v2")
+    commit = repo.repo[sha].peel(pygit2.Commit)
+    diff = commit.parents[0].tree.diff_to_tree(commit.tree)
+    assert [p.delta.new_file.path for p in diff] == [ROLLOUT_FILE]
+    assert diff.stats.insertions == diff.stats.deletions == 1
+    assert repo.repo.status() == {}  # the working tree moved with the commit
+    assert repo.reverts_since(sha) == []
+    revert = repo.commit(
+        {ROLLOUT_FILE: files[ROLLOUT_FILE]}, f"Revert\n\nHeadway-Revert-Of: {sha}\n"
+    )
+    assert [c.sha for c in repo.reverts_since(sha)] == [revert]
+
+
+class _App(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    calls = 0
+
+    def do_GET(self) -> None:
+        type(self).calls += 1
+        code, body = [(200, b"v2 pod-a"), (500, b"v3 pod-b"), (503, b"no endpoints")][
+            self.calls % 3
+        ]
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def app_server() -> Iterator[int]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _App)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+def test_traffic_generator_counts_answers_by_version(app_server: int) -> None:
+    traffic = TrafficGenerator(
+        "127.0.0.1", app_server, versions=frozenset({"v2", "v3"}), rate=200, workers=2
+    )
+    traffic.start()
+    deadline = threading.Event()
+    for _ in range(100):
+        if traffic.counts().total >= 30:
+            break
+        deadline.wait(0.05)
+    traffic.stop()
+    counts = traffic.counts()
+    assert counts.total >= 30
+    assert counts.failed("v2") == 0 and counts.served("v2") > 0
+    assert counts.failed("v3") == counts.served("v3") > 0
+    assert counts.served(NOT_THE_APP) > 0  # the 503 the app did not write
+
+
+def test_traffic_generator_stays_on_loopback() -> None:
+    with pytest.raises(ValueError, match="loopback"):
+        TrafficGenerator("10.0.0.1", 80, versions=frozenset())
