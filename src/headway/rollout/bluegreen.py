@@ -20,7 +20,7 @@ from headway.rollout.analysis_slots import reconcile_run, request_for, supersede
 from headway.rollout.canary import promote
 from headway.rollout.context import Draft
 from headway.rollout.replica_sets import ReplicaSetView
-from headway.rollout.timefmt import format_time, parse_time
+from headway.rollout.timefmt import parse_time
 
 __all__ = ["reconcile_blue_green"]
 
@@ -34,24 +34,13 @@ def _strategy(d: Draft) -> BlueGreenStrategy:
     return bg
 
 
-def _deadline_passed(d: Draft, rs: ReplicaSetView, delay: int) -> bool:
-    if rs.scale_down_deadline is None:
-        d.deadlines[rs.name] = format_time(d.ctx.now + timedelta(seconds=delay))
-        d.wake_in(delay)
-        return delay == 0
-    left = (rs.scale_down_deadline - d.ctx.now).total_seconds()
-    if left > 0:
-        d.wake_in(left)
-    return left <= 0
-
-
 def _scale_down_old(d: Draft, active_hash: str) -> None:
     """Keep the active ReplicaSet; the others go after scaleDownDelaySeconds."""
     delay = _strategy(d).scale_down_delay_seconds
     for rs in d.ctx.sets.all:
         if rs.pod_hash in (active_hash, d.ctx.current_hash) or rs.replicas == 0:
             continue
-        if _deadline_passed(d, rs, delay):
+        if d.scale_down_deadline_passed(rs, delay):
             d.scale(rs.name, 0)
 
 
@@ -131,7 +120,7 @@ def _after_switch(d: Draft, holder: dict[str, object]) -> None:
 def _aborted(d: Draft, new: ReplicaSetView) -> None:
     _services(d, d.ctx.stable_hash)
     delay = _strategy(d).abort_scale_down_delay_seconds
-    if delay > 0 and _deadline_passed(d, new, delay):
+    if delay > 0 and d.scale_down_deadline_passed(new, delay):
         d.scale(new.name, 0)
 
 

@@ -30,7 +30,7 @@ from headway.rollout.context import Draft
 from headway.rollout.fenceposts import resolve_fenceposts
 from headway.rollout.plan import TrafficDecision
 from headway.rollout.replica_sets import ReplicaSetView
-from headway.rollout.timefmt import format_time, parse_time
+from headway.rollout.timefmt import parse_time
 
 __all__ = ["reconcile_canary"]
 
@@ -96,23 +96,11 @@ def _drain_others(d: Draft, *, budget_floor: int) -> None:
         d.scale(rs.name, target)
 
 
-def _deadline_passed(d: Draft, rs: ReplicaSetView, delay: int) -> bool:
-    """Set or read the scale-down deadline of `rs`; True once it has passed."""
-    if rs.scale_down_deadline is None:
-        d.deadlines[rs.name] = format_time(d.ctx.now + timedelta(seconds=delay))
-        d.wake_in(delay)
-        return delay == 0
-    left = (rs.scale_down_deadline - d.ctx.now).total_seconds()
-    if left > 0:
-        d.wake_in(left)
-    return left <= 0
-
-
 def _aborted_canary_replicas(d: Draft, new: ReplicaSetView) -> int:
     delay = _strategy(d).abort_scale_down_delay_seconds
     if delay == 0:
         return new.replicas  # 0 means: never scale an aborted canary down
-    return 0 if _deadline_passed(d, new, delay) else new.replicas
+    return 0 if d.scale_down_deadline_passed(new, delay) else new.replicas
 
 
 def _reconcile_routed_replicas(d: Draft) -> None:
@@ -152,7 +140,7 @@ def _reconcile_routed_replicas(d: Draft) -> None:
         if rs.replicas == 0:
             continue
         if _promoted(d) and not canary.dynamic_stable_scale:
-            if _deadline_passed(d, rs, canary.scale_down_delay_seconds):
+            if d.scale_down_deadline_passed(rs, canary.scale_down_delay_seconds):
                 d.scale(rs.name, 0)
         else:
             d.scale(rs.name, 0)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from headway.model.rollout import Rollout
 from headway.rollout.plan import Plan, TrafficDecision
-from headway.rollout.replica_sets import SortedReplicaSets
+from headway.rollout.replica_sets import ReplicaSetView, SortedReplicaSets
 from headway.rollout.runs import RunView
 from headway.rollout.timefmt import format_time
 
@@ -149,6 +149,21 @@ class Draft:
 
     def wake_in(self, seconds: float) -> None:
         self.wakes.append(max(0.0, seconds))
+
+    def scale_down_deadline_passed(self, rs: ReplicaSetView, delay: int) -> bool:
+        """Set (first time) or read the scale-down deadline of `rs`; True once it has passed.
+
+        Shared by canary and blue-green: the deadline is `delay` seconds after the first
+        reconcile that asked, and the draft wakes the controller when it falls due.
+        """
+        if rs.scale_down_deadline is None:
+            self.deadlines[rs.name] = format_time(self.ctx.now + timedelta(seconds=delay))
+            self.wake_in(delay)
+            return delay == 0
+        left = (rs.scale_down_deadline - self.ctx.now).total_seconds()
+        if left > 0:
+            self.wake_in(left)
+        return left <= 0
 
     def plan(self) -> Plan:
         status = {k: v for k, v in self.status.items() if v is not None}
