@@ -20,9 +20,10 @@ from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.local.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
+from headway.controllers import app_report as report
 from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
 from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
-from headway.controllers.app_metrics import AppMetrics, AppSample
+from headway.controllers.app_metrics import AppMetrics
 from headway.controllers.app_project import ProjectGuard, load_project
 from headway.controllers.app_refresh import ComparisonCache
 from headway.controllers.app_sources import (
@@ -39,7 +40,12 @@ from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
-from headway.sync.autosync import AutoSyncAction, ResourceState, decide_auto_sync
+from headway.sync.autosync import (
+    AutoSyncAction,
+    AutoSyncDecision,
+    ResourceState,
+    decide_auto_sync,
+)
 from headway.sync.options import SyncOptions, parse_option_items
 from headway.sync.windows import AppTarget, window_decision
 
@@ -201,7 +207,7 @@ class ApplicationController:
         return setup
 
     def _condition(self, kind: str, message: str) -> dict[str, Any]:
-        return {"type": kind, "message": message, "lastTransitionTime": ops.stamp(self._now())}
+        return report.condition(kind, message, self._now())
 
     def _now(self) -> datetime:
         return self._clock.now()
@@ -267,8 +273,10 @@ class ApplicationController:
             status["conditions"] = [self._condition("ComparisonError", str(err))]
             return self._write(raw, status, self._poll, app)
         comparison = self._compare(app, cluster, desired_state, rules)
-        self._fill_status(status, app, raw, comparison, desired_state.revisions)
-        status["conditions"] = self._conditions(comparison, desired_state.warnings)
+        status.update(report.compared_status(raw, comparison, desired_state.revisions, self._now()))
+        status["conditions"] = report.comparison_conditions(
+            comparison, desired_state.warnings, self._now()
+        )
         status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:
             wait = self._step(setup, raw, status, comparison, rules)
@@ -281,38 +289,6 @@ class ApplicationController:
         if reader is None:
             reader = self._live[id(cluster)] = LiveReader(cluster)
         return reader
-
-    def _fill_status(
-        self,
-        status: Obj,
-        app: Application,
-        raw: Obj,
-        comparison: Comparison,
-        revisions: tuple[str, ...],
-    ) -> None:
-        sources = raw_sources(raw)
-        destination = dict((raw.get("spec") or {}).get("destination") or {})
-        compared: dict[str, Any] = {"destination": destination}
-        sync: dict[str, Any] = {"status": comparison.sync_status, "comparedTo": compared}
-        if len(sources) > 1:
-            compared["sources"] = [dict(s) for s in sources]
-            sync["revisions"] = list(revisions)
-        else:
-            compared["source"] = dict(sources[0]) if sources else {}
-            sync["revision"] = revisions[0] if revisions else ""
-        health = comparison.health
-        status["sync"] = sync
-        status["health"] = {"status": str(health.status)}
-        if health.message:
-            status["health"]["message"] = health.message
-        status["resources"] = [r.to_status() for r in comparison.resources]
-        status["reconciledAt"] = ops.stamp(self._now())
-
-    def _conditions(self, comparison: Comparison, warnings: tuple[str, ...]) -> list[Obj]:
-        out = [self._condition("SharedResourceWarning", s) for s in comparison.shared]
-        out += [self._condition("ComparisonWarning", w) for w in warnings]
-        out += [self._condition("IgnoreDifferencesWarning", w) for w in comparison.ignore_warnings]
-        return out
 
     def _orphan_warning(self, setup: Setup, cluster: Cluster) -> list[Obj]:
         """The project's `orphanedResources` with `warn`: Argo CD's OrphanedResourceWarning."""
@@ -405,6 +381,11 @@ class ApplicationController:
             return max(0.0, (decision.at - self._now()).total_seconds())
         if decision.action is not AutoSyncAction.SYNC:
             return self._poll
+        return self._start_automated(setup, status, decision, revisions)
+
+    def _start_automated(
+        self, setup: Setup, status: Obj, decision: AutoSyncDecision, revisions: tuple[str, ...]
+    ) -> float:
         refusal = self._window_refusal(setup, manual=False)
         if refusal is not None:
             self._event(setup.raw, "SyncWindowBlocked", f"automated sync skipped: {refusal}")
@@ -442,11 +423,12 @@ class ApplicationController:
         watcher of Applications, this controller included."""
         meta = raw["metadata"]
         old = raw.get("status") or {}
-        status["conditions"] = _keep_transition_times(
+        status["conditions"] = report.keep_transition_times(
             old.get("conditions") or [], status.get("conditions") or []
         )
-        if _without_stamps(old) == _without_stamps(status):
-            self._observe(raw, status, app)
+        project = app.spec.project if app else ""
+        self.metrics.observe(report.metrics_sample(raw, status, project))
+        if report.without_stamps(old) == report.without_stamps(status):
             return wait
         try:
             self._store.patch_status(
@@ -454,42 +436,7 @@ class ApplicationController:
             )
         except NotFound:
             return self._poll
-        self._observe(raw, status, app)
         return wait
-
-    def _observe(self, raw: Obj, status: Obj, app: Application | None) -> None:
-        meta = raw["metadata"]
-        exhausted = any(
-            c.get("type") == "SyncError" and "retry budget spent" in str(c.get("message"))
-            for c in status.get("conditions") or []
-        )
-        self.metrics.observe(
-            AppSample(
-                name=str(meta["name"]),
-                namespace=str(meta.get("namespace") or ""),
-                project=app.spec.project if app else "",
-                sync_status=str((status.get("sync") or {}).get("status") or "Unknown"),
-                health_status=str((status.get("health") or {}).get("status") or "Unknown"),
-                operation=str((status.get("operationState") or {}).get("phase") or ""),
-                budget_exhausted=exhausted,
-            )
-        )
-
-
-def _without_stamps(status: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in status.items() if k != "reconciledAt"}
-
-
-def _keep_transition_times(
-    old: list[dict[str, Any]], new: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """A condition that was already there keeps the time it first appeared."""
-    seen = {(c.get("type"), c.get("message")): c.get("lastTransitionTime") for c in old}
-    out = []
-    for condition in new:
-        since = seen.get((condition.get("type"), condition.get("message")))
-        out.append({**condition, "lastTransitionTime": since} if since else condition)
-    return out
 
 
 def _where(raw: Mapping[str, Any]) -> str:

@@ -1,0 +1,93 @@
+"""The Application's status as Argo CD shapes it, from a comparison; and what the metrics
+see of it. Purely computational."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from headway.controllers.app_metrics import AppSample
+from headway.controllers.app_operations import stamp
+from headway.controllers.app_sources import raw_sources
+from headway.controllers.app_status import Comparison
+
+__all__ = [
+    "compared_status",
+    "comparison_conditions",
+    "condition",
+    "keep_transition_times",
+    "metrics_sample",
+    "without_stamps",
+]
+
+Obj = dict[str, Any]
+
+
+def condition(kind: str, message: str, now: datetime) -> Obj:
+    return {"type": kind, "message": message, "lastTransitionTime": stamp(now)}
+
+
+def compared_status(
+    raw: Mapping[str, Any], comparison: Comparison, revisions: Sequence[str], now: datetime
+) -> Obj:
+    """`sync`, `health`, `resources` and `reconciledAt`."""
+    sources = raw_sources(raw)
+    destination = dict((raw.get("spec") or {}).get("destination") or {})
+    compared: Obj = {"destination": destination}
+    sync: Obj = {"status": comparison.sync_status, "comparedTo": compared}
+    if len(sources) > 1:
+        compared["sources"] = [dict(s) for s in sources]
+        sync["revisions"] = list(revisions)
+    else:
+        compared["source"] = dict(sources[0]) if sources else {}
+        sync["revision"] = revisions[0] if revisions else ""
+    health: Obj = {"status": str(comparison.health.status)}
+    if comparison.health.message:
+        health["message"] = comparison.health.message
+    return {
+        "sync": sync,
+        "health": health,
+        "resources": [r.to_status() for r in comparison.resources],
+        "reconciledAt": stamp(now),
+    }
+
+
+def comparison_conditions(
+    comparison: Comparison, render_warnings: Sequence[str], now: datetime
+) -> list[Obj]:
+    out = [condition("SharedResourceWarning", s, now) for s in comparison.shared]
+    out += [condition("ComparisonWarning", w, now) for w in render_warnings]
+    out += [condition("IgnoreDifferencesWarning", w, now) for w in comparison.ignore_warnings]
+    return out
+
+
+def without_stamps(status: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in status.items() if k != "reconciledAt"}
+
+
+def keep_transition_times(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:
+    """A condition that was already there keeps the time it first appeared."""
+    seen = {(c.get("type"), c.get("message")): c.get("lastTransitionTime") for c in old}
+    out = []
+    for item in new:
+        since = seen.get((item.get("type"), item.get("message")))
+        out.append({**item, "lastTransitionTime": since} if since else item)
+    return out
+
+
+def metrics_sample(raw: Mapping[str, Any], status: Mapping[str, Any], project: str) -> AppSample:
+    meta = raw["metadata"]
+    exhausted = any(
+        c.get("type") == "SyncError" and "retry budget spent" in str(c.get("message"))
+        for c in status.get("conditions") or []
+    )
+    return AppSample(
+        name=str(meta["name"]),
+        namespace=str(meta.get("namespace") or ""),
+        project=project,
+        sync_status=str((status.get("sync") or {}).get("status") or "Unknown"),
+        health_status=str((status.get("health") or {}).get("status") or "Unknown"),
+        operation=str((status.get("operationState") or {}).get("phase") or ""),
+        budget_exhausted=exhausted,
+    )
