@@ -14,27 +14,43 @@ def names(plan_tasks: object) -> list[str]:
     return [str(t.key) for t in plan_tasks]  # type: ignore[attr-defined]
 
 
-def test_kind_table_is_gitops_engines() -> None:
-    assert list(KIND_ORDER)[:14] == [
-        "Namespace",
-        "NetworkPolicy",
-        "ResourceQuota",
-        "LimitRange",
-        "PodSecurityPolicy",
-        "PodDisruptionBudget",
-        "ServiceAccount",
-        "Secret",
-        "SecretList",
-        "ConfigMap",
-        "StorageClass",
-        "PersistentVolume",
-        "PersistentVolumeClaim",
-        "CustomResourceDefinition",
-    ]
-    assert list(KIND_ORDER)[-4:] == ["CronJob", "IngressClass", "Ingress", "APIService"]
-    assert len(KIND_ORDER) == 35
-    assert kind_rank("Service") < kind_rank("Deployment") < kind_rank("HorizontalPodAutoscaler")
-    assert kind_rank("Rollout") > kind_rank("APIService")  # custom kinds go last
+# Facts the kind table must satisfy, stated independently of it: Argo CD's sync-waves page
+# says that within a wave Namespaces come first, then the other Kubernetes kinds, then custom
+# resources; Helm's install order (which gitops-engine takes over) exists so that what a
+# resource refers to is applied before it. Each pair is (applied first, applied after).
+DEPENDENCIES = [
+    ("ResourceQuota", "Pod"),  # a quota must exist before the pods it limits
+    ("LimitRange", "Pod"),
+    ("ServiceAccount", "Deployment"),  # pods name their service account
+    ("Secret", "Deployment"),  # ... and mount secrets and config maps
+    ("ConfigMap", "Deployment"),
+    ("StorageClass", "PersistentVolumeClaim"),  # a claim names its class
+    ("PersistentVolume", "PersistentVolumeClaim"),
+    ("PersistentVolumeClaim", "StatefulSet"),
+    ("ClusterRole", "ClusterRoleBinding"),  # a binding refers to its role
+    ("Role", "RoleBinding"),
+    ("Service", "Deployment"),  # Helm starts services before the workloads behind them
+    ("Deployment", "HorizontalPodAutoscaler"),  # an HPA targets an existing workload
+    ("Service", "Ingress"),  # an Ingress routes to a Service
+    ("IngressClass", "Ingress"),  # ... through its class
+]
+
+
+def test_namespaces_come_before_every_other_known_kind() -> None:
+    later = [kind for kind in KIND_ORDER if kind != "Namespace"]
+    assert later, "the kind table lists more than Namespace"
+    assert all(kind_rank("Namespace") < kind_rank(kind) for kind in later)
+
+
+def test_what_a_resource_refers_to_is_applied_before_it() -> None:
+    wrong = [(a, b) for a, b in DEPENDENCIES if not kind_rank(a) < kind_rank(b)]
+    assert wrong == []
+
+
+def test_custom_kinds_go_after_every_known_kind_and_tie_among_themselves() -> None:
+    last_known = max(kind_rank(kind) for kind in ("APIService", "Ingress", "Namespace", "Job"))
+    assert kind_rank("Rollout") > last_known
+    assert kind_rank("Rollout") == kind_rank("Widget")
 
 
 def test_same_wave_sorts_by_kind_then_name() -> None:
