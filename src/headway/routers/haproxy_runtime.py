@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from headway.cluster.local.processes import dies_with_this_process
 from headway.routers.haproxy_config import HAProxyLayout
 from headway.routers.protocol import RouterError
 
@@ -112,6 +113,8 @@ class HAProxyProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=stderr,
+                # A killed Headway must not leave HAProxy holding its ports.
+                preexec_fn=dies_with_this_process(),  # noqa: PLW1509 - prctl only, no locks
             )
         self._layout.pid_file.write_text(f"{self._process.pid}\n")
         await self._wait_until_listening(log)

@@ -25,6 +25,7 @@ from pathlib import Path
 __all__ = [
     "RUNTIME_ID_ENV",
     "ProcessHandle",
+    "dies_with_this_process",
     "exit_code_of",
     "find_marked_processes",
     "kill_marked_processes",
@@ -60,6 +61,11 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
             os._exit(1)
 
     return hook
+
+
+def dies_with_this_process() -> Callable[[], None]:
+    """A `preexec_fn` for any child that must never outlive the process starting it."""
+    return _die_with_parent(os.getpid())
 
 
 def exit_code_of(returncode: int) -> int:

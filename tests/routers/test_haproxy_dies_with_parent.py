@@ -1,0 +1,61 @@
+"""HAProxy must never outlive the Headway process that started it, even one killed with -9."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_program
+
+pytestmark = pytest.mark.haproxy
+
+_STARTER = """
+import asyncio, sys
+from pathlib import Path
+from headway.routers.haproxy import HAProxyRouter
+
+async def main() -> None:
+    router = HAProxyRouter(work_dir=Path(sys.argv[1]), binary=sys.argv[2])
+    await router.start()
+    print(router.pid, flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_haproxy_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
+    binary = require_program("haproxy")
+    starter = subprocess.Popen(
+        [sys.executable, "-c", _STARTER, str(tmp_path / "h"), binary],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert starter.stdout is not None
+        haproxy_pid = int(starter.stdout.readline())
+        assert _alive(haproxy_pid)
+        os.kill(starter.pid, signal.SIGKILL)
+        starter.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while _alive(haproxy_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(haproxy_pid), "HAProxy outlived the process that started it"
+    finally:
+        if starter.poll() is None:
+            starter.kill()
+            starter.wait()
