@@ -217,3 +217,58 @@ def test_orphaned_resource_warning_when_the_project_asks_for_it(
     h.step("shop")
     status = h.status("shop")
     assert not [c for c in status["conditions"] if c["type"] == "OrphanedResourceWarning"]
+
+
+def _deny_one_to_two(h: Any, *, overrun: bool) -> None:
+    window = {"kind": "deny", "schedule": "0 1 * * *", "duration": "1h", "applications": ["*"]}
+    window["syncOverrun"] = overrun
+    h.store.apply(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AppProject",
+            "metadata": {"name": "default", "namespace": APPS_NS},
+            "spec": {
+                "sourceRepos": ["*"],
+                "destinations": [{"server": "*", "namespace": "*"}],
+                "syncWindows": [window],
+            },
+        },
+        field_manager="admin",
+    )
+
+
+def test_a_deny_window_opening_holds_a_running_sync_until_it_closes(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from app_harness import hook_job
+
+    files = {"app/all.yaml": manifests(hook_job("m", "PreSync"), config_map("settings"))}
+    h = make_harness(tmp_path, clock, files)
+    _deny_one_to_two(h, overrun=False)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h.run("shop", lambda s: "waiting: Job/m" in message(s))  # started at 00:00, allowed
+    clock.advance(3630)  # 01:00:30, inside the deny window
+    h.finish_job("m")
+    status = h.run("shop", lambda s: "blocked by sync window" in message(s))
+    assert message(status).startswith("Sync operation blocked by sync window: blocked by deny")
+    h.step("shop")
+    assert not h.exists("ConfigMap", "settings")
+    clock.advance(3600)  # 02:00:30, the window has closed
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    assert h.exists("ConfigMap", "settings")
+
+
+def test_sync_overrun_lets_a_running_sync_finish_inside_a_deny_window(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from app_harness import hook_job
+
+    files = {"app/all.yaml": manifests(hook_job("m", "PreSync"), config_map("settings"))}
+    h = make_harness(tmp_path, clock, files)
+    _deny_one_to_two(h, overrun=True)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h.run("shop", lambda s: "waiting: Job/m" in message(s))
+    clock.advance(3630)
+    h.finish_job("m")
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    assert h.exists("ConfigMap", "settings")

@@ -237,7 +237,11 @@ class ApplicationController:
         setup.raw = raw
         return raw, state
 
-    def _window_refusal(self, setup: Setup, *, manual: bool) -> str | None:
+    def _window_refusal(
+        self, setup: Setup, *, manual: bool, started_at: datetime | None = None
+    ) -> str | None:
+        """Why the project's sync windows forbid syncing now; `started_at` for an operation
+        already running (which `syncOverrun` lets finish)."""
         assert setup.app is not None and setup.guard is not None
         destination = setup.app.spec.destination
         target = AppTarget(
@@ -247,7 +251,9 @@ class ApplicationController:
             cluster_name=setup.guard.cluster_name,
         )
         windows = setup.guard.project.spec.sync_windows
-        decision = window_decision(self._now(), windows, app=target, manual=manual)
+        decision = window_decision(
+            self._now(), windows, app=target, manual=manual, operation_started_at=started_at
+        )
         return None if decision.allowed else decision.reason
 
     # -- compare and act ----------------------------------------------------------------------
@@ -279,7 +285,7 @@ class ApplicationController:
         )
         status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:
-            wait = self._step(setup, raw, status, comparison, rules)
+            wait = self._step_unless_window_closed(setup, raw, status, comparison, rules)
         else:
             wait = self._auto_sync(setup, status, comparison, desired_state.revisions)
         return self._write(raw, status, wait, app)
@@ -312,6 +318,25 @@ class ApplicationController:
             for o in ((state.get("operation") or {}).get("sync") or {}).get("syncOptions") or []
         ]
         return parse_option_items(items).options
+
+    def _step_unless_window_closed(
+        self, setup: Setup, raw: Obj, status: Obj, comparison: Comparison, rules: Any
+    ) -> float:
+        """A deny window opening (or an allow window closing) holds a running operation
+        between units, unless the windows allow overrun; it resumes when syncing is allowed."""
+        state = status["operationState"]
+        automated = bool(((state.get("operation") or {}).get("initiatedBy") or {}).get("automated"))
+        refusal = None
+        if state.get("phase") != "Terminating":
+            started = ops.parse_stamp(state.get("startedAt"))
+            refusal = self._window_refusal(setup, manual=not automated, started_at=started)
+        if refusal is None:
+            return self._step(setup, raw, status, comparison, rules)
+        status["operationState"] = {
+            **state,
+            "message": f"Sync operation blocked by sync window: {refusal}",
+        }
+        return min(self._poll, 60.0)
 
     def _step(
         self, setup: Setup, raw: Obj, status: Obj, comparison: Comparison, rules: Any
