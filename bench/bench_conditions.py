@@ -11,10 +11,10 @@ any machine because all four are measured in the same process.
 from __future__ import annotations
 
 import math
-import timeit
 from collections.abc import Callable
 from typing import Any
 
+from _timing import per_call_us
 from headway.expr import compile_condition
 
 CASES: list[tuple[str, Callable[[Any], bool], Any]] = [
@@ -31,12 +31,7 @@ CASES: list[tuple[str, Callable[[Any], bool], Any]] = [
 ]
 
 
-def _per_call_us(fn: Callable[[], object], budget_s: float = 0.25) -> float:
-    """Best-of-5 microseconds per call, each round sized to take about `budget_s / 5`."""
-    timer = timeit.Timer(fn)
-    number, elapsed = timer.autorange()
-    rounds = max(1, int(number * (budget_s / 5) / max(elapsed, 1e-9)))
-    return min(timer.repeat(repeat=5, number=rounds)) / rounds * 1e6
+BUDGET_S = 0.25  # seconds per measured call site
 
 
 def main() -> None:
@@ -47,10 +42,10 @@ def main() -> None:
         program = compile_condition(text)
         env = {"result": result}
         assert program.evaluate(env) == native(result), text
-        compile_us = _per_call_us(lambda t=text: compile_condition(t))
-        eval_us = _per_call_us(lambda p=program, e=env: p.evaluate(e))
-        both_us = _per_call_us(lambda t=text, e=env: compile_condition(t).evaluate(e))
-        python_us = _per_call_us(lambda f=native, r=result: f(r))
+        compile_us = per_call_us(lambda t=text: compile_condition(t), BUDGET_S)
+        eval_us = per_call_us(lambda p=program, e=env: p.evaluate(e), BUDGET_S)
+        both_us = per_call_us(lambda t=text, e=env: compile_condition(t).evaluate(e), BUDGET_S)
+        python_us = per_call_us(lambda f=native, r=result: f(r), BUDGET_S)
         print(
             f"{text:<52} {compile_us:>8.1f}µ {eval_us:>7.2f}µ {both_us:>8.1f}µ {python_us:>7.3f}µ"
             f" {both_us / eval_us:>9.0f}x {eval_us / python_us:>11.1f}x"

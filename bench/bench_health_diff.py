@@ -13,10 +13,9 @@ fresh sandboxed interpreter was 9-30x the built-in check, and a modified Deploym
 from __future__ import annotations
 
 import copy
-import timeit
-from collections.abc import Callable
 from typing import Any
 
+from _timing import per_call_us
 from headway.diff import compile_rules, diff_resource
 from headway.health import assess
 from headway.health.lua_script import run_health_script
@@ -65,16 +64,12 @@ DEPLOYMENT: dict[str, Any] = {
 }
 
 
-def _per_call_us(fn: Callable[[], object], budget_s: float = 0.3) -> float:
-    timer = timeit.Timer(fn)
-    number, elapsed = timer.autorange()
-    rounds = max(1, int(number * (budget_s / 5) / max(elapsed, 1e-9)))
-    return min(timer.repeat(repeat=5, number=rounds)) / rounds * 1e6
+BUDGET_S = 0.3  # seconds per measured call site
 
 
 def main() -> None:
-    builtin_us = _per_call_us(lambda: assess(ROLLOUT))
-    lua_us = _per_call_us(lambda: run_health_script(PHASE_SCRIPT, ROLLOUT))
+    builtin_us = per_call_us(lambda: assess(ROLLOUT), BUDGET_S)
+    lua_us = per_call_us(lambda: run_health_script(PHASE_SCRIPT, ROLLOUT), BUDGET_S)
     print(
         f"health  built-in Rollout {builtin_us:8.2f}µs   Lua script {lua_us:8.1f}µs"
         f"   Lua/built-in {lua_us / builtin_us:6.0f}x"
@@ -95,9 +90,9 @@ def main() -> None:
             )
         ]
     )
-    equal_us = _per_call_us(lambda: live == DEPLOYMENT)
-    plain_us = _per_call_us(lambda: diff_resource(DEPLOYMENT, live))
-    ruled_us = _per_call_us(lambda: diff_resource(DEPLOYMENT, live, rules))
+    equal_us = per_call_us(lambda: live == DEPLOYMENT, BUDGET_S)
+    plain_us = per_call_us(lambda: diff_resource(DEPLOYMENT, live), BUDGET_S)
+    ruled_us = per_call_us(lambda: diff_resource(DEPLOYMENT, live, rules), BUDGET_S)
     print(
         f"diff    dict ==          {equal_us:8.2f}µs   diff {plain_us:8.1f}µs"
         f"   with 2 rules {ruled_us:8.1f}µs   diff/== {plain_us / equal_us:6.0f}x"
