@@ -228,3 +228,35 @@ def test_an_ignore_differences_entry_that_matches_nothing_is_a_warning_condition
     ]
     assert len(warnings) == 1
     assert "did you forget group?" in warnings[0]["message"]
+
+
+def test_manual_sync_with_retry_limit_retries_inside_the_operation(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app", namespace="later"))
+    request_sync(h, "shop", prune=False)
+    app = h.app("shop")
+    operation = {**app["operation"], "retry": {"limit": 2, "backoff": {"duration": "10s"}}}
+    h.store.apply(
+        {
+            "apiVersion": app["apiVersion"],
+            "kind": "Application",
+            "metadata": {"name": "shop", "namespace": APPS_NS},
+            "operation": operation,
+        },
+        field_manager="cli",
+    )
+    status = h.run("shop", lambda s: "Retrying attempt #1" in message(s))
+    assert phase(status) == "Running" and "namespace 'later' not found" in message(status)
+    clock.advance(5)
+    h.step("shop")
+    assert h.operation("shop")["retryCount"] == 1 and not h.exists("ConfigMap", "a", "later")
+    h.store.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "later"}},
+        field_manager="admin",
+    )
+    clock.advance(5)
+    status = h.run("shop", lambda s: phase(s) == "Succeeded")
+    assert status["operationState"]["retryCount"] == 1
+    assert [e["phase"] for e in status["history"]] == ["Succeeded"]

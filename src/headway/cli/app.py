@@ -158,6 +158,9 @@ def sync_app(
         list[str] | None, typer.Option("--resource", help="Only KIND/NAME (repeatable).")
     ] = None,
     revision: Annotated[str, typer.Option("--revision", help="Sync to this revision.")] = "",
+    retry_limit: Annotated[
+        int, typer.Option("--retry-limit", help="Retry a failed sync this many times.")
+    ] = 0,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the operation to end.")] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds for --wait.")] = 300.0,
     state_dir: StateDir = DEFAULT_STATE,
@@ -175,6 +178,7 @@ def sync_app(
             prune=prune,
             dry_run=dry_run,
             resources=selected,
+            retry_limit=retry_limit,
         )
         _write_operation(store, app, operation)
         typer.echo(f"sync of {name} requested")

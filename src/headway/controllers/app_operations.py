@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from headway.model.application import Backoff
+from headway.model.durations import parse_duration
 from headway.sync.autosync import LastOperation
+from headway.sync.retry import DEFAULT_BACKOFF, retries_remain, retry_delay
 
 __all__ = [
     "CONFIRM_PRUNE_ANNOTATION",
@@ -22,6 +25,8 @@ __all__ = [
     "new_operation_state",
     "pin_revisions",
     "prune_confirmed",
+    "retry_after_failure",
+    "retry_wait",
     "sync_operation",
 ]
 
@@ -53,6 +58,7 @@ def sync_operation(
     dry_run: bool = False,
     resources: Sequence[Mapping[str, str]] = (),
     self_heal_attempts: int = 0,
+    retry_limit: int = 0,
 ) -> dict[str, Any]:
     """An `operation` object as Argo CD writes it on the Application."""
     sync: dict[str, Any] = {"prune": prune}
@@ -67,7 +73,10 @@ def sync_operation(
     if self_heal_attempts:
         sync["selfHealAttemptsCount"] = self_heal_attempts
     who = {"automated": True} if automated else {"username": initiated_by}
-    return {"sync": sync, "initiatedBy": who}
+    operation: dict[str, Any] = {"sync": sync, "initiatedBy": who}
+    if retry_limit:
+        operation["retry"] = {"limit": retry_limit}
+    return operation
 
 
 def new_operation_state(
@@ -173,3 +182,47 @@ def append_history(
         entry["dryRun"] = True
     out = [dict(h) for h in history] + [entry]
     return out[-limit:] if limit > 0 else out
+
+
+def _backoff(raw: Mapping[str, Any]) -> Backoff:
+    try:
+        return Backoff(
+            duration=parse_duration(raw.get("duration", "5s")),
+            factor=int(raw.get("factor", 2)),
+            max_duration=parse_duration(raw.get("maxDuration", "3m")),
+        )
+    except (ValueError, TypeError):
+        return DEFAULT_BACKOFF
+
+
+def retry_after_failure(
+    state: Mapping[str, Any], now: datetime
+) -> tuple[dict[str, Any], float] | None:
+    """Argo CD's in-operation retry (`operation.retry`, e.g. `sync --retry-limit 3`): a
+    failed operation runs again from the start after the back-off, `retryCount` + 1; with
+    `refresh` it re-resolves the revision. None when no retry is left."""
+    retry = (state.get("operation") or {}).get("retry") or {}
+    limit = int(retry.get("limit") or 0)
+    count = int(state.get("retryCount") or 0)
+    if state.get("phase") != "Failed" or limit == 0 or not retries_remain(count, limit):
+        return None
+    delay = retry_delay(count, _backoff(retry.get("backoff") or {})).total_seconds()
+    at = stamp(now + timedelta(seconds=delay))
+    dropped = ("wave", "dryRunDone", "syncFailHooksRun", "finishedAt")
+    again = {k: v for k, v in state.items() if k not in dropped}
+    again.update(phase="Running", retryCount=count + 1, retryAt=at)
+    again["message"] = f"Retrying attempt #{count + 1} at {at}: {state.get('message')}"
+    again["operationId"] = uuid.uuid4().hex
+    again["syncResult"] = {**(state.get("syncResult") or {}), "resources": []}
+    if retry.get("refresh"):
+        operation = dict(state.get("operation") or {})
+        sync = {k: v for k, v in (operation.get("sync") or {}).items() if k != "revision"}
+        again["operation"] = {**operation, "sync": sync}
+        again["syncResult"] = {"revision": "", "revisions": [], "resources": []}
+    return again, delay
+
+
+def retry_wait(state: Mapping[str, Any], now: datetime) -> float:
+    """Seconds until a retrying operation may run again (0 when it may now)."""
+    at = parse_stamp(state.get("retryAt"))
+    return 0.0 if at is None else max(0.0, (at - now).total_seconds())

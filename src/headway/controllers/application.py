@@ -344,6 +344,9 @@ class ApplicationController:
         app, cluster, guard = setup.app, setup.cluster, setup.guard
         assert app is not None and cluster is not None and guard is not None
         state = status["operationState"]
+        wait = ops.retry_wait(state, self._now())
+        if wait > 0:
+            return wait
         outcome = step_operation(
             ExecutorInput(
                 cluster=cluster,
@@ -368,6 +371,10 @@ class ApplicationController:
             )
         )
         status["operationState"] = outcome.state
+        retry = ops.retry_after_failure(outcome.state, self._now()) if outcome.finished else None
+        if retry is not None:
+            status["operationState"], delay = retry
+            return delay
         if outcome.finished:
             status["history"] = ops.append_history(
                 status.get("history") or [],
