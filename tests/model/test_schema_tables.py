@@ -63,3 +63,16 @@ def test_many_tables_are_covered() -> None:
 )
 def test_snake_case(name: str, snake: str) -> None:
     assert s.snake_case(name) == snake
+
+
+def test_set_fields_names_the_set_members_in_the_order_asked() -> None:
+    @dataclasses.dataclass(frozen=True)
+    class Union:
+        set_weight: int | None
+        pause: dict[str, str] | None
+        analysis: dict[str, str] | None
+
+    view = Union(set_weight=None, pause={}, analysis={"templates": "x"})
+    assert s.set_fields(view, ("setWeight", "pause", "analysis")) == ("pause", "analysis")
+    assert s.set_fields(view, ("analysis", "pause")) == ("analysis", "pause")
+    assert s.set_fields(Union(None, None, None), ("setWeight", "pause")) == ()

@@ -84,10 +84,7 @@ class MetricProvider:
     @property
     def kind(self) -> str:
         """The provider's field name (`prometheus`, `web`, `plugin`, ...)."""
-        for name in PROVIDER_FIELDS:
-            if getattr(self, s.snake_case(name)) is not None:
-                return name
-        return ""
+        return next(iter(s.set_fields(self, PROVIDER_FIELDS)), "")
 
 
 def _exactly_one_provider(provider: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:

@@ -133,10 +133,7 @@ class CanaryStep:
     @property
     def kind(self) -> str:
         """Which step this is, by its field name (`setWeight`, `pause`, ...)."""
-        for name in STEP_KINDS:
-            if getattr(self, s.snake_case(name)) is not None:
-                return name
-        return ""
+        return next(iter(s.set_fields(self, STEP_KINDS)), "")
 
 
 # ---- checks -------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ __all__ = [
     "Schema",
     "build_view",
     "describe",
+    "set_fields",
     "snake_case",
     "validate_object",
 ]
@@ -282,6 +283,15 @@ def snake_case(name: str) -> str:
     """`jqPathExpressions` -> `jq_path_expressions`, `repoURL` -> `repo_url`."""
     name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+
+
+def set_fields(view: object, names: Sequence[str]) -> tuple[str, ...]:
+    """The JSON names among `names` (in that order) whose attribute on a built view is set.
+
+    For views whose fields form a union (a metric's provider, a canary step, the traffic
+    routers): which members the manifest chose.
+    """
+    return tuple(name for name in names if getattr(view, snake_case(name)) is not None)
 
 
 @dataclass(frozen=True)

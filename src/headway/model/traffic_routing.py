@@ -35,7 +35,7 @@ class TrafficRouting:
     @property
     def routers(self) -> tuple[str, ...]:
         """Configured routers by field name, plugins as `plugin:<name>`."""
-        named = tuple(f for f in ROUTER_FIELDS if getattr(self, s.snake_case(f)) is not None)
+        named = s.set_fields(self, ROUTER_FIELDS)
         return named + tuple(f"plugin:{name}" for name in self.plugins)
 
 
