@@ -149,6 +149,17 @@ def test_policy_per_application(
     assert harness.condition()["reason"] == ("GitReverted" if reverts else "GitRevertDisabled")
 
 
+def test_an_abort_without_a_revision_yet_records_nothing(harness: Harness, work: WorkRepo) -> None:
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    status = dict(harness.rollout()["status"], currentPodHash="")
+    harness.cluster.patch_status("argoproj.io/v1alpha1", "Rollout", "web", NS, status)
+    harness.step()
+    assert len(work.log()) == 3
+    assert "headway.dev/git-convergence" not in (
+        harness.rollout()["metadata"].get("annotations") or {}
+    )
+
+
 def test_a_rollout_that_is_not_aborted_is_left_alone(harness: Harness, work: WorkRepo) -> None:
     harness.abort(stable="shop/web:v2", failed="shop/web:v3")
     status = dict(harness.rollout()["status"], abort=False, phase="Paused", message="")

@@ -126,6 +126,8 @@ class ConvergenceController:
         if not is_aborted(rollout):
             return None
         pod_hash = str((rollout.get("status") or {}).get("currentPodHash") or "")
+        if not pod_hash:
+            return None  # the abort is not fully written yet; its status update wakes us
         recorded = read_state(rollout)
         if recorded is not None and recorded.pod_hash == pod_hash:
             return None  # this failed revision was handled already
