@@ -34,14 +34,23 @@ def _mid(index: int, steps: list[dict[str, Any]] = STEPS, **status: Any) -> dict
 def test_basic_canary_counts_approximate_the_weight(
     weight: int, replicas: int, canary: int, stable: int
 ) -> None:
+    """From all-stable, reconciles (pods ready at once) settle on the approximated split."""
     steps = [{"setWeight": weight}, {"pause": {}}]
     obj = rollout_obj(
         replicas=replicas, canary={"steps": steps, "maxSurge": 1, "maxUnavailable": 0}
     )
     obj["status"] = mid_update_status(obj, index=0)
-    sets = [rs("old", stable, revision=1), rs("new", canary, revision=2)]
-    plan = decide_with(obj, sets)
-    assert plan.scales["web-new"] == canary and plan.scales["web-old"] == stable
+    counts = {"old": replicas, "new": 0}
+    for _ in range(2 * replicas + 2):
+        sets = [rs("old", counts["old"], revision=1), rs("new", counts["new"], revision=2)]
+        plan = decide_with(obj, sets)
+        obj["status"] = plan.status
+        after = {h: plan.scales.get(f"web-{h}", n) for h, n in counts.items()}
+        if after == counts:
+            break
+        counts = after
+    assert counts == {"new": canary, "old": stable}
+    assert obj["status"]["currentStepIndex"] == 1  # the setWeight step completed
 
 
 def test_set_weight_step_completes_when_counts_are_reached() -> None:
