@@ -1,0 +1,216 @@
+"""The stage the end-to-end rollout tests play on: the local runtime (real processes of
+examples/app, the local mesh realizing Istio VirtualServices), the controllers `headway serve`
+runs (Rollout, AnalysisRun, optionally all of them), and a bounded loop of real requests.
+
+    async with Stage.open(tmp_path) as stage:
+        stage.apply(*manifests)
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from headway.cli.serve import (
+    AnalysisRunSteps,
+    ControllerFactory,
+    ServeContext,
+    build_manager,
+)
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.runtime import Runtime
+from headway.cluster.protocol import Obj
+from headway.controllers.manager import StepController
+from headway.controllers.rollout import RolloutController
+from headway.routers.mesh_planes import RouterPlanes
+
+API = "argoproj.io/v1alpha1"
+ISTIO = "networking.istio.io/v1beta1"
+APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"
+IMAGE = "headway-demo/app"
+
+
+def _rollouts(ctx: ServeContext) -> Iterable[StepController]:
+    return [RolloutController(ctx.cluster, ctx.clock)]
+
+
+def _analysis(ctx: ServeContext) -> Iterable[StepController]:
+    return [AnalysisRunSteps(ctx)]
+
+
+ROLLOUT_AND_ANALYSIS: Sequence[ControllerFactory] = (_rollouts, _analysis)
+
+
+def runtime_config(path: Path) -> Path:
+    path.write_text(
+        f"images:\n  {IMAGE}:\n    command: [{sys.executable!r}, {str(APP)!r}]\n"
+        "    versionFromTag: true\n"
+    )
+    return path
+
+
+@dataclass
+class Traffic:
+    """What the request loop saw: the answering version (or `error`/`503`...) per request."""
+
+    answers: list[tuple[str, int]] = field(default_factory=list)
+
+    def since(self, mark: int) -> Counter[str]:
+        return Counter(version for version, _ in self.answers[mark:])
+
+    def codes_since(self, mark: int) -> Counter[int]:
+        return Counter(code for _, code in self.answers[mark:])
+
+
+async def request_versions(
+    address: str, count: int, headers: dict[str, str] | None = None
+) -> Counter[str]:
+    """`count` real requests to `address`; the versions that answered 200 (else `error`)."""
+    seen: Counter[str] = Counter()
+    async with httpx2.AsyncClient(timeout=5) as client:
+        for _ in range(count):
+            response = await client.get(f"http://{address}/", headers=headers or {})
+            seen[response.text.split()[0] if response.status_code == 200 else "error"] += 1
+    return seen
+
+
+class Stage:
+    def __init__(self, runtime: Runtime, tmp_path: Path) -> None:
+        self.runtime = runtime
+        self.cluster = runtime.cluster
+        self.state_dir = runtime.paths.state_dir
+        self.tmp_path = tmp_path
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stop = asyncio.Event()
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        tmp_path: Path,
+        *,
+        controllers: Sequence[ControllerFactory] | None = ROLLOUT_AND_ANALYSIS,
+        options: dict[str, Any] | None = None,
+    ) -> AsyncIterator[Stage]:
+        """The runtime, then (once its runtime.json names the metrics address) the controllers
+        in this process; `controllers=None` leaves them to a `headway serve` process."""
+        state = tmp_path / "state"
+        clock = SystemClock()
+        runtime = Runtime(
+            state_dir=state,
+            clock=clock,
+            config_path=runtime_config(tmp_path / "headway-runtime.yaml"),
+            shutdown_grace_seconds=3.0,
+            data_planes=RouterPlanes(),
+        )
+        stage = cls(runtime, tmp_path)
+        started = asyncio.Event()
+        stage._tasks.append(asyncio.create_task(runtime.run(stage._stop, ready=started.set)))
+        try:
+            await asyncio.wait_for(started.wait(), timeout=15)
+            async with httpx2.AsyncClient() as http:
+                if controllers is not None:
+                    ctx = ServeContext(
+                        runtime.cluster, clock, http, {"state_dir": str(state), **(options or {})}
+                    )
+                    manager = build_manager(ctx, controllers, resync=5.0)
+                    stage._tasks.append(asyncio.create_task(manager.run(stage._stop)))
+                yield stage
+        finally:
+            stage._stop.set()
+            await asyncio.wait_for(asyncio.gather(*stage._tasks), timeout=30)
+
+    def apply(self, *objects: Obj) -> None:
+        for obj in objects:
+            self.cluster.apply(obj, field_manager="e2e")
+
+    def get(self, api: str, kind: str, name: str) -> Obj | None:
+        try:
+            return self.cluster.get(api, kind, name, "default")
+        except NotFound:
+            return None
+
+    def rollout_status(self, name: str = "web") -> dict[str, Any]:
+        rollout = self.get(API, "Rollout", name)
+        return dict((rollout or {}).get("status") or {})
+
+    def rollout_phase(self, name: str = "web") -> str:
+        return str(self.rollout_status(name).get("phase") or "")
+
+    def analysis_runs(self) -> list[Obj]:
+        runs = self.cluster.list(API, "AnalysisRun", namespace="default")
+        return sorted(runs, key=lambda run: str(run["metadata"]["creationTimestamp"]))
+
+    def vs_weights(self, name: str = "web") -> list[int]:
+        """The weights of the VirtualService's first route, in order (stable, canary)."""
+        vs = self.get(ISTIO, "VirtualService", name) or {}
+        http = (vs.get("spec") or {}).get("http") or [{}]
+        return [int(dest.get("weight") or 0) for dest in http[0].get("route") or []]
+
+    def pods_of(self, version: str) -> list[Obj]:
+        """The Pods running `IMAGE:version`."""
+        pods = self.cluster.list("v1", "Pod", namespace="default")
+        image = f"{IMAGE}:{version}"
+        return [pod for pod in pods if pod["spec"]["containers"][0]["image"] == image]
+
+    def vs_address(self, name: str = "web") -> str:
+        vs = self.get(ISTIO, "VirtualService", name) or {}
+        return str((vs.get("metadata", {}).get("annotations") or {}).get("headway.dev/address", ""))
+
+    def pod_hash_of(self, name: str = "web", which: str = "stableRS") -> str:
+        return str(self.rollout_status(name).get(which) or "")
+
+    @staticmethod
+    async def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        last: Any = None
+        while loop.time() < deadline:
+            last = check()
+            if last:
+                return last
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}: last {last!r}")
+
+    def send_traffic(self, address: str, *, pause: float = 0.02) -> Traffic:
+        """A request loop against `address` until the stage closes (or `stop_traffic`)."""
+        traffic = Traffic()
+        self._tasks.append(asyncio.create_task(self._loop(address, traffic, pause)))
+        return traffic
+
+    async def _loop(self, address: str, traffic: Traffic, pause: float) -> None:
+        async with httpx2.AsyncClient(timeout=3) as client:
+            while not self._stop.is_set():
+                try:
+                    response = await client.get(f"http://{address}/")
+                    version = response.text.split()[0] if response.status_code == 200 else ""
+                    traffic.answers.append(
+                        (version or str(response.status_code), response.status_code)
+                    )
+                except httpx2.TransportError:
+                    traffic.answers.append(("unreachable", 0))
+                await asyncio.sleep(pause)
+
+    def watch(self, sample: Callable[[], Any], *, every: float = 0.1) -> list[Any]:
+        """Record each distinct value `sample()` takes, in order, until the stage closes."""
+        seen: list[Any] = []
+
+        async def poll() -> None:
+            while not self._stop.is_set():
+                value = sample()
+                if not seen or seen[-1] != value:
+                    seen.append(value)
+                await asyncio.sleep(every)
+
+        self._tasks.append(asyncio.create_task(poll()))
+        return seen

@@ -1,0 +1,104 @@
+"""A routed canary of real processes judged by the built-in `headway.dev/traffic` provider on
+the real requests the local mesh carried: a good release walks every step to Healthy, a bad
+one is aborted and all traffic returns to the stable version."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .manifests import (
+    analysis_step,
+    canary_mesh,
+    rollout,
+    routed_canary,
+    template,
+    traffic_metric,
+)
+from .stage import Stage, request_versions
+
+pytestmark = pytest.mark.slow
+
+ERRORS = traffic_metric(
+    "error-ratio", "error-ratio", "result[0] < 0.05", interval="2s", count=2, failureLimit=0
+)
+STEPS: list[dict[str, Any]] = [
+    {"setWeight": 20},
+    {"pause": {"duration": "3s"}},
+    analysis_step("errors"),
+    {"setWeight": 60},
+    {"pause": {"duration": "2s"}},
+]
+
+
+async def settled(address: str, versions: set[str]) -> None:
+    """The mesh applies the controller's last edit in its next step (docs/local-mesh.md):
+    within a few seconds, 20 consecutive real requests are all answered by `versions`."""
+
+    async def only() -> bool:
+        return set((await request_versions(address, 20)).keys()) == versions
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while not await only():
+        assert loop.time() - started < 5, f"requests to {address} never only {versions}"
+        await asyncio.sleep(0.2)
+    print(f"settled on {versions} {loop.time() - started:.2f}s after the status said so")
+
+
+async def _deploy_v1(stage: Stage) -> str:
+    stage.apply(template("errors", ERRORS), *canary_mesh(), rollout("v1", routed_canary(STEPS)))
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+    address = await stage.until(stage.vs_address, 10, "the mesh address")
+    assert set((await request_versions(address, 5)).keys()) == {"v1"}
+    return str(address)
+
+
+async def test_a_good_canary_walks_every_step_to_healthy(tmp_path: Path) -> None:
+    async with Stage.open(tmp_path) as stage:
+        address = await _deploy_v1(stage)
+        traffic = stage.send_traffic(address)
+        weights = stage.watch(stage.vs_weights)
+        steps = stage.watch(lambda: stage.rollout_status().get("currentStepIndex"))
+        stage.apply(rollout("v2", routed_canary(STEPS)))
+        await stage.until(lambda: stage.rollout_status().get("currentStepIndex") == 1, 30, "20%")
+        mark = len(traffic.answers)
+        await stage.until(lambda: stage.rollout_status().get("currentStepIndex") == 3, 30, "60%")
+        assert {"v1", "v2"} <= set(traffic.since(mark))  # both served real requests at 20 %
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", 40, "v2 Healthy")
+        # v2 is stable now: the split goes back to the stable Service (at most one reconcile
+        # later: Healthy is written while the weight is still 100 on the canary Service).
+        await stage.until(lambda: stage.vs_weights() == [100, 0], 5, "stable Service at 100")
+        runs = stage.analysis_runs()
+        assert [run["status"]["phase"] for run in runs] == ["Successful"]
+        values = [m["value"] for m in runs[0]["status"]["metricResults"][0]["measurements"]]
+        assert values == ["[0]", "[0]"]  # real requests answered by v2, none failed
+        assert [w for w in weights if w != [100, 0]][:2] == [[80, 20], [40, 60]]
+        assert steps[1:6] == [0, 1, 2, 3, 4]  # every step in order, none skipped
+        assert stage.rollout_status()["currentStepIndex"] == len(STEPS)
+        await settled(address, {"v2"})
+
+
+async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(tmp_path: Path) -> None:
+    async with Stage.open(tmp_path) as stage:
+        address = await _deploy_v1(stage)
+        traffic = stage.send_traffic(address)
+        stable = stage.pod_hash_of()
+        stage.apply(rollout("v2", routed_canary(STEPS), env={"ERROR_RATE": "0.5"}))
+        await stage.until(lambda: stage.vs_weights() == [80, 20], 30, "20% to the canary")
+        await stage.until(lambda: stage.rollout_phase() == "Degraded", 40, "the abort")
+        status = stage.rollout_status()
+        (run,) = stage.analysis_runs()
+        assert run["status"]["phase"] == "Failed"
+        name = run["metadata"]["name"]
+        assert name in status["message"] and "error-ratio" in status["message"], status["message"]
+        assert status["abort"] is True and status["stableRS"] == stable
+        measured = run["status"]["metricResults"][0]["measurements"][-1]
+        assert float(measured["value"].strip("[]")) > 0.2  # the router counted v2's 500s
+        assert stage.vs_weights() == [100, 0]
+        assert traffic.since(0)["500"] > 0  # real users did see the bad version's errors
+        await stage.until(lambda: not stage.pods_of("v2"), 20, "the canary's pods gone")
+        await settled(address, {"v1"})
