@@ -129,18 +129,12 @@ _WORKLOAD_KINDS = {"Deployment", "StatefulSet", "DaemonSet", "Rollout", "Job", "
 _MOVING = {"", "head"}
 
 
-def _apps(ctx: CheckContext) -> Iterator[tuple[AppUnit, Document]]:
-    for unit in ctx.applications:
-        assert unit.application is not None
-        yield unit, unit.application
-
-
 def sync_policy(app: Document) -> dict[str, Any]:
     return as_dict(as_dict(as_dict(app.obj).get("spec")).get("syncPolicy"))
 
 
 def check_projects(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         project = str(as_dict(as_dict(app.obj).get("spec")).get("project") or "default")
         defined = ctx.projects.get(project)
         if project == "default":
@@ -184,7 +178,7 @@ def _has_workloads(unit: AppUnit) -> bool:
 
 
 def check_finalizer(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         finalizers = as_list(as_dict(as_dict(app.obj).get("metadata")).get("finalizers"))
         if any(str(f).startswith(_FINALIZER) for f in finalizers):
             continue
@@ -199,7 +193,7 @@ def check_finalizer(ctx: CheckContext) -> Iterable[Finding]:
 
 
 def check_sync_policy(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         for finding in _sync_policy_findings(app):
             yield finding.with_app(unit.name)
 
@@ -249,7 +243,7 @@ def _retry_findings(app: Document, retry: dict[str, Any]) -> Iterator[Finding]:
 
 
 def check_multi_source(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         sources = app_sources(app.obj)
         multi = "sources" in as_dict(as_dict(app.obj).get("spec"))
         for index, source in enumerate(sources):

@@ -80,6 +80,12 @@ class CheckContext:
     def applications(self) -> tuple[AppUnit, ...]:
         return tuple(u for u in self.units if u.application is not None)
 
+    def application_documents(self) -> Iterator[tuple[AppUnit, Document]]:
+        """Each Application unit with its Application document (never None here)."""
+        for unit in self.applications:
+            assert unit.application is not None
+            yield unit, unit.application
+
     @cached_property
     def projects(self) -> dict[str, Document]:
         return {

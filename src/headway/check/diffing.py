@@ -150,14 +150,8 @@ def _matches(entry: dict[str, Any], doc: Document) -> bool:
     return not wanted_ns or wanted_ns == namespace_of(doc.obj) or not namespace_of(doc.obj)
 
 
-def _apps(ctx: CheckContext) -> Iterator[tuple[AppUnit, Document]]:
-    for unit in ctx.applications:
-        assert unit.application is not None
-        yield unit, unit.application
-
-
 def check_ignore_entries(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         for index, entry in _entries(app):
             path = ("spec", "ignoreDifferences", index)
             if not any(_matches(entry, d) for d in unit.objects) and unit.objects:
@@ -199,7 +193,7 @@ def _nothing_matched(app: Document, entry: dict[str, Any], unit: AppUnit) -> str
 
 
 def check_router_weights(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         entries = [e for _, e in _entries(app)]
         for rollout in unit.of_kind("Rollout"):
             for route, pointer in _managed_routes(rollout, unit):
@@ -241,7 +235,7 @@ def _managed_routes(rollout: Document, unit: AppUnit) -> Iterator[tuple[Document
 
 
 def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         automated = as_dict(sync_policy(app).get("automated"))
         if automated.get("selfHeal") is not True:
             continue
@@ -272,7 +266,7 @@ def _respects(app: Document) -> bool:
 
 
 def check_respect_ignore(ctx: CheckContext) -> Iterable[Finding]:
-    for unit, app in _apps(ctx):
+    for unit, app in ctx.application_documents():
         entries = list(_entries(app))
         if _respects(app) and not entries:
             yield finding_at(
