@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.model.rollout_steps import AnalysisTemplateRef, RolloutArgument
-from headway.rollout.replica_sets import HASH_LABEL, REVISION_ANNOTATION
+from headway.rollout.replica_sets import (
+    HASH_LABEL,
+    REVISION_ANNOTATION,
+    rollout_owner_reference,
+)
 
 __all__ = [
     "ROLLOUT_TYPE_LABEL",
@@ -223,16 +227,7 @@ def _run_metadata(
         "namespace": meta.get("namespace") or "default",
         "labels": labels,
         "annotations": {**request.annotations, REVISION_ANNOTATION: str(revision)},
-        "ownerReferences": [
-            {
-                "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
-                "kind": "Rollout",
-                "name": meta["name"],
-                "uid": meta.get("uid"),
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [rollout_owner_reference(rollout)],
     }
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "SortedReplicaSets",
     "desired_replica_set",
     "next_revision",
+    "rollout_owner_reference",
     "sort_replica_sets",
     "view_of",
 ]
@@ -109,19 +110,24 @@ def desired_replica_set(
     rollout: Mapping[str, Any], *, pod_hash: str, revision: int, replicas: int
 ) -> dict[str, Any]:
     """The ReplicaSet Argo Rollouts would create for the rollout's current template."""
-    meta = rollout["metadata"]
     return owned_replica_set(
         rollout,
         hash_label=HASH_LABEL,
         pod_hash=pod_hash,
         replicas=replicas,
         annotations={REVISION_ANNOTATION: str(revision)},
-        owner_reference={
-            "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
-            "kind": "Rollout",
-            "name": meta["name"],
-            "uid": meta.get("uid"),
-            "controller": True,
-            "blockOwnerDeletion": True,
-        },
+        owner_reference=rollout_owner_reference(rollout),
     )
+
+
+def rollout_owner_reference(rollout: Mapping[str, Any]) -> dict[str, Any]:
+    """The controller ownerReference a Rollout puts on what it creates (ReplicaSets, runs)."""
+    meta = rollout["metadata"]
+    return {
+        "apiVersion": rollout.get("apiVersion", "argoproj.io/v1alpha1"),
+        "kind": "Rollout",
+        "name": meta["name"],
+        "uid": meta.get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
