@@ -65,11 +65,10 @@ def test_narration_names_steps_analysis_values_and_the_abort() -> None:
         [failed],
     )
     assert narrate(before, after) == [
-        "step 3/3: canary weight 0%",
         "  error-ratio = [0.3] (Failed)",
         "analysis web-b-2: Failed (error-ratio = [0.3])",
-        "ABORTED: RolloutAborted: analysis failed; traffic back to stable",
-        "phase Degraded: RolloutAborted: analysis failed",
+        "ABORTED, all traffic back to stable: RolloutAborted: analysis failed",
+        "phase Degraded",
     ]
     assert narrate(after, after) == []
 
@@ -195,3 +194,27 @@ def test_traffic_generator_counts_answers_by_version(app_server: int) -> None:
 def test_traffic_generator_stays_on_loopback() -> None:
     with pytest.raises(ValueError, match="loopback"):
         TrafficGenerator("10.0.0.1", 80, versions=frozenset())
+
+
+def test_traffic_since_reports_each_version_between_two_tallies() -> None:
+    from headway.cli.demo_traffic import TrafficCounts, traffic_since
+
+    first = TrafficCounts({("v2", 200): 100})
+    later = TrafficCounts({("v2", 200): 150, ("v3", 200): 4, ("v3", 500): 2, ("(no answer)", 0): 1})
+    assert (
+        traffic_since(first, later)
+        == "(no answer) 1 (1 failed) · v2 50 (0 failed) · v3 6 (2 failed)"
+    )
+    assert traffic_since(later, later) == ""
+    assert traffic_since(None, first) == "v2 100 (0 failed)"
+
+
+def test_narration_of_progress_and_promotion() -> None:
+    weights = {"weights": {"canary": {"weight": 50}}}
+    paused = rollout_view(rollout("x:v2", phase="Paused", currentStepIndex=1, canary=weights))
+    onward = rollout_view(rollout("x:v2", phase="Progressing", currentStepIndex=2, canary=weights))
+    done = rollout_view(
+        rollout("x:v2", phase="Healthy", currentStepIndex=3, currentPodHash="b", stableRS="b")
+    )
+    assert narrate(paused, onward) == ["step 3/3: canary weight 50%", "phase Progressing"]
+    assert narrate(onward, done) == ["all 3 steps done: canary weight 0%", "phase Healthy"]

@@ -141,14 +141,16 @@ def narrate(before: RolloutView | None, after: RolloutView) -> list[str]:
     lines = []
     if before is not None and before.image != after.image:
         lines.append(f"Rollout spec now deploys {after.image}")
-    lines += _step_lines(before, after)
+    if not after.aborted:  # an abort resets the step index; the weight line would mislead
+        lines += _step_lines(before, after)
     lines += _run_lines(before, after)
-    if after.aborted and (before is None or not before.aborted):
-        lines.append(
-            f"ABORTED: {after.message or 'the rollout was aborted'}; traffic back to stable"
-        )
+    newly_aborted = after.aborted and (before is None or not before.aborted)
+    if newly_aborted:
+        why = after.message or "the rollout was aborted"
+        lines.append(f"ABORTED, all traffic back to stable: {why}")
     if before is None or (before.phase, before.healthy_at) != (after.phase, after.healthy_at):
-        lines.append(f"phase {after.phase}" + (f": {after.message}" if after.message else ""))
+        said = after.message and not newly_aborted
+        lines.append(f"phase {after.phase}" + (f": {after.message}" if said else ""))
     return lines
 
 

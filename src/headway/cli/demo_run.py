@@ -36,7 +36,7 @@ from headway.cli.demo_processes import (
 )
 from headway.cli.demo_repo import DemoRepo
 from headway.cli.demo_summary import DemoSummary, FinalState, ReleaseOutcome
-from headway.cli.demo_traffic import TrafficGenerator
+from headway.cli.demo_traffic import TrafficCounts, TrafficGenerator, traffic_since
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import RuntimePaths
@@ -76,6 +76,7 @@ class DemoSession:
         self.metrics = ""
         self._last: RolloutView | None = None
         self._done_runs: set[str] = set()
+        self._traffic_seen: TrafficCounts | None = None
 
     # -- narration ----------------------------------------------------------------------------
 
@@ -149,8 +150,11 @@ class DemoSession:
         while True:
             current = self.view()
             if current is not None:
-                for line in narrate(self._last, current):
+                lines = narrate(self._last, current)
+                for line in lines:
                     self.say(line, "red" if "ABORTED" in line or "Failed" in line else "")
+                if any(line.startswith(("step", "all", "ABORTED")) for line in lines):
+                    self._say_traffic()
                 self._last = current
                 if until(current):
                     return current
@@ -162,6 +166,16 @@ class DemoSession:
                     f"{RuntimePaths(self.layout.state).log}"
                 )
             time.sleep(0.2)
+
+    def _say_traffic(self) -> None:
+        """Answers per version since the previous traffic line."""
+        if self.traffic is None:
+            return
+        now = self.traffic.counts()
+        text = traffic_since(self._traffic_seen, now)
+        self._traffic_seen = now
+        if text:
+            self.say(f"  traffic since last step: {text}", "dim")
 
     # -- stages -------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["TrafficCounts", "TrafficGenerator"]
+__all__ = ["TrafficCounts", "TrafficGenerator", "traffic_since"]
 
 NO_ANSWER = "(no answer)"
 NOT_THE_APP = "(router)"  # an answer the app did not write (e.g. 503 with no endpoint)
@@ -40,6 +40,21 @@ class TrafficCounts:
     @property
     def unanswered(self) -> int:
         return self.served(NO_ANSWER)
+
+
+def traffic_since(before: TrafficCounts | None, now: TrafficCounts) -> str:
+    """`v2 180 (0 failed) · v3 20 (6 failed)`: answers per version between two tallies."""
+    earlier = before.by_version_status if before else {}
+    delta = {k: n - earlier.get(k, 0) for k, n in now.by_version_status.items()}
+    versions = sorted({v for (v, _), n in delta.items() if n > 0})
+    parts = []
+    for version in versions:
+        served = sum(n for (v, _), n in delta.items() if v == version)
+        failed = sum(
+            n for (v, code), n in delta.items() if v == version and (code >= 500 or code == 0)
+        )
+        parts.append(f"{version} {served} ({failed} failed)")
+    return " · ".join(parts)
 
 
 class TrafficGenerator:
