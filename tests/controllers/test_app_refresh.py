@@ -10,6 +10,8 @@ from headway.clock import VirtualClock
 from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
 from headway.controllers.app_sources import LocalRefWatcher
 from headway.controllers.application import APP_API_VERSION
+from headway.model.application import parse_application
+from headway.model.yamlload import Document
 
 
 def test_a_commit_elsewhere_in_the_repo_reuses_the_comparison(
@@ -100,3 +102,29 @@ def test_an_application_removed_from_the_apps_path_is_deleted(
     assert watcher.sync(h.store) == []
     names = [a["metadata"]["name"] for a in h.store.list(APP_API_VERSION, "Application")]
     assert names == ["one"]
+
+
+def test_identity_reuse_across_commits_follows_the_changed_paths(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    files = {
+        "one/a.yaml": manifests(config_map("a")),
+        "one-two/b.yaml": manifests(config_map("b")),
+    }
+    h = make_harness(tmp_path, clock, files)
+    app = application("one", h.remote.url, path="one")
+    app["spec"]["source"]["directory"] = {"recurse": True}
+    h.install(app)
+    raw = h.app("one")
+    parsed, _ = parse_application(Document(raw, "test", 0, 0))
+    assert parsed is not None
+    first = h.reader.desired(parsed, raw)
+    h.remote.commit({"one-two/b.yaml": manifests(config_map("b2"))})  # a sibling with a prefix
+    h.reader.mark_changed(h.remote.url)
+    second = h.reader.desired(parsed, raw)
+    assert second.revision != first.revision and second.fingerprint == first.fingerprint
+    h.remote.commit({"one/deeper/c.yaml": manifests(config_map("c"))})
+    h.reader.mark_changed(h.remote.url)
+    third = h.reader.desired(parsed, raw)
+    assert third.fingerprint != first.fingerprint
+    assert sorted(o["metadata"]["name"] for o in third.objects) == ["a", "c"]

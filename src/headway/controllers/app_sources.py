@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
+import pygit2
+
 from headway.clock import Clock
 from headway.model.application import Application
 from headway.model.diagnostics import Severity
-from headway.source.errors import SourceError
+from headway.source.errors import RenderError, SourceError
 from headway.source.git import GitCache
 from headway.source.render import RenderCache, RenderRequest, choose_renderer
-from headway.source.sources import render_requests, resolve_sources
+from headway.source.sources import ResolvedSource, render_requests
 from headway.source.spec import ApplicationSource
+from headway.source.tree import GitTree
 
 __all__ = [
     "DEFAULT_POLL_SECONDS",
@@ -120,6 +123,13 @@ class SourceReader:
         self._poll = poll_seconds
         self._fetched_at: dict[str, float] = {}
         self._rendered: dict[tuple[str, str], DesiredState] = {}
+        self._shas: dict[tuple[str, str], str] = {}
+        self._trees: dict[str, GitTree] = {}
+        self._fingerprints: dict[tuple[str, str, tuple[str, ...], str], str] = {}
+        # Per app and source parameters: the commits of the last fingerprint (empty when it
+        # is not a directory-only render) and the fingerprint.
+        self._latest: dict[tuple[str, str, str], tuple[tuple[str, ...], str]] = {}
+        self._changes: dict[tuple[str, str], frozenset[str]] = {}
 
     def mark_changed(self, url: str) -> None:
         self._fetched_at.pop(url, None)
@@ -132,6 +142,28 @@ class SourceReader:
             if url and (last is None or now - last >= self._poll):
                 self._git.repository(url).fetch()
                 self._fetched_at[url] = now
+                self._shas = {k: v for k, v in self._shas.items() if k[0] != url}
+
+    def _resolve(self, sources: Sequence[ApplicationSource]) -> list[ResolvedSource]:
+        """Each source at a commit. Ref resolutions are remembered until the next fetch of
+        their repository (only a fetch moves refs in the cache), trees by commit."""
+        resolved = []
+        for index, source in enumerate(sources):
+            url = str(source.get("repoURL") or "")
+            if not url:
+                raise RenderError(f"sources[{index}].repoURL is required")
+            repository = self._git.repository(url)
+            revision = str(source.get("targetRevision") or "HEAD")
+            sha = self._shas.get((url, revision))
+            if sha is None:
+                sha = self._shas[(url, revision)] = repository.resolve(revision)
+            tree = self._trees.get(sha)
+            if tree is None:
+                if len(self._trees) > 256:
+                    self._trees.clear()
+                tree = self._trees[sha] = repository.tree(sha)
+            resolved.append(ResolvedSource(index, source, repository, sha, tree))
+        return resolved
 
     def desired(
         self, app: Application, raw: Mapping[str, Any], *, revisions: Sequence[str] = ()
@@ -141,17 +173,16 @@ class SourceReader:
         sources = _pinned(raw_sources(raw), revisions)
         try:
             self._fetch_due(sources)
-            resolved = resolve_sources(sources, cache=self._git, fetch=False)
+            resolved = self._resolve(sources)
             namespace = app.spec.destination.namespace or ""
             requests = render_requests(resolved, app_name=app.name, namespace=namespace)
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
         try:
-            identities = [_request_identity(r) for r in requests]
+            fingerprint = self._fingerprint(app.name, namespace, shas, sources, requests)
         except SourceError as err:
             return DesiredState((), shas, (f"{err}",))
-        fingerprint = json.dumps(identities, sort_keys=True, default=str)
         known = self._rendered.get((app.name, fingerprint))
         if known is not None:  # same content ids: the same objects, at a newer commit maybe
             return DesiredState(known.objects, shas, known.errors, known.warnings, fingerprint)
@@ -160,6 +191,70 @@ class SourceReader:
             self._rendered.clear()
         self._rendered[(app.name, fingerprint)] = state
         return state
+
+    def _fingerprint(
+        self,
+        app: str,
+        namespace: str,
+        shas: tuple[str, ...],
+        sources: Sequence[ApplicationSource],
+        requests: Sequence[RenderRequest],
+    ) -> str:
+        """The render's content identity. At a fixed commit it cannot change, so it is
+        remembered per commit; at a new commit a directory source whose path no changed file
+        lies under keeps its identity (one tree diff per commit pair, not a lookup per app)."""
+        params = json.dumps(list(sources), sort_keys=True, default=str)
+        key = (app, namespace, shas, params)
+        known = self._fingerprints.get(key)
+        if known is not None:
+            return known
+        previous = self._latest.get((app, namespace, params))
+        if previous is not None and self._untouched(previous[0], shas, requests):
+            known = previous[1]
+        else:
+            identities = [_request_identity(r) for r in requests]
+            known = json.dumps(identities, sort_keys=True, default=str)
+        if len(self._fingerprints) > 4 * 4096:
+            self._fingerprints.clear()
+        self._fingerprints[key] = known
+        directory_only = all(i[0] == "Directory" for i in json.loads(known))
+        self._latest[(app, namespace, params)] = (shas if directory_only else (), known)
+        return known
+
+    def _untouched(
+        self, before: tuple[str, ...], after: tuple[str, ...], requests: Sequence[RenderRequest]
+    ) -> bool:
+        """Whether no file under any request's path changed between the two commit lists
+        (only ever asked for directory sources, whose render reads nothing else)."""
+        if len(before) != len(after) or len(requests) != len(after) or not before:
+            return False
+        for old, new, request in zip(before, after, requests, strict=True):
+            if old == new:
+                continue
+            path = request.path
+            repository = self._git.repository(str(request.source.get("repoURL") or ""))
+            changed = self._changed_paths(repository.repo, old, new)
+            if changed is None or not path:
+                return False
+            if any(c == path or c.startswith(f"{path}/") for c in changed):
+                return False
+        return True
+
+    def _changed_paths(self, repo: pygit2.Repository, old: str, new: str) -> frozenset[str] | None:
+        known = self._changes.get((old, new))
+        if known is None:
+            try:
+                before = repo[old].peel(pygit2.Tree)
+                diff = before.diff_to_tree(repo[new].peel(pygit2.Tree))
+            except (KeyError, ValueError, pygit2.GitError):
+                return None
+            paths: set[str] = set()
+            for delta in diff.deltas:
+                paths.update((delta.old_file.path, delta.new_file.path))
+            if len(self._changes) > 256:
+                self._changes.clear()
+            known = self._changes[(old, new)] = frozenset(paths)
+        return known
 
     def _render(
         self, requests: Sequence[RenderRequest], shas: tuple[str, ...], fingerprint: str
