@@ -272,3 +272,39 @@ def test_sync_overrun_lets_a_running_sync_finish_inside_a_deny_window(
     h.finish_job("m")
     h.run("shop", lambda s: phase(s) == "Succeeded")
     assert h.exists("ConfigMap", "settings")
+
+
+def test_lua_health_override_from_argocd_cm_gates_the_wave(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from headway.cli.app_serve import health_registry
+    from headway.controllers.application import ApplicationController
+    from headway.controllers.cluster_registry import ClusterRegistry
+
+    script = (
+        'hs = {}\nif obj.data and obj.data.ready == "yes" then\n  hs.status = "Healthy"\n'
+        'else\n  hs.status = "Progressing"\n  hs.message = "not ready yet"\nend\nreturn hs\n'
+    )
+    gate = {**config_map("gate", wave=0), "data": {"ready": "no"}}
+    files = {"app/all.yaml": manifests(gate, config_map("after", wave=1))}
+    h = make_harness(tmp_path, clock, files)
+    h.store.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "argocd-cm", "namespace": APPS_NS},
+            "data": {"resource.customizations.health.ConfigMap": script},
+        },
+        field_manager="admin",
+    )
+    h.controller = ApplicationController(
+        store=h.store,
+        clusters=ClusterRegistry(h.store),
+        sources=h.reader,
+        clock=clock,
+        health=health_registry(h.store, None),
+    )
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    status = h.run("shop", lambda s: "waiting" in message(s))
+    assert message(status) == "wave 0 waiting: ConfigMap/gate Progressing (not ready yet)"
+    assert not h.exists("ConfigMap", "after")

@@ -3,7 +3,8 @@
 Options read from `ServeContext.options`: `apps` (a file or directory of Application and
 AppProject manifests to publish), `state_dir` (the Git cache lives under it),
 `app_poll_seconds` (Git polling interval, Argo CD's 3 minutes by default) and
-`metrics_port` (serve `/metrics` of the Application controller there; 0 = off).
+`metrics_port` (serve `/metrics` of the Application controller there; 0 = off) and
+`health_scripts` (a directory of Lua health overrides).
 """
 
 from __future__ import annotations
@@ -14,18 +15,41 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import start_http_server
 
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
 from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
 from headway.controllers.app_sources import DEFAULT_POLL_SECONDS, SourceReader
 from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.application import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import StepController
+from headway.health import HealthRegistry, default_registry
+from headway.health.overrides import read_script_tree, scripts_from_configmap
 from headway.source.git import GitCache
 
 if TYPE_CHECKING:
     from headway.cli.serve import ServeContext
 
-__all__ = ["application_controllers"]
+__all__ = ["application_controllers", "health_registry"]
+
+
+def health_registry(cluster: Cluster, scripts_dir: object) -> HealthRegistry:
+    """Built-in health checks, overridden by the Lua scripts of `argocd-cm` (in the store's
+    `argocd` namespace, read at start) and then of `--health-scripts DIR`
+    (`<group>/<Kind>/health.lua`), as Argo CD users keep them."""
+    registry = default_registry()
+    try:
+        configmap = cluster.get("v1", "ConfigMap", "argocd-cm", DEFAULT_APPS_NAMESPACE)
+    except ClusterError:
+        configmap = {}
+    sets = [scripts_from_configmap(configmap.get("data") or {})]
+    if scripts_dir:
+        sets.append(read_script_tree(Path(str(scripts_dir))))
+    for found in sets:
+        for problem in found.problems:
+            print(f"health scripts: {problem}", flush=True)
+        registry = registry.with_scripts(found.scripts)
+    return registry
 
 
 def application_controllers(ctx: ServeContext) -> Iterable[StepController]:
@@ -40,6 +64,7 @@ def application_controllers(ctx: ServeContext) -> Iterable[StepController]:
         clusters=ClusterRegistry(ctx.cluster),
         sources=reader,
         clock=ctx.clock,
+        health=health_registry(ctx.cluster, options.get("health_scripts")),
         poll_seconds=poll,
     )
     if apps_path is not None:  # publish once now, so the manager's first watch sees them

@@ -143,6 +143,12 @@ def register(app: typer.Typer) -> None:
         metrics_port: Annotated[
             int, typer.Option("--metrics-port", help="Serve /metrics on 127.0.0.1:PORT.")
         ] = 0,
+        health_scripts: Annotated[
+            Path | None,
+            typer.Option(
+                "--health-scripts", help="Lua health overrides: <group>/<Kind>/health.lua."
+            ),
+        ] = None,
     ) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C."""
         options = {
@@ -150,5 +156,6 @@ def register(app: typer.Typer) -> None:
             "apps": str(apps) if apps else "",
             "app_poll_seconds": app_poll_seconds,
             "metrics_port": metrics_port,
+            "health_scripts": str(health_scripts) if health_scripts else "",
         }
         asyncio.run(serve(state_dir, options))
