@@ -170,7 +170,9 @@ class Harness:
         )
 
     def get(self, kind: str, name: str, namespace: str | None = "demo") -> dict[str, Any]:
-        api = {"Deployment": "apps/v1", "Job": "batch/v1"}.get(kind, "v1")
+        api = {"Deployment": "apps/v1", "Job": "batch/v1", "Application": APP_API_VERSION}.get(
+            kind, "v1"
+        )
         if kind == "HorizontalPodAutoscaler":
             api = "autoscaling/v2"
         return self.store.get(api, kind, name, namespace)

@@ -29,3 +29,20 @@ def test_automated_sync_applies_waves_in_order_gated_on_health(
     assert state["sync"]["status"] == "Synced"
     assert state["health"]["status"] == "Healthy"
     assert [e["phase"] for e in state["history"]] == ["Succeeded"]
+
+
+def test_app_of_apps_a_root_application_in_git_brings_its_children(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    from app_harness import APPS_NS, phase
+
+    h = make_harness(tmp_path, clock, {"child/cm.yaml": manifests(config_map("from-child"))})
+    child = application("child", h.remote.url, path="child", automated={})
+    h.remote.commit({"apps/child.yaml": manifests(child)})
+    root = application("root", h.remote.url, path="apps", namespace=APPS_NS, automated={})
+    h.install(root)
+    h.run("root", lambda s: h.exists("Application", "child", APPS_NS) or phase(s) == "Failed")
+    h.run("child", lambda s: phase(s) == "Succeeded")
+    assert h.exists("ConfigMap", "from-child")
+    status = h.run("root", lambda s: s["health"]["status"] == "Healthy")
+    assert [r["kind"] for r in status["resources"]] == ["Application"]
