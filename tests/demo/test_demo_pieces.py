@@ -3,6 +3,7 @@ the traffic generator against a real HTTP server, the directory layout."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -218,3 +219,24 @@ def test_narration_of_progress_and_promotion() -> None:
     )
     assert narrate(paused, onward) == ["step 3/3: canary weight 50%", "phase Progressing"]
     assert narrate(onward, done) == ["all 3 steps done: canary weight 0%", "phase Healthy"]
+
+
+def test_a_used_directory_is_refused_and_nothing_in_it_is_stopped(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from headway.cli.demo import _run
+    from headway.cli.demo_run import DemoOptions
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    gone = child.pid  # a pid no process has any more
+    assert gone > 1
+    state = tmp_path / ".headway"
+    state.mkdir()
+    # Someone else's state: had the demo tried to stop it, the dead pid's file would be gone.
+    (state / "serve.pid").write_text(f"{gone}\n")
+    console = Console(record=True, width=200)
+    code = _run(console, DemoOptions(tmp_path), temporary=False)
+    assert code == 1
+    assert "is not empty" in console.export_text()
+    assert (state / "serve.pid").read_text() == f"{gone}\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import signal
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -51,41 +52,48 @@ def _stop_kept(console: Console, root: Path) -> None:
     console.print(stop_runtime(layout))
 
 
-def _run(console: Console, options: DemoOptions, *, temporary: bool) -> int:
-    session = DemoSession(options, console)
-    code = 0
+def _drive(console: Console, session: DemoSession) -> int:
+    """The stages in order; the exit code (0, 1 when a stage failed, 130 on Ctrl-C)."""
     try:
         session.setup()
         session.deploy_first()
         session.release_good("v2")
         session.release_bad("v3", stable_tag="v2")
         render_summary(console, session.finish())
+        return 0
     except KeyboardInterrupt:
         console.print("\n[yellow]interrupted: stopping everything the demo started[/yellow]")
-        options = DemoOptions(options.root, keep=False)
-        session.options = options
-        code = 130
+        session.options = replace(session.options, keep=False)
+        return 130
     except (DemoFailed, DemoSetupError) as err:
         console.print(f"[red]demo stopped:[/red] {err}")
-        render_summary(console, session.finish())
-        code = 1
+        if session.summary.releases:
+            render_summary(console, session.finish())
+        return 1
+
+
+def _close(session: DemoSession) -> None:
+    # A second Ctrl-C must not cut the clean-up short and leave processes behind.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        session.close()
     finally:
-        # A second Ctrl-C must not cut the clean-up short and leave processes behind.
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            session.close()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-    if options.keep and code == 0:
-        _explore_hints(console, options.root)
-    elif options.keep:
-        console.print(
-            f"left running for a look; stop it with: headway demo --stop --dir {options.root}"
-        )
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(console: Console, options: DemoOptions, *, temporary: bool) -> int:
+    session = DemoSession(options, console)
+    code = _drive(console, session)
+    _close(session)
+    root, keep = session.options.root, session.options.keep
+    if keep and code == 0:
+        _explore_hints(console, root)
+    elif keep and session.created:
+        console.print(f"left running for a look; stop it with: headway demo --stop --dir {root}")
     elif temporary:
-        shutil.rmtree(options.root, ignore_errors=True)
-    else:
-        console.print(f"files left in {options.root} (the Git repository is gitops/)")
+        shutil.rmtree(root, ignore_errors=True)
+    elif session.created:
+        console.print(f"files left in {root} (the Git repository is gitops/)")
     return code
 
 

@@ -77,6 +77,7 @@ class DemoSession:
         self._last: RolloutView | None = None
         self._done_runs: set[str] = set()
         self._traffic_seen: TrafficCounts | None = None
+        self.created = False  # whether anything of ours is in the directory
 
     # -- narration ----------------------------------------------------------------------------
 
@@ -92,6 +93,7 @@ class DemoSession:
     def setup(self) -> None:
         examples = examples_dir()
         self.layout.check_unused()
+        self.created = True
         self.layout.install_files(examples)
         self.stage("Setting up")
         start_runtime(self.layout)
@@ -365,8 +367,8 @@ class DemoSession:
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
-        if self.options.keep:
-            return
+        if self.options.keep or not self.created:
+            return  # kept on purpose, or nothing of ours was started (never touch others')
         stop_serve(self.layout)
         if (self.layout.state / "runtime.json").exists():
             stop_runtime(self.layout)
