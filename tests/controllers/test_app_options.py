@@ -260,3 +260,25 @@ def test_manual_sync_with_retry_limit_retries_inside_the_operation(
     status = h.run("shop", lambda s: phase(s) == "Succeeded")
     assert status["operationState"]["retryCount"] == 1
     assert [e["phase"] for e in status["history"]] == ["Succeeded"]
+
+
+def test_a_cluster_scoped_custom_kind_gets_no_namespace(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    crd = {
+        **CRD,
+        "metadata": {"name": "clusterwidgets.example.com"},
+        "spec": {
+            **CRD["spec"],
+            "names": {"kind": "ClusterWidget", "plural": "clusterwidgets"},
+            "scope": "Cluster",
+        },
+    }
+    widget = {"apiVersion": "example.com/v1", "kind": "ClusterWidget", "metadata": {"name": "cw"}}
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(widget, crd)})
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    status = h.run("shop", _done)
+    assert phase(status) == "Succeeded", message(status)
+    assert "namespace" not in h.store.get("example.com/v1", "ClusterWidget", "cw")["metadata"]
+    status = h.run("shop", lambda s: s["sync"]["status"] == "Synced")
+    assert {r["kind"]: r["namespace"] for r in status["resources"]}["ClusterWidget"] == ""

@@ -31,6 +31,7 @@ class LiveReader:
         self.cluster = cluster
         self._cluster = cluster
         self._kinds: list[ResourceKind] | None = None
+        self._scoped: frozenset[tuple[str, str]] | None = None
 
     def kinds(self) -> list[ResourceKind]:
         if self._kinds is None:
@@ -39,6 +40,13 @@ class LiveReader:
 
     def forget_discovery(self) -> None:
         self._kinds = None
+        self._scoped = None
+
+    def cluster_scoped(self) -> frozenset[tuple[str, str]]:
+        """(group, kind) of every cluster-scoped kind the cluster serves."""
+        if self._scoped is None:
+            self._scoped = frozenset((k.group, k.kind) for k in self.kinds() if not k.namespaced)
+        return self._scoped
 
     def managed(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
         found: dict[ResourceKey, Obj] = {}

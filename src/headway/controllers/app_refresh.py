@@ -51,7 +51,7 @@ class ComparisonCache:
     def __init__(self, max_entries: int = 4096) -> None:
         self._max = max_entries
         self._entries: OrderedDict[Any, Refresh] = OrderedDict()
-        self._prepared: dict[tuple[str, str, str], tuple[dict[str, Any], ...]] = {}
+        self._prepared: dict[Any, tuple[dict[str, Any], ...]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -65,8 +65,9 @@ class ComparisonCache:
         rules_identity: str,
         read_live: LiveRead,
         assess: Assess,
+        cluster_scoped: frozenset[tuple[str, str]] = frozenset(),
     ) -> Refresh:
-        desired = self._prepare(app, namespace, desired_state)
+        desired = self._prepare(app, namespace, desired_state, cluster_scoped)
         live = read_live(desired)
         key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
         cached = self._entries.get(key) if desired_state.fingerprint else None
@@ -85,13 +86,21 @@ class ComparisonCache:
         return result
 
     def _prepare(
-        self, app: str, namespace: str, desired_state: DesiredState
+        self,
+        app: str,
+        namespace: str,
+        desired_state: DesiredState,
+        cluster_scoped: frozenset[tuple[str, str]],
     ) -> tuple[dict[str, Any], ...]:
-        key = (app, namespace, desired_state.fingerprint)
+        key = (app, namespace, desired_state.fingerprint, cluster_scoped)
         prepared = self._prepared.get(key) if desired_state.fingerprint else None
         if prepared is None:
             objects = desired_state.objects
-            prepared = tuple(prepare_desired(objects, app=app, namespace=namespace))
+            prepared = tuple(
+                prepare_desired(
+                    objects, app=app, namespace=namespace, cluster_scoped=cluster_scoped
+                )
+            )
             if len(self._prepared) > self._max:
                 self._prepared.clear()
             self._prepared[key] = prepared

@@ -51,14 +51,23 @@ def owner_of(obj: Obj) -> str | None:
     return str(label) if label else None
 
 
-def prepare_desired(objects: Sequence[Obj], *, app: str, namespace: str) -> list[dict[str, Any]]:
+def prepare_desired(
+    objects: Sequence[Obj],
+    *,
+    app: str,
+    namespace: str,
+    cluster_scoped: frozenset[tuple[str, str]] = frozenset(),
+) -> list[dict[str, Any]]:
     """Desired objects as they will be applied: namespaced kinds without a namespace get the
-    destination's, and every object carries the tracking label and annotation."""
+    destination's, and every object carries the tracking label and annotation.
+    `cluster_scoped` adds (group, kind) pairs discovery (or a CRD in the app) says have no
+    namespace, beyond the built-in table."""
     out = []
     for obj in objects:
         meta = dict(obj.get("metadata") or {})
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        namespaced = is_namespaced(group, str(obj.get("kind", "")))
+        kind = str(obj.get("kind", ""))
+        namespaced = is_namespaced(group, kind) and (group, kind) not in cluster_scoped
         if namespaced and namespace and not meta.get("namespace"):
             meta["namespace"] = namespace
         prepared = {**obj, "metadata": meta}

@@ -154,6 +154,7 @@ class ApplicationController:
             rules_identity=repr(app.spec.ignore_differences),
             read_live=lambda desired: reader.managed(app.name, desired),
             assess=self._health.assess,
+            cluster_scoped=reader.cluster_scoped() | _cluster_scoped_crds(desired_state.objects),
         )
         return refreshed.comparison
 
@@ -469,6 +470,16 @@ class ApplicationController:
         except NotFound:
             return self._poll
         return wait
+
+
+def _cluster_scoped_crds(objects: Sequence[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    """Kinds a CustomResourceDefinition in the app itself declares cluster-scoped."""
+    found = set()
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        if obj.get("kind") == "CustomResourceDefinition" and spec.get("scope") == "Cluster":
+            found.add((str(spec.get("group") or ""), str((spec.get("names") or {}).get("kind"))))
+    return frozenset(found)
 
 
 def _where(raw: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ from headway.health import HealthResult, HealthStatus
 from headway.sync import hooks
 from headway.sync.gate import GateVerdict, wave_gate
 from headway.sync.hooks import DeletePolicy, SyncPhase
+from headway.sync.options import SyncOptions
 from headway.sync.plan import SyncPlan, WaveStep
 from headway.sync.planner import plan_sync
 from headway.sync.resources import ResourceKey, key_of
@@ -51,7 +52,7 @@ class ExecutorInput:
     state: Mapping[str, Any]
     desired: Sequence[Obj]
     live: Mapping[ResourceKey, Obj]
-    plan_options: Any  # headway.sync.options.SyncOptions
+    plan_options: SyncOptions
     now: datetime
     assess: Assess
     modified: Mapping[ResourceKey, bool] | None = None
@@ -107,7 +108,10 @@ def _plan(inp: ExecutorInput) -> SyncPlan:
         desired,
         live,
         options=inp.plan_options,
-        namespace=inp.namespace,
+        # Desired objects carry their namespaces already (prepare_desired); the planner's
+        # default namespace would also land on cluster-scoped custom kinds, which its static
+        # scope table does not know, so it is passed only for CreateNamespace.
+        namespace=inp.namespace if inp.plan_options.create_namespace else "",
         prune=bool(request.get("prune")),
         prune_confirmed=inp.prune_confirmed,
         modified=inp.modified,
