@@ -203,7 +203,7 @@ class Stage:
 
     def watch(self, sample: Callable[[], Any], *, every: float = 0.1) -> list[Any]:
         """Record each distinct value `sample()` takes, in order, until the stage closes."""
-        seen: list[Any] = []
+        seen: list[Any] = [sample()]  # now, not when the task first runs
 
         async def poll() -> None:
             while not self._stop.is_set():

@@ -77,7 +77,7 @@ async def test_a_good_canary_walks_every_step_to_healthy(tmp_path: Path) -> None
         values = [m["value"] for m in runs[0]["status"]["metricResults"][0]["measurements"]]
         assert values == ["[0]", "[0]"]  # real requests answered by v2, none failed
         assert [w for w in weights if w != [100, 0]][:2] == [[80, 20], [40, 60]]
-        assert steps[1:6] == [0, 1, 2, 3, 4]  # every step in order, none skipped
+        assert steps[:6] == [5, 0, 1, 2, 3, 4]  # v1's last step, then every step of v2 in order
         assert stage.rollout_status()["currentStepIndex"] == len(STEPS)
         await settled(address, {"v2"})
 
