@@ -282,3 +282,15 @@ def test_a_cluster_scoped_custom_kind_gets_no_namespace(
     assert "namespace" not in h.store.get("example.com/v1", "ClusterWidget", "cw")["metadata"]
     status = h.run("shop", lambda s: s["sync"]["status"] == "Synced")
     assert {r["kind"]: r["namespace"] for r in status["resources"]}["ClusterWidget"] == ""
+
+
+def test_a_running_operation_whose_sources_cannot_render_ends_in_error(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(hook_job("m", "PreSync"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    request_sync(h, "shop", revision="0" * 40)  # a commit that does not exist
+    status = h.run("shop", lambda s: phase(s) in ("Error", "Failed", "Succeeded"))
+    assert phase(status) == "Error"
+    assert message(status).startswith("ComparisonError:")
+    assert status["history"][-1]["phase"] == "Error"

@@ -269,10 +269,11 @@ class ApplicationController:
         if running and state is not None and not pinned:
             status["operationState"] = ops.pin_revisions(state, desired_state.revisions)
         if desired_state.errors:
-            status["conditions"] = [
-                self._condition("ComparisonError", "; ".join(desired_state.errors))
-            ]
+            message = "; ".join(desired_state.errors)
+            status["conditions"] = [self._condition("ComparisonError", message)]
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
+            if running and state is not None:
+                self._end_in_error(status, raw, app, f"ComparisonError: {message}")
             return self._write(raw, status, self._poll, app)
         try:
             rules = compile_rules(app.spec.ignore_differences)
@@ -290,6 +291,20 @@ class ApplicationController:
         else:
             wait = self._auto_sync(setup, status, comparison, desired_state.revisions)
         return self._write(raw, status, wait, app)
+
+    def _end_in_error(self, status: Obj, raw: Obj, app: Application, message: str) -> None:
+        """A running operation whose sources cannot be rendered (its pinned commit gone, a
+        broken chart) ends in Argo CD's Error phase instead of running forever."""
+        state = dict(status["operationState"])
+        state.update(phase="Error", message=message, finishedAt=ops.stamp(self._now()))
+        state.pop("wave", None)
+        status["operationState"] = state
+        status["history"] = ops.append_history(
+            status.get("history") or [],
+            state,
+            sources=raw_sources(raw),
+            limit=app.spec.revision_history_limit,
+        )
 
     def _reader(self, cluster: Cluster) -> LiveReader:
         reader = self._live.get(id(cluster))

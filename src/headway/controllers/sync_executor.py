@@ -158,7 +158,9 @@ def step_operation(inp: ExecutorInput) -> StepOutcome:
     try:
         plan = _plan(inp)
     except ValueError as err:
-        return _finish(inp, state, runner, failed=f"cannot plan the sync: {err}")
+        outcome = _finish(inp, state, runner, failed=f"cannot plan the sync: {err}")
+        outcome.state["phase"] = "Error"  # Argo CD's phase for an operation that could not run
+        return outcome
     if plan.problems:
         return _finish(inp, state, runner, failed="; ".join(plan.problems), plan=plan)
     if not state.get("dryRunDone"):
