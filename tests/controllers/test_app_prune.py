@@ -10,6 +10,7 @@ from app_harness import (
     APPS_NS,
     application,
     config_map,
+    deployment,
     make_harness,
     manifests,
     message,
@@ -148,3 +149,48 @@ def test_deleting_an_app_with_the_resources_finalizer_cascades(
     assert h.exists("ConfigMap", "kept")  # Delete=false
     with pytest.raises(NotFound):
         h.app("shop")
+
+
+def test_prune_propagation_policy_orphan_keeps_the_dependents(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    files = {"app/all.yaml": manifests(config_map("keep"), deployment("web"))}
+    h = make_harness(tmp_path, clock, files)
+    h.install(
+        application(
+            "shop",
+            h.remote.url,
+            path="app",
+            automated={"prune": True},
+            options=("PrunePropagationPolicy=orphan",),
+        )
+    )
+    h.run("shop", lambda s: h.exists("Deployment", "web"))
+    h.make_ready("web")
+    h.run("shop", _synced)
+    owner = h.get("Deployment", "web")
+    replica_set = {  # what the Deployment controller would have made
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-1",
+            "namespace": "demo",
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "name": "web",
+                    "uid": owner["metadata"]["uid"],
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    h.store.apply(replica_set, field_manager="deployment-controller")
+    h.remote.commit({"app/all.yaml": manifests(config_map("keep"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    h.run("shop", lambda s: not h.exists("Deployment", "web") and _synced(s))
+    left = h.store.get("apps/v1", "ReplicaSet", "web-1", "demo")
+    assert not left["metadata"].get("ownerReferences")
