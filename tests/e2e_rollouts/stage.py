@@ -51,10 +51,17 @@ def _analysis(ctx: ServeContext) -> Iterable[StepController]:
 ROLLOUT_AND_ANALYSIS: Sequence[ControllerFactory] = (_rollouts, _analysis)
 
 
-def runtime_config(path: Path) -> Path:
+def runtime_config(path: Path, *, bad_tags: str = "") -> Path:
+    """Every tag of IMAGE runs examples/app as that version; the tags in `bad_tags` (a
+    space-separated list) are releases that fail half their requests, the way a build bakes
+    a bug into an image: the manifest names only the tag."""
+    wrapper = (
+        'case " $BAD_TAGS " in *" $HEADWAY_IMAGE_TAG "*) export ERROR_RATE=0.5;; esac; '
+        f'exec "{sys.executable}" "{APP}"'
+    )
     path.write_text(
-        f"images:\n  {IMAGE}:\n    command: [{sys.executable!r}, {str(APP)!r}]\n"
-        "    versionFromTag: true\n"
+        f"images:\n  {IMAGE}:\n    command: [/bin/sh, -c, {wrapper!r}]\n"
+        f"    env: {{BAD_TAGS: {bad_tags!r}}}\n    versionFromTag: true\n"
     )
     return path
 
@@ -101,15 +108,18 @@ class Stage:
         *,
         controllers: Sequence[ControllerFactory] | None = ROLLOUT_AND_ANALYSIS,
         options: dict[str, Any] | None = None,
+        bad_tags: str = "",
+        before: Sequence[Obj] = (),
     ) -> AsyncIterator[Stage]:
-        """The runtime, then (once its runtime.json names the metrics address) the controllers
-        in this process; `controllers=None` leaves them to a `headway serve` process."""
+        """The runtime, then `before` objects, then (once runtime.json names the metrics
+        address) the controllers in this process; `controllers=None` leaves them to a
+        `headway serve` process."""
         state = tmp_path / "state"
         clock = SystemClock()
         runtime = Runtime(
             state_dir=state,
             clock=clock,
-            config_path=runtime_config(tmp_path / "headway-runtime.yaml"),
+            config_path=runtime_config(tmp_path / "headway-runtime.yaml", bad_tags=bad_tags),
             shutdown_grace_seconds=3.0,
             data_planes=RouterPlanes(),
         )
@@ -118,6 +128,7 @@ class Stage:
         stage._tasks.append(asyncio.create_task(runtime.run(stage._stop, ready=started.set)))
         try:
             await asyncio.wait_for(started.wait(), timeout=15)
+            stage.apply(*before)
             async with httpx2.AsyncClient() as http:
                 if controllers is not None:
                     ctx = ServeContext(
