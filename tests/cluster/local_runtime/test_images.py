@@ -122,3 +122,12 @@ def test_missing_config_is_an_empty_map(tmp_path: Path) -> None:
     assert config.images == ()
     assert config.backoff.initial_seconds == 10
     assert config.backoff.max_seconds == 300
+
+
+def test_unknown_image_without_a_config_file_names_the_path_looked_at(tmp_path: Path) -> None:
+    absent = tmp_path / "headway-runtime.yaml"
+    with pytest.raises(ImageNotMapped) as caught:
+        resolve_launch(load_runtime_config(absent), {"image": "team/app:v1"})
+    message = str(caught.value)
+    assert f"there is no runtime config at {absent}" in message
+    assert 'create it with an entry for "team/app"' in message

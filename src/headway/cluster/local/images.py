@@ -108,6 +108,7 @@ class RuntimeConfig:
     config_dir: str = "."
     file: str = ""
     router: str = "embedded"  # the local mesh's data plane (docs/local-mesh.md)
+    missing_file: str = ""  # the path looked at when no config file exists there
 
     def entry_for(self, repository: str) -> ImageEntry | None:
         exact = [e for e in self.images if e.pattern == repository]
@@ -138,11 +139,7 @@ def resolve_launch(config: RuntimeConfig, container: Mapping[str, Any]) -> Launc
     own_command = [str(c) for c in container.get("command") or []]
     own_args = [str(a) for a in container.get("args") or []]
     if entry is None and not own_command:
-        where = config.file or CONFIG_FILE_NAME
-        raise ImageNotMapped(
-            f'image "{ref.image}" is not in the runtime image map ({where}: images); '
-            f'add an entry for "{ref.repository}" or give the container a command'
-        )
+        raise ImageNotMapped(_not_mapped_message(config, ref))
     values = {
         "tag": ref.tag,
         "repository": ref.repository,
@@ -167,10 +164,26 @@ def resolve_launch(config: RuntimeConfig, container: Mapping[str, Any]) -> Launc
     return LaunchSpec(argv=argv, working_dir=working, env=tuple(env))
 
 
+def _not_mapped_message(config: RuntimeConfig, ref: ImageRef) -> str:
+    if config.missing_file:
+        # Say which file was looked for: a config the user believes is read often is not.
+        return (
+            f'image "{ref.image}" is not in the runtime image map: there is no runtime config '
+            f"at {config.missing_file}; create it with an entry for \"{ref.repository}\" "
+            "(it is read as soon as it appears) or give the container a command"
+        )
+    where = config.file or CONFIG_FILE_NAME
+    return (
+        f'image "{ref.image}" is not in the runtime image map ({where}: images); '
+        f'add an entry for "{ref.repository}" or give the container a command'
+    )
+
+
 def load_runtime_config(path: str | Path | None) -> RuntimeConfig:
     """Read the config file; a missing path or file gives the defaults (an empty map)."""
     if path is None or not Path(path).is_file():
-        return RuntimeConfig(config_dir=os.getcwd())
+        missing = str(Path(path).absolute()) if path is not None else ""
+        return RuntimeConfig(config_dir=os.getcwd(), missing_file=missing)
     file = str(path)
     result = load_documents(Path(path).read_text(encoding="utf-8"), file)
     if result.diagnostics:
