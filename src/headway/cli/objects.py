@@ -24,6 +24,7 @@ from headway.cluster.protocol import Obj, ResourceKind
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 Namespace = Annotated[str, typer.Option("-n", "--namespace")]
 DEFAULT_STATE = Path(".headway")
+OUTPUT_FORMATS = ("", "yaml", "json", "wide")
 SHORT_NAMES = {
     "po": "pods",
     "svc": "services",
@@ -174,6 +175,10 @@ def get(
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
     """List objects of a kind, or show one."""
+    if output not in OUTPUT_FORMATS:
+        # A typo must not fall back to the table: a script parsing `-o jsno` would read it.
+        allowed = ", ".join(f for f in OUTPUT_FORMATS if f)
+        raise typer.BadParameter(f"{output!r} is not one of: {allowed}", param_hint="'-o'")
     with _open(state_dir) as cluster:
         rk = resolve_kind(cluster, kind)
         ns = namespace if rk.namespaced else None
@@ -218,7 +223,7 @@ def describe(
             ("Name", meta["name"]),
             ("Namespace", meta.get("namespace", "")),
             ("Kind", rk.kind),
-            ("Labels", meta.get("labels") or {}),
+            ("Labels", _labels(meta.get("labels"))),
             ("Created", meta.get("creationTimestamp")),
         ):
             typer.echo(f"{label + ':':<14}{value}")
@@ -234,6 +239,12 @@ def describe(
         for e in events_for(cluster, obj)[-15:]:
             cells = (e.get("type", ""), e.get("reason", ""), e.get("count", 1))
             typer.echo(f"  {cells[0]:<8}{cells[1]:<20}x{cells[2]:<4}{e.get('message', '')}")
+
+
+def _labels(labels: object) -> str:
+    if not isinstance(labels, dict) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
 def _indent(text: str) -> str:
@@ -259,10 +270,13 @@ def logs(
     names = [c.get("name") for c in (obj.get("spec") or {}).get("containers") or []]
     name = container or (names[0] if len(names) == 1 else None)
     if name not in names:
-        typer.echo(
-            f"error: a container name must be specified for pod {pod}, choose one of: {names}",
-            err=True,
+        choices = ", ".join(str(n) for n in names)
+        problem = (
+            f'container "{name}" is not in pod {pod}'
+            if container
+            else f"a container name must be specified for pod {pod}"
         )
+        typer.echo(f"error: {problem}; choose one of: {choices} (-c NAME)", err=True)
         raise typer.Exit(1)
     path = log_path(RuntimePaths(state_dir).logs_dir, namespace, pod, str(name))
     if previous:

@@ -1,0 +1,53 @@
+"""`headway get`, `describe` and `logs` on the store, without a running daemon: bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from headway.cli.main import _register_all, app
+
+_register_all()
+runner = CliRunner()
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, labels: {app: web, tier: front}}
+spec: {containers: [{name: app, image: a:1}, {name: sidecar, image: b:1}]}
+"""
+
+
+def _store_with_pod(tmp_path: Path) -> Path:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD)
+    state = tmp_path / "state"
+    applied = runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(state)])
+    assert applied.exit_code == 0, applied.output
+    return state
+
+
+def test_unknown_output_format_is_a_usage_error(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    result = runner.invoke(app, ["get", "pods", "-o", "jsno", "--state-dir", str(state)])
+    assert result.exit_code == 2
+    assert "'jsno' is not one of: yaml, json, wide" in result.output
+    assert "web" not in result.output.split("Error")[0]  # no table printed
+
+
+def test_logs_names_a_container_that_is_not_in_the_pod(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    result = runner.invoke(app, ["logs", "web", "-c", "nope", "--state-dir", str(state)])
+    assert result.exit_code == 1
+    assert 'container "nope" is not in pod web; choose one of: app, sidecar' in result.output
+    unnamed = runner.invoke(app, ["logs", "web", "--state-dir", str(state)])
+    assert unnamed.exit_code == 1
+    assert "a container name must be specified for pod web" in unnamed.output
+
+
+def test_describe_prints_labels_as_key_value_pairs(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    result = runner.invoke(app, ["describe", "pod", "web", "--state-dir", str(state)])
+    assert result.exit_code == 0, result.output
+    assert "Labels:       app=web,tier=front\n" in result.output
