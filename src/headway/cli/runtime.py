@@ -151,11 +151,17 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
     pid = running_pid(paths)
     typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")
     typer.echo(f"state:   {state_dir.resolve()}")
-    typer.echo(f"store:   {paths.db}")
+    typer.echo(f"store:   {paths.db.resolve()}")
     if pid and read_runtime_info(paths).get("metricsAddress"):
         typer.echo(f"metrics: http://{read_runtime_info(paths)['metricsAddress']}/metrics")
     if not paths.db.exists():
         return
+    if not pid:
+        # The store keeps the last statuses: say that nothing listens, or "Running" misleads.
+        typer.echo(
+            "(as recorded when it stopped: no Pod runs and no address below answers;"
+            " `headway runtime up` starts them again)"
+        )
     with LocalCluster(paths.db, SystemClock()) as cluster:
         for kind, api in (
             ("Deployment", "apps/v1"),
