@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ class ServeProcesses:
 
     def __init__(self, state: Path, log: Path) -> None:
         self.state, self.log = state, log
+        state.mkdir(parents=True, exist_ok=True)
         self.started: list[subprocess.Popen[bytes]] = []
 
     def start(self) -> subprocess.Popen[bytes]:
@@ -46,6 +48,14 @@ class ServeProcesses:
             )
         self.started.append(process)
         return process
+
+    def wait_serving(self, process: subprocess.Popen[bytes]) -> None:
+        """Until the process printed `serving ... (pid N, ...)`: its controllers are built."""
+        deadline = time.monotonic() + 30
+        while f"(pid {process.pid}," not in self.log.read_text(errors="replace"):
+            assert process.poll() is None, self.log.read_text(errors="replace")[-2000:]
+            assert time.monotonic() < deadline, "headway serve did not start"
+            time.sleep(0.1)
 
     def stop_all(self) -> None:
         for process in self.started:
@@ -73,8 +83,11 @@ def _measurements(run: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_a_killed_serve_process_continues_from_the_same_step(
     tmp_path: Path, serve: ServeProcesses
 ) -> None:
+    # Started before the runtime: the traffic metrics' default address (the runtime's
+    # metricsAddress in runtime.json) is looked up when a measurement needs it.
+    first = serve.start()
+    serve.wait_serving(first)
     async with Stage.open(tmp_path, controllers=None) as stage:
-        first = serve.start()  # after the runtime wrote runtime.json (its metrics address)
         stage.apply(template("errors", ERRORS), *canary_mesh(), rollout("v1", routed_canary(STEPS)))
         await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
         address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
@@ -98,6 +111,7 @@ async def test_a_killed_serve_process_continues_from_the_same_step(
         assert (after["metadata"]["name"], after["metadata"]["uid"]) == (name, uid)
         assert after["status"]["phase"] == "Successful"
         assert len(_measurements(after)) == COUNT  # continued, not measured again from zero
+        assert {m["phase"] for m in _measurements(after)} == {"Successful"}, _measurements(after)
         assert steps[:5] == [4, 0, 1, 2, 3]  # v1's last step, then v2's in order, none repeated
         assert steps[1:] == sorted(steps[1:])  # never back to an earlier step
         assert stage.rollout_status()["currentStepIndex"] == len(STEPS)

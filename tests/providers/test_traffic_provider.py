@@ -190,6 +190,26 @@ async def test_address_defaults_to_the_runtime_metrics_address(
     assert "address is not set" in missing.message
 
 
+async def test_a_looked_up_address_is_read_at_each_measurement(
+    router: EmbeddedRouter,
+    client: httpx2.AsyncClient,
+    clock: VirtualClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`headway serve` started before the runtime: no address yet, then the runtime's."""
+    monkeypatch.delenv("HEADWAY_TRAFFIC_METRICS_ADDRESS", raising=False)
+    host, port = router.metrics_address
+    await send(client, router, 6)
+    raw = traffic_metric(router, "requests", CANARY)
+    del raw["provider"]["plugin"]["headway.dev/traffic"]["address"]
+    known: list[str] = []
+    provider = TrafficProvider(client, clock, default_address=lambda: known[0] if known else None)
+    early = await provider.run(request_for(raw, clock))
+    assert early.phase is MeasurementPhase.ERROR and "address is not set" in early.message
+    known.append(f"{host}:{port}")
+    assert await measure(provider, clock, raw) == [3.0]
+
+
 async def test_a_bad_canary_fails_its_analysis_run(
     router: EmbeddedRouter,
     pods: tuple[Backend, Backend],

@@ -62,7 +62,7 @@ class AnalysisRunSteps:
         self._ctx = ctx
         self._controller = AnalysisController(
             providers=default_registry(
-                ctx.http, ctx.clock, traffic_address=_runtime_metrics_address(ctx.options)
+                ctx.http, ctx.clock, traffic_address=lambda: _runtime_metrics_address(ctx.options)
             ),
             clock=ctx.clock,
         )

@@ -11,7 +11,7 @@ from headway.model.analysis import Metric
 from headway.providers.job import JobProvider
 from headway.providers.prometheus import PrometheusProvider
 from headway.providers.protocol import MetricProvider
-from headway.providers.traffic import PLUGIN_NAME, TrafficProvider
+from headway.providers.traffic import PLUGIN_NAME, AddressSource, TrafficProvider
 from headway.providers.web import WebProvider
 
 __all__ = ["ProviderRegistry", "UnsupportedProvider", "default_registry", "provider_key"]
@@ -47,10 +47,11 @@ class ProviderRegistry:
 
 
 def default_registry(
-    client: httpx2.AsyncClient, clock: Clock, *, traffic_address: str | None = None
+    client: httpx2.AsyncClient, clock: Clock, *, traffic_address: AddressSource = None
 ) -> ProviderRegistry:
     """Every built-in provider, sharing one HTTP client; `traffic_address` is the default
-    metrics address for `headway.dev/traffic` (the local runtime's `metricsAddress`)."""
+    metrics address for `headway.dev/traffic` (the local runtime's `metricsAddress`), or a
+    function returning it, called at each measurement that needs it."""
     return ProviderRegistry(
         {
             "prometheus": PrometheusProvider(client, clock),

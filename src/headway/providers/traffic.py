@@ -27,9 +27,9 @@ builds the registry, else `$HEADWAY_TRAFFIC_METRICS_ADDRESS`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeAlias
 
 import httpx2
 from prometheus_client.parser import text_string_to_metric_families
@@ -47,7 +47,7 @@ from headway.providers.protocol import (
 from headway.providers.traffic_window import Counters, ScrapeHistory, SeriesKey, quantile
 from headway.providers.values import vector_text
 
-__all__ = ["PLUGIN_NAME", "TRAFFIC_METRICS", "TrafficProvider", "read_counters"]
+__all__ = ["PLUGIN_NAME", "TRAFFIC_METRICS", "AddressSource", "TrafficProvider", "read_counters"]
 
 PLUGIN_NAME = "headway.dev/traffic"
 TRAFFIC_METRICS = ("error-ratio", "latency-p99", "request-rate", "requests")
@@ -135,19 +135,29 @@ def _value(metric: str, delta: Counters, elapsed: timedelta) -> list[float]:
     return [] if p99 is None else [p99]
 
 
+AddressSource: TypeAlias = str | Callable[[], str | None] | None
+"""A default metrics address, or where to look it up when a measurement needs it."""
+
+
 class TrafficProvider(SynchronousProvider):
     """Keeps the scrapes it took (per address and series) to compute windows from."""
 
     def __init__(
-        self, client: httpx2.AsyncClient, clock: Clock, *, default_address: str | None = None
+        self, client: httpx2.AsyncClient, clock: Clock, *, default_address: AddressSource = None
     ) -> None:
         self._client = client
         self._clock = clock
-        self._default_address = default_address or os.environ.get(ADDRESS_VARIABLE) or None
+        self._default = default_address
         self._history = ScrapeHistory()
 
+    def _default_address(self) -> str:
+        """Looked up at each measurement: a runtime started after the controller (or on a
+        new port) is found without restarting the controller."""
+        found = self._default() if callable(self._default) else self._default
+        return found or os.environ.get(ADDRESS_VARIABLE) or ""
+
     def _with_address(self, config: dict[str, Any]) -> dict[str, Any]:
-        address = str(config.get("address") or self._default_address or "")
+        address = str(config.get("address") or self._default_address())
         if not address:
             raise _ConfigProblem(
                 f"plugin.{PLUGIN_NAME}.address is not set, and no runtime metrics address is "
