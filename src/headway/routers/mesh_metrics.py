@@ -86,6 +86,7 @@ class MeshMetricsServer:
         self._collect = collect
         self._host, self._port = host, port
         self._server: asyncio.Server | None = None
+        self._open: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
     @property
     def address(self) -> tuple[str, int]:
@@ -98,12 +99,22 @@ class MeshMetricsServer:
         self._server = await asyncio.start_server(self._serve, self._host, self._port)
 
     async def close(self) -> None:
+        """Stop listening and end the connections clients keep alive (a scraper's, a
+        controller's); otherwise their handlers are cancelled when the loop ends, which
+        asyncio logs as an error."""
         if self._server is not None:
             self._server.close()
+            for writer in self._open.values():
+                writer.close()
+            if self._open:
+                await asyncio.wait(list(self._open), timeout=2.0)
             await self._server.wait_closed()
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._open[task] = writer
         try:
             while (raw := await http1.read_head(reader)) is not None:
                 head = http1.parse_head(raw)
@@ -117,6 +128,8 @@ class MeshMetricsServer:
             pass
         finally:
             writer.close()
+            if task is not None:
+                self._open.pop(task, None)
 
     async def _answer(self, head: http1.MessageHead, *, close: bool) -> bytes:
         method, target = head.start[0], head.start[1]

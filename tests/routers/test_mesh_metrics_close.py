@@ -1,0 +1,27 @@
+"""Closing the runtime-wide metrics endpoint ends the connections clients keep alive, so no
+handler is left to be cancelled (and logged as an error) when the runtime's loop ends."""
+
+from __future__ import annotations
+
+import asyncio
+
+from headway.routers.mesh_metrics import LabelledSnapshot, MeshMetricsServer
+
+
+async def _nothing() -> list[LabelledSnapshot]:
+    return []
+
+
+async def test_close_ends_a_kept_alive_connection() -> None:
+    server = MeshMetricsServer(_nothing, host="127.0.0.1", port=0)
+    await server.start()
+    host, port = server.address
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    await writer.drain()
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    await server.close()
+    rest = await asyncio.wait_for(reader.read(), timeout=3)  # EOF, not a hanging socket
+    assert b"HTTP/1.1" not in rest
+    writer.close()
