@@ -114,6 +114,11 @@ def test_user_abort_scales_canary_down_and_degrades() -> None:
     assert plan.status["phase"] == "Degraded"
     assert plan.status["message"] == "RolloutAborted: Rollout aborted update to revision 2"
     assert plan.status["currentStepIndex"] == 0
+    aborted = ("Warning", "RolloutAborted", "Rollout aborted update to revision 2")
+    assert aborted in plan.events
+    obj["status"] = plan.status  # the next reconcile: the condition is unchanged, no new Event
+    again = decide_with(obj, [rs("old", 3, revision=1), rs("new", 1, revision=2)])
+    assert [e for e in again.events if e[1] == "RolloutAborted"] == []
 
 
 @pytest.mark.parametrize("phase", ["Failed", "Error"])
@@ -129,6 +134,8 @@ def test_failed_or_error_run_aborts(phase: str) -> None:
     )
     assert plan.status["abort"] is True
     assert "r1" in plan.status["message"] and 'Metric "m"' in plan.status["message"]
+    warnings = [e for e in plan.events if e[:2] == ("Warning", "RolloutAborted")]
+    assert len(warnings) == 1 and 'Metric "m"' in warnings[0][2]
     assert plan.supersede_runs == ("r1",)
     assert "currentStepAnalysisRunStatus" not in plan.status["canary"]
 

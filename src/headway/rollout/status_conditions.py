@@ -78,7 +78,11 @@ def _aborted_message(d: Draft, old: dict[str, Any] | None) -> str:
 def _progressing(d: Draft) -> None:
     old = cond.get_condition(d.ctx.status, "Progressing")
     if d.aborted:
-        _set(d, "Progressing", False, cond.ABORTED, _aborted_message(d, old))
+        message = _aborted_message(d, old)
+        _set(d, "Progressing", False, cond.ABORTED, message)
+        if old is None or (old.get("reason"), old.get("message")) != (cond.ABORTED, message):
+            # As Argo Rollouts does when the condition changes: `describe` shows why it aborted.
+            d.event(cond.ABORTED, message, warning=True)
         return
     name = _new_rs_name(d)
     if _complete(d):
