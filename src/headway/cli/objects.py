@@ -236,9 +236,12 @@ def describe(
             cells = (c.get("type", ""), c.get("status", ""), c.get("reason", ""))
             typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
         typer.echo("Events:")
-        for e in events_for(cluster, obj)[-15:]:
+        recent = events_for(cluster, obj)[-15:]
+        # Long reasons (RolloutStepCompleted) must not run into the count column.
+        width = max((len(str(e.get("reason", ""))) for e in recent), default=0) + 2
+        for e in recent:
             cells = (e.get("type", ""), e.get("reason", ""), e.get("count", 1))
-            typer.echo(f"  {cells[0]:<8}{cells[1]:<20}x{cells[2]:<4}{e.get('message', '')}")
+            typer.echo(f"  {cells[0]:<8}{cells[1]:<{width}}x{cells[2]:<4}{e.get('message', '')}")
 
 
 def _labels(labels: object) -> str:

@@ -7,6 +7,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
+from headway.clock import SystemClock
+from headway.cluster.local.events import record_event
+from headway.cluster.local.store import LocalCluster
 
 _register_all()
 runner = CliRunner()
@@ -51,3 +54,20 @@ def test_describe_prints_labels_as_key_value_pairs(tmp_path: Path) -> None:
     result = runner.invoke(app, ["describe", "pod", "web", "--state-dir", str(state)])
     assert result.exit_code == 0, result.output
     assert "Labels:       app=web,tier=front\n" in result.output
+
+
+def test_describe_keeps_a_long_event_reason_apart_from_its_count(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    with LocalCluster(state / "cluster.db", SystemClock()) as cluster:
+        pod = cluster.get("v1", "Pod", "web", "default")
+        record_event(
+            cluster,
+            SystemClock(),
+            involved=pod,
+            reason="RolloutStepCompleted",
+            message="step 1/2 completed",
+            event_type="Normal",
+            component="test",
+        )
+    result = runner.invoke(app, ["describe", "pod", "web", "--state-dir", str(state)])
+    assert "  Normal  RolloutStepCompleted  x1   step 1/2 completed" in result.output
