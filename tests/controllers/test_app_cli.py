@@ -92,6 +92,10 @@ def test_rollback_to_a_history_entry_and_refusal_under_auto_sync(
     status = h.run("shop", lambda s: len(s.get("history") or []) == 3)
     assert status["history"][-1]["revision"] == first
     assert h.get("ConfigMap", "a")["data"] == {"k": "a"}, status["operationState"]
+    code, out = _cli(h, tmp_path, "rollback", "shop", first[:8])  # a revision prefix
+    assert code == 0, out
+    status = h.run("shop", lambda s: len(s.get("history") or []) == 4)
+    assert status["history"][-1]["revision"] == first
     auto = application("shop", h.remote.url, path="app", automated={})
     h.install(auto)
     code, out = _cli(h, tmp_path, "rollback", "shop", "0")

@@ -102,6 +102,15 @@ def _resource_selector(text: str, app: dict[str, Any]) -> dict[str, str]:
     raise typer.Exit(2)
 
 
+def _history_match(entries: list[dict[str, Any]], wanted: str) -> list[dict[str, Any]]:
+    """Entries with the history ID `wanted`; failing that, whose revision starts with it
+    (at least 7 characters, so a short ID is never read as a revision prefix)."""
+    by_id = [e for e in entries if str(e.get("id")) == wanted]
+    if by_id or len(wanted) < 7:
+        return by_id
+    return [e for e in entries if str(e.get("revision", "")).startswith(wanted.lower())]
+
+
 @apps.command("list")
 def list_apps(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Every Application with its sync status, health and last operation."""
@@ -214,11 +223,7 @@ def rollback(
             typer.echo("error: rollback cannot be initiated when auto-sync is enabled", err=True)
             raise typer.Exit(1)
         entries = (app.get("status") or {}).get("history") or []
-        match = [
-            e
-            for e in entries
-            if str(e.get("id")) == revision or str(e.get("revision", "")).startswith(revision)
-        ]
+        match = _history_match(entries, revision)
         if not match:
             typer.echo(
                 f"error: no history entry {revision!r} (see `headway app history`)", err=True

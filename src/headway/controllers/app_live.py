@@ -32,6 +32,7 @@ class LiveReader:
         self._cluster = cluster
         self._kinds: list[ResourceKind] | None = None
         self._scoped: frozenset[tuple[str, str]] | None = None
+        self._answers: dict[str, tuple[str, tuple[ResourceKey, ...], dict[ResourceKey, Obj]]] = {}
 
     def kinds(self) -> list[ResourceKind]:
         if self._kinds is None:
@@ -49,6 +50,29 @@ class LiveReader:
         return self._scoped
 
     def managed(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
+        """The app's live objects. On a backend with a global revision (the local store) the
+        answer is reused while the revision has not moved: an idle fleet costs one query per
+        refresh instead of one per kind."""
+        token = self._revision()
+        wanted = tuple(sorted(key_of(o) for o in desired))
+        cached = self._answers.get(app)
+        if token is not None and cached is not None and cached[:2] == (token, wanted):
+            return dict(cached[2])
+        found = self._read(app, desired)
+        if token is not None:  # read before listing: a later write only makes it stale
+            self._answers[app] = (token, wanted, found)
+        return dict(found)
+
+    def _revision(self) -> str | None:
+        revision = getattr(self._cluster, "revision", None)
+        if not callable(revision):
+            return None
+        try:
+            return str(revision())
+        except ClusterError:
+            return None
+
+    def _read(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
         found: dict[ResourceKey, Obj] = {}
         for kind in self.kinds():
             try:
