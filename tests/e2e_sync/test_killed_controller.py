@@ -96,6 +96,9 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
             lambda: _scrape(port), timeout=60, what="the Application controller's /metrics"
         )
         assert 'headway_app_info{health_status="Healthy",name="shop"' in metrics
+    except AssertionError as err:  # the serve output is what explains a timeout
+        log = (tmp_path / "serve.log").read_text(errors="replace")[-4000:]
+        raise AssertionError(f"{err}\n--- serve.log (tail) ---\n{log}") from None
     finally:
         for process in (first, second):
             if process is not None and process.poll() is None:
