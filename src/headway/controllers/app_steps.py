@@ -30,12 +30,13 @@ __all__ = ["MANAGED_KINDS", "ApplicationSteps", "SourceWatchSteps"]
 
 log = logging.getLogger(__name__)
 
+# Watched so a wave or a drift is seen at once; Pods are left out (they change all the time,
+# and a hook Pod's wave is looked at again on the executor's own 2-second requeue).
 MANAGED_KINDS: tuple[tuple[str, str], ...] = (
     ("apps/v1", "Deployment"),
     ("apps/v1", "StatefulSet"),
     ("apps/v1", "DaemonSet"),
     ("batch/v1", "Job"),
-    ("v1", "Pod"),
     ("v1", "ConfigMap"),
     ("v1", "Service"),
     ("autoscaling/v2", "HorizontalPodAutoscaler"),
