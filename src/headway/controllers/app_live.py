@@ -86,7 +86,11 @@ class LiveReader:
                     found[key_of(obj)] = obj
         for wanted in desired:
             key = key_of(wanted)
-            if key not in found:
+            listed = found.get(key)
+            # Lists come in each kind's preferred version; like Argo CD, compare live state
+            # in the version the manifest is written in, so a served older version (Istio
+            # v1beta1 next to v1) is not drift by itself.
+            if listed is None or listed.get("apiVersion") != wanted.get("apiVersion"):
                 current = self._get(wanted, key)
                 if current is not None:
                     found[key] = current
