@@ -4,6 +4,7 @@ the traffic generator against a real HTTP server, the directory layout."""
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,7 +13,9 @@ from typing import Any
 
 import pygit2
 import pytest
+from rich.console import Console
 
+from headway.cli import demo
 from headway.cli.demo_layout import DemoLayout, DemoSetupError, examples_dir
 from headway.cli.demo_observe import RunView, narrate, revision_requests, rollout_view, run_views
 from headway.cli.demo_repo import ROLLOUT_FILE, DemoRepo
@@ -240,3 +243,19 @@ def test_a_used_directory_is_refused_and_nothing_in_it_is_stopped(tmp_path: Path
     assert code == 1
     assert "is not empty" in console.export_text()
     assert (state / "serve.pid").read_text() == f"{gone}\n"
+
+
+def test_kept_demo_hints_name_a_runnable_program_on_unwrapped_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "venv" / "bin" / "headway"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # `headway` is not on PATH
+    monkeypatch.setattr(sys, "argv", [str(script), "demo", "--keep"])
+    console = Console(record=True, width=40)
+    demo._explore_hints(console, tmp_path / "run")
+    lines = console.export_text().splitlines()
+    assert f"  {script} get pods -n demo -o wide" in lines
+    assert f"Stop it with: {script} demo --stop --dir {tmp_path / 'run'}" in lines
+    assert not any(line.startswith("headway") for line in lines)

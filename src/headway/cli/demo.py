@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -27,19 +28,32 @@ from headway.cli.demo_summary import render_summary
 __all__ = ["register"]
 
 
+def cli_command() -> str:
+    """How to run this program again from a shell: `headway` when it is on PATH, else the
+    script that is running (`.venv/bin/headway` is not on PATH unless the venv is active)."""
+    if shutil.which("headway"):
+        return "headway"
+    script = Path(sys.argv[0])
+    if script.name == "headway" and script.is_file():
+        return str(script.absolute())
+    return f"{sys.executable} -m headway"
+
+
 def _explore_hints(console: Console, root: Path) -> None:
     console.rule("Still running (--keep)")
-    console.print(f"cd {root}")
+    hw = cli_command()
+    # No soft wrapping: a command broken over two lines cannot be pasted.
+    console.print(f"cd {root}", soft_wrap=True)
     for command in (
-        "headway rollouts get web -n demo --watch   # steps, weights, analysis runs",
-        "headway get pods -n demo -o wide",
-        "headway describe rollout web -n demo       # conditions (GitConvergence) and Events",
-        "headway app get web",
+        f"{hw} rollouts get web -n demo --watch   # steps, weights, analysis runs",
+        f"{hw} get pods -n demo -o wide",
+        f"{hw} describe rollout web -n demo       # conditions (GitConvergence) and Events",
+        f"{hw} app get web",
         "git -C gitops log --stat                   # the release and revert commits",
-        "headway runtime status                     # Services, VirtualService address",
+        f"{hw} runtime status                     # Services, VirtualService address",
     ):
-        console.print(f"  {command}")
-    console.print(f"Stop it with: headway demo --stop --dir {root}")
+        console.print(f"  {command}", soft_wrap=True, highlight=False)
+    console.print(f"Stop it with: {hw} demo --stop --dir {root}", soft_wrap=True, highlight=False)
 
 
 def _stop_kept(console: Console, root: Path) -> None:
