@@ -103,9 +103,18 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
             data = yaml.safe_load(file.read_text())
             return parse_config(data, str(file), {r.id for r in ALL_RULES}), file.parent
         except (yaml.YAMLError, ConfigError) as err:
-            text = f"{file}: {err}" if isinstance(err, yaml.YAMLError) else str(err)
+            text = _yaml_error(file, err) if isinstance(err, yaml.YAMLError) else str(err)
             raise UsageError(text) from None
     return CheckConfig(), root
+
+
+def _yaml_error(file: Path, err: yaml.YAMLError) -> str:
+    """`file:line: YAML syntax error: problem`, not PyYAML's multi-line dump of a buffer."""
+    if isinstance(err, yaml.MarkedYAMLError):
+        mark = err.problem_mark or err.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        return f"{file}{line}: YAML syntax error: {err.problem or err.context or 'invalid YAML'}"
+    return f"{file}: {err}"
 
 
 def _self_urls(repo: pygit2.Repository | None, config: CheckConfig) -> frozenset[str]:
