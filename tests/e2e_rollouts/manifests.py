@@ -102,7 +102,9 @@ def template(name: str, *metrics: dict[str, Any]) -> Obj:
 
 def traffic_metric(name: str, metric: str, condition: str, **schedule: Any) -> dict[str, Any]:
     """A `headway.dev/traffic` metric scoped to the canary's hash; no `address`: the
-    controller's default, the runtime's metricsAddress, is what it reads."""
+    controller's default, the runtime's metricsAddress, is what it reads. A measurement
+    taken before the revision served a request is empty, which fails it (Headway's
+    onEmpty default): give such a metric an `initialDelay` or put a pause before it."""
     plugin = {"metric": metric, "podTemplateHash": "{{args.canary-hash}}", "window": "5s"}
     return {
         "name": name,

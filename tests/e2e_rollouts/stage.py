@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx2
 
+from conftest import require_program
 from headway.cli.serve import (
     AnalysisRunSteps,
     ControllerFactory,
@@ -51,7 +52,7 @@ def _analysis(ctx: ServeContext) -> Iterable[StepController]:
 ROLLOUT_AND_ANALYSIS: Sequence[ControllerFactory] = (_rollouts, _analysis)
 
 
-def runtime_config(path: Path, *, bad_tags: str = "") -> Path:
+def runtime_config(path: Path, *, bad_tags: str = "", router: str = "embedded") -> Path:
     """Every tag of IMAGE runs examples/app as that version; the tags in `bad_tags` (a
     space-separated list) are releases that fail half their requests, the way a build bakes
     a bug into an image: the manifest names only the tag."""
@@ -60,6 +61,7 @@ def runtime_config(path: Path, *, bad_tags: str = "") -> Path:
         f'exec "{sys.executable}" "{APP}"'
     )
     path.write_text(
+        f"router: {router}\n"
         f"images:\n  {IMAGE}:\n    command: [/bin/sh, -c, {wrapper!r}]\n"
         f"    env: {{BAD_TAGS: {bad_tags!r}}}\n    versionFromTag: true\n"
     )
@@ -109,6 +111,7 @@ class Stage:
         controllers: Sequence[ControllerFactory] | None = ROLLOUT_AND_ANALYSIS,
         options: dict[str, Any] | None = None,
         bad_tags: str = "",
+        router: str = "embedded",
         before: Sequence[Obj] = (),
     ) -> AsyncIterator[Stage]:
         """The runtime, then `before` objects, then (once runtime.json names the metrics
@@ -119,9 +122,13 @@ class Stage:
         runtime = Runtime(
             state_dir=state,
             clock=clock,
-            config_path=runtime_config(tmp_path / "headway-runtime.yaml", bad_tags=bad_tags),
+            config_path=runtime_config(
+                tmp_path / "headway-runtime.yaml", bad_tags=bad_tags, router=router
+            ),
             shutdown_grace_seconds=3.0,
-            data_planes=RouterPlanes(),
+            data_planes=RouterPlanes(haproxy_binary=require_program("haproxy"))
+            if router == "haproxy"
+            else RouterPlanes(),
         )
         stage = cls(runtime, tmp_path)
         started = asyncio.Event()

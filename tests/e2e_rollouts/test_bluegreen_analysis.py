@@ -24,9 +24,17 @@ from .test_canary_traffic import settled
 
 pytestmark = pytest.mark.slow
 
-LATENCY = traffic_metric("latency-p99", "latency-p99", "result[0] < 1", interval="2s", count=2)
+LATENCY = traffic_metric(
+    "latency-p99", "latency-p99", "result[0] < 1", initialDelay="2s", interval="2s", count=2
+)
 ERRORS = traffic_metric(
-    "error-ratio", "error-ratio", "result[0] < 0.05", interval="2s", count=2, failureLimit=0
+    "error-ratio",
+    "error-ratio",
+    "result[0] < 0.05",
+    initialDelay="2s",
+    interval="2s",
+    count=2,
+    failureLimit=0,
 )
 
 

@@ -18,7 +18,7 @@ from .manifests import (
     template,
     traffic_metric,
 )
-from .stage import Stage, request_versions
+from .stage import ISTIO, Stage, request_versions
 
 pytestmark = pytest.mark.slow
 
@@ -82,8 +82,11 @@ async def test_a_good_canary_walks_every_step_to_healthy(tmp_path: Path) -> None
         await settled(address, {"v2"})
 
 
-async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(tmp_path: Path) -> None:
-    async with Stage.open(tmp_path) as stage:
+@pytest.mark.parametrize("router", ["embedded", pytest.param("haproxy", marks=pytest.mark.haproxy)])
+async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(
+    tmp_path: Path, router: str
+) -> None:
+    async with Stage.open(tmp_path, router=router) as stage:
         address = await _deploy_v1(stage)
         traffic = stage.send_traffic(address)
         stable = stage.pod_hash_of()
@@ -99,6 +102,7 @@ async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(tmp_path: P
         measured = run["status"]["metricResults"][0]["measurements"][-1]
         assert float(measured["value"].strip("[]")) > 0.2  # the router counted v2's 500s
         assert stage.vs_weights() == [100, 0]
+        assert (stage.get(ISTIO, "VirtualService", "web") or {})["status"]["router"] == router
         assert traffic.since(0)["500"] > 0  # real users did see the bad version's errors
         await stage.until(lambda: not stage.pods_of("v2"), 20, "the canary's pods gone")
         await settled(address, {"v1"})

@@ -22,7 +22,13 @@ from .test_canary_traffic import settled
 pytestmark = pytest.mark.slow
 
 ERRORS = traffic_metric(
-    "error-ratio", "error-ratio", "result[0] < 0.05", interval="2s", count=2, failureLimit=0
+    "error-ratio",
+    "error-ratio",
+    "result[0] < 0.05",
+    initialDelay="2s",
+    interval="2s",
+    count=2,
+    failureLimit=0,
 )
 STEPS: list[dict[str, Any]] = [{"setWeight": 20}, analysis_step("errors"), {"setWeight": 60}]
 ARGOCD = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}}
@@ -106,6 +112,8 @@ async def test_an_aborted_release_is_reverted_in_git_and_fast_tracked_back(
         await stage.until(lambda: stage.rollout_phase() == "Degraded", 40, "the abort")
         (run,) = stage.analysis_runs()
         assert run["status"]["phase"] == "Failed"
+        measured = run["status"]["metricResults"][0]["measurements"][-1]
+        assert float(measured["value"].strip("[]")) > 0.2  # v2's 500s failed it, not no-data
         revert = await stage.until(
             lambda: str(_tip(remote).id) if str(_tip(remote).id) != bad else "",
             20,

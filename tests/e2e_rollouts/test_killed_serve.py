@@ -22,7 +22,13 @@ pytestmark = pytest.mark.slow
 
 COUNT = 4
 ERRORS = traffic_metric(
-    "error-ratio", "error-ratio", "result[0] < 0.05", interval="2s", count=COUNT, failureLimit=0
+    "error-ratio",
+    "error-ratio",
+    "result[0] < 0.05",
+    initialDelay="2s",
+    interval="2s",
+    count=COUNT,
+    failureLimit=0,
 )
 STEPS: list[dict[str, Any]] = [
     {"setWeight": 20},
