@@ -13,6 +13,7 @@ from headway.cluster.errors import ClusterError, FieldConflict, NotFound
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
+from headway.model.schema import describe
 from headway.model.yamlload import Document, load_documents
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
@@ -27,7 +28,7 @@ def _documents(path: Path) -> list[Document]:
         else [path]
     )
     docs: list[Document] = []
-    problems = []
+    problems: list[object] = []
     for file in files:
         try:
             result = load_documents(file.read_text(encoding="utf-8"), str(file))
@@ -35,6 +36,12 @@ def _documents(path: Path) -> list[Document]:
             typer.echo(f"error: {file}: {err.strerror or err}", err=True)
             raise typer.Exit(1) from None
         problems += result.diagnostics
+        # A list or a scalar is not an object: say so rather than apply the rest silently.
+        problems += [
+            f"{d.file}:{d.line}: expected a Kubernetes object (a mapping), got {describe(d.obj)}"
+            for d in result.documents
+            if not isinstance(d.obj, dict)
+        ]
         docs += [d for d in result.documents if isinstance(d.obj, dict)]
     if problems:
         for problem in problems:

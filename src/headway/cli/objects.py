@@ -39,6 +39,8 @@ SHORT_NAMES = {
     "sa": "serviceaccounts",
     "vs": "virtualservices",
     "dr": "destinationrules",
+    "crd": "customresourcedefinitions",
+    "crds": "customresourcedefinitions",
 }
 
 
@@ -199,7 +201,8 @@ def get(
                 else yaml.safe_dump(data, sort_keys=False)
             )
         elif not objs:
-            typer.echo(f"No resources found in {namespace} namespace.")
+            where = f" in {namespace} namespace" if rk.namespaced else ""
+            typer.echo(f"No resources found{where}.")
         else:
             _table(objs, rk.kind, output == "wide")
 

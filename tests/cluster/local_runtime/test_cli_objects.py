@@ -71,3 +71,20 @@ def test_describe_keeps_a_long_event_reason_apart_from_its_count(tmp_path: Path)
         )
     result = runner.invoke(app, ["describe", "pod", "web", "--state-dir", str(state)])
     assert "  Normal  RolloutStepCompleted  x1   step 1/2 completed" in result.output
+
+
+def test_apply_refuses_a_document_that_is_not_an_object(tmp_path: Path) -> None:
+    manifest = tmp_path / "mixed.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n- a list\n")
+    state = tmp_path / "state"
+    result = runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(state)])
+    assert result.exit_code == 1
+    assert f"{manifest}:5: expected a Kubernetes object (a mapping), got a list" in result.output
+    assert "created" not in result.output  # nothing applied from a file with an error
+
+
+def test_an_empty_cluster_scoped_list_names_no_namespace(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    result = runner.invoke(app, ["get", "crd", "-n", "shop", "--state-dir", str(state)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "No resources found.\n"
