@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from headway.cli import rollouts_actions
 from prometheus_support import PrometheusServer, StartPrometheus
 
 from .manifests import (
@@ -48,12 +49,17 @@ def _metric(address: str, query: str, **schedule: Any) -> dict[str, Any]:
     )
 
 
+def _metrics_target(stage: Stage) -> tuple[str, int]:
+    """The runtime-wide /metrics endpoint's host and port, for Prometheus to scrape."""
+    host, port = str(stage.runtime.mesh.metrics_address if stage.runtime.mesh else "").split(":")
+    return host, int(port)
+
+
 async def _start(
     stage: Stage, prometheus: StartPrometheus, query: str, **schedule: Any
 ) -> tuple[PrometheusServer, str]:
     """v1 Healthy, traffic flowing, and a Prometheus scraping the runtime's /metrics."""
-    host, port = str(stage.runtime.mesh.metrics_address if stage.runtime.mesh else "").split(":")
-    server = prometheus([(host, int(port))])
+    server = prometheus([_metrics_target(stage)])
     stage.apply(
         template("errors", _metric(server.url, query, **schedule)),
         *canary_mesh(),
@@ -136,3 +142,14 @@ async def test_prometheus_stopped_mid_analysis_pauses_the_rollout(
         assert status["phase"] == "Paused"
         assert [r["metadata"]["uid"] for r in stage.analysis_runs()] == [run["metadata"]["uid"]]
         assert {"v1", "v2"} == set((await request_versions(address, 20)).keys())
+        # The operator brings a Prometheus back (on a new address) and promotes: the analysis
+        # runs again, as a new run, and this time the evidence lets the rollout finish.
+        again = prometheus([_metrics_target(stage)])
+        stage.apply(template("errors", _metric(again.url, ERROR_RATIO, count=2)))
+        await again.wait_for("sum(headway_requests_total)", lambda v: bool(v) and v[0] > 0)
+        rollouts_actions.promote(stage.cluster, "default", "web")
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", 40, "v2 Healthy")
+        first, second = stage.analysis_runs()
+        assert first["metadata"]["uid"] == run["metadata"]["uid"]
+        assert first["status"]["phase"] == "Inconclusive"
+        assert second["status"]["phase"] == "Successful"
