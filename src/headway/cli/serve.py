@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,7 +122,13 @@ async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     with LocalCluster(RuntimePaths(state_dir).db, clock) as cluster:
         async with httpx2.AsyncClient() as http:
-            manager = build_manager(ServeContext(cluster, clock, http, options))
+            try:
+                manager = build_manager(ServeContext(cluster, clock, http, options))
+            except OSError as err:  # e.g. the --metrics-port is taken
+                port = options.get("metrics_port")
+                hint = f" (--metrics-port {port})" if port else ""
+                print(f"error: cannot start the controllers{hint}: {err}", file=sys.stderr)
+                raise SystemExit(1) from None
             names = ", ".join(manager.controllers)
             print(f"serving {names} (pid {os.getpid()}, state {state_dir})", flush=True)
             await manager.run(stop)
@@ -135,18 +142,29 @@ def register(app: typer.Typer) -> None:
         ] = Path(".headway"),
         apps: Annotated[
             Path | None,
-            typer.Option("--apps", help="A file or directory of Applications/AppProjects."),
+            typer.Option(
+                "--apps", exists=True, help="A file or directory of Applications/AppProjects."
+            ),
         ] = None,
         app_poll_seconds: Annotated[
-            float, typer.Option("--app-poll-seconds", help="Git polling interval.")
+            float, typer.Option("--app-poll-seconds", min=0.0, help="Git polling interval.")
         ] = 180.0,
         metrics_port: Annotated[
-            int, typer.Option("--metrics-port", help="Serve /metrics on 127.0.0.1:PORT.")
+            int,
+            typer.Option(
+                "--metrics-port",
+                min=0,
+                max=65535,
+                help="Serve /metrics on 127.0.0.1:PORT (0: not served).",
+            ),
         ] = 0,
         health_scripts: Annotated[
             Path | None,
             typer.Option(
-                "--health-scripts", help="Lua health overrides: <group>/<Kind>/health.lua."
+                "--health-scripts",
+                exists=True,
+                file_okay=False,
+                help="Lua health overrides: <group>/<Kind>/health.lua.",
             ),
         ] = None,
     ) -> None:

@@ -1,0 +1,40 @@
+"""`headway serve` refuses bad options with a usage error or one line, never a traceback."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from headway.cli.main import _register_all, app
+
+_register_all()
+runner = CliRunner()
+
+
+def test_missing_apps_and_health_scripts_paths_are_usage_errors(tmp_path: Path) -> None:
+    state = str(tmp_path / "state")
+    for option in ("--apps", "--health-scripts"):
+        result = runner.invoke(app, ["serve", "--state-dir", state, option, "/no/such/path"])
+        assert result.exit_code == 2, result.output
+        assert "'/no/such/path' does not exist" in result.output
+
+
+def test_an_out_of_range_metrics_port_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["serve", "--state-dir", str(tmp_path), "--metrics-port", "99999"])
+    assert result.exit_code == 2
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_taken_metrics_port_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(
+            app, ["serve", "--state-dir", str(tmp_path), "--metrics-port", str(port)]
+        )
+    assert result.exit_code == 1
+    assert f"error: cannot start the controllers (--metrics-port {port}):" in result.output
+    assert "Traceback" not in result.output
