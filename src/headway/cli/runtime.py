@@ -71,14 +71,19 @@ def up(
     state_dir: StateDir = DEFAULT_STATE,
     foreground: Annotated[bool, typer.Option("--foreground", help="Run in this process.")] = False,
     config: Annotated[
-        Path | None, typer.Option("--config", help="Runtime config (image map).")
+        Path | None,
+        typer.Option("--config", exists=True, dir_okay=False, help="Runtime config (image map)."),
     ] = None,
 ) -> None:
     """Start the runtime (in the background unless --foreground)."""
+    if state_dir.exists() and not state_dir.is_dir():
+        raise typer.BadParameter(f"{state_dir} is not a directory", param_hint="'--state-dir'")
     paths = RuntimePaths(state_dir)
     pid = running_pid(paths)
     if pid is not None:
-        typer.echo(f"runtime already running (pid {pid}, state {state_dir})")
+        # A different --config would be silently ignored otherwise.
+        note = "; --config is read at start: `headway runtime down` first" if config else ""
+        typer.echo(f"runtime already running (pid {pid}, state {state_dir}){note}")
         return
     if foreground:
         _foreground(state_dir, config)

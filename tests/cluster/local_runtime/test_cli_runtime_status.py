@@ -1,4 +1,4 @@
-"""`headway runtime status` of a stopped runtime whose store still holds objects."""
+"""`headway runtime status` of a stopped runtime, and `runtime up` refusing bad options."""
 
 from __future__ import annotations
 
@@ -32,3 +32,18 @@ def test_stopped_status_says_the_recorded_state_is_not_live(tmp_path: Path) -> N
     assert lines[2] == f"store:   {(state / 'cluster.db').resolve()}"
     assert "no Pod runs and no address below answers" in lines[3]
     assert "Services:    1" in lines
+
+
+def test_up_refuses_a_missing_config_and_a_state_dir_that_is_a_file(tmp_path: Path) -> None:
+    missing = runner.invoke(
+        app, ["runtime", "up", "--state-dir", str(tmp_path / "s"), "--config", "/no/such.yaml"]
+    )
+    assert missing.exit_code == 2
+    assert "'/no/such.yaml' does not exist" in " ".join(missing.output.replace("│", " ").split())
+    assert not (tmp_path / "s").exists()  # nothing started, nothing created
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    result = runner.invoke(app, ["runtime", "up", "--state-dir", str(a_file)])
+    assert result.exit_code == 2
+    assert "is not a directory" in " ".join(result.output.replace("│", " ").split())
+    assert "Traceback" not in result.output
