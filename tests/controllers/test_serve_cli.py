@@ -38,3 +38,11 @@ def test_a_taken_metrics_port_is_one_line_not_a_traceback(tmp_path: Path) -> Non
     assert result.exit_code == 1
     assert f"error: cannot start the controllers (--metrics-port {port}):" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_state_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    a_file = tmp_path / "state"
+    a_file.write_text("")
+    result = runner.invoke(app, ["serve", "--state-dir", str(a_file)])
+    assert result.exit_code == 2
+    assert "is a file" in " ".join(result.output.replace("│", " ").split())

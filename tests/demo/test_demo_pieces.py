@@ -14,6 +14,7 @@ from typing import Any
 import pygit2
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from headway.cli import demo
 from headway.cli.demo_layout import DemoLayout, DemoSetupError, examples_dir
@@ -21,6 +22,7 @@ from headway.cli.demo_observe import RunView, narrate, revision_requests, rollou
 from headway.cli.demo_repo import ROLLOUT_FILE, DemoRepo
 from headway.cli.demo_summary import FinalState
 from headway.cli.demo_traffic import NOT_THE_APP, TrafficGenerator
+from headway.cli.main import _register_all, app
 
 
 def rollout(image: str, **status: Any) -> dict[str, Any]:
@@ -259,3 +261,13 @@ def test_kept_demo_hints_name_a_runnable_program_on_unwrapped_lines(
     assert f"  {script} get pods -n demo -o wide" in lines
     assert f"Stop it with: {script} demo --stop --dir {tmp_path / 'run'}" in lines
     assert not any(line.startswith("headway") for line in lines)
+
+
+def test_a_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    _register_all()
+    a_file = tmp_path / "demo"
+    a_file.write_text("")
+    for args in (["demo", "--dir", str(a_file)], ["demo", "--stop", "--dir", str(a_file)]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 2, result.output
+        assert "is a file" in " ".join(result.output.replace("│", " ").split())

@@ -16,7 +16,9 @@ from headway.cluster.protocol import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import Document, load_documents
 
-StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
+StateDir = Annotated[
+    Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
+]
 DEFAULT_STATE = Path(".headway")
 FIELD_MANAGER = "headway-cli"
 

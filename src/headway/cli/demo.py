@@ -114,7 +114,11 @@ def _run(console: Console, options: DemoOptions, *, temporary: bool) -> int:
 def demo(
     directory: Annotated[
         Path | None,
-        typer.Option("--dir", help="An empty or new directory to run in (default: a temp dir)."),
+        typer.Option(
+            "--dir",
+            file_okay=False,
+            help="An empty or new directory to run in (default: a temp dir).",
+        ),
     ] = None,
     keep: Annotated[
         bool, typer.Option("--keep", help="Leave the runtime and controllers running after.")

@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_command(
         state_dir: Annotated[
-            Path, typer.Option("--state-dir", help="Runtime state directory.")
+            Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
         ] = Path(".headway"),
         apps: Annotated[
             Path | None,

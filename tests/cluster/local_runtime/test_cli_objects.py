@@ -88,3 +88,13 @@ def test_an_empty_cluster_scoped_list_names_no_namespace(tmp_path: Path) -> None
     result = runner.invoke(app, ["get", "crd", "-n", "shop", "--state-dir", str(state)])
     assert result.exit_code == 0, result.output
     assert result.output == "No resources found.\n"
+
+
+def test_apply_to_a_state_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(POD)
+    a_file = tmp_path / "state"
+    a_file.write_text("")
+    result = runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(a_file)])
+    assert result.exit_code == 2
+    assert "is a file" in " ".join(result.output.replace("│", " ").split())
