@@ -356,3 +356,12 @@ def test_manual_blue_green_in_an_early_wave(tmp_path: Path, check_dir: CheckDir)
     _write(tmp_path, {"all.yaml": rollout})
     found = [f for f in check_dir(tmp_path) if f.rule == "HW103"]
     assert len(found) == 1 and "autoPromotionEnabled" in found[0].message
+
+
+def test_an_unset_service_field_does_not_point_at_an_unnamed_service(
+    tmp_path: Path, check_dir: CheckDir
+) -> None:
+    unnamed = "apiVersion: v1\nkind: Service\nmetadata: {labels: {app: x}}\nspec: {ports: []}\n"
+    _write(tmp_path, {"rollout.yaml": _rollout(4, 50), "svc.yaml": unnamed})
+    found = [f for f in check_dir(tmp_path) if f.rule == "HW101"]
+    assert found == [], [f.message for f in found]

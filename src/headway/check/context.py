@@ -34,7 +34,10 @@ class AppUnit:
         return (d for d in self.objects if d.kind in kinds)
 
     def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
-        """The object `kind/name`, preferring one in `namespace` when several share a name."""
+        """The object `kind/name`, preferring one in `namespace` when several share a name.
+        An empty name refers to nothing (not to an object missing its own name)."""
+        if not name:
+            return None
         matches = [d for d in self.of_kind(kind) if name_of(d.obj) == name]
         for doc in matches:
             if not namespace or namespace_of(doc.obj) in ("", namespace):
