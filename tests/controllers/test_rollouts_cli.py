@@ -164,3 +164,20 @@ def test_get_shows_runs_with_last_measurements(tmp_path: Path, clock: VirtualClo
     )
     out = _cli(tmp_path, "get", "web")
     assert f"AnalysisRun {run} Running errors=[0.31] (Failed)" in out
+
+
+def test_a_rollout_in_another_namespace_is_pointed_at(tmp_path: Path, clock: VirtualClock) -> None:
+    _updating(tmp_path, clock)
+    state = ["--state-dir", str(tmp_path)]
+    missing = runner.invoke(app, ["rollouts", "get", "web", "-n", "shop", *state])
+    assert missing.exit_code == 1
+    assert "rollout shop/web not found; found in namespace default (add -n default)" in (
+        missing.output
+    )
+    empty = runner.invoke(app, ["rollouts", "list", "-n", "shop", *state])
+    assert empty.exit_code == 0
+    assert "No Rollouts in namespace shop; found in namespace default (add -n default)" in (
+        empty.output
+    )
+    nowhere = runner.invoke(app, ["rollouts", "get", "nope", *state])
+    assert nowhere.output.strip() == "error: rollout default/nope not found"

@@ -74,9 +74,31 @@ def list_rollouts(state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "d
             "AVAILABLE",
             box=None,
         )
-        for ro in cluster.list(actions.ARGO_API, "Rollout", namespace=namespace):
+        rollouts = cluster.list(actions.ARGO_API, "Rollout", namespace=namespace)
+        for ro in rollouts:
             table.add_row(*_list_row(ro))
         Console().print(table)
+        if not rollouts:
+            typer.echo(f"No Rollouts in namespace {namespace}{_elsewhere(cluster, None)}")
+
+
+def _elsewhere(cluster: LocalCluster, name: str | None) -> str:
+    """Where else Rollouts (named `name`, or any) are: the hint that `-n` was forgotten."""
+    namespaces = sorted(
+        {
+            str(ro["metadata"].get("namespace") or "default")
+            for ro in cluster.list(actions.ARGO_API, "Rollout")
+            if name is None or ro["metadata"].get("name") == name
+        }
+    )
+    if not namespaces:
+        return ""
+    where = (
+        "namespaces " + ", ".join(namespaces)
+        if len(namespaces) > 1
+        else f"namespace {namespaces[0]}"
+    )
+    return f"; found in {where} (add -n {namespaces[0]})"
 
 
 def _list_row(ro: Obj) -> list[str]:
@@ -115,7 +137,8 @@ def get(
         try:
             first = view()
         except NotFound:
-            typer.echo(f"error: rollout {namespace}/{name} not found", err=True)
+            hint = _elsewhere(cluster, name)
+            typer.echo(f"error: rollout {namespace}/{name} not found{hint}", err=True)
             raise typer.Exit(1) from None
         if not watch:
             console.print(first)
