@@ -46,5 +46,10 @@ def _register_all() -> None:
 
 
 def main() -> None:
-    _register_all()
+    try:
+        # Importing every command takes a moment; a Ctrl-C then must not print a traceback.
+        # (Typer itself turns a Ctrl-C inside a command into exit status 130.)
+        _register_all()
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
     app()
