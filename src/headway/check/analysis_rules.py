@@ -19,10 +19,12 @@ from headway.model.yamlload import Document
 
 __all__ = [
     "INTERVAL_WINDOW_MISMATCH",
+    "MEASURES_BEFORE_TRAFFIC",
     "RESOURCE_ONLY_ANALYSIS",
     "UNREACHABLE_FAILURE_LIMIT",
     "UNSCOPED_ANALYSIS_QUERY",
     "check_interval_windows",
+    "check_measures_before_traffic",
     "check_resource_only_analysis",
     "check_unreachable_failure_limit",
     "check_unscoped_queries",
@@ -71,6 +73,19 @@ UNREACHABLE_FAILURE_LIMIT = Rule(
     "canary passes.",
     hint="Lower failureLimit below count (and below the measurements that fit before "
     "promotion), or raise count / lengthen the steps.",
+)
+
+MEASURES_BEFORE_TRAFFIC = Rule(
+    id="HW211",
+    slug="measures-before-traffic",
+    severity=Severity.WARNING,
+    title="An analysis that measures the canary before it has served any traffic",
+    rationale="Headway fails a measurement with no data (seed 002 §3.7: an empty result must "
+    "never pass). An analysis step right after a setWeight, with no pause and no "
+    "initialDelay, takes its first measurement before the new pods have answered a request, "
+    "so a good release is aborted on an empty result.",
+    hint="Put a `pause` between the `setWeight` and the `analysis` step, or give the metric an "
+    "`initialDelay` (at least the query's range window), or set `onEmpty: Inconclusive` on it.",
 )
 
 _HASH_MARKERS = ("pod_template_hash", "pod-template-hash", "podtemplatehash")
@@ -305,3 +320,38 @@ def _background_budget(metric: dict[str, Any], ref: GateRef, limit: int) -> str 
         f"measurement(s), but the metric fails only after {limit + 1}: Rollout/"
         f"{ref.rollout.name} is promoted before this gate can trip"
     )
+
+
+def _follows_weight_change(rollout: Document, step_index: int) -> bool:
+    """True when the step before `step_index` moves traffic (no pause in between)."""
+    if step_index == 0:
+        return True  # the canary has had no traffic at all yet
+    steps = [as_dict(s) for s in as_list((canary_of(rollout) or {}).get("steps"))]
+    previous = steps[step_index - 1] if step_index <= len(steps) else {}
+    return "setWeight" in previous or "setCanaryScale" in previous
+
+
+def check_measures_before_traffic(ctx: CheckContext) -> Iterable[Finding]:
+    seen: set[tuple[str, int, int, str]] = set()
+    for unit, ref in unique_gates(ctx):
+        assert ref.template is not None
+        if ref.kind != "step" or not _follows_weight_change(ref.rollout, int(ref.path[4])):
+            continue
+        for index, metric in metrics_of(ref.template):
+            key = (ref.template.file, ref.template.line, index, ref.rollout.name)
+            if key in seen or metric.get("initialDelay") or metric.get("onEmpty") in (
+                "Inconclusive",
+                "Evaluate",
+            ):
+                continue
+            seen.add(key)
+            yield finding_at(
+                MEASURES_BEFORE_TRAFFIC,
+                ref.template,
+                path=("spec", "metrics", index),
+                message=f"metric {metric.get('name')!r} is measured by Rollout/"
+                f"{ref.rollout.name}'s analysis step {ref.path[4]} as soon as the weight "
+                "before it is set: the canary has served nothing yet, the first result is "
+                "empty, and Headway fails an empty result, aborting even a good release",
+                app=unit.name,
+            )

@@ -105,6 +105,9 @@ CHECKS: tuple[RegisteredCheck, ...] = (
         (analysis_rules.UNREACHABLE_FAILURE_LIMIT,),
         analysis_rules.check_unreachable_failure_limit,
     ),
+    RegisteredCheck(
+        (analysis_rules.MEASURES_BEFORE_TRAFFIC,), analysis_rules.check_measures_before_traffic
+    ),
     RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
     RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),
     RegisteredCheck((progressive.QUEUE_CONSUMER_CANARY,), progressive.check_queue_consumer_canary),
