@@ -119,8 +119,8 @@ class DemoSession:
         for name in ("argocd", NAMESPACE):
             namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
             self.cluster.apply(namespace, field_manager="headway-demo")
-        app = yaml.safe_load(self.layout.application.read_text())
-        self.cluster.apply(app, field_manager="headway-demo")
+        for document in yaml.safe_load_all(self.layout.application.read_text()):
+            self.cluster.apply(document, field_manager="headway-demo")  # AppProject, then app
         self.say("Application web installed: automated sync of apps/web from main")
 
     # -- watching -----------------------------------------------------------------------------
