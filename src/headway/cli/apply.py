@@ -61,6 +61,12 @@ def apply(
     filename: Annotated[Path, typer.Option("-f", "--filename", help="A YAML file or a directory.")],
     namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
     state_dir: StateDir = DEFAULT_STATE,
+    force_conflicts: Annotated[
+        bool,
+        typer.Option(
+            "--force-conflicts", help="Take over fields another manager owns (as kubectl does)."
+        ),
+    ] = False,
 ) -> None:
     """Server-side apply every object in the file(s) (field manager `headway-cli`)."""
     docs = _documents(filename)
@@ -75,11 +81,14 @@ def apply(
             obj["metadata"] = meta
             try:
                 before = _existing(cluster, obj)
-                after = cluster.apply(obj, field_manager=FIELD_MANAGER)
+                after = cluster.apply(obj, field_manager=FIELD_MANAGER, force=force_conflicts)
             except FieldConflict as err:
                 fields = ", ".join(f"{path} (owned by {owner})" for path, owner in err.conflicts)
                 typer.echo(
-                    f"error: {doc.file}:{doc.line}: {_label(doc)}: conflict on {fields}", err=True
+                    f"error: {doc.file}:{doc.line}: {_label(doc)}: conflict on {fields}; "
+                    "re-run with --force-conflicts to take these fields over (a controller "
+                    "that owns them may set them back)",
+                    err=True,
                 )
                 failed = True
                 continue

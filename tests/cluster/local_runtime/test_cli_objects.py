@@ -98,3 +98,24 @@ def test_apply_to_a_state_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) ->
     result = runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(a_file)])
     assert result.exit_code == 2
     assert "is a file" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_a_field_conflict_says_how_to_take_the_fields_over(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    theirs = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"},
+        "data": {"k": "git"},
+    }
+    with LocalCluster(state / "cluster.db", SystemClock()) as cluster:
+        cluster.apply(theirs, field_manager="some-controller")
+    manifest = tmp_path / "cm.yaml"
+    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: mine}\n")
+    args = ["apply", "-f", str(manifest), "--state-dir", str(state)]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 1
+    assert "(owned by some-controller); re-run with --force-conflicts" in refused.output
+    forced = runner.invoke(app, [*args, "--force-conflicts"])
+    assert forced.exit_code == 0, forced.output
+    assert forced.output == "configmap/c configured\n"
