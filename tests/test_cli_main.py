@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+import typer.main
 
 from headway.cli import main as cli_main
+
+cli_main._register_all()
 
 
 def test_ctrl_c_while_loading_commands_exits_130_without_a_traceback(
@@ -18,3 +23,40 @@ def test_ctrl_c_while_loading_commands_exits_130_without_a_traceback(
         cli_main.main()
     assert exited.value.code == 130
     assert exited.value.__suppress_context__  # no "During handling of..." chain either
+
+
+def _command(path: list[str]) -> Any:
+    command: Any = typer.main.get_command(cli_main.app)
+    for name in path:
+        command = command.commands[name]  # Typer bundles its own click: duck-typed
+    return command
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ["get"],
+        ["describe"],
+        ["logs"],
+        ["apply"],
+        ["delete"],
+        ["rollouts", "list"],
+        ["rollouts", "get"],
+        ["rollouts", "undo"],
+        ["rollouts", "promote"],
+        ["rollouts", "abort"],
+        ["rollouts", "retry"],
+        ["rollouts", "pause"],
+        ["rollouts", "restart"],
+        ["rollouts", "set", "image"],
+    ],
+)
+def test_every_option_and_argument_of_the_object_commands_says_what_it_is(
+    path: list[str],
+) -> None:
+    undocumented = [
+        p.name
+        for p in _command(path).params
+        if not (getattr(p, "help", None) or "").strip() and p.name not in ("help",)
+    ]
+    assert undocumented == [], f"headway {' '.join(path)}: no help for {undocumented}"

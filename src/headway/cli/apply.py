@@ -59,7 +59,9 @@ def _label(doc: Document) -> str:
 
 def apply(
     filename: Annotated[Path, typer.Option("-f", "--filename", help="A YAML file or a directory.")],
-    namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
+    namespace: Annotated[
+        str, typer.Option("-n", "--namespace", help="For objects that do not name one.")
+    ] = "default",
     state_dir: StateDir = DEFAULT_STATE,
     force_conflicts: Annotated[
         bool,
@@ -133,8 +135,10 @@ def _existing(cluster: LocalCluster, obj: Obj) -> Obj | None:
 
 def delete(
     kind: Annotated[str, typer.Argument(help="Kind, plural or short name.")],
-    name: Annotated[str, typer.Argument()],
-    namespace: Annotated[str, typer.Option("-n", "--namespace")] = "default",
+    name: Annotated[str, typer.Argument(help="The object's name.")],
+    namespace: Annotated[
+        str, typer.Option("-n", "--namespace", help="The object's namespace.")
+    ] = "default",
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
     """Delete an object; its dependents go too (background propagation)."""

@@ -22,7 +22,9 @@ from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj, ResourceKind
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
-Namespace = Annotated[str, typer.Option("-n", "--namespace")]
+Namespace = Annotated[
+    str, typer.Option("-n", "--namespace", help="Namespace (ignored for cluster-scoped kinds).")
+]
 DEFAULT_STATE = Path(".headway")
 OUTPUT_FORMATS = ("", "yaml", "json", "wide")
 SHORT_NAMES = {
@@ -171,7 +173,9 @@ def _table(objs: list[Obj], kind: str, wide: bool) -> None:
 
 def get(
     kind: Annotated[str, typer.Argument(help="Kind, plural or short name (pods, deploy, svc).")],
-    name: Annotated[str | None, typer.Argument()] = None,
+    name: Annotated[
+        str | None, typer.Argument(help="One object; all of the kind without it.")
+    ] = None,
     namespace: Namespace = "default",
     output: Annotated[str, typer.Option("-o", "--output", help="yaml, json or wide.")] = "",
     state_dir: StateDir = DEFAULT_STATE,
@@ -208,8 +212,8 @@ def get(
 
 
 def describe(
-    kind: Annotated[str, typer.Argument()],
-    name: Annotated[str, typer.Argument()],
+    kind: Annotated[str, typer.Argument(help="Kind, plural or short name (pod, deploy, ro).")],
+    name: Annotated[str, typer.Argument(help="The object's name.")],
     namespace: Namespace = "default",
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
@@ -258,8 +262,10 @@ def _indent(text: str) -> str:
 
 
 def logs(
-    pod: Annotated[str, typer.Argument()],
-    container: Annotated[str | None, typer.Option("-c", "--container")] = None,
+    pod: Annotated[str, typer.Argument(help="The Pod's name.")],
+    container: Annotated[
+        str | None, typer.Option("-c", "--container", help="Needed when the Pod has several.")
+    ] = None,
     previous: Annotated[
         bool, typer.Option("--previous", "-p", help="The previous run's log.")
     ] = False,

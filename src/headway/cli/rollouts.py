@@ -35,7 +35,8 @@ set_app = typer.Typer(help="Change a Rollout's spec.", no_args_is_help=True)
 rollouts_app.add_typer(set_app, name="set")
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
-Namespace = Annotated[str, typer.Option("-n", "--namespace")]
+Namespace = Annotated[str, typer.Option("-n", "--namespace", help="The Rollout's namespace.")]
+RolloutName = Annotated[str, typer.Argument(help="The Rollout's name.")]
 DEFAULT_STATE = Path(".headway")
 
 
@@ -120,7 +121,7 @@ def _list_row(ro: Obj) -> list[str]:
 
 @rollouts_app.command("get")
 def get(
-    name: str,
+    name: RolloutName,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: Namespace = "default",
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the view live.")] = False,
@@ -154,7 +155,7 @@ def get(
 
 @rollouts_app.command("promote")
 def promote(
-    name: str,
+    name: RolloutName,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: Namespace = "default",
     full: Annotated[bool, typer.Option("--full", help="Skip all remaining steps.")] = False,
@@ -164,26 +165,32 @@ def promote(
 
 
 @rollouts_app.command("abort")
-def abort(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+def abort(
+    name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
+) -> None:
     """Abort the update: all traffic back to the stable version."""
     _run(state_dir, lambda c: actions.abort(c, namespace, name))
 
 
 @rollouts_app.command("retry")
-def retry(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+def retry(
+    name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
+) -> None:
     """Start an aborted update again from its first step."""
     _run(state_dir, lambda c: actions.retry(c, namespace, name))
 
 
 @rollouts_app.command("pause")
-def pause(name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+def pause(
+    name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
+) -> None:
     """Pause the Rollout (spec.paused)."""
     _run(state_dir, lambda c: actions.pause(c, namespace, name))
 
 
 @rollouts_app.command("restart")
 def restart(
-    name: str, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
+    name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
 ) -> None:
     """Restart the Rollout's pods (spec.restartAt = now)."""
     _run(state_dir, lambda c: actions.restart(c, namespace, name, now=c.clock.now()))
@@ -191,10 +198,13 @@ def restart(
 
 @rollouts_app.command("undo")
 def undo(
-    name: str,
+    name: RolloutName,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: Namespace = "default",
-    to_revision: Annotated[int | None, typer.Option("--to-revision")] = None,
+    to_revision: Annotated[
+        int | None,
+        typer.Option("--to-revision", help="Revision to go back to (default: the previous)."),
+    ] = None,
 ) -> None:
     """Go back to a previous revision's pod template."""
     _run(state_dir, lambda c: actions.undo(c, namespace, name, to_revision=to_revision))
@@ -202,8 +212,10 @@ def undo(
 
 @set_app.command("image")
 def set_image(
-    name: str,
-    assignment: Annotated[str, typer.Argument(metavar="CONTAINER=IMAGE")],
+    name: RolloutName,
+    assignment: Annotated[
+        str, typer.Argument(metavar="CONTAINER=IMAGE", help="e.g. web=headway-demo/web:v2")
+    ],
     state_dir: StateDir = DEFAULT_STATE,
     namespace: Namespace = "default",
 ) -> None:
