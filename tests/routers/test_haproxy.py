@@ -170,3 +170,15 @@ async def test_weight_changes_raise_one_server_before_lowering_the_other(
         "set weight split/canary 0",
     ]
     assert await router.verify_weight(0) is True
+
+
+async def test_a_relative_work_dir_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # as `headway runtime up --state-dir s4` from a shell
+    router = HAProxyRouter(work_dir=Path("s4") / "mesh", binary=require_program("haproxy"))
+    await router.start()
+    try:
+        assert router.pid is not None and process_alive(router.pid)
+        config = (tmp_path / "s4" / "mesh" / "haproxy.cfg").read_text()
+        assert f"stats socket {tmp_path / 's4' / 'mesh' / 'admin.sock'} " in config
+    finally:
+        await router.close()

@@ -47,6 +47,9 @@ class HAProxyLayout:
     server_timeout_ms: int = 60000
 
     def __post_init__(self) -> None:
+        # HAProxy reads a socket path that does not start with "/" as host:port, so a
+        # relative work dir (`runtime up --state-dir s`) would fail at start-up.
+        object.__setattr__(self, "work_dir", self.work_dir.absolute())
         for header in self.route_headers:
             if not header or not all(c.isalnum() or c in "-_" for c in header):
                 raise RouterError(f"route header {header!r}: only letters, digits, - and _")
