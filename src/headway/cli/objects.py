@@ -64,8 +64,8 @@ def resolve_kind(cluster: LocalCluster, name: str) -> ResourceKind:
     raise typer.Exit(1)
 
 
-def _age(obj: Obj) -> str:
-    created = parse_time(obj["metadata"].get("creationTimestamp"))
+def _age(obj: Obj, stamp: str | None = None) -> str:
+    created = parse_time(stamp or obj["metadata"].get("creationTimestamp"))
     if created is None:
         return "<unknown>"
     seconds = int((datetime.now(UTC) - created).total_seconds())
@@ -159,13 +159,36 @@ def _wide(obj: Obj) -> list[str]:
     return [",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "-"]
 
 
+def _event_rows(events: list[Obj]) -> list[list[str]]:
+    """As `kubectl get events`: oldest first by last seen, what it is about, and why."""
+
+    def row(e: Obj) -> list[str]:
+        ref = e.get("involvedObject") or {}
+        count = int(e.get("count") or 1)
+        message = " ".join(str(e.get("message") or "").split())  # one line per Event
+        message += f" (x{count})" if count > 1 else ""
+        about = f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
+        seen = _age(e, e.get("lastTimestamp"))
+        return [seen, str(e.get("type", "")), str(e.get("reason", "")), about, message]
+
+    ordered = sorted(events, key=lambda e: str(e.get("lastTimestamp") or ""))
+    return [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], *map(row, ordered)]
+
+
 def _table(objs: list[Obj], kind: str, wide: bool) -> None:
+    if kind == "Event":
+        _print_rows(_event_rows(objs))
+        return
     headers, columns = COLUMNS.get(kind, ([], lambda o: []))
     extra = (["ADDRESS", "OWNER"] if kind == "Pod" else ["LABELS"]) if wide else []
     rows = [["NAME", *headers, "AGE", *extra]]
     rows += [
         [o["metadata"]["name"], *columns(o), _age(o), *(_wide(o) if wide else [])] for o in objs
     ]
+    _print_rows(rows)
+
+
+def _print_rows(rows: list[list[str]]) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

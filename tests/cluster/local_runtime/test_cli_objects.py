@@ -119,3 +119,34 @@ def test_a_field_conflict_says_how_to_take_the_fields_over(tmp_path: Path) -> No
     forced = runner.invoke(app, [*args, "--force-conflicts"])
     assert forced.exit_code == 0, forced.output
     assert forced.output == "configmap/c configured\n"
+
+
+def test_get_events_shows_what_happened_to_what_one_line_each(tmp_path: Path) -> None:
+    state = _store_with_pod(tmp_path)
+    with LocalCluster(state / "cluster.db", SystemClock()) as cluster:
+        pod = cluster.get("v1", "Pod", "web", "default")
+        for _ in range(2):
+            record_event(
+                cluster,
+                SystemClock(),
+                involved=pod,
+                reason="RouterError",
+                message="haproxy exited:\n[ALERT] bad config",
+                event_type="Warning",
+                component="test",
+            )
+    result = runner.invoke(app, ["get", "events", "--state-dir", str(state)])
+    assert result.exit_code == 0, result.output
+    header, row = result.output.splitlines()
+    assert header.split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert row.split()[1:] == [
+        "Warning",
+        "RouterError",
+        "pod/web",
+        "haproxy",
+        "exited:",
+        "[ALERT]",
+        "bad",
+        "config",
+        "(x2)",
+    ]
