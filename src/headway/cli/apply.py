@@ -37,6 +37,9 @@ def _documents(path: Path) -> list[Document]:
         except OSError as err:
             typer.echo(f"error: {file}: {err.strerror or err}", err=True)
             raise typer.Exit(1) from None
+        except UnicodeDecodeError:
+            typer.echo(f"error: {file}:1: not UTF-8 text", err=True)
+            raise typer.Exit(1) from None
         problems += result.diagnostics
         # A list or a scalar is not an object: say so rather than apply the rest silently.
         problems += [

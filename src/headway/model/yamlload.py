@@ -155,6 +155,11 @@ def _load_documents(text: str, file: str) -> LoadResult:
         diagnostics.append(
             Diagnostic(file, line, "", "", "", Severity.ERROR, f"YAML syntax error: {problem}")
         )
+    except yaml.reader.ReaderError as err:
+        # Its str() is a multi-line dump naming "<unicode string>"; say it on one line.
+        line = text.count("\n", 0, max(err.position, 0)) + 1
+        problem = f"unacceptable character #x{err.character:04x}: {err.reason}"
+        diagnostics.append(Diagnostic(file, line, "", "", "", Severity.ERROR, problem))
     except yaml.YAMLError as err:
         diagnostics.append(Diagnostic(file, 1, "", "", "", Severity.ERROR, f"YAML error: {err}"))
     finally:

@@ -150,3 +150,11 @@ def test_get_events_shows_what_happened_to_what_one_line_each(tmp_path: Path) ->
         "config",
         "(x2)",
     ]
+
+
+def test_apply_of_a_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
+    binary = tmp_path / "image.yaml"
+    binary.write_bytes(b"\xe5\x00\xff binary")
+    result = runner.invoke(app, ["apply", "-f", str(binary), "--state-dir", str(tmp_path / "s")])
+    assert result.exit_code == 1
+    assert result.output == f"error: {binary}:1: not UTF-8 text\n"
