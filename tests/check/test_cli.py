@@ -190,3 +190,12 @@ def test_other_repository_mapped_by_config(tmp_path: Path) -> None:
     )
     code, output = _check(str(unmapped), "--config", str(config), "--format", "json")
     assert code == 0, output
+
+
+def test_a_config_that_is_not_text_is_a_usage_error(tmp_path: Path) -> None:
+    root = _repo(tmp_path, CLEAN)
+    config = tmp_path / "check.yaml"
+    config.write_bytes(b"\xe5\xff\x00")
+    code, output = _check(str(root), "--config", str(config))
+    assert code == 2
+    assert f"{config}:1: not UTF-8 text" in output

@@ -100,8 +100,10 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
                 raise UsageError(f"config file {explicit} does not exist")
             continue
         try:
-            data = yaml.safe_load(file.read_text())
+            data = yaml.safe_load(file.read_text(encoding="utf-8"))
             return parse_config(data, str(file), {r.id for r in ALL_RULES}), file.parent
+        except UnicodeDecodeError:
+            raise UsageError(f"{file}:1: not UTF-8 text") from None
         except (yaml.YAMLError, ConfigError) as err:
             text = _yaml_error(file, err) if isinstance(err, yaml.YAMLError) else str(err)
             raise UsageError(text) from None

@@ -116,7 +116,7 @@ def _start_in_background(paths: RuntimePaths, config: Path | None) -> None:
         if child.poll() is not None:
             output = paths.log.read_bytes()[offset:].decode(errors="replace").strip()
             typer.echo(output or f"error: the runtime exited with {child.returncode}", err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(child.returncode if child.returncode > 0 else 1)  # 2: bad config
         if running_pid(paths) == child.pid:
             typer.echo(f"runtime up (pid {child.pid}, state {paths.state_dir})")
             return

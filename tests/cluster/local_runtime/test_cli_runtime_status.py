@@ -47,3 +47,16 @@ def test_up_refuses_a_missing_config_and_a_state_dir_that_is_a_file(tmp_path: Pa
     assert result.exit_code == 2
     assert "is not a directory" in " ".join(result.output.replace("│", " ").split())
     assert "Traceback" not in result.output
+
+
+def test_up_with_a_broken_config_exits_2_naming_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "headway-runtime.yaml"
+    config.write_text("images:\n  app:\n    colour: blue\n")
+    state = tmp_path / "s"
+    result = runner.invoke(
+        app, ["runtime", "up", "--state-dir", str(state), "--config", str(config)]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{config}:3: images.app.colour: unknown field" in result.output
+    down = runner.invoke(app, ["runtime", "down", "--state-dir", str(state)])
+    assert down.output == "runtime was not running\n"

@@ -131,3 +131,10 @@ def test_unknown_image_without_a_config_file_names_the_path_looked_at(tmp_path: 
     message = str(caught.value)
     assert f"there is no runtime config at {absent}" in message
     assert 'create it with an entry for "team/app"' in message
+
+
+def test_a_config_that_is_not_text_is_a_config_error(tmp_path: Path) -> None:
+    path = tmp_path / "headway-runtime.yaml"
+    path.write_bytes(b"\xe5\xff\x00")
+    with pytest.raises(RuntimeConfigError, match=r"headway-runtime.yaml:1: not UTF-8 text"):
+        load_runtime_config(path)

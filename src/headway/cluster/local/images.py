@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from headway.model.diagnostics import Diagnostic
+from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 
 __all__ = [
@@ -169,7 +169,7 @@ def _not_mapped_message(config: RuntimeConfig, ref: ImageRef) -> str:
         # Say which file was looked for: a config the user believes is read often is not.
         return (
             f'image "{ref.image}" is not in the runtime image map: there is no runtime config '
-            f"at {config.missing_file}; create it with an entry for \"{ref.repository}\" "
+            f'at {config.missing_file}; create it with an entry for "{ref.repository}" '
             "(it is read as soon as it appears) or give the container a command"
         )
     where = config.file or CONFIG_FILE_NAME
@@ -185,7 +185,13 @@ def load_runtime_config(path: str | Path | None) -> RuntimeConfig:
         missing = str(Path(path).absolute()) if path is not None else ""
         return RuntimeConfig(config_dir=os.getcwd(), missing_file=missing)
     file = str(path)
-    result = load_documents(Path(path).read_text(encoding="utf-8"), file)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RuntimeConfigError(
+            [Diagnostic(file, 1, "", "", "", Severity.ERROR, "not UTF-8 text")]
+        ) from None
+    result = load_documents(text, file)
     if result.diagnostics:
         raise RuntimeConfigError(result.diagnostics)
     config_dir = str(Path(path).resolve().parent)
