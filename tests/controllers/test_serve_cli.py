@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -46,3 +48,22 @@ def test_a_state_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["serve", "--state-dir", str(a_file)])
     assert result.exit_code == 2
     assert "is a file" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_serve_without_a_runtime_says_pods_will_not_start(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "headway", "serve", "--state-dir", str(state)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None and serve.stderr is not None
+        assert serve.stdout.readline().startswith("serving ")
+        note = serve.stderr.readline()
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+    assert note.startswith(f"note: no local runtime is running with state {state}:")
+    assert serve.returncode == 0

@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import httpx2
 import typer
 
+from headway.cli.runtime import running_pid
 from headway.clock import Clock, SystemClock
 from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
 from headway.cluster.local.store import LocalCluster
@@ -131,6 +132,14 @@ async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
                 raise SystemExit(1) from None
             names = ", ".join(manager.controllers)
             print(f"serving {names} (pid {os.getpid()}, state {state_dir})", flush=True)
+            if running_pid(RuntimePaths(state_dir)) is None:
+                # Allowed (the runtime may come later), but a wrong --state-dir looks the same.
+                print(
+                    f"note: no local runtime is running with state {state_dir}: Pods will not "
+                    "start until `headway runtime up` runs there",
+                    file=sys.stderr,
+                    flush=True,
+                )
             await manager.run(stop)
 
 
