@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from rollout_harness import Harness, rollout
 from typer.testing import CliRunner
 
+from headway.cli import rollouts as cli_rollouts
 from headway.cli.main import _register_all, app
-from headway.clock import VirtualClock
+from headway.clock import SystemClock, VirtualClock
+from headway.cluster.local.store import LocalCluster
 
 STEPS = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 60}, {"pause": {}}]
 runner = CliRunner()
@@ -181,3 +184,19 @@ def test_a_rollout_in_another_namespace_is_pointed_at(tmp_path: Path, clock: Vir
     )
     nowhere = runner.invoke(app, ["rollouts", "get", "nope", *state])
     assert nowhere.output.strip() == "error: rollout default/nope not found"
+
+
+def test_watch_ends_with_one_line_when_the_rollout_is_deleted(
+    tmp_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _updating(tmp_path, clock)
+
+    def delete_instead_of_sleeping(_seconds: float) -> None:
+        with LocalCluster(tmp_path / "cluster.db", SystemClock()) as cluster:
+            cluster.delete("argoproj.io/v1alpha1", "Rollout", "web", "default")
+
+    monkeypatch.setattr(cli_rollouts.time, "sleep", delete_instead_of_sleeping)
+    result = runner.invoke(app, ["rollouts", "get", "web", "--watch", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "rollout default/web was deleted" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

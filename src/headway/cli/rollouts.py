@@ -151,6 +151,9 @@ def get(
                     live.update(view())
         except KeyboardInterrupt:
             return
+        except NotFound:
+            typer.echo(f"rollout {namespace}/{name} was deleted", err=True)
+            raise typer.Exit(1) from None
 
 
 @rollouts_app.command("promote")
