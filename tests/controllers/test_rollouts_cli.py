@@ -200,3 +200,17 @@ def test_watch_ends_with_one_line_when_the_rollout_is_deleted(
     assert result.exit_code == 1
     assert "rollout default/web was deleted" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_malformed_rollout_lists_and_get_says_why_it_is_not_run(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = Harness(tmp_path, clock)
+    broken = rollout(name="broken", replicas=2, canary={"steps": STEPS})
+    broken["spec"]["strategy"] = 5  # a number where the strategy mapping belongs
+    h.apply(broken)
+    listing = _cli(tmp_path, "list")
+    assert "broken" in listing and "Canary" in listing
+    shown = " ".join(_cli(tmp_path, "get", "broken").split())
+    assert shown.startswith("InvalidSpec: spec.strategy")
+    assert "(the controller does not run it)" in shown

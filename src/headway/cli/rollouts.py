@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from headway.cli import rollouts_actions as actions
 from headway.cli.rollouts_view import render, summarize
@@ -102,10 +103,17 @@ def _elsewhere(cluster: LocalCluster, name: str | None) -> str:
     return f"; found in {where} (add -n {namespaces[0]})"
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    """A malformed field (a number where a mapping belongs) lists as empty, not a crash."""
+    return value if isinstance(value, dict) else {}
+
+
 def _list_row(ro: Obj) -> list[str]:
-    spec, status = ro.get("spec") or {}, ro.get("status") or {}
-    strategy = "BlueGreen" if (spec.get("strategy") or {}).get("blueGreen") else "Canary"
-    steps = ((spec.get("strategy") or {}).get("canary") or {}).get("steps") or []
+    spec, status = _mapping(ro.get("spec")), _mapping(ro.get("status"))
+    strategy_spec = _mapping(spec.get("strategy"))
+    strategy = "BlueGreen" if strategy_spec.get("blueGreen") else "Canary"
+    steps = _mapping(strategy_spec.get("canary")).get("steps")
+    steps = steps if isinstance(steps, list) else []
     step = f"{status.get('currentStepIndex', 0)}/{len(steps)}" if steps else "-"
     return [
         str(ro["metadata"]["name"]),
@@ -132,8 +140,13 @@ def get(
 
         def view() -> RenderableType:
             obj = cluster.get(actions.ARGO_API, "Rollout", name, namespace)
-            rollout, _problem = parse_rollout_object(obj)
-            return render(summarize(cluster, namespace, name, rollout))
+            rollout, problem = parse_rollout_object(obj)
+            shown = render(summarize(cluster, namespace, name, rollout))
+            if not problem:
+                return shown
+            # Otherwise "Status: Unknown" alone does not say that the spec is why.
+            invalid = Text(f"InvalidSpec: {problem} (the controller does not run it)", "red")
+            return Group(invalid, shown)
 
         try:
             first = view()
