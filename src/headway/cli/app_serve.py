@@ -1,7 +1,7 @@
 """The Application controller's part of `headway serve`: a controller factory.
 
 Options read from `ServeContext.options`: `apps` (a file or directory of Application and
-AppProject manifests to publish), `state_dir` (the Git cache lives under it),
+AppProject manifests to publish), `state_dir` (the shared Git cache, `ctx.git`, lives under it),
 `app_poll_seconds` (Git polling interval, Argo CD's 3 minutes by default) and
 `metrics_port` (serve `/metrics` of the Application controller there; 0 = off) and
 `health_scripts` (a directory of Lua health overrides).
@@ -25,7 +25,6 @@ from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import StepController
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
-from headway.source.git import GitCache
 
 if TYPE_CHECKING:
     from headway.cli.serve import ServeContext
@@ -54,11 +53,10 @@ def health_registry(cluster: Cluster, scripts_dir: object) -> HealthRegistry:
 
 def application_controllers(ctx: ServeContext) -> Iterable[StepController]:
     options = ctx.options
-    state_dir = Path(str(options.get("state_dir") or ".headway"))
     apps = options.get("apps")
     apps_path = Path(str(apps)) if apps else None
     poll = float(options.get("app_poll_seconds") or DEFAULT_POLL_SECONDS)
-    reader = SourceReader(git=GitCache(state_dir / "git-cache"), clock=ctx.clock, poll_seconds=poll)
+    reader = SourceReader(git=ctx.git, clock=ctx.clock, poll_seconds=poll)
     controller = ApplicationController(
         store=ctx.cluster,
         clusters=ClusterRegistry(ctx.cluster),

@@ -15,8 +15,9 @@ import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import httpx2
 import typer
@@ -31,6 +32,9 @@ from headway.controllers.manager import Manager, ObjectKey, StepController
 from headway.controllers.rollout import RolloutController
 from headway.providers.registry import default_registry
 
+if TYPE_CHECKING:
+    from headway.source.git import GitCache
+
 __all__ = ["FACTORIES", "ControllerFactory", "ServeContext", "build_manager", "register"]
 
 ARGO_API = "argoproj.io/v1alpha1"
@@ -42,6 +46,18 @@ class ServeContext:
     clock: Clock
     http: httpx2.AsyncClient
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def git(self) -> GitCache:
+        """The one Git cache of this process (`<state_dir>/git-cache`), shared by the
+        Application and Git-convergence controllers, with credentials from the store's Argo CD
+        repository Secrets (`argocd` namespace)."""
+        from headway.controllers.repo_credentials import RepoCredentialsProvider
+        from headway.source.git import GitCache
+
+        state_dir = Path(str(self.options.get("state_dir") or ".headway"))
+        provider = RepoCredentialsProvider(self.cluster)
+        return GitCache(state_dir / "git-cache", credentials_for=provider)
 
 
 ControllerFactory = Callable[[ServeContext], Iterable[StepController]]
@@ -95,10 +111,8 @@ def _applications(ctx: ServeContext) -> Iterable[StepController]:
 
 def _git_convergence(ctx: ServeContext) -> Iterable[StepController]:
     from headway.controllers.convergence import ConvergenceController
-    from headway.source.git import GitCache
 
-    state_dir = Path(str(ctx.options.get("state_dir") or ".headway"))
-    return [ConvergenceController(ctx.cluster, ctx.clock, git=GitCache(state_dir / "git-cache"))]
+    return [ConvergenceController(ctx.cluster, ctx.clock, git=ctx.git)]
 
 
 FACTORIES: list[ControllerFactory] = [_rollouts, _analysis, _applications, _git_convergence]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,14 @@ from headway.source.git_commits import BotIdentity, build_edit_commit, build_rev
 from headway.source.revisions import RefSnapshot, resolve_revision
 from headway.source.tree import GitTree
 
-__all__ = ["BotIdentity", "CommitResult", "GitCache", "GitCredentials", "GitRepository"]
+__all__ = [
+    "BotIdentity",
+    "CommitResult",
+    "CredentialsFor",
+    "GitCache",
+    "GitCredentials",
+    "GitRepository",
+]
 
 _FETCH_REFSPECS = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
 _TRACKING = "refs/remotes/origin/"
@@ -44,12 +51,14 @@ class GitCredentials:
     """How to authenticate: HTTPS user and password/token, or an SSH key or agent."""
 
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     ssh_private_key: Path | None = None
     ssh_public_key: Path | None = None
-    ssh_passphrase: str = ""
+    ssh_passphrase: str = field(default="", repr=False)
     use_ssh_agent: bool = False
     insecure_skip_tls_verify: bool = False
+    # The key itself (a repository Secret's `sshPrivateKey`), kept in memory, never on disk.
+    ssh_private_key_data: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,9 @@ class _Callbacks(pygit2.RemoteCallbacks):
             return pygit2.Username(user)
         if allowed_types & CredentialType.SSH_KEY and creds.use_ssh_agent:
             return pygit2.KeypairFromAgent(user)
+        if allowed_types & CredentialType.SSH_MEMORY and creds.ssh_private_key_data:
+            key = creds.ssh_private_key_data
+            return pygit2.KeypairFromMemory(user, None, key, creds.ssh_passphrase)
         if allowed_types & CredentialType.SSH_KEY and creds.ssh_private_key is not None:
             public = str(creds.ssh_public_key) if creds.ssh_public_key else None
             return pygit2.Keypair(user, public, str(creds.ssh_private_key), creds.ssh_passphrase)
@@ -120,24 +132,37 @@ def _bound_network_waits() -> None:
         pygit2.settings.server_timeout = 120_000  # ms
 
 
+CredentialsFor = Callable[[str], GitCredentials | None]
+
+
 class GitCache:
     """One bare repository per remote URL under `root`, shared by every Application.
 
-    The credentials given the first time a URL is asked for stay with that repository.
+    Credentials: those passed to `repository()`, else what `credentials_for(url)` answers
+    (e.g. from repository Secrets, asked on every call so a changed Secret takes effect on
+    the next fetch or push); without either, those given before stay with the repository.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, credentials_for: CredentialsFor | None = None) -> None:
         _bound_network_waits()
         self._root = root
+        self._credentials_for = credentials_for
         self._repos: dict[str, GitRepository] = {}
         self._lock = threading.Lock()
 
     def repository(self, url: str, credentials: GitCredentials | None = None) -> GitRepository:
+        if credentials is None and self._credentials_for is not None:
+            credentials = self._credentials_for(url)
+            replace = True
+        else:
+            replace = credentials is not None
         with self._lock:
             repo = self._repos.get(_normal_url(url))
             if repo is None:
                 repo = GitRepository(url, self._root / _cache_dir_name(url), credentials)
                 self._repos[_normal_url(url)] = repo
+            elif replace:
+                repo.use_credentials(credentials)
             return repo
 
 
@@ -159,6 +184,11 @@ class GitRepository:
     @property
     def repo(self) -> pygit2.Repository:
         return self._repo
+
+    def use_credentials(self, credentials: GitCredentials | None) -> None:
+        """Authenticate later fetches and pushes with `credentials` (None: anonymously)."""
+        with self._lock:
+            self._credentials = credentials
 
     # -- remote I/O ---------------------------------------------------------------------------
 

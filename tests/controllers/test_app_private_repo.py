@@ -1,0 +1,148 @@
+"""Private repositories: the serve wiring reads Argo CD repository Secrets from the store and
+the Application controller fetches from a real smart-HTTP Git server that wants basic auth."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from app_harness import APPS_NS, Remote, application, config_map, manifests
+
+from conftest import require_program
+from headway.cli.app_serve import application_controllers
+from headway.cli.serve import ServeContext, _git_convergence
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.controllers.manager import ObjectKey
+from headway.controllers.repo_credentials import RepoCredentialsProvider
+from source.git_http import GitHttpServer
+
+USER, TOKEN = "ci-bot", "glpat-private-token"
+
+
+def repository_secret(url: str, password: str, name: str = "private-repo") -> dict[str, Any]:
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": name,
+            "namespace": APPS_NS,
+            "labels": {"argocd.argoproj.io/secret-type": "repository"},
+        },
+        "data": {
+            "type": b64("git"),
+            "url": b64(url),
+            "username": b64(USER),
+            "password": b64(password),
+        },
+    }
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[GitHttpServer]:
+    require_program("git")
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit({"app/cm.yaml": manifests(config_map("settings"))}, "initial")
+    served = GitHttpServer(tmp_path, username=USER, password=TOKEN)
+    yield served
+    served.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: VirtualClock) -> Iterator[LocalCluster]:
+    (tmp_path / "state").mkdir()
+    with LocalCluster(tmp_path / "state" / "cluster.db", clock) as cluster:
+        for namespace in (APPS_NS, "demo"):
+            cluster.apply(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+                field_manager="test",
+            )
+        yield cluster
+
+
+@pytest.fixture
+async def ctx(
+    tmp_path: Path, store: LocalCluster, clock: VirtualClock
+) -> AsyncIterator[ServeContext]:
+    async with httpx2.AsyncClient() as http:
+        yield ServeContext(store, clock, http, {"state_dir": str(tmp_path / "state")})
+
+
+def _conditions(store: LocalCluster) -> str:
+    app = store.get("argoproj.io/v1alpha1", "Application", "private", APPS_NS)
+    return " ".join(
+        str(c.get("message")) for c in (app.get("status") or {}).get("conditions") or []
+    )
+
+
+def test_application_fetches_with_repository_secret_and_fails_clearly_without(
+    ctx: ServeContext, store: LocalCluster, server: GitHttpServer
+) -> None:
+    url = server.url("remote.git")
+    store.apply(application("private", url, path="app", automated={}), field_manager="test")
+    steps = next(iter(application_controllers(ctx)))
+    key = ObjectKey(APPS_NS, "private")
+
+    steps.step(key)
+    assert "requires credentials and none are configured" in _conditions(store)
+    assert url in _conditions(store)
+    assert all(h == "" for h in server.seen)
+
+    store.apply(repository_secret(url, TOKEN), field_manager="test")
+    for _ in range(5):
+        steps.step(key)
+    assert store.get("v1", "ConfigMap", "settings", "demo")["data"] == {"k": "settings"}
+    expected = "Basic " + base64.b64encode(f"{USER}:{TOKEN}".encode()).decode()
+    assert expected in server.seen
+    assert TOKEN not in _conditions(store)
+
+
+def test_a_changed_secret_is_used_on_the_next_fetch(
+    ctx: ServeContext, store: LocalCluster, server: GitHttpServer
+) -> None:
+    url = server.url("remote.git")
+    store.apply(repository_secret(url, "revoked-token"), field_manager="test")
+    repo = ctx.git.repository(url)
+    with pytest.raises(Exception, match="refused the configured credentials"):
+        repo.fetch()
+    store.apply(repository_secret(url, TOKEN), field_manager="test")  # rotated
+    ctx.git.repository(url).fetch()
+    assert "refs/remotes/origin/main" in repo.repo.references
+
+
+def test_serve_shares_one_git_cache_between_the_controllers(ctx: ServeContext) -> None:
+    convergence = next(iter(_git_convergence(ctx)))
+    assert ctx.git is ctx.git
+    assert convergence._git is ctx.git  # type: ignore[attr-defined]
+    steps = list(application_controllers(ctx))[1]
+    assert steps._reader._git is ctx.git  # type: ignore[attr-defined]
+
+
+def test_provider_rereads_on_change_and_reports_bad_secrets_without_values(
+    store: LocalCluster,
+) -> None:
+    lines: list[str] = []
+    provider = RepoCredentialsProvider(store, report=lines.append)
+    assert provider("https://git.example.com/org/app") is None
+    store.apply(repository_secret("https://git.example.com/org/app", "first"), field_manager="t")
+    assert (provider("https://git.example.com/org/app.git") or _none()).password == "first"
+    store.apply(repository_secret("https://git.example.com/org/app", "second"), field_manager="t")
+    assert (provider("https://git.example.com/org/app") or _none()).password == "second"
+    bad = repository_secret("https://git.example.com/org/bad", "hunter2", name="bad")
+    bad["data"]["insecure"] = base64.b64encode(b"perhaps").decode()
+    store.apply(bad, field_manager="t")
+    provider("https://git.example.com/org/app")
+    provider("https://git.example.com/org/app")
+    assert len(lines) == 1 and "argocd/bad" in lines[0] and "'insecure'" in lines[0]
+    assert "hunter2" not in lines[0] and "perhaps" not in lines[0]
+
+
+def _none() -> Any:
+    raise AssertionError("no credentials found")
