@@ -145,6 +145,6 @@ def test_up_with_a_broken_config_says_where(tmp_path: Path) -> None:
     config = tmp_path / "headway-runtime.yaml"
     config.write_text("images:\n  app:\n    comand: [x]\n")
     result = headway("runtime", "up", state=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage problem, as with --foreground
     assert f"{config}:3: images.app.comand: unknown field (did you mean command?)" in result.stderr
     assert not (tmp_path / "runtime.pid").exists()
