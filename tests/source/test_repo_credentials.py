@@ -183,3 +183,16 @@ def test_credentials_repr_hides_secrets() -> None:
 )
 def test_normalized_urls_agree(a: str, b: str) -> None:
     assert normalize_repo_url(a) == normalize_repo_url(b)
+
+
+def test_ssh_key_from_a_secret_is_offered_from_memory() -> None:
+    from pygit2 import KeypairFromMemory
+    from pygit2.enums import CredentialType
+
+    from headway.source.git import _Callbacks
+
+    creds = resolve_credentials(SECRETS, "git@git.example.com:org/app.git")
+    allowed = CredentialType.SSH_KEY | CredentialType.SSH_MEMORY
+    keypair = _Callbacks(creds).credentials("ssh://git@git.example.com/org/app", "git", allowed)
+    assert isinstance(keypair, KeypairFromMemory)
+    assert keypair.credential_tuple == ("git", None, KEY, "")
