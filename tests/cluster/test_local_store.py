@@ -196,3 +196,14 @@ def test_one_store_shared_by_threads(store: LocalCluster) -> None:
     for thread in threads:
         thread.join()
     assert store.get("v1", "ConfigMap", "counter")["data"] == {"n": "100"}
+
+
+@pytest.mark.parametrize("part", ["spec", "status"])
+def test_a_spec_or_status_that_is_not_a_mapping_is_refused(
+    store: LocalCluster, part: str
+) -> None:
+    meta = {"name": "d", "namespace": "default"}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, part: 5}
+    with pytest.raises(Invalid, match=rf"Deployment d: {part}: must be a mapping, got integer 5"):
+        store.apply(deployment, field_manager="test")
+    assert store.list("apps/v1", "Deployment") == []

@@ -13,6 +13,7 @@ from typing import Any
 from headway.cluster.errors import Invalid
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.protocol import Obj
+from headway.model.schema import describe
 from headway.model.selectors import SelectorError, validate_key, validate_value
 
 __all__ = [
@@ -89,6 +90,11 @@ def validate_object(obj: Mapping[str, Any], *, name_required: bool = True) -> No
     _validate_string_map(meta, "labels", label=label, check_values=True)
     _validate_string_map(meta, "annotations", label=label, check_values=False)
     _validate_lists(meta, label=label)
+    for part in ("spec", "status"):
+        # As the API server's schema does: every kind's spec and status are objects, and
+        # every reader (controllers, `headway get`) relies on that.
+        if obj.get(part) is not None and not isinstance(obj.get(part), Mapping):
+            raise Invalid(f"{label}: {part}: must be a mapping, got {describe(obj[part])}")
 
 
 def _validate_name(meta: Mapping[str, Any], *, label: str, name_required: bool) -> None:
