@@ -183,9 +183,20 @@ def _table(objs: list[Obj], kind: str, wide: bool) -> None:
     extra = (["ADDRESS", "OWNER"] if kind == "Pod" else ["LABELS"]) if wide else []
     rows = [["NAME", *headers, "AGE", *extra]]
     rows += [
-        [o["metadata"]["name"], *columns(o), _age(o), *(_wide(o) if wide else [])] for o in objs
+        [o["metadata"]["name"], *_cells(columns, o, len(headers)), _age(o)]
+        + (_wide(o) if wide else [])
+        for o in objs
     ]
     _print_rows(rows)
+
+
+def _cells(columns: Callable[[Obj], list[str]], obj: Obj, count: int) -> list[str]:
+    """One malformed object (`ports: 5`, which the store's loose schema lets in) must not
+    hide the others: its cells say so instead."""
+    try:
+        return columns(obj)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        return ["<invalid>"] * count
 
 
 def _print_rows(rows: list[list[str]]) -> None:

@@ -158,3 +158,20 @@ def test_apply_of_a_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["apply", "-f", str(binary), "--state-dir", str(tmp_path / "s")])
     assert result.exit_code == 1
     assert result.output == f"error: {binary}:1: not UTF-8 text\n"
+
+
+def test_a_malformed_object_does_not_hide_the_others_in_a_table(tmp_path: Path) -> None:
+    manifest = tmp_path / "svc.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec: {ports: 5}\n---\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {name: good}\nspec: {ports: [{port: 80}]}\n"
+    )
+    state = tmp_path / "state"
+    assert (
+        runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(state)]).exit_code == 0
+    )
+    result = runner.invoke(app, ["get", "svc", "--state-dir", str(state)])
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines()[1:]]
+    assert rows[0][:3] == ["bad", "<invalid>", "<invalid>"]
+    assert rows[1][0] == "good" and rows[1][2] == "80"
