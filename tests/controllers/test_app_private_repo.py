@@ -146,3 +146,17 @@ def test_provider_rereads_on_change_and_reports_bad_secrets_without_values(
 
 def _none() -> Any:
     raise AssertionError("no credentials found")
+
+
+def test_provider_forgets_deleted_and_unlabelled_secrets(store: LocalCluster) -> None:
+    provider = RepoCredentialsProvider(store, report=lambda line: None)
+    url = "https://git.example.com/org/app"
+    store.apply(repository_secret(url, "first"), field_manager="t")
+    store.apply(repository_secret(url + "-2", "other", name="second"), field_manager="t")
+    assert provider(url) is not None and provider(url + "-2") is not None
+    store.delete("v1", "Secret", "private-repo", APPS_NS)
+    assert provider(url) is None
+    unlabelled = repository_secret(url + "-2", "other", name="second")
+    unlabelled["metadata"]["labels"] = {"team": "x"}
+    store.apply(unlabelled, field_manager="t")
+    assert provider(url + "-2") is None

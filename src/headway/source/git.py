@@ -161,9 +161,10 @@ class GitCache:
             if repo is None:
                 repo = GitRepository(url, self._root / _cache_dir_name(url), credentials)
                 self._repos[_normal_url(url)] = repo
-            elif replace:
-                repo.use_credentials(credentials)
-            return repo
+                return repo
+        if replace:
+            repo.use_credentials(credentials)
+        return repo
 
 
 class GitRepository:
@@ -186,9 +187,11 @@ class GitRepository:
         return self._repo
 
     def use_credentials(self, credentials: GitCredentials | None) -> None:
-        """Authenticate later fetches and pushes with `credentials` (None: anonymously)."""
-        with self._lock:
-            self._credentials = credentials
+        """Authenticate later fetches and pushes with `credentials` (None: anonymously).
+
+        Not under the repository lock: a fetch in progress keeps the credentials it started
+        with, and a caller never waits for someone else's network I/O here."""
+        self._credentials = credentials
 
     # -- remote I/O ---------------------------------------------------------------------------
 
