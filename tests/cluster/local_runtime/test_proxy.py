@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from headway.clock import VirtualClock
 from headway.cluster.local.network import free_port
-from headway.cluster.local.services import Backend, TcpProxy
+from headway.cluster.local.services import Backend, ServiceProxies, TcpProxy, service_ports
+from headway.cluster.local.store import LocalCluster
 
 
 async def _named_server(name: str) -> tuple[asyncio.Server, int]:
@@ -64,3 +67,38 @@ async def test_no_endpoint_closes_the_connection(proxy: TcpProxy) -> None:
     except ConnectionResetError:
         answer = b""  # closed with our bytes unread: the kernel resets instead
     assert answer == b""
+
+
+async def test_a_malformed_service_is_reported_and_the_others_get_their_port(
+    tmp_path: Path,
+) -> None:
+    problems: list[tuple[str, str]] = []
+    with LocalCluster(tmp_path / "store.db", VirtualClock()) as cluster:
+        for name, ports in (("bad", 5), ("good", [{"port": 80}])):
+            cluster.apply(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"ports": ports},
+                },
+                field_manager="test",
+            )
+        proxies = ServiceProxies(
+            cluster, on_error=lambda svc, msg: problems.append((svc["metadata"]["name"], msg))
+        )
+        await proxies.sync()  # a TypeError for "bad" stopped the whole runtime before
+        good = cluster.get("v1", "Service", "good", "default")
+        assert len(service_ports(good)) == 1
+        await _ask_refused_or_closed(service_ports(good)[0])
+        for svc in cluster.list("v1", "Service"):
+            cluster.delete("v1", "Service", svc["metadata"]["name"], "default")
+        await proxies.sync()  # closes the proxy it opened
+    assert problems == [("bad", "TypeError: 'int' object is not iterable")]
+
+
+async def _ask_refused_or_closed(port: int) -> None:
+    """The port listens (no Pod behind it: the proxy closes the connection)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    assert await reader.read() == b""
+    writer.close()

@@ -148,7 +148,10 @@ class Runtime:
             wake=self.wake,
             events=self._record,
         )
-        self.proxies = ServiceProxies(self.cluster)
+        self.proxies = ServiceProxies(
+            self.cluster,
+            on_error=lambda svc, message: self._record(svc, "Warning", "ReconcileError", message),
+        )
         self.mesh = (
             None
             if data_planes is None

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,12 +136,16 @@ def _selected(service: Obj, pods: list[Obj]) -> list[Obj]:
     ]
 
 
+ErrorSink = Callable[[Obj, str], None]  # (the Service, what is wrong with it)
+
+
 class ServiceProxies:
     """Keeps one proxy per Service port in step with the store; `sync()` is one step."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, *, on_error: ErrorSink | None = None) -> None:
         self._cluster = cluster
         self._proxies: dict[tuple[str, int], TcpProxy] = {}  # (service uid, port index)
+        self._on_error = on_error
 
     async def sync(self) -> None:
         services = self._cluster.list("v1", "Service")
@@ -151,28 +155,35 @@ class ServiceProxies:
             if service["metadata"].get("deletionTimestamp"):
                 continue
             try:
-                ports = await self._ensure_ports(service)
-            except (OSError, ClusterError) as err:
+                await self._sync_service(service, pods, wanted)
+            except (OSError, ClusterError, TypeError, ValueError, AttributeError) as err:
+                # One malformed Service (`ports: 5`) must not stop the runtime for the others.
                 meta = service["metadata"]
                 _log.warning("service %s/%s: %s", meta.get("namespace"), meta["name"], err)
-                continue
-            namespace = service["metadata"].get("namespace") or "default"
-            ready = [
-                p
-                for p in _selected(
-                    service,
-                    [q for q in pods if (q["metadata"].get("namespace") or "default") == namespace],
-                )
-                if is_ready(p)
-            ]
-            backends = tuple(b for b in (_backend(p) for p in ready) if b is not None)
-            for index, _port in enumerate(ports):
-                key = (str(service["metadata"]["uid"]), index)
-                wanted.add(key)
-                self._proxies[key].set_backends(backends)
-            self._write_endpoints(service, ready)
+                if self._on_error is not None:
+                    self._on_error(service, f"{type(err).__name__}: {err}")
         for key in set(self._proxies) - wanted:
             await self._proxies.pop(key).close()
+
+    async def _sync_service(
+        self, service: Obj, pods: list[Obj], wanted: set[tuple[str, int]]
+    ) -> None:
+        ports = await self._ensure_ports(service)
+        namespace = service["metadata"].get("namespace") or "default"
+        ready = [
+            p
+            for p in _selected(
+                service,
+                [q for q in pods if (q["metadata"].get("namespace") or "default") == namespace],
+            )
+            if is_ready(p)
+        ]
+        backends = tuple(b for b in (_backend(p) for p in ready) if b is not None)
+        for index, _port in enumerate(ports):
+            key = (str(service["metadata"]["uid"]), index)
+            wanted.add(key)
+            self._proxies[key].set_backends(backends)
+        self._write_endpoints(service, ready)
 
     async def _ensure_ports(self, service: Obj) -> list[int]:
         uid = str(service["metadata"]["uid"])
