@@ -128,3 +128,17 @@ def test_aggregated_metrics_carry_the_virtual_service_and_parse_as_prometheus() 
     inf = [s for s in samples if s.name == "headway_request_duration_seconds_bucket"
            and s.labels["le"] == "+Inf" and s.labels["service"] == "web-canary"]
     assert inf[0].value == 2 and inf[0].labels["rollouts_pod_template_hash"] == "h2"
+
+
+def test_malformed_rollouts_play_no_role_instead_of_stopping_the_mesh() -> None:
+    good = {"metadata": {"name": "a", "namespace": "shop"},
+            "spec": {"strategy": {"canary": {
+                "stableService": "s", "canaryService": "c",
+                "trafficRouting": {"istio": {"virtualService": {"name": "vs"}}}}}}}
+    malformed = [
+        {"metadata": {"name": "b", "namespace": "shop"}, "spec": {"strategy": 5}},
+        {"metadata": {"name": "c", "namespace": "shop"}, "spec": 7},
+        {"metadata": {"name": "d", "namespace": "shop"},
+         "spec": {"strategy": {"canary": {"trafficRouting": "istio"}}}},
+    ]
+    assert rollout_roles([*malformed, good]) == {("shop", "vs"): ("s", "c")}

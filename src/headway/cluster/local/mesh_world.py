@@ -47,14 +47,20 @@ def _virtual_service_refs(istio: Any) -> list[str]:
     return [str(r["name"]) for r in refs if isinstance(r, dict) and r.get("name")]
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """A malformed Rollout (`strategy: 5`) plays no role instead of stopping the mesh."""
+    return value if isinstance(value, dict) else {}
+
+
 def rollout_roles(rollouts: Iterable[Obj]) -> dict[tuple[str, str], tuple[str, str]]:
     """(namespace, VirtualService) -> (stableService, canaryService) of the Rollout naming it."""
     roles: dict[tuple[str, str], tuple[str, str]] = {}
     for rollout in rollouts:
-        canary = ((rollout.get("spec") or {}).get("strategy") or {}).get("canary")
+        strategy = _mapping(_mapping(rollout.get("spec")).get("strategy"))
+        canary = strategy.get("canary")
         if not isinstance(canary, dict):
             continue
-        istio = (canary.get("trafficRouting") or {}).get("istio")
+        istio = _mapping(canary.get("trafficRouting")).get("istio")
         stable, canary_service = canary.get("stableService"), canary.get("canaryService")
         if not isinstance(stable, str) or not isinstance(canary_service, str):
             continue
