@@ -1,1 +1,0 @@
-"""Statistics for comparing a canary against its baseline. No I/O."""
