@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import uuid
 from collections.abc import Callable
@@ -51,6 +52,8 @@ from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
 
 __all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"]
+
+_log = logging.getLogger("headway.runtime")
 
 
 @dataclass(frozen=True)
@@ -212,13 +215,25 @@ class Runtime:
         due = [w for w in wakes if w is not None]
         return min(due) if due else None
 
+    async def _guarded_step(self, last_failure: str) -> str:
+        """`step()`, surviving a failure: an object no check foresaw must not take every Pod
+        down with the daemon. Each new failure is logged once, with its traceback."""
+        try:
+            await self.step()
+        except Exception as err:
+            failure = f"{type(err).__name__}: {err}"
+            if failure != last_failure:
+                _log.exception("runtime step failed (the runtime goes on): %s", failure)
+            return failure
+        return ""
+
     async def run(self, stop: asyncio.Event, *, ready: Callable[[], None] | None = None) -> None:
         """Run until `stop` is set, then shut everything down."""
         if self.mesh is not None:
             await self.mesh.start()  # first, so runtime.json can record its metrics address
         self._claim_state_dir()
         try:
-            last_revision = ""
+            last_revision, last_failure = "", ""
             last_step = -1e9
             if ready is not None:
                 ready()
@@ -231,7 +246,7 @@ class Runtime:
                     or now - last_step >= self._resync
                 ):
                     self._wake.clear()
-                    await self.step()
+                    last_failure = await self._guarded_step(last_failure)
                     last_revision, last_step = self.cluster.revision(), self._clock.monotonic()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=0.1)
