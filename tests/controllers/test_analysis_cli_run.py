@@ -149,8 +149,7 @@ async def test_job_metrics_run_real_jobs_in_a_running_runtime(tmp_path: Path) ->
     path.write_text(JOB_TEMPLATE)
     state = tmp_path / "state"
     state.mkdir()
-    async with running_runtime(state) as runtime:
-        await asyncio.sleep(0.2)  # the runtime writes runtime.json as it starts
+    async with running_runtime(state) as runtime:  # returns once runtime.json is written
         # One at a time: CliRunner swaps sys.stdout, so two at once would mix their output.
         good = await asyncio.to_thread(
             invoke, str(path), "--arg", "exit=0", "--state-dir", str(state)

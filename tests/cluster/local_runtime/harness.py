@@ -54,12 +54,27 @@ async def running_runtime(state_dir: Path, **options: Any) -> AsyncIterator[Runt
         state_dir=state_dir, clock=SystemClock(), config_path=config, shutdown_grace_seconds=3.0
     )
     stop = asyncio.Event()
-    task = asyncio.create_task(runtime.run(stop))
+    started = asyncio.Event()
+    task = asyncio.create_task(runtime.run(stop, ready=started.set))
     try:
+        await _until_started(task, started)
         yield runtime
     finally:
         stop.set()
         await asyncio.wait_for(task, timeout=20)
+
+
+async def _until_started(task: asyncio.Task[None], started: asyncio.Event) -> None:
+    """Wait until the runtime has claimed its state dir (runtime.json, runtime.pid written);
+    a runtime that fails to start raises here instead of leaving the test to time out."""
+    ready = asyncio.ensure_future(started.wait())
+    done, _ = await asyncio.wait({task, ready}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+    ready.cancel()
+    if task in done:
+        task.result()
+        raise AssertionError("the runtime stopped before it was ready")
+    if not done:
+        raise AssertionError("the runtime was not ready within 60 s")
 
 
 async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, what: str = "") -> Any:
