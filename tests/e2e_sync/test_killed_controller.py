@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,42 @@ def _serve(state: Path, apps: Path, log: Path, *, metrics: int = 0) -> subproces
     command += ["--apps", str(apps), "--app-poll-seconds", "3600", "--metrics-port", str(metrics)]
     with log.open("ab") as out:
         return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _serving(process: subprocess.Popen[bytes], log: Path) -> bool:
+    """Until `serve` printed `serving ... (pid N, ...)` (its controllers and /metrics are up);
+    False when it exited first (a --metrics-port another process took in between)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if f"(pid {process.pid}," in log.read_text(errors="replace"):
+            return True
+        if process.poll() is not None:
+            return False
+        time.sleep(0.1)
+    raise AssertionError("headway serve did not start within 60 s")
+
+
+def _serve_with_metrics(
+    state: Path, apps: Path, log: Path
+) -> tuple[subprocess.Popen[bytes], int]:
+    """`serve` with /metrics on a port that was free; the port is probed then released, so
+    another test may take it first: then the start is retried on a new port."""
+    for _ in range(5):
+        port = _free_port()
+        process = _serve(state, apps, log, metrics=port)
+        if _serving(process, log):
+            return process, port
+    raise AssertionError("headway serve could not bind a free --metrics-port in 5 tries")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def _scrape(port: int) -> str:
@@ -74,8 +111,7 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         os.kill(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
         uid = store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"]
-        port = _free_port()
-        second = _serve(state, apps, tmp_path / "serve.log", metrics=port)
+        second, port = _serve_with_metrics(state, apps, tmp_path / "serve.log")
         store.patch_status(  # the Job completes while no controller or a new one watches
             "batch/v1",
             "Job",
@@ -101,7 +137,6 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
         raise AssertionError(f"{err}\n--- serve.log (tail) ---\n{log}") from None
     finally:
         for process in (first, second):
-            if process is not None and process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=15)
+            if process is not None:
+                _stop(process)
         store.close()
