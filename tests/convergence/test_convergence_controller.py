@@ -166,3 +166,19 @@ def test_a_rollout_that_is_not_aborted_is_left_alone(harness: Harness, work: Wor
     harness.cluster.patch_status("argoproj.io/v1alpha1", "Rollout", "web", NS, status)
     harness.step()
     assert len(work.log()) == 3
+
+
+def test_aborting_a_fully_promoted_rollout_reverts_nothing_and_reports_nothing(
+    harness: Harness, work: WorkRepo
+) -> None:
+    # `rollouts abort` on a Healthy rollout: the current revision IS the stable one, so there
+    # is no failed release to revert and nothing has gone wrong in Git.
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3")
+    status = harness.rollout()["status"]
+    status = dict(status, currentPodHash=status["stableRS"])
+    harness.cluster.patch_status("argoproj.io/v1alpha1", "Rollout", "web", NS, status)
+    harness.step()
+    assert len(work.log()) == 3
+    assert harness.events() == []
+    conditions = (harness.rollout().get("status") or {}).get("conditions") or []
+    assert [c for c in conditions if c["type"] == "GitConvergence"] == []

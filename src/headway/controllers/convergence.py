@@ -125,9 +125,12 @@ class ConvergenceController:
             return None
         if not is_aborted(rollout):
             return None
-        pod_hash = str((rollout.get("status") or {}).get("currentPodHash") or "")
+        status = rollout.get("status") or {}
+        pod_hash = str(status.get("currentPodHash") or "")
         if not pod_hash:
             return None  # the abort is not fully written yet; its status update wakes us
+        if pod_hash == status.get("stableRS"):
+            return None  # an abort of a fully promoted rollout: no failed release to revert
         recorded = read_state(rollout)
         if recorded is not None and recorded.pod_hash == pod_hash:
             return None  # this failed revision was handled already
