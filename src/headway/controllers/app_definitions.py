@@ -66,7 +66,11 @@ def load_definitions(path: Path) -> Definitions:
     objects: list[dict[str, Any]] = []
     diagnostics: list[Diagnostic] = []
     for file in _files(path):
-        loaded = load_documents(file.read_text(encoding="utf-8"), str(file))
+        text, unreadable = _read_text(file)
+        if unreadable is not None:
+            diagnostics.append(unreadable)
+            continue
+        loaded = load_documents(text, str(file))
         diagnostics.extend(loaded.diagnostics)
         for document in loaded.documents:
             obj, found = _checked(document)
@@ -74,6 +78,21 @@ def load_definitions(path: Path) -> Definitions:
             if obj is not None:
                 objects.append(obj)
     return Definitions(tuple(objects), tuple(diagnostics))
+
+
+def _read_text(file: Path) -> tuple[str, Diagnostic | None]:
+    """The file's text, or a diagnostic naming the file (and the line of a byte that is
+    not UTF-8) instead of the decoder's traceback."""
+    try:
+        data = file.read_bytes()
+    except OSError as err:
+        return "", Diagnostic(str(file), 0, "", "", "", Severity.ERROR, err.strerror or str(err))
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        message = f"not UTF-8 text (byte 0x{data[err.start]:02x} at offset {err.start})"
+        return "", Diagnostic(str(file), line, "", "", "", Severity.ERROR, message)
 
 
 def publish(cluster: Cluster, definitions: Definitions, *, source: str = "") -> list[str]:

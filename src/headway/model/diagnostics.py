@@ -32,7 +32,8 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}"
+        # line 0 means "no line" (a missing path, an unreadable file): never print it
+        where = f"{self.file}:{self.line}" if self.line > 0 else self.file
         obj = f"{self.kind}/{self.name or '<unnamed>'}" if self.kind else ""
         parts = [where]
         if obj:

@@ -1,0 +1,33 @@
+"""Problems a UX review found in `headway app` and `headway serve --apps`: each is a clear
+message and the right exit code, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from app_harness import APPS_NS, application, config_map, make_harness, manifests
+
+from headway.clock import VirtualClock
+from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.application import APP_API_VERSION
+
+
+def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "good.yaml").write_text(manifests(application("shop", h.remote.url, path="app")))
+    (apps / "latin1.yaml").write_bytes(b"kind: Application\nmetadata:\n  name: caf\xe9\n")
+    problems = DefinitionsWatcher(apps).sync(h.store)
+    assert problems == [
+        f"{apps / 'latin1.yaml'}:3: not UTF-8 text (byte 0xe9 at offset 39)",
+    ]
+    assert h.store.get(APP_API_VERSION, "Application", "shop", APPS_NS)
+
+
+def test_a_missing_apps_path_is_reported_without_a_line_zero(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    problems = [str(d) for d in load_definitions(missing).diagnostics]
+    assert problems == [f"{missing}: no such file or directory"]
