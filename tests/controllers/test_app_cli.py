@@ -116,14 +116,14 @@ def test_terminate_stops_a_waiting_operation(tmp_path: Path, clock: VirtualClock
     assert code == 1 and "no operation is running" in out
 
 
-def test_confirm_prune_sets_the_approval_annotation(tmp_path: Path, clock: VirtualClock) -> None:
+def test_confirm_prune_with_nothing_waiting_sets_no_annotation(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
     h.install(application("shop", h.remote.url, path="app"))
     code, _ = _cli(h, tmp_path, "confirm-prune", "shop")
-    assert code == 0
-    annotations = h.store.get("argoproj.io/v1alpha1", "Application", "shop", APPS_NS)["metadata"][
-        "annotations"
-    ]
-    assert CONFIRM_PRUNE_ANNOTATION in annotations
+    assert code == 1
+    annotations = h.store.get("argoproj.io/v1alpha1", "Application", "shop", APPS_NS)["metadata"]
+    assert CONFIRM_PRUNE_ANNOTATION not in (annotations.get("annotations") or {})
     code, out = _cli(h, tmp_path, "get", "nope")
     assert code == 1 and "application argocd/nope not found" in out

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from app_harness import APPS_NS, application, config_map, make_harness, manifests
+from app_harness import APPS_NS, application, config_map, make_harness, manifests, message, phase
+from typer.testing import CliRunner
 
+from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
 from headway.controllers.application import APP_API_VERSION
+
+_register_all()
+runner = CliRunner()
 
 
 def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish(
@@ -31,3 +37,31 @@ def test_a_missing_apps_path_is_reported_without_a_line_zero(tmp_path: Path) -> 
     missing = tmp_path / "nope"
     problems = [str(d) for d in load_definitions(missing).diagnostics]
     assert problems == [f"{missing}: no such file or directory"]
+
+
+def _cli(tmp_path: Path, *args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["app", *args, "--state-dir", str(tmp_path / "state")])
+    return result.exit_code, result.output
+
+
+def test_confirm_prune_refuses_when_nothing_waits_and_approves_a_waiting_prune(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    guarded = config_map("guarded", **{"argocd.argoproj.io/sync-options": "Prune=confirm"})
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), guarded)})
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    code, out = _cli(tmp_path, "confirm-prune", "shop")
+    assert (code, out.strip()) == (1, "error: nothing on shop is waiting for confirmation")
+    assert CONFIRM_PRUNE_ANNOTATION not in (h.app("shop")["metadata"].get("annotations") or {})
+    h.remote.commit({"app/all.yaml": manifests(config_map("a"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    h.run("shop", lambda s: "pruning confirmation" in message(s))
+    code, out = _cli(tmp_path, "confirm-prune", "shop")
+    assert (code, out.strip()) == (
+        0,
+        "confirmed for shop: Waiting for pruning confirmation of v1/ConfigMap/guarded",
+    )
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    assert not h.exists("ConfigMap", "guarded")

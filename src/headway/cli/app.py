@@ -270,9 +270,13 @@ def confirm_prune(
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """Approve the prunes a running operation waits for (`Prune=confirm`)."""
+    """Approve the prunes a running operation waits for (`Prune=confirm`), or the deletions
+    a deleted application waits for (`Delete=confirm`); refused when nothing waits."""
     with _open(state_dir) as store:
-        _get(store, name, namespace)
+        waiting = ops.waiting_for_confirmation(_get(store, name, namespace))
+        if not waiting:
+            typer.echo(f"error: nothing on {name} is waiting for confirmation", err=True)
+            raise typer.Exit(1)
         now = datetime.now(UTC)
         store.apply(
             {
@@ -287,7 +291,7 @@ def confirm_prune(
             field_manager="headway-cli-confirm-prune",
             force=True,
         )
-        typer.echo(f"pruning confirmed for {name}")
+        typer.echo(f"confirmed for {name}: {waiting}")
 
 
 def register(app: typer.Typer) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "retry_after_failure",
     "retry_wait",
     "sync_operation",
+    "waiting_for_confirmation",
 ]
 
 # Argo CD's annotation: a timestamp after the operation started approves its pending prunes.
@@ -150,6 +151,21 @@ def prune_confirmed(app: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
     approved = parse_stamp(annotations.get(CONFIRM_PRUNE_ANNOTATION))
     started = parse_stamp(state.get("startedAt"))
     return approved is not None and started is not None and approved >= started
+
+
+def waiting_for_confirmation(app: Mapping[str, Any]) -> str:
+    """What of `app` waits for `confirm-prune`: the running operation's message when it
+    waits for pruning confirmation, or the deletion condition naming resources that wait
+    for deletion confirmation; "" when nothing does."""
+    status = app.get("status") or {}
+    state = status.get("operationState") or {}
+    if is_running(state) and "confirmation" in str(state.get("message") or "").lower():
+        return str(state["message"])
+    if (app.get("metadata") or {}).get("deletionTimestamp"):
+        for condition in status.get("conditions") or []:
+            if "waiting for deletion confirmation" in str(condition.get("message") or ""):
+                return str(condition["message"])
+    return ""
 
 
 def append_history(
