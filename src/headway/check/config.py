@@ -7,6 +7,7 @@ repositories:                         # other repositories, by URL, to local che
 selfURLs:                             # more URLs that mean "this repository"
   - https://git.internal/example/infra.git
 health: [example.com/Widget]          # kinds whose health Argo CD assesses elsewhere
+externalTemplates: [platform-slo]     # analysis templates installed outside this repository
 ```
 """
 
@@ -20,7 +21,7 @@ from headway.check.manifest import normalize_repo_url
 __all__ = ["CONFIG_FILES", "CheckConfig", "ConfigError", "parse_config"]
 
 CONFIG_FILES = (".headway/check.yaml", "headway-check.yaml")
-_KEYS = {"disable", "repositories", "selfURLs", "health"}
+_KEYS = {"disable", "repositories", "selfURLs", "health", "externalTemplates"}
 
 
 class ConfigError(ValueError):
@@ -33,6 +34,7 @@ class CheckConfig:
     repositories: dict[str, str] = field(default_factory=dict)
     self_urls: tuple[str, ...] = ()
     health: frozenset[str] = frozenset()
+    external_templates: frozenset[str] = frozenset()
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -68,4 +70,7 @@ def parse_config(data: Any, file: str, known_rules: set[str]) -> CheckConfig:
             normalize_repo_url(u) for u in _strings(data.get("selfURLs"), f"{file}: selfURLs")
         ),
         health=frozenset(_strings(data.get("health"), f"{file}: health")),
+        external_templates=frozenset(
+            _strings(data.get("externalTemplates"), f"{file}: externalTemplates")
+        ),
     )

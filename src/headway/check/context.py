@@ -66,6 +66,8 @@ class CheckContext:
     * `library_paths` — per Application name, repository paths its render reads beyond its
       own source path (Helm `file://` dependencies, Kustomize bases outside the path).
     * `load_problems` — files of the repository that could not be read as YAML.
+    * `external_templates` — (Cluster)AnalysisTemplate names the check config declares as
+      installed from outside the repository.
     """
 
     units: tuple[AppUnit, ...]
@@ -74,6 +76,7 @@ class CheckContext:
     base_crds: tuple[Document, ...] = ()
     library_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     load_problems: tuple[Diagnostic, ...] = ()
+    external_templates: frozenset[str] = frozenset()
 
     @cached_property
     def all_objects(self) -> tuple[Document, ...]:

@@ -23,6 +23,7 @@ class GateRef:
     kind: str  # "step", "background", "prePromotion" or "postPromotion"
     path: tuple[PathPart, ...]
     args: tuple[dict[str, Any], ...]
+    template_kind: str = "AnalysisTemplate"  # or "ClusterAnalysisTemplate" (clusterScope)
 
 
 def strategy_of(rollout: Document) -> dict[str, Any]:
@@ -57,7 +58,8 @@ def gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[G
             name = str(ref.get("templateName", ""))
             wanted = "ClusterAnalysisTemplate" if ref.get("clusterScope") else "AnalysisTemplate"
             template = ctx.lookup(wanted, name, near=unit)
-            yield GateRef(rollout, template, name, kind, (*path, "templates", index), args)
+            where = (*path, "templates", index)
+            yield GateRef(rollout, template, name, kind, where, args, template_kind=wanted)
 
 
 def metrics_of(template: Document) -> Iterator[tuple[int, dict[str, Any]]]:

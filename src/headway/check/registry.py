@@ -13,6 +13,7 @@ from headway.check import (
     ordering,
     progressive,
     releases,
+    template_refs,
     transition,
 )
 from headway.check.context import CheckContext
@@ -107,6 +108,9 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     ),
     RegisteredCheck(
         (analysis_rules.MEASURES_BEFORE_TRAFFIC,), analysis_rules.check_measures_before_traffic
+    ),
+    RegisteredCheck(
+        (template_refs.MISSING_ANALYSIS_TEMPLATE,), template_refs.check_missing_templates
     ),
     RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
     RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),

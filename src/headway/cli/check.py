@@ -152,6 +152,7 @@ def build_loader(
         self_urls=_self_urls(repo, config),
         other_trees=_other_trees(config, config_dir),
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
+        external_templates=config.external_templates,
     )
     return loader, repo
 

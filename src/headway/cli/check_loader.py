@@ -64,6 +64,7 @@ class RepositoryLoader:
     other_trees: Mapping[str, TreeReader] = field(default_factory=dict)
     tool_renderer: ToolRenderer | None = None
     custom_health: frozenset[str] = frozenset()
+    external_templates: frozenset[str] = frozenset()
     base_crds: tuple[Document, ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
@@ -160,6 +161,7 @@ class RepositoryLoader:
             base_crds=self.base_crds,
             library_paths=libraries,
             load_problems=tuple(self.diagnostics),
+            external_templates=self.external_templates,
         )
 
     def _render_app(
