@@ -3,6 +3,7 @@ message and the right exit code, never a traceback."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from app_harness import APPS_NS, application, config_map, make_harness, manifests, message, phase
@@ -44,6 +45,11 @@ def _cli(tmp_path: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def _unboxed(out: str) -> str:
+    """The usage error's words without the frame rich draws around them."""
+    return re.sub(r"[\s│╭╮╰╯─]+", " ", out)
+
+
 def test_confirm_prune_refuses_when_nothing_waits_and_approves_a_waiting_prune(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
@@ -65,3 +71,19 @@ def test_confirm_prune_refuses_when_nothing_waits_and_approves_a_waiting_prune(
     )
     h.run("shop", lambda s: phase(s) == "Succeeded")
     assert not h.exists("ConfigMap", "guarded")
+
+
+def test_sync_rejects_a_retry_limit_below_minus_one_and_a_negative_timeout(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    code, out = _cli(tmp_path, "sync", "shop", "--retry-limit", "-3")
+    assert code == 2
+    assert "'--retry-limit': Input should be greater than or equal to -1" in _unboxed(out)
+    code, out = _cli(tmp_path, "sync", "shop", "--wait", "--timeout", "-1")
+    assert code == 2
+    assert "'--timeout': Input should be greater than or equal to 0" in _unboxed(out)
+    assert "operation" not in h.app("shop")
+    code, _ = _cli(tmp_path, "sync", "shop", "--retry-limit", "-1")
+    assert code == 0 and h.app("shop")["operation"]["retry"] == {"limit": -1}

@@ -74,7 +74,7 @@ def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[s
 
 def _wait(store: LocalCluster, name: str, namespace: str, timeout: float) -> None:
     """Poll until the requested operation has finished (real time: another process runs it)."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout if timeout else float("inf")
     while time.monotonic() < deadline:
         app = _get(store, name, namespace)
         state = (app.get("status") or {}).get("operationState") or {}
@@ -168,10 +168,15 @@ def sync_app(
     ] = None,
     revision: Annotated[str, typer.Option("--revision", help="Sync to this revision.")] = "",
     retry_limit: Annotated[
-        int, typer.Option("--retry-limit", help="Retry a failed sync this many times.")
+        int,
+        typer.Option(
+            "--retry-limit", min=-1, help="Retry a failed sync this many times (-1: unlimited)."
+        ),
     ] = 0,
     wait: Annotated[bool, typer.Option("--wait", help="Wait for the operation to end.")] = False,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds for --wait.")] = 300.0,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0, help="Seconds for --wait (0: no limit).")
+    ] = 300.0,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
