@@ -87,3 +87,27 @@ def test_sync_rejects_a_retry_limit_below_minus_one_and_a_negative_timeout(
     assert "operation" not in h.app("shop")
     code, _ = _cli(tmp_path, "sync", "shop", "--retry-limit", "-1")
     assert code == 0 and h.app("shop")["operation"]["retry"] == {"limit": -1}
+
+
+def test_every_app_command_takes_app_namespace_and_list_filters_by_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    h.install({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    other = application("billing", h.remote.url, path="app")
+    other["metadata"]["namespace"] = "team"
+    h.install(other)
+    code, out = _cli(tmp_path, "list")
+    assert code == 0 and out.splitlines()[1].split()[:2] == ["billing", "team"]
+    assert out.splitlines()[2].split()[:2] == ["shop", "argocd"]
+    code, out = _cli(tmp_path, "list", "--app-namespace", "team")
+    assert code == 0 and "billing" in out and "shop" not in out
+    code, out = _cli(tmp_path, "list", "-N", "argocd")
+    assert code == 0 and "shop" in out and "billing" not in out
+    code, out = _cli(tmp_path, "get", "billing", "-N", "team")
+    assert code == 0 and "Name:         billing" in out
+    commands = ["list", "get", "diff", "sync", "history", "rollback", "terminate"]
+    for command in [*commands, "confirm-prune"]:
+        result = runner.invoke(app, ["app", command, "--help"], env={"COLUMNS": "200"})
+        assert "--app-namespace" in result.output and "-N" in result.output, command

@@ -32,7 +32,13 @@ __all__ = ["register"]
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 AppsNamespace = Annotated[
-    str, typer.Option("--app-namespace", help="Namespace of the Application objects.")
+    str, typer.Option("--app-namespace", "-N", help="Namespace of the Application object.")
+]
+ListNamespace = Annotated[
+    str,
+    typer.Option(
+        "--app-namespace", "-N", help="Only Applications in this namespace (default: every one)."
+    ),
 ]
 DEFAULT_STATE = Path(".headway")
 
@@ -112,11 +118,17 @@ def _history_match(entries: list[dict[str, Any]], wanted: str) -> list[dict[str,
 
 
 @apps.command("list")
-def list_apps(state_dir: StateDir = DEFAULT_STATE) -> None:
-    """Every Application with its sync status, health and last operation."""
+def list_apps(state_dir: StateDir = DEFAULT_STATE, namespace: ListNamespace = "") -> None:
+    """Every Application (of one namespace with `-N`) with its sync status, health and last
+    operation."""
     with _open(state_dir) as store:
-        found = store.list(APP_API_VERSION, "Application")
-    typer.echo(app_view.app_table(sorted(found, key=lambda a: str(a["metadata"]["name"]))))
+        found = store.list(APP_API_VERSION, "Application", namespace=namespace or None)
+    ordered = sorted(found, key=lambda a: (str(a["metadata"]["name"]), _namespace_of(a)))
+    typer.echo(app_view.app_table(ordered))
+
+
+def _namespace_of(app: dict[str, Any]) -> str:
+    return str(app["metadata"].get("namespace") or "")
 
 
 @apps.command("get")

@@ -35,6 +35,7 @@ def app_table(apps: Sequence[Mapping[str, Any]]) -> str:
         rows.append(
             [
                 str(app["metadata"]["name"]),
+                str(app["metadata"].get("namespace") or ""),
                 str((app.get("spec") or {}).get("project") or ""),
                 str((status.get("sync") or {}).get("status") or "Unknown"),
                 str((status.get("health") or {}).get("status") or "Unknown"),
@@ -42,7 +43,7 @@ def app_table(apps: Sequence[Mapping[str, Any]]) -> str:
                 _revision(status),
             ]
         )
-    return table(["NAME", "PROJECT", "SYNC", "HEALTH", "OPERATION", "REVISION"], rows)
+    return table(["NAME", "NAMESPACE", "PROJECT", "SYNC", "HEALTH", "OPERATION", "REVISION"], rows)
 
 
 def app_details(app: Mapping[str, Any]) -> str:
