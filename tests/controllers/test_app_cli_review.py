@@ -111,3 +111,33 @@ def test_every_app_command_takes_app_namespace_and_list_filters_by_it(
     for command in [*commands, "confirm-prune"]:
         result = runner.invoke(app, ["app", command, "--help"], env={"COLUMNS": "200"})
         assert "--app-namespace" in result.output and "-N" in result.output, command
+
+
+def test_a_second_sync_is_refused_while_one_is_pending_and_get_shows_the_pending_one(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    _cli(tmp_path, "sync", "shop")
+    h.run("shop", lambda s: phase(s) == "Succeeded")
+    code, _ = _cli(tmp_path, "sync", "shop", "--prune", "--revision", "abc1234")
+    assert code == 0
+    code, out = _cli(tmp_path, "sync", "shop", "--dry-run")
+    assert code == 1
+    assert out.strip() == (
+        "error: shop already has a requested operation the controller has not started:"
+        " sync to abc1234 (prune) by headway-cli; wait for it, or withdraw it with"
+        " `headway app terminate shop`"
+    )
+    assert h.app("shop")["operation"]["sync"] == {"prune": True, "revision": "abc1234"}
+    code, out = _cli(tmp_path, "get", "shop")
+    assert "Requested:    sync to abc1234 (prune) by headway-cli (waiting for the controller" in out
+    assert "Last Result:  Succeeded" in out
+    code, out = _cli(tmp_path, "terminate", "shop")
+    assert (code, out.strip()) == (
+        0,
+        "requested operation on shop withdrawn: sync to abc1234 (prune) by headway-cli",
+    )
+    assert "operation" not in h.app("shop")
+    code, _ = _cli(tmp_path, "sync", "shop", "--dry-run")
+    assert code == 0 and h.app("shop")["operation"]["sync"]["dryRun"] is True

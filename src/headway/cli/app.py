@@ -17,7 +17,7 @@ import typer
 
 from headway.cli import app_view
 from headway.clock import SystemClock
-from headway.cluster.errors import NotFound
+from headway.cluster.errors import Conflict, NotFound
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.store import LocalCluster
 from headway.controllers import app_operations as ops
@@ -62,20 +62,32 @@ def _get(store: LocalCluster, name: str, namespace: str) -> dict[str, Any]:
 
 
 def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[str, Any]) -> None:
-    meta = app["metadata"]
-    if ops.is_running((app.get("status") or {}).get("operationState")):
-        typer.echo(f"error: another operation is already in progress on {meta['name']}", err=True)
+    """Write `operation` unless one is pending or running (as Argo CD refuses with "another
+    operation is already in progress"); the read `resourceVersion` makes the check and the
+    write one step, so two CLIs racing cannot both win."""
+    name = app["metadata"]["name"]
+    state = (app.get("status") or {}).get("operationState")
+    if isinstance(app.get("operation"), dict):
+        pending = app_view.describe_operation(app["operation"])
+        typer.echo(
+            f"error: {name} already has a requested operation the controller has not started:"
+            f" {pending}; wait for it, or withdraw it with `headway app terminate {name}`",
+            err=True,
+        )
         raise typer.Exit(1)
-    store.apply(
-        {
-            "apiVersion": APP_API_VERSION,
-            "kind": "Application",
-            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-            "operation": operation,
-        },
-        field_manager="headway-cli-operation",
-        force=True,
-    )
+    if ops.is_running(state):
+        typer.echo(
+            f"error: another operation is already in progress on {name}:"
+            f" {app_view.describe_state(state or {})}",
+            err=True,
+        )
+        raise typer.Exit(1)
+    body = {k: v for k, v in app.items() if k != "status"}
+    try:
+        store.update({**body, "operation": operation}, field_manager="headway-cli-operation")
+    except Conflict:
+        typer.echo(f"error: {name} changed while the operation was written; try again", err=True)
+        raise typer.Exit(1) from None
 
 
 def _wait(store: LocalCluster, name: str, namespace: str, timeout: float) -> None:
@@ -261,9 +273,13 @@ def terminate(
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """Stop the running operation: running hooks are deleted and it ends Failed."""
+    """Stop the running operation: running hooks are deleted and it ends Failed. A requested
+    operation the controller has not started yet is withdrawn."""
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
+        if isinstance(app.get("operation"), dict):
+            _withdraw_operation(store, app)
+            return
         status = dict(app.get("status") or {})
         state = dict(status.get("operationState") or {})
         if not ops.is_running(state):
@@ -279,6 +295,22 @@ def terminate(
             resource_version=app["metadata"]["resourceVersion"],
         )
         typer.echo(f"operation on {name} is terminating")
+
+
+def _withdraw_operation(store: LocalCluster, app: dict[str, Any]) -> None:
+    name = app["metadata"]["name"]
+    pending = app_view.describe_operation(app["operation"])
+    body = {k: v for k, v in app.items() if k not in ("status", "operation")}
+    try:
+        store.update(body, field_manager="headway-cli-operation")
+    except Conflict:  # the controller took it meanwhile: terminate that instead
+        typer.echo(
+            f"error: {name} changed meanwhile (the controller may have started it); "
+            "run terminate again",
+            err=True,
+        )
+        raise typer.Exit(1) from None
+    typer.echo(f"requested operation on {name} withdrawn: {pending}")
 
 
 @apps.command("confirm-prune")

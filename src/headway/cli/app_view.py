@@ -5,7 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["app_details", "app_table", "history_table", "table"]
+__all__ = [
+    "app_details",
+    "app_table",
+    "describe_operation",
+    "describe_state",
+    "history_table",
+    "table",
+]
+
+
+_ENDED = ("Succeeded", "Failed", "Error")
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -46,6 +56,26 @@ def app_table(apps: Sequence[Mapping[str, Any]]) -> str:
     return table(["NAME", "NAMESPACE", "PROJECT", "SYNC", "HEALTH", "OPERATION", "REVISION"], rows)
 
 
+def describe_operation(operation: Mapping[str, Any]) -> str:
+    """One line for a requested `operation`: `sync to REV (prune, dry run) of KIND/NAME by WHO`."""
+    sync = operation.get("sync") or {}
+    text = "sync to " + (str(sync.get("revision") or "")[:12] or "the target revision")
+    flags = [f for f, on in (("prune", sync.get("prune")), ("dry run", sync.get("dryRun"))) if on]
+    if flags:
+        text += f" ({', '.join(flags)})"
+    selected = sync.get("resources") or []
+    if selected:
+        text += " of " + ",".join(f"{r.get('kind')}/{r.get('name')}" for r in selected)
+    who = operation.get("initiatedBy") or {}
+    return text + " by " + ("automated sync" if who.get("automated") else str(who.get("username")))
+
+
+def describe_state(state: Mapping[str, Any]) -> str:
+    """`PHASE: message` of an operation state (the message only when there is one)."""
+    message = state.get("message")
+    return f"{state.get('phase')}: {message}" if message else str(state.get("phase"))
+
+
 def app_details(app: Mapping[str, Any]) -> str:
     status = _status(app)
     spec = app.get("spec") or {}
@@ -62,8 +92,12 @@ def app_details(app: Mapping[str, Any]) -> str:
         f"Health:       {health.get('status', 'Unknown')}"
         + (f" ({health['message']})" if health.get("message") else ""),
     ]
+    if isinstance(app.get("operation"), Mapping):
+        requested = describe_operation(app["operation"])
+        lines.append(f"Requested:    {requested} (waiting for the controller to start it)")
     if operation:
-        lines.append(f"Operation:    {operation.get('phase')}: {operation.get('message', '')}")
+        label = "Operation:   " if operation.get("phase") not in _ENDED else "Last Result: "
+        lines.append(f"{label} {describe_state(operation)}")
     for condition in status.get("conditions") or []:
         lines.append(f"Condition:    {condition.get('type')}: {condition.get('message')}")
     rows = [
