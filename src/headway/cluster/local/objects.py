@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Invalid
+from headway.cluster.local.config_data import validate_config_data
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.protocol import Obj
 from headway.model.schema import describe
@@ -95,6 +96,7 @@ def validate_object(obj: Mapping[str, Any], *, name_required: bool = True) -> No
         # every reader (controllers, `headway get`) relies on that.
         if obj.get(part) is not None and not isinstance(obj.get(part), Mapping):
             raise Invalid(f"{label}: {part}: must be a mapping, got {describe(obj[part])}")
+    validate_config_data(obj, label=label)
 
 
 def _validate_name(meta: Mapping[str, Any], *, label: str, name_required: bool) -> None:
