@@ -6,9 +6,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app_harness import APPS_NS, application, config_map, make_harness, manifests, message, phase
+from app_harness import (
+    APPS_NS,
+    Harness,
+    application,
+    config_map,
+    hook_job,
+    make_harness,
+    manifests,
+    message,
+    phase,
+)
 from typer.testing import CliRunner
 
+from headway.cli.app_view import describe_state
+from headway.cli.app_wait import NO_CONTROLLER, Waited, operation_identity, wait
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
@@ -141,3 +153,79 @@ def test_a_second_sync_is_refused_while_one_is_pending_and_get_shows_the_pending
     assert "operation" not in h.app("shop")
     code, _ = _cli(tmp_path, "sync", "shop", "--dry-run")
     assert code == 0 and h.app("shop")["operation"]["sync"]["dryRun"] is True
+
+
+def _requested(tmp_path: Path, h: Harness, *args: str) -> tuple[object, object]:
+    """Request a sync through the CLI; the identity of the operation state before it."""
+    before = operation_identity(h.app("shop"))
+    code, _ = _cli(tmp_path, "sync", "shop", *args)
+    assert code == 0
+    return before
+
+
+def test_wait_without_a_controller_says_nobody_picked_it_up_and_exits_1(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    before = _requested(tmp_path, h)
+    lines: list[str] = []
+    waited = wait(
+        lambda: h.app("shop"),
+        previous=before,
+        timeout=30,
+        monotonic=clock.monotonic,
+        pause=clock.advance,
+        progress=lines.append,
+    )
+    assert waited == Waited(1, f"the operation did not start within 30s: {NO_CONTROLLER}", True)
+    assert lines == [f"still waiting after 10s: {NO_CONTROLLER}"]
+    code, out = _cli(tmp_path, "terminate", "shop")
+    assert code == 0 and "withdrawn" in out
+    code, out = _cli(tmp_path, "sync", "shop", "--wait", "--timeout", "0.01")
+    assert code == 1 and out.strip().endswith(NO_CONTROLLER)
+    assert "did not start within 0.01s" in out
+
+
+def test_wait_shows_each_change_of_phase_and_message_until_the_end(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(hook_job("m", "PreSync"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    h.step("shop")
+    before = _requested(tmp_path, h)
+    lines: list[str] = []
+
+    def controller_runs(seconds: float) -> None:
+        clock.advance(seconds)
+        h.step("shop")
+
+    waited = wait(
+        lambda: h.app("shop"),
+        previous=before,
+        timeout=5,
+        monotonic=clock.monotonic,
+        pause=controller_runs,
+        progress=lines.append,
+    )
+    # one line per change, not one per poll (the controller stepped 25 times)
+    assert lines == [
+        "Running: dry run of 1 tasks passed",
+        "Running: PreSync wave 0: applied 1 tasks",
+        "Running: PreSync wave 0 waiting: Job/m Progressing",
+    ]
+    assert waited == Waited(1, f"the operation did not finish within 5s (now {lines[-1]})", True)
+    _cli(tmp_path, "terminate", "shop")
+    h.run("shop", lambda s: phase(s) == "Failed")
+    again = _requested(tmp_path, h, "--resource", "batch/Job/m")
+    waited = wait(
+        lambda: h.app("shop"),
+        previous=again,
+        timeout=0,
+        monotonic=clock.monotonic,
+        pause=controller_runs,
+        progress=lines.append,
+    )
+    assert waited == Waited(0, "Succeeded: successfully synced (all tasks run)", False)
+    assert lines[3:] == ["Running: dry run of 0 tasks passed"]
+    assert waited.message == describe_state(h.status("shop")["operationState"])

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
-from headway.cli import app_view
+from headway.cli import app_view, app_wait
 from headway.clock import SystemClock
 from headway.cluster.errors import Conflict, NotFound
 from headway.cluster.local.runtime import RuntimePaths
@@ -90,18 +90,21 @@ def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[s
         raise typer.Exit(1) from None
 
 
-def _wait(store: LocalCluster, name: str, namespace: str, timeout: float) -> None:
-    """Poll until the requested operation has finished (real time: another process runs it)."""
-    deadline = time.monotonic() + timeout if timeout else float("inf")
-    while time.monotonic() < deadline:
-        app = _get(store, name, namespace)
-        state = (app.get("status") or {}).get("operationState") or {}
-        if "operation" not in app and state and not ops.is_running(state):
-            typer.echo(f"{state.get('phase')}: {state.get('message')}")
-            raise typer.Exit(0 if state.get("phase") == "Succeeded" else 1)
-        time.sleep(0.2)
-    typer.echo(f"error: the operation did not finish within {timeout:g}s", err=True)
-    raise typer.Exit(2)
+def _wait(store: LocalCluster, app: dict[str, Any], timeout: float) -> None:
+    """Follow the operation just requested on `app` (its state before the request) until it
+    ends, printing each change of phase or message; real time: another process runs it."""
+    name, namespace = app["metadata"]["name"], app["metadata"]["namespace"]
+    waited = app_wait.wait(
+        lambda: _get(store, name, namespace),
+        previous=app_wait.operation_identity(app),
+        timeout=timeout,
+        monotonic=time.monotonic,
+        pause=time.sleep,
+        progress=lambda line: typer.echo(line, err=True),
+    )
+    prefix = "error: " if waited.error else ""
+    typer.echo(prefix + waited.message, err=waited.error)
+    raise typer.Exit(waited.code)
 
 
 def _resource_selector(text: str, app: dict[str, Any]) -> dict[str, str]:
@@ -221,7 +224,7 @@ def sync_app(
         _write_operation(store, app, operation)
         typer.echo(f"sync of {name} requested")
         if wait:
-            _wait(store, name, namespace, timeout)
+            _wait(store, app, timeout)
 
 
 @apps.command("history")
