@@ -29,7 +29,7 @@ import pytest
 
 from conftest import require_program
 
-READY_SECONDS = 20.0
+READY_SECONDS = 60.0  # a bound for a loaded 2-core CI box; polled, so no cost when fast
 WAIT_SECONDS = 25.0
 
 
@@ -37,6 +37,28 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+class PortTakenError(RuntimeError):
+    """Prometheus could not listen: another process bound the probed port first."""
+
+
+def start_prometheus(work_dir: Path, targets: Sequence[tuple[str, int]]) -> PrometheusServer:
+    """A ready server. Its port is probed then released before Prometheus binds it, so another
+    process (a test in another xdist worker) can take it in between; Prometheus then exits with
+    'address already in use' and is started again on a new port."""
+    for _ in range(5):
+        server = PrometheusServer(work_dir, targets)
+        try:
+            server.wait_ready()
+        except PortTakenError:
+            server.stop()
+            continue
+        except BaseException:
+            server.stop()
+            raise
+        return server
+    raise RuntimeError("prometheus found no free port in 5 tries")
 
 
 class PrometheusServer:
@@ -65,12 +87,18 @@ class PrometheusServer:
             stderr=(work_dir / "prometheus.log").open("wb"),
         )
         self.pid = self.process.pid
+        self.log = work_dir / "prometheus.log"
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + READY_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"prometheus exited with {self.process.returncode}")
+                log = self.log.read_text(errors="replace")
+                if "address already in use" in log:
+                    raise PortTakenError(self.address)
+                raise RuntimeError(
+                    f"prometheus exited with {self.process.returncode}: {log[-800:]}"
+                )
             try:
                 if httpx2.get(f"{self.url}/-/ready", timeout=1.0).status_code == 200:
                     return
@@ -174,9 +202,8 @@ def prometheus(tmp_path: Path) -> Iterator[StartPrometheus]:
     started: list[PrometheusServer] = []
 
     def start(targets: Sequence[tuple[str, int]]) -> PrometheusServer:
-        server = PrometheusServer(tmp_path / f"prometheus-{len(started)}", targets)
+        server = start_prometheus(tmp_path / f"prometheus-{len(started)}", targets)
         started.append(server)
-        server.wait_ready()
         return server
 
     yield start

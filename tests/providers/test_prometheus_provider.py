@@ -13,7 +13,13 @@ from provider_support import RunDriver, analysis_run, request_for
 from headway.analysis.measurement import MeasurementPhase
 from headway.clock import SystemClock, VirtualClock
 from headway.providers.prometheus import PrometheusProvider, evaluate_time
-from prometheus_support import Exporter, PrometheusServer, StartExporter, StartPrometheus
+from prometheus_support import (
+    Exporter,
+    PrometheusServer,
+    StartExporter,
+    StartPrometheus,
+    start_prometheus,
+)
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.slow]
 
@@ -28,8 +34,7 @@ async def client() -> AsyncIterator[httpx2.AsyncClient]:
 
 def _start_scraping(work_dir: Path) -> tuple[PrometheusServer, Exporter]:
     source = Exporter(EXPORTED)
-    server = PrometheusServer(work_dir, [source.address])
-    server.wait_ready()
+    server = start_prometheus(work_dir, [source.address])
     server.wait_for_now("demo_ratio", lambda values: len(values) == 2)
     return server, source
 

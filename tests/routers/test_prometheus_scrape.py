@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from conftest import require_program
+from prometheus_support import start_prometheus
 from routers.backends import Backend
 from routers.conftest import RouterFactory, destinations, send
 
@@ -37,33 +35,13 @@ P99 = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class Prometheus:
+    """A ready real Prometheus scraping the router's metrics address every second."""
+
     def __init__(self, work_dir: Path, target: tuple[str, int]) -> None:
         work_dir.mkdir(parents=True)
-        config = work_dir / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-            "scrape_configs:\n"
-            "  - job_name: router\n"
-            f"    static_configs: [{{targets: ['{target[0]}:{target[1]}']}}]\n"
-        )
-        self.url = f"http://127.0.0.1:{free_port()}"
-        self.process = subprocess.Popen(
-            [
-                require_program("prometheus"),
-                f"--config.file={config}",
-                f"--storage.tsdb.path={work_dir / 'data'}",
-                f"--web.listen-address={self.url.removeprefix('http://')}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=(work_dir / "prometheus.log").open("wb"),
-        )
+        self.server = start_prometheus(work_dir, [target])
+        self.url = self.server.url
 
     async def query(self, client: httpx2.AsyncClient, promql: str) -> float | None:
         try:
@@ -89,8 +67,7 @@ class Prometheus:
         raise AssertionError(f"{promql} never satisfied; last value {value}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        self.server.stop()
 
 
 @pytest.fixture
