@@ -1,19 +1,20 @@
-"""Closing the runtime-wide metrics endpoint ends the connections clients keep alive, so no
-handler is left to be cancelled (and logged as an error) when the runtime's loop ends."""
+"""Closing a metrics endpoint (a router's, or the runtime-wide one of the local mesh) ends the
+connections clients keep alive, so no handler is left to be cancelled (and logged as an error)
+when the loop ends."""
 
 from __future__ import annotations
 
 import asyncio
 
-from headway.routers.mesh_metrics import LabelledSnapshot, MeshMetricsServer
+from headway.routers.metrics import MetricsServer
 
 
-async def _nothing() -> list[LabelledSnapshot]:
-    return []
+async def _nothing() -> str:
+    return ""
 
 
 async def test_close_ends_a_kept_alive_connection() -> None:
-    server = MeshMetricsServer(_nothing, host="127.0.0.1", port=0)
+    server = MetricsServer(_nothing, host="127.0.0.1", port=0)
     await server.start()
     host, port = server.address
     reader, writer = await asyncio.open_connection(host, port)

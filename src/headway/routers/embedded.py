@@ -18,7 +18,12 @@ from headway.clock import Clock, SystemClock
 from headway.routers import http1
 from headway.routers.balancing import EndpointRotation, SmoothWeightedChooser
 from headway.routers.exchange import Exchange, ExchangeResult, UpstreamFailed
-from headway.routers.metrics import MetricsServer, MetricsSnapshot, RequestMetrics
+from headway.routers.metrics import (
+    MetricsServer,
+    MetricsSnapshot,
+    RequestMetrics,
+    render_prometheus,
+)
 from headway.routers.protocol import (
     Destination,
     Endpoint,
@@ -58,7 +63,7 @@ class EmbeddedRouter:
         self._clock: Clock = clock or SystemClock()
         self._metrics = RequestMetrics()
         self._metrics_server = MetricsServer(
-            self.metrics_snapshot, host=metrics_host, port=metrics_port
+            self._render_metrics, host=metrics_host, port=metrics_port
         )
         self._pool = UpstreamPool()
         self._exchange = Exchange(self._pool, upstream_timeout=upstream_timeout)
@@ -134,6 +139,9 @@ class EmbeddedRouter:
 
     async def remove_managed_routes(self) -> None:
         self._routes.clear()
+
+    async def _render_metrics(self) -> str:
+        return render_prometheus(await self.metrics_snapshot())
 
     async def metrics_snapshot(self) -> MetricsSnapshot:
         return self._metrics.snapshot()

@@ -22,7 +22,12 @@ from pathlib import Path
 from headway.routers import haproxy_config
 from headway.routers.haproxy_config import MAP_CONVERTERS, HAProxyLayout, map_path
 from headway.routers.haproxy_runtime import AdminSocket, HAProxyProcess, parse_server_stats
-from headway.routers.metrics import MetricsServer, MetricsSnapshot, RequestMetrics
+from headway.routers.metrics import (
+    MetricsServer,
+    MetricsSnapshot,
+    RequestMetrics,
+    render_prometheus,
+)
 from headway.routers.protocol import (
     Destination,
     Endpoint,
@@ -72,7 +77,7 @@ class HAProxyRouter:
         self._admin = AdminSocket(self._layout.admin_socket)
         self._metrics = RequestMetrics()
         self._metrics_server = MetricsServer(
-            self.metrics_snapshot, host=metrics_host, port=metrics_port
+            self._render_metrics, host=metrics_host, port=metrics_port
         )
         self._services = {"stable": "stable", "canary": "canary"}
         self._slots: dict[str, list[Endpoint | None]] = {b: [None] * slots for b in BACKENDS}
@@ -228,6 +233,9 @@ class HAProxyRouter:
         version = found.group(1)
         adds = [f"add map @{version} {path} {key} {name}" for key, name in entries]
         await self._admin.run(*adds, f"commit map @{version} {path}")
+
+    async def _render_metrics(self) -> str:
+        return render_prometheus(await self.metrics_snapshot())
 
     async def metrics_snapshot(self) -> MetricsSnapshot:
         async with self._poll_lock:

@@ -36,7 +36,8 @@ from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.processes import process_alive
 from headway.routers.embedded import EmbeddedRouter
 from headway.routers.haproxy import HAProxyRouter
-from headway.routers.mesh_metrics import LabelledSnapshot, MeshMetricsServer
+from headway.routers.mesh_metrics import LabelledSnapshot, render_labelled
+from headway.routers.metrics import MetricsServer
 from headway.routers.protocol import (
     Destination,
     Endpoint,
@@ -189,7 +190,7 @@ class RouterPlanes:
     def __init__(self, *, haproxy_binary: str | None = None) -> None:
         self._haproxy_binary = haproxy_binary
         self._planes: list[RouterPlane] = []
-        self._metrics: MeshMetricsServer | None = None
+        self._metrics: MetricsServer | None = None
 
     def _haproxy(self) -> str:
         if self._haproxy_binary is not None:
@@ -240,8 +241,11 @@ class RouterPlanes:
     async def _collect(self) -> list[LabelledSnapshot]:
         return [await plane.labelled_snapshot() for plane in list(self._planes)]
 
+    async def _render(self) -> str:
+        return render_labelled(await self._collect())
+
     async def start_metrics(self, port: int) -> tuple[str, int]:
-        server = MeshMetricsServer(self._collect, host=LOOPBACK, port=port)
+        server = MetricsServer(self._render, host=LOOPBACK, port=port)
         await server.start()
         self._metrics = server
         return server.address

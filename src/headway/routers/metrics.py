@@ -208,18 +208,23 @@ def render_prometheus(snapshot: MetricsSnapshot) -> str:
 
 
 class MetricsServer:
-    """A tiny asyncio HTTP server answering `GET /metrics` with the current snapshot."""
+    """A tiny asyncio HTTP server answering `GET /metrics` with whatever `render` returns.
+
+    One router serves its own snapshot (`render_prometheus`); the local mesh serves every
+    router's series at once (`mesh_metrics.render_labelled`).
+    """
 
     def __init__(
         self,
-        snapshot: Callable[[], Awaitable[MetricsSnapshot]],
+        render: Callable[[], Awaitable[str]],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        self._snapshot = snapshot
+        self._render = render
         self._host, self._port = host, port
         self._server: asyncio.Server | None = None
+        self._open: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
 
     @property
     def address(self) -> tuple[str, int]:
@@ -232,17 +237,27 @@ class MetricsServer:
         self._server = await asyncio.start_server(self._serve, self._host, self._port)
 
     async def close(self) -> None:
+        """Stop listening and end the connections clients keep alive (a scraper's, a
+        controller's); otherwise their handlers are cancelled when the loop ends, which
+        asyncio logs as an error."""
         if self._server is not None:
             self._server.close()
+            for writer in self._open.values():
+                writer.close()
+            if self._open:
+                await asyncio.wait(list(self._open), timeout=2.0)
             await self._server.wait_closed()
             self._server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._open[task] = writer
         try:
             while (raw := await http1.read_head(reader)) is not None:
                 head = http1.parse_head(raw)
                 await http1.read_raw_body(reader, http1.request_framing(head))
-                close = "close" in head.connection_tokens() or head.start[2] == "HTTP/1.0"
+                close = http1.client_wants_close(head)
                 writer.write(await self._answer(head, close=close))
                 await writer.drain()
                 if close:
@@ -251,6 +266,8 @@ class MetricsServer:
             pass
         finally:
             writer.close()
+            if task is not None:
+                self._open.pop(task, None)
 
     async def _answer(self, head: http1.MessageHead, *, close: bool) -> bytes:
         method, target = head.start[0], head.start[1]
@@ -258,7 +275,7 @@ class MetricsServer:
             return http1.simple_response(404, "Not Found", b"try /metrics\n", close=close)
         if method not in ("GET", "HEAD"):
             return http1.simple_response(405, "Method Not Allowed", b"", close=close)
-        body = render_prometheus(await self._snapshot()).encode()
+        body = (await self._render()).encode()
         return http1.simple_response(
             200, "OK", body if method == "GET" else b"", content_type=CONTENT_TYPE, close=close
         )
