@@ -99,6 +99,26 @@ async def _versions(
     return seen
 
 
+def _mesh_serves(runtime: Runtime, canary_weight: int) -> bool:
+    """The mesh reports (VirtualService status) that it serves the latest edit at this weight."""
+    vs = runtime.cluster.get("networking.istio.io/v1beta1", "VirtualService", "web", "default")
+    status = vs.get("status") or {}
+    if status.get("observedGeneration") != vs["metadata"].get("generation"):
+        return False
+    weights = {d.get("role"): d.get("weight") for d in status.get("destinations") or []}
+    return weights.get("canary") == canary_weight
+
+
+async def _only_version(address: str, version: str, timeout: float = 10.0) -> None:
+    """Within `timeout`, 8 consecutive real requests are all answered by `version` (the Service
+    selectors and the mesh's endpoints follow the promotion a step after the status does)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while set((await _versions(address, 8)).keys()) != {version}:
+        assert loop.time() < deadline, f"requests to {address} never all answered by {version}"
+        await asyncio.sleep(0.2)
+
+
 def _status(runtime: Runtime) -> dict[str, Any]:
     return dict(runtime.cluster.get(API, "Rollout", "web", "default").get("status") or {})
 
@@ -131,14 +151,14 @@ async def test_routed_canary_through_the_local_mesh(tmp_path: Path) -> None:
         await _eventually(
             lambda: _status(runtime).get("pauseConditions"), timeout=25, what="paused at step 2"
         )
-        await asyncio.sleep(1.0)  # the mesh applies the last edit in its next step
+        await _eventually(lambda: _mesh_serves(runtime, 25), timeout=10, what="mesh at 25%")
         split = await _versions(address, 40)
         assert split == Counter({"v1": 30, "v2": 10}), split
         assert set((await _versions(address, 6, {"x-canary": "yes"})).keys()) == {"v2"}
         rollouts_actions.promote(runtime.cluster, "default", "web")
         await _eventually(lambda: _phase(runtime) == "Healthy", timeout=25, what="v2 Healthy")
-        await asyncio.sleep(1.0)
-        assert set((await _versions(address, 8)).keys()) == {"v2"}
+        await _eventually(lambda: _mesh_serves(runtime, 0), timeout=10, what="mesh back at 0%")
+        await _only_version(address, "v2")
         assert set((await _versions(address, 4, {"x-canary": "yes"})).keys()) == {"v2"}
     finally:
         stop.set()
