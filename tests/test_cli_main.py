@@ -60,3 +60,12 @@ def test_every_option_and_argument_of_the_object_commands_says_what_it_is(
         if not (getattr(p, "help", None) or "").strip() and p.name not in ("help",)
     ]
     assert undocumented == [], f"headway {' '.join(path)}: no help for {undocumented}"
+
+
+def test_registering_twice_adds_each_command_once() -> None:
+    from headway.cli.main import _register_all, app
+
+    _register_all()
+    _register_all()
+    names = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
+    assert names and len(names) == len(set(names)), names

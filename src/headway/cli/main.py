@@ -37,12 +37,20 @@ def _root(
     """Headway: GitOps sync and progressive delivery in one program."""
 
 
+_registered = False
+
+
 def _register_all() -> None:
+    """Add every command to `app`, once (tests and `main()` may both call this)."""
     # Each sub-command module registers itself; the list is the CLI's table of contents.
+    global _registered  # noqa: PLW0603 - a process-wide "done" flag is the whole point
+    if _registered:
+        return
     from headway.cli import commands
 
     for module in commands.MODULES:
         module.register(app)
+    _registered = True
 
 
 def main() -> None:
