@@ -28,6 +28,7 @@ from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.analysis import AnalysisController
+from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
 from headway.controllers.manager import Manager, ObjectKey, StepController
 from headway.controllers.rollout import RolloutController
 from headway.providers.registry import default_registry
@@ -128,6 +129,22 @@ def build_manager(
     return manager
 
 
+def _leading(state_dir: Path, clock: Clock) -> StateDirLock:
+    """The state directory's leader lock, taken; a second serve there stops with one line
+    naming the one that runs."""
+    lock = StateDirLock(state_dir, now=clock.now())
+    try:
+        lock.acquire()
+    except LeadershipHeld as held:
+        print(
+            f"error: another `headway serve` is running on state directory {state_dir} "
+            f"({held.holder}); stop it first, or use another --state-dir",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
+    return lock
+
+
 async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
     clock = SystemClock()
     stop = asyncio.Event()
@@ -135,7 +152,7 @@ async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     state_dir.mkdir(parents=True, exist_ok=True)
-    with LocalCluster(RuntimePaths(state_dir).db, clock) as cluster:
+    with _leading(state_dir, clock), LocalCluster(RuntimePaths(state_dir).db, clock) as cluster:
         async with httpx2.AsyncClient() as http:
             try:
                 manager = build_manager(ServeContext(cluster, clock, http, options))
@@ -191,7 +208,10 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C."""
+        """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
+
+        One serve per state directory: a second one there exits 1 naming the running one.
+        """
         options = {
             "state_dir": str(state_dir),
             "apps": str(apps) if apps else "",
