@@ -2,9 +2,12 @@
 
     headway analysis evaluate TEMPLATE.yaml --metric error-rate --value '[0.31]'
 
-prints the measurement's phase (Successful, Failed, Inconclusive or Error) and why. Exit
-status: 0 for Successful, 1 for any other phase, 2 for bad usage (a missing file or metric,
-a `--value` that is not JSON, a condition that is not a string).
+prints the phase Headway's analysis controller would record (Successful, Failed, Inconclusive
+or Error) and why — computed by the controller's own `headway_outcome`, so the empty-result
+rule (`onEmpty`) applies — then, when Argo Rollouts would record another phase, Argo's. Exit
+status follows Headway's verdict: 0 for Successful, 1 for any other phase, 2 for bad usage (a
+missing file or metric, a `--value` that is not JSON, a condition that is not a string, an
+unknown `onEmpty`).
 
 `analysis_app` is the `analysis` sub-command group; `headway analysis run` joins it later.
 """
@@ -25,6 +28,8 @@ from headway.analysis.measurement import (
     compile_metric_conditions,
     measurement_outcome,
 )
+from headway.analysis.verdict import ON_EMPTY_MODES, headway_outcome
+from headway.check.analysis_rules import query_of
 from headway.cli import analysis_run
 from headway.model.yamlload import Document, load_documents
 
@@ -111,6 +116,23 @@ def _condition(metric: _MetricSpec, field: str) -> str:
     raise _usage_error(str(metric.document.diagnostic(path, f"{field} must be a string")))
 
 
+def _on_empty(metric: _MetricSpec) -> str | None:
+    value = metric.spec.get("onEmpty")
+    if value is None or value in ON_EMPTY_MODES:
+        return value if isinstance(value, str) else None
+    path = ("spec", "metrics", metric.index, "onEmpty")
+    problem = f"onEmpty must be one of {', '.join(ON_EMPTY_MODES)}, not {value!r}"
+    raise _usage_error(str(metric.document.diagnostic(path, problem)))
+
+
+def _query(metric: _MetricSpec) -> str:
+    """What the metric asks, for the empty-result message: a query, or a web metric's URL."""
+    provider = metric.spec.get("provider")
+    web = provider.get("web") if isinstance(provider, dict) else None
+    url = web.get("url") if isinstance(web, dict) else None
+    return query_of(metric.spec) or (url if isinstance(url, str) else "")
+
+
 def _parse_value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -118,11 +140,18 @@ def _parse_value(text: str) -> Any:
         raise _usage_error(f"--value is not valid JSON ({err}): {text}") from None
 
 
-def _print(outcome: MeasurementOutcome, output: OutputFormat) -> None:
+def _as_json(outcome: MeasurementOutcome) -> dict[str, str]:
+    return {"phase": str(outcome.phase), "message": outcome.message}
+
+
+def _print(headway: MeasurementOutcome, argo: MeasurementOutcome, output: OutputFormat) -> None:
+    """Headway's verdict first; Argo's beside it (always in JSON, in text when it differs)."""
     if output is OutputFormat.JSON:
-        typer.echo(json.dumps({"phase": str(outcome.phase), "message": outcome.message}))
-    else:
-        typer.echo(f"{outcome.phase}: {outcome.message}")
+        typer.echo(json.dumps({**_as_json(headway), "argo": _as_json(argo)}))
+        return
+    typer.echo(f"{headway.phase}: {headway.message}")
+    if argo.phase is not headway.phase:
+        typer.echo(f"Argo Rollouts would record {argo.phase}: {argo.message}")
 
 
 @analysis_app.command("evaluate")
@@ -147,7 +176,7 @@ def evaluate(
         OutputFormat, typer.Option("--format", "-o", help="text or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Apply a metric's successCondition and failureCondition to one result, as Argo would."""
+    """What one measured result decides: Headway's phase, and Argo Rollouts' when it differs."""
     result = _parse_value(value)
     found = _find_metric(_load(template), metric, template_name, template)
     conditions = compile_metric_conditions(
@@ -155,8 +184,8 @@ def evaluate(
         success_condition=_condition(found, "successCondition"),
         failure_condition=_condition(found, "failureCondition"),
     )
-    outcome = measurement_outcome(conditions, result)
-    _print(outcome, output)
+    outcome = headway_outcome(conditions, result, on_empty=_on_empty(found), query=_query(found))
+    _print(outcome, measurement_outcome(conditions, result), output)
     successful = outcome.phase is MeasurementPhase.SUCCESSFUL
     raise typer.Exit(EXIT_SUCCESSFUL if successful else EXIT_NOT_SUCCESSFUL)
 
