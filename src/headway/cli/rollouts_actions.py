@@ -6,7 +6,10 @@
   `--full`: `status.promoteFull: true` (skips every remaining step and analysis). Unlike
   the plugin, promoting after an Inconclusive analysis only clears the pause, so the
   controller runs the analysis again instead of skipping the step; an aborted rollout is
-  refused (promote would do nothing there) with a pointer to `retry`.
+  refused (promote would do nothing there) with a pointer to `retry`; and a rollout whose
+  current revision has a Failed or Errored run is refused whatever `status.abort` says
+  (`headway.rollout.run_evidence`), checked again on the Rollout read that the write is
+  conditioned on.
 * abort: `status.abort: true`; retry: `status.abort: false`.
 * pause: `spec.paused: true`; restart: `spec.restartAt` = now.
 * set image: the container's image in `spec.template`.
@@ -26,7 +29,10 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.rollout_inputs import owned_runs
 from headway.rollout.replica_sets import HASH_LABEL, view_of
+from headway.rollout.run_evidence import promotion_refusal
+from headway.rollout.runs import run_view_of
 from headway.rollout.timefmt import format_time
 
 __all__ = [
@@ -94,19 +100,36 @@ def _edit_spec(
     raise RolloutCommandError(f"rollout {namespace}/{name} kept changing; try again")
 
 
+def _refuse_without_evidence(cluster: Cluster, ro: Obj, *, full: bool) -> None:
+    """Raise when the rollout's runs forbid a promote (see `run_evidence`)."""
+    meta = ro["metadata"]
+    if (ro.get("status") or {}).get("abort"):
+        raise RolloutCommandError(f"rollout '{meta['name']}' is aborted; use `retry` first")
+    views = [run_view_of(r) for r in owned_runs(cluster, ro)]
+    refusal = promotion_refusal(ro.get("status") or {}, views, full=full)
+    if refusal is not None:
+        raise RolloutCommandError(f"rollout '{meta['name']}' not promoted: {refusal}")
+
+
 def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) -> str:
     ro = _get(cluster, namespace, name)
-    if (ro.get("status") or {}).get("abort"):
-        raise RolloutCommandError(f"rollout '{name}' is aborted; use `retry` first")
+    _refuse_without_evidence(cluster, ro, full=full)
     if ro["spec"].get("paused"):
         _edit_spec(cluster, namespace, name, lambda spec: spec.update(paused=False))
     if full:
         status = ro.get("status") or {}
         if status.get("currentPodHash") != status.get("stableRS"):
-            _edit_status(cluster, namespace, name, lambda _ro, st: st.update(promoteFull=True))
+
+            def full_promotion(current: Obj, st: dict[str, Any]) -> None:
+                _refuse_without_evidence(cluster, current, full=True)
+                st.update(promoteFull=True)
+
+            _edit_status(cluster, namespace, name, full_promotion)
         return f"rollout '{name}' fully promoted"
 
     def step(current: Obj, status: dict[str, Any]) -> None:
+        # read again with the Rollout this write is conditioned on: a run may have failed
+        _refuse_without_evidence(cluster, current, full=False)
         if status.get("pauseConditions"):
             del status["pauseConditions"]
             return

@@ -8,21 +8,34 @@ It watches Rollouts, ReplicaSets and AnalysisRuns (the last two map to the Rollo
 owns them), so a pod becoming available or a run finishing wakes the Rollout at once.
 Killed at any point, it resumes from the persisted status: runs are named
 deterministically and adopted, ReplicaSets are found by hash, writes are idempotent.
+
+It never acts on a stale view of its AnalysisRuns: right before carrying out the plan and
+again right before writing the status, it reads the runs again; when one changed phase since
+the decision (a run that failed meanwhile), it does nothing more and decides again at once.
+Events are recorded only once the status they describe is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import Conflict, NotFound
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout_actions import RouterFactory, execute_plan, note
-from headway.controllers.rollout_inputs import ARGO_API, build_context, parse_rollout_object
+from headway.controllers.rollout_actions import RouterFactory, execute_plan, note, record_events
+from headway.controllers.rollout_inputs import (
+    ARGO_API,
+    build_context,
+    owned_runs,
+    parse_rollout_object,
+)
 from headway.rollout import conditions as cond
+from headway.rollout.context import RolloutContext
 from headway.rollout.reconcile import decide
+from headway.rollout.run_evidence import runs_changed
+from headway.rollout.runs import run_view_of
 from headway.routers.istio import IstioReconciler
 from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
 
@@ -60,10 +73,19 @@ class RolloutController:
         (ARGO_API, "AnalysisRun"),
     )
 
-    def __init__(self, cluster: Cluster, clock: Clock, *, routers: RouterFactory | None = None):
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        *,
+        routers: RouterFactory | None = None,
+        after_decide: Callable[[ObjectKey], None] | None = None,
+    ):
         self._cluster = cluster
         self._clock = clock
         self._routers = routers or istio_router(cluster)
+        # a test hook: runs between deciding and acting, to widen that window on purpose
+        self._after_decide = after_decide
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         meta = obj.get("metadata") or {}
@@ -89,16 +111,35 @@ class RolloutController:
             return self._write_invalid(obj, problem)
         ctx = build_context(self._cluster, self._clock, obj, rollout)
         plan = decide(ctx)
+        if self._after_decide is not None:
+            self._after_decide(key)
+        if self._stale(ctx):
+            return 0.0
         try:
             status = execute_plan(self._cluster, self._clock, obj, plan, self._routers(obj))
         except TrafficRoutingError as err:
             note(self._cluster, self._clock, obj, "TrafficRoutingError", str(err), warning=True)
             return 5.0
-        return self._write_status(obj, status, plan.requeue_after)
+        if self._stale(ctx):
+            return 0.0
+        stored = self._store_status(obj, status)
+        if stored == "conflict":
+            return 0.0  # someone (a CLI command) changed the Rollout: decide again
+        if stored == "gone":
+            return None
+        record_events(self._cluster, self._clock, obj, plan)
+        return plan.requeue_after
 
-    def _write_status(self, obj: Obj, status: dict[str, Any], after: float | None) -> float | None:
+    def _stale(self, ctx: RolloutContext) -> bool:
+        """A run changed phase since `ctx` was read: deciding again beats acting on it."""
+        fresh = [run_view_of(r) for r in owned_runs(self._cluster, ctx.obj)]
+        return runs_changed(ctx.runs, fresh)
+
+    def _store_status(self, obj: Obj, status: dict[str, Any]) -> str:
+        """Write the status once, conditioned on the Rollout read: "written", "unchanged",
+        "conflict" (it changed since) or "gone"."""
         if status == (obj.get("status") or {}):
-            return after
+            return "unchanged"
         meta = obj["metadata"]
         try:
             self._cluster.patch_status(
@@ -110,10 +151,10 @@ class RolloutController:
                 resource_version=meta.get("resourceVersion"),
             )
         except Conflict:
-            return 0.0  # someone (a CLI command) changed the Rollout: decide again
+            return "conflict"
         except NotFound:
-            return None
-        return after
+            return "gone"
+        return "written"
 
     def _write_invalid(self, obj: Obj, problem: str) -> float | None:
         status = dict(obj.get("status") or {})
@@ -127,4 +168,4 @@ class RolloutController:
         )
         status["phase"], status["message"] = "Degraded", f"{cond.INVALID_SPEC}: {problem}"
         status["observedGeneration"] = str(obj["metadata"].get("generation", 1))
-        return self._write_status(obj, status, None)
+        return 0.0 if self._store_status(obj, status) == "conflict" else None

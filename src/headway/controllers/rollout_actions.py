@@ -3,7 +3,8 @@
 AnalysisRuns first (create is idempotent by name: a run that exists is left alone), then
 superseded runs (terminated if still running, marked so they are never adopted again),
 ReplicaSets (scale and scale-down deadlines), Service selectors, traffic through the
-router's reconciler, events; the status is written last, once, by the caller.
+router's reconciler; the status is written last, once, by the caller, and the events
+(`record_events`) only after it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from headway.rollout.replica_sets import HASH_LABEL, SCALE_DOWN_DEADLINE_ANNOTAT
 from headway.rollout.runs import COMPLETED, SUPERSEDED_ANNOTATION
 from headway.routers.reconciler import TrafficRoutingReconciler
 
-__all__ = ["RouterFactory", "execute_plan"]
+__all__ = ["RouterFactory", "execute_plan", "note", "record_events"]
 
 RouterFactory = Callable[[Obj], TrafficRoutingReconciler | None]
 TERMINATOR = "headway-rollouts-controller-terminate"
@@ -157,6 +158,9 @@ def execute_plan(
         weights = (status.get("canary") or {}).get("weights")
         if weights is not None and verified is not None:
             weights["verified"] = verified
+    return status
+
+
+def record_events(cluster: Cluster, clock: Clock, ro: Obj, plan: Plan) -> None:
     for event_type, reason, message in plan.events:
         note(cluster, clock, ro, reason, message, warning=event_type == "Warning")
-    return status

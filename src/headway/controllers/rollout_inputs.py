@@ -37,6 +37,7 @@ __all__ = [
     "FIELD_MANAGER",
     "build_context",
     "owned_by",
+    "owned_runs",
     "parse_rollout_object",
     "write_replica_set",
 ]
@@ -96,6 +97,14 @@ def _owned(cluster: Cluster, api_version: str, kind: str, ro: Obj) -> list[Obj]:
     namespace = ro["metadata"].get("namespace") or "default"
     uid = str(ro["metadata"].get("uid"))
     return [o for o in cluster.list(api_version, kind, namespace=namespace) if owned_by(o, uid)]
+
+
+def owned_runs(cluster: Cluster, ro: Mapping[str, Any]) -> list[Obj]:
+    """The AnalysisRuns this Rollout controls."""
+    namespace = ro["metadata"].get("namespace") or "default"
+    uid = str(ro["metadata"].get("uid"))
+    runs = cluster.list(ARGO_API, "AnalysisRun", namespace=namespace)
+    return [r for r in runs if owned_by(r, uid)]
 
 
 def _ensure_current_replica_set(cluster: Cluster, ro: Obj, pod_hash: str) -> list[Obj]:
@@ -162,7 +171,7 @@ def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) ->
         sets=sort_replica_sets(
             [view_of(rs) for rs in sets], current_hash=pod_hash, stable_hash=stable
         ),
-        runs=tuple(run_view_of(r) for r in _owned(cluster, ARGO_API, "AnalysisRun", obj)),
+        runs=tuple(run_view_of(r) for r in owned_runs(cluster, obj)),
         templates=_templates(cluster, rollout, namespace),
         now=clock.now(),
         pods=_pods(cluster, obj, sets),
