@@ -58,6 +58,23 @@ def test_update_checks_the_resource_version(store: LocalCluster) -> None:
         store.update(configmap("missing"))
 
 
+def test_update_with_status_writes_both_in_one_preconditioned_write(
+    store: LocalCluster,
+) -> None:
+    store.apply(deployment("web", replicas=2), field_manager="git")
+    store.patch_status("apps/v1", "Deployment", "web", None, {"replicas": 2})
+    live = store.get("apps/v1", "Deployment", "web")
+    live["spec"]["replicas"] = 3
+    live["status"] = {"replicas": 3}
+    both = store.update(live, field_manager="ctl", with_status=True)
+    assert (both["spec"]["replicas"], both["status"]) == (3, {"replicas": 3})
+    assert int(both["metadata"]["resourceVersion"]) == int(live["metadata"]["resourceVersion"]) + 1
+    live["status"] = {"replicas": 4}  # still carries the old resourceVersion
+    with pytest.raises(Conflict, match="stale"):
+        store.update(live, field_manager="ctl", with_status=True)
+    assert store.get("apps/v1", "Deployment", "web")["status"] == {"replicas": 3}
+
+
 def test_update_keeps_status_and_records_an_update_manager(store: LocalCluster) -> None:
     store.apply(deployment("web", replicas=2), field_manager="git")
     store.patch_status("apps/v1", "Deployment", "web", None, {"replicas": 2})

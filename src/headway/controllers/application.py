@@ -35,7 +35,7 @@ from headway.controllers.app_sources import (
 from headway.controllers.app_status import Comparison
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sync_executor import ExecutorInput, step_operation
-from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing
+from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing, StatusReplacing
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
@@ -216,25 +216,32 @@ class ApplicationController:
     # -- operations ---------------------------------------------------------------------------
 
     def _take_operation(self, setup: Setup, status: Obj) -> tuple[Obj, Obj | None]:
-        """Move a requested `operation` into `status.operationState` (unless one runs)."""
+        """Move a requested `operation` into `status.operationState` (unless one runs).
+
+        Taking is one write: the request is removed and the Running state written together,
+        preconditioned on the resourceVersion the decision was read at. Done as two writes,
+        a second `app sync` landing between them saw neither a request nor a running
+        operation, was accepted, and its hooks ran again after the first.
+        """
         raw = setup.raw
         requested = raw.get("operation")
         current = status.get("operationState")
         if not isinstance(requested, Mapping) or ops.is_running(current):
             return raw, None
-        cleared = {k: v for k, v in raw.items() if k not in ("operation", "status")}
-        if not isinstance(self._store, Replacing):
-            raise TypeError("the control-plane store must support update (read-modify-write)")
-        try:
-            raw = self._store.update(cleared, field_manager=FIELD_MANAGER)
-        except Conflict:
-            return raw, None
+        if not isinstance(self._store, StatusReplacing):
+            raise TypeError("the control-plane store must write an object with its status")
         assert setup.app is not None
         state = ops.new_operation_state(requested, now=self._now(), revisions=())
         refusal = self._window_refusal(setup, manual=True)
         if refusal is not None:
             state.update(phase="Failed", message=f"Cannot sync: {refusal}")
             state["finishedAt"] = ops.stamp(self._now())
+        body = {k: v for k, v in raw.items() if k not in ("operation", "status")}
+        taken = {**body, "status": {**(raw.get("status") or {}), "operationState": state}}
+        try:
+            raw = self._store.update(taken, field_manager=FIELD_MANAGER, with_status=True)
+        except Conflict:  # changed since read (a withdrawn request, say): look again
+            return raw, None
         setup.raw = raw
         return raw, state
 
@@ -478,12 +485,24 @@ class ApplicationController:
         self.metrics.observe(report.metrics_sample(raw, status, project))
         if report.without_stamps(old) == report.without_stamps(status):
             return wait
+        # Starting an operation (the automated policy's) is preconditioned like taking a
+        # requested one: a request written meanwhile wins, and the step decides again.
+        starts = not ops.is_running(old.get("operationState")) and ops.is_running(
+            status.get("operationState")
+        )
         try:
             self._store.patch_status(
-                APP_API_VERSION, "Application", meta["name"], meta.get("namespace"), status
+                APP_API_VERSION,
+                "Application",
+                meta["name"],
+                meta.get("namespace"),
+                status,
+                resource_version=str(meta["resourceVersion"]) if starts else None,
             )
         except NotFound:
             return self._poll
+        except Conflict:
+            return 0.0
         return wait
 
 

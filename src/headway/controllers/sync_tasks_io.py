@@ -20,6 +20,7 @@ __all__ = [
     "FIELD_MANAGER",
     "OPERATION_ANNOTATION",
     "Replacing",
+    "StatusReplacing",
     "TaskResult",
     "TaskRunner",
     "api_version_of",
@@ -47,6 +48,14 @@ class Replacing(Protocol):
     """A backend with a whole-object write (`kubectl replace`), e.g. the local store."""
 
     def update(self, obj: Obj, *, field_manager: str = ...) -> Obj: ...
+
+
+@runtime_checkable
+class StatusReplacing(Protocol):
+    """A backend that can write an object and its status in one preconditioned write (a PUT
+    on a kind without a status subresource), e.g. the local store."""
+
+    def update(self, obj: Obj, *, field_manager: str = ..., with_status: bool = ...) -> Obj: ...
 
 
 @dataclass(frozen=True)

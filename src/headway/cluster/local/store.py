@@ -178,18 +178,24 @@ class LocalCluster:
             stored = self._commit(conn, fresh, None)
         return _presented(stored, obj["apiVersion"])
 
-    def update(self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER) -> Obj:
-        """Replace an object's metadata and spec (never its status).
+    def update(
+        self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER, with_status: bool = False
+    ) -> Obj:
+        """Replace an object's metadata and spec (its status too only `with_status`).
 
         A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when stale);
         the fields this write changes become `field_manager`'s (operation "Update").
+        `with_status` replaces the status by `obj["status"]` in the same write, as a
+        Kubernetes PUT does on a kind without a status subresource (Argo CD's Application):
+        what must change together changes in one write, under one precondition.
         """
         validate_object(obj)
         with self._db.write() as conn:
             served = self._resolve_for_write(conn, obj)
             live = self._live_for_write(conn, served, obj)
             old_content, new_content = managed_content(live), managed_content(obj)
-            if old_content == new_content:
+            same_status = not with_status or live.get("status") == obj.get("status")
+            if old_content == new_content and same_status:
                 return _presented(live, obj["apiVersion"])
             fields = ssa.update_fields(
                 old_content, new_content, ssa.decode_managed_fields(
@@ -198,6 +204,10 @@ class LocalCluster:
             )
             updated = with_content(live, new_content)
             updated["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+            if with_status:
+                updated.pop("status", None)
+                if obj.get("status") is not None:
+                    updated["status"] = clone(dict(obj["status"]))
             _check_no_new_finalizers(live, updated, writes.key_of(live))
             stored = self._commit(conn, updated, live)
         return _presented(stored, obj["apiVersion"])
