@@ -14,12 +14,33 @@ series also labelled with the VirtualService it passed through:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from headway.routers.metrics import MetricsSnapshot, SeriesStats
 
-__all__ = ["LabelledSnapshot", "render_labelled"]
+__all__ = ["PlaneSeries", "Workload", "render_labelled"]
 
-LabelledSnapshot = tuple[Mapping[str, str], MetricsSnapshot]
+
+@dataclass(frozen=True)
+class Workload:
+    """Who answered behind a pod-template hash, as Istio's telemetry names it."""
+
+    name: str = ""
+    app: str = ""
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class PlaneSeries:
+    """One router's counts, the labels saying where they came from (`namespace`,
+    `virtualservice`), and what the Istio- and NGINX-named families need besides: the
+    workload behind each pod-template hash, and which Services are the stable and canary."""
+
+    labels: Mapping[str, str]
+    snapshot: MetricsSnapshot
+    workloads: Mapping[str, Workload] = field(default_factory=dict)
+    stable_service: str = ""
+    canary_service: str = ""
 
 
 def _escape(value: str) -> str:
@@ -54,15 +75,15 @@ def _histogram(extra: Mapping[str, str], snapshot: MetricsSnapshot) -> list[str]
     return lines
 
 
-def render_labelled(parts: Sequence[LabelledSnapshot]) -> str:
+def render_labelled(parts: Sequence[PlaneSeries]) -> str:
     """Prometheus text format 0.0.4 of several snapshots, each with its extra labels."""
     lines = [
         "# HELP headway_requests_total Requests proxied by the local mesh, by destination.",
         "# TYPE headway_requests_total counter",
     ]
-    for extra, snapshot in parts:
-        for series in snapshot.series:
-            base = _base(extra, series)
+    for part in parts:
+        for series in part.snapshot.series:
+            base = _base(part.labels, series)
             for code, count in sorted(series.codes.items()):
                 labels = _labels([*base, ("code", code)])
                 lines.append(f"headway_requests_total{labels} {count}")
@@ -70,6 +91,6 @@ def render_labelled(parts: Sequence[LabelledSnapshot]) -> str:
         "# HELP headway_request_duration_seconds Time from request head to end of response.",
         "# TYPE headway_request_duration_seconds histogram",
     ]
-    for extra, snapshot in parts:
-        lines += _histogram(extra, snapshot)
+    for part in parts:
+        lines += _histogram(part.labels, part.snapshot)
     return "\n".join(lines) + "\n"

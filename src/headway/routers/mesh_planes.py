@@ -34,9 +34,10 @@ from headway.cluster.local.mesh_plane import (
 )
 from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.processes import process_alive
+from headway.routers import mesh_metric_dialects
 from headway.routers.embedded import EmbeddedRouter
 from headway.routers.haproxy import HAProxyRouter
-from headway.routers.mesh_metrics import LabelledSnapshot, render_labelled
+from headway.routers.mesh_metrics import PlaneSeries, Workload, render_labelled
 from headway.routers.metrics import MetricsServer
 from headway.routers.protocol import (
     Destination,
@@ -180,8 +181,20 @@ class RouterPlane:
                 await self._impl.set_header_route(_header_route(route))
                 self._routes[name] = route
 
-    async def labelled_snapshot(self) -> LabelledSnapshot:
-        return self.labels, await self._impl.metrics_snapshot()
+    async def labelled_snapshot(self) -> PlaneSeries:
+        destinations = self._destinations or ()
+        workloads = {
+            e.pod_template_hash: Workload(e.workload, e.app, e.version)
+            for d in reversed(destinations)  # the stable's facts win a shared hash
+            for e in d.endpoints
+        }
+        return PlaneSeries(
+            labels=self.labels,
+            snapshot=await self._impl.metrics_snapshot(),
+            workloads=workloads,
+            stable_service=destinations[0].service if destinations else "",
+            canary_service=destinations[1].service if len(destinations) > 1 else "",
+        )
 
 
 class RouterPlanes:
@@ -238,11 +251,16 @@ class RouterPlanes:
     def planes(self) -> tuple[RouterPlane, ...]:
         return tuple(self._planes)
 
-    async def _collect(self) -> list[LabelledSnapshot]:
+    async def _collect(self) -> list[PlaneSeries]:
         return [await plane.labelled_snapshot() for plane in list(self._planes)]
 
     async def _render(self) -> str:
-        return render_labelled(await self._collect())
+        parts = await self._collect()
+        foreign = [
+            *mesh_metric_dialects.render_istio(parts),
+            *mesh_metric_dialects.render_nginx(parts),
+        ]
+        return render_labelled(parts) + "\n".join(foreign) + "\n"
 
     async def start_metrics(self, port: int) -> tuple[str, int]:
         server = MetricsServer(self._render, host=LOOPBACK, port=port)

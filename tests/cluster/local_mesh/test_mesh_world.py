@@ -18,7 +18,7 @@ from headway.cluster.local.mesh_status import (
 )
 from headway.cluster.local.mesh_world import MeshWorld, rollout_roles
 from headway.cluster.protocol import Obj
-from headway.routers.mesh_metrics import render_labelled
+from headway.routers.mesh_metrics import PlaneSeries, render_labelled
 from headway.routers.metrics import RequestMetrics
 
 
@@ -48,8 +48,8 @@ def test_endpoints_are_the_ready_selected_pods_with_their_rollout_hash() -> None
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     world = MeshWorld.of([service("web", app="web"), service("all")], [*pods, deleting], [])
     assert world.endpoints(ServiceRef("web", "shop")) == (
-        PlaneEndpoint("127.0.0.1", 4001, "r1", "a"),
-        PlaneEndpoint("127.0.0.1", 4002, "p2", "b"),
+        PlaneEndpoint("127.0.0.1", 4001, "r1", "a", workload="a", app="web"),
+        PlaneEndpoint("127.0.0.1", 4002, "p2", "b", workload="b", app="web"),
     )
     assert world.endpoints(ServiceRef("all", "shop")) == ()  # no selector selects nothing
     assert world.endpoints(ServiceRef("web", "elsewhere")) == ()
@@ -115,8 +115,8 @@ def test_aggregated_metrics_carry_the_virtual_service_and_parse_as_prometheus() 
     a.observe(service="web-canary", pod_template_hash="h2", route="", code="200", seconds=0.2)
     b.observe(service="api", pod_template_hash="h9", route="beta", code="200", seconds=0.001)
     text = render_labelled([
-        ({"namespace": "shop", "virtualservice": "web"}, a.snapshot()),
-        ({"namespace": "shop", "virtualservice": "api"}, b.snapshot()),
+        PlaneSeries({"namespace": "shop", "virtualservice": "web"}, a.snapshot()),
+        PlaneSeries({"namespace": "shop", "virtualservice": "api"}, b.snapshot()),
     ])
     samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
     totals = {(s.labels["virtualservice"], s.labels["code"]): s.value

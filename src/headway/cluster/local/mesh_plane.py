@@ -42,6 +42,11 @@ class PlaneEndpoint:
     port: int
     pod_template_hash: str
     pod: str
+    # What Istio's telemetry calls the pod: its workload (the ReplicaSet's owner name, e.g.
+    # the Rollout), and its `app` and `version` labels; the mesh's Istio-named series use them.
+    workload: str = ""
+    app: str = ""
+    version: str = ""
 
 
 @dataclass(frozen=True)

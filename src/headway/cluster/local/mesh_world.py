@@ -18,7 +18,7 @@ from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.protocol import Obj
 
-__all__ = ["MeshWorld", "pod_endpoint", "rollout_roles"]
+__all__ = ["MeshWorld", "pod_endpoint", "rollout_roles", "workload_name"]
 
 PORT_ANNOTATION = "headway.dev/port"
 HASH_LABELS = ("rollouts-pod-template-hash", "pod-template-hash")
@@ -37,7 +37,31 @@ def pod_endpoint(pod: Obj) -> PlaneEndpoint | None:
     labels = meta.get("labels") or {}
     pod_hash = next((str(labels[k]) for k in HASH_LABELS if labels.get(k)), "")
     host = str((pod.get("status") or {}).get("podIP") or LOOPBACK)
-    return PlaneEndpoint(host=host, port=int(port), pod_template_hash=pod_hash, pod=meta["name"])
+    return PlaneEndpoint(
+        host=host,
+        port=int(port),
+        pod_template_hash=pod_hash,
+        pod=meta["name"],
+        workload=workload_name(pod, pod_hash),
+        app=str(labels.get("app") or labels.get("app.kubernetes.io/name") or ""),
+        version=str(labels.get("version") or labels.get("app.kubernetes.io/version") or ""),
+    )
+
+
+def workload_name(pod: Obj, pod_hash: str) -> str:
+    """The pod's workload as Istio names it: a ReplicaSet owner's name without its
+    `-<pod-template-hash>` suffix (the Deployment or Rollout), another owner's name, or the
+    pod's own name."""
+    meta = pod["metadata"]
+    owners = [o for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    if owner is None:
+        return str(meta["name"])
+    name = str(owner.get("name") or "")
+    suffix = f"-{pod_hash}"
+    if owner.get("kind") == "ReplicaSet" and pod_hash and name.endswith(suffix):
+        return name[: -len(suffix)]
+    return name
 
 
 def _virtual_service_refs(istio: Any) -> list[str]:
