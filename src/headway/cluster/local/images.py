@@ -15,7 +15,9 @@ The runtime reads one YAML file (`headway-runtime.yaml`, see docs/local-runtime.
     router: embedded                  # the local mesh's data plane: embedded | haproxy
 
 Placeholders in command, args, workingDir and env values: `{tag}`, `{repository}`,
-`{image}`, `{python}` (the runtime's interpreter) and `{configDir}`. Every process gets
+`{image}`, `{python}` (the runtime's interpreter), `{configDir}` and `{port}` (the port the
+container must listen on; also in its `PORT`), so a program that takes its listening port
+as a flag runs unwrapped. Every process gets
 `HEADWAY_IMAGE_TAG`. A container's own `command` replaces the map's command and args; its
 `args` alone replace the map's args, as Kubernetes does with an image's ENTRYPOINT and CMD.
 """
@@ -132,8 +134,11 @@ def _expand(text: str, values: Mapping[str, str]) -> str:
     return text
 
 
-def resolve_launch(config: RuntimeConfig, container: Mapping[str, Any]) -> LaunchSpec:
-    """The argv, working dir and image env of a container; `ImageNotMapped` if unknown."""
+def resolve_launch(
+    config: RuntimeConfig, container: Mapping[str, Any], *, port: int | None = None
+) -> LaunchSpec:
+    """The argv, working dir and image env of a container; `ImageNotMapped` if unknown.
+    `port` is the port the runtime gave the container (`{port}`; left as is without one)."""
     ref = parse_image(str(container.get("image") or ""))
     entry = config.entry_for(ref.repository)
     own_command = [str(c) for c in container.get("command") or []]
@@ -147,6 +152,8 @@ def resolve_launch(config: RuntimeConfig, container: Mapping[str, Any]) -> Launc
         "python": sys.executable,
         "configDir": config.config_dir,
     }
+    if port is not None:
+        values["port"] = str(port)
     base_command = list(entry.command) if entry else []
     base_args = list(entry.args) if entry else []
     command = own_command or base_command

@@ -166,15 +166,15 @@ class ContainerLauncher:
         self, *, pod: Obj, run_port: int, container: dict[str, Any], crun: ctr.ContainerRun
     ) -> tuple[LaunchSpec, int, dict[str, str]] | None:
         """The command, port and env of the next run; None (container waiting) if not ready."""
+        first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
+        port = run_port if first else free_port()
         try:
-            launch = resolve_launch(self._config(), container)
+            launch = resolve_launch(self._config(), container, port=port)
         except (ImageNotMapped, RuntimeConfigError) as err:
             reason = "ErrImagePull" if crun.image_attempts == 0 else "ImagePullBackOff"
             self._retry_later(crun, reason, str(err))
             self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
             return None
-        first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
-        port = run_port if first else free_port()
         try:
             env = self._environment(pod, container, launch, port)
         except EnvConfigError as err:
