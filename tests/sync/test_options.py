@@ -175,6 +175,17 @@ def test_create_namespace_adds_a_presync_namespace_task() -> None:
     assert len(plan_sync([obj("ConfigMap", "c")], [], namespace="shop").tasks) == 1
 
 
+def test_create_namespace_never_lands_on_a_cluster_scoped_custom_kind() -> None:
+    template = obj(
+        "ClusterAnalysisTemplate", "errors", namespace=None, api_version="argoproj.io/v1alpha1"
+    )
+    scoped = {("argoproj.io", "ClusterAnalysisTemplate")}
+    options = SyncOptions(create_namespace=True)
+    plan = plan_sync([template], [], options=options, namespace="shop", cluster_scoped=scoped)
+    keys = [t.key for t in plan.tasks]
+    assert ResourceKey("argoproj.io", "ClusterAnalysisTemplate", "", "errors") in keys
+
+
 def test_per_task_apply_options_travel_with_the_task() -> None:
     replaced = obj("Job", "j", annotations={OPTS: "Replace=true,Force=true,Validate=false"})
     app = SyncOptions(server_side_apply=True, prune_propagation_policy=PropagationPolicy.ORPHAN)

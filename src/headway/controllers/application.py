@@ -154,9 +154,15 @@ class ApplicationController:
             rules_identity=repr(app.spec.ignore_differences),
             read_live=lambda desired: reader.managed(app.name, desired),
             assess=self._health.assess,
-            cluster_scoped=reader.cluster_scoped() | _cluster_scoped_crds(desired_state.objects),
+            cluster_scoped=self._cluster_scoped(cluster, desired_state.objects),
         )
         return refreshed.comparison
+
+    def _cluster_scoped(
+        self, cluster: Cluster, objects: Sequence[Mapping[str, Any]]
+    ) -> frozenset[tuple[str, str]]:
+        """Kinds with no namespace: what the cluster serves so, and the app's own CRDs."""
+        return self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(objects)
 
     def _delete(self, raw: Obj, cluster: Cluster, status: Obj) -> float | None:
         """A deleted Application with the resources finalizer: cascade, then let it go."""
@@ -386,6 +392,7 @@ class ApplicationController:
                 rules=rules,
                 refuse=guard.resource,
                 existing_namespaces=existing_namespaces(cluster),
+                cluster_scoped=self._cluster_scoped(cluster, comparison.desired),
                 namespace_metadata=(
                     app.spec.sync_policy.managed_namespace_metadata
                     if app.spec.sync_policy

@@ -61,6 +61,8 @@ class ExecutorInput:
     refuse: Refuse | None = None
     existing_namespaces: frozenset[str] = field(default_factory=frozenset)
     namespace_metadata: Mapping[str, Any] | None = None  # syncPolicy.managedNamespaceMetadata
+    # (group, kind) of cluster-scoped kinds beyond the built-in table (discovery, CRDs)
+    cluster_scoped: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,10 @@ def _plan(inp: ExecutorInput) -> SyncPlan:
         desired,
         live,
         options=inp.plan_options,
-        # Desired objects carry their namespaces already (prepare_desired); the planner's
-        # default namespace would also land on cluster-scoped custom kinds, which its static
-        # scope table does not know, so it is passed only for CreateNamespace.
+        # Desired objects carry their namespaces already (prepare_desired); the namespace is
+        # for CreateNamespace, and `cluster_scoped` keeps it off cluster-scoped custom kinds.
         namespace=inp.namespace if inp.plan_options.create_namespace else "",
+        cluster_scoped=inp.cluster_scoped,
         prune=bool(request.get("prune")),
         prune_confirmed=inp.prune_confirmed,
         modified=inp.modified,

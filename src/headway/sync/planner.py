@@ -41,6 +41,10 @@ class PlanRequest:
     skip_hooks: bool = False
     existing_namespaces: Collection[str] | None = None
     app_name: str = ""
+    cluster_scoped: Collection[tuple[str, str]] = ()
+
+    def key(self, obj: Obj) -> ResourceKey:
+        return key_of(obj, default_namespace=self.namespace, cluster_scoped=self.cluster_scoped)
 
 
 def modified_from_diff(app_diff: AppDiff) -> dict[ResourceKey, bool]:
@@ -67,13 +71,15 @@ def plan_sync(
     skip_hooks: bool = False,
     existing_namespaces: Collection[str] | None = None,
     app_name: str = "",
+    cluster_scoped: Collection[tuple[str, str]] = (),
 ) -> SyncPlan:
     """Plan one sync operation.
 
     `live` holds the app's managed objects now in the cluster; `modified` is the diff
     verdict per resource (used by ApplyOutOfSyncOnly); `prune` says whether this operation
     prunes at all; `started_at` and `revision` name `generateName` hooks; `app_name` is
-    checked against live objects' owners when FailOnSharedResource=true."""
+    checked against live objects' owners when FailOnSharedResource=true; `cluster_scoped`
+    names the kinds discovery says have no namespace (so `namespace` never lands on them)."""
     req = PlanRequest(
         options=options or SyncOptions(),
         namespace=namespace,
@@ -85,14 +91,15 @@ def plan_sync(
         skip_hooks=skip_hooks,
         existing_namespaces=existing_namespaces,
         app_name=app_name,
+        cluster_scoped=cluster_scoped,
     )
     return plan_from_request(desired, live, req)
 
 
 def plan_from_request(desired: Sequence[Obj], live: Sequence[Obj], req: PlanRequest) -> SyncPlan:
     problems: list[str] = []
-    live_by_key = {key_of(obj, default_namespace=req.namespace): obj for obj in live}
-    desired_keys = {key_of(o, default_namespace=req.namespace) for o in desired}
+    live_by_key = {req.key(obj): obj for obj in live}
+    desired_keys = {req.key(o) for o in desired}
     crds = {g for g in (ordering.crd_group_kind(o) for o in desired) if g is not None}
     tasks: list[SyncTask] = []
     for obj in desired:
@@ -118,7 +125,7 @@ def _desired_tasks(
     req: PlanRequest,
     problems: list[str],
 ) -> list[SyncTask]:
-    key = key_of(obj, default_namespace=req.namespace)
+    key = req.key(obj)
     parsed = resource_options(req.options, obj, source=f"{key}: sync-options annotation")
     problems.extend(parsed.problems)
     skip_dry_run = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,8 @@ __all__ = [
     "key_of",
 ]
 
-# Core cluster-scoped kinds; a caller with discovery can pass its own predicate instead.
+# Core cluster-scoped kinds; a caller with discovery passes the other cluster-scoped kinds
+# (ClusterAnalysisTemplate, a CRD's cluster-scoped kind) as `cluster_scoped`.
 CLUSTER_SCOPED_KINDS = frozenset(
     {
         ("", "Namespace"),
@@ -54,17 +55,26 @@ class ResourceKey:
         return f"{group}{self.kind}/{namespace}{self.name}"
 
 
-def is_namespaced(group: str, kind: str) -> bool:
-    return (group, kind) not in CLUSTER_SCOPED_KINDS
+def is_namespaced(
+    group: str, kind: str, *, cluster_scoped: Collection[tuple[str, str]] = ()
+) -> bool:
+    return (group, kind) not in CLUSTER_SCOPED_KINDS and (group, kind) not in cluster_scoped
 
 
-def key_of(obj: Mapping[str, Any], *, default_namespace: str = "") -> ResourceKey:
-    """The key of `obj`; namespaced kinds without a namespace take `default_namespace`."""
+def key_of(
+    obj: Mapping[str, Any],
+    *,
+    default_namespace: str = "",
+    cluster_scoped: Collection[tuple[str, str]] = (),
+) -> ResourceKey:
+    """The key of `obj`; namespaced kinds without a namespace take `default_namespace`.
+    `cluster_scoped` names (group, kind) pairs beyond the built-in table that have no
+    namespace, whatever the object says."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     kind = str(obj.get("kind", ""))
     meta = obj.get("metadata") or {}
     namespace = ""
-    if is_namespaced(group, kind):
+    if is_namespaced(group, kind, cluster_scoped=cluster_scoped):
         namespace = str(meta.get("namespace") or "") or default_namespace
     return ResourceKey(group, kind, namespace, str(meta.get("name") or ""))
 
