@@ -6,9 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_harness import application, make_harness, manifests, message, phase
+from app_harness import Harness, application, make_harness, manifests, message, phase
 
 from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.controllers.manager import ObjectKey
+from headway.controllers.rollout import RolloutController
+from headway.health import HealthStatus, assess
 
 
 def _done(s: dict[str, Any]) -> bool:
@@ -49,3 +53,80 @@ def test_a_cluster_scoped_template_syncs_with_and_without_create_namespace(
     results = status["operationState"]["syncResult"]["resources"]
     template = [r for r in results if r["kind"] == "ClusterAnalysisTemplate"]
     assert [r["namespace"] for r in template] == [""]
+
+
+def _canary(image: str) -> dict[str, Any]:
+    labels = {"app": "web"}
+    steps = [{"setWeight": 20}, {"pause": {}}]
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Rollout",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 5,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "web", "image": image}]},
+            },
+            "strategy": {"canary": {"steps": steps}},
+        },
+    }
+
+
+def _rollouts_settle(store: LocalCluster, controller: RolloutController) -> None:
+    """Play the Rollout controller and the kubelet (every ReplicaSet's pods available)
+    until nothing changes."""
+    for _ in range(40):
+        before = store.revision()
+        controller.step(ObjectKey("demo", "web"))
+        for rs in store.list("apps/v1", "ReplicaSet", namespace="demo"):
+            want = int(rs["spec"].get("replicas", 0))
+            status = {
+                "replicas": want,
+                "readyReplicas": want,
+                "availableReplicas": want,
+                "observedGeneration": rs["metadata"].get("generation", 1),
+            }
+            if (rs.get("status") or {}) != status:
+                name = rs["metadata"]["name"]
+                store.patch_status("apps/v1", "ReplicaSet", name, "demo", status)
+        if store.revision() == before:
+            return
+    raise AssertionError("the Rollout did not settle")
+
+
+def _image(h: Harness) -> str:
+    rollout = h.store.get("argoproj.io/v1alpha1", "Rollout", "web", "demo")
+    return str(rollout["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def test_a_canary_paused_by_its_steps_does_not_hold_back_the_next_commit(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """An automated app whose Rollout waits at `pause: {}` for a person: the sync that
+    started the canary is over once applied, and the next commit is applied (it used to
+    wait forever on `Rollout/web Suspended (CanaryPauseStep)`)."""
+    h = make_harness(tmp_path, clock, {"app/web.yaml": manifests(_canary("web:1"))})
+    rollouts = RolloutController(h.store, clock)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h.run("shop", _done)
+    _rollouts_settle(h.store, rollouts)
+
+    second = h.remote.commit({"app/web.yaml": manifests(_canary("web:2"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    h.run("shop", lambda s: _done(s) and s["operationState"]["syncResult"]["revision"] == second)
+    _rollouts_settle(h.store, rollouts)
+    rollout = h.store.get("argoproj.io/v1alpha1", "Rollout", "web", "demo")
+    assert rollout["status"]["pauseConditions"][0]["reason"] == "CanaryPauseStep"
+    assert assess(rollout).status is HealthStatus.SUSPENDED
+
+    third = h.remote.commit({"app/web.yaml": manifests(_canary("web:3"))})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    status = h.run("shop", lambda s: s["operationState"]["syncResult"]["revision"] == third)
+    status = h.run("shop", _done)
+    assert phase(status) == "Succeeded", message(status)
+    assert _image(h) == "web:3"
+

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.sync.gate import GateVerdict, wave_gate
+from headway.sync.gate import GateVerdict, ends_at_apply, wave_gate
 from headway.sync.planner import plan_sync
 from headway.sync.resources import ResourceKey, key_of
 
@@ -157,3 +157,30 @@ def test_prune_awaiting_confirmation_holds_the_wave() -> None:
         decision.message
         == "wave 0 waiting: Namespace/team prune (waiting for pruning confirmation)"
     )
+
+
+def test_only_the_last_step_ends_at_apply_and_only_without_hooks() -> None:
+    """gitops-engine: the operation succeeds once its last wave is applied, whatever the
+    health of what that wave applied; earlier waves, and a last wave with hooks, are judged."""
+    paused = obj("Rollout", "web", wave=1)
+    plan = plan_sync([obj("ConfigMap", "c", wave=0), paused], [])
+    first, last = plan.waves()
+    assert not ends_at_apply(first, plan=plan)
+    assert ends_at_apply(last, plan=plan)
+    with_hook = plan_sync([paused, hook("Job", "smoke", "Sync", wave=1)], [])
+    assert not ends_at_apply(with_hook.waves()[-1], plan=with_hook)
+    with_post_sync = plan_sync([paused, hook("Job", "smoke", "PostSync")], [])
+    sync_step, post_step = with_post_sync.waves()
+    assert not ends_at_apply(sync_step, plan=with_post_sync)
+    assert not ends_at_apply(post_step, plan=with_post_sync)
+
+
+def test_a_suspended_resource_holds_an_earlier_wave() -> None:
+    """Argo CD keeps a Suspended resource running in a wave that later waves wait for."""
+    paused = obj(
+        "Deployment", "api", spec={"replicas": 1, "paused": True}, status={"replicas": 1}
+    )
+    plan = plan_sync([paused, obj("ConfigMap", "after", wave=1)], [])
+    decision = wave_gate(plan.waves()[0], plan=plan, live=live_map(paused))
+    assert decision.verdict is GateVerdict.WAIT
+    assert decision.message.startswith("wave 0 waiting: Deployment/api Suspended")

@@ -3,8 +3,9 @@
 Units, in order: a dry run of every object (nothing is applied if any fails); then, per
 (phase, wave) step of the plan, apply it (prunes, hook re-creation, applies, hook creation)
 and judge it with `wave_gate`; the next step starts on a later call, only once the gate lets
-it. A failure runs the SyncFail hooks and ends the operation; success deletes the hooks whose
-delete policy says so.
+it. The last step is not judged (`ends_at_apply`, Argo CD's rule): the operation succeeds
+once it is applied, unless it holds hooks. A failure runs the SyncFail hooks and ends the
+operation; success deletes the hooks whose delete policy says so.
 
 Progress is persisted in `status.operationState` after every call, in Argo CD's fields plus
 `wave` (Headway's cursor: the step's phase and wave, whether it was applied, whether it
@@ -24,7 +25,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult, HealthStatus
 from headway.sync import hooks
-from headway.sync.gate import GateVerdict, wave_gate
+from headway.sync.gate import GateVerdict, ends_at_apply, wave_gate
 from headway.sync.hooks import DeletePolicy, SyncPhase
 from headway.sync.options import SyncOptions
 from headway.sync.plan import SyncPlan, WaveStep
@@ -206,6 +207,8 @@ def _advance(
         if position < here or (position == here and cursor.get("passed")):
             continue
         if position == here and cursor.get("applied"):
+            if ends_at_apply(step, plan=plan):
+                break
             return _judge(inp, state, runner, plan, step)
         return _apply_step(inp, state, runner, plan, step)
     return _finish(inp, state, runner, plan=plan, message="successfully synced (all tasks run)")

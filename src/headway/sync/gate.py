@@ -1,9 +1,13 @@
 """`wave_gate`: may the next wave start, and if not, exactly why.
 
-Argo CD's rules for a multi-step sync: a wave is done when every task in it is done - an
-applied resource when its live object is Healthy or has no health check, a hook when it
-succeeded, a prune when the object is gone. A Degraded resource or failed hook fails the
-operation; anything else (Progressing, Suspended, Missing, Unknown) waits.
+Argo CD's rules for a multi-step sync (gitops-engine's `Sync`): a wave is done when every
+task in it is done - an applied resource when its live object is Healthy or has no health
+check, a hook when it succeeded, a prune when the object is gone. A Degraded resource or
+failed hook fails the operation; anything else (Progressing, Suspended, Missing, Unknown)
+waits. The last step is different (`ends_at_apply`): once it is applied the operation is
+over, and the health of what it applied is left to the app's health - a canary paused by its
+steps is Suspended for as long as a person or an analysis takes, and must not hold the next
+commit back.
 
 Headway adds the explanation: when a blocked resource depends on a workload the plan only
 applies in a later wave (an HPA's scale target, a PDB's pods), the message names that
@@ -21,11 +25,12 @@ from headway.health import HealthResult, HealthStatus
 from headway.health import assess as builtin_assess
 from headway.sync.dependencies import depends_on
 from headway.sync.hooks import SyncPhase
+from headway.sync.options import ConfirmableSwitch
 from headway.sync.plan import SyncPlan, WaveStep
 from headway.sync.resources import ResourceKey
 from headway.sync.tasks import Disposition, SyncTask
 
-__all__ = ["Blocker", "GateDecision", "GateVerdict", "wave_gate"]
+__all__ = ["Blocker", "GateDecision", "GateVerdict", "ends_at_apply", "wave_gate"]
 
 Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
@@ -75,6 +80,20 @@ class GateDecision:
             return f"{head} done"
         shown = [b for b in self.blockers if b.fails] or list(self.blockers)
         return f"{head} {self.verdict}: " + ", ".join(str(b) for b in shown)
+
+
+def ends_at_apply(step: WaveStep, *, plan: SyncPlan) -> bool:
+    """Whether the operation succeeds as soon as `step` is applied, without judging it:
+    Argo CD's rule for the last step of a sync, unless that step runs hooks (whose result
+    is the point of running them) or holds a `Prune=confirm` prune (which runs only once
+    confirmed, after the step was applied)."""
+    steps = plan.waves()
+    if not steps or step != steps[-1]:
+        return False
+    return not any(
+        t.is_hook or (t.is_prune and t.options.prune is ConfirmableSwitch.CONFIRM)
+        for t in step.tasks
+    )
 
 
 def wave_gate(
