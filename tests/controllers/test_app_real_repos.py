@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_harness import Harness, application, make_harness, manifests, message, phase
+from app_harness import APPS_NS, Harness, application, make_harness, manifests, message, phase
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
@@ -130,3 +130,32 @@ def test_a_canary_paused_by_its_steps_does_not_hold_back_the_next_commit(
     assert phase(status) == "Succeeded", message(status)
     assert _image(h) == "web:3"
 
+
+def test_a_root_app_names_the_error_of_a_child_that_cannot_render(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """App of apps: the child in wave 0 points at a path the repository does not have. The
+    root's wave 0 used to wait forever on `Application/payments Progressing`; now it fails
+    naming the child's ComparisonError, and the root's health says the same."""
+    child = application("payments", "", path="apps/payments", automated={})
+    child["spec"]["source"]["repoURL"] = "REPO"
+    child["metadata"]["annotations"] = {"argocd.argoproj.io/sync-wave": "0"}
+    later = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "after", "annotations": {"argocd.argoproj.io/sync-wave": "1"}},
+    }
+    h = make_harness(tmp_path, clock, {"root/apps.yaml": "placeholder: true\n"})
+    text = manifests(child, later).replace("REPO", h.remote.url)
+    h.remote.commit({"root/apps.yaml": text})
+    h.reader.mark_changed(h.remote.url)
+    h.install(application("root", h.remote.url, path="root", namespace=APPS_NS, automated={}))
+    h.run("root", lambda s: "wave 0" in message(s))
+    h.run("payments", lambda s: any(c["type"] == "ComparisonError" for c in s["conditions"]))
+    status = h.run("root", _done)
+    assert phase(status) == "Failed"
+    assert "wave 0 failed: Application/payments Degraded (ComparisonError: " in message(status)
+    assert "apps/payments" in message(status)
+    assert status["health"]["status"] == "Degraded"
+    assert status["health"]["message"].startswith("Application/payments is Degraded: Comparison")
+    assert not h.exists("ConfigMap", "after", APPS_NS)
