@@ -118,7 +118,7 @@ def test_successful_measurement_exits_0_and_prints_json(template: Path) -> None:
         ("p99-latency", "[0.5]", "Successful"),
         ("band", "1.5", "Inconclusive"),
         ("band", "0.5", "Successful"),
-        ("band", "NaN", "Inconclusive"),
+        ("band", "NaN", "Error"),  # not a finite number: no evidence (onNonFinite)
         ("typo", "[1]", "Error"),
     ],
 )

@@ -291,3 +291,32 @@ async def test_a_provider_that_raises_records_an_error_measurement(make: MakeHar
     h.clock.advance(10)
     assert await h.step() is None
     assert h.status()["phase"] == "Successful"
+
+
+async def test_non_finite_values_never_pass_a_failure_only_condition(make: MakeHarness) -> None:
+    """Issue 16 item 3: a run measuring NaN / -Inf again and again ends in Error."""
+    nan, minus_inf = float("nan"), float("-inf")
+    h = make([[nan], [minus_inf], [0.01, nan], [nan], [nan]])
+    h.create(analysis_run(metric(interval="10s", failureCondition="result[0] > 0.05")))
+    await h.run_until_done()
+    result = h.result()
+    assert [m["phase"] for m in result["measurements"]] == ["Error"] * 5
+    values = [m["value"] for m in result["measurements"][:3]]
+    assert values == ["[NaN]", "[-Infinity]", "[0.01,NaN]"]
+    assert "not a finite number (NaN)" in result["measurements"][0]["message"]
+    assert h.status()["phase"] == "Error"
+
+
+async def test_a_finite_value_after_a_nan_is_evidence_again(make: MakeHarness) -> None:
+    h = make([[float("nan")], [0.01]])
+    h.create(analysis_run(metric(interval="10s", count=1, failureCondition="result[0] > 0.05")))
+    await h.run_until_done()
+    assert [m["phase"] for m in h.result()["measurements"]] == ["Error", "Successful"]
+    assert h.status()["phase"] == "Successful"
+
+
+async def test_on_non_finite_evaluate_restores_argos_reading(make: MakeHarness) -> None:
+    h = make([[float("nan")]])
+    h.create(analysis_run(metric(onNonFinite="Evaluate", failureCondition="result[0] > 0.05")))
+    await h.step()
+    assert h.status()["phase"] == "Successful"

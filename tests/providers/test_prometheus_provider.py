@@ -145,6 +145,37 @@ async def test_empty_result_fails_the_run_and_shows_the_query(
     driver.close()
 
 
+@pytest.mark.parametrize(
+    ("query", "condition", "shown"),
+    [
+        ("0/0", "result > 0.05", "NaN"),  # a scalar: an error ratio with no requests
+        ("-1/0", "result > 0.05", "-Inf"),
+        ("demo_nan", "result[0] > 0.05", "NaN"),  # a vector of one series
+        ('demo_ratio{hash="abc"} or demo_nan', "result[0] > 0.05", "NaN"),  # one of several
+        ("sum(demo_ratio) / 0", "result[0] < 0", "+Inf"),
+    ],
+)
+async def test_non_finite_answers_are_errors_never_a_pass(
+    shared: tuple[PrometheusServer, Exporter],
+    client: httpx2.AsyncClient,
+    tmp_path: Path,
+    query: str,
+    condition: str,
+    shown: str,
+) -> None:
+    """Issue 16 item 3, against a real Prometheus: a lone failureCondition used to pass NaN."""
+    server, _ = shared
+    driver = RunDriver(tmp_path, SystemClock(), client)
+    metric = prom_metric(server.url, query, failureCondition=condition, consecutiveErrorLimit=0)
+    driver.cluster.create(analysis_run(metric))
+    assert await driver.step() is None
+    (measurement,) = driver.measurements()
+    assert measurement["phase"] == "Error", measurement
+    assert f"not a finite number ({shown})" in measurement["message"]
+    assert driver.status()["phase"] == "Error"
+    driver.close()
+
+
 async def test_prometheus_stopped_mid_analysis_makes_the_run_inconclusive(
     scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient, tmp_path: Path
 ) -> None:

@@ -191,3 +191,25 @@ async def test_basic_auth_is_sent_and_unsupported_auth_is_an_error(
     insecure = await web.run(request_for(web_metric(url, insecure=True), clock))
     assert insecure.phase is MeasurementPhase.ERROR and "web.insecure" in insecure.message
     assert len(state.seen) == 1  # nothing was sent without what the metric asked for
+
+
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        ('{"data": {"ratio": NaN}}', "NaN"),  # a JSON number Go would reject, Python reads
+        ('{"data": {"ratio": "NaN"}}', "NaN"),  # text the conditions could turn into NaN
+        ('{"data": {"ratio": [0.01, -Infinity]}}', "-Inf"),
+    ],
+)
+async def test_non_finite_values_in_an_answer_are_errors(
+    site: tuple[Site, str], web: WebProvider, clock: VirtualClock, body: str, shown: str
+) -> None:
+    """Issue 16 item 3: a lone failureCondition must not pass a NaN the endpoint reported."""
+    state, url = site
+    state.body = body
+    raw = {**web_metric(url, jsonPath="{$.data.ratio}"), "failureCondition": "result > 0.05"}
+    answer = await web.run(request_for(raw, clock))
+    conditions = compile_metric_conditions("w", failure_condition="result > 0.05")
+    outcome = recorded(request_for(raw, clock).metric, conditions, answer)
+    assert outcome.phase is MeasurementPhase.ERROR, outcome.message
+    assert f"not a finite number ({shown}" in outcome.message

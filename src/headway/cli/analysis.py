@@ -4,10 +4,10 @@
 
 prints the phase Headway's analysis controller would record (Successful, Failed, Inconclusive
 or Error) and why — computed by the controller's own `headway_outcome`, so the empty-result
-rule (`onEmpty`) applies — then, when Argo Rollouts would record another phase, Argo's. Exit
-status follows Headway's verdict: 0 for Successful, 1 for any other phase, 2 for bad usage (a
-missing file or metric, a `--value` that is not JSON, a condition that is not a string, an
-unknown `onEmpty`).
+rule (`onEmpty`) and the non-finite rule (`onNonFinite`) apply — then, when Argo Rollouts
+would record another phase, Argo's. Exit status follows Headway's verdict: 0 for Successful,
+1 for any other phase, 2 for bad usage (a missing file or metric, a `--value` that is not
+JSON, a condition that is not a string, an unknown `onEmpty` or `onNonFinite`).
 
 `analysis_app` is the `analysis` sub-command group; `headway analysis run` joins it later.
 """
@@ -28,7 +28,7 @@ from headway.analysis.measurement import (
     compile_metric_conditions,
     measurement_outcome,
 )
-from headway.analysis.verdict import ON_EMPTY_MODES, headway_outcome
+from headway.analysis.verdict import ON_EMPTY_MODES, ON_NON_FINITE_MODES, headway_outcome
 from headway.check.analysis_rules import query_of
 from headway.cli import analysis_run
 from headway.model.yamlload import Document, load_documents
@@ -116,12 +116,13 @@ def _condition(metric: _MetricSpec, field: str) -> str:
     raise _usage_error(str(metric.document.diagnostic(path, f"{field} must be a string")))
 
 
-def _on_empty(metric: _MetricSpec) -> str | None:
-    value = metric.spec.get("onEmpty")
-    if value is None or value in ON_EMPTY_MODES:
+def _mode(metric: _MetricSpec, field: str, modes: tuple[str, ...]) -> str | None:
+    """A Headway mode field (`onEmpty`, `onNonFinite`), checked against its values."""
+    value = metric.spec.get(field)
+    if value is None or value in modes:
         return value if isinstance(value, str) else None
-    path = ("spec", "metrics", metric.index, "onEmpty")
-    problem = f"onEmpty must be one of {', '.join(ON_EMPTY_MODES)}, not {value!r}"
+    path = ("spec", "metrics", metric.index, field)
+    problem = f"{field} must be one of {', '.join(modes)}, not {value!r}"
     raise _usage_error(str(metric.document.diagnostic(path, problem)))
 
 
@@ -184,7 +185,13 @@ def evaluate(
         success_condition=_condition(found, "successCondition"),
         failure_condition=_condition(found, "failureCondition"),
     )
-    outcome = headway_outcome(conditions, result, on_empty=_on_empty(found), query=_query(found))
+    outcome = headway_outcome(
+        conditions,
+        result,
+        on_empty=_mode(found, "onEmpty", ON_EMPTY_MODES),
+        query=_query(found),
+        on_non_finite=_mode(found, "onNonFinite", ON_NON_FINITE_MODES),
+    )
     _print(outcome, measurement_outcome(conditions, result), output)
     successful = outcome.phase is MeasurementPhase.SUCCESSFUL
     raise typer.Exit(EXIT_SUCCESSFUL if successful else EXIT_NOT_SUCCESSFUL)

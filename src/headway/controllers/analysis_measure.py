@@ -1,7 +1,7 @@
 """A provider's answer turned into a recorded measurement.
 
 What a result decides is `headway.analysis.verdict.headway_outcome` (Headway's empty-result
-rule, then the metric's conditions): the one place it is decided, shared with
+and non-finite rules, then the metric's conditions): the one place it is decided, shared with
 `headway analysis evaluate`.
 """
 
@@ -22,7 +22,11 @@ def recorded(
     phase, message = answer.phase, answer.message
     if answer.has_result:
         outcome = headway_outcome(
-            conditions, answer.result, on_empty=metric.on_empty, query=answer.query
+            conditions,
+            answer.result,
+            on_empty=metric.on_empty,
+            query=answer.query,
+            on_non_finite=metric.on_non_finite,
         )
         phase, message = outcome.phase, outcome.message
     elif message and not message.startswith(f'metric "{metric.name}"'):

@@ -73,6 +73,7 @@ class Metric:
     consecutive_success_limit: int | str
     provider: MetricProvider
     on_empty: str | None = None  # Headway: Failed (default) | Inconclusive | Evaluate
+    on_non_finite: str | None = None  # Headway: Error (default) | Failed | Inconclusive | Evaluate
 
 
 @dataclass(frozen=True)
@@ -248,6 +249,7 @@ METRIC = s.Schema(
         s.Field("consecutiveSuccessLimit", _LIMIT, default=0),
         s.Field("provider", s.Obj(PROVIDER), required=True),
         s.Field("onEmpty", s.Enum(("Failed", "Inconclusive", "Evaluate"))),
+        s.Field("onNonFinite", s.Enum(("Error", "Failed", "Inconclusive", "Evaluate"))),
     ),
     Metric,
     checks=(_metric_limits,),

@@ -3,8 +3,9 @@
 Result shapes are Argo Rollouts': a vector is a list of floats (one per series, in the order
 Prometheus gave them), a scalar is a float, a range query's matrix is every sample of every
 series in one flat list. NaN and ±Inf pass through as floats (`NaN`, `+Inf` in the stored
-value). An empty vector or matrix is reported as a result like any other; the caller decides
-what an empty result means (Headway: Failed unless the metric sets `onEmpty`).
+value); the caller decides what they mean (Headway: an Error unless the metric sets
+`onNonFinite`). An empty vector or matrix is reported as a result like any other; the caller
+decides what an empty result means (Headway: Failed unless the metric sets `onEmpty`).
 
 `rangeQuery.start` / `.end` use Argo's expression form: `now()`, `now() - duration("5m")`
 or `now() + duration("1m")`, on the provider's clock.
