@@ -1,28 +1,39 @@
-"""The `headway` entry point: a Ctrl-C while the commands are imported exits 130 quietly."""
+"""The `headway` entry point: commands load lazily from the table in `cli/commands.py`, the
+table matches what the modules register, and a Ctrl-C while a command loads exits 130 quietly."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
+import typer
 import typer.main
 
+from headway.cli import commands
 from headway.cli import main as cli_main
 
 cli_main._register_all()
 
 
 def test_ctrl_c_while_loading_commands_exits_130_without_a_traceback(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def interrupted() -> None:
+    def interrupted(entry: commands.CommandEntry) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_main, "_register_all", interrupted)
+    monkeypatch.setattr(commands, "module_of", interrupted)
+    monkeypatch.setattr(sys, "argv", ["headway", "demo", "--help"])
+    fresh = typer.Typer(cls=cli_main.LazyRootGroup)  # `app` already holds every command here
+    fresh.callback()(cli_main._no_options)
+    monkeypatch.setattr(cli_main, "app", fresh)
     with pytest.raises(SystemExit) as exited:
         cli_main.main()
     assert exited.value.code == 130
-    assert exited.value.__suppress_context__  # no "During handling of..." chain either
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def _command(path: list[str]) -> Any:
@@ -69,3 +80,75 @@ def test_registering_twice_adds_each_command_once() -> None:
     _register_all()
     names = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
     assert names and len(names) == len(set(names)), names
+
+
+def _registered_by_modules() -> dict[str, tuple[str, str]]:
+    """Every top-level command the modules register: name -> (module, summary)."""
+    found: dict[str, tuple[str, str]] = {}
+    for module in commands.modules():
+        scratch = typer.Typer()
+        scratch.callback()(cli_main._no_options)
+        module.register(scratch)
+        group: Any = typer.main.get_command(scratch)
+        for name, command in group.commands.items():
+            found[name] = (module.__name__, command.get_short_help_str(limit=300))
+    return found
+
+
+def test_the_command_table_lists_exactly_what_the_modules_register() -> None:
+    table = {e.name: (e.module, e.summary) for e in commands.COMMANDS}
+    assert table == _registered_by_modules()
+
+
+@pytest.mark.parametrize("entry", commands.COMMANDS, ids=lambda e: e.name)
+def test_a_lazily_loaded_command_is_the_registered_one(entry: commands.CommandEntry) -> None:
+    group: Any = typer.main.get_command(cli_main.app)
+    lazy: Any = cli_main._load(entry, typer.Context(group))
+    eager = group.commands[entry.name]
+    assert lazy is not None
+    assert [p.name for p in lazy.params] == [p.name for p in eager.params]
+    assert sorted(getattr(lazy, "commands", {})) == sorted(getattr(eager, "commands", {}))
+
+
+# A probe run in a fresh interpreter: which modules does a command import?
+_PROBE = """
+import json, sys
+from headway.cli import main
+sys.argv = ["headway", *sys.argv[1:]]
+try:
+    main.main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+_HEAVY = ("headway.controllers", "headway.cluster", "headway.expr", "headway.source", "pygit2")
+
+
+def _modules_imported_by(*args: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "100"},
+        check=False,
+    )
+    return list(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def test_help_imports_no_command_module() -> None:
+    imported = _modules_imported_by("--help")
+    assert [m for m in imported if m.startswith(_HEAVY)] == []
+    assert [
+        m
+        for m in imported
+        if m.startswith("headway.cli.") and m not in ("headway.cli.main", "headway.cli.commands")
+    ] == []
+
+
+def test_a_command_imports_its_own_module_and_not_the_others() -> None:
+    imported = _modules_imported_by("runtime", "--help")
+    assert "headway.cli.runtime" in imported
+    others = {e.module for e in commands.COMMANDS} - {"headway.cli.runtime"}
+    assert sorted(others & set(imported)) == []

@@ -1,31 +1,89 @@
-"""The CLI's table of contents: every module that adds commands to `headway`."""
+"""The CLI's table of contents: every top-level command, the module that adds it, and its
+one-line summary.
+
+The table lets `headway --help` list every command, and `headway X` import only the module
+behind `X`: importing every command's module costs over a second (controllers, the local
+runtime, Git, the condition language), which a call like `headway --help` or `headway get`
+should not pay. `tests/test_cli_main.py` checks that the table matches what the modules
+register, summaries included, so it cannot drift.
+"""
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import dataclass
 from types import ModuleType
 
-from headway.cli import (
-    analysis,
-    app,
-    apply,
-    check,
-    demo,
-    objects,
-    rollouts,
-    runtime,
-    serve,
-    validate,
+
+@dataclass(frozen=True)
+class CommandEntry:
+    """A top-level command: its name, the module whose `register(app)` adds it, its summary."""
+
+    name: str
+    module: str
+    summary: str
+
+
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry(
+        "validate",
+        "headway.cli.validate",
+        "Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums.",
+    ),
+    CommandEntry(
+        "runtime",
+        "headway.cli.runtime",
+        "The local runtime: Pods as processes, Services as local ports.",
+    ),
+    CommandEntry("get", "headway.cli.objects", "List objects of a kind, or show one."),
+    CommandEntry(
+        "describe", "headway.cli.objects", "An object's status, conditions and recent Events."
+    ),
+    CommandEntry("logs", "headway.cli.objects", "A container's output (stdout and stderr)."),
+    CommandEntry(
+        "apply",
+        "headway.cli.apply",
+        "Server-side apply every object in the file(s) (field manager `headway-cli`).",
+    ),
+    CommandEntry(
+        "delete",
+        "headway.cli.apply",
+        "Delete an object; its dependents go too (background propagation).",
+    ),
+    CommandEntry(
+        "analysis",
+        "headway.cli.analysis",
+        "Analysis: evaluate AnalysisTemplate metric conditions.",
+    ),
+    CommandEntry(
+        "check",
+        "headway.cli.check",
+        "Check a GitOps repository for the traps that cause outages, with no cluster.",
+    ),
+    CommandEntry("rollouts", "headway.cli.rollouts", "Watch and steer Rollouts."),
+    CommandEntry(
+        "serve",
+        "headway.cli.serve",
+        "Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.",
+    ),
+    CommandEntry(
+        "app", "headway.cli.app", "Argo CD Applications: status, diff and manual operations."
+    ),
+    CommandEntry(
+        "demo",
+        "headway.cli.demo",
+        "Run the demo: deploy v1, a good v2 canary, a bad v3 aborted and reverted in Git.",
+    ),
 )
 
-MODULES: list[ModuleType] = [
-    validate,
-    runtime,
-    objects,
-    apply,
-    analysis,
-    check,
-    rollouts,
-    serve,
-    app,
-    demo,
-]
+BY_NAME: dict[str, CommandEntry] = {entry.name: entry for entry in COMMANDS}
+
+
+def module_of(entry: CommandEntry) -> ModuleType:
+    return importlib.import_module(entry.module)
+
+
+def modules() -> list[ModuleType]:
+    """Every command module once, in table order (for registering everything eagerly)."""
+    names = list(dict.fromkeys(entry.module for entry in COMMANDS))
+    return [importlib.import_module(name) for name in names]

@@ -1,17 +1,83 @@
 """The `headway` command: one Typer app with a sub-command module per concern.
 
-Each module in this package exposes `register(app)`, which adds its commands. Keeping
-registration explicit (no plugin discovery) makes `--help` and the docs easy to keep true.
+Each module in this package exposes `register(app)`, which adds its commands. Registration
+stays explicit (no plugin discovery), listed in `headway.cli.commands`; the root group loads
+a command's module only when that command runs, so `headway --help` and cheap commands do
+not pay for importing every other command (see `commands.py`).
 """
 
 from __future__ import annotations
 
 import typer
+from typer import _click as click  # Typer vendors its own click; its classes are these
+from typer.core import TyperCommand, TyperGroup
 
 import headway
+from headway.cli import commands
+
+
+class LazyRootGroup(TyperGroup):
+    """The root group: commands already registered, else loaded from the table on demand.
+
+    While the root's own help is rendered, a command that is not loaded yet is shown from
+    its summary in the table instead of importing its module.
+    """
+
+    _listing_help = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        loaded = super().list_commands(ctx)
+        return loaded + [entry.name for entry in commands.COMMANDS if entry.name not in loaded]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        entry = commands.BY_NAME.get(cmd_name)
+        if command is not None or entry is None:
+            return command
+        if self._listing_help:
+            return TyperCommand(entry.name, help=entry.summary, short_help=entry.summary)
+        return _load(entry, ctx)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self._listing_help = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing_help = False
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return self._click_resolve_command(ctx, args)
+        except click.exceptions.UsageError as error:
+            from difflib import get_close_matches  # only on a typo: keeps start-up lean
+
+            matches = get_close_matches(args[0], self.list_commands(ctx)) if args else []
+            if matches:
+                names = ", ".join(repr(match) for match in matches)
+                error.message = f"{error.message.rstrip('.')}. Did you mean {names}?"
+            raise
+
+
+def _load(entry: commands.CommandEntry, ctx: click.Context) -> click.Command | None:
+    """Import the entry's module and return the command it registers under the entry's name."""
+    scratch = typer.Typer()
+    # A callback keeps Typer from collapsing a one-command app into that command.
+    scratch.callback()(_no_options)
+    commands.module_of(entry).register(scratch)
+    group = typer.main.get_command(scratch)
+    assert isinstance(group, TyperGroup)
+    return group.get_command(ctx, entry.name)
+
+
+def _no_options() -> None:
+    """(scratch group for loading one command)"""
+
 
 app = typer.Typer(
     name="headway",
+    cls=LazyRootGroup,
     help=(
         "Headway: GitOps sync and progressive delivery in one program. Reads Argo CD and "
         "Argo Rollouts manifests unchanged, and is stricter wherever they let an outage through."
@@ -41,23 +107,22 @@ _registered = False
 
 
 def _register_all() -> None:
-    """Add every command to `app`, once (tests and `main()` may both call this)."""
-    # Each sub-command module registers itself; the list is the CLI's table of contents.
+    """Add every command to `app` eagerly, once (tests and docs tools use the full app).
+
+    `main()` does not need this: the root group loads each command when it runs.
+    """
     global _registered  # noqa: PLW0603 - a process-wide "done" flag is the whole point
     if _registered:
         return
-    from headway.cli import commands
-
-    for module in commands.MODULES:
+    for module in commands.modules():
         module.register(app)
     _registered = True
 
 
 def main() -> None:
     try:
-        # Importing every command takes a moment; a Ctrl-C then must not print a traceback.
-        # (Typer itself turns a Ctrl-C inside a command into exit status 130.)
-        _register_all()
+        app()
     except KeyboardInterrupt:
+        # A Ctrl-C while a command's modules are still importing must not print a traceback.
+        # (Typer itself turns a Ctrl-C inside a command into exit status 130.)
         raise SystemExit(130) from None
-    app()
