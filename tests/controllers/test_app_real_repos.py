@@ -159,3 +159,45 @@ def test_a_root_app_names_the_error_of_a_child_that_cannot_render(
     assert status["health"]["status"] == "Degraded"
     assert status["health"]["message"].startswith("Application/payments is Degraded: Comparison")
     assert not h.exists("ConfigMap", "after", APPS_NS)
+
+
+def _gateway() -> dict[str, Any]:
+    server = {"port": {"number": 80, "name": "http", "protocol": "HTTP"}, "hosts": ["*"]}
+    return {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "Gateway",
+        "metadata": {"name": "web-gateway"},
+        "spec": {"selector": {"istio": "ingressgateway"}, "servers": [server]},
+    }
+
+
+def _routes_through(gateway: str) -> dict[str, Any]:
+    split = [{"destination": {"host": "web-stable"}, "weight": 100}]
+    return {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "VirtualService",
+        "metadata": {"name": "web"},
+        "spec": {"hosts": ["*"], "gateways": [gateway], "http": [{"route": split}]},
+    }
+
+
+def test_a_repository_that_carries_its_istio_gateway_syncs(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """The Istio example layout: a Gateway and the VirtualService bound to it, next to the
+    app. The local runtime used to refuse the Gateway ("does not serve Gateway"), failing the
+    whole sync at the dry run."""
+    entry = {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "ServiceEntry",
+        "metadata": {"name": "payments-api"},
+        "spec": {"hosts": ["api.payments.example"], "location": "MESH_EXTERNAL"},
+    }
+    files = {"app/mesh.yaml": manifests(_gateway(), _routes_through("web-gateway"), entry)}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    status = h.run("shop", _done)
+    assert phase(status) == "Succeeded", message(status)
+    gateway = h.store.get("networking.istio.io/v1", "Gateway", "web-gateway", "demo")
+    assert gateway["spec"]["servers"][0]["port"]["number"] == 80
+    assert h.store.get("networking.istio.io/v1beta1", "ServiceEntry", "payments-api", "demo")

@@ -41,6 +41,8 @@ SHORT_NAMES = {
     "sa": "serviceaccounts",
     "vs": "virtualservices",
     "dr": "destinationrules",
+    "gw": "gateways",
+    "se": "serviceentries",
     "crd": "customresourcedefinitions",
     "crds": "customresourcedefinitions",
 }

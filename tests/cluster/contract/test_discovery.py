@@ -45,6 +45,9 @@ def crd(*, scope: str = "Namespaced", served_v2: bool = True) -> Obj:
         ("argoproj.io/v1alpha1", "Rollout", True),
         ("argoproj.io/v1alpha1", "ClusterAnalysisTemplate", False),
         ("argoproj.io/v1alpha1", "AppProject", True),
+        ("networking.istio.io/v1beta1", "Gateway", True),
+        ("networking.istio.io/v1", "Gateway", True),
+        ("networking.istio.io/v1alpha3", "ServiceEntry", True),
     ],
 )
 def test_builtin_kinds(cluster: Cluster, api_version: str, kind: str, namespaced: bool) -> None:

@@ -59,14 +59,22 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
     ("argoproj.io/v1alpha1", "Application", "applications", True),
     ("argoproj.io/v1alpha1", "AppProject", "appprojects", True),
-    # Istio's routing kinds, served without installing Istio's CRDs: the local mesh
-    # (docs/local-mesh.md) realizes VirtualServices with Headway's own routers.
+    # Istio's networking kinds that repositories carry, served without installing Istio's
+    # CRDs: the local mesh (docs/local-mesh.md) realizes VirtualServices with Headway's own
+    # routers and Gateways as listeners in front of them; DestinationRules and ServiceEntries
+    # are stored for the repository's sake, and the mesh says what it does not realize.
     ("networking.istio.io/v1beta1", "VirtualService", "virtualservices", True),
     ("networking.istio.io/v1alpha3", "VirtualService", "virtualservices", True),
     ("networking.istio.io/v1", "VirtualService", "virtualservices", True),
     ("networking.istio.io/v1beta1", "DestinationRule", "destinationrules", True),
     ("networking.istio.io/v1alpha3", "DestinationRule", "destinationrules", True),
     ("networking.istio.io/v1", "DestinationRule", "destinationrules", True),
+    ("networking.istio.io/v1beta1", "Gateway", "gateways", True),
+    ("networking.istio.io/v1alpha3", "Gateway", "gateways", True),
+    ("networking.istio.io/v1", "Gateway", "gateways", True),
+    ("networking.istio.io/v1beta1", "ServiceEntry", "serviceentries", True),
+    ("networking.istio.io/v1alpha3", "ServiceEntry", "serviceentries", True),
+    ("networking.istio.io/v1", "ServiceEntry", "serviceentries", True),
 )
 
 BUILTIN_KINDS: tuple[ResourceKind, ...] = tuple(
