@@ -112,7 +112,11 @@ EVALUATION_ERRORS: list[tuple[str, str]] = [
     ("1..1000000", "longer than 100000 elements"),
     ("1..'a'", "invalid operation: int .. string"),
     ("s matches ('(' + s)", "invalid regular expression"),
-    ("result[0] < 0.8 == 1 > s", 'invalid operation: bool > string (false > "x")'),
+    ("result[0] < 0.8 == 1 > s", "invalid operation: mismatched types bool and int (true and 1)"),
+    ("'a' == 1", 'invalid operation: mismatched types string and int ("a" and 1)'),
+    ("true != 1", "mismatched types bool and int"),
+    ("asFloat('1.1') == '1.1'", "mismatched types float and string"),
+    ("[1] == {a: 1}", "mismatched types array and map"),
 ]
 
 

@@ -84,8 +84,10 @@ CASES: list[tuple[str, Any]] = [
     ("1 == 1.0", True),
     ("1 != 2", True),
     ("'a' == 'a'", True),
-    ("'a' == 1", False),
-    ("true == 1", False),
+    ("nil == 1", False),
+    ("'a' != nil", True),
+    ("1 == 1.0", True),
+    ("[1, 'a'] == [1, 2]", False),  # only the two sides' own types must agree
     ("nil == nil", True),
     ("nothing == nil", True),
     ("[1, 2] == [1.0, 2]", True),

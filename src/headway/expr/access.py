@@ -15,7 +15,7 @@ __all__ = ["PostfixStep", "apply_postfix", "fetch", "slice_of"]
 def fetch(container: Any, key: Any) -> Any:
     """`container[key]`: negative indexes count from the end; a missing map key is nil."""
     if is_map(container):
-        if not isinstance(key, str):
+        if not isinstance(key, str) and not _has_typed_keys(container, key):
             raise EvalProblem(f"a map key must be a string, not {type_name(key)}")
         return container.get(key)
     if (is_list(container) or isinstance(container, str)) and not isinstance(key, str):
@@ -29,6 +29,13 @@ def fetch(container: Any, key: Any) -> Any:
         f"cannot fetch {describe_value(key)} from {type_name(container)}"
         + ("" if container is None else f" {describe_value(container)}")
     )
+
+
+def _has_typed_keys(container: Any, key: Any) -> bool:
+    """A map built by `groupBy` may have bool or number keys; a JSON object never does."""
+    if not isinstance(key, bool | int | float) and key is not None:
+        return False
+    return any(not isinstance(existing, str) for existing in container)
 
 
 def slice_of(container: Any, low: Any, high: Any) -> Any:

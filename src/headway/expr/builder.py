@@ -8,6 +8,7 @@ deep nesting) raise `CompileProblem`, which program.py turns into a ConditionSyn
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from lark import Token, Transformer
@@ -15,7 +16,7 @@ from lark import Token, Transformer
 from headway.expr import operators
 from headway.expr.access import PostfixStep, apply_postfix, fetch
 from headway.expr.builtins import FUNCTIONS
-from headway.expr.calls import PREDICATE_OPTIONAL, function_node, predicate_node
+from headway.expr.calls import PREDICATE_OPTIONAL, function_node, predicate_node, reduce_node
 from headway.expr.errors import EvalProblem
 from headway.expr.literals import LiteralError, parse_float, parse_int, unescape
 from headway.expr.nodes import MAX_DEPTH, Frame, Node, guarded
@@ -174,6 +175,12 @@ class Builder(Transformer[Token, Node]):
         parts = [items] + ([predicate] if predicate else [])
         return _make(node.run, node.text, *parts, uses_pointer=items.uses_pointer)
 
+    def reduce_call(self, children: list[Any]) -> Node:
+        _keyword, items, step, initial = children
+        node = reduce_node(items, step, initial)
+        parts = [items, step] + ([initial] if initial is not None else [])
+        return _make(node.run, node.text, *parts, uses_pointer=node.uses_pointer)
+
     def predicate(self, children: list[Node]) -> Node:
         return children[0]
 
@@ -222,10 +229,12 @@ class Builder(Transformer[Token, Node]):
     # Predicate pointers -----------------------------------------------------------------
     def pointer(self, children: list[Token]) -> Node:
         name = str(children[1]) if len(children) > 1 else ""
-        if name not in ("", "index"):
-            raise CompileProblem(f"unknown pointer #{name} (use # or #index)", children[1])
+        if name not in ("", "index", "acc"):
+            raise CompileProblem(f"unknown pointer #{name} (use #, #index or #acc)", children[1])
         if name == "index":
             return Node(lambda frame: frame.index, "#index", 1, uses_pointer=True)
+        if name == "acc":
+            return Node(lambda frame: frame.accumulator, "#acc", 1, uses_pointer=True)
         return Node(lambda frame: frame.element, "#", 1, uses_pointer=True)
 
     def pointer_field(self, children: list[Token]) -> Node:
@@ -344,6 +353,23 @@ class Builder(Transformer[Token, Node]):
             return true_run(frame) if chosen else false_run(frame)
 
         return _make(guarded(text, body), text, condition, when_true, when_false)
+
+    def if_expr(self, children: list[Any]) -> Node:
+        """`if cond { a } else { b }` (and `else if ...`): the ternary, spelled out."""
+        nodes = [child for child in children if isinstance(child, Node)]
+        return self.conditional(nodes)
+
+    def let_expr(self, children: list[Any]) -> Node:
+        """`let name = value; body`: body sees `name`, which hides a variable of that name."""
+        _keyword, name_token, value, body = children
+        name, value_run, body_run = str(name_token), value.run, body.run
+        text = f"let {name} = {value.text}; {body.text}"
+
+        def run(frame: Frame) -> Any:
+            env = {**frame.env, name: value_run(frame)}
+            return body_run(dataclasses.replace(frame, env=env))
+
+        return _make(run, text, value, body)
 
     def elvis(self, children: list[Node]) -> Node:
         return self.conditional([children[0], children[0], children[1]])

@@ -1,5 +1,9 @@
 """Plain functions a condition may call: expr-lang's builtins and Argo Rollouts' helpers.
 
+This module holds the numeric ones and conversions, and gathers the rest into `FUNCTIONS`:
+strings and JSON (text_functions), arrays and maps (collection_functions), bits and durations
+(bits_and_durations). Predicate builtins such as `all` and `reduce` are in calls.py.
+
 Argo Rollouts adds `asInt`, `asFloat`, `isNaN`, `isInf`, `isNil` and `default` to expr-lang's
 own builtins. Headway's `isNil(x)` and `default(x, fallback)` look at their argument; Argo's
 ignore it and test the whole `result` (the same thing for the documented `default(result, 0)`).
@@ -10,10 +14,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from headway.expr.bits_and_durations import BIT_AND_DURATION_FUNCTIONS
+from headway.expr.collection_functions import COLLECTION_FUNCTIONS
 from headway.expr.errors import EvalProblem
+from headway.expr.signature import Builtin, invalid_argument, need_number
+from headway.expr.text_functions import TEXT_FUNCTIONS
 from headway.expr.values import (
     INT64_MAX,
     INT64_MIN,
@@ -21,8 +28,6 @@ from headway.expr.values import (
     go_format,
     is_list,
     is_map,
-    is_number,
-    type_name,
 )
 
 __all__ = ["FUNCTIONS", "Builtin"]
@@ -31,40 +36,6 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 _GO_FLOAT = re.compile(
     r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
 )
-
-
-@dataclass(frozen=True)
-class Builtin:
-    """A function: its name, how many arguments it takes, and what it does."""
-
-    name: str
-    min_args: int
-    max_args: int
-    call: Callable[[list[Any]], Any]
-
-    def arity(self) -> str:
-        if self.min_args == self.max_args:
-            return f"{self.min_args} argument{'s' if self.min_args != 1 else ''}"
-        if self.max_args > 99:
-            return f"at least {self.min_args} argument{'s' if self.min_args != 1 else ''}"
-        return f"{self.min_args} to {self.max_args} arguments"
-
-
-def _invalid(name: str, value: Any) -> EvalProblem:
-    return EvalProblem(f"invalid argument for {name}: {type_name(value)} {describe_value(value)}")
-
-
-def _number(name: str, value: Any) -> int | float:
-    if not is_number(value):
-        raise _invalid(name, value)
-    number: int | float = value
-    return number
-
-
-def _string(name: str, value: Any) -> str:
-    if not isinstance(value, str):
-        raise _invalid(name, value)
-    return value
 
 
 def _parse_int(name: str, text: str) -> int:
@@ -92,13 +63,13 @@ def _to_int(name: str, value: Any) -> int:
         if not math.isfinite(value) or not INT64_MIN <= value <= INT64_MAX:
             raise EvalProblem(f"{name}: {describe_value(value)} has no integer value")
         return int(value)
-    raise _invalid(name, value)
+    raise invalid_argument(name, value)
 
 
 def _to_float(name: str, value: Any) -> float:
     if isinstance(value, str):
         return _parse_float(name, value)
-    return float(_number(name, value))
+    return float(need_number(name, value))
 
 
 def _flatten_numbers(name: str, values: list[Any], depth: int = 0) -> Iterator[int | float]:
@@ -108,7 +79,7 @@ def _flatten_numbers(name: str, values: list[Any], depth: int = 0) -> Iterator[i
         if is_list(value):
             yield from _flatten_numbers(name, list(value), depth + 1)
         else:
-            yield _number(name, value)
+            yield need_number(name, value)
 
 
 def _extreme(name: str, pick: Callable[[list[int | float]], int | float]) -> Builtin:
@@ -138,11 +109,11 @@ def _len(args: list[Any]) -> int:
     value = args[0]
     if isinstance(value, str) or is_list(value) or is_map(value):
         return len(value)
-    raise _invalid("len", value)
+    raise invalid_argument("len", value)
 
 
 def _abs(args: list[Any]) -> int | float:
-    return abs(_number("abs", args[0]))
+    return abs(need_number("abs", args[0]))
 
 
 def _round_half_away(value: float) -> float:
@@ -151,7 +122,7 @@ def _round_half_away(value: float) -> float:
 
 def _rounding(name: str, rule: Callable[[float], float | int]) -> Builtin:
     def call(args: list[Any]) -> float:
-        number = float(_number(name, args[0]))
+        number = float(need_number(name, args[0]))
         return float(rule(number)) if math.isfinite(number) else number
 
     return Builtin(name, 1, 1, call)
@@ -164,31 +135,14 @@ def _edge(name: str, position: int) -> Builtin:
             return None
         if is_list(value):
             return value[position]
-        raise _invalid(name, value)
+        raise invalid_argument(name, value)
 
     return Builtin(name, 1, 1, call)
 
 
-def _trim(args: list[Any]) -> str:
-    text = _string("trim", args[0])
-    if len(args) == 1:
-        return text.strip()
-    return text.strip(_string("trim", args[1]))
-
-
-def _trim_prefix(args: list[Any]) -> str:
-    affix = _string("trimPrefix", args[1]) if len(args) == 2 else " "
-    return _string("trimPrefix", args[0]).removeprefix(affix)
-
-
-def _trim_suffix(args: list[Any]) -> str:
-    affix = _string("trimSuffix", args[1]) if len(args) == 2 else " "
-    return _string("trimSuffix", args[0]).removesuffix(affix)
-
-
 def _float_test(name: str, test: Callable[[float], bool]) -> Builtin:
     def call(args: list[Any]) -> bool:
-        return test(float(_number(name, args[0])))
+        return test(float(need_number(name, args[0])))
 
     return Builtin(name, 1, 1, call)
 
@@ -210,11 +164,6 @@ _TABLE = [
     Builtin("int", 1, 1, lambda args: _to_int("int", args[0])),
     Builtin("float", 1, 1, lambda args: _to_float("float", args[0])),
     Builtin("string", 1, 1, lambda args: go_format(args[0])),
-    Builtin("lower", 1, 1, lambda args: _string("lower", args[0]).lower()),
-    Builtin("upper", 1, 1, lambda args: _string("upper", args[0]).upper()),
-    Builtin("trim", 1, 2, _trim),
-    Builtin("trimPrefix", 1, 2, _trim_prefix),
-    Builtin("trimSuffix", 1, 2, _trim_suffix),
     _edge("first", 0),
     _edge("last", -1),
     Builtin("asInt", 1, 1, lambda args: _to_int("asInt", args[0])),
@@ -225,4 +174,7 @@ _TABLE = [
     Builtin("default", 2, 2, _default),
 ]
 
-FUNCTIONS: dict[str, Builtin] = {builtin.name: builtin for builtin in _TABLE}
+FUNCTIONS: dict[str, Builtin] = {
+    builtin.name: builtin
+    for builtin in (*_TABLE, *TEXT_FUNCTIONS, *COLLECTION_FUNCTIONS, *BIT_AND_DURATION_FUNCTIONS)
+}

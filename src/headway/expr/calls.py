@@ -10,7 +10,7 @@ from headway.expr.errors import EvalProblem
 from headway.expr.nodes import Frame, Node, guarded
 from headway.expr.values import checked_int, describe_value, is_list, is_number, type_name
 
-__all__ = ["PREDICATE_OPTIONAL", "function_node", "predicate_node"]
+__all__ = ["PREDICATE_OPTIONAL", "function_node", "predicate_node", "reduce_node"]
 
 Test = Callable[[Any, int], Any]
 """Runs the predicate for one element and its index."""
@@ -95,6 +95,16 @@ def _find(reverse: bool, want_index: bool) -> Callable[[Sequence[Any], Test], An
     return find
 
 
+def _group_by(items: Sequence[Any], test: Test) -> dict[Any, list[Any]]:
+    groups: dict[Any, list[Any]] = {}
+    for i, item in enumerate(items):
+        key = test(item, i)
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise EvalProblem(f"groupBy() cannot group by {type_name(key)} {describe_value(key)}")
+        groups.setdefault(key, []).append(item)
+    return groups
+
+
 _PREDICATES: dict[str, Callable[[Sequence[Any], Test], Any]] = {
     "all": _all,
     "any": _any,
@@ -108,7 +118,46 @@ _PREDICATES: dict[str, Callable[[Sequence[Any], Test], Any]] = {
     "findIndex": _find(reverse=False, want_index=True),
     "findLast": _find(reverse=True, want_index=False),
     "findLastIndex": _find(reverse=True, want_index=True),
+    "groupBy": _group_by,
 }
+
+
+def _array(name: str, values: Any) -> Sequence[Any]:
+    if not is_list(values):
+        raise EvalProblem(
+            f"{name}() needs an array, not {type_name(values)} {describe_value(values)}"
+        )
+    items: Sequence[Any] = values
+    return items
+
+
+def reduce_node(items: Node, step: Node, initial: Node | None) -> Node:
+    """`reduce(items, {#acc + #}, initial)`: without `initial`, the first element starts."""
+    items_run, step_run = items.run, step.run
+    initial_run = initial.run if initial is not None else None
+    text = f"reduce({items.text}, {{{step.text}}}" + (f", {initial.text})" if initial else ")")
+
+    def body(frame: Frame) -> Any:
+        values = _array("reduce", items_run(frame))
+        frame.budget.spend(len(values))
+        start = 0
+        if initial_run is not None:
+            total = initial_run(frame)
+        elif values:
+            total, start = values[0], 1
+        else:
+            raise EvalProblem("reduce of empty array with no initial value")
+        for index in range(start, len(values)):
+            total = step_run(Frame(frame.env, frame.budget, values[index], index, total))
+        return total
+
+    children = [n for n in (items, step, initial) if n is not None]
+    return Node(
+        guarded(text, body),
+        text,
+        1 + max(child.depth for child in children),
+        uses_pointer=items.uses_pointer or (initial is not None and initial.uses_pointer),
+    )
 
 
 def predicate_node(name: str, items: Node, predicate: Node | None) -> Node:
@@ -119,16 +168,12 @@ def predicate_node(name: str, items: Node, predicate: Node | None) -> Node:
     text = f"{name}({items.text}" + (f", {{{predicate.text}}})" if predicate else ")")
 
     def body(frame: Frame) -> Any:
-        values = items_run(frame)
-        if not is_list(values):
-            raise EvalProblem(
-                f"{name}() needs an array, not {type_name(values)} {describe_value(values)}"
-            )
+        values = _array(name, items_run(frame))
 
         def test(element: Any, index: int) -> Any:
             if pred_run is None:
                 return element
-            return pred_run(Frame(frame.env, frame.budget, element, index))
+            return pred_run(Frame(frame.env, frame.budget, element, index, frame.accumulator))
 
         frame.budget.spend(len(values))
         return apply(values, test)

@@ -39,12 +39,14 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """What a node can see: the environment and, inside a predicate, the current element."""
+    """What a node can see: the environment (with `let` names) and, inside a predicate, the
+    current element, its index and, in `reduce`, the accumulator."""
 
     env: Mapping[str, Any]
     budget: Budget
     element: Any = None
     index: int = 0
+    accumulator: Any = None
 
 
 Run = Callable[[Frame], Any]

@@ -17,11 +17,13 @@ import re2  # type: ignore[import-untyped]
 
 from headway.expr.errors import EvalProblem
 from headway.expr.values import (
+    Duration,
     checked_int,
     describe_value,
     is_list,
     is_map,
     is_number,
+    strict_equal,
     type_name,
     values_equal,
 )
@@ -49,6 +51,8 @@ def _add(left: Any, right: Any) -> Any:
         return float(left) + float(right)
     if isinstance(left, str) and isinstance(right, str):
         return left + right
+    if isinstance(left, Duration) and isinstance(right, Duration):
+        return Duration(checked_int(left.nanoseconds + right.nanoseconds))
     raise _mismatch("+", left, right)
 
 
@@ -57,6 +61,8 @@ def _subtract(left: Any, right: Any) -> Any:
         return checked_int(left - right)
     if is_number(left) and is_number(right):
         return float(left) - float(right)
+    if isinstance(left, Duration) and isinstance(right, Duration):
+        return Duration(checked_int(left.nanoseconds - right.nanoseconds))
     raise _mismatch("-", left, right)
 
 
@@ -107,8 +113,10 @@ def _is_odd_integer(value: float) -> bool:
 
 def _compare(op: str, test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
     def compare(left: Any, right: Any) -> bool:
-        if (is_number(left) and is_number(right)) or (
-            isinstance(left, str) and isinstance(right, str)
+        if (
+            (is_number(left) and is_number(right))
+            or (isinstance(left, str) and isinstance(right, str))
+            or (isinstance(left, Duration) and isinstance(right, Duration))
         ):
             return test(left, right)
         raise _mismatch(op, left, right)
@@ -176,8 +184,8 @@ BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "%": _modulo,
     "**": exponent,
     "^": exponent,
-    "==": values_equal,
-    "!=": lambda left, right: not values_equal(left, right),
+    "==": strict_equal,
+    "!=": lambda left, right: not strict_equal(left, right),
     "<": _compare("<", lambda a, b: bool(a < b)),
     "<=": _compare("<=", lambda a, b: bool(a <= b)),
     ">": _compare(">", lambda a, b: bool(a > b)),

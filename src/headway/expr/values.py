@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -18,12 +19,14 @@ from headway.expr.errors import EvalProblem
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "Duration",
     "checked_int",
     "describe_value",
     "go_format",
     "is_list",
     "is_map",
     "is_number",
+    "strict_equal",
     "to_index",
     "type_name",
     "values_equal",
@@ -31,6 +34,36 @@ __all__ = [
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
+
+
+@dataclass(frozen=True, order=True)
+class Duration:
+    """A Go time.Duration, what `duration("1m30s")` gives: whole nanoseconds."""
+
+    nanoseconds: int
+
+    def __str__(self) -> str:
+        """Go's Duration.String(): `1h30m0s`, `1.5s`, `300ms`, `0s`."""
+        size = abs(self.nanoseconds)
+        sign = "-" if self.nanoseconds < 0 else ""
+        if size == 0:
+            return "0s"
+        if size < 1_000:
+            return f"{sign}{size}ns"
+        if size < 1_000_000:
+            return f"{sign}{_decimal(size, 1_000)}µs"
+        if size < 1_000_000_000:
+            return f"{sign}{_decimal(size, 1_000_000)}ms"
+        hours, rest = divmod(size, 3_600_000_000_000)
+        minutes, rest = divmod(rest, 60_000_000_000)
+        text = (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "")
+        return f"{sign}{text}{_decimal(rest, 1_000_000_000)}s"
+
+
+def _decimal(amount: int, unit: int) -> str:
+    whole, fraction = divmod(amount, unit)
+    digits = str(fraction).rjust(len(str(unit)) - 1, "0").rstrip("0")
+    return f"{whole}.{digits}" if digits else str(whole)
 
 
 def is_number(value: Any) -> bool:
@@ -63,6 +96,8 @@ def type_name(value: Any) -> str:
         return "array"
     if is_map(value):
         return "map"
+    if isinstance(value, Duration):
+        return "duration"
     return type(value).__name__
 
 
@@ -95,12 +130,30 @@ def values_equal(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
+def strict_equal(left: Any, right: Any) -> bool:
+    """`==` and `!=`: values of two different types (a number and a string, a bool and a
+    number...) are an error, as expr-lang's type checker makes them; nil compares with all."""
+    if left is not None and right is not None and _comparison_type(left) != _comparison_type(right):
+        raise EvalProblem(
+            f"invalid operation: mismatched types {type_name(left)} and {type_name(right)} "
+            f"({describe_value(left)} and {describe_value(right)})"
+        )
+    return values_equal(left, right)
+
+
+def _comparison_type(value: Any) -> str:
+    name = type_name(value)
+    return "number" if name in ("int", "float") else name
+
+
 def describe_value(value: Any, limit: int = 200) -> str:
     """A short JSON rendering for messages: `[0.31]`, `"abc"`, `null` shown as `nil`."""
     if value is None:
         return "nil"
+    if isinstance(value, Duration):
+        return str(value)
     try:
-        text = json.dumps(value, separators=(", ", ": "), default=repr)
+        text = json.dumps(value, separators=(", ", ": "), default=str)
     except (ValueError, TypeError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."

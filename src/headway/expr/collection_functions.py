@@ -1,0 +1,104 @@
+"""Array and map builtins (`keys`, `take`, `concat`, `flatten`, `uniq`, `get`...), as expr-lang.
+
+Headway differs in one visible way: `keys` and `values` list a map in its insertion order (the
+JSON document's order), where Go's map order is random from one run to the next.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from headway.expr.errors import EvalProblem
+from headway.expr.signature import Builtin, need_int, need_list, need_map
+from headway.expr.values import is_list, is_map, to_index, values_equal
+
+__all__ = ["COLLECTION_FUNCTIONS", "MAX_NESTING"]
+
+MAX_NESTING = 100
+"""How deeply `flatten` descends before it gives up, as expr-lang's MaxDepth."""
+
+
+def _take(args: list[Any]) -> list[Any]:
+    items, count = need_list("take", args[0]), need_int("take", args[1])
+    if count < 0:
+        raise EvalProblem(f"take: cannot take {count} elements")
+    return list(items[:count])
+
+
+def _get(args: list[Any]) -> Any:
+    """`container[key]`, but nil where indexing would be an error (missing key, bad index)."""
+    container, key = args
+    if is_map(container):
+        try:
+            return container.get(key)
+        except TypeError:  # an unhashable key (an array or a map) is never present
+            return None
+    if (is_list(container) or isinstance(container, str)) and not isinstance(key, str | bool):
+        try:
+            index = to_index(key, "an index")
+        except EvalProblem:
+            return None
+        position = index + len(container) if index < 0 else index
+        return container[position] if 0 <= position < len(container) else None
+    return None
+
+
+def _concat(args: list[Any]) -> list[Any]:
+    return [item for arg in args for item in need_list("concat", arg)]
+
+
+def _flatten(items: Any, depth: int = 0) -> list[Any]:
+    if depth > MAX_NESTING:
+        raise EvalProblem(f"flatten: arrays nest deeper than {MAX_NESTING} levels")
+    flat: list[Any] = []
+    for item in items:
+        if is_list(item):
+            flat.extend(_flatten(item, depth + 1))
+        else:
+            flat.append(item)
+    return flat
+
+
+def _scalar_key(item: Any) -> tuple[str, Any] | None:
+    """A hashable stand-in that is equal exactly when `values_equal` is (`1 == 1.0`, but
+    `true != 1`); None for arrays and maps, which are compared one by one."""
+    if item is None or isinstance(item, bool | str):
+        return type(item).__name__, item
+    if isinstance(item, int | float):
+        return "number", item
+    return None
+
+
+def _is_nan(item: Any) -> bool:
+    return isinstance(item, float) and math.isnan(item)
+
+
+def _uniq(args: list[Any]) -> list[Any]:
+    kept: list[Any] = []
+    seen: set[tuple[str, Any]] = set()
+    containers: list[Any] = []
+    for item in need_list("uniq", args[0]):
+        key = _scalar_key(item)
+        if key is not None and not _is_nan(item):  # NaN equals nothing: every NaN stays
+            if key in seen:
+                continue
+            seen.add(key)
+        elif key is None and any(values_equal(item, other) for other in containers):
+            continue
+        elif key is None:
+            containers.append(item)
+        kept.append(item)
+    return kept
+
+
+COLLECTION_FUNCTIONS = (
+    Builtin("keys", 1, 1, lambda args: list(need_map("keys", args[0]).keys())),
+    Builtin("values", 1, 1, lambda args: list(need_map("values", args[0]).values())),
+    Builtin("get", 2, 2, _get),
+    Builtin("take", 2, 2, _take),
+    Builtin("concat", 1, 1 << 16, _concat),
+    Builtin("flatten", 1, 1, lambda args: _flatten(need_list("flatten", args[0]))),
+    Builtin("uniq", 1, 1, _uniq),
+    Builtin("reverse", 1, 1, lambda args: list(reversed(need_list("reverse", args[0])))),
+)
