@@ -45,8 +45,16 @@ class UsageError(Exception):
 
 
 def _repository(path: Path) -> pygit2.Repository | None:
-    found = pygit2.discover_repository(str(path))
-    return pygit2.Repository(found) if found else None
+    """The Git repository containing `path`, searching upwards; None outside any.
+
+    Opening does the search itself. `pygit2.discover_repository` is avoided: where it finds
+    nothing it returns None without taking a reference (pygit2 1.21), so every call outside a
+    repository loses one, and a long-lived process calling the check dies in `none_dealloc`.
+    """
+    try:
+        return pygit2.Repository(str(path))
+    except pygit2.GitError:
+        return None
 
 
 def _subpath(repo: pygit2.Repository, path: Path) -> str:
