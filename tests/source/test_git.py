@@ -17,6 +17,7 @@ from headway.source.errors import (
     UnknownRevision,
 )
 from headway.source.git import BotIdentity, GitCache, GitCredentials, GitRepository
+from headway.source.tree import EscapingLink
 
 from .gitrepos import Upstream, make_upstream
 
@@ -361,10 +362,12 @@ def test_symlinks_are_followed_inside_the_repository_only(
     fetched.fetch()
     tree = fetched.tree("main")
     assert tree.read("apps/web/r.yaml") == b"kind: Rollout\n"
-    with pytest.raises(PathNotFound, match="leaves it"):
+    with pytest.raises(PathNotFound, match=r"symlink to \.\./\.\./\.\./etc/passwd, which leaves"):
         tree.read("apps/web/evil.yaml")
-    with pytest.raises(PathNotFound, match="leaves it"):
-        tree.materialize(tmp_path / "out", "apps/web")
+    left_out = tree.materialize(tmp_path / "out", "apps/web")
+    assert left_out == (EscapingLink("apps/web/evil.yaml", "../../../etc/passwd"),)
+    assert not (tmp_path / "out/apps/web/evil.yaml").exists()
+    assert (tmp_path / "out/apps/web/r.yaml").is_symlink()
 
 
 def test_fetch_missing_pull_request_refs_and_unreachable_shas(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pygit2
 import pytest
 
 from headway.source import tools
@@ -13,6 +14,7 @@ from headway.source.git import GitCache, GitRepository
 from headway.source.render import RenderRequest, RenderResult, choose_renderer, render
 from headway.source.render_kustomize import apply_overrides, parse_image_override
 from headway.source.spec import ApplicationSource
+from headway.source.tree import FilesystemTree
 
 from .gitrepos import FIXTURES, add_tree, make_upstream, require_extra
 
@@ -146,3 +148,73 @@ def test_replicas_override_and_unsupported_fields(repo: GitRepository) -> None:
     }
     with pytest.raises(RenderError, match="kubeVersion not supported"):
         render(_request(repo, bad))
+
+
+
+LINKED_APPS = {
+    "apps/good/kustomization.yaml": "resources:\n  - cm.yaml\n",
+    "apps/good/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: good}\n",
+    "apps/bad/kustomization.yaml": "resources:\n  - secret.yaml\n",
+    "apps/overlay/kustomization.yaml": "resources:\n  - ../../shared/base\n",
+}
+
+
+def _with_escaping_link(tmp_path: Path, cache: GitCache, link: str, target: str) -> GitRepository:
+    """Kustomize apps in one repository (`LINKED_APPS`) and `link`, a symlink to `target`."""
+    up = make_upstream(tmp_path / "links.git", LINKED_APPS)
+    ref = "refs/heads/main"
+    parent = up.repo[up.repo.references[ref].target].peel(pygit2.Commit)
+    index = pygit2.Index()
+    index.read_tree(parent.tree)
+    blob = up.repo.create_blob(target.encode())
+    index.add(pygit2.IndexEntry(link, blob, pygit2.GIT_FILEMODE_LINK))
+    sig = pygit2.Signature("Dev", "dev@example.com")
+    up.repo.create_commit(ref, sig, sig, "link", index.write_tree(up.repo), [parent.id])
+    repo = cache.repository(up.url)
+    repo.fetch()
+    return repo
+
+
+def _render_app(repo: GitRepository, path: str) -> RenderResult:
+    return render(RenderRequest(source={"path": path}, tree=repo.tree("main"), app_name="a"))
+
+
+@pytest.mark.parametrize("target", ["/etc/hostname", "../../../outside.yaml"])
+def test_a_link_leaving_the_repository_breaks_only_the_app_that_contains_it(
+    tmp_path: Path, cache: GitCache, target: str
+) -> None:
+    repo = _with_escaping_link(tmp_path, cache, "apps/bad/secret.yaml", target)
+    good = _render_app(repo, "apps/good")
+    assert good.ok, good.diagnostics
+    assert [doc.name for doc in good.documents] == ["good"]
+    with pytest.raises(RenderError) as raised:
+        _render_app(repo, "apps/bad")
+    assert raised.value.file == "apps/bad/secret.yaml"
+    assert f"symlink to {target}, which leaves the repository" in str(raised.value)
+
+
+def test_a_link_leaving_the_repository_reached_through_a_base_is_named(
+    tmp_path: Path, cache: GitCache
+) -> None:
+    repo = _with_escaping_link(tmp_path, cache, "shared/base", "/etc")
+    assert _render_app(repo, "apps/good").ok
+    with pytest.raises(RenderError) as raised:
+        _render_app(repo, "apps/overlay")
+    assert raised.value.file == "shared/base"
+    assert "symlink to /etc, which leaves the repository" in str(raised.value)
+
+
+def test_a_working_copy_link_leaving_the_root_breaks_only_its_app(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    for name, text in LINKED_APPS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (tmp_path / "secret.yaml").write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+    (root / "apps/bad/secret.yaml").symlink_to(tmp_path / "secret.yaml")
+    tree = FilesystemTree(root)
+    good = render(RenderRequest(source={"path": "apps/good"}, tree=tree, app_name="g"))
+    assert good.ok, good.diagnostics
+    with pytest.raises(RenderError) as raised:
+        render(RenderRequest(source={"path": "apps/bad"}, tree=tree, app_name="b"))
+    assert raised.value.file == "apps/bad/secret.yaml"
+    assert f"symlink to {tmp_path / 'secret.yaml'}, which leaves" in str(raised.value)

@@ -237,9 +237,11 @@ class HelmRenderer:
         backend = _render_with_sdk if helm_sdk_available() else _render_with_binary
         with tempfile.TemporaryDirectory(prefix="headway-helm-") as tmp:
             root = Path(tmp) / "tree"
-            request.tree.materialize(root, request.path)
+            escaping = list(request.tree.materialize(root, request.path))
             for dependency in _local_dependencies(request.tree, request.path):
-                request.tree.materialize(root, dependency)
+                escaping += request.tree.materialize(root, dependency)
+            if escaping:  # the chart and its dependencies are this app's own files
+                raise RenderError(escaping[0].message, escaping[0].path)
             chart_dir = root / request.path if request.path else root
             manifests = backend(chart_dir, composed, workdir=Path(tmp), **options)
         documents, diagnostics = _documents(manifests, request.path)

@@ -15,6 +15,7 @@ them again. Kustomize does not report lines, so lines are 1.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -28,7 +29,7 @@ from headway.source.errors import PathNotFound, RenderError
 from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult
 from headway.source.spec import spec_section
 from headway.source.tools import find_kustomize
-from headway.source.tree import normalize_path
+from headway.source.tree import EscapingLink, normalize_path
 
 __all__ = ["KustomizeRenderer", "apply_overrides", "parse_image_override"]
 
@@ -172,6 +173,21 @@ def _origin_file(obj: dict[str, Any], kdir: str, fallback: str) -> str:
         return fallback
 
 
+def _refuse_own_links(escaping: tuple[EscapingLink, ...], app_path: str) -> None:
+    """A link leaving the repository inside the app's own directory fails this app only."""
+    for link in escaping:
+        if link.within(app_path):
+            raise RenderError(link.message, link.path)
+
+
+def _refuse_reached_links(escaping: tuple[EscapingLink, ...], message: str) -> None:
+    """When the build failed on a path that is a left-out link (a base elsewhere in the
+    repository), say that the link is the cause, not that a file is missing."""
+    for link in escaping:
+        if re.search(rf"(^|[^\w.-]){re.escape(link.path)}($|[^\w.-])", message):
+            raise RenderError(f"{link.message} (kustomize: {message})", link.path)
+
+
 class KustomizeRenderer:
     name = "Kustomize"
 
@@ -184,7 +200,9 @@ class KustomizeRenderer:
         spec = spec_section(request.source, "kustomize")
         with tempfile.TemporaryDirectory(prefix="headway-kustomize-") as tmp:
             root = Path(tmp)
-            request.tree.materialize(root)
+            # The whole repository: a kustomization may reach `../base` anywhere in it.
+            escaping = request.tree.materialize(root)
+            _refuse_own_links(escaping, request.path)
             _prepare(root, kfile, spec)
             argv = command.build(str(root / request.path) if request.path else str(root))
             done = subprocess.run(
@@ -192,6 +210,7 @@ class KustomizeRenderer:
             )
         if done.returncode != 0:
             message = done.stderr.strip().replace(f"{tmp}/", "").replace(tmp, ".")
+            _refuse_reached_links(escaping, message)
             raise RenderError(f"kustomize build failed: {message}", kfile)
         return self._result(done.stdout, done.stderr, request.path, kfile)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -17,7 +18,7 @@ import pygit2
 
 from headway.source.errors import PathNotFound
 
-__all__ = ["FilesystemTree", "GitTree", "TreeReader", "normalize_path"]
+__all__ = ["EscapingLink", "FilesystemTree", "GitTree", "TreeReader", "normalize_path"]
 
 EntryKind = Literal["file", "dir"]
 _MAX_LINK_HOPS = 8
@@ -36,6 +37,22 @@ def normalize_path(path: str) -> str:
             continue
         parts.append(part)
     return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class EscapingLink:
+    """A symlink in the tree whose target lies outside the repository: never followed."""
+
+    path: str
+    target: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.path} is a symlink to {self.target}, which leaves the repository"
+
+    def within(self, directory: str) -> bool:
+        """Whether the link is at or under `directory` ("" is the whole tree)."""
+        return not directory or self.path == directory or self.path.startswith(f"{directory}/")
 
 
 class TreeReader(Protocol):
@@ -66,8 +83,12 @@ class TreeReader(Protocol):
         """A content identity of the file or directory at `path` (the Git object id)."""
         ...
 
-    def materialize(self, destination: Path, path: str = "") -> None:
-        """Write the files under `path` to `destination/<path>` for an external tool."""
+    def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
+        """Write the files under `path` to `destination/<path>` for an external tool.
+
+        Symlinks that leave the repository are not written; they are returned, so that only
+        the renderer whose input reaches one fails, and names it.
+        """
         ...
 
 
@@ -134,14 +155,13 @@ class GitTree:
         """The repository path a symlink at `path` points to; it must stay in the repository."""
         target = bytes(link.data).decode(errors="replace")
         parent = normalize_path(path).rpartition("/")[0]
+        escaping = PathNotFound(path, f"{self._description} ({EscapingLink(path, target).message})")
         if target.startswith("/"):
-            raise PathNotFound(path, f"{self._description} (symlink to {target} leaves it)")
+            raise escaping
         try:
             return normalize_path(f"{parent}/{target}")
         except PathNotFound:
-            raise PathNotFound(
-                path, f"{self._description} (symlink to {target} leaves it)"
-            ) from None
+            raise escaping from None
 
     def read(self, path: str) -> bytes:
         """The file's bytes; a symlink inside the repository is followed, as Argo CD does."""
@@ -165,17 +185,24 @@ class GitTree:
             raise PathNotFound(path, self._description)
         return str(obj.id)
 
-    def materialize(self, destination: Path, path: str = "") -> None:
+    def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
+        escaping: list[EscapingLink] = []
         for name, blob, mode in self._walk(path):
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
             if mode == pygit2.enums.FileMode.LINK:
-                self._link_target(name, blob)  # refuse links that leave the repository
-                os.symlink(bytes(blob.data).decode(), target)
+                link = bytes(blob.data).decode(errors="replace")
+                try:
+                    self._link_target(name, blob)
+                except PathNotFound:
+                    escaping.append(EscapingLink(name, link))
+                    continue
+                os.symlink(link, target)
                 continue
             target.write_bytes(blob.data)
             if mode == pygit2.enums.FileMode.BLOB_EXECUTABLE:
                 target.chmod(0o755)
+        return tuple(escaping)
 
 
 class FilesystemTree:
@@ -215,10 +242,24 @@ class FilesystemTree:
             raise PathNotFound(path or "/", f"{self._root} (not a directory)")
         return sorted(p.name for p in base.iterdir() if p.name != ".git")
 
+    def _escaping(self, path: str) -> EscapingLink | None:
+        """The link at `path`, or one of its parent directories, when it leaves the root."""
+        full = self._full(path)
+        if full.resolve().is_relative_to(self._root):
+            return None
+        current = full
+        while current != self._root and not current.is_symlink():
+            current = current.parent
+        link = current.relative_to(self._root).as_posix()
+        return EscapingLink(link, os.readlink(current) if current.is_symlink() else str(full))
+
     def read(self, path: str) -> bytes:
         full = self._full(path)
         if not full.is_file():
             raise PathNotFound(path, str(self._root))
+        escaping = self._escaping(path)
+        if escaping is not None:
+            raise PathNotFound(path, f"{self._root} ({escaping.message})")
         return full.read_bytes()
 
     def object_id(self, path: str = "") -> str:
@@ -230,11 +271,28 @@ class FilesystemTree:
             return str(pygit2.hash(self.read(path)))
         digest = hashlib.sha256()
         for name in self.files(path):
-            digest.update(name.encode() + b"\0" + str(pygit2.hash(self.read(name))).encode())
+            digest.update(name.encode() + b"\0" + self._content_id(name).encode())
         return digest.hexdigest()
 
-    def materialize(self, destination: Path, path: str = "") -> None:
+    def _content_id(self, name: str) -> str:
+        """A file's Git id; for a link that leaves the root or dangles, an id of its target."""
+        full = self._full(name)
+        escaping = self._escaping(name)
+        if escaping is not None or not full.is_file():
+            target = escaping.target if escaping is not None else os.readlink(full)
+            return str(pygit2.hash(f"symlink {target}".encode()))
+        return str(pygit2.hash(full.read_bytes()))
+
+    def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
+        escaping: list[EscapingLink] = []
         for name in self.files(path):
+            link = self._escaping(name)
+            if link is not None:
+                escaping.append(link)
+                continue
+            if not self._full(name).is_file():
+                continue  # a dangling link inside the root: the tool reports it missing
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(self.read(name))
+        return tuple(escaping)
