@@ -38,6 +38,7 @@ from headway.cluster.protocol import (
     ResourceKind,
     WatchEvent,
 )
+from headway.model.schema import describe
 from headway.model.selectors import SelectorError, SelectorLike, to_selector
 
 __all__ = ["LocalCluster"]
@@ -93,6 +94,12 @@ class LocalCluster:
         return self._kinds(conn).resolve(api_version, kind)
 
     def _key(self, served: ServedKind, name: str, namespace: str | None) -> ObjectKey:
+        # Callers hand on what a manifest said; a number there must not reach SQLite.
+        if not isinstance(name, str):
+            raise Invalid(f"{served.kind}: a name must be a string, got {describe(name)}")
+        if namespace is not None and not isinstance(namespace, str):
+            message = f"a namespace must be a string, got {describe(namespace)}"
+            raise Invalid(f"{served.kind} {name}: {message}")
         if served.namespaced:
             return ObjectKey(served.group, served.kind, namespace or "default", name)
         if namespace:
