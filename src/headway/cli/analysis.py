@@ -15,6 +15,7 @@ JSON, a condition that is not a string, an unknown `onEmpty` or `onNonFinite`).
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -138,7 +139,16 @@ def _parse_value(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise _usage_error(f"--value is not valid JSON ({err}): {text}") from None
+        raise _usage_error(f"--value is not valid JSON ({err}): {_shortened(text)}") from None
+    except ValueError:  # the only other ValueError: an integer past Python's digit limit
+        limit = sys.get_int_max_str_digits()
+        raise _usage_error(f"--value has an integer of more than {limit} digits") from None
+    except RecursionError:
+        raise _usage_error("--value is nested too deeply") from None
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _as_json(outcome: MeasurementOutcome) -> dict[str, str]:
