@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,22 +24,34 @@ DEFAULT_STATE = Path(".headway")
 FIELD_MANAGER = "headway-cli"
 
 
+STDIN = Path("-")
+STDIN_LABEL = "<stdin>"
+
+
+def _read(file: Path) -> str:
+    """A file's text, or standard input's for `-` (as `kubectl apply -f -`)."""
+    if file == STDIN:
+        return sys.stdin.buffer.read().decode("utf-8")
+    return file.read_text(encoding="utf-8")
+
+
 def _documents(path: Path) -> list[Document]:
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
-        if path.is_dir()
+        if path != STDIN and path.is_dir()
         else [path]
     )
     docs: list[Document] = []
     problems: list[object] = []
     for file in files:
+        label = STDIN_LABEL if file == STDIN else str(file)
         try:
-            result = load_documents(file.read_text(encoding="utf-8"), str(file))
+            result = load_documents(_read(file), label)
         except OSError as err:
-            typer.echo(f"error: {file}: {err.strerror or err}", err=True)
+            typer.echo(f"error: {label}: {err.strerror or err}", err=True)
             raise typer.Exit(1) from None
         except UnicodeDecodeError:
-            typer.echo(f"error: {file}:1: not UTF-8 text", err=True)
+            typer.echo(f"error: {label}:1: not UTF-8 text", err=True)
             raise typer.Exit(1) from None
         problems += result.diagnostics
         # A list or a scalar is not an object: say so rather than apply the rest silently.
@@ -61,7 +74,10 @@ def _label(doc: Document) -> str:
 
 
 def apply(
-    filename: Annotated[Path, typer.Option("-f", "--filename", help="A YAML file or a directory.")],
+    filename: Annotated[
+        Path,
+        typer.Option("-f", "--filename", help="A YAML file, a directory, or - for standard input."),
+    ],
     namespace: Annotated[
         str, typer.Option("-n", "--namespace", help="For objects that do not name one.")
     ] = "default",
@@ -85,6 +101,7 @@ def apply(
                 meta["namespace"] = namespace
             obj["metadata"] = meta
             try:
+                _ensure_control_namespace(cluster, meta.get("namespace"))
                 before = _existing(cluster, obj)
                 after = cluster.apply(obj, field_manager=FIELD_MANAGER, force=force_conflicts)
             except FieldConflict as err:
@@ -114,6 +131,22 @@ def apply(
             typer.echo(f"{_label(doc)} {verb}")
     if failed:
         raise typer.Exit(1)
+
+
+def _ensure_control_namespace(cluster: LocalCluster, namespace: object) -> None:
+    """Create Headway's control namespace (`argocd`, where Applications and AppProjects live)
+    the first time something is applied into it, as installing Argo CD would have: applying
+    an Application must not depend on `headway serve` having run first."""
+    from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
+
+    if namespace != DEFAULT_APPS_NAMESPACE:
+        return
+    try:
+        cluster.get("v1", "Namespace", DEFAULT_APPS_NAMESPACE, None)
+    except NotFound:
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+        cluster.apply(body, field_manager=FIELD_MANAGER)
+        typer.echo(f"namespace/{namespace} created (Headway's control namespace)")
 
 
 def _namespaced(cluster: LocalCluster, obj: Obj) -> bool:

@@ -13,7 +13,7 @@ import yaml
 
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.events import events_for
+from headway.cluster.local.events import event_order, events_for
 from headway.cluster.local.pod_facts import parse_time
 from headway.cluster.local.pod_launch import log_path
 from headway.cluster.local.runtime import RuntimePaths
@@ -173,22 +173,33 @@ def _event_rows(events: list[Obj]) -> list[list[str]]:
         seen = _age(e, e.get("lastTimestamp"))
         return [seen, str(e.get("type", "")), str(e.get("reason", "")), about, message]
 
-    ordered = sorted(events, key=lambda e: str(e.get("lastTimestamp") or ""))
-    return [["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"], *map(row, ordered)]
+    header = ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    return [header, *map(row, _events_in_order(events))]
 
 
-def _table(objs: list[Obj], kind: str, wide: bool) -> None:
+def _events_in_order(events: list[Obj]) -> list[Obj]:
+    return sorted(events, key=event_order)
+
+
+def _table(objs: list[Obj], kind: str, *, wide: bool, namespaces: bool) -> None:
+    """kubectl's table; with `namespaces` (`-A`) a NAMESPACE column comes first."""
     if kind == "Event":
-        _print_rows(_event_rows(objs))
-        return
-    headers, columns = COLUMNS.get(kind, ([], lambda o: []))
-    extra = (["ADDRESS", "OWNER"] if kind == "Pod" else ["LABELS"]) if wide else []
-    rows = [["NAME", *headers, "AGE", *extra]]
-    rows += [
-        [o["metadata"]["name"], *_cells(columns, o, len(headers)), _age(o)]
-        + (_wide(o) if wide else [])
-        for o in objs
-    ]
+        rows = _event_rows(objs)
+    else:
+        headers, columns = COLUMNS.get(kind, ([], lambda o: []))
+        extra = (["ADDRESS", "OWNER"] if kind == "Pod" else ["LABELS"]) if wide else []
+        rows = [["NAME", *headers, "AGE", *extra]]
+        rows += [
+            [o["metadata"]["name"], *_cells(columns, o, len(headers)), _age(o)]
+            + (_wide(o) if wide else [])
+            for o in objs
+        ]
+    if namespaces:
+        ordered = objs if kind != "Event" else _events_in_order(objs)
+        rows = [["NAMESPACE", *rows[0]]] + [
+            [str(o["metadata"].get("namespace") or ""), *row]
+            for o, row in zip(ordered, rows[1:], strict=True)
+        ]
     _print_rows(rows)
 
 
@@ -212,18 +223,25 @@ def get(
     name: Annotated[
         str | None, typer.Argument(help="One object; all of the kind without it.")
     ] = None,
+    *,
     namespace: Namespace = "default",
     output: Annotated[str, typer.Option("-o", "--output", help="yaml, json or wide.")] = "",
+    all_namespaces: Annotated[
+        bool,
+        typer.Option("-A", "--all-namespaces", help="List the kind in every namespace."),
+    ] = False,
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
-    """List objects of a kind, or show one."""
+    """List objects of a kind (of one namespace, or every one with -A), or show one."""
+    if all_namespaces and name:
+        raise typer.BadParameter("a name cannot be given with -A", param_hint="'-A'")
     if output not in OUTPUT_FORMATS:
         # A typo must not fall back to the table: a script parsing `-o jsno` would read it.
         allowed = ", ".join(f for f in OUTPUT_FORMATS if f)
         raise typer.BadParameter(f"{output!r} is not one of: {allowed}", param_hint="'-o'")
     with _open(state_dir) as cluster:
         rk = resolve_kind(cluster, kind)
-        ns = namespace if rk.namespaced else None
+        ns = namespace if rk.namespaced and not all_namespaces else None
         try:
             objs = (
                 [cluster.get(rk.api_version, rk.kind, name, ns)]
@@ -233,18 +251,18 @@ def get(
         except NotFound:
             typer.echo(f'error: {rk.plural} "{name}" not found', err=True)
             raise typer.Exit(1) from None
-        if output in ("yaml", "json"):
-            data: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
-            typer.echo(
-                json.dumps(data, indent=2)
-                if output == "json"
-                else yaml.safe_dump(data, sort_keys=False)
-            )
-        elif not objs:
-            where = f" in {namespace} namespace" if rk.namespaced else ""
-            typer.echo(f"No resources found{where}.")
-        else:
-            _table(objs, rk.kind, output == "wide")
+    if output in ("yaml", "json"):
+        data: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
+        as_json = output == "json"
+        typer.echo(json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False))
+    elif not objs:
+        where = f" in {namespace} namespace" if ns is not None else ""
+        typer.echo(f"No resources found{where}.")
+    else:
+        spread = all_namespaces and rk.namespaced
+        if spread:
+            objs.sort(key=lambda o: (str(o["metadata"].get("namespace")), o["metadata"]["name"]))
+        _table(objs, rk.kind, wide=output == "wide", namespaces=spread)
 
 
 def describe(
@@ -279,12 +297,27 @@ def describe(
             cells = (c.get("type", ""), c.get("status", ""), c.get("reason", ""))
             typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
         typer.echo("Events:")
-        recent = events_for(cluster, obj)[-15:]
-        # Long reasons (RolloutStepCompleted) must not run into the count column.
-        width = max((len(str(e.get("reason", ""))) for e in recent), default=0) + 2
-        for e in recent:
-            cells = (e.get("type", ""), e.get("reason", ""), e.get("count", 1))
-            typer.echo(f"  {cells[0]:<8}{cells[1]:<{width}}x{cells[2]:<4}{e.get('message', '')}")
+        _describe_events(events_for(cluster, obj)[-15:])
+
+
+def _describe_events(recent: list[Obj]) -> None:
+    """Oldest first, as `kubectl describe`: type, reason, age (the last time, and the first
+    for repeats: `3m (x4 over 10m)`), message; columns fit the longest cell."""
+    rows = [["TYPE", "REASON", "AGE", "MESSAGE"]]
+    for e in recent:
+        age = _age(e, e.get("lastTimestamp"))
+        count = int(e.get("count") or 1)
+        if count > 1:
+            age += f" (x{count} over {_age(e, e.get('firstTimestamp'))})"
+        message = " ".join(str(e.get("message") or "").split())
+        rows.append([str(e.get("type", "")), str(e.get("reason", "")), age, message])
+    if len(rows) == 1:
+        typer.echo("  <none>")
+        return
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        cells = "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True))
+        typer.echo(f"  {cells}  {row[3]}".rstrip())
 
 
 def _labels(labels: object) -> str:

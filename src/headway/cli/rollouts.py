@@ -2,6 +2,7 @@
 
     headway rollouts list
     headway rollouts get NAME [--watch]
+    headway rollouts status NAME [--timeout 5m] [--no-watch]
     headway rollouts promote NAME [--full] | abort NAME | retry NAME | pause NAME
     headway rollouts restart NAME | undo NAME [--to-revision N]
     headway rollouts set image NAME CONTAINER=IMAGE
@@ -19,7 +20,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from headway.cli import rollouts_actions as actions
@@ -39,6 +39,9 @@ StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state direc
 Namespace = Annotated[str, typer.Option("-n", "--namespace", help="The Rollout's namespace.")]
 RolloutName = Annotated[str, typer.Argument(help="The Rollout's name.")]
 DEFAULT_STATE = Path(".headway")
+LIST_HEADERS = [
+    "NAME", "STRATEGY", "STATUS", "STEP", "DESIRED", "CURRENT", "UP-TO-DATE", "AVAILABLE"
+]
 
 
 def _open(state_dir: Path) -> LocalCluster:
@@ -63,25 +66,17 @@ def _run(state_dir: Path, action: Callable[[LocalCluster], str]) -> None:
 
 @rollouts_app.command("list")
 def list_rollouts(state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
-    """Every Rollout with its status, step and replicas."""
+    """Every Rollout with its status, step and replicas (plain columns, never truncated, so
+    a script reading a pipe gets whole names)."""
     with _open(state_dir) as cluster:
-        table = Table(
-            "NAME",
-            "STRATEGY",
-            "STATUS",
-            "STEP",
-            "DESIRED",
-            "CURRENT",
-            "UP-TO-DATE",
-            "AVAILABLE",
-            box=None,
-        )
         rollouts = cluster.list(actions.ARGO_API, "Rollout", namespace=namespace)
-        for ro in rollouts:
-            table.add_row(*_list_row(ro))
-        Console().print(table)
         if not rollouts:
             typer.echo(f"No Rollouts in namespace {namespace}{_elsewhere(cluster, None)}")
+            return
+        rows = [LIST_HEADERS, *(_list_row(ro) for ro in rollouts)]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(LIST_HEADERS))]
+        for row in rows:
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _elsewhere(cluster: LocalCluster, name: str | None) -> str:
@@ -167,6 +162,55 @@ def get(
         except NotFound:
             typer.echo(f"rollout {namespace}/{name} was deleted", err=True)
             raise typer.Exit(1) from None
+
+
+@rollouts_app.command("status")
+def status(
+    name: RolloutName,
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+    watch: Annotated[
+        bool,
+        typer.Option("--watch/--no-watch", "-w", help="Wait until the Rollout is done."),
+    ] = True,
+    timeout: Annotated[
+        str,
+        typer.Option(
+            "--timeout", "-t", help="Give up after this long (30s, 5m; 0: wait forever)."
+        ),
+    ] = "0",
+) -> None:
+    """Wait for a Rollout to be Healthy (exit 0) or Degraded (exit 1), printing each change
+    of its status, as `kubectl argo rollouts status`; exit 1 also when --timeout passes."""
+    from headway.cli import rollouts_status as follow
+    from headway.model.durations import DurationError, parse_duration
+
+    try:
+        seconds = parse_duration(timeout)
+    except DurationError as err:
+        raise typer.BadParameter(str(err), param_hint="'--timeout'") from None
+    with _open(state_dir) as cluster:
+
+        def read() -> Obj:
+            return cluster.get(actions.ARGO_API, "Rollout", name, namespace)
+
+        try:
+            if watch:
+                outcome = follow.watch_status(
+                    read, timeout=seconds, monotonic=time.monotonic, pause=time.sleep,
+                    show=typer.echo,
+                )
+            else:
+                state = follow.rollout_status(read())
+                typer.echo(state.status if state.status in follow.DONE else state.line)
+                outcome = follow.final_outcome(state, watched=False)
+        except NotFound:
+            hint = _elsewhere(cluster, name)
+            typer.echo(f"error: rollout {namespace}/{name} not found{hint}", err=True)
+            raise typer.Exit(1) from None
+    if outcome.error:
+        typer.echo(f"error: {outcome.error}", err=True)
+    raise typer.Exit(outcome.code)
 
 
 @rollouts_app.command("promote")

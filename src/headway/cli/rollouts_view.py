@@ -106,6 +106,9 @@ def _header(summary: RolloutSummary) -> Table:
     table.add_row("Status:", Text(phase, style=_PHASE_STYLE.get(phase, "")))
     if status.get("message"):
         table.add_row("Message:", str(status["message"]))
+    pauses = _pauses(status)
+    if pauses:
+        table.add_row("  Pauses:", pauses)
     ro = summary.rollout
     strategy = "BlueGreen" if ro and ro.spec.strategy.blue_green else "Canary"
     table.add_row("Strategy:", strategy)
@@ -133,6 +136,17 @@ def _header(summary: RolloutSummary) -> Table:
         ),
     )
     return table
+
+
+def _pauses(status: Mapping[str, Any]) -> str:
+    """Every pause condition holding the rollout, with when it began: a step's pause and an
+    inconclusive analysis can hold it at once, and both need a decision."""
+    found = [p for p in status.get("pauseConditions") or [] if isinstance(p, dict)]
+    return ", ".join(
+        f"{p.get('reason', '?')} (since {p['startTime']})" if p.get("startTime") else
+        str(p.get("reason", "?"))
+        for p in found
+    )
 
 
 def _steps(summary: RolloutSummary) -> RenderableType | None:

@@ -9,7 +9,7 @@ order as Argo's `CalculateRolloutPhase`, so Argo CD's Rollout health check reads
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -103,6 +103,17 @@ def _strategy_progress(spec: Mapping[str, Any], status: Mapping[str, Any]) -> st
     return None
 
 
+# Pauses that wait for a person's judgement on missing evidence; shown before a step's pause,
+# which would otherwise hide them (Argo shows whichever pause was added first).
+_DECISIVE_PAUSES = ("InconclusiveAnalysis", "InconclusiveAnalysisRun")
+
+
+def _pause_reason(pauses: Sequence[Mapping[str, Any]]) -> str:
+    """The reason a paused rollout shows: an inconclusive analysis before any other pause."""
+    reasons = [str(p.get("reason", "")) for p in pauses]
+    return next((r for r in reasons if r in _DECISIVE_PAUSES), reasons[0])
+
+
 def rollout_phase(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[str, str]:
     """(phase, message): Degraded, Paused, Progressing or Healthy."""
     degraded = _degraded(status)
@@ -110,8 +121,9 @@ def rollout_phase(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[s
         return degraded
     if spec.get("paused"):
         return "Paused", "manually paused"
-    for pause in status.get("pauseConditions") or []:
-        return "Paused", str(pause.get("reason", ""))
+    pauses = [p for p in status.get("pauseConditions") or [] if isinstance(p, dict)]
+    if pauses:
+        return "Paused", _pause_reason(pauses)
     restart_at = spec.get("restartAt")
     if restart_at and status.get("restartedAt") != restart_at:
         return "Progressing", "rollout is restarting"

@@ -14,7 +14,7 @@ from headway.clock import Clock
 from headway.cluster.errors import Conflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster, Obj
 
-__all__ = ["EventType", "event_name", "events_for", "record_event"]
+__all__ = ["EventType", "event_name", "event_order", "events_for", "record_event"]
 
 EventType = Literal["Normal", "Warning"]
 _MAX_ATTEMPTS = 5
@@ -113,6 +113,15 @@ def events_for(cluster: Cluster, involved: Obj) -> list[Obj]:
         same_name = ref.get("kind") == involved.get("kind") and ref.get("name") == meta.get("name")
         if same_uid or (not meta.get("uid") and same_name):
             found.append(event)
-    return sorted(found, key=lambda e: (
-        str(e.get("lastTimestamp", "")), str(e.get("firstTimestamp", "")), e["metadata"]["name"]
-    ))
+    return sorted(found, key=event_order)
+
+
+def event_order(event: Obj) -> tuple[str, int, str]:
+    """When an Event was last seen. Timestamps have whole seconds, so Events of one second are
+    ordered by the store's write order (`resourceVersion`), not by their hashed names."""
+    version = str(event["metadata"].get("resourceVersion") or "")
+    return (
+        str(event.get("lastTimestamp") or ""),
+        int(version) if version.isdigit() else 0,
+        str(event["metadata"].get("name") or ""),
+    )
