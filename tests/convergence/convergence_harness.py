@@ -57,8 +57,17 @@ class Harness:
             self.cluster, self.clock, git=GitCache(self.tmp_path / "git-cache")
         )
 
-    def abort(self, *, stable: str, failed: str, app: Obj | None = None) -> None:
-        """A Rollout that aborted `failed` (pod hash canary1) back to `stable` (stable1)."""
+    def abort(
+        self,
+        *,
+        stable: str,
+        failed: str,
+        app: Obj | None = None,
+        run: str = "web-canary1-2",
+        aborted_at: str | None = None,
+    ) -> None:
+        """A Rollout that aborted `failed` (pod hash canary1) back to `stable` (stable1), after
+        the AnalysisRun `run` failed, at `aborted_at` (`status.abortedAt`, omitted when None)."""
         self.apply(app or application(self.repo_url))
         ro = self.apply(
             {
@@ -101,7 +110,7 @@ class Harness:
                 "apiVersion": API,
                 "kind": "AnalysisRun",
                 "metadata": {
-                    "name": "web-canary1-2",
+                    "name": run,
                     "namespace": NS,
                     "ownerReferences": [owner],
                     "labels": {"rollouts-pod-template-hash": "canary1"},
@@ -112,7 +121,7 @@ class Harness:
         self.cluster.patch_status(
             API,
             "AnalysisRun",
-            "web-canary1-2",
+            run,
             NS,
             {
                 "phase": "Failed",
@@ -147,7 +156,18 @@ class Harness:
                 "message": "RolloutAborted: Rollout aborted update to revision 3",
                 "currentPodHash": "canary1",
                 "stableRS": "stable1",
+                **({"abortedAt": aborted_at} if aborted_at else {}),
             },
+        )
+
+    def recover(self) -> None:
+        """The Rollout back on its stable revision after the revert synced: not aborted."""
+        self.cluster.patch_status(
+            API,
+            "Rollout",
+            "web",
+            NS,
+            {"phase": "Healthy", "currentPodHash": "stable1", "stableRS": "stable1"},
         )
 
     def step(self) -> float | None:

@@ -182,3 +182,60 @@ def test_aborting_a_fully_promoted_rollout_reverts_nothing_and_reports_nothing(
     assert harness.events() == []
     conditions = (harness.rollout().get("status") or {}).get("conditions") or []
     assert [c for c in conditions if c["type"] == "GitConvergence"] == []
+
+
+def _wipe_annotation(harness: Harness) -> None:
+    """What a controller killed after its commit and before its annotation leaves behind."""
+    harness.cluster.apply(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "Rollout",
+            "metadata": {"name": "web", "namespace": NS},
+        },
+        field_manager="headway-git-convergence",
+        force=True,
+    )
+
+
+def test_the_same_bad_image_released_again_is_reverted_again_once(
+    harness: Harness, work: WorkRepo
+) -> None:
+    """Issue 16 item 4: v3 aborts and is reverted; someone commits v3 again; it aborts again
+    (same pod hash): Git is converged again — once for that abort, also across a restart."""
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3", aborted_at="2026-01-01T00:00:00Z")
+    harness.step()
+    first_revert = work.tip()
+    assert "image: shop/web:v2" in work.read("apps/web/rollout.yaml")
+    harness.recover()
+    assert harness.step() is None and work.tip() == first_revert
+    again = work.commit({"apps/web/rollout.yaml": rollout_yaml("v3")}, "release web v3 again")
+    harness.abort(
+        stable="shop/web:v2",
+        failed="shop/web:v3",
+        run="web-canary1-5",
+        aborted_at="2026-01-01T00:10:00Z",
+    )
+    harness.step()
+    second_revert = work.tip()
+    assert second_revert != again, "the re-released bad image was not reverted"
+    commit = work.repo[second_revert].peel(pygit2.Commit)
+    assert str(commit.parents[0].id) == again
+    assert f"Headway-Revert-Of: {again}" in commit.message and "web-canary1-5" in commit.message
+    assert work.changed_lines(second_revert) == [
+        "-          image: shop/web:v3   # the release",
+        "+          image: shop/web:v2   # the release",
+    ]
+    state = json.loads(harness.rollout()["metadata"]["annotations"]["headway.dev/git-convergence"])
+    assert (state["result"], state["abortedAt"], state["analysisRun"]) == (
+        "Reverted",
+        "2026-01-01T00:10:00Z",
+        "web-canary1-5",
+    )
+    harness.step()  # the same abort again: nothing
+    _wipe_annotation(harness)  # killed between the commit and the annotation
+    harness.restart()
+    harness.step()
+    assert work.tip() == second_revert and len(work.log()) == 6
+    assert harness.condition()["reason"] == "GitRevertFound"
+    reverted = [m for _, r, m in harness.events() if r == "GitReverted"]
+    assert len(reverted) == 2  # one per abort

@@ -10,8 +10,10 @@ Degraded with RolloutAborted) whose Application allows it, one step:
        a revert already in history (trailer), else an edit of only that image at the tip
     -> commit (local repository) or commit and push (remote) -> record the outcome
 
-The outcome is recorded three ways: an annotation on the Rollout keyed by the failed pod hash
-(`headway.dev/git-convergence`, so a step never repeats), the same on the Application, an
+The outcome is recorded three ways: an annotation on the Rollout keyed by the abort (failed pod
+hash, `abortedAt`, failed run: `headway.dev/git-convergence`, so a step never repeats for the
+same abort, while the same image released and aborted again is handled again), the same on the
+Application, an
 Event on the Rollout, and a `GitConvergence` condition in the Rollout's status. The
 `Headway-Revert-Of: <sha>` trailer in the commit covers a controller killed between the
 commit and the annotation: the next step finds the revert in history and only records it.
@@ -36,7 +38,9 @@ from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.convergence_facts import (
     ARGO_API,
+    AbortIdentity,
     FailedRelease,
+    abort_of,
     failed_release,
     is_aborted,
 )
@@ -112,7 +116,7 @@ class ConvergenceController:
         self._git = git
         self._identity = identity or BotIdentity("Headway", "headway@localhost")
         self._attempts = attempts
-        self._retries: dict[tuple[ObjectKey, str], int] = {}
+        self._retries: dict[tuple[ObjectKey, AbortIdentity], int] = {}
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         meta = obj.get("metadata") or {}
@@ -131,26 +135,27 @@ class ConvergenceController:
             return None  # the abort is not fully written yet; its status update wakes us
         if pod_hash == status.get("stableRS"):
             return None  # an abort of a fully promoted rollout: no failed release to revert
+        abort = abort_of(self._cluster, rollout)
         recorded = read_state(rollout)
-        if recorded is not None and recorded.pod_hash == pod_hash:
-            return None  # this failed revision was handled already
+        if recorded is not None and recorded.answers(abort):
+            return None  # this abort was handled already
         app = find_application(self._cluster, rollout)
         if app is None:
             return None  # not managed from Git: nothing to converge
         if not revert_enabled(app):
-            return self._record(rollout, app, ConvergenceState.disabled(pod_hash, app))
+            return self._record(rollout, app, ConvergenceState.disabled(pod_hash, app), abort)
         release = failed_release(self._cluster, rollout)
         if isinstance(release, str):
-            return self._record(rollout, app, ConvergenceState.refused(pod_hash, release))
+            return self._record(rollout, app, ConvergenceState.refused(pod_hash, release), abort)
         if not release.swaps:
             reason = (
                 "the failed revision differs from the stable one in something other than an image"
             )
-            return self._record(rollout, app, ConvergenceState.refused(pod_hash, reason))
-        return self._revert(key, rollout, app, release)
+            return self._record(rollout, app, ConvergenceState.refused(pod_hash, reason), abort)
+        return self._revert(key, rollout, app, release, abort)
 
     def _revert(
-        self, key: ObjectKey, rollout: Obj, app: Obj, release: FailedRelease
+        self, key: ObjectKey, rollout: Obj, app: Obj, release: FailedRelease, abort: AbortIdentity
     ) -> float | None:
         writers: dict[tuple[str, str], BranchWriter] = {}
         tips: dict[tuple[str, str], pygit2.Tree] = {}
@@ -177,12 +182,12 @@ class ConvergenceController:
             )
         except Exception as err:  # an unreachable remote while scoping, a broken repository
             outcome = RevertOutcome(RevertResult.RETRY, f"{type(err).__name__}: {err}")
-        return self._conclude(key, rollout, app, release, outcome)
+        return self._conclude(key, rollout, app, abort, outcome)
 
     def _conclude(
-        self, key: ObjectKey, rollout: Obj, app: Obj, release: FailedRelease, outcome: RevertOutcome
+        self, key: ObjectKey, rollout: Obj, app: Obj, abort: AbortIdentity, outcome: RevertOutcome
     ) -> float | None:
-        retry_key = (key, release.pod_hash)
+        retry_key = (key, abort)
         if outcome.result is RevertResult.RETRY:
             tries = self._retries.get(retry_key, 0) + 1
             self._retries[retry_key] = tries
@@ -198,9 +203,13 @@ class ConvergenceController:
                 RevertResult.REFUSED, f"gave up after {tries} attempts: {outcome.message}"
             )
         self._retries.pop(retry_key, None)
-        return self._record(rollout, app, ConvergenceState.from_outcome(release.pod_hash, outcome))
+        state = ConvergenceState.from_outcome(abort.pod_hash, outcome)
+        return self._record(rollout, app, state, abort)
 
-    def _record(self, rollout: Obj, app: Obj, state: ConvergenceState) -> float | None:
+    def _record(
+        self, rollout: Obj, app: Obj, state: ConvergenceState, abort: AbortIdentity
+    ) -> float | None:
+        state = state.for_abort(abort)
         text = json.dumps(state.as_json(), sort_keys=True)
         for obj in (rollout, app):
             self._annotate(obj, text)

@@ -1,5 +1,9 @@
 """What Git convergence needs to know about an aborted Rollout, read from the cluster.
 
+`abort_of()` tells one abort from another: the failed pod-template hash, when it aborted
+(`status.abortedAt`) and the failed AnalysisRun — the same image released again and aborted
+again has the same pod hash, but not the same abort.
+
 `failed_release()` answers: which pod-template hash failed, which image(s) differ between the
 stable ReplicaSet's template and the failed one, and which AnalysisRun and metric failed it
 (from the run's status, as the analysis controller wrote it). Reading only; no writes.
@@ -16,9 +20,11 @@ from headway.cluster.protocol import Cluster, Obj
 __all__ = [
     "ARGO_API",
     "HASH_LABEL",
+    "AbortIdentity",
     "FailedMetric",
     "FailedRelease",
     "ImageSwap",
+    "abort_of",
     "failed_release",
     "is_aborted",
 ]
@@ -26,6 +32,15 @@ __all__ = [
 ARGO_API = "argoproj.io/v1alpha1"
 HASH_LABEL = "rollouts-pod-template-hash"
 _FAILED_RUN_PHASES = ("Failed", "Error")
+
+
+@dataclass(frozen=True)
+class AbortIdentity:
+    """Which abort: a pod hash aborted at a time, after a run (each retry is a new run)."""
+
+    pod_hash: str
+    aborted_at: str  # status.abortedAt ("" when the abort did not say)
+    analysis_run: str  # the newest Failed/Error run of the pod hash ("" for a manual abort)
 
 
 @dataclass(frozen=True)
@@ -142,6 +157,17 @@ def _failed_run(cluster: Cluster, rollout: Obj, pod_hash: str) -> Obj | None:
     ]
     runs.sort(key=lambda r: str((r.get("metadata") or {}).get("creationTimestamp") or ""))
     return runs[-1] if runs else None
+
+
+def abort_of(cluster: Cluster, rollout: Obj) -> AbortIdentity:
+    status = rollout.get("status") or {}
+    pod_hash = str(status.get("currentPodHash") or "")
+    run = _failed_run(cluster, rollout, pod_hash) if pod_hash else None
+    return AbortIdentity(
+        pod_hash=pod_hash,
+        aborted_at=str(status.get("abortedAt") or ""),
+        analysis_run=str(run["metadata"]["name"]) if run else "",
+    )
 
 
 def failed_release(cluster: Cluster, rollout: Obj) -> FailedRelease | str:

@@ -1,13 +1,18 @@
-"""How a Git convergence outcome is recorded: the annotation (read back so a failed revision is
-handled once), the Event reason, and the `GitConvergence` status condition. Pure."""
+"""How a Git convergence outcome is recorded: the annotation (read back so an abort is handled
+once), the Event reason, and the `GitConvergence` status condition. Pure.
+
+The annotation names the abort it answers (pod hash, `abortedAt`, failed run): the same image
+released again and aborted again is a new abort with the same pod hash, and must be looked
+at again (issue 16, item 4)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from headway.controllers.convergence_facts import AbortIdentity
 from headway.controllers.convergence_revert import RevertOutcome, RevertResult
 
 __all__ = ["CONDITION_TYPE", "STATE_ANNOTATION", "ConvergenceState", "condition_for", "read_state"]
@@ -25,13 +30,31 @@ _EVENT_REASONS = {
 
 @dataclass(frozen=True)
 class ConvergenceState:
-    """What happened for one failed pod-template hash."""
+    """What happened for one abort of a failed pod-template hash."""
 
     pod_hash: str
     result: str  # Reverted | AlreadyReverted | Refused | Disabled
     message: str
     commits: tuple[str, ...] = ()
     revert_of: tuple[str, ...] = ()
+    aborted_at: str = ""
+    analysis_run: str = ""
+
+    def for_abort(self, abort: AbortIdentity) -> ConvergenceState:
+        return replace(
+            self,
+            pod_hash=abort.pod_hash,
+            aborted_at=abort.aborted_at,
+            analysis_run=abort.analysis_run,
+        )
+
+    def answers(self, abort: AbortIdentity) -> bool:
+        """This record is the outcome of that abort (so it is not handled again)."""
+        return (self.pod_hash, self.aborted_at, self.analysis_run) == (
+            abort.pod_hash,
+            abort.aborted_at,
+            abort.analysis_run,
+        )
 
     @classmethod
     def disabled(cls, pod_hash: str, app: dict[str, Any]) -> ConvergenceState:
@@ -70,6 +93,8 @@ class ConvergenceState:
             "message": self.message,
             "commits": list(self.commits),
             "revertOf": list(self.revert_of),
+            "abortedAt": self.aborted_at,
+            "analysisRun": self.analysis_run,
         }
 
 
@@ -90,6 +115,8 @@ def read_state(obj: dict[str, Any]) -> ConvergenceState | None:
         message=str(raw.get("message") or ""),
         commits=tuple(str(c) for c in raw.get("commits") or []),
         revert_of=tuple(str(c) for c in raw.get("revertOf") or []),
+        aborted_at=str(raw.get("abortedAt") or ""),
+        analysis_run=str(raw.get("analysisRun") or ""),
     )
 
 
