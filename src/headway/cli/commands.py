@@ -35,7 +35,11 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "headway.cli.runtime",
         "The local runtime: Pods as processes, Services as local ports.",
     ),
-    CommandEntry("get", "headway.cli.objects", "List objects of a kind, or show one."),
+    CommandEntry(
+        "get",
+        "headway.cli.objects",
+        "List objects of a kind (of one namespace, or every one with -A), or show one.",
+    ),
     CommandEntry(
         "describe", "headway.cli.objects", "An object's status, conditions and recent Events."
     ),
