@@ -1,15 +1,16 @@
 """Turn a repository into a `CheckContext`: find Applications, render them, keep the rest.
 
 This is the I/O edge of `headway check`: it reads trees (working copy or a commit), parses
-YAML once per file, renders every Application found (app-of-apps included), and records what
-no Application owns as plain manifests. Sources it cannot resolve are recorded, never skipped.
+YAML once per file, renders every Application found (app-of-apps included) through the
+renderer `headway serve` uses (`headway.source.render`: the same source-type choice, globs,
+directory options and errors), and records what no Application owns as plain manifests.
+Sources it cannot resolve or render are recorded, never skipped.
 """
 
 from __future__ import annotations
 
 import bisect
-import fnmatch
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import cast
 
@@ -28,7 +29,7 @@ from headway.check.manifest import (
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import PathNotFound, SourceError
-from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, render
+from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult, render
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
@@ -51,10 +52,6 @@ class RenderOutcome:
     library_paths: tuple[str, ...] = ()
 
 
-# A renderer for Helm/Kustomize sources: (tree, source mapping, app document) -> outcome.
-ToolRenderer = Callable[[TreeReader, Mapping[str, object], Document], RenderOutcome]
-
-
 @dataclass
 class RepositoryLoader:
     """Loads one checkout (`tree`) plus mapped other repositories into a `CheckContext`."""
@@ -62,7 +59,6 @@ class RepositoryLoader:
     tree: TreeReader
     self_urls: frozenset[str]
     other_trees: Mapping[str, TreeReader] = field(default_factory=dict)
-    tool_renderer: ToolRenderer | None = None
     custom_health: frozenset[str] = frozenset()
     external_templates: frozenset[str] = frozenset()
     base_crds: tuple[Document, ...] = ()
@@ -81,11 +77,6 @@ class RepositoryLoader:
         start = bisect.bisect_left(listing, prefix)
         end = bisect.bisect_left(listing, prefix + "\U0010ffff", lo=start)
         return listing[start:end]
-
-    def _is_file(self, tree: TreeReader, path: str) -> bool:
-        listing = self.files_under(tree, "")
-        index = bisect.bisect_left(listing, path)
-        return index < len(listing) and listing[index] == path
 
     def parse(self, tree: TreeReader, path: str) -> LoadResult:
         key = (id(tree), path)
@@ -201,33 +192,13 @@ class RepositoryLoader:
     def _render_source(
         self, tree: TreeReader, source: Mapping[str, object], app: Document
     ) -> RenderOutcome:
-        if source.get("chart"):
-            return self._tool(tree, source, app)
-        try:
-            path = normalize_path(str(source.get("path") or ""))
-        except PathNotFound as err:
-            return RenderOutcome(problem=f"Application/{app.name}: {err}")
-        if not self.files_under(tree, path):
-            return RenderOutcome(
-                problem=f"path {path!r} of Application/{app.name} does not "
-                f"exist in {tree.description}: a sync would fail"
-            )
-        if any(source.get(k) is not None for k in ("helm", "kustomize")) or any(
-            self._is_file(tree, f"{path}/{name}" if path else name)
-            for name in ("Chart.yaml", *KUSTOMIZATION_FILES)
-        ):
-            return self._tool(tree, source, app)
-        return self._directory(tree, path, as_dict(source.get("directory")))
-
-    def _tool(self, tree: TreeReader, source: Mapping[str, object], app: Document) -> RenderOutcome:
-        if self.tool_renderer is not None:
-            return self.tool_renderer(tree, source, app)
+        """What `headway serve` would render: the same request through the same renderer."""
+        destination = as_dict(as_dict(as_dict(app.obj).get("spec")).get("destination"))
         refs = {
             str(s["ref"]): ref_tree
             for s in app_sources(app.obj)
             if s.get("ref") and (ref_tree := self._tree_for(str(s.get("repoURL", "")))) is not None
         }
-        destination = as_dict(as_dict(as_dict(app.obj).get("spec")).get("destination"))
         request = RenderRequest(
             source=cast(ApplicationSource, dict(source)),
             tree=tree,
@@ -239,42 +210,30 @@ class RepositoryLoader:
             result = render(request)
         except SourceError as err:
             return RenderOutcome(problem=f"Application/{app.name}: {err}")
-        errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
-        path = request.path
-        files = tuple(tree.files(path)) if tree is self.tree and tree.kind(path) == "dir" else ()
         return RenderOutcome(
-            documents=tuple(d for d in result.documents if _is_object(d)),
-            files=files,
-            problem="; ".join(str(d) for d in errors),
-            library_paths=tuple(library_paths(tree, path)),
+            documents=result.documents,
+            files=self._owned_files(tree, request.path, result),
+            problem="; ".join(str(d) for d in self._new_errors(result)),
+            library_paths=tuple(library_paths(tree, request.path)),
         )
 
-    def _directory(self, tree: TreeReader, path: str, options: dict[str, object]) -> RenderOutcome:
-        try:
-            candidates = self.files_under(tree, path)
-        except PathNotFound as err:
-            return RenderOutcome(problem=str(err))
-        prefix = f"{path}/" if path else ""
-        recurse = options.get("recurse") is True
-        include = str(options.get("include") or "")
-        exclude = str(options.get("exclude") or "")
-        chosen = []
-        for name in candidates:
-            rel = name[len(prefix) :]
-            if not name.endswith(_MANIFEST_SUFFIXES) or (not recurse and "/" in rel):
-                continue
-            if (include and not _glob_any(rel, include)) or (exclude and _glob_any(rel, exclude)):
-                continue
-            chosen.append(name)
-        docs = tuple(d for f in chosen for d in self.parse(tree, f).documents if _is_object(d))
-        return RenderOutcome(documents=docs, files=tuple(chosen))
+    def _owned_files(self, tree: TreeReader, path: str, result: RenderResult) -> tuple[str, ...]:
+        """Files of this checkout the render accounts for: those a directory render chose,
+        everything under a tool's path."""
+        if tree is not self.tree:
+            return ()
+        if result.renderer == "Directory":
+            return result.files
+        return tuple(self.files_under(tree, path)) if tree.kind(path) == "dir" else ()
 
-
-def _glob_any(name: str, patterns: str) -> bool:
-    """Argo CD's directory include/exclude: one glob or `{a,b}` alternatives."""
-    inner = patterns[1:-1] if patterns.startswith("{") and patterns.endswith("}") else patterns
-    base = name.rpartition("/")[2]
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base, p) for p in inner.split(","))
+    def _new_errors(self, result: RenderResult) -> list[Diagnostic]:
+        """The render's errors, less the YAML errors the checkout scan already reports."""
+        known = {(d.file, d.line) for d in self.diagnostics}
+        return [
+            d
+            for d in result.diagnostics
+            if d.severity is Severity.ERROR and (d.file, d.line) not in known
+        ]
 
 
 def _is_object(doc: Document) -> bool:

@@ -64,6 +64,8 @@ class RenderResult:
     renderer: str
     documents: tuple[Document, ...]
     diagnostics: tuple[Diagnostic, ...] = ()
+    # The files a directory render chose (rendered or skipped by marker); empty for tools.
+    files: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

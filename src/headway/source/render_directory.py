@@ -100,6 +100,7 @@ class DirectoryRenderer:
         prefix = f"{request.path}/" if request.path else ""
         documents: list[Document] = []
         diagnostics: list[Diagnostic] = []
+        chosen: list[str] = []
         for file in request.tree.files(request.path):
             relative = file[len(prefix) :]
             if not recurse and "/" in relative:
@@ -110,6 +111,7 @@ class DirectoryRenderer:
                 continue
             if include_re is not None and not include_re.match(relative):
                 continue
+            chosen.append(file)
             if relative.endswith(".jsonnet"):
                 message = "Jsonnet is not supported by Headway; render it to YAML in Git"
                 diagnostics.append(_file_diagnostic(file, 1, Severity.ERROR, message))
@@ -120,4 +122,4 @@ class DirectoryRenderer:
             found, problems = load_manifest_file(file, data)
             documents.extend(found)
             diagnostics.extend(problems)
-        return RenderResult(self.name, tuple(documents), tuple(diagnostics))
+        return RenderResult(self.name, tuple(documents), tuple(diagnostics), tuple(chosen))
