@@ -120,5 +120,6 @@ def test_directory_options_render_as_argo_cd_does() -> None:
     assert names["nested-braces"] == ["alpha", "why"]
     assert names["any-extension"] == ["text-object"]
     refused = {problem.app.name: problem.reason for problem in context.unresolved}
-    assert set(refused) == {"jsonnet"}
+    assert set(refused) == {"jsonnet", "plugin"}
     assert "Jsonnet is not supported" in refused["jsonnet"]
+    assert "source.plugin: config-management plugins are not supported" in refused["plugin"]

@@ -20,6 +20,7 @@ MODULES = [
     "rollout",
     "rollout_steps",
     "schema",
+    "support",
     "syncoptions",
     "traffic_routing",
     "validate",

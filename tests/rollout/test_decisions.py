@@ -174,10 +174,28 @@ def test_rejected_step_kinds(kind: str) -> None:
     obj = rollout_obj(canary=canary)
     plan = decide_with(obj, [rs("new", 0, revision=1)])
     assert plan.status["phase"] == "Degraded"
-    assert plan.status["message"].startswith(f"InvalidSpec: steps[1].{kind} is not supported")
+    assert plan.status["message"].startswith(
+        f"InvalidSpec: spec.strategy.canary.steps[1].{kind}: this step kind is not supported"
+    )
     assert plan.scales == {}
     invalid = [c for c in plan.status["conditions"] if c["type"] == "InvalidSpec"]
     assert invalid[0]["status"] == "True" and invalid[0]["reason"] == "InvalidSpec"
+
+
+def test_refused_step_kind_is_found_beside_another_kind() -> None:
+    """A mirror route riding on a setWeight step is refused too, not run as a plain setWeight
+    (Argo allows the two in one step; Headway would otherwise drop the mirror silently)."""
+    canary: dict[str, Any] = {
+        "stableService": "s",
+        "canaryService": "c",
+        "trafficRouting": {
+            "istio": {"virtualService": {"name": "vs"}},
+            "managedRoutes": [{"name": "m"}],
+        },
+        "steps": [{"setWeight": 10, "setMirrorRoute": {"name": "m"}}],
+    }
+    plan = decide_with(rollout_obj(canary=canary), [rs("new", 0, revision=1)])
+    assert "steps[0].setMirrorRoute: this step kind is not supported" in plan.status["message"]
 
 
 def test_unsupported_router_is_rejected() -> None:
@@ -188,7 +206,7 @@ def test_unsupported_router_is_rejected() -> None:
         "steps": [],
     }
     plan = decide_with(rollout_obj(canary=canary), [rs("new", 0, revision=1)])
-    assert "trafficRouting.nginx is not supported" in plan.status["message"]
+    assert "trafficRouting.nginx: this traffic router is not supported" in plan.status["message"]
 
 
 def test_new_template_restarts_steps() -> None:
@@ -342,7 +360,9 @@ def test_subset_routing_and_ping_pong_are_rejected() -> None:
         "trafficRouting": {"istio": {"virtualService": {"name": "vs"}}},
     }
     plan = decide_with(rollout_obj(canary=ping), [rs("new", 0, revision=1)])
-    assert plan.status["message"].startswith("InvalidSpec: pingPong is not supported")
+    assert plan.status["message"].startswith(
+        "InvalidSpec: spec.strategy.canary.pingPong: not supported by Headway yet"
+    )
 
 
 def test_blue_green_inconclusive_pre_promotion_pauses_without_switching() -> None:

@@ -152,10 +152,32 @@ def _canary_services(canary: Mapping[str, Any], path: s.Path, report: s.Reporter
             for name in ("stableService", "canaryService"):
                 if canary.get(name) is None:
                     report.error((*path, name), "required when trafficRouting is set")
+        _routed_canary_options(canary, routing, path, report)
         return
-    for name in ("scaleDownDelaySeconds", "dynamicStableScale"):
-        if canary.get(name) not in (None, False):
-            report.error((*path, name), "applies only with trafficRouting")
+    if canary.get("scaleDownDelaySeconds") is not None:
+        report.error((*path, "scaleDownDelaySeconds"), "applies only with trafficRouting")
+    if canary.get("dynamicStableScale") is True:
+        report.error((*path, "dynamicStableScale"), "applies only with trafficRouting")
+
+
+def _routed_canary_options(
+    canary: Mapping[str, Any], routing: Mapping[str, Any], path: s.Path, report: s.Reporter
+) -> None:
+    """Argo Rollouts' rules for options that need a router: dynamicStableScale excludes
+    scaleDownDelaySeconds; maxTrafficWeight is for nginx and plugin routers only."""
+    if canary.get("scaleDownDelaySeconds") is not None and canary.get("dynamicStableScale") is True:
+        report.error(
+            (*path, "dynamicStableScale"), "cannot be set together with scaleDownDelaySeconds"
+        )
+    if routing.get("maxTrafficWeight") is not None and not _has_router(routing, "nginx", "plugins"):
+        report.error(
+            (*path, "trafficRouting", "maxTrafficWeight"),
+            "is supported only with the nginx router or a plugin",
+        )
+
+
+def _has_router(routing: Mapping[str, Any] | None, *names: str) -> bool:
+    return routing is not None and any(routing.get(name) for name in names)
 
 
 def _surge_or_unavailable(strategy: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
@@ -195,12 +217,24 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
             report.error((*where, "setWeight"), f"{weight} is outside 0..{max_weight}")
         if step.get("setCanaryScale") is not None and routing is None:
             report.error((*where, "setCanaryScale"), "needs trafficRouting")
-        for kind in ("setHeaderRoute", "setMirrorRoute"):
+        for kind, routers in _ROUTE_STEP_ROUTERS.items():
             route = step.get(kind)
-            if isinstance(route, Mapping) and route.get("name") not in managed:
+            if not isinstance(route, Mapping):
+                continue
+            if not _has_router(routing, *routers):
+                named = ", ".join(r.removesuffix("s") for r in routers)
+                report.error((*where, kind), f"needs trafficRouting with one of: {named}")
+            elif route.get("name") not in managed:
                 report.error(
                     (*where, kind, "name"), "must be listed in trafficRouting.managedRoutes"
                 )
+
+
+# The routers Argo Rollouts accepts for each route step (validation.go).
+_ROUTE_STEP_ROUTERS = {
+    "setHeaderRoute": ("istio", "alb", "apisix", "plugins"),
+    "setMirrorRoute": ("istio", "plugins"),
+}
 
 
 def _managed_route_names(routing: Mapping[str, Any] | None) -> set[Any]:

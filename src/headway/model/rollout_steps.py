@@ -17,6 +17,7 @@ __all__ = [
     "ANALYSIS_TEMPLATE_REF",
     "BACKGROUND_ANALYSIS",
     "CANARY_STEP",
+    "EXCLUSIVE_STEP_KINDS",
     "POD_TEMPLATE_METADATA",
     "ROLLOUT_ANALYSIS",
     "STEP_KINDS",
@@ -37,6 +38,9 @@ STEP_KINDS = (
     "setMirrorRoute",
     "plugin",
 )
+
+# Argo Rollouts' `hasMultipleStepsType`: at most one of these in a step.
+EXCLUSIVE_STEP_KINDS = ("setWeight", "pause", "experiment", "analysis")
 
 
 @dataclass(frozen=True)
@@ -139,13 +143,20 @@ class CanaryStep:
 # ---- checks -------------------------------------------------------------------------------
 
 
-def _exactly_one_step_kind(step: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+def _step_kinds(step: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """Argo Rollouts' rule: a step sets at least one kind, and at most one of the kinds that
+    each decide when the step ends (setWeight, pause, experiment, analysis); setCanaryScale
+    and the route steps may ride along with one of those."""
     present = [k for k, v in step.items() if k in STEP_KINDS and v is not None]
     if not present:
-        report.error(path, f"a step needs exactly one of: {', '.join(STEP_KINDS)}")
-    elif len(present) > 1:
+        report.error(path, f"a step needs one of: {', '.join(STEP_KINDS)}")
+        return
+    exclusive = [k for k in present if k in EXCLUSIVE_STEP_KINDS]
+    if len(exclusive) > 1:
         report.error(
-            (*path, present[1]), f"a step may have only one kind; found {' and '.join(present)}"
+            (*path, exclusive[1]),
+            f"a step may set only one of {', '.join(EXCLUSIVE_STEP_KINDS)}; "
+            f"found {' and '.join(exclusive)}",
         )
 
 
@@ -330,5 +341,5 @@ CANARY_STEP = s.Schema(
         ),
     ),
     CanaryStep,
-    checks=(_exactly_one_step_kind,),
+    checks=(_step_kinds,),
 )

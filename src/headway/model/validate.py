@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headway.model import manifests
+from headway.model import manifests, support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents, paused_gc
 
@@ -48,8 +48,18 @@ def validate_documents(docs: Iterable[Document]) -> list[Diagnostic]:
         for document in docs:
             if manifests.is_object(document):
                 _, found = manifests.parse_manifest(document)
+                found.extend(_unsupported(document))
                 diagnostics.extend(sorted(found, key=lambda d: d.line))
     return diagnostics
+
+
+def _unsupported(document: Document) -> list[Diagnostic]:
+    """What the runtime would refuse in an `argoproj.io` object (`model/support.py`)."""
+    obj = document.obj
+    api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
+    if not isinstance(api_version, str) or not api_version.startswith(f"{manifests.ARGO_GROUP}/"):
+        return []
+    return support.document_gaps(document, document.kind)
 
 
 def validate_text(text: str, file: str) -> ValidationReport:

@@ -1,8 +1,9 @@
 """The `authentication` and `insecure` fields of prometheus and web metrics.
 
-Headway sends `basicAuth` (as an `Authorization: Basic` header). It does not implement
-`sigv4`, `oauth2` or `insecure: true` (skipping TLS verification); a metric that sets one is
-an Error saying so, rather than a request sent without what the metric asked for.
+Headway sends `basicAuth` (as an `Authorization: Basic` header). It does not implement what
+`model/support.py` lists (`sigv4`, `oauth2`: validate and check say so too) or `insecure: true`
+(skipping TLS verification); a metric that sets one is an Error saying so, rather than a
+request sent without what the metric asked for.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from typing import Any
+
+from headway.model import support
 
 __all__ = ["UnsupportedAuth", "auth_headers"]
 
@@ -24,7 +27,7 @@ def auth_headers(
     """Headers carrying the metric's credentials; `UnsupportedAuth` for what Headway lacks."""
     if insecure:
         raise UnsupportedAuth(f"{provider}.insecure: skipping TLS verification is not supported")
-    for kind in ("sigv4", "oauth2"):
+    for kind in support.UNSUPPORTED_AUTHENTICATION:
         if authentication.get(kind):
             raise UnsupportedAuth(
                 f"{provider}.authentication.{kind} is not supported by Headway (use basicAuth "

@@ -34,6 +34,11 @@ class ProviderRegistry:
     def __init__(self, providers: Mapping[str, MetricProvider]) -> None:
         self._providers = dict(providers)
 
+    @property
+    def keys(self) -> frozenset[str]:
+        """The provider keys served (`prometheus`, `plugin:<name>`, ...)."""
+        return frozenset(self._providers)
+
     def for_metric(self, metric: Metric) -> MetricProvider:
         key = provider_key(metric)
         provider = self._providers.get(key)
@@ -49,7 +54,8 @@ class ProviderRegistry:
 def default_registry(
     client: httpx2.AsyncClient, clock: Clock, *, traffic_address: AddressSource = None
 ) -> ProviderRegistry:
-    """Every built-in provider, sharing one HTTP client; `traffic_address` is the default
+    """Every built-in provider (what `model/support.py` lists as supported, which a test
+    holds equal), sharing one HTTP client; `traffic_address` is the default
     metrics address for `headway.dev/traffic` (the local runtime's `metricsAddress`), or a
     function returning it, called at each measurement that needs it."""
     return ProviderRegistry(

@@ -9,30 +9,13 @@ from headway.model.rollout_steps import CanaryStep, SetCanaryScale
 from headway.rollout.plan import HeaderRoute
 
 __all__ = [
-    "REJECTED_STEP_KINDS",
     "canary_scale_at",
     "header_routes_at",
     "previous_set_weight",
-    "rejected_steps",
     "scale_replicas",
     "set_weight_at",
     "step_label",
 ]
-
-REJECTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
-
-
-def rejected_steps(steps: Sequence[CanaryStep]) -> str | None:
-    """A message naming the first step kind Headway does not run, or None."""
-    for index, step in enumerate(steps):
-        if step.kind in REJECTED_STEP_KINDS:
-            return (
-                f"steps[{index}].{step.kind} is not supported by Headway; "
-                "remove the step (experiment, plugin and setMirrorRoute steps are rejected, "
-                "not skipped)"
-            )
-    return None
-
 
 def set_weight_at(steps: Sequence[CanaryStep], index: int) -> int:
     """The weight the steps have set before reaching `index` (100 past the last step)."""

@@ -2,8 +2,9 @@
 
 A straight list, as Argo Rollouts' controller reads:
 
-1. reject a spec Headway will not run (InvalidSpec: experiment/plugin/setMirrorRoute steps,
-   routers other than Istio, workloadRef, a missing analysis template);
+1. reject a spec Headway will not run (InvalidSpec: what `model/support.py` lists — experiment,
+   plugin and setMirrorRoute steps, routers other than Istio, workloadRef — and a missing
+   analysis template);
 2. a new pod template (or new steps) resets the steps, pauses and abort; going back to the
    stable template, or to a revision inside `rollbackWindow`, skips every step;
 3. the strategy's decisions (`canary.reconcile_canary`, `bluegreen.reconcile_blue_green`);
@@ -15,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 
+from headway.model import support
 from headway.model.rollout_steps import AnalysisTemplateRef
 from headway.rollout import conditions as cond
 from headway.rollout.analysis_runs import template_key
 from headway.rollout.analysis_slots import supersede_all
 from headway.rollout.bluegreen import reconcile_blue_green
 from headway.rollout.canary import reconcile_canary
-from headway.rollout.canary_steps import rejected_steps
 from headway.rollout.context import Draft, RolloutContext
 from headway.rollout.history import reconcile_history
 from headway.rollout.plan import Plan
@@ -29,8 +30,6 @@ from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
 
 __all__ = ["decide", "step_hash"]
-
-_SUPPORTED_ROUTERS = ("istio",)
 
 
 def step_hash(ctx: RolloutContext) -> str:
@@ -57,27 +56,9 @@ def _template_refs(ctx: RolloutContext) -> list[AnalysisTemplateRef]:
 
 
 def invalid_spec(ctx: RolloutContext) -> str | None:
-    spec = ctx.rollout.spec
-    if spec.workload_ref is not None:
-        return "spec.workloadRef is not supported by Headway; set spec.template"
-    canary = spec.strategy.canary
-    if canary is not None:
-        rejected = rejected_steps(canary.steps)
-        if rejected:
-            return rejected
-        routing = canary.traffic_routing
-        unsupported = [
-            r for r in (routing.routers if routing else ()) if r not in _SUPPORTED_ROUTERS
-        ]
-        if unsupported:
-            return (
-                f"trafficRouting.{unsupported[0]} is not supported by Headway "
-                "(supported: istio, realized by the local mesh)"
-            )
-        if routing is not None and routing.istio and routing.istio.get("destinationRule"):
-            return "trafficRouting.istio.destinationRule (subset-level splitting) is not supported"
-        if canary.ping_pong is not None:
-            return "pingPong is not supported by Headway; use stableService and canaryService"
+    gaps = support.rollout_gaps(ctx.obj.get("spec") or {})
+    if gaps:
+        return gaps[0].describe(("spec",))
     for ref in _template_refs(ctx):
         if template_key(ref) not in ctx.templates:
             kind, name = template_key(ref)

@@ -1,9 +1,10 @@
 """One interface over the three renderers, chosen by Argo CD's rules, with an LRU render cache.
 
-Choice (Argo CD's `GetAppSourceType`): a `chart` field means Helm; otherwise exactly one of the
-`helm` / `kustomize` / `directory` sections names the type (two or more is an error); otherwise
-the files at the top of `path` decide: a kustomization file means Kustomize, a `Chart.yaml`
-means Helm, anything else is a directory of manifests.
+Choice (Argo CD's `GetAppSourceType`): a `plugin` section is refused (config-management
+plugins are not supported yet: `model/support.py`); a `chart` field means Helm; otherwise
+exactly one of the `helm` / `kustomize` / `directory` sections names the type (two or more is an
+error); otherwise the files at the top of `path` decide: a kustomization file means Kustomize, a
+`Chart.yaml` means Helm, anything else is a directory of manifests.
 
 A render result is a pure function of its inputs, so it is cached under the content ids of every
 tree or file it read (Git object ids) plus the render parameters.
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from headway.model import support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
 from headway.source.errors import RenderError
@@ -88,6 +90,9 @@ class Renderer(Protocol):
 def source_type(request: RenderRequest) -> str:
     """The source type ("Helm", "Kustomize" or "Directory") by Argo CD's rules."""
     source = request.source
+    gaps = support.source_gaps(source)
+    if gaps:  # a plugin source renders nothing here: an error, never zero objects
+        raise RenderError(gaps[0].describe(("source",)))
     if source.get("chart"):
         return "Helm"
     explicit = [

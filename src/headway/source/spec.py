@@ -70,6 +70,7 @@ class ApplicationSource(TypedDict, total=False):
     directory: DirectorySpec
     helm: HelmSpec
     kustomize: KustomizeSpec
+    plugin: dict[str, Any]  # refused: config-management plugins are not supported yet
 
 
 def spec_section(source: ApplicationSource, name: str) -> dict[str, Any]:

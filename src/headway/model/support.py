@@ -1,0 +1,185 @@
+"""What Argo lets a manifest ask for and Headway does not run yet: one table, two readers.
+
+The runtime reads it to refuse (the Rollout reconcile's InvalidSpec, the analysis providers,
+the source renderer's ComparisonError); `headway validate` and `headway check` read it to say
+so before anything ships. Both use the same functions and messages, so they cannot drift.
+
+Each function takes the raw mapping as written (no typed view: the runtime calls them on
+objects the schema already accepted, validate on anything) and returns `Gap`s whose path is
+relative to that mapping. Purely computational.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headway.model.diagnostics import Diagnostic
+from headway.model.traffic_routing import ROUTER_FIELDS
+from headway.model.yamlload import Document, PathPart, format_path
+
+__all__ = [
+    "NOT_YET",
+    "SUPPORTED_PROVIDERS",
+    "SUPPORTED_PROVIDER_PLUGINS",
+    "SUPPORTED_ROUTERS",
+    "UNSUPPORTED_AUTHENTICATION",
+    "UNSUPPORTED_KINDS",
+    "UNSUPPORTED_STEP_KINDS",
+    "Gap",
+    "document_gaps",
+    "metric_gaps",
+    "rollout_gaps",
+    "source_gaps",
+]
+
+NOT_YET = "not supported by Headway yet"
+
+# Traffic routers Headway drives (the local mesh realizes Istio's VirtualService).
+SUPPORTED_ROUTERS = ("istio",)
+_ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
+# Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
+UNSUPPORTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
+# Metric providers Headway measures with; plugins by their registered name.
+SUPPORTED_PROVIDERS = ("prometheus", "web", "job")
+SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic",)
+# Authentication blocks of prometheus/web metrics Headway does not send.
+UNSUPPORTED_AUTHENTICATION = ("sigv4", "oauth2")
+# argoproj.io kinds with no Headway controller: stored, they would never run.
+UNSUPPORTED_KINDS = {
+    "Experiment": "Experiment is {not_yet}: no controller would run it; use an analysis step",
+}
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One field Headway cannot honour, and what to do instead."""
+
+    path: tuple[PathPart, ...]
+    message: str
+
+    def describe(self, prefix: Sequence[PathPart] = ()) -> str:
+        """`spec.workloadRef: not supported by Headway yet; ...` (the path, then why)."""
+        return f"{format_path((*prefix, *self.path))}: {self.message}"
+
+
+def source_gaps(source: Mapping[str, Any]) -> list[Gap]:
+    """An Application source Headway cannot render (a config-management plugin)."""
+    if source.get("plugin") is None:
+        return []
+    advice = "commit the rendered manifests, or use a helm, kustomize or directory source"
+    return [Gap(("plugin",), f"config-management plugins are {NOT_YET}; {advice}")]
+
+
+def rollout_gaps(spec: Mapping[str, Any]) -> list[Gap]:
+    """What in a Rollout's `spec` Headway refuses to run, in field order."""
+    gaps: list[Gap] = []
+    if spec.get("workloadRef") is not None:
+        gaps.append(Gap(("workloadRef",), f"{NOT_YET}; set spec.template"))
+    strategy = _mapping(spec.get("strategy"))
+    canary = _mapping(strategy.get("canary"))
+    prefix: tuple[PathPart, ...] = ("strategy", "canary")
+    gaps.extend(Gap((*prefix, *g.path), g.message) for g in _canary_gaps(canary))
+    return gaps
+
+
+def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
+    gaps: list[Gap] = []
+    steps = canary.get("steps")
+    for index, step in enumerate(steps if isinstance(steps, list) else []):
+        for kind in UNSUPPORTED_STEP_KINDS:
+            if isinstance(step, Mapping) and step.get(kind) is not None:
+                advice = "remove the step (it is refused, not skipped)"
+                message = f"this step kind is {NOT_YET}; {advice}"
+                gaps.append(Gap(("steps", index, kind), message))
+    routing = _mapping(canary.get("trafficRouting"))
+    for router, value in routing.items():
+        if router in SUPPORTED_ROUTERS or value is None or router not in _ROUTER_KEYS:
+            continue
+        supported = ", ".join(SUPPORTED_ROUTERS)
+        message = (
+            f"this traffic router is {NOT_YET} (supported: {supported}, realized by the local mesh)"
+        )
+        gaps.append(Gap(("trafficRouting", router), message))
+    if _mapping(routing.get("istio")).get("destinationRule") is not None:
+        message = f"subset-level splitting is {NOT_YET}; use host-level splitting"
+        gaps.append(Gap(("trafficRouting", "istio", "destinationRule"), message))
+    if canary.get("pingPong") is not None:
+        gaps.append(Gap(("pingPong",), f"{NOT_YET}; use stableService and canaryService"))
+    return gaps
+
+
+def metric_gaps(metric: Mapping[str, Any]) -> list[Gap]:
+    """A metric whose provider or authentication Headway cannot use."""
+    provider = _mapping(metric.get("provider"))
+    gaps: list[Gap] = []
+    for kind, block in provider.items():
+        if block is None:
+            continue
+        if kind == "plugin":
+            gaps.extend(_plugin_gaps(_mapping(block)))
+        elif kind not in SUPPORTED_PROVIDERS:
+            message = (
+                f"this metric provider is {NOT_YET} (supported: {', '.join(_supported_names())})"
+            )
+            gaps.append(Gap(("provider", kind), message))
+        else:
+            gaps.extend(_auth_gaps(kind, _mapping(block)))
+    return gaps
+
+
+def _plugin_gaps(plugin: Mapping[str, Any]) -> list[Gap]:
+    supported = ", ".join(_supported_names())
+    return [
+        Gap(("provider", "plugin", name), f"this plugin provider is {NOT_YET} ({supported})")
+        for name in plugin
+        if name not in SUPPORTED_PROVIDER_PLUGINS
+    ]
+
+
+def _auth_gaps(kind: str, block: Mapping[str, Any]) -> list[Gap]:
+    authentication = _mapping(block.get("authentication"))
+    return [
+        Gap(("provider", kind, "authentication", name), f"{NOT_YET}; use basicAuth or a header")
+        for name in UNSUPPORTED_AUTHENTICATION
+        if authentication.get(name)
+    ]
+
+
+def _supported_names() -> tuple[str, ...]:
+    return (*SUPPORTED_PROVIDERS, *(f"plugin {n}" for n in SUPPORTED_PROVIDER_PLUGINS))
+
+
+def document_gaps(document: Document, kind: str) -> list[Diagnostic]:
+    """Every gap of one `argoproj.io` object as an error diagnostic at its field."""
+    obj = _mapping(document.obj)
+    spec = _mapping(obj.get("spec"))
+    if kind in UNSUPPORTED_KINDS:
+        message = UNSUPPORTED_KINDS[kind].format(not_yet=NOT_YET)
+        return [document.diagnostic(("kind",), message)]
+    located: list[tuple[tuple[PathPart, ...], Gap]] = []
+    if kind == "Rollout":
+        located = [(("spec",), g) for g in rollout_gaps(spec)]
+    elif kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun"):
+        metrics = spec.get("metrics")
+        for index, metric in enumerate(metrics if isinstance(metrics, list) else []):
+            located.extend((("spec", "metrics", index), g) for g in metric_gaps(_mapping(metric)))
+    elif kind == "Application":
+        located = list(_application_gaps(spec))
+    return [document.diagnostic((*where, *g.path), g.message) for where, g in located]
+
+
+def _application_gaps(spec: Mapping[str, Any]) -> list[tuple[tuple[PathPart, ...], Gap]]:
+    listed = spec.get("sources")
+    if isinstance(listed, list) and listed:
+        return [
+            (("spec", "sources", index), gap)
+            for index, source in enumerate(listed)
+            for gap in source_gaps(_mapping(source))
+        ]
+    return [(("spec", "source"), g) for g in source_gaps(_mapping(spec.get("source")))]
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,146 @@
+"""`headway validate` says what the runtime would refuse, from the runtime's own table."""
+
+from __future__ import annotations
+
+import pytest
+from model_helpers import rendered
+
+from headway.model.validate import validate_text
+
+NOT_YET = "not supported by Headway yet"
+
+ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {{name: web}}
+spec:
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+  strategy:
+    canary:
+      stableService: web-stable
+      canaryService: web-canary
+{canary}
+"""
+
+
+def _gaps(text: str) -> list[str]:
+    return [line for line in rendered(validate_text(text, "m.yaml").diagnostics) if NOT_YET in line]
+
+
+@pytest.mark.parametrize(
+    ("canary", "field"),
+    [
+        ("      trafficRouting: {nginx: {stableIngress: web}}", "trafficRouting.nginx"),
+        ("      trafficRouting: {alb: {ingress: web, servicePort: 80}}", "trafficRouting.alb"),
+        ("      trafficRouting: {plugins: {acme/router: {}}}", "trafficRouting.plugins"),
+        (
+            "      steps:\n        - experiment: {templates: [{name: a, specRef: canary}]}",
+            "steps[0].experiment",
+        ),
+        ("      steps:\n        - plugin: {name: acme/step}", "steps[0].plugin"),
+    ],
+)
+def test_rollout_features_the_runtime_refuses(canary: str, field: str) -> None:
+    gaps = _gaps(ROLLOUT.format(canary=canary))
+    assert len(gaps) == 1
+    assert f"Rollout/web: spec.strategy.canary.{field}: " in gaps[0]
+
+
+def test_istio_rollout_says_nothing() -> None:
+    canary = (
+        "      trafficRouting: {istio: {virtualService: {name: web}}}\n"
+        "      steps: [{setWeight: 5}]"
+    )
+    assert _gaps(ROLLOUT.format(canary=canary)) == []
+
+
+def test_workload_ref_and_experiment_kind() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  strategy: {canary: {}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Experiment
+metadata: {name: trial}
+spec: {templates: []}
+"""
+    gaps = _gaps(text)
+    assert gaps[0].startswith("m.yaml:5: Rollout/web: spec.workloadRef: not supported")
+    assert gaps[1].startswith("m.yaml:9: Experiment/trial: kind: Experiment is not supported")
+
+
+TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {{name: errors}}
+spec:
+  metrics:
+    - name: error-rate
+      successCondition: result[0] < 0.01
+      provider:
+        {provider}
+"""
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [
+        "datadog: {query: 'avg:errors{*}'}",
+        "newRelic: {query: SELECT 1}",
+        "cloudWatch: {metricDataQueries: [{id: q}]}",
+        "wavefront: {query: ts(errors)}",
+        "kayenta: {address: http://k, application: a, canaryConfigName: c, threshold: "
+        "{pass: 90, marginal: 75}, scopes: []}",
+        "graphite: {query: errors}",
+        "influxdb: {query: errors}",
+        "skywalking: {query: errors}",
+    ],
+)
+def test_metric_providers_the_runtime_refuses(provider: str) -> None:
+    gaps = _gaps(TEMPLATE.format(provider=provider))
+    kind = provider.partition(":")[0]
+    assert len(gaps) == 1
+    assert f"spec.metrics[0].provider.{kind}: this metric provider is {NOT_YET}" in gaps[0]
+
+
+@pytest.mark.parametrize("auth", ["sigv4", "oauth2"])
+def test_prometheus_authentication_the_runtime_refuses(auth: str) -> None:
+    block = {"sigv4": "{region: eu-west-1}", "oauth2": "{tokenUrl: http://t}"}[auth]
+    provider = f"prometheus: {{address: http://p, query: up, authentication: {{{auth}: {block}}}}}"
+    gaps = _gaps(TEMPLATE.format(provider=provider))
+    assert len(gaps) == 1
+    assert f"provider.prometheus.authentication.{auth}: {NOT_YET}" in gaps[0]
+
+
+def test_supported_providers_say_nothing() -> None:
+    for provider in (
+        "prometheus: {address: http://p, query: up, authentication: {basicAuth: {username: u}}}",
+        "web: {url: http://w}",
+        "plugin: {headway.dev/traffic: {service: web}}",
+    ):
+        assert _gaps(TEMPLATE.format(provider=provider)) == [], provider
+
+
+def test_plugin_source_is_named() -> None:
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: https://example.com/repo.git
+    path: shop
+    plugin: {name: envsubst}
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+"""
+    assert _gaps(text) == [
+        "m.yaml:9: Application/shop: spec.source.plugin: config-management plugins are "
+        f"{NOT_YET}; commit the rendered manifests, or use a helm, kustomize or directory source"
+    ]
