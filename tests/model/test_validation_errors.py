@@ -129,7 +129,8 @@ ISTIO = (
     [
         (  # the wrong rejection of issue 9.6: Argo allows these two together
             ISTIO + "      steps:\n        - setCanaryScale: {weight: 10}\n"
-            "          setHeaderRoute: {name: beta, match: [{headerName: x, headerValue: {exact: y}}]}",
+            "          setHeaderRoute:\n"
+            "            {name: beta, match: [{headerName: x, headerValue: {exact: y}}]}",
             "",
         ),
         (
