@@ -2,7 +2,8 @@
 
 The runtime lives in the cluster layer and may not import a router, so whoever starts it
 passes `RouterPlanes()`: it creates an `EmbeddedRouter` or an `HAProxyRouter` per
-VirtualService and serves all their metrics on one endpoint (`mesh_metrics`).
+VirtualService (and a `GatewayListener` per Istio Gateway) and serves all their metrics on one
+endpoint (`mesh_metrics`).
 
 A plane applies a new `PlaneConfig` as a diff against the last one it applied, in an order
 that drops no request: destinations (endpoints) first, then weights, then header routes.
@@ -28,6 +29,7 @@ from headway.cluster.local.mesh_plane import (
     DataPlane,
     DataPlaneError,
     DataPlanes,
+    GatewayPlane,
     PlaneConfig,
     PlaneDestination,
     PlaneRoute,
@@ -36,6 +38,7 @@ from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.processes import process_alive
 from headway.routers import mesh_metric_dialects
 from headway.routers.embedded import EmbeddedRouter
+from headway.routers.gateway_listener import GatewayListener
 from headway.routers.haproxy import HAProxyRouter
 from headway.routers.mesh_metrics import PlaneSeries, Workload, render_labelled
 from headway.routers.metrics import MetricsServer
@@ -241,6 +244,9 @@ class RouterPlanes:
             running=self._track,
         )
 
+    def create_gateway(self, *, port: int, name: str) -> GatewayPlane:
+        return GatewayListener(name=name, port=port)
+
     def _track(self, plane: RouterPlane, alive: bool) -> None:
         if alive and plane not in self._planes:
             self._planes.append(plane)
@@ -326,5 +332,7 @@ def stop_leftover_routers(work_dir: Path, *, grace_seconds: float = 2.0) -> list
     return found
 
 
-def _conforms(planes: RouterPlanes, plane: RouterPlane) -> tuple[DataPlanes, DataPlane]:
-    return planes, plane  # mypy proves both satisfy the mesh's protocols
+def _conforms(
+    planes: RouterPlanes, plane: RouterPlane, gateway: GatewayListener
+) -> tuple[DataPlanes, DataPlane, GatewayPlane]:
+    return planes, plane, gateway  # mypy proves all three satisfy the mesh's protocols

@@ -11,7 +11,9 @@ import pytest
 
 from headway.clock import VirtualClock
 from headway.cluster.local.events import events_for
+from headway.cluster.local.gateway_plan import GatewayRoute
 from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API, Mesh
+from headway.cluster.local.mesh_gateways import GATEWAY_API
 from headway.cluster.local.mesh_plane import PlaneConfig
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
@@ -45,8 +47,27 @@ class FakePlane:
         self.owner.last[self.name] = config
 
 
+class FakeGateway:
+    def __init__(self, owner: FakePlanes, port: int, name: str) -> None:
+        self.owner, self.port, self.name = owner, port, name
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return "127.0.0.1", self.port
+
+    async def start(self) -> None:
+        self.owner.log.append(("start", self.name, "gateway", self.port))
+
+    async def close(self) -> None:
+        self.owner.log.append(("close", self.name, "gateway", self.port))
+
+    async def configure(self, routes: tuple[GatewayRoute, ...]) -> None:
+        self.owner.gateway_routes[self.name] = routes
+
+
 class FakePlanes:
     def __init__(self) -> None:
+        self.gateway_routes: dict[str, tuple[GatewayRoute, ...]] = {}
         self.log: list[tuple[str, str, str, int]] = []
         self.taken: set[int] = set()
         self.broken: set[str] = set()
@@ -61,6 +82,9 @@ class FakePlanes:
         self, *, router: str, port: int, work_dir: Path, labels: Mapping[str, str]
     ) -> FakePlane:
         return FakePlane(self, router, port, labels["virtualservice"])
+
+    def create_gateway(self, *, port: int, name: str) -> FakeGateway:
+        return FakeGateway(self, port, name)
 
     async def start_metrics(self, port: int) -> tuple[str, int]:
         self.metrics_ports.append(port)
@@ -187,3 +211,34 @@ async def test_one_broken_virtual_service_does_not_stop_the_others(
     condition = get(cluster, "bad")["status"]["conditions"][0]
     assert (condition["status"], condition["message"]) == (
         "False", "ValueError: the plane is broken")
+
+
+async def test_a_gateway_routes_to_the_routers_bound_to_it_and_closes_when_deleted(
+    cluster: LocalCluster, tmp_path: Path
+) -> None:
+    planes = FakePlanes()
+    web = vs("web")
+    web["spec"].update(hosts=["web.example"], gateways=["edge"])
+    cluster.apply(web, field_manager="git")
+    server = {"port": {"number": 443, "protocol": "HTTPS"}, "hosts": ["*"], "tls": {}}
+    edge = {
+        "apiVersion": GATEWAY_API,
+        "kind": "Gateway",
+        "metadata": {"name": "edge", "namespace": "default"},
+        "spec": {"servers": [{"port": {"number": 80, "protocol": "HTTP"}, "hosts": ["*"]},
+                             server]},
+    }
+    cluster.apply(edge, field_manager="git")
+    step = mesh(cluster, planes, tmp_path, ["embedded"])
+    await step.sync()
+    router_port = next(e[3] for e in planes.log if e[1] == "web")
+    (route,) = planes.gateway_routes["default/edge"]
+    assert (route.pattern, route.port) == ("web.example", router_port)
+    live = cluster.get(GATEWAY_API, "Gateway", "edge", "default")
+    gateway_port = next(e[3] for e in planes.log if e[2] == "gateway")
+    assert live["metadata"]["annotations"][ADDRESS_ANNOTATION] == f"127.0.0.1:{gateway_port}"
+    assert live["status"]["conditions"][0]["reason"] == "PartiallyRealized"
+    assert live["status"]["unsupported"][0].startswith("spec.servers[1]: HTTPS (TLS)")
+    cluster.delete(GATEWAY_API, "Gateway", "edge", "default")
+    await step.sync()
+    assert planes.log[-1] == ("close", "default/edge", "gateway", gateway_port)

@@ -24,6 +24,7 @@ from pathlib import Path
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.local.events import record_event
+from headway.cluster.local.mesh_gateways import GatewayListeners
 from headway.cluster.local.mesh_plan import MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh_plane import DataPlane, DataPlaneError, DataPlanes, plane_config
 from headway.cluster.local.mesh_status import (
@@ -78,6 +79,7 @@ class Mesh:
         self._routers: dict[str, _Router] = {}  # by VirtualService uid
         self._announced: dict[str, str] = {}  # last Event message per uid, to record changes only
         self._metrics: tuple[str, int] | None = None
+        self._gateways = GatewayListeners(cluster, planes=planes)
 
     @property
     def metrics_address(self) -> str:
@@ -104,12 +106,14 @@ class Mesh:
             with contextlib.suppress(DataPlaneError, OSError):
                 await handle.plane.close()
         self._routers.clear()
+        await self._gateways.close()
         if self._metrics is not None:
             await self._planes.close_metrics()
             self._metrics = None
 
     async def sync(self) -> None:
-        """One step: realize every VirtualService, close routers of deleted ones."""
+        """One step: realize every VirtualService, close routers of deleted ones, then put
+        each Gateway's listener in front of the routers bound to it."""
         await self.start()
         world = MeshWorld.of(
             self._cluster.list("v1", "Service"),
@@ -117,7 +121,8 @@ class Mesh:
             self._cluster.list("argoproj.io/v1alpha1", "Rollout"),
         )
         seen: set[str] = set()
-        for vs in self._cluster.list(VIRTUAL_SERVICE_API, "VirtualService"):
+        virtual_services = self._cluster.list(VIRTUAL_SERVICE_API, "VirtualService")
+        for vs in virtual_services:
             if vs["metadata"].get("deletionTimestamp"):
                 continue
             seen.add(str(vs["metadata"]["uid"]))
@@ -136,6 +141,14 @@ class Mesh:
             self._announced.pop(uid, None)
             with contextlib.suppress(DataPlaneError, OSError):
                 await self._routers.pop(uid).plane.close()
+        addresses = {
+            f"{vs['metadata'].get('namespace') or 'default'}/{vs['metadata']['name']}": (
+                LOOPBACK, self._routers[str(vs["metadata"]["uid"])].port
+            )
+            for vs in virtual_services
+            if str(vs["metadata"]["uid"]) in self._routers
+        }
+        await self._gateways.sync(virtual_services, addresses=addresses, now=self._clock.now())
 
     async def _realize(self, vs: Obj, world: MeshWorld) -> None:
         meta = vs["metadata"]

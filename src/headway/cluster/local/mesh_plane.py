@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from headway.cluster.local.gateway_plan import GatewayRoute
 from headway.cluster.local.mesh_plan import HeaderCondition, MeshPlan, ServiceRef
 
 __all__ = [
     "DataPlane",
     "DataPlaneError",
     "DataPlanes",
+    "GatewayPlane",
     "PlaneConfig",
     "PlaneDestination",
     "PlaneEndpoint",
@@ -99,6 +101,23 @@ class DataPlane(Protocol):
         ...
 
 
+class GatewayPlane(Protocol):
+    """One Gateway's listener: hands each request to the router its Host header names."""
+
+    @property
+    def address(self) -> tuple[str, int]: ...
+
+    async def start(self) -> None:
+        """Listen; OSError when the port is taken."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def configure(self, routes: tuple[GatewayRoute, ...]) -> None:
+        """Route by these from the next request on."""
+        ...
+
+
 class DataPlanes(Protocol):
     def unavailable(self, router: str) -> str:
         """Why `router` cannot run on this machine, or "" when it can."""
@@ -112,6 +131,10 @@ class DataPlanes(Protocol):
         self, *, router: str, port: int, work_dir: Path, labels: Mapping[str, str]
     ) -> DataPlane:
         """A new, not yet started plane; `labels` are added to its metric series."""
+        ...
+
+    def create_gateway(self, *, port: int, name: str) -> GatewayPlane:
+        """A new, not yet started listener for the Gateway `name` (NAMESPACE/NAME)."""
         ...
 
     async def start_metrics(self, port: int) -> tuple[str, int]:
