@@ -1,0 +1,69 @@
+"""`python -m headway.conformance ARGO_CD_DIR ARGO_ROLLOUTS_DIR` (what scripts/conformance runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from headway.conformance.argo_cd_health import run_health_tables
+from headway.conformance.argo_rollouts_conditions import run_condition_tables
+from headway.conformance.tables import TableResult, render
+
+__all__ = ["main"]
+
+_EXPECTED = {
+    "ARGO_CD_DIR": "resource_customizations",
+    "ARGO_ROLLOUTS_DIR": "utils/evaluate",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scripts/conformance",
+        description="Run Argo CD's and Argo Rollouts' own test tables (from local checkouts) "
+        "against Headway and print the match rate of each table.",
+    )
+    parser.add_argument(
+        "argo_cd",
+        metavar="ARGO_CD_DIR",
+        type=Path,
+        help="a checkout of github.com/argoproj/argo-cd",
+    )
+    parser.add_argument(
+        "argo_rollouts",
+        metavar="ARGO_ROLLOUTS_DIR",
+        type=Path,
+        help="a checkout of github.com/argoproj/argo-rollouts",
+    )
+    parser.add_argument(
+        "--differences", action="store_true", help="list every case where Headway differs, and why"
+    )
+    return parser
+
+
+def _check_layout(parser: argparse.ArgumentParser, name: str, directory: Path) -> None:
+    wanted = directory / _EXPECTED[name]
+    if not wanted.is_dir():
+        parser.error(f"{name} {directory}: no {_EXPECTED[name]}/ there; is it a checkout?")
+
+
+def _results(argo_cd: Path, argo_rollouts: Path) -> Iterator[TableResult]:
+    yield from run_health_tables(argo_cd)
+    yield from run_condition_tables(argo_rollouts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _check_layout(parser, "ARGO_CD_DIR", args.argo_cd)
+    _check_layout(parser, "ARGO_ROLLOUTS_DIR", args.argo_rollouts)
+    results = list(_results(args.argo_cd, args.argo_rollouts))
+    for line in render(results, show_differences=args.differences):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

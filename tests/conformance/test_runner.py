@@ -1,0 +1,216 @@
+"""`scripts/conformance` on small directories shaped like Argo CD's and Argo Rollouts' trees.
+
+The scripts, objects and Go tests here are written for these tests; each table has a case
+Headway answers as the table says and one it does not, so the counts prove both are seen.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from headway.conformance.__main__ import main
+from headway.conformance.argo_cd_health import run_health_tables
+from headway.conformance.argo_rollouts_conditions import run_condition_tables
+
+REPO = Path(__file__).resolve().parents[2]
+
+WIDGET_LUA = """\
+local hs = {}
+if obj.metadata.deletionTimestamp ~= nil then
+  hs.status = "Progressing"
+  hs.message = "Widget is being removed"
+  return hs
+end
+if obj.status ~= nil and obj.status.ready then
+  hs.status = "Healthy"
+  hs.message = "Widget ready"
+else
+  hs.status = "Progressing"
+  hs.message = "Widget starting"
+end
+return hs
+"""
+
+WIDGET_TESTS = """\
+tests:
+  - healthStatus:
+      status: Healthy
+      message: Widget ready
+    inputPath: testdata/ready.yaml
+  - healthStatus:
+      status: Degraded
+      message: Widget broken
+    inputpath: testdata/starting.yaml
+  - healthStatus:
+      status: Progressing
+      message: Widget is being removed
+    inputPath: testdata/deleting.yaml
+  - healthStatus:
+      status: Healthy
+    inputPath: testdata/missing.yaml
+"""
+
+ANY_KIND_LUA = 'return {status = "Suspended", message = "parked"}\n'
+
+GO_TESTS = """\
+package evaluate
+
+const brokenCondition = "nosuchname > 1"
+
+func TestStraightLine(t *testing.T) {
+	b, err := EvalCondition([]float64{1, 2}, "all(result, {# > 0.5})")
+	assert.Nil(t, err)
+	assert.True(t, b)
+	// A JSON field of the wrong type: false in Argo, an Error in Headway.
+	b, err = EvalCondition(map[string]any{"code": "500"}, "result.code == 500")
+	assert.NoError(t, err)
+	assert.False(t, b)
+}
+
+func TestTable(t *testing.T) {
+	rows := []struct {
+		value any
+		cond  string
+		want  bool
+	}{
+		{"2", "asInt(result) == 2", true},
+		{float64(0.2), "result > 0.5", false},
+	}
+	for _, row := range rows {
+		b, err := EvalCondition(row.value, row.cond)
+		assert.NoError(t, err)
+		assert.Equal(t, row.want, b)
+	}
+}
+
+func TestPhases(t *testing.T) {
+	metric := v1alpha1.Metric{
+		SuccessCondition: "result < 1",
+		FailureCondition: "result > 2",
+	}
+	status, err := EvaluateResult(1.5, metric, *logCtx)
+	assert.Equal(t, v1alpha1.AnalysisPhaseInconclusive, status)
+	assert.NoError(t, err)
+	broken := v1alpha1.Metric{SuccessCondition: brokenCondition}
+	status, err = EvaluateResult(1.5, broken, *logCtx)
+	assert.Equal(t, v1alpha1.AnalysisPhaseError, status)
+}
+
+func TestUnreadable(t *testing.T) {
+	b, err := EvalCondition(makeResult(), "result > 1")
+	assert.True(t, b)
+}
+
+func TestNoConditions(t *testing.T) {
+	assert.True(t, isInf(math.Inf(1)))
+}
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+@pytest.fixture
+def argo_cd(tmp_path: Path) -> Path:
+    root = tmp_path / "argo-cd"
+    widget = "resource_customizations/example.com/Widget"
+    wildcard = "resource_customizations/_.example.org/_"
+    kind = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n"
+    _write(
+        root,
+        {
+            f"{widget}/health.lua": WIDGET_LUA,
+            f"{widget}/health_test.yaml": WIDGET_TESTS,
+            f"{widget}/testdata/ready.yaml": kind + "status:\n  ready: true\n",
+            f"{widget}/testdata/starting.yaml": kind + "status:\n  ready: false\n",
+            f"{widget}/testdata/deleting.yaml": kind.replace(
+                "  name: w\n", "  name: w\n  deletionTimestamp: '2026-01-01T00:00:00Z'\n"
+            ),
+            f"{wildcard}/health.lua": ANY_KIND_LUA,
+            f"{wildcard}/health_test.yaml": "tests:\n- healthStatus: {status: Suspended, "
+            "message: parked}\n  inputPath: testdata/gadget.yaml\n",
+            f"{wildcard}/testdata/gadget.yaml": "apiVersion: parts.example.org/v1\n"
+            "kind: Gadget\nmetadata: {name: g}\n",
+        },
+    )
+    return root
+
+
+@pytest.fixture
+def argo_rollouts(tmp_path: Path) -> Path:
+    root = tmp_path / "argo-rollouts"
+    _write(root, {"utils/evaluate/evaluate_test.go": GO_TESTS})
+    return root
+
+
+def test_health_tables_count_matches_differences_and_unreadable_cases(argo_cd: Path) -> None:
+    tables = {table.table: table for table in run_health_tables(argo_cd)}
+    widget = tables["example.com/Widget"]
+    assert [(case.name, case.matched) for case in widget.cases] == [
+        ("testdata/ready.yaml", True),
+        ("testdata/starting.yaml", False),  # the script says Progressing, the table Degraded
+        ("testdata/deleting.yaml", True),  # the script itself sees the deleted object
+    ]
+    assert widget.cases[1].actual == "Progressing 'Widget starting'"
+    assert len(widget.unreadable) == 1 and "missing.yaml" in widget.unreadable[0]
+    # Argo CD spells a wildcard directory `_`: the script runs for the object's own kind.
+    assert tables["_.example.org/_"].matched == tables["_.example.org/_"].total == 1
+
+
+def test_condition_tables_read_straight_line_code_loops_and_phases(argo_rollouts: Path) -> None:
+    tables = {table.table: table for table in run_condition_tables(argo_rollouts)}
+    assert set(tables) == {"TestStraightLine", "TestTable", "TestPhases", "TestUnreadable"}
+    straight = tables["TestStraightLine"]
+    assert [(c.expected, c.actual) for c in straight.cases] == [
+        ("true", "true"),
+        ("false", "error"),  # documented: comparing two types is an Error in Headway
+    ]
+    assert [(c.expected, c.actual) for c in tables["TestTable"].cases] == [
+        ("true", "true"),
+        ("false", "false"),
+    ]
+    assert [(c.expected, c.actual) for c in tables["TestPhases"].cases] == [
+        ("Inconclusive", "Inconclusive"),
+        ("Error", "Error"),
+    ]
+    unreadable = tables["TestUnreadable"]
+    assert unreadable.cases == () and "makeResult" in unreadable.unreadable[0]
+
+
+def test_the_report_prints_each_tables_rate_and_a_total(
+    argo_cd: Path, argo_rollouts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(argo_cd), str(argo_rollouts), "--differences"]) == 0
+    out = capsys.readouterr().out
+    assert "  example.com/Widget  2/3 (66.7%)  (1 not readable)" in out
+    assert "  total: 3/4 (75.0%) in 2 tables, 1 cases not readable" in out
+    assert "  TestStraightLine  1/2 (50.0%)" in out
+    assert "testdata/starting.yaml: Argo Degraded 'Widget broken'; Headway Progressing" in out
+    assert "  total: 5/6 (83.3%) in 4 tables, 1 cases not readable" in out
+
+
+def test_directories_that_are_not_checkouts_are_a_usage_error(
+    tmp_path: Path, argo_rollouts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([str(tmp_path / "nothing"), str(argo_rollouts)])
+    assert exited.value.code == 2
+    assert "no resource_customizations/ there; is it a checkout?" in capsys.readouterr().err
+
+
+def test_the_script_runs_the_runner(argo_cd: Path, argo_rollouts: Path) -> None:
+    done = subprocess.run(
+        [str(REPO / "scripts" / "conformance"), str(argo_cd), str(argo_rollouts)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "== Argo CD resource_customizations health" in done.stdout
+    assert "== Argo Rollouts conditions (utils/evaluate)" in done.stdout
