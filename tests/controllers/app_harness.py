@@ -216,6 +216,20 @@ class Harness:
         )
 
 
+# Headway invents no `default` project; tests about other things install this one, which
+# allows everything (as Argo CD's API server creates it).
+PERMISSIVE_DEFAULT_PROJECT: Mapping[str, Any] = {
+    "apiVersion": APP_API_VERSION,
+    "kind": "AppProject",
+    "metadata": {"name": "default", "namespace": APPS_NS},
+    "spec": {
+        "sourceRepos": ["*"],
+        "destinations": [{"server": "*", "name": "*", "namespace": "*"}],
+        "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+    },
+}
+
+
 def make_harness(tmp_path: Path, clock: VirtualClock, files: Mapping[str, str]) -> Harness:
     remote = Remote(tmp_path / "remote.git")
     remote.commit(files, "initial")
@@ -226,6 +240,8 @@ def make_harness(tmp_path: Path, clock: VirtualClock, files: Mapping[str, str]) 
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
             field_manager="test",
         )
+    # Applied as "admin", the manager tests use to replace it with a project of their own.
+    store.apply(dict(PERMISSIVE_DEFAULT_PROJECT), field_manager="admin")
     cache_dir = tmp_path / "git-cache"
     reader = SourceReader(git=GitCache(cache_dir), clock=clock)
     controller = ApplicationController(

@@ -10,7 +10,14 @@ from typing import Any
 
 import httpx2
 import pytest
-from app_harness import APPS_NS, Remote, application, config_map, manifests
+from app_harness import (
+    APPS_NS,
+    PERMISSIVE_DEFAULT_PROJECT,
+    Remote,
+    application,
+    config_map,
+    manifests,
+)
 
 from conftest import require_program
 from headway.cli.app_serve import application_controllers
@@ -64,6 +71,7 @@ def store(tmp_path: Path, clock: VirtualClock) -> Iterator[LocalCluster]:
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
                 field_manager="test",
             )
+        cluster.apply(dict(PERMISSIVE_DEFAULT_PROJECT), field_manager="admin")
         yield cluster
 
 

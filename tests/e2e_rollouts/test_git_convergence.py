@@ -32,6 +32,12 @@ ERRORS = traffic_metric(
 )
 STEPS: list[dict[str, Any]] = [{"setWeight": 20}, analysis_step("errors"), {"setWeight": 60}]
 ARGOCD = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}}
+DEFAULT_PROJECT = {  # Headway invents no `default` project
+    "apiVersion": API,
+    "kind": "AppProject",
+    "metadata": {"name": "default", "namespace": "argocd"},
+    "spec": {"sourceRepos": ["*"], "destinations": [{"server": "*", "namespace": "*"}]},
+}
 
 
 def _settings(level: str) -> dict[str, Any]:
@@ -100,7 +106,11 @@ async def test_an_aborted_release_is_reverted_in_git_and_fast_tracked_back(
     first = remote.commit(_files("v1", "info"), "web v1")
     options = {"app_poll_seconds": 3600}  # only the local ref watch notices commits
     async with Stage.open(
-        tmp_path, controllers=FACTORIES, options=options, bad_tags="v2", before=[ARGOCD]
+        tmp_path,
+        controllers=FACTORIES,
+        options=options,
+        bad_tags="v2",
+        before=[ARGOCD, DEFAULT_PROJECT],
     ) as stage:
         stage.apply(_application(remote.url))
         await stage.until(lambda: _synced_to(stage, first), 30, "v1 synced")

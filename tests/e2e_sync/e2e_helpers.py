@@ -89,6 +89,20 @@ def application(name: str, url: str, **policy: Any) -> dict[str, Any]:
     }
 
 
+def default_project() -> dict[str, Any]:
+    """A `default` AppProject that allows everything (Headway invents none)."""
+    return {
+        "apiVersion": API,
+        "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": "argocd"},
+        "spec": {
+            "sourceRepos": ["*"],
+            "destinations": [{"server": "*", "namespace": "*"}],
+            "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
+        },
+    }
+
+
 async def eventually(check: Callable[[], Any], *, timeout: float, what: str) -> Any:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

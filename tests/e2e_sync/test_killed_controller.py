@@ -19,7 +19,15 @@ from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.store import LocalCluster
 
-from .e2e_helpers import API, Remote, application, dump, python_job, wait_for
+from .e2e_helpers import (
+    API,
+    Remote,
+    application,
+    default_project,
+    dump,
+    python_job,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -96,7 +104,7 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
     remote = Remote(tmp_path / "remote.git")
     remote.commit({"app/all.yaml": dump(HOOK, SETTINGS)}, "hook and settings")
     apps = tmp_path / "apps.yaml"
-    apps.write_text(dump(application("shop", remote.url, automated={})))
+    apps.write_text(dump(default_project(), application("shop", remote.url, automated={})))
     state = tmp_path / "state"
     state.mkdir()
     store = LocalCluster(state / "cluster.db", SystemClock())

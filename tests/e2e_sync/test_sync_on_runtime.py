@@ -20,7 +20,16 @@ from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import Manager
 from headway.source.git import GitCache
 
-from .e2e_helpers import API, Remote, application, dump, eventually, python_job, web_deployment
+from .e2e_helpers import (
+    API,
+    Remote,
+    application,
+    default_project,
+    dump,
+    eventually,
+    python_job,
+    web_deployment,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -80,6 +89,7 @@ async def test_commit_to_healthy_in_waves_with_real_processes(tmp_path: Path) ->
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
         field_manager="test",
     )
+    runtime.cluster.apply(default_project(), field_manager="test")
     runtime.cluster.apply(
         application("shop", remote.url, automated={"prune": True}), field_manager="test"
     )

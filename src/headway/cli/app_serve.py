@@ -4,7 +4,8 @@ Options read from `ServeContext.options`: `apps` (a file or directory of Applica
 AppProject manifests to publish), `state_dir` (the shared Git cache, `ctx.git`, lives under it),
 `app_poll_seconds` (Git polling interval, Argo CD's 3 minutes by default) and
 `metrics_port` (serve `/metrics` of the Application controller there; 0 = off) and
-`health_scripts` (a directory of Lua health overrides).
+`health_scripts` (a directory of Lua health overrides) and `app_namespaces` (patterns of
+the namespaces besides `argocd` whose Applications are served).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ def application_controllers(ctx: ServeContext) -> Iterable[StepController]:
         clock=ctx.clock,
         health=health_registry(ctx.cluster, options.get("health_scripts")),
         poll_seconds=poll,
+        control_namespace=DEFAULT_APPS_NAMESPACE,
+        app_namespaces=[str(n) for n in options.get("app_namespaces") or ()],
     )
     if apps_path is not None:  # publish once now, so the manager's first watch sees them
         for problem in DefinitionsWatcher(apps_path).sync(ctx.cluster) or []:

@@ -177,6 +177,7 @@ async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_command(
+        *,
         state_dir: Annotated[
             Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
         ] = Path(".headway"),
@@ -207,6 +208,17 @@ def register(app: typer.Typer) -> None:
                 help="Lua health overrides: <group>/<Kind>/health.lua.",
             ),
         ] = None,
+        app_namespaces: Annotated[
+            str,
+            typer.Option(
+                "--app-namespaces",
+                help=(
+                    "Namespaces besides argocd whose Applications are served, comma-separated "
+                    "globs or /regex/ (Argo CD's application.namespaces); each app's project "
+                    "must also list its namespace in sourceNamespaces."
+                ),
+            ),
+        ] = "",
     ) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
 
@@ -218,5 +230,6 @@ def register(app: typer.Typer) -> None:
             "app_poll_seconds": app_poll_seconds,
             "metrics_port": metrics_port,
             "health_scripts": str(health_scripts) if health_scripts else "",
+            "app_namespaces": [n.strip() for n in app_namespaces.split(",") if n.strip()],
         }
         asyncio.run(serve(state_dir, options))

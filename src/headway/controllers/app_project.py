@@ -1,7 +1,9 @@
 """An Application's AppProject, read from the store, and the checks made with it.
 
-When no AppProject named `default` exists, the built-in one applies, as in Argo CD:
-every repository, every destination, every kind.
+AppProjects are read from the control namespace only, whatever namespace the Application
+lives in, so a team that can create objects in its own namespace cannot bring its own
+project. A missing project is an error, `default` included: Headway never invents a
+permissive project (Argo CD's API server creates a `default` that allows everything).
 """
 
 from __future__ import annotations
@@ -19,36 +21,28 @@ from headway.sync.resources import is_namespaced, key_of
 
 __all__ = ["ProjectGuard", "load_project"]
 
-_BUILTIN_DEFAULT = {
-    "apiVersion": "argoproj.io/v1alpha1",
-    "kind": "AppProject",
-    "metadata": {"name": "default"},
-    "spec": {
-        "sourceRepos": ["*"],
-        "destinations": [{"server": "*", "name": "*", "namespace": "*"}],
-        "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
-    },
-}
-
 
 def _parse(obj: Mapping[str, Any], where: str) -> AppProject:
     project, diagnostics = parse_appproject(Document(dict(obj), where, 0, 0))
-    if project is None:
-        raise ValueError("; ".join(str(d) for d in diagnostics))
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if project is None or errors:
+        raise ValueError(f"{where} is invalid: " + "; ".join(str(d) for d in errors or diagnostics))
     return project
 
 
-def load_project(cluster: Cluster, name: str, namespace: str) -> AppProject:
-    """The named AppProject; `ValueError` with the reason when it is missing or invalid."""
+def load_project(cluster: Cluster, name: str, control_namespace: str) -> AppProject:
+    """The named AppProject of the control namespace; `ValueError` with the reason when it
+    is missing or invalid."""
     try:
-        obj = cluster.get("argoproj.io/v1alpha1", "AppProject", name, namespace)
+        obj = cluster.get("argoproj.io/v1alpha1", "AppProject", name, control_namespace)
     except NotFound:
-        if name == "default":
-            return _parse(_BUILTIN_DEFAULT, "built-in default project")
-        raise ValueError(f"application references project {name} which does not exist") from None
+        raise ValueError(
+            f"application references project {name} which does not exist "
+            f"(AppProjects are read from namespace {control_namespace})"
+        ) from None
     except ClusterError as err:
         raise ValueError(f"cannot read project {name}: {err}") from None
-    return _parse(obj, f"AppProject {namespace}/{name}")
+    return _parse(obj, f"AppProject {control_namespace}/{name}")
 
 
 @dataclass(frozen=True)
@@ -58,6 +52,9 @@ class ProjectGuard:
     project: AppProject
     server: str
     cluster_name: str
+    # Kinds discovery (or a CRD in the app) says are cluster-scoped, beyond the built-in table:
+    # a cluster-scoped custom kind must meet clusterResourceWhitelist, not the namespace rules.
+    cluster_scoped: frozenset[tuple[str, str]] = frozenset()
 
     def source(self, repo_url: str) -> str | None:
         refusal = rules.source_refusal(self.project.name, self.project.spec, repo_url)
@@ -77,6 +74,7 @@ class ProjectGuard:
         """Why the project forbids this object (its kind, or its namespace), if it does."""
         key = key_of(obj)
         namespaced = is_namespaced(key.group, key.kind)
+        namespaced = namespaced and (key.group, key.kind) not in self.cluster_scoped
         refusal = rules.resource_refusal(
             self.project.name,
             self.project.spec,
@@ -87,4 +85,5 @@ class ProjectGuard:
         )
         if refusal is not None:
             return str(refusal)
-        return self.destination(key.namespace) if namespaced and key.namespace else None
+        # A namespaced object written without a namespace lands in `default`.
+        return self.destination(key.namespace or "default") if namespaced else None

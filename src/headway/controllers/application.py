@@ -11,7 +11,7 @@ step returns when it wants to be called again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +40,7 @@ from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
+from headway.sync import project as project_rules
 from headway.sync.autosync import (
     AutoSyncAction,
     AutoSyncDecision,
@@ -49,9 +50,11 @@ from headway.sync.autosync import (
 from headway.sync.options import SyncOptions, parse_option_items
 from headway.sync.windows import AppTarget, window_decision
 
-__all__ = ["APP_API_VERSION", "ApplicationController", "Setup"]
+__all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
 APP_API_VERSION = "argoproj.io/v1alpha1"
+# Argo CD's control namespace: its Applications are always served, AppProjects live there.
+CONTROL_NAMESPACE = "argocd"
 Obj = dict[str, Any]
 
 
@@ -78,8 +81,12 @@ class ApplicationController:
         health: HealthRegistry | None = None,
         metrics: AppMetrics | None = None,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
+        control_namespace: str = CONTROL_NAMESPACE,
+        app_namespaces: Sequence[str] = (),
     ) -> None:
         self._store = store
+        self._control_namespace = control_namespace
+        self._app_namespaces = tuple(app_namespaces)
         self._clusters = clusters
         self._sources = sources
         self._clock = clock
@@ -198,12 +205,25 @@ class ApplicationController:
             setup.conditions.append(self._condition("InvalidSpecError", message))
             return setup
         setup.app = app
+        namespace_refusal = self._namespace_refusal(app)
+        if namespace_refusal is not None:
+            setup.conditions.append(self._condition("InvalidSpecError", namespace_refusal))
+            return setup
         destination = app.spec.destination
         try:
             entry = self._clusters.resolve(server=destination.server, name=destination.name)
-            project = load_project(self._store, app.spec.project, app.metadata.namespace or "")
+            project = load_project(self._store, app.spec.project, self._control_namespace)
         except (UnknownDestination, ValueError) as err:
             setup.conditions.append(self._condition("InvalidSpecError", str(err)))
+            return setup
+        source_namespace = project_rules.source_namespace_refusal(
+            project.name,
+            project.spec,
+            app_namespace=app.metadata.namespace or "",
+            control_namespace=self._control_namespace,
+        )
+        if source_namespace is not None:
+            setup.conditions.append(self._condition("InvalidSpecError", str(source_namespace)))
             return setup
         setup.cluster = entry.cluster
         setup.guard = ProjectGuard(project, entry.server, entry.name)
@@ -212,6 +232,22 @@ class ApplicationController:
         for refusal in filter(None, refusals):
             setup.conditions.append(self._condition("InvalidSpecError", refusal))
         return setup
+
+    def _namespace_refusal(self, app: Application) -> str | None:
+        """Why this controller does not serve an Application in its namespace (Argo CD's
+        `application.namespaces`): nothing of it is rendered, compared or synced."""
+        namespace = app.metadata.namespace or ""
+        managed = project_rules.app_namespace_managed(
+            namespace, control_namespace=self._control_namespace, patterns=self._app_namespaces
+        )
+        if managed:
+            return None
+        served = ", ".join((self._control_namespace, *self._app_namespaces))
+        return (
+            f"Application {namespace}/{app.name} is not reconciled: namespace {namespace} is "
+            f"not one this controller serves Applications in ({served}); an administrator "
+            "adds it with `headway serve --app-namespaces`"
+        )
 
     def _condition(self, kind: str, message: str) -> dict[str, Any]:
         return report.condition(kind, message, self._now())
@@ -376,6 +412,7 @@ class ApplicationController:
         wait = ops.retry_wait(state, self._now())
         if wait > 0:
             return wait
+        scoped = self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(comparison.desired)
         outcome = step_operation(
             ExecutorInput(
                 cluster=cluster,
@@ -390,7 +427,7 @@ class ApplicationController:
                 modified=comparison.modified,
                 prune_confirmed=ops.prune_confirmed(raw, state),
                 rules=rules,
-                refuse=guard.resource,
+                refuse=replace(guard, cluster_scoped=scoped).resource,
                 existing_namespaces=existing_namespaces(cluster),
                 cluster_scoped=self._cluster_scoped(cluster, comparison.desired),
                 namespace_metadata=(

@@ -116,13 +116,20 @@ class TaskRunner:
         hook_type = str(task.phase) if task.is_hook else ""
         return TaskResult(task.key, version, status, message, str(task.phase), hook_type)
 
+    def _refusal(self, obj: Mapping[str, Any] | None) -> str | None:
+        """Why the project forbids writing (or deleting) `obj`. Asked before every write,
+        not only in the dry run, which some tasks skip (SkipDryRunOnMissingResource)."""
+        if obj is None or self._refuse is None:
+            return None
+        return self._refuse(obj)
+
     def dry_run(self, task: SyncTask) -> str | None:
         """The error a dry-run apply of the task's object reports, if any."""
-        if task.target is None or task.skip_dry_run:
-            return None
-        refusal = self._refuse(task.target) if self._refuse is not None else None
+        refusal = self._refusal(task.target)
         if refusal is not None:
             return f"{task.key}: {refusal}"
+        if task.target is None or task.skip_dry_run:
+            return None
         try:
             self._cluster.apply(
                 dict(task.target), field_manager=FIELD_MANAGER, force=True, dry_run=True
@@ -133,7 +140,7 @@ class TaskRunner:
 
     def apply(self, task: SyncTask) -> TaskResult:
         assert task.target is not None
-        shared = self._shared_refusal(task)
+        shared = self._shared_refusal(task) or self._refusal(task.target)
         if shared is not None:
             return self._result(task, "SyncFailed", shared)
         target = dict(task.target)
@@ -172,6 +179,9 @@ class TaskRunner:
         """Create the hook, unless this operation already did (a resumed step). Returns None
         when an old run of the hook is still being deleted (try again later)."""
         assert task.target is not None
+        refusal = self._refusal(task.target)
+        if refusal is not None:
+            return self._result(task, "SyncFailed", refusal)
         live = task.live
         if live is not None and _operation_of(live) == self._operation_id:
             return self._result(task, "Synced", "hook already created by this operation")
@@ -197,6 +207,9 @@ class TaskRunner:
             return self._result(task, "PruneSkipped", str(task.disposition))
         if task.disposition is Disposition.AWAITING_CONFIRMATION:
             return self._result(task, "PruneSkipped", str(task.disposition))
+        refusal = self._refusal(task.live)
+        if refusal is not None:
+            return self._result(task, "SyncFailed", refusal)
         policy = _PROPAGATION[task.options.prune_propagation_policy]
         try:
             self._delete(task.key, api_version_of(task), policy)

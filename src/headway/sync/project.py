@@ -10,6 +10,12 @@ namespace matching) or `!` namespace (with the server matching) refuses. Cluster
 kinds are denied unless in `clusterResourceWhitelist` (and not blacklisted); namespaced
 kinds are allowed unless a non-empty `namespaceResourceWhitelist` omits them or the
 blacklist names them.
+
+Applications themselves are confined too (Argo CD's "applications in any namespace"): an
+Application is served only in the control namespace or a namespace the controller is
+configured for, and outside the control namespace only when its project lists that
+namespace in `sourceNamespaces`. Both lists hold globs, or regular expressions written
+`/.../`.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from headway.model.appproject import AppProjectSpec, GroupKind
 
 __all__ = [
     "Refusal",
+    "app_namespace_managed",
     "destination_refusal",
     "glob_match",
     "normalize_repo_url",
     "resource_refusal",
+    "source_namespace_refusal",
     "source_refusal",
 ]
 
@@ -155,3 +163,38 @@ def resource_refusal(
     if _in_list(group, kind, name, spec.cluster_resource_blacklist):
         return Refusal(project, f"{label}: cluster-scoped kind is in clusterResourceBlacklist")
     return None
+
+
+def _namespace_match(pattern: str, namespace: str) -> bool:
+    if len(pattern) > 1 and pattern.startswith("/") and pattern.endswith("/"):
+        try:
+            return re.search(pattern[1:-1], namespace) is not None
+        except re.error:
+            return False  # a pattern that cannot be read permits nothing
+    return glob_match(pattern, namespace)
+
+
+def app_namespace_managed(
+    namespace: str, *, control_namespace: str, patterns: Sequence[str]
+) -> bool:
+    """Whether the controller serves Applications in `namespace`: its control namespace,
+    or one matched by its configured patterns (Argo CD's `application.namespaces`)."""
+    if namespace == control_namespace:
+        return True
+    return any(_namespace_match(p, namespace) for p in patterns)
+
+
+def source_namespace_refusal(
+    project: str, spec: AppProjectSpec, *, app_namespace: str, control_namespace: str
+) -> Refusal | None:
+    """Why the project refuses an Application living in `app_namespace`; an Application in
+    the control namespace is always permitted, any other needs `sourceNamespaces`."""
+    if app_namespace == control_namespace:
+        return None
+    if any(_namespace_match(p, app_namespace) for p in spec.source_namespaces):
+        return None
+    return Refusal(
+        project,
+        f"an Application in namespace {app_namespace} may not use this project "
+        f"(sourceNamespaces does not list it)",
+    )
