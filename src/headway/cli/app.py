@@ -26,6 +26,7 @@ from headway.controllers.app_sources import SourceReader
 from headway.controllers.application import APP_API_VERSION, ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.diff import unified_diff
+from headway.redaction import redact_url_credentials
 from headway.source.git import GitCache
 
 __all__ = ["register"]
@@ -154,7 +155,7 @@ def get_app(
 ) -> None:
     """Status, conditions, the running operation's message and every resource."""
     with _open(state_dir) as store:
-        typer.echo(app_view.app_details(_get(store, name, namespace)))
+        typer.echo(redact_url_credentials(app_view.app_details(_get(store, name, namespace))))
 
 
 @apps.command("diff")
@@ -173,14 +174,14 @@ def diff_app(
         _get(store, name, namespace)
         comparison, errors = controller.compare(name, namespace)
     if comparison is None:
-        typer.echo("error: " + "; ".join(errors), err=True)
+        typer.echo(redact_url_credentials("error: " + "; ".join(errors)), err=True)
         raise typer.Exit(2)
     sections = [
         unified_diff(f"{key.group}/{key.kind} {key.namespace}/{key.name}", d.diff_lines)
         for key, d in sorted(comparison.diffs.items())
         if d.modified
     ]
-    typer.echo("".join(sections), nl=False)
+    typer.echo(redact_url_credentials("".join(sections)), nl=False)
     raise typer.Exit(1 if sections else 0)
 
 

@@ -14,6 +14,7 @@ from typer.core import TyperCommand, TyperGroup
 
 import headway
 from headway.cli import commands
+from headway.redaction import install_log_redaction
 
 
 class LazyRootGroup(TyperGroup):
@@ -120,6 +121,7 @@ def _register_all() -> None:
 
 
 def main() -> None:
+    install_log_redaction()  # no log line of any command shows credentials in a URL
     try:
         app()
     except KeyboardInterrupt:

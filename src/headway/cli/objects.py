@@ -20,6 +20,7 @@ from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.services import service_ports
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj, ResourceKind
+from headway.redaction import redact_url_credentials, redact_urls_in
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 Namespace = Annotated[
@@ -254,7 +255,8 @@ def get(
     if output in ("yaml", "json"):
         data: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
         as_json = output == "json"
-        typer.echo(json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False))
+        shown = json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False)
+        typer.echo(redact_url_credentials(shown))
     elif not objs:
         where = f" in {namespace} namespace" if ns is not None else ""
         typer.echo(f"No resources found{where}.")
@@ -279,6 +281,7 @@ def describe(
         except NotFound:
             typer.echo(f'error: {rk.plural} "{name}" not found', err=True)
             raise typer.Exit(1) from None
+        obj = redact_urls_in(obj)
         meta = obj["metadata"]
         for label, value in (
             ("Name", meta["name"]),
@@ -297,7 +300,7 @@ def describe(
             cells = (c.get("type", ""), c.get("status", ""), c.get("reason", ""))
             typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
         typer.echo("Events:")
-        _describe_events(events_for(cluster, obj)[-15:])
+        _describe_events(redact_urls_in(events_for(cluster, obj)[-15:]))
 
 
 def _describe_events(recent: list[Obj]) -> None:

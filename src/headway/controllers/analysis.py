@@ -15,6 +15,10 @@ started again continues from there: a measurement that was written is never take
 that was not is taken once when due; a Job created before the crash is found by its
 deterministic name and reused.
 
+Secrets never reach the status or the log: argument values read from `secretKeyRef` (and
+credentials in URLs) are masked in the whole status right before it is written, and in the
+log line of a provider that raised (`headway.redaction`).
+
 `spec.terminate: true` ends the run at the next step: measurements in flight are terminated
 and the run is assessed as Argo does (Successful if nothing failed), with Headway's
 `SafetyRules` (a metric needs its measurements to pass; only-Error is an Error).
@@ -40,6 +44,7 @@ from headway.controllers.analysis_measure import recorded
 from headway.controllers.analysis_status import format_time, read_results, run_status
 from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
 from headway.providers.registry import ProviderRegistry, UnsupportedProvider
+from headway.redaction import Redactor
 
 __all__ = ["API_VERSION", "KIND", "AnalysisController"]
 
@@ -85,7 +90,7 @@ class AnalysisController:
             for item in prepared.metrics:
                 self._providers.for_metric(item.metric)
         except (RunProblem, UnsupportedProvider) as problem:
-            self._write(cluster, obj, _error_status(str(problem), status, now))
+            self._write(cluster, obj, _error_status(str(problem), status, now), Redactor())
             return None
         started_at, results = read_results(status)
         started_at = started_at or now
@@ -102,7 +107,7 @@ class AnalysisController:
         new_status = run_status(
             verdict=verdict, results=results, policies=prepared.policies, started_at=started_at
         )
-        self._write(cluster, obj, new_status)
+        self._write(cluster, obj, new_status, Redactor.of(prepared.secrets))
         if verdict.phase in COMPLETED:
             return None
         due = next_run_check_at(
@@ -133,7 +138,13 @@ class AnalysisController:
             ):
                 continue
             request = _request(cluster, obj, item, current, now)
-            answer = await self._take(item, request, current, terminating=prepared.terminate)
+            answer = await self._take(
+                item,
+                request,
+                current,
+                terminating=prepared.terminate,
+                redactor=Redactor.of(prepared.secrets),
+            )
             updated[name] = await self._record(item, request, current or MetricResult(name), answer)
         return updated
 
@@ -144,6 +155,7 @@ class AnalysisController:
         current: MetricResult | None,
         *,
         terminating: bool,
+        redactor: Redactor,
     ) -> RecordedMeasurement:
         provider = self._providers.for_metric(item.metric)
         last = current.last if current is not None else None
@@ -156,7 +168,12 @@ class AnalysisController:
             else:
                 answer = await provider.run(request)
         except Exception as error:  # a provider bug must not wedge the run: record an Error
-            log.exception("provider for metric %s raised", item.policy.name)
+            log.error(  # no traceback: it would show the secrets substituted into the metric
+                "provider for metric %s raised %s: %s",
+                item.policy.name,
+                type(error).__name__,
+                redactor.text(str(error)),
+            )
             answer = decided(
                 request,
                 MeasurementPhase.ERROR,
@@ -204,8 +221,10 @@ class AnalysisController:
             updated[item.policy.name] = await self._record(item, request, current, answer)
         return updated
 
-    def _write(self, cluster: Cluster, obj: Obj, status: Obj) -> None:
-        """Write the status, unless it is what is stored (no write, so no watch event)."""
+    def _write(self, cluster: Cluster, obj: Obj, status: Obj, redactor: Redactor) -> None:
+        """Write the status with secrets masked, unless it is what is stored (no write, so no
+        watch event)."""
+        status = redactor.value(status)
         if status == (obj.get("status") or {}):
             return
         meta = obj["metadata"]

@@ -6,6 +6,9 @@ As in Argo Rollouts, every `{{args.NAME}}` in the run's metrics is replaced by t
 Rollout controller) into plain values. A placeholder naming an argument with no value, an
 unreadable Secret, a metric that does not validate, or a provider Headway lacks is a
 `RunProblem`: the run ends in Error with that message, before anything is measured.
+
+The values read from Secrets are kept (`PreparedRun.secrets`) so that the controller masks them
+in everything it writes (`headway.redaction`).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class PreparedMetric:
 class PreparedRun:
     metrics: tuple[PreparedMetric, ...]
     terminate: bool
+    secrets: tuple[str, ...] = ()  # argument values read from Secrets, never to be shown
 
     @property
     def policies(self) -> list[MetricPolicy]:
@@ -71,8 +75,12 @@ def _secret_value(cluster: Cluster, namespace: str, ref: Mapping[str, Any], arg:
         ) from None
 
 
-def _arg_values(args: Sequence[Any], cluster: Cluster | None, namespace: str) -> dict[str, str]:
+def _arg_values(
+    args: Sequence[Any], cluster: Cluster | None, namespace: str
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Every argument's value, and those of them that came from a Secret."""
     values: dict[str, str] = {}
+    secrets: list[str] = []
     for arg in args:
         if not isinstance(arg, Mapping) or not arg.get("name"):
             continue
@@ -82,7 +90,8 @@ def _arg_values(args: Sequence[Any], cluster: Cluster | None, namespace: str) ->
             values[name] = str(arg["value"])
         elif isinstance(ref, Mapping) and cluster is not None:
             values[name] = _secret_value(cluster, namespace, ref, name)
-    return values
+            secrets.append(values[name])
+    return values, tuple(secrets)
 
 
 def substitute_args(value: Any, args: Mapping[str, str]) -> Any:
@@ -125,7 +134,7 @@ def prepare_run(obj: Obj, cluster: Cluster | None) -> PreparedRun:
     """Resolve, substitute, parse and build policies; `RunProblem` says what is wrong."""
     spec = obj.get("spec") or {}
     namespace = str((obj.get("metadata") or {}).get("namespace") or "default")
-    args = _arg_values(spec.get("args") or [], cluster, namespace)
+    args, secrets = _arg_values(spec.get("args") or [], cluster, namespace)
     resolved = {**obj, "spec": {**spec, "metrics": substitute_args(spec.get("metrics"), args)}}
     metrics = _parsed(resolved)
     try:
@@ -146,4 +155,4 @@ def prepare_run(obj: Obj, cluster: Cluster | None) -> PreparedRun:
         )
         for metric, policy in zip(metrics, policies, strict=True)
     )
-    return PreparedRun(prepared, bool(spec.get("terminate")))
+    return PreparedRun(prepared, bool(spec.get("terminate")), secrets)

@@ -40,6 +40,7 @@ from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
+from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.sync import project as project_rules
 from headway.sync.autosync import (
     AutoSyncAction,
@@ -509,7 +510,7 @@ class ApplicationController:
                 self._clock,
                 involved=raw,
                 reason=reason,
-                message=message,
+                message=redact_url_credentials(message),
                 component="headway-application-controller",
             )
         except ClusterError:
@@ -519,9 +520,11 @@ class ApplicationController:
 
     def _write(self, raw: Obj, status: Obj, wait: float, app: Application | None) -> float:
         """Write the status unless only timestamps would change: a write wakes every
-        watcher of Applications, this controller included."""
+        watcher of Applications, this controller included. Credentials in URLs (a repoURL
+        echoed by a Git error, or copied into `comparedTo`) are masked first."""
         meta = raw["metadata"]
         old = raw.get("status") or {}
+        status = redact_urls_in(status)
         status["conditions"] = report.keep_transition_times(
             old.get("conditions") or [], status.get("conditions") or []
         )
