@@ -184,3 +184,19 @@ def test_a_suspended_resource_holds_an_earlier_wave() -> None:
     decision = wave_gate(plan.waves()[0], plan=plan, live=live_map(paused))
     assert decision.verdict is GateVerdict.WAIT
     assert decision.message.startswith("wave 0 waiting: Deployment/api Suspended")
+
+
+def test_a_paused_rollout_in_an_earlier_wave_says_what_ends_the_wait() -> None:
+    paused = obj(
+        "Rollout",
+        "web",
+        status={"phase": "Paused", "message": "CanaryPauseStep", "observedGeneration": "1"},
+    )
+    paused["metadata"]["generation"] = 1
+    plan = plan_sync([paused, obj("HorizontalPodAutoscaler", "web", wave=1)], [])
+    decision = wave_gate(plan.waves()[0], plan=plan, live=live_map(paused))
+    assert decision.verdict is GateVerdict.WAIT
+    assert decision.message == (
+        "wave 0 waiting: Rollout/web Suspended (CanaryPauseStep; the next waves start once it "
+        "is promoted or its pause ends)"
+    )

@@ -140,7 +140,16 @@ def _blocker(
         reason = f"{_condition_reason(obj, health)}: {_resource(needed)} not found"
         return Blocker(task.key, health.status, reason, needs=needed, needs_wave=wave)
     fails = health.status is HealthStatus.DEGRADED
-    return Blocker(task.key, health.status, health.message, fails=fails)
+    return Blocker(task.key, health.status, _explained(task, health), fails=fails)
+
+
+def _explained(task: SyncTask, health: HealthResult) -> str:
+    """The health message, plus what ends the wait for a paused Rollout: in an earlier wave it
+    holds the later ones (as in Argo CD) until a person or its pause step lets it go on."""
+    if task.key.kind == "Rollout" and health.status is HealthStatus.SUSPENDED:
+        detail = health.message or "paused"
+        return f"{detail}; the next waves start once it is promoted or its pause ends"
+    return health.message
 
 
 def _later_missing_dependency(
