@@ -239,3 +239,25 @@ def test_the_same_bad_image_released_again_is_reverted_again_once(
     assert harness.condition()["reason"] == "GitRevertFound"
     reverted = [m for _, r, m in harness.events() if r == "GitReverted"]
     assert len(reverted) == 2  # one per abort
+
+
+def test_credentials_in_the_repo_url_stay_out_of_events_and_records(
+    harness: Harness, work: WorkRepo
+) -> None:
+    """Issue 16 item 5: a revert that cannot reach `http://user:password@...` reports the
+    remote without its credentials (events, annotations, the condition)."""
+    from prometheus_support import free_port
+
+    password = "pw-planted-in-url"
+    url = f"http://deploy:{password}@127.0.0.1:{free_port()}/gitops.git"
+    harness.abort(stable="shop/web:v2", failed="shop/web:v3", app=application(url))
+    for _ in range(5):
+        harness.step()
+    events = harness.events()
+    assert any(r == "GitRevertRetrying" for _, r, _ in events)  # the remote was named
+    assert any("http://***@127.0.0.1" in m for _, _, m in events)
+    app = harness.cluster.get("argoproj.io/v1alpha1", "Application", "web", "argocd")
+    shown = json.dumps(
+        [events, harness.rollout()["metadata"], harness.condition(), app["metadata"]]
+    )
+    assert password not in shown

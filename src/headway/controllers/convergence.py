@@ -54,6 +54,7 @@ from headway.controllers.convergence_record import (
 )
 from headway.controllers.convergence_revert import RevertOutcome, RevertResult, revert_release
 from headway.controllers.manager import ObjectKey
+from headway.redaction import redact_url_credentials
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.image_scope import application_scopes
@@ -209,7 +210,7 @@ class ConvergenceController:
     def _record(
         self, rollout: Obj, app: Obj, state: ConvergenceState, abort: AbortIdentity
     ) -> float | None:
-        state = state.for_abort(abort)
+        state = state.for_abort(abort).masked()
         text = json.dumps(state.as_json(), sort_keys=True)
         for obj in (rollout, app):
             self._annotate(obj, text)
@@ -236,7 +237,7 @@ class ConvergenceController:
                 self._clock,
                 involved=rollout,
                 reason=reason,
-                message=message,
+                message=redact_url_credentials(message),  # a repoURL may carry a password
                 event_type="Warning" if warning else "Normal",
                 component=FIELD_MANAGER,
             )

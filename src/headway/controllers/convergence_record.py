@@ -14,6 +14,7 @@ from typing import Any
 
 from headway.controllers.convergence_facts import AbortIdentity
 from headway.controllers.convergence_revert import RevertOutcome, RevertResult
+from headway.redaction import redact_url_credentials
 
 __all__ = ["CONDITION_TYPE", "STATE_ANNOTATION", "ConvergenceState", "condition_for", "read_state"]
 
@@ -47,6 +48,10 @@ class ConvergenceState:
             aborted_at=abort.aborted_at,
             analysis_run=abort.analysis_run,
         )
+
+    def masked(self) -> ConvergenceState:
+        """The record with credentials in URLs (a repoURL in a message) masked."""
+        return replace(self, message=redact_url_credentials(self.message))
 
     def answers(self, abort: AbortIdentity) -> bool:
         """This record is the outcome of that abort (so it is not handled again)."""
