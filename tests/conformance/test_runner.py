@@ -15,6 +15,7 @@ import pytest
 from headway.conformance.__main__ import main
 from headway.conformance.argo_cd_health import run_health_tables
 from headway.conformance.argo_rollouts_conditions import run_condition_tables
+from headway.conformance.expr_lang_builtins import run_builtin_tables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -214,3 +215,69 @@ def test_the_script_runs_the_runner(argo_cd: Path, argo_rollouts: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "== Argo CD resource_customizations health" in done.stdout
     assert "== Argo Rollouts conditions (utils/evaluate)" in done.stdout
+
+
+BUILTIN_TESTS = """\
+package builtin_test
+
+func TestBuiltin(t *testing.T) {
+	env := map[string]any{
+		"Words":  []string{"a", "b"},
+		"Ratios": []float64{1, 3},
+		"Clock":  time.Now(),
+	}
+	var tests = []struct {
+		input string
+		want  any
+	}{
+		{`join(Words, "+")`, "a+b"},
+		{`mean(Ratios)`, 2.0},
+		{`len(Words)`, 2.0},
+		{`string(Clock)`, "now"},
+		{`duration("1h")`, time.Hour},
+	}
+	for _, test := range tests {
+		t.Run(test.input, func(t *testing.T) {})
+	}
+}
+
+func TestBuiltin_errors(t *testing.T) {
+	var errorTests = []struct {
+		input string
+		err   string
+	}{
+		{`len(1)`, `invalid argument`},
+		{`len("ok")`, `Headway answers 2 here`},
+	}
+}
+"""
+
+
+def test_expr_lang_builtin_tables_compare_values_with_their_go_type(tmp_path: Path) -> None:
+    _write(tmp_path, {"builtin/builtin_test.go": BUILTIN_TESTS})
+    tables = {table.table: table for table in run_builtin_tables(tmp_path)}
+    values = tables["TestBuiltin"]
+    assert [(case.name, case.matched) for case in values.cases] == [
+        ('join(Words, "+")', True),
+        ("mean(Ratios)", True),
+        ("len(Words)", False),  # Go's len is an int: 2, never 2.0
+    ]
+    assert values.cases[2].actual == "int 2"
+    hour, clock = values.unreadable
+    assert clock.startswith("string(Clock): uses env Clock")  # not a literal in the env
+    assert hour.endswith("unknown name time.Hour")  # a row whose value is not a literal
+    errors = tables["TestBuiltin_errors"]
+    assert [(case.expected, case.actual) for case in errors.cases] == [
+        ("error", "error"),
+        ("error", "int 2"),
+    ]
+
+
+def test_expr_lang_tables_join_the_report_only_when_asked(
+    argo_cd: Path, argo_rollouts: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "expr", {"builtin/builtin_test.go": BUILTIN_TESTS})
+    main([str(argo_cd), str(argo_rollouts)])
+    assert "expr-lang" not in capsys.readouterr().out
+    main([str(argo_cd), str(argo_rollouts), "--expr-lang", str(tmp_path / "expr")])
+    assert "  TestBuiltin_errors  1/2 (50.0%)" in capsys.readouterr().out

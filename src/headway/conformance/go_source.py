@@ -16,7 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Cursor", "GoType", "Token", "Unreadable", "parse_value", "tokenize"]
+__all__ = [
+    "Cursor",
+    "GoType",
+    "Token",
+    "Unreadable",
+    "parse_lenient",
+    "parse_value",
+    "skip_element",
+    "tokenize",
+]
 
 _TOKEN = re.compile(
     r"""(?P<skip>\s+|//[^\n]*|/\*.*?\*/)
@@ -269,3 +278,48 @@ def _element(
     if element is not None and element.kind == "struct" and cursor.peek() == "{":
         return _composite_body(cursor, element, names)
     return parse_value(cursor, names, element)
+
+
+def skip_element(cursor: Cursor) -> None:
+    """Move past one element of a composite literal, to its `,` or closing `}`."""
+    depth = 0
+    while cursor.position < len(cursor.tokens):
+        text = cursor.peek()
+        if depth == 0 and text in (",", "}"):
+            return
+        depth += {"{": 1, "(": 1, "[": 1, "}": -1, ")": -1, "]": -1}.get(text, 0)
+        cursor.take()
+
+
+def parse_lenient(
+    cursor: Cursor, names: Mapping[str, Any]
+) -> tuple[list[Any] | dict[Any, Any], list[str]]:
+    """A slice or map literal, element by element: what cannot be read is left out and
+    reported (`key: problem` for a map), so one exotic row does not lose the whole table."""
+    literal_type = parse_type(cursor)
+    element = literal_type.element
+    cursor.expect("{")
+    items: list[Any] = []
+    entries: dict[Any, Any] = {}
+    problems: list[str] = []
+    while cursor.peek() != "}":
+        start = cursor.position
+        key: Any = None
+        try:
+            if literal_type.kind == "map":
+                key = parse_value(cursor, names)
+                cursor.expect(":")
+                entries[key] = parse_value(cursor, names, element)
+            elif element is not None and element.kind == "struct":
+                items.append(_composite_body(cursor, element, names))
+            else:
+                items.append(parse_value(cursor, names, element))
+        except Unreadable as err:
+            shown = " ".join(token.text for token in cursor.tokens[start : start + 8])
+            problems.append(f"{key}: {err}" if key is not None else f"{shown} ...: {err}")
+            cursor.position = start
+            skip_element(cursor)
+        if cursor.peek() == ",":
+            cursor.take()
+    cursor.expect("}")
+    return (entries if literal_type.kind == "map" else items), problems

@@ -11,7 +11,15 @@ from typing import Any
 
 from headway.expr.errors import EvalProblem
 from headway.expr.signature import Builtin, need_int, need_list, need_map
-from headway.expr.values import is_list, is_map, to_index, values_equal
+from headway.expr.values import (
+    describe_value,
+    is_list,
+    is_map,
+    is_number,
+    to_index,
+    type_name,
+    values_equal,
+)
 
 __all__ = ["COLLECTION_FUNCTIONS", "MAX_NESTING"]
 
@@ -41,7 +49,9 @@ def _get(args: list[Any]) -> Any:
             return None
         position = index + len(container) if index < 0 else index
         return container[position] if 0 <= position < len(container) else None
-    return None
+    if container is None or is_list(container) or isinstance(container, str):
+        return None
+    raise EvalProblem(f"type {type_name(container)} does not support indexing")
 
 
 def _concat(args: list[Any]) -> list[Any]:
@@ -92,6 +102,30 @@ def _uniq(args: list[Any]) -> list[Any]:
     return kept
 
 
+def _from_pairs(args: list[Any]) -> dict[Any, Any]:
+    pairs: dict[Any, Any] = {}
+    for pair in need_list("fromPairs", args[0]):
+        if not is_list(pair) or len(pair) != 2:
+            raise EvalProblem(f"fromPairs: invalid pair {describe_value(pair)}")
+        key, value = pair
+        if not isinstance(key, str | int | float | bool) and key is not None:
+            raise EvalProblem(f"fromPairs: a key cannot be {type_name(key)}")
+        pairs[key] = value
+    return pairs
+
+
+def _sort(args: list[Any]) -> list[Any]:
+    """`sort(array[, "asc"|"desc"])`: numbers with numbers, or strings with strings."""
+    items = list(need_list("sort", args[0]))
+    order = args[1] if len(args) == 2 else "asc"
+    if order not in ("asc", "desc"):
+        raise EvalProblem(f'sort: unknown order {describe_value(order)} (use "asc" or "desc")')
+    numbers = all(is_number(item) for item in items)
+    if not numbers and not all(isinstance(item, str) for item in items):
+        raise EvalProblem("sort needs an array of numbers or an array of strings")
+    return sorted(items, reverse=order == "desc")
+
+
 COLLECTION_FUNCTIONS = (
     Builtin("keys", 1, 1, lambda args: list(need_map("keys", args[0]).keys())),
     Builtin("values", 1, 1, lambda args: list(need_map("values", args[0]).values())),
@@ -101,4 +135,7 @@ COLLECTION_FUNCTIONS = (
     Builtin("flatten", 1, 1, lambda args: _flatten(need_list("flatten", args[0]))),
     Builtin("uniq", 1, 1, _uniq),
     Builtin("reverse", 1, 1, lambda args: list(reversed(need_list("reverse", args[0])))),
+    Builtin("sort", 1, 2, _sort),
+    Builtin("toPairs", 1, 1, lambda args: [list(p) for p in need_map("toPairs", args[0]).items()]),
+    Builtin("fromPairs", 1, 1, _from_pairs),
 )

@@ -85,9 +85,18 @@ def _container(brackets: str, items: list[tuple[Any, Any]], depth: int) -> Itera
 
 def from_json(text: str) -> Any:
     try:
-        return json.loads(text, parse_int=float, parse_constant=_refuse_constant)
+        return json.loads(
+            text, parse_int=_finite, parse_float=_finite, parse_constant=_refuse_constant
+        )
     except (ValueError, RecursionError) as err:
         raise EvalProblem(f"fromJSON: not valid JSON: {err}") from None
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if math.isinf(value):
+        raise ValueError(f"cannot unmarshal number {number} into a float (out of range)")
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
