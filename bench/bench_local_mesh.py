@@ -11,6 +11,8 @@
    (controllers, Service proxies, kubelet).
 3. Requests: latency through a VirtualService's router vs the Service's own TCP proxy, one
    keep-alive client, the same pods.
+4. Gateway: latency through an Istio Gateway's listener (Host routing, then the same router)
+   vs through the VirtualService's router directly.
 """
 
 from __future__ import annotations
@@ -62,7 +64,15 @@ def _virtual_service(name: str) -> Obj:
              {"destination": {"host": "canary"}, "weight": 0}]
     return {"apiVersion": VIRTUAL_SERVICE_API, "kind": "VirtualService",
             "metadata": {"name": name, "namespace": "default"},
-            "spec": {"http": [{"name": "primary", "route": route}]}}
+            "spec": {"hosts": [f"{name}.bench.example"], "gateways": ["edge"],
+                     "http": [{"name": "primary", "route": route}]}}
+
+
+GATEWAY: Obj = {
+    "apiVersion": "networking.istio.io/v1beta1", "kind": "Gateway",
+    "metadata": {"name": "edge", "namespace": "default"},
+    "spec": {"servers": [{"port": {"number": 80, "protocol": "HTTP"}, "hosts": ["*"]}]},
+}
 
 
 async def _until(check: Callable[[], Awaitable[bool]], timeout: float = 30.0) -> None:
@@ -119,10 +129,12 @@ async def _propagation(runtime: Runtime, client: httpx2.AsyncClient, url: str) -
     print(f"  set_weight on the router directly     {d * 1000:8.1f} ms   ratio {m / d:6.1f}x")
 
 
-async def _latency(client: httpx2.AsyncClient, url: str) -> float:
+async def _latency(
+    client: httpx2.AsyncClient, url: str, headers: dict[str, str] | None = None
+) -> float:
     start = time.perf_counter()
     for _ in range(REQUESTS):
-        await client.get(url)
+        await client.get(url, headers=headers)
     return (time.perf_counter() - start) / REQUESTS
 
 
@@ -157,6 +169,7 @@ async def main() -> None:
             runtime.cluster.apply(_service(name), field_manager="bench")
         for index in range(VIRTUAL_SERVICES):
             runtime.cluster.apply(_virtual_service(f"vs-{index}"), field_manager="bench")
+        runtime.cluster.apply(GATEWAY, field_manager="bench")
 
         def address() -> str:
             vs = runtime.cluster.get(VIRTUAL_SERVICE_API, "VirtualService", "vs-0", "default")
@@ -184,6 +197,15 @@ async def main() -> None:
             print(f"  through the VirtualService router {mesh_latency * 1e6:8.0f} us")
             print(f"  through the Service's TCP proxy   {service_latency * 1e6:8.0f} us   "
                   f"ratio {mesh_latency / service_latency:5.2f}x")
+            gateway = runtime.cluster.get("networking.istio.io/v1", "Gateway", "edge", "default")
+            gateway_url = f"http://{gateway['status']['address']}/"
+            host = {"host": "vs-0.bench.example"}
+            through_gateway = await _latency(client, gateway_url, host)
+            direct = await _latency(client, url, host)
+            print(f"request latency through a Gateway, one keep-alive client (mean of {REQUESTS}):")
+            print(f"  Gateway listener, then the router {through_gateway * 1e6:8.0f} us")
+            print(f"  the router directly               {direct * 1e6:8.0f} us   "
+                  f"ratio {through_gateway / direct:5.2f}x")
         stop.set()
         await task
 
