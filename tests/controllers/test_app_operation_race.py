@@ -167,3 +167,36 @@ def test_two_cli_syncs_read_before_either_writes_one_wins(
     monkeypatch.undo()
     assert second == [(0, "sync of shop requested\n")]
     assert first[0] == 1 and "changed while the operation was written" in first[1]
+
+
+def test_a_terminate_landing_during_a_step_is_not_overwritten(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, _files())
+    h.install(application("shop", h.remote.url, path="app"))
+    h.step("shop")
+    assert _sync(tmp_path)[0] == 0
+    controller, store = _racing_controller(h, tmp_path)
+    for _ in range(10):  # until the PreSync hook runs
+        controller.reconcile("shop", APPS_NS)
+        if h.exists("Job", "migrate"):
+            break
+    h.finish_job("migrate")
+    terminated: list[tuple[int, str]] = []
+
+    def terminate_once() -> None:
+        if not terminated:
+            args = ["app", "terminate", "shop", "--state-dir", str(tmp_path / "state")]
+            result = runner.invoke(app, args)
+            terminated.append((result.exit_code, result.output))
+
+    store.before_write = terminate_once
+    controller.reconcile("shop", APPS_NS)  # the hook's wave passes; terminate lands first
+    store.before_write = lambda: None
+    assert terminated == [(0, "operation on shop is terminating\n")]
+    status = h.run("shop", lambda s: phase(s) in ("Succeeded", "Failed"))
+    assert (phase(status), status["operationState"]["message"]) == (
+        "Failed",
+        "Operation terminated",
+    )
+    assert not h.exists("ConfigMap", "settings")

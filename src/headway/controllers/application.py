@@ -532,9 +532,11 @@ class ApplicationController:
         self.metrics.observe(report.metrics_sample(raw, status, project))
         if report.without_stamps(old) == report.without_stamps(status):
             return wait
-        # Starting an operation (the automated policy's) is preconditioned like taking a
-        # requested one: a request written meanwhile wins, and the step decides again.
-        starts = not ops.is_running(old.get("operationState")) and ops.is_running(
+        # A write that starts an operation (the automated policy's) or carries a running one
+        # is preconditioned on what this step read: a request or a `terminate` written
+        # meanwhile wins, and the next step decides again from it. A step whose write is
+        # refused so is like one killed before writing, which every unit tolerates.
+        guarded = ops.is_running(old.get("operationState")) or ops.is_running(
             status.get("operationState")
         )
         try:
@@ -544,7 +546,7 @@ class ApplicationController:
                 meta["name"],
                 meta.get("namespace"),
                 status,
-                resource_version=str(meta["resourceVersion"]) if starts else None,
+                resource_version=str(meta["resourceVersion"]) if guarded else None,
             )
         except NotFound:
             return self._poll
