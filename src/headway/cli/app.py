@@ -1,4 +1,5 @@
-"""`headway app`: list, get, diff, sync, history, rollback, terminate, confirm-prune.
+"""`headway app`: list, get, diff, sync, history, rollback, terminate, confirm-prune (and,
+from `app_edit`, create, set, delete, wait, manifests).
 
 Commands that change something write to the Application in the store, as Argo CD's CLI
 does: `sync` and `rollback` write an `operation` that the controller (`headway serve`)
@@ -23,13 +24,14 @@ from headway.cluster.local.store import LocalCluster
 from headway.controllers import app_operations as ops
 from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
 from headway.controllers.app_sources import SourceReader
+from headway.controllers.app_status import Comparison
 from headway.controllers.application import APP_API_VERSION, ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.diff import unified_diff
 from headway.redaction import redact_url_credentials
 from headway.source.git import GitCache
 
-__all__ = ["register"]
+__all__ = ["compare", "find", "open_store", "read_app", "register"]
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 AppsNamespace = Annotated[
@@ -46,20 +48,54 @@ DEFAULT_STATE = Path(".headway")
 apps = typer.Typer(help="Argo CD Applications: status, diff and manual operations.")
 
 
-def _open(state_dir: Path) -> LocalCluster:
+def open_store(state_dir: Path, *, create: bool = False) -> LocalCluster:
+    """The store; without `create`, a missing one is an error pointing at `runtime up`."""
     paths = RuntimePaths(state_dir)
-    if not paths.db.exists():
+    if create:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    elif not paths.db.exists():
         typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
         raise typer.Exit(1)
     return LocalCluster(paths.db, SystemClock())
 
 
-def _get(store: LocalCluster, name: str, namespace: str) -> dict[str, Any]:
+_open = open_store
+
+
+def find(store: LocalCluster, name: str, namespace: str) -> dict[str, Any] | None:
     try:
         return store.get(APP_API_VERSION, "Application", name, namespace)
     except NotFound:
+        return None
+
+
+def read_app(store: LocalCluster, name: str, namespace: str) -> dict[str, Any]:
+    """The Application, or exit 1 saying it is not found."""
+    found = find(store, name, namespace)
+    if found is None:
         typer.echo(f"error: application {namespace}/{name} not found", err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(1)
+    return found
+
+
+_get = read_app
+
+
+def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
+    """Render the app from Git in this process (fresh caches: a hard refresh by nature) and
+    compare it with live; errors that prevent it end the command with exit 2."""
+    with _open(state_dir) as store:
+        clock = SystemClock()
+        reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
+        controller = ApplicationController(
+            store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
+        )
+        _get(store, name, namespace)
+        comparison, errors = controller.compare(name, namespace)
+    if comparison is None:
+        typer.echo(redact_url_credentials("error: " + "; ".join(errors)), err=True)
+        raise typer.Exit(2)
+    return comparison
 
 
 def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[str, Any]) -> None:
@@ -165,17 +201,7 @@ def diff_app(
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
     """A unified diff per resource between live and Git; exit code 1 when they differ."""
-    with _open(state_dir) as store:
-        clock = SystemClock()
-        reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
-        controller = ApplicationController(
-            store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
-        )
-        _get(store, name, namespace)
-        comparison, errors = controller.compare(name, namespace)
-    if comparison is None:
-        typer.echo(redact_url_credentials("error: " + "; ".join(errors)), err=True)
-        raise typer.Exit(2)
+    comparison = compare(state_dir, name, namespace)
     sections = [
         unified_diff(f"{key.group}/{key.kind} {key.namespace}/{key.name}", d.diff_lines)
         for key, d in sorted(comparison.diffs.items())
@@ -348,4 +374,7 @@ def confirm_prune(
 
 
 def register(app: typer.Typer) -> None:
+    from headway.cli import app_edit  # create, set, delete, wait, manifests
+
+    app_edit.add_commands(apps)
     app.add_typer(apps, name="app")

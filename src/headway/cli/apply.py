@@ -101,7 +101,7 @@ def apply(
                 meta["namespace"] = namespace
             obj["metadata"] = meta
             try:
-                _ensure_control_namespace(cluster, meta.get("namespace"))
+                ensure_control_namespace(cluster, meta.get("namespace"))
                 before = _existing(cluster, obj)
                 after = cluster.apply(obj, field_manager=FIELD_MANAGER, force=force_conflicts)
             except FieldConflict as err:
@@ -133,7 +133,7 @@ def apply(
         raise typer.Exit(1)
 
 
-def _ensure_control_namespace(cluster: LocalCluster, namespace: object) -> None:
+def ensure_control_namespace(cluster: LocalCluster, namespace: object) -> None:
     """Create Headway's control namespace (`argocd`, where Applications and AppProjects live)
     the first time something is applied into it, as installing Argo CD would have: applying
     an Application must not depend on `headway serve` having run first."""
