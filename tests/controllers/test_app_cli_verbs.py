@@ -176,12 +176,16 @@ def test_wait_fails_at_once_when_health_turns_degraded(
 
 
 def test_manifests_prints_what_will_be_applied(tmp_path: Path, clock: VirtualClock) -> None:
-    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), config_map("b"))})
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "token"},
+              "stringData": {"token": "hunter2-very-secret"}}
+    files = {"app/all.yaml": manifests(config_map("a"), config_map("b"), secret)}
+    h = make_harness(tmp_path, clock, files)
     create_shop(h, tmp_path)
     code, out = cli(tmp_path, "manifests", "shop")
     assert code == 0, out
     documents = [d for d in out.split("---\n") if d]
-    assert len(documents) == 2
+    assert len(documents) == 3
+    assert "hunter2" not in out and "token: ++++++++" in out  # masked, as Argo CD shows it
     assert "name: a" in documents[0] and "namespace: demo" in documents[0]
     assert "app.kubernetes.io/instance: shop" in out  # tracking label, as applied
     code, out = cli(tmp_path, "manifests", "shop", "--source", "live")

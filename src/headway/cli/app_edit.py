@@ -8,6 +8,7 @@ Application in the store, as `argocd app ...` does through the API server; the c
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import typer
@@ -16,6 +17,7 @@ from headway.cli import app as app_cli
 from headway.cli import app_define as define
 from headway.cli import app_view, app_wait
 from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
+from headway.redaction import redact_url_credentials
 
 __all__ = ["add_commands"]
 
@@ -296,7 +298,8 @@ def wait(
             pause=time.sleep,
             progress=typer.echo,
         )
-        typer.echo(app_view.app_details(app_cli.read_app(store, name, namespace)))
+        details = app_view.app_details(app_cli.read_app(store, name, namespace))
+        typer.echo(redact_url_credentials(details))
     typer.echo(("error: " if waited.error else "") + waited.message, err=waited.error)
     raise typer.Exit(waited.code)
 
@@ -323,7 +326,22 @@ def manifests(
         else [comparison.live[key] for key in sorted(comparison.live)]
     )
     for obj in objects:
-        typer.echo("---\n" + yaml.safe_dump(obj, sort_keys=False), nl=False)
+        text = yaml.safe_dump(_masked_secret(obj), sort_keys=False)
+        typer.echo(redact_url_credentials("---\n" + text), nl=False)
+
+
+SECRET_MASK = "++++++++"
+
+
+def _masked_secret(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Secret's values masked, as Argo CD's API masks them in manifests it shows."""
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+        return obj
+    masked = dict(obj)
+    for key in ("data", "stringData"):
+        if isinstance(obj.get(key), dict):
+            masked[key] = dict.fromkeys(obj[key], SECRET_MASK)
+    return masked
 
 
 def add_commands(apps: typer.Typer) -> None:
