@@ -13,7 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rollout_harness import API, Harness, rollout, template
+import pytest
+from rollout_harness import API, Harness, rollout, service, template
 from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
@@ -144,3 +145,45 @@ def test_controller_never_promotes_on_a_run_that_failed_after_its_decision(
     assert h.replica_sets()[new] == 0
     events = h.cluster.list("v1", "Event", namespace="default")
     assert not [e for e in events if e.get("reason") == "RolloutCompleted" and new in e["message"]]
+
+
+@pytest.mark.parametrize("written", [{"promoteFull": True}, {"currentStepIndex": 2}])
+def test_a_promote_written_after_the_failure_still_aborts(
+    tmp_path: Path, clock: VirtualClock, written: dict[str, Any]
+) -> None:
+    """Whatever a promote managed to write in the window (its check and its write straddling
+    the failure), the controller judges the failed run before it acts on the promote."""
+    canary = {"steps": [{"setWeight": 25}, STEP_ANALYSIS, {"setWeight": 50}]}
+    h = _updating(tmp_path, clock, canary)
+    stable, new = h.status()["stableRS"], h.status()["currentPodHash"]
+    h.set_run_phase(f"web-{new}-2-1", "Failed", 'Metric "errors" assessed Failed')
+    h.patch_status(written)  # the promote's write, landed after its check
+    h.settle()
+    status = h.status()
+    assert status["abort"] is True, status
+    assert status["stableRS"] == stable and h.replica_sets()[new] == 0
+
+
+def test_a_blue_green_promote_full_never_skips_a_failed_post_promotion_run(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    blue_green = {
+        "activeService": "web-active",
+        "autoPromotionEnabled": True,
+        "postPromotionAnalysis": {"templates": [{"templateName": "errors"}], "args": RUN_ARGS},
+    }
+    h = Harness(tmp_path, clock)
+    h.apply(template("errors", args=ARGS))
+    h.apply(service("web-active"))
+    h.apply(rollout(blue_green=blue_green))
+    h.settle()
+    stable = h.status()["stableRS"]
+    clock.advance(5)
+    h.apply(rollout(image="app:v2", blue_green=blue_green))
+    h.settle()
+    (run,) = [r["metadata"]["name"] for r in h.runs()]
+    h.set_run_phase(run, "Failed", 'Metric "errors" assessed Failed')
+    h.patch_status({"promoteFull": True})  # a `promote --full` that landed in the window
+    h.settle()
+    status = h.status()
+    assert status["abort"] is True and status["stableRS"] == stable

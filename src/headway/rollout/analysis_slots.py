@@ -7,6 +7,11 @@ pre-promotion run before the active Service switches, a post-promotion run after
 Each result: Successful lets the rollout continue, Inconclusive adds the
 `InconclusiveAnalysis` pause condition, Failed or Error aborts with a message naming the run
 and the metric. Runs that are no longer needed are superseded (terminated if running).
+
+A run of the current revision that has Failed or Errored and that nothing superseded aborts
+the rollout before any slot is looked at (`abort_on_failed_evidence`): a promote written in
+the moment between the failure and the abort (`promoteFull`, or a step index moved past the
+failed step, which would otherwise only supersede the run) never skips it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,13 @@ from headway.rollout.analysis_runs import RunRequest
 from headway.rollout.context import Draft
 from headway.rollout.runs import RunInputs, reconcile_slot
 
-__all__ = ["INCONCLUSIVE", "reconcile_canary_analysis", "reconcile_run", "supersede_all"]
+__all__ = [
+    "INCONCLUSIVE",
+    "abort_on_failed_evidence",
+    "reconcile_canary_analysis",
+    "reconcile_run",
+    "supersede_all",
+]
 
 INCONCLUSIVE = "InconclusiveAnalysis"
 _KIND_WORDS = {
@@ -92,6 +103,26 @@ def reconcile_run(
         detail = f": {run.message}" if run.message else ""
         d.abort(f"{_KIND_WORDS[request.rollout_type]} run '{run.name}' phase {run.phase}{detail}")
     return outcome.status
+
+
+def abort_on_failed_evidence(d: Draft) -> None:
+    """Abort when a run of the current revision Failed or Errored and was never superseded
+    (not while promoted, aborted already, or rolling back within `rollbackWindow`)."""
+    ctx = d.ctx
+    promoted = bool(ctx.stable_hash) and ctx.stable_hash == ctx.current_hash
+    if d.aborted or promoted or ctx.within_rollback_window:
+        return
+    failed = [
+        r
+        for r in ctx.runs
+        if r.pod_hash == ctx.current_hash and not r.superseded and r.phase in ("Failed", "Error")
+    ]
+    if not failed:
+        return
+    run = max(failed, key=lambda r: (r.created, r.name))
+    words = _KIND_WORDS.get(run.rollout_type, "Analysis")
+    detail = f": {run.message}" if run.message else ""
+    d.abort(f"{words} run '{run.name}' phase {run.phase}{detail}")
 
 
 def supersede_all(d: Draft, holder: dict[str, Any], *keys: str) -> None:

@@ -16,7 +16,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from headway.model.rollout import BlueGreenStrategy
-from headway.rollout.analysis_slots import reconcile_run, request_for, supersede_all
+from headway.rollout.analysis_slots import (
+    abort_on_failed_evidence,
+    reconcile_run,
+    request_for,
+    supersede_all,
+)
 from headway.rollout.canary import promote
 from headway.rollout.context import Draft
 from headway.rollout.replica_sets import ReplicaSetView
@@ -136,6 +141,7 @@ def reconcile_blue_green(d: Draft) -> None:
         _services(d, ctx.current_hash)
         _scale_down_old(d, ctx.current_hash)
         return
+    abort_on_failed_evidence(d)
     if d.aborted:
         supersede_all(d, holder, *_KEYS)
         _aborted(d, new)

@@ -19,7 +19,7 @@ from datetime import timedelta
 
 from headway.model.rollout import CanaryStrategy
 from headway.rollout import canary_steps as steps_of
-from headway.rollout.analysis_slots import reconcile_canary_analysis
+from headway.rollout.analysis_slots import abort_on_failed_evidence, reconcile_canary_analysis
 from headway.rollout.canary_replicas import (
     ReplicaSetScale,
     TrafficWeights,
@@ -280,6 +280,7 @@ def reconcile_canary(d: Draft) -> None:
         promote(d, "Initial deploy")
         _reconcile_services_and_traffic(d)
         return
+    abort_on_failed_evidence(d)
     reconcile_canary_analysis(d, index=_index(d), promoted=_promoted(d))
     if d.aborted and canary.steps and not _promoted(d):
         d.status["currentStepIndex"] = 0
