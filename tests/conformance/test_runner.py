@@ -14,6 +14,7 @@ import pytest
 
 from headway.conformance.__main__ import main
 from headway.conformance.argo_cd_health import run_health_tables
+from headway.conformance.argo_rollouts_assessment import run_assessment_tables
 from headway.conformance.argo_rollouts_conditions import run_condition_tables
 from headway.conformance.expr_lang_builtins import run_builtin_tables
 
@@ -281,3 +282,59 @@ def test_expr_lang_tables_join_the_report_only_when_asked(
     assert "expr-lang" not in capsys.readouterr().out
     main([str(argo_cd), str(argo_rollouts), "--expr-lang", str(tmp_path / "expr")])
     assert "  TestBuiltin_errors  1/2 (50.0%)" in capsys.readouterr().out
+
+
+ASSESSMENT_TESTS = """\
+package analysis
+
+func TestAssessMetricLimits(t *testing.T) {
+	limit := intstr.FromInt(1)
+	metric := v1alpha1.Metric{Name: "errors", FailureLimit: &limit, Interval: "30s"}
+	result := v1alpha1.MetricResult{
+		Failed: 2,
+		Count:  2,
+		Measurements: []v1alpha1.Measurement{{
+			Phase:      v1alpha1.AnalysisPhaseFailed,
+			FinishedAt: timePtr(metav1.Now()),
+		}},
+	}
+	assert.Equal(t, v1alpha1.AnalysisPhaseFailed, assessMetricStatus(metric, result, false))
+	// The pointer sees the variable's new value, as in Go.
+	limit = intstr.FromInt(2)
+	assert.Equal(t, v1alpha1.AnalysisPhaseRunning, assessMetricStatus(metric, result, false))
+	result.Measurements = []v1alpha1.Measurement{{Phase: v1alpha1.AnalysisPhaseRunning}}
+	assert.Equal(t, v1alpha1.AnalysisPhaseRunning, assessMetricStatus(metric, result, true))
+}
+
+func TestAssessMetricNothingMeasured(t *testing.T) {
+	metric := v1alpha1.Metric{Name: "idle"}
+	result := v1alpha1.MetricResult{}
+	assert.Equal(t, v1alpha1.AnalysisPhasePending, assessMetricStatus(metric, result, false))
+	// Argo: a run stopped before measuring succeeds; Headway's safety rule says Inconclusive.
+	assert.Equal(t, v1alpha1.AnalysisPhaseSuccessful, assessMetricStatus(metric, result, true))
+	phase, _ := someHelper(metric, result)
+	assert.Equal(t, phase, assessMetricStatus(metric, result, true))
+}
+
+func TestSomethingElse(t *testing.T) {
+	assert.Equal(t, 1, 1)
+}
+"""
+
+
+def test_assessment_cases_replay_the_go_statements(tmp_path: Path) -> None:
+    _write(tmp_path, {"analysis/analysis_test.go": ASSESSMENT_TESTS})
+    tables = {table.table: table for table in run_assessment_tables(tmp_path)}
+    assert set(tables) == {"TestAssessMetricLimits", "TestAssessMetricNothingMeasured"}
+    limits = tables["TestAssessMetricLimits"]
+    assert [(c.expected, c.actual) for c in limits.cases] == [
+        ("Failed", "Failed"),
+        ("Running", "Running"),  # only right if the pointer followed the variable
+        ("Running", "Running"),  # the in-flight measurement has no FinishedAt
+    ]
+    idle = tables["TestAssessMetricNothingMeasured"]
+    assert [(c.expected, c.actual) for c in idle.cases] == [
+        ("Pending", "Pending"),
+        ("Successful", "Inconclusive"),  # documented: Headway's require-measurements rule
+    ]
+    assert idle.unreadable == ("unknown name phase",)

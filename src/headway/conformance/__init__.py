@@ -9,7 +9,9 @@ Headway — and prints how many cases of each table Headway answers as Argo does
   assessed by Headway's health registry with that directory's `health.lua` (argo_cd_health);
 * Argo Rollouts: the condition cases of `utils/evaluate/evaluate_test.go` (`EvalCondition` and
   `EvaluateResult` with literal arguments), evaluated by `headway.analysis.measurement`
-  (argo_rollouts_conditions);
+  (argo_rollouts_conditions), and the `TestAssessMetric*` cases of
+  `analysis/analysis_test.go`, assessed by `headway.analysis.assessment`
+  (argo_rollouts_assessment);
 * with `--expr-lang EXPR_DIR`, expr-lang's `builtin/builtin_test.go` tables, evaluated by
   `headway.expr` (expr_lang_builtins).
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from headway.conformance.argo_cd_health import run_health_tables
+from headway.conformance.argo_rollouts_assessment import run_assessment_tables
 from headway.conformance.argo_rollouts_conditions import run_condition_tables
 from headway.conformance.expr_lang_builtins import run_builtin_tables
 from headway.conformance.tables import TableResult, render
@@ -60,6 +61,7 @@ def _check_layout(parser: argparse.ArgumentParser, name: str, directory: Path) -
 def _results(argo_cd: Path, argo_rollouts: Path, expr_lang: Path | None) -> Iterator[TableResult]:
     yield from run_health_tables(argo_cd)
     yield from run_condition_tables(argo_rollouts)
+    yield from run_assessment_tables(argo_rollouts)
     if expr_lang is not None:
         yield from run_builtin_tables(expr_lang)
 

@@ -22,7 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from headway.analysis.measurement import compile_metric_conditions, measurement_outcome
-from headway.conformance.go_source import Cursor, Token, Unreadable, parse_value, tokenize
+from headway.conformance.go_source import (
+    Cursor,
+    Token,
+    Unreadable,
+    contains_opaque,
+    parse_value,
+    resolve,
+    tokenize,
+)
 from headway.conformance.tables import Case, TableResult
 from headway.expr import ConditionError, compile_condition
 
@@ -220,8 +228,16 @@ class _Reader:
         if expected is None:
             self.unreadable.append(f"{pending.call}{tuple(pending.args)}: no expectation read")
             return
-        actual = _headway(pending.call, pending.args)
-        self.cases.append(Case(f"{pending.call}{_describe(pending.args)}", expected, actual))
+        try:
+            args = resolve(pending.args, self.names)
+        except Unreadable as err:
+            self.unreadable.append(f"{pending.call}: {err}")
+            return
+        if contains_opaque(args):
+            self.unreadable.append(f"{pending.call}: an argument holds a value not read")
+            return
+        actual = _headway(pending.call, args)
+        self.cases.append(Case(f"{pending.call}{_describe(args)}", expected, actual))
 
 
 def _describe(args: list[Any]) -> str:

@@ -19,10 +19,14 @@ from typing import Any
 __all__ = [
     "Cursor",
     "GoType",
+    "Opaque",
+    "Ref",
     "Token",
     "Unreadable",
+    "contains_opaque",
     "parse_lenient",
     "parse_value",
+    "resolve",
     "skip_element",
     "tokenize",
 ]
@@ -43,6 +47,47 @@ _INT_TYPES = frozenset({"int", "int8", "int16", "int32", "int64", "uint", "uint3
 
 class Unreadable(Exception):
     """Go this reader does not understand; the message says what."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """`&name`: a pointer to a variable, read when the case runs (Go's aliasing: assigning
+    to the variable later changes what the pointer sees)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A struct field whose value this reader could not read (`timePtr(...)`); kept so that
+    the field counts as set, and refused wherever its value would matter."""
+
+    reason: str
+
+
+def resolve(value: Any, names: Mapping[str, Any], depth: int = 0) -> Any:
+    """`value` with every `Ref` replaced by the variable's current value."""
+    if depth > 50:
+        raise Unreadable("pointers nest too deeply")
+    if isinstance(value, Ref):
+        if value.name not in names:
+            raise Unreadable(f"unknown name {value.name}")
+        return resolve(names[value.name], names, depth + 1)
+    if isinstance(value, list):
+        return [resolve(item, names, depth + 1) for item in value]
+    if isinstance(value, dict):
+        return {key: resolve(item, names, depth + 1) for key, item in value.items()}
+    return value
+
+
+def contains_opaque(value: Any) -> bool:
+    if isinstance(value, Opaque):
+        return True
+    if isinstance(value, list):
+        return any(contains_opaque(item) for item in value)
+    if isinstance(value, dict):
+        return any(contains_opaque(item) for item in value.values())
+    return False
 
 
 @dataclass(frozen=True)
@@ -170,6 +215,9 @@ def parse_value(cursor: Cursor, names: Mapping[str, Any], to: GoType | None = No
         return _convert(_scalar(cursor), to)
     if head == "&":
         cursor.take()
+        following = cursor.peek(1)
+        if cursor.peek()[:1].isalpha() and following not in ("{", "(", "."):
+            return Ref(cursor.take().text)
         return parse_value(cursor, names, to)
     if head == "{":
         return _composite_body(cursor, to or GoType("scalar", name="any"), names)
@@ -252,7 +300,10 @@ def _composite_body(cursor: Cursor, literal_type: GoType, names: Mapping[str, An
     element = literal_type.element if literal_type.kind in ("slice", "map") else None
     while cursor.peek() != "}":
         first = _element(cursor, names, element, keyed_struct=literal_type.kind != "map")
-        if cursor.peek() == ":":
+        if cursor.peek() == ":" and literal_type.kind == "named":
+            cursor.take()
+            keyed[first] = _field_value(cursor, names)
+        elif cursor.peek() == ":":
             cursor.take()
             keyed[first] = parse_value(cursor, names, element)
         else:
@@ -267,6 +318,17 @@ def _composite_body(cursor: Cursor, literal_type: GoType, names: Mapping[str, An
     if keyed or literal_type.kind in ("map", "struct", "named"):
         return keyed
     return positional
+
+
+def _field_value(cursor: Cursor, names: Mapping[str, Any]) -> Any:
+    """A named struct's field: an `Opaque` stands in for a value that cannot be read."""
+    start = cursor.position
+    try:
+        return parse_value(cursor, names)
+    except Unreadable as err:
+        cursor.position = start
+        skip_element(cursor)
+        return Opaque(str(err))
 
 
 def _element(
