@@ -183,24 +183,84 @@ def _namespace_of(app: dict[str, Any]) -> str:
     return str(app["metadata"].get("namespace") or "")
 
 
+Refresh = Annotated[
+    bool, typer.Option("--refresh", help="Ask the controller to read Git now, and wait for it.")
+]
+HardRefresh = Annotated[
+    bool,
+    typer.Option(
+        "--hard-refresh", help="Like --refresh, and render and compare without any cache."
+    ),
+]
+
+
+def _request_refresh(store: LocalCluster, name: str, namespace: str, *, hard: bool) -> None:
+    """Write `argocd.argoproj.io/refresh` for the controller, which removes it once done."""
+    from headway.controllers.app_refresh import REFRESH_ANNOTATION
+
+    annotations = {REFRESH_ANNOTATION: "hard" if hard else "normal"}
+    body = {
+        "apiVersion": APP_API_VERSION,
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+    }
+    store.apply(body, field_manager="headway-cli-refresh", force=True)
+
+
+def _refreshed(store: LocalCluster, name: str, namespace: str) -> None:
+    """Wait for the controller to take the refresh request (it removes the annotation)."""
+    taken = app_wait.wait_refreshed(
+        lambda: _get(store, name, namespace),
+        timeout=REFRESH_WAIT_SECONDS,
+        monotonic=time.monotonic,
+        pause=time.sleep,
+    )
+    if not taken:
+        typer.echo(
+            f"warning: the refresh was not taken within {REFRESH_WAIT_SECONDS:g}s "
+            f"({app_wait.NO_CONTROLLER}); showing the last status",
+            err=True,
+        )
+
+
+REFRESH_WAIT_SECONDS = 30.0
+
+
 @apps.command("get")
 def get_app(
     name: str,
+    *,
+    refresh: Refresh = False,
+    hard_refresh: HardRefresh = False,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """Status, conditions, the running operation's message and every resource."""
+    """Status, conditions, the running operation's message and every resource; --refresh /
+    --hard-refresh first have the controller compute them again (as argocd app get)."""
     with _open(state_dir) as store:
+        _get(store, name, namespace)
+        if refresh or hard_refresh:
+            _request_refresh(store, name, namespace, hard=hard_refresh)
+            _refreshed(store, name, namespace)
         typer.echo(redact_url_credentials(app_view.app_details(_get(store, name, namespace))))
 
 
 @apps.command("diff")
 def diff_app(
     name: str,
+    *,
+    refresh: Refresh = False,
+    hard_refresh: HardRefresh = False,
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """A unified diff per resource between live and Git; exit code 1 when they differ."""
+    """A unified diff per resource between live and Git; exit code 1 when they differ. The
+    diff is rendered from Git by this command, never from a cache; --refresh /
+    --hard-refresh also ask the controller to refresh the app's status."""
+    if refresh or hard_refresh:
+        with _open(state_dir) as store:
+            _get(store, name, namespace)
+            _request_refresh(store, name, namespace, hard=hard_refresh)
     comparison = compare(state_dir, name, namespace)
     sections = [
         unified_diff(f"{key.group}/{key.kind} {key.namespace}/{key.name}", d.diff_lines)

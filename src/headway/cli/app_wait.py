@@ -29,6 +29,7 @@ __all__ = [
     "state_reached",
     "wait",
     "wait_for_state",
+    "wait_refreshed",
 ]
 
 NO_CONTROLLER = "no controller picked it up — is `headway serve` running for this state dir?"
@@ -188,3 +189,21 @@ def wait_for_state(
             late = f"timed out ({timeout:g}s) waiting for app '{name}' to match the desired state"
             return Waited(WAIT_FAILED, f"{late} (now {state.line})", True)
         pause(POLL_SECONDS)
+
+
+def wait_refreshed(
+    read: Callable[[], Mapping[str, Any]],
+    *,
+    timeout: float,
+    monotonic: Callable[[], float],
+    pause: Callable[[float], None],
+) -> bool:
+    """Whether the controller took the refresh request (removed the annotation) in time."""
+    from headway.controllers.app_refresh import REFRESH_ANNOTATION
+
+    start = monotonic()
+    while REFRESH_ANNOTATION in ((read().get("metadata") or {}).get("annotations") or {}):
+        if monotonic() - start >= timeout:
+            return False
+        pause(POLL_SECONDS)
+    return True

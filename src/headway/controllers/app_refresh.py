@@ -15,12 +15,34 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from headway.controllers.app_sources import DesiredState
+from headway.cluster.errors import Conflict
+from headway.cluster.protocol import Cluster
+from headway.controllers.app_sources import DesiredState, SourceReader
 from headway.controllers.app_status import Assess, Comparison, compare_app, prepare_desired
+from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing
 from headway.diff import CompiledRule
 from headway.sync.resources import ResourceKey
 
-__all__ = ["ComparisonCache", "Refresh"]
+__all__ = [
+    "REFRESH_ANNOTATION",
+    "ComparisonCache",
+    "Refresh",
+    "requested_refresh",
+    "take_refresh_request",
+]
+
+# Argo CD's request for a refresh, removed by the controller once done: `normal` reads the
+# repositories now instead of at the next poll; `hard` also renders again without caches.
+REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"
+
+
+def requested_refresh(raw: Mapping[str, Any]) -> str | None:
+    """`normal`, `hard` or None; any other value is read as `normal`, as Argo CD does."""
+    annotations = (raw.get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(REFRESH_ANNOTATION)
+    if value is None:
+        return None
+    return "hard" if value == "hard" else "normal"
 
 Obj = Mapping[str, Any]
 LiveRead = Callable[[Sequence[Mapping[str, Any]]], Mapping[ResourceKey, Obj]]
@@ -54,6 +76,13 @@ class ComparisonCache:
         self._prepared: dict[Any, tuple[dict[str, Any], ...]] = {}
         self.hits = 0
         self.misses = 0
+
+    def forget(self, app: str) -> None:
+        """Drop every comparison of `app` (a hard refresh compares afresh)."""
+        for key in [k for k in self._entries if k[0] == app]:
+            del self._entries[key]
+        for key in [k for k in self._prepared if k[0] == app]:
+            del self._prepared[key]
 
     def refresh(
         self,
@@ -105,3 +134,27 @@ class ComparisonCache:
                 self._prepared.clear()
             self._prepared[key] = prepared
         return prepared
+
+
+def take_refresh_request(
+    raw: dict[str, Any], *, store: Cluster, sources: SourceReader, comparisons: ComparisonCache
+) -> dict[str, Any]:
+    """Honour `argocd.argoproj.io/refresh` on an Application (normal: read Git now; hard:
+    also render and compare without caches), then remove it, as Argo CD does, so a client
+    waiting for it to go knows the status it reads next was computed afterwards."""
+    requested = requested_refresh(raw)
+    if requested is None or not isinstance(store, Replacing):
+        return raw
+    name = str(raw["metadata"]["name"])
+    sources.refresh(name, raw, hard=requested == "hard")
+    if requested == "hard":
+        comparisons.forget(name)
+    meta = dict(raw["metadata"])
+    annotations = dict(meta.get("annotations") or {})
+    annotations.pop(REFRESH_ANNOTATION, None)
+    meta["annotations"] = annotations
+    body = {k: v for k, v in raw.items() if k != "status"}
+    try:
+        return dict(store.update({**body, "metadata": meta}, field_manager=FIELD_MANAGER))
+    except Conflict:
+        return raw  # changed meanwhile: the annotation is taken on the next step

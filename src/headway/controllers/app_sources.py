@@ -130,9 +130,26 @@ class SourceReader:
         # is not a directory-only render) and the fingerprint.
         self._latest: dict[tuple[str, str, str], tuple[tuple[str, ...], str]] = {}
         self._changes: dict[tuple[str, str], frozenset[str]] = {}
+        self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
 
     def mark_changed(self, url: str) -> None:
         self._fetched_at.pop(url, None)
+
+    def refresh(self, app_name: str, raw: Mapping[str, Any], *, hard: bool) -> None:
+        """A requested refresh of one app: its repositories are fetched and its revisions
+        resolved again on the next render; `hard` also forgets its renders, and renders it
+        once without the shared render cache (a render is keyed by the content it read, so
+        this only matters for a renderer whose output is not a function of that content)."""
+        urls = {str(s.get("repoURL") or "") for s in raw_sources(raw)}
+        for url in urls:
+            self.mark_changed(url)
+        self._shas = {k: v for k, v in self._shas.items() if k[0] not in urls}
+        if not hard:
+            return
+        self._rendered = {k: v for k, v in self._rendered.items() if k[0] != app_name}
+        self._fingerprints = {k: v for k, v in self._fingerprints.items() if k[0] != app_name}
+        self._latest = {k: v for k, v in self._latest.items() if k[0] != app_name}
+        self._uncached.add(app_name)
 
     def _fetch_due(self, sources: Sequence[ApplicationSource]) -> None:
         now = self._clock.monotonic()
@@ -186,7 +203,8 @@ class SourceReader:
         known = self._rendered.get((app.name, fingerprint))
         if known is not None:  # same content ids: the same objects, at a newer commit maybe
             return DesiredState(known.objects, shas, known.errors, known.warnings, fingerprint)
-        state = self._render(requests, shas, fingerprint)
+        state = self._render(requests, shas, fingerprint, cached=app.name not in self._uncached)
+        self._uncached.discard(app.name)
         if len(self._rendered) > 4 * 4096:
             self._rendered.clear()
         self._rendered[(app.name, fingerprint)] = state
@@ -257,14 +275,23 @@ class SourceReader:
         return known
 
     def _render(
-        self, requests: Sequence[RenderRequest], shas: tuple[str, ...], fingerprint: str
+        self,
+        requests: Sequence[RenderRequest],
+        shas: tuple[str, ...],
+        fingerprint: str,
+        *,
+        cached: bool = True,
     ) -> DesiredState:
         objects: list[Obj] = []
         errors: list[str] = []
         warnings: list[str] = []
         for request in requests:
             try:
-                result = self.render_cache.render(request)
+                result = (
+                    self.render_cache.render(request)
+                    if cached
+                    else choose_renderer(request).render(request)
+                )
             except SourceError as err:
                 errors.append(str(err))
                 continue

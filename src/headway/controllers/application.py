@@ -25,7 +25,7 @@ from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
 from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
 from headway.controllers.app_metrics import AppMetrics
 from headway.controllers.app_project import ProjectGuard, load_project
-from headway.controllers.app_refresh import ComparisonCache
+from headway.controllers.app_refresh import ComparisonCache, take_refresh_request
 from headway.controllers.app_sources import (
     DEFAULT_POLL_SECONDS,
     DesiredState,
@@ -116,6 +116,9 @@ class ApplicationController:
         except NotFound:
             self.metrics.forget(namespace, name)
             return None
+        raw = take_refresh_request(
+            raw, store=self._store, sources=self._sources, comparisons=self.comparisons
+        )
         setup = self._setup(raw)
         status = dict(raw.get("status") or {})
         if raw["metadata"].get("deletionTimestamp") and setup.cluster is not None:
