@@ -305,3 +305,31 @@ def test_a_tracked_object_outside_the_project_is_not_pruned(
     assert pruned["status"] == "SyncFailed"
     assert "namespace team-b) is not permitted" in pruned["message"]
     assert h.exists("ConfigMap", "loot", "team-b")
+
+
+def test_same_named_applications_in_two_namespaces_track_their_own_objects(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """Tracking uses Argo CD's instance name (`<namespace>_<name>` outside argocd), so the
+    team's `shop` neither sees nor prunes the control namespace's `shop` objects."""
+    files = {"app/all.yaml": manifests(config_map("settings"))}
+    h = _harness(tmp_path, clock, files)
+    h.store.apply(_project("team-a", sourceNamespaces=["team-a"]), field_manager="admin")
+    _serving(h, "team-a")
+    h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
+    team = application("shop", h.remote.url, path="app", namespace="team-a", project="team-a",
+                       automated={"prune": True})
+    team["metadata"]["namespace"] = "team-a"
+    h.install(team)
+    _reconcile_everything(h)
+    ours = h.get("ConfigMap", "settings", "demo")
+    theirs = h.get("ConfigMap", "settings", "team-a")
+    assert ours["metadata"]["labels"]["app.kubernetes.io/instance"] == "shop"
+    assert theirs["metadata"]["labels"]["app.kubernetes.io/instance"] == "team-a_shop"
+    assert theirs["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] == (
+        "team-a_shop:/ConfigMap:team-a/settings"
+    )
+    for namespace, where in ((APPS_NS, "demo"), ("team-a", "team-a")):
+        status = h.store.get(APP_API_VERSION, "Application", "shop", namespace)["status"]
+        assert status["sync"]["status"] == "Synced"
+        assert [(r["namespace"], r["name"]) for r in status["resources"]] == [(where, "settings")]

@@ -33,9 +33,11 @@ def cascade_finalizer(app: Mapping[str, Any]) -> str | None:
     return None
 
 
-def cascade_delete(app: Mapping[str, Any], cluster: Cluster, reader: LiveReader) -> str | None:
-    """Delete what the app manages; None when done (the finalizer may go), else what is
-    still being waited for."""
+def cascade_delete(
+    app: Mapping[str, Any], cluster: Cluster, reader: LiveReader, *, instance: str
+) -> str | None:
+    """Delete what the app manages (tracked under its `instance` name); None when done (the
+    finalizer may go), else what is still being waited for."""
     finalizer = cascade_finalizer(app)
     policy: PropagationPolicy = (
         "Background" if finalizer == RESOURCES_FINALIZER_BACKGROUND else "Foreground"
@@ -45,7 +47,7 @@ def cascade_delete(app: Mapping[str, Any], cluster: Cluster, reader: LiveReader)
     )
     deleted_at = ops.parse_stamp((app.get("metadata") or {}).get("deletionTimestamp"))
     waiting: list[str] = []
-    for key, obj in reader.managed(str(app["metadata"]["name"]), []).items():
+    for key, obj in reader.managed(instance, []).items():
         switch = resource_options(SyncOptions(), obj).options.delete
         if switch is ConfirmableSwitch.FALSE:
             continue

@@ -3,8 +3,9 @@ the app's sync status and health, in Argo CD's status shapes. Purely computation
 
 Resources are tracked as Argo CD tracks them: the label `app.kubernetes.io/instance: <app>`
 (for listing) and the annotation `argocd.argoproj.io/tracking-id:
-<app>:<group>/<kind>:<namespace>/<name>` (which app owns it). Hooks are not compared; a live
-hook is listed with `hook: true`.
+<app>:<group>/<kind>:<namespace>/<name>` (which app owns it), where `<app>` is the app's
+instance name (`instance_name`). Hooks are not compared; a live hook is listed with
+`hook: true`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from headway.sync.resources import ResourceKey, is_namespaced, key_of
 from headway.sync.waves import wave_of
 
 __all__ = [
+    "CONTROL_NAMESPACE",
     "TRACKING_ANNOTATION",
     "TRACKING_LABEL",
     "Comparison",
     "ResourceStatus",
     "compare_app",
+    "instance_name",
+    "instance_of",
     "owner_of",
     "prepare_desired",
     "tracking_id",
@@ -35,6 +39,23 @@ TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"
 
 Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
+
+
+# Argo CD's control namespace: its Applications are always served, AppProjects live there.
+CONTROL_NAMESPACE = "argocd"
+
+
+def instance_name(name: str, namespace: str, *, control_namespace: str = CONTROL_NAMESPACE) -> str:
+    """The name an Application's resources are tracked by (Argo CD's rule): its name in the
+    control namespace, `<namespace>_<name>` elsewhere, so that two same-named Applications in
+    two namespaces never claim each other's objects. Kubernetes names never contain `_`."""
+    return name if namespace == control_namespace else f"{namespace}_{name}"
+
+
+def instance_of(instance: str, *, control_namespace: str = CONTROL_NAMESPACE) -> tuple[str, str]:
+    """The (namespace, name) of the Application an instance name stands for."""
+    namespace, separator, name = instance.partition("_")
+    return (namespace, name) if separator else (control_namespace, instance)
 
 
 def tracking_id(app: str, key: ResourceKey) -> str:

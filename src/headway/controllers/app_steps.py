@@ -22,7 +22,7 @@ from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.app_definitions import DefinitionsWatcher
 from headway.controllers.app_sources import LocalRefWatcher, SourceReader, raw_sources
-from headway.controllers.app_status import owner_of
+from headway.controllers.app_status import instance_of, owner_of
 from headway.controllers.application import APP_API_VERSION, ApplicationController
 from headway.controllers.manager import ObjectKey
 
@@ -71,7 +71,10 @@ class ApplicationSteps:
         if kind == "AppProject" and obj.get("apiVersion") == APP_API_VERSION:
             return [_key(a) for a in _apps(self._store)]
         owner = owner_of(obj)
-        return [ObjectKey(self._apps_namespace, owner)] if owner else []
+        if not owner:
+            return []
+        namespace, name = instance_of(owner, control_namespace=self._apps_namespace)
+        return [ObjectKey(namespace, name)]
 
     def step(self, key: ObjectKey) -> float | None:
         return self._controller.reconcile(key.name, key.namespace)

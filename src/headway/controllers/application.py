@@ -32,7 +32,7 @@ from headway.controllers.app_sources import (
     SourceReader,
     raw_sources,
 )
-from headway.controllers.app_status import Comparison
+from headway.controllers.app_status import CONTROL_NAMESPACE, Comparison, instance_name
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sync_executor import ExecutorInput, step_operation
 from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing, StatusReplacing
@@ -54,8 +54,6 @@ from headway.sync.windows import AppTarget, window_decision
 __all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
 APP_API_VERSION = "argoproj.io/v1alpha1"
-# Argo CD's control namespace: its Applications are always served, AppProjects live there.
-CONTROL_NAMESPACE = "argocd"
 Obj = dict[str, Any]
 
 
@@ -157,13 +155,14 @@ class ApplicationController:
         rules: Sequence[CompiledRule],
     ) -> Comparison:
         reader = self._reader(cluster)
+        instance = self._instance(app)
         refreshed = self.comparisons.refresh(
-            app=app.name,
+            app=instance,
             namespace=app.spec.destination.namespace or "",
             desired_state=desired_state,
             rules=rules,
             rules_identity=repr(app.spec.ignore_differences),
-            read_live=lambda desired: reader.managed(app.name, desired),
+            read_live=lambda desired: reader.managed(instance, desired),
             assess=self._health.assess,
             cluster_scoped=self._cluster_scoped(cluster, desired_state.objects),
         )
@@ -180,7 +179,9 @@ class ApplicationController:
         finalizer = cascade_finalizer(raw)
         if finalizer is None:
             return None
-        waiting = cascade_delete(raw, cluster, self._reader(cluster))
+        name, namespace = str(raw["metadata"]["name"]), str(raw["metadata"].get("namespace"))
+        instance = instance_name(name, namespace, control_namespace=self._control_namespace)
+        waiting = cascade_delete(raw, cluster, self._reader(cluster), instance=instance)
         if waiting is not None:
             blocked = [w for w in waiting.split("; ") if not w.endswith("(deleting)")]
             status["conditions"] = [
@@ -236,6 +237,10 @@ class ApplicationController:
         for refusal in filter(None, refusals):
             setup.conditions.append(self._condition("InvalidSpecError", refusal))
         return setup
+
+    def _instance(self, app: Application) -> str:
+        namespace = app.metadata.namespace or ""
+        return instance_name(app.name, namespace, control_namespace=self._control_namespace)
 
     def _namespace_refusal(self, app: Application) -> str | None:
         """Why this controller does not serve an Application in its namespace (Argo CD's
@@ -420,7 +425,7 @@ class ApplicationController:
         outcome = step_operation(
             ExecutorInput(
                 cluster=cluster,
-                app=app.name,
+                app=self._instance(app),
                 namespace=app.spec.destination.namespace or "",
                 state=state,
                 desired=comparison.desired,

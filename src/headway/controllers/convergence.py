@@ -36,6 +36,7 @@ from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.local.events import record_event
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.app_sources import raw_sources
+from headway.controllers.app_status import instance_name
 from headway.controllers.convergence_facts import (
     ARGO_API,
     AbortIdentity,
@@ -74,7 +75,9 @@ _MAX_RETRIES = 5
 
 
 def _manages(app: Obj, rollout: Obj) -> bool:
-    name = str(app["metadata"]["name"])
+    # Tracked under the instance name, so a same-named Application in another namespace
+    # never passes for the one that deployed the Rollout.
+    name = instance_name(str(app["metadata"]["name"]), str(app["metadata"].get("namespace")))
     meta = rollout["metadata"]
     if (meta.get("labels") or {}).get(_INSTANCE_LABEL) == name:
         return True
