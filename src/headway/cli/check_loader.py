@@ -10,8 +10,10 @@ Sources it cannot resolve or render are recorded, never skipped.
 from __future__ import annotations
 
 import bisect
+import codecs
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import cast
 
 import yaml
@@ -29,7 +31,18 @@ from headway.check.manifest import (
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import PathNotFound, SourceError
-from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult, render
+from headway.source.render import (
+    KUSTOMIZATION_FILES,
+    Renderer,
+    RenderRequest,
+    RenderResult,
+    choose_renderer,
+)
+from headway.source.render_directory import (
+    DirectoryRenderer,
+    load_manifest_file,
+    manifest_objects,
+)
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
@@ -207,7 +220,7 @@ class RepositoryLoader:
             refs=refs,
         )
         try:
-            result = render(request)
+            result = self._renderer(request, tree).render(request)
         except SourceError as err:
             return RenderOutcome(problem=f"Application/{app.name}: {err}")
         return RenderOutcome(
@@ -216,6 +229,25 @@ class RepositoryLoader:
             problem="; ".join(str(d) for d in self._new_errors(result)),
             library_paths=tuple(library_paths(tree, request.path)),
         )
+
+    def _renderer(self, request: RenderRequest, tree: TreeReader) -> Renderer:
+        """The renderer serve would choose; a directory one reads files through `parse`."""
+        renderer = choose_renderer(request)
+        if isinstance(renderer, DirectoryRenderer):
+            return DirectoryRenderer(load_file=partial(self._manifest_file, tree))
+        return renderer
+
+    def _manifest_file(
+        self, tree: TreeReader, file: str, data: bytes
+    ) -> tuple[list[Document], list[Diagnostic]]:
+        """`load_manifest_file`, reusing the scan's parse of plain UTF-8 files."""
+        if data.startswith(codecs.BOM_UTF8):
+            return load_manifest_file(file, data)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return load_manifest_file(file, data)
+        return manifest_objects(file, text, self.parse(tree, file))
 
     def _owned_files(self, tree: TreeReader, path: str, result: RenderResult) -> tuple[str, ...]:
         """Files of this checkout the render accounts for: those a directory render chose,

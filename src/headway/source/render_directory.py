@@ -17,15 +17,16 @@ Jsonnet files are reported as errors, since Headway does not evaluate Jsonnet.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.yamlload import Document, load_documents
+from headway.model.yamlload import Document, LoadResult, load_documents
 from headway.source.errors import RenderError
 from headway.source.globs import compile_glob
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
 
-__all__ = ["DirectoryRenderer", "load_manifest_file"]
+__all__ = ["DirectoryRenderer", "ManifestLoader", "load_manifest_file", "manifest_objects"]
 
 _MANIFEST_FILE = re.compile(r"\.(yaml|yml|json|jsonnet)$")
 _SKIP_MARKER = b"+argocd:skip-file-rendering"
@@ -52,7 +53,13 @@ def load_manifest_file(file: str, data: bytes) -> tuple[list[Document], list[Dia
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         return [], [_file_diagnostic(file, 1, Severity.ERROR, f"not UTF-8 text: {err}")]
-    loaded = load_documents(text, file)
+    return manifest_objects(file, text, load_documents(text, file))
+
+
+def manifest_objects(
+    file: str, text: str, loaded: LoadResult
+) -> tuple[list[Document], list[Diagnostic]]:
+    """`load_manifest_file` for a file already loaded (`text` decoded, `loaded` parsed)."""
     objects = [d for d in loaded.documents if _is_object(d.obj)]
     strangers = [d for d in loaded.documents if not _is_object(d.obj)]
     if file.endswith(".json") and len(loaded.documents) > 1:
@@ -80,8 +87,16 @@ def load_manifest_file(file: str, data: bytes) -> tuple[list[Document], list[Dia
     return [], [_file_diagnostic(file, 1, Severity.WARNING, reason)]
 
 
+# (file, content) -> the file's objects and problems; `headway check` passes one that reuses
+# the parse of its repository scan.
+ManifestLoader = Callable[[str, bytes], tuple[list[Document], list[Diagnostic]]]
+
+
 class DirectoryRenderer:
     name = "Directory"
+
+    def __init__(self, load_file: ManifestLoader = load_manifest_file) -> None:
+        self._load_file = load_file
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
         return (request.tree.object_id(request.path),)
@@ -119,7 +134,7 @@ class DirectoryRenderer:
             data = request.tree.read(file)
             if _SKIP_MARKER in data:
                 continue
-            found, problems = load_manifest_file(file, data)
+            found, problems = self._load_file(file, data)
             documents.extend(found)
             diagnostics.extend(problems)
         return RenderResult(self.name, tuple(documents), tuple(diagnostics), tuple(chosen))
