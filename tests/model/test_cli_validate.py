@@ -113,3 +113,17 @@ def test_example_repo_also_passes_headway_check(
     result = runner.invoke(app, ["check", "examples/gitops-repo"])
     assert result.exit_code == 0, result.output
     assert "0 errors, 0 warnings" in result.output
+
+
+def test_a_helm_chart_is_said_to_be_skipped(runner: CliRunner, tmp_path: Path) -> None:
+    """Before: `0 files, 0 objects: 0 errors, 0 warnings`, as if the chart were clean."""
+    chart = tmp_path / "charts" / "web"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: web\nversion: 0.1.0\n")
+    (chart / "templates" / "deployment.yaml").write_text("kind: {{ .Values.kind }}\n")
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 0
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith(f"{chart}: info: skipped: a Helm chart")
+    assert f"helm template {chart}" in lines[0] and "headway check" in lines[0]
+    assert lines[-1] == "0 files, 0 objects: 0 errors, 0 warnings (1 Helm chart skipped)"

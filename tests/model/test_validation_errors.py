@@ -443,7 +443,8 @@ def test_multi_file_robustness(tmp_path: Path) -> None:
     (chart / "templates" / "d.yaml").write_text("{{ .Values.x }}: [")
     report = check_paths([tmp_path])
     by_file = {Path(d.file).name: d.message for d in report.diagnostics}
-    assert set(by_file) == {"b-broken.yaml", "c-binary.yml", "d-list.yaml", "g-bad.yaml"}
+    assert set(by_file) == {"b-broken.yaml", "c-binary.yml", "d-list.yaml", "g-bad.yaml", "chart"}
+    assert by_file["chart"].startswith("skipped: a Helm chart")  # said, not silently left out
     assert by_file["c-binary.yml"] == "not UTF-8 text"
     assert by_file["d-list.yaml"] == "expected a Kubernetes object (a mapping), got a list"
     assert by_file["g-bad.yaml"] == "expected a string, got integer 5 (quote it)"

@@ -19,6 +19,7 @@ from headway.check import (
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.suppression import SUPPRESSION_WITHOUT_REASON, collect_suppressions
+from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import paused_gc
 
 __all__ = ["ALL_RULES", "CHECKS", "UNRESOLVED_SOURCE", "rule_by_id", "run_checks"]
@@ -52,10 +53,13 @@ INVALID_MANIFEST = Rule(
     id="HW003",
     slug="invalid-manifest",
     severity=Severity.ERROR,
-    title="A manifest file that is not valid YAML",
-    rationale="Argo CD fails to render the whole source over one bad file; a check that skipped "
-    "it would pass the very change that breaks the sync.",
-    hint="Fix the YAML at the reported line (indentation, a tab, an unclosed quote).",
+    title="A manifest that is not valid YAML, or that `headway validate` rejects",
+    rationale="Argo CD fails to render the whole source over one bad file, and an object with a "
+    "wrong field, a rule Argo enforces broken, or a feature Headway does not run yet is refused "
+    "when it is applied; a check that skipped them would pass the very change that breaks the "
+    "sync.",
+    hint="Fix the YAML or the field at the reported line (`headway validate FILE` shows the "
+    "same error).",
 )
 
 
@@ -68,11 +72,20 @@ def check_invalid_manifests(ctx: CheckContext) -> Iterable[Finding]:
             file=problem.file,
             line=problem.line,
             app="",
-            resource="",
-            message=f"{problem.message}: nothing in this file is applied, and a sync that "
-            "renders it fails",
+            resource=f"{problem.kind}/{problem.name}" if problem.kind else "",
+            message=_invalid_message(problem),
             hint=INVALID_MANIFEST.hint,
         )
+
+
+def _invalid_message(problem: Diagnostic) -> str:
+    if not problem.kind and not problem.field:  # the file itself: YAML or encoding
+        return (
+            f"{problem.message}: nothing in this file is applied, and a sync that renders it fails"
+        )
+    field = f"{problem.field}: " if problem.field else ""
+    consequence = "headway validate rejects it: applying it fails, or it never runs"
+    return f"{field}{problem.message} ({consequence})"
 
 
 @dataclass(frozen=True)

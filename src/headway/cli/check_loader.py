@@ -29,6 +29,7 @@ from headway.check.manifest import (
     normalize_repo_url,
 )
 from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import PathNotFound, SourceError
 from headway.source.render import (
@@ -131,12 +132,8 @@ class RepositoryLoader:
             return self._load()
 
     def _load(self) -> CheckContext:
-        documents = [
-            d
-            for f in self.manifest_files()
-            for d in self.parse(self.tree, f).documents
-            if _is_object(d)
-        ]
+        scanned = [d for f in self.manifest_files() for d in self.parse(self.tree, f).documents]
+        documents = [d for d in scanned if _is_object(d)]
         apps: dict[tuple[str, str], Document] = {}
         queue = [d for d in documents if _is_application(d)]
         units: list[AppUnit] = []
@@ -158,6 +155,7 @@ class RepositoryLoader:
         plain = tuple(d for d in documents if d.file not in owned and not _is_application(d))
         if plain:
             units.append(AppUnit("", None, plain))
+        self._add_validation_errors([*scanned, *(d for u in units for d in u.objects)])
         return CheckContext(
             units=tuple(units),
             unresolved=tuple(unresolved),
@@ -167,6 +165,16 @@ class RepositoryLoader:
             load_problems=tuple(self.diagnostics),
             external_templates=self.external_templates,
         )
+
+    def _add_validation_errors(self, documents: list[Document]) -> None:
+        """What `headway validate` rejects in the scanned and rendered objects (each once)."""
+        unique = list({id(d): d for d in documents}.values())
+        seen = {(d.file, d.line, d.field, d.message) for d in self.diagnostics}
+        for problem in validate_documents(unique):
+            key = (problem.file, problem.line, problem.field, problem.message)
+            if problem.severity is Severity.ERROR and key not in seen:
+                seen.add(key)
+                self.diagnostics.append(problem)
 
     def _render_app(
         self, app: Document

@@ -32,11 +32,13 @@ _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blu
 
 
 def summary_line(report: ValidationReport) -> str:
-    """`3 files, 12 objects: 1 error, 2 warnings`."""
+    """`3 files, 12 objects: 1 error, 2 warnings`, then `(1 Helm chart skipped)` if any."""
     errors, warnings = report.count(Severity.ERROR), report.count(Severity.WARNING)
+    skipped = report.count(Severity.INFO)
     return (
         f"{_plural(report.files, 'file')}, {_plural(report.objects, 'object')}: "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+        + (f" ({_plural(skipped, 'Helm chart')} skipped)" if skipped else "")
     )
 
 
@@ -54,7 +56,8 @@ def _styled(diagnostic: Diagnostic) -> str:
     """The diagnostic's own text, with the location dimmed and the severity coloured."""
     text = escape(str(diagnostic))
     style = _STYLE.get(diagnostic.severity, "")
-    where = escape(f"{diagnostic.file}:{diagnostic.line}:")
+    line = f":{diagnostic.line}" if diagnostic.line > 0 else ""  # as `Diagnostic.__str__`
+    where = escape(f"{diagnostic.file}{line}:")
     return f"[dim]{where}[/dim][{style}]{text[len(where) :]}[/{style}]" if style else text
 
 

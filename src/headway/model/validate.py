@@ -18,6 +18,7 @@ from headway.model.yamlload import Document, load_documents, paused_gc
 __all__ = [
     "ValidationReport",
     "check_paths",
+    "find_helm_charts",
     "find_manifest_files",
     "validate_documents",
     "validate_paths",
@@ -74,18 +75,38 @@ def find_manifest_files(root: Path) -> list[Path]:
     """`.yaml`/`.yml` files under `root`, sorted; hidden directories and Helm charts skipped.
 
     A directory holding `Chart.yaml` is a Helm chart whose templates are not plain YAML; it is
-    rendered by the source layer, not validated here.
+    rendered by the source layer, not validated here (`find_helm_charts` lists them).
     """
+    return _walk(root)[0]
+
+
+def find_helm_charts(root: Path) -> list[Path]:
+    """The Helm chart directories `find_manifest_files` leaves out under `root`."""
+    return _walk(root)[1]
+
+
+def _walk(root: Path) -> tuple[list[Path], list[Path]]:
     if root.is_file():
-        return [root]
+        return [root], []
     found: list[Path] = []
+    charts: list[Path] = []
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
         if "Chart.yaml" in files:
             subdirs[:] = []
+            charts.append(Path(directory))
             continue
         found.extend(Path(directory, f) for f in sorted(files) if f.endswith(MANIFEST_SUFFIXES))
-    return found
+    return found, charts
+
+
+def _skipped_chart(chart: Path) -> Diagnostic:
+    message = (
+        "skipped: a Helm chart (its templates are not plain YAML); validate what it renders "
+        f"(helm template {chart} > rendered.yaml, then headway validate rendered.yaml), or run "
+        "headway check on the repository, which renders charts and reports the same errors"
+    )
+    return Diagnostic(str(chart), 0, "", "", "", Severity.INFO, message)
 
 
 def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
@@ -97,7 +118,9 @@ def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
         if not root.exists():
             diagnostics.append(_file_problem(str(given), "no such file or directory"))
             continue
-        for path in find_manifest_files(root):
+        manifest_files, charts = _walk(root)
+        diagnostics.extend(_skipped_chart(chart) for chart in charts)
+        for path in manifest_files:
             report = _check_file(path)
             files += report.files
             objects += report.objects
