@@ -140,6 +140,18 @@ def test_runaway_loops_stop_on_the_step_budget() -> None:
     program = compile_condition("len(map(1..100000, {len(map(1..100000, {# * 2}))})) > 0")
     with pytest.raises(EvaluationError, match="too much work"):
         program.evaluate({})
+    # `let` shares one value many times; reading it is charged by its size, so nesting
+    # shares cannot build (or compare, or print) exponentially large values.
+    shared = (
+        "let a = 1..1000; let b = [a, a, a, a, a, a, a, a, a, a]; "
+        "let c = [b, b, b, b, b, b, b, b, b, b]; let d = [c, c, c, c, c, c, c, c, c, c]"
+    )
+    for use in ("c == c", "len(toJSON(c)) > 0", "len(flatten(c)) > 0", "len(string(c)) > 0"):
+        with pytest.raises(EvaluationError, match="too much work"):
+            compile_condition(f"{shared}; {use}").evaluate({})
+    assert (
+        compile_condition("let a = 1..1000; let b = [a, a]; len(flatten(b))").evaluate({}) == 2000
+    )
     # A budget is per evaluation: the same program works again on small input.
     small = compile_condition("all(map(result, {map(result, {#})}), {len(#) == 3})")
     for _ in range(3):

@@ -18,6 +18,10 @@ TOKENS = [
     "len(", "all(", "any(", "none(", "one(", "filter(", "map(", "count(", "sum(", "find(",
     "max(", "min(", "abs(", "int(", "float(", "string(", "lower(", "trim(", "isNaN(",
     "isInf(", "isNil(", "asInt(", "asFloat(", "default(", "first(", "mean(",
+    "let v = result;", "v", "if", "else", "reduce(", "#acc", "groupBy(", "split(", "join(",
+    "replace(", "toJSON(", "fromJSON(", "duration(", "'1m'", "bitshl(", "bitushr(", "uniq(",
+    "flatten(", "concat(", "get(", "take(", "keys(", "values(", "sort(", "toPairs(",
+    "fromPairs(", "repeat(", "indexOf(", "fromBase64(",
 ]  # fmt: skip
 
 JSON = st.recursive(

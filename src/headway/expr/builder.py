@@ -19,7 +19,7 @@ from headway.expr.builtins import FUNCTIONS
 from headway.expr.calls import PREDICATE_OPTIONAL, function_node, predicate_node, reduce_node
 from headway.expr.errors import EvalProblem
 from headway.expr.literals import LiteralError, parse_float, parse_int, unescape
-from headway.expr.nodes import MAX_DEPTH, Frame, Node, guarded
+from headway.expr.nodes import MAX_DEPTH, Bound, Frame, Node, guarded
 from headway.expr.values import describe_value, type_name
 
 __all__ = ["Builder", "CompileProblem"]
@@ -143,10 +143,11 @@ class Builder(Transformer[Token, Node]):
 
         def run(frame: Frame) -> Any:
             try:
-                return frame.env[name]
+                value = frame.env[name]
             except KeyError:
                 known = ", ".join(sorted(map(str, frame.env))) or "none"
                 raise EvalProblem(f"unknown name {name} (known names: {known})") from None
+            return value.read(frame.budget) if isinstance(value, Bound) else value
 
         return Node(guarded(name, run), name, 1)
 
@@ -366,7 +367,7 @@ class Builder(Transformer[Token, Node]):
         text = f"let {name} = {value.text}; {body.text}"
 
         def run(frame: Frame) -> Any:
-            env = {**frame.env, name: value_run(frame)}
+            env = {**frame.env, name: Bound(value_run(frame))}
             return body_run(dataclasses.replace(frame, env=env))
 
         return _make(run, text, value, body)

@@ -7,6 +7,7 @@ JSON document's order), where Go's map order is random from one run to the next.
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from typing import Any
 
 from headway.expr.errors import EvalProblem
@@ -18,7 +19,6 @@ from headway.expr.values import (
     is_number,
     to_index,
     type_name,
-    values_equal,
 )
 
 __all__ = ["COLLECTION_FUNCTIONS", "MAX_NESTING"]
@@ -70,35 +70,30 @@ def _flatten(items: Any, depth: int = 0) -> list[Any]:
     return flat
 
 
-def _scalar_key(item: Any) -> tuple[str, Any] | None:
-    """A hashable stand-in that is equal exactly when `values_equal` is (`1 == 1.0`, but
-    `true != 1`); None for arrays and maps, which are compared one by one."""
+def _canonical(item: Any) -> Hashable:
+    """A hashable stand-in, equal exactly when `values_equal` is: `1 == 1.0`, `true != 1`,
+    arrays element by element, maps key by key; a NaN equals nothing, not even itself."""
+    if isinstance(item, float) and math.isnan(item):
+        return ("nan", id(item))
     if item is None or isinstance(item, bool | str):
-        return type(item).__name__, item
+        return (type(item).__name__, item)
     if isinstance(item, int | float):
-        return "number", item
-    return None
-
-
-def _is_nan(item: Any) -> bool:
-    return isinstance(item, float) and math.isnan(item)
+        return ("number", item)
+    if is_list(item):
+        return ("array", tuple(_canonical(element) for element in item))
+    if is_map(item):
+        return ("map", frozenset((key, _canonical(value)) for key, value in item.items()))
+    return ("other", id(item))
 
 
 def _uniq(args: list[Any]) -> list[Any]:
     kept: list[Any] = []
-    seen: set[tuple[str, Any]] = set()
-    containers: list[Any] = []
+    seen: set[Hashable] = set()
     for item in need_list("uniq", args[0]):
-        key = _scalar_key(item)
-        if key is not None and not _is_nan(item):  # NaN equals nothing: every NaN stays
-            if key in seen:
-                continue
+        key = _canonical(item)
+        if key not in seen:
             seen.add(key)
-        elif key is None and any(values_equal(item, other) for other in containers):
-            continue
-        elif key is None:
-            containers.append(item)
-        kept.append(item)
+            kept.append(item)
     return kept
 
 

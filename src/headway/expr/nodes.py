@@ -13,7 +13,16 @@ from typing import Any
 
 from headway.expr.errors import EvalProblem, EvaluationError
 
-__all__ = ["MAX_DEPTH", "STEP_BUDGET", "Budget", "Frame", "NilChain", "Node", "guarded"]
+__all__ = [
+    "MAX_DEPTH",
+    "STEP_BUDGET",
+    "Bound",
+    "Budget",
+    "Frame",
+    "NilChain",
+    "Node",
+    "guarded",
+]
 
 MAX_DEPTH = 100
 """How deeply a condition may nest; deeper input is refused when it is compiled."""
@@ -35,6 +44,36 @@ class Budget:
         self.left -= steps
         if self.left < 0:
             raise EvalProblem(f"the condition does too much work (over {STEP_BUDGET} steps)")
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A `let` name's value. Reading it is charged to the budget by the value's full size,
+    because `let` lets one value appear many times: without the charge,
+    `let a = 1..1000; let b = [a, a, a]; let c = [b, b, b]; ...` builds, compares or prints
+    exponentially large values in a few characters."""
+
+    value: Any
+
+    def read(self, budget: Budget) -> Any:
+        budget.spend(_size(self.value, budget.left + 1))
+        return self.value
+
+
+def _size(value: Any, limit: int) -> int:
+    """Elements in `value`, nested ones included (strings count one per 64 characters);
+    counting stops past `limit`, so sizing a huge shared structure is cheap."""
+    total, stack = 0, [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        total += 1
+        if isinstance(item, str):
+            total += len(item) // 64
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+    return total
 
 
 @dataclass(frozen=True, slots=True)
