@@ -8,6 +8,8 @@ child created a ConfigMap in `team-b` and a `*/*/*` ClusterRole. Each path is tr
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -144,6 +146,11 @@ def test_a_child_in_the_team_namespace_is_not_served(
     assert condition.startswith(
         "Application team-a/child is not reconciled: namespace team-a is not one this "
         "controller serves Applications in (argocd)"
+    )
+    parent = h.store.get(APP_API_VERSION, "Application", "team-a-apps", APPS_NS)["status"]
+    assert parent["health"]["status"] == "Degraded"  # the parent says why its child idles
+    assert "InvalidSpecError: Application team-a/child is not reconciled" in (
+        parent["health"]["message"]
     )
     assert _escaped(h) == []
 
@@ -333,3 +340,17 @@ def test_same_named_applications_in_two_namespaces_track_their_own_objects(
         status = h.store.get(APP_API_VERSION, "Application", "shop", namespace)["status"]
         assert status["sync"]["status"] == "Synced"
         assert [(r["namespace"], r["name"]) for r in status["resources"]] == [(where, "settings")]
+
+
+def test_an_app_namespaces_regex_that_does_not_compile_is_a_usage_error(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "headway", "serve", "--state-dir", str(tmp_path),
+         "--app-namespaces", "team-*,/team-[a/"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "/team-[a/: not a regular expression" in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr

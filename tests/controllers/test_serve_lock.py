@@ -108,3 +108,4 @@ def test_the_lock_is_released_when_serve_stops(tmp_path: Path) -> None:
         serve.wait(timeout=30)
     with StateDirLock(state, now=NOW):  # serve has exited: the kernel dropped its lock
         pass
+

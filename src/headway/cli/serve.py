@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -174,6 +175,21 @@ async def serve(state_dir: Path, options: Mapping[str, Any]) -> None:
             await manager.run(stop)
 
 
+def _namespace_patterns(text: str) -> list[str]:
+    """`--app-namespaces`: comma-separated globs or `/regex/`; a regex that does not compile
+    is a usage error rather than a pattern that silently matches nothing."""
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    for pattern in patterns:
+        if len(pattern) > 1 and pattern.startswith("/") and pattern.endswith("/"):
+            try:
+                re.compile(pattern[1:-1])
+            except re.error as err:
+                raise typer.BadParameter(
+                    f"{pattern}: not a regular expression ({err})", param_hint="--app-namespaces"
+                ) from None
+    return patterns
+
+
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_command(
@@ -230,6 +246,6 @@ def register(app: typer.Typer) -> None:
             "app_poll_seconds": app_poll_seconds,
             "metrics_port": metrics_port,
             "health_scripts": str(health_scripts) if health_scripts else "",
-            "app_namespaces": [n.strip() for n in app_namespaces.split(",") if n.strip()],
+            "app_namespaces": _namespace_patterns(app_namespaces),
         }
         asyncio.run(serve(state_dir, options))
