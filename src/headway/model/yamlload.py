@@ -8,6 +8,7 @@ found on demand by walking the nodes, at no cost for documents that never need o
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,14 @@ __all__ = ["Document", "LoadResult", "format_path", "load_documents", "paused_gc
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 PathPart = str | int
+
+# Aliases may repeat a node; past this many values, and ten times the nodes written, a
+# document is refused (a "billion laughs" of a few lines would otherwise take every reader
+# hours and gigabytes). Kubernetes' YAML reader refuses excessive aliasing the same way.
+MAX_EXPANDED_VALUES = 100_000
+# Where an anchor (`&name`) or an alias (`*name`) may start; a false match only costs time.
+_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s\]},]", re.MULTILINE)
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s\]},]", re.MULTILINE)
 
 
 def format_path(path: Sequence[PathPart]) -> str:
@@ -102,6 +111,46 @@ def _child(node: yaml.Node | None, part: PathPart) -> tuple[yaml.Node, int] | No
     return None
 
 
+def _alias_problem(root: yaml.Node) -> str:
+    """Why a document's aliases make it unreadable ("" when they do not): an alias inside
+    its own anchor (an infinite value), or aliases that repeat too much."""
+    expanded: dict[int, int] = {}  # values each node stands for, its repetitions included
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        children = _children(node)
+        if children_done:
+            open_nodes.discard(id(node))
+            expanded[id(node)] = 1 + sum(expanded[id(child)] for child in children)
+            continue
+        if id(node) in expanded:
+            continue
+        open_nodes.add(id(node))
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                line = child.start_mark.line + 1
+                return f"YAML error: the node anchored at line {line} contains an alias to itself"
+            if id(child) not in expanded:
+                stack.append((child, False))
+    total = expanded[id(root)]
+    if total > MAX_EXPANDED_VALUES and total > 10 * len(expanded):
+        return (
+            f"YAML error: aliases repeat {len(expanded)} nodes into {total} values "
+            f"(at most {MAX_EXPANDED_VALUES} are read)"
+        )
+    return ""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
 @dataclass(frozen=True)
 class LoadResult:
     documents: list[Document]
@@ -138,11 +187,18 @@ def _load_documents(text: str, file: str) -> LoadResult:
     documents: list[Document] = []
     diagnostics: list[Diagnostic] = []
     loader = _Loader(text)
+    may_alias = bool(_ANCHOR.search(text) and _ALIAS.search(text))  # most files have neither
     index = 0
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
+                continue
+            refused = _alias_problem(node) if may_alias else ""
+            if refused:
+                line = node.start_mark.line + 1
+                diagnostics.append(Diagnostic(file, line, "", "", "", Severity.ERROR, refused))
+                index += 1
                 continue
             obj = loader.construct_document(node)
             if obj is not None:

@@ -1,0 +1,44 @@
+"""YAML aliases that make a value infinite (an alias inside its own anchor) or enormous (a
+"billion laughs") are refused when a file is read: every reader (validate, apply, check,
+the controller) used to recurse until RecursionError or expand for hours."""
+
+from __future__ import annotations
+
+import re
+
+from headway.model.yamlload import MAX_EXPANDED_VALUES, load_documents
+
+
+def _level(n: int) -> str:
+    item = f"*l{n - 1}" if n else "lol"
+    return f"l{n}: &l{n} [{', '.join([item] * 9)}]\n"
+
+
+LAUGHS = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\n" + "".join(map(_level, range(9)))
+
+
+def test_an_alias_inside_its_own_anchor_is_an_error_naming_the_line() -> None:
+    text = "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: &s {a: *s}\n"
+    loaded = load_documents(text, "svc.yaml")
+    assert loaded.documents == []
+    assert [str(d) for d in loaded.diagnostics] == [
+        "svc.yaml:1: YAML error: the node anchored at line 4 contains an alias to itself"
+    ]
+
+
+def test_aliases_repeating_into_too_many_values_are_refused() -> None:
+    loaded = load_documents(LAUGHS + "---\napiVersion: v1\nkind: ConfigMap\n", "lol.yaml")
+    assert [d.kind for d in loaded.documents] == ["ConfigMap"]  # the next document is read
+    (refused,) = loaded.diagnostics
+    assert refused.line == 1
+    pattern = r"YAML error: aliases repeat (\d+) nodes into (\d+) values \(.*\)"
+    found = re.fullmatch(pattern, refused.message)
+    assert found is not None, refused.message
+    assert int(found[2]) > 9**9 > MAX_EXPANDED_VALUES  # the innermost list, 9 times 9 times ...
+    assert f"(at most {MAX_EXPANDED_VALUES} are read)" in refused.message
+
+
+def test_ordinary_anchors_still_load() -> None:
+    text = "base: &b {a: 1}\nfirst: *b\nsecond: {<<: *b, c: 2}\n"
+    (document,) = load_documents(text, "values.yaml").documents
+    assert document.obj == {"base": {"a": 1}, "first": {"a": 1}, "second": {"a": 1, "c": 2}}
