@@ -76,3 +76,18 @@ def test_evaluate_a_five_thousand_digit_value_is_a_usage_error(
     assert (code, out) == (2, "")
     limit = sys.get_int_max_str_digits()
     assert err == f"error: --value has an integer of more than {limit} digits\n"
+
+
+def test_apply_an_object_whose_metadata_is_not_a_mapping_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the fuzzing of `apply -f` (TypeError reading `metadata: true`)."""
+    (tmp_path / "run.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisRun\nmetadata: true\nspec: {}\n"
+    )
+    code, out, err = _headway(
+        "apply", "-f", "run.yaml", "--state-dir", "state", cwd=tmp_path, monkeypatch=monkeypatch
+    )
+    assert (code, out) == (1, "")
+    label = "analysisrun.argoproj.io/"  # no name to show
+    assert err == f"error: run.yaml:1: {label}: AnalysisRun: metadata: required mapping\n"

@@ -11,6 +11,7 @@ import typer
 from headway.cli.objects import resolve_kind
 from headway.clock import SystemClock
 from headway.cluster.errors import ClusterError, FieldConflict, NotFound
+from headway.cluster.local.objects import validate_object
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
@@ -96,11 +97,12 @@ def apply(
     with LocalCluster(RuntimePaths(state_dir).db, SystemClock()) as cluster:
         for doc in docs:
             obj = dict(doc.obj)
-            meta = dict(obj.get("metadata") or {})
-            if not meta.get("namespace") and _namespaced(cluster, obj):
-                meta["namespace"] = namespace
-            obj["metadata"] = meta
             try:
+                validate_object(obj)  # before reading its metadata: it may not be a mapping
+                meta = dict(obj["metadata"])
+                if not meta.get("namespace") and _namespaced(cluster, obj):
+                    meta["namespace"] = namespace
+                obj["metadata"] = meta
                 ensure_control_namespace(cluster, meta.get("namespace"))
                 before = _existing(cluster, obj)
                 after = cluster.apply(obj, field_manager=FIELD_MANAGER, force=force_conflicts)
