@@ -87,6 +87,8 @@ CASES: list[tuple[str, Any]] = [
     ("len(groupBy(1..10, # % 3))", 3),
     ("groupBy(1..4, # > 2)[true]", [3, 4]),
     ("groupBy(1..4, # % 2)[0]", [2, 4]),
+    ("true in groupBy(1..4, # > 3)", True),
+    ("5 in groupBy(1..4, #)", False),
     # numbers
     ("sum([1, 2, 3])", 6),
     ("sum([1, 2.5])", 3.5),

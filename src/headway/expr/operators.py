@@ -130,8 +130,8 @@ def _contains_item(left: Any, right: Any) -> bool:
         return False
     if is_list(right):
         return any(values_equal(item, left) for item in right)
-    if is_map(right):
-        return isinstance(left, str) and left in right
+    if is_map(right):  # JSON objects have string keys; a groupBy result may have others
+        return isinstance(left, str | int | float | bool) and left in right
     raise EvalProblem(f'operator "in" is not defined on {type_name(right)}')
 
 
