@@ -153,3 +153,61 @@ async def test_a_provider_that_raises_logs_no_secret(
     assert "RuntimeError" in logged and "***" in logged
     assert TOKEN not in logged and TOKEN not in json.dumps(status)
     store.close()
+
+
+async def test_a_rollout_aborted_by_such_a_run_shows_no_secret(
+    tmp_path: Path, clock: VirtualClock, backend: str, client: httpx2.AsyncClient
+) -> None:
+    """The run's messages flow into the Rollout's abort message, its events and `rollouts
+    get` / `describe rollout`: the secret is masked all the way."""
+    from rollout_harness import Harness, rollout
+
+    _store(tmp_path, clock).close()  # the Secret, in `--state-dir tmp/state`
+    h = Harness(tmp_path / "state", clock)  # the same store, with a Rollout controller
+    url = f"{backend}/check?token={{{{args.token}}}}"
+    ref = {"secretKeyRef": {"name": "metrics-token", "key": "token"}}
+    h.apply(
+        {
+            "apiVersion": API,
+            "kind": "AnalysisTemplate",
+            "metadata": {"name": "web-check", "namespace": NS},
+            "spec": {
+                "args": [{"name": "token", "valueFrom": ref}],  # as Argo's templates do
+                "metrics": [
+                    {
+                        "name": "web",
+                        "provider": {"web": {"url": url}},
+                        "successCondition": "result == 1",
+                        "consecutiveErrorLimit": 0,
+                    }
+                ],
+            },
+        }
+    )
+    analysis = {"templates": [{"templateName": "web-check"}]}
+    steps = [{"setWeight": 25}, {"analysis": analysis}]
+    h.apply(rollout(canary={"steps": steps}))
+    h.settle()
+    clock.advance(5)
+    h.apply(rollout(image="app:v2", canary={"steps": steps}))
+    h.settle()
+    assert len(h.runs()) == 1, h.status()
+    run = h.runs()[0]["metadata"]["name"]
+    controller = AnalysisController(providers=default_registry(client, clock), clock=clock)
+    await controller.step(h.cluster, NS, run, clock.now())
+    h.settle()
+    status = h.status()
+    assert status["abort"] is True and "HTTP 500" in status["message"], status
+    assert "token=***" in status["message"]
+    events = h.cluster.list("v1", "Event", namespace=NS)
+    h.cluster.close()
+    shown = [
+        json.dumps(status),
+        json.dumps(events),
+        _cli(tmp_path, "rollouts", "get", "web"),
+        _cli(tmp_path, "describe", "rollout", "web"),
+        _cli(tmp_path, "get", "analysisrun", run, "-o", "yaml"),
+    ]
+    assert "HTTP 500" in shown[2] or "Degraded" in shown[2], shown[2]
+    for text in shown:
+        assert TOKEN not in text
