@@ -277,9 +277,9 @@ def test_sync_overrun_lets_a_running_sync_finish_inside_a_deny_window(
 def test_lua_health_override_from_argocd_cm_gates_the_wave(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    from headway.cli.app_serve import health_registry
     from headway.controllers.application import ApplicationController
     from headway.controllers.cluster_registry import ClusterRegistry
+    from headway.engine import health_registry
 
     script = (
         'hs = {}\nif obj.data and obj.data.ready == "yes" then\n  hs.status = "Healthy"\n'

@@ -20,12 +20,11 @@ from app_harness import (
 )
 
 from conftest import require_program
-from headway.cli.app_serve import application_controllers
-from headway.cli.serve import ServeContext, _git_convergence
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.repo_credentials import RepoCredentialsProvider
+from headway.engine import Engine, EngineSettings, Loop
 from source.git_http import GitHttpServer
 
 USER, TOKEN = "ci-bot", "glpat-private-token"
@@ -76,11 +75,11 @@ def store(tmp_path: Path, clock: VirtualClock) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-async def ctx(
-    tmp_path: Path, store: LocalCluster, clock: VirtualClock
-) -> AsyncIterator[ServeContext]:
+async def engine(tmp_path: Path, store: LocalCluster, clock: VirtualClock) -> AsyncIterator[Engine]:
+    loops = frozenset({Loop.APPLICATIONS, Loop.GIT_CONVERGENCE})
+    settings = EngineSettings(state_dir=tmp_path / "state", loops=loops)
     async with httpx2.AsyncClient() as http:
-        yield ServeContext(store, clock, http, {"state_dir": str(tmp_path / "state")})
+        yield Engine(cluster=store, clock=clock, http=http, settings=settings)
 
 
 def _conditions(store: LocalCluster) -> str:
@@ -91,11 +90,11 @@ def _conditions(store: LocalCluster) -> str:
 
 
 def test_application_fetches_with_repository_secret_and_fails_clearly_without(
-    ctx: ServeContext, store: LocalCluster, server: GitHttpServer
+    engine: Engine, store: LocalCluster, server: GitHttpServer
 ) -> None:
     url = server.url("remote.git")
     store.apply(application("private", url, path="app", automated={}), field_manager="test")
-    steps = next(iter(application_controllers(ctx)))
+    steps = engine.controller("applications")
     key = ObjectKey(APPS_NS, "private")
 
     steps.step(key)
@@ -113,24 +112,23 @@ def test_application_fetches_with_repository_secret_and_fails_clearly_without(
 
 
 def test_a_changed_secret_is_used_on_the_next_fetch(
-    ctx: ServeContext, store: LocalCluster, server: GitHttpServer
+    engine: Engine, store: LocalCluster, server: GitHttpServer
 ) -> None:
     url = server.url("remote.git")
     store.apply(repository_secret(url, "revoked-token"), field_manager="test")
-    repo = ctx.git.repository(url)
+    repo = engine.git.repository(url)
     with pytest.raises(Exception, match="refused the configured credentials"):
         repo.fetch()
     store.apply(repository_secret(url, TOKEN), field_manager="test")  # rotated
-    ctx.git.repository(url).fetch()
+    engine.git.repository(url).fetch()
     assert "refs/remotes/origin/main" in repo.repo.references
 
 
-def test_serve_shares_one_git_cache_between_the_controllers(ctx: ServeContext) -> None:
-    convergence = next(iter(_git_convergence(ctx)))
-    assert ctx.git is ctx.git
-    assert convergence._git is ctx.git  # type: ignore[attr-defined]
-    steps = list(application_controllers(ctx))[1]
-    assert steps._reader._git is ctx.git  # type: ignore[attr-defined]
+def test_serve_shares_one_git_cache_between_the_controllers(engine: Engine) -> None:
+    convergence = engine.controller("git-convergence")
+    assert convergence._git is engine.git  # type: ignore[attr-defined]
+    sources = engine.controller("application-sources")
+    assert sources._reader._git is engine.git  # type: ignore[attr-defined]
 
 
 def test_provider_rereads_on_change_and_reports_bad_secrets_without_values(

@@ -15,8 +15,8 @@ from convergence_harness import Harness
 from gitwork import WorkRepo, rollout_yaml
 
 from conftest import require_program
-from headway.cli.serve import ServeContext, _git_convergence
 from headway.clock import VirtualClock
+from headway.engine import Engine, EngineSettings, Loop
 from source.git_http import GitHttpServer
 
 USER, TOKEN = "release-bot", "push-token-123"
@@ -57,8 +57,11 @@ async def harness(
 ) -> AsyncIterator[Harness]:
     harness = Harness(tmp_path, clock, server.url("gitops.git"))
     async with httpx2.AsyncClient() as http:
-        ctx = ServeContext(harness.cluster, clock, http, {"state_dir": str(tmp_path / "state")})
-        harness.controller = next(iter(_git_convergence(ctx)))  # type: ignore[assignment]
+        settings = EngineSettings(
+            state_dir=tmp_path / "state", loops=frozenset({Loop.GIT_CONVERGENCE})
+        )
+        engine = Engine(cluster=harness.cluster, clock=clock, http=http, settings=settings)
+        harness.controller = engine.controller("git-convergence")  # type: ignore[assignment]
         yield harness
 
 

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,18 +21,11 @@ from typing import Any
 import httpx2
 
 from conftest import require_program
-from headway.cli.serve import (
-    AnalysisRunSteps,
-    ControllerFactory,
-    ServeContext,
-    build_manager,
-)
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import Runtime
 from headway.cluster.protocol import Obj
-from headway.controllers.manager import StepController
-from headway.controllers.rollout import RolloutController
+from headway.engine import Engine, EngineSettings, Loop
 from headway.routers.mesh_planes import RouterPlanes
 
 API = "argoproj.io/v1alpha1"
@@ -41,15 +34,7 @@ APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"
 IMAGE = "headway-demo/app"
 
 
-def _rollouts(ctx: ServeContext) -> Iterable[StepController]:
-    return [RolloutController(ctx.cluster, ctx.clock)]
-
-
-def _analysis(ctx: ServeContext) -> Iterable[StepController]:
-    return [AnalysisRunSteps(ctx)]
-
-
-ROLLOUT_AND_ANALYSIS: Sequence[ControllerFactory] = (_rollouts, _analysis)
+ROLLOUT_AND_ANALYSIS = frozenset({Loop.ROLLOUTS, Loop.ANALYSIS})
 
 
 def runtime_config(path: Path, *, bad_tags: str = "", router: str = "embedded") -> Path:
@@ -108,15 +93,15 @@ class Stage:
         cls,
         tmp_path: Path,
         *,
-        controllers: Sequence[ControllerFactory] | None = ROLLOUT_AND_ANALYSIS,
-        options: dict[str, Any] | None = None,
+        loops: frozenset[Loop] | None = ROLLOUT_AND_ANALYSIS,
+        app_poll_seconds: float = 180.0,
         bad_tags: str = "",
         router: str = "embedded",
         before: Sequence[Obj] = (),
     ) -> AsyncIterator[Stage]:
         """The runtime, then `before` objects, then (once runtime.json names the metrics
-        address) the controllers in this process; `controllers=None` leaves them to a
-        `headway serve` process."""
+        address) an engine running `loops` in this process; `loops=None` leaves the
+        controllers to a `headway serve` process."""
         state = tmp_path / "state"
         clock = SystemClock()
         runtime = Runtime(
@@ -137,12 +122,17 @@ class Stage:
             await asyncio.wait_for(started.wait(), timeout=15)
             stage.apply(*before)
             async with httpx2.AsyncClient() as http:
-                if controllers is not None:
-                    ctx = ServeContext(
-                        runtime.cluster, clock, http, {"state_dir": str(state), **(options or {})}
+                if loops is not None:
+                    settings = EngineSettings(
+                        state_dir=state,
+                        loops=loops,
+                        app_poll_seconds=app_poll_seconds,
+                        resync_seconds=5.0,
                     )
-                    manager = build_manager(ctx, controllers, resync=5.0)
-                    stage._tasks.append(asyncio.create_task(manager.run(stage._stop)))
+                    engine = Engine(
+                        cluster=runtime.cluster, clock=clock, http=http, settings=settings
+                    )
+                    stage._tasks.append(asyncio.create_task(engine.run(stage._stop)))
                 yield stage
         finally:
             stage._stop.set()

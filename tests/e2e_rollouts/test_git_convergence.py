@@ -13,7 +13,7 @@ import pygit2
 import pytest
 
 from e2e_sync.e2e_helpers import Remote, dump
-from headway.cli.serve import FACTORIES
+from headway.engine import ALL_LOOPS
 
 from .manifests import analysis_step, canary_mesh, rollout, routed_canary, template, traffic_metric
 from .stage import API, IMAGE, Stage
@@ -104,11 +104,10 @@ async def test_an_aborted_release_is_reverted_in_git_and_fast_tracked_back(
 ) -> None:
     remote = Remote(tmp_path / "remote.git")
     first = remote.commit(_files("v1", "info"), "web v1")
-    options = {"app_poll_seconds": 3600}  # only the local ref watch notices commits
     async with Stage.open(
         tmp_path,
-        controllers=FACTORIES,
-        options=options,
+        loops=ALL_LOOPS,
+        app_poll_seconds=3600,  # only the local ref watch notices commits
         bad_tags="v2",
         before=[ARGOCD, DEFAULT_PROJECT],
     ) as stage:

@@ -93,7 +93,7 @@ async def test_a_killed_serve_process_continues_from_the_same_step(
     # metricsAddress in runtime.json) is looked up when a measurement needs it.
     first = serve.start()
     serve.wait_serving(first)
-    async with Stage.open(tmp_path, controllers=None) as stage:
+    async with Stage.open(tmp_path, loops=None) as stage:
         stage.apply(template("errors", ERRORS), *canary_mesh(), rollout("v1", routed_canary(STEPS)))
         await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
         address = str(await stage.until(stage.vs_address, 10, "the mesh address"))

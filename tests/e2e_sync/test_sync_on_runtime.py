@@ -8,17 +8,13 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import Runtime
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
-from headway.controllers.application import ApplicationController
-from headway.controllers.cluster_registry import ClusterRegistry
-from headway.controllers.manager import Manager
-from headway.source.git import GitCache
+from headway.engine import Engine, EngineSettings, Loop
 
 from .e2e_helpers import (
     API,
@@ -72,19 +68,11 @@ async def test_commit_to_healthy_in_waves_with_real_processes(tmp_path: Path) ->
     clock = SystemClock()
     runtime = Runtime(state_dir=tmp_path / "state", clock=clock, shutdown_grace_seconds=2.0)
     # Git polling is set far beyond the test: only the ref watch can notice the commits.
-    reader = SourceReader(git=GitCache(tmp_path / "git"), clock=clock, poll_seconds=3600)
-    controller = ApplicationController(
-        store=runtime.cluster,
-        clusters=ClusterRegistry(runtime.cluster),
-        sources=reader,
-        clock=clock,
-        poll_seconds=3600,
+    settings = EngineSettings(
+        state_dir=tmp_path / "state", loops=frozenset({Loop.APPLICATIONS}), app_poll_seconds=3600
     )
-    manager = Manager(runtime.cluster, clock)
-    manager.register(ApplicationSteps(controller, runtime.cluster, apps_namespace="argocd"))
-    sources = SourceWatchSteps(controller, reader, runtime.cluster)
-    sources.watches = (("v1", "Namespace"), (API, "Application"))
-    manager.register(sources)
+    http = httpx2.AsyncClient()
+    engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
     runtime.cluster.apply(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
         field_manager="test",
@@ -94,7 +82,7 @@ async def test_commit_to_healthy_in_waves_with_real_processes(tmp_path: Path) ->
         application("shop", remote.url, automated={"prune": True}), field_manager="test"
     )
     stop = asyncio.Event()
-    tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(manager.run(stop))]
+    tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(engine.run(stop))]
     try:
         await eventually(
             lambda: (
@@ -142,3 +130,4 @@ async def test_commit_to_healthy_in_waves_with_real_processes(tmp_path: Path) ->
     finally:
         stop.set()
         await asyncio.wait_for(asyncio.gather(*tasks), timeout=20)
+        await http.aclose()

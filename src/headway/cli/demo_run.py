@@ -41,6 +41,7 @@ from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.store import LocalCluster
+from headway.engine import ALL_LOOPS, controller_names
 
 __all__ = ["DemoFailed", "DemoOptions", "DemoSession"]
 
@@ -48,7 +49,7 @@ API = "argoproj.io/v1alpha1"
 NAMESPACE = "demo"
 ROLLOUT = "web"
 VERSIONS = frozenset({"v1", "v2", "v3"})
-REQUIRED_CONTROLLERS = ("rollouts", "analysisruns", "applications", "git-convergence")
+REQUIRED_CONTROLLERS = controller_names(ALL_LOOPS)
 
 
 class DemoFailed(Exception):

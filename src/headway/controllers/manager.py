@@ -82,6 +82,14 @@ class Manager:
     def controllers(self) -> tuple[str, ...]:
         return tuple(self._controllers)
 
+    def controller(self, name: str) -> StepController:
+        """The controller registered as `name`."""
+        try:
+            return self._controllers[name]
+        except KeyError:
+            known = ", ".join(self._controllers) or "none"
+            raise KeyError(f"no controller named {name!r} (registered: {known})") from None
+
     def register(self, controller: StepController) -> None:
         if controller.name in self._controllers:
             raise ValueError(f"a controller named {controller.name!r} is already registered")

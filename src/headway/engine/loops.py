@@ -1,0 +1,147 @@
+"""How each loop's controllers are built from the engine's parts (`LoopParts`).
+
+One builder per `Loop`; each returns the step controllers the manager runs for it. Builders
+may do start-up I/O: the Application loop publishes `settings.apps` once (so the manager's
+first watch sees them) and starts its `/metrics` server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+from prometheus_client import start_http_server
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError
+from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.analysis import AnalysisController
+from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
+from headway.controllers.app_sources import SourceReader
+from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
+from headway.controllers.application import ApplicationController
+from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.convergence import ConvergenceController
+from headway.controllers.manager import ObjectKey, StepController
+from headway.controllers.rollout import RolloutController
+from headway.engine.settings import EngineSettings, Loop
+from headway.health import HealthRegistry, default_registry
+from headway.health.overrides import read_script_tree, scripts_from_configmap
+from headway.providers.registry import default_registry as default_providers
+from headway.source.git import GitCache
+
+__all__ = ["BUILDERS", "AnalysisRunSteps", "LoopParts", "health_registry"]
+
+ARGO_API = "argoproj.io/v1alpha1"
+
+
+@dataclass(frozen=True)
+class LoopParts:
+    """What every loop is built from: the store, the clock, one HTTP client, one Git cache."""
+
+    cluster: Cluster
+    clock: Clock
+    http: httpx2.AsyncClient
+    git: GitCache
+    settings: EngineSettings
+
+
+def runtime_metrics_address(state_dir: Path) -> str | None:
+    """The local runtime's metrics address (`runtime.json`), the default for
+    `headway.dev/traffic` metrics that leave `address` out; None when no runtime ran there."""
+    return str(read_runtime_info(RuntimePaths(state_dir)).get("metricsAddress") or "") or None
+
+
+class AnalysisRunSteps:
+    """The analysis controller as a manager-driven step controller (one key per run)."""
+
+    name = "analysisruns"
+    watches: Sequence[tuple[str, str]] = ((ARGO_API, "AnalysisRun"),)
+
+    def __init__(self, parts: LoopParts) -> None:
+        self._cluster = parts.cluster
+        self._clock = parts.clock
+        state_dir = parts.settings.state_dir
+        self._controller = AnalysisController(
+            providers=default_providers(
+                parts.http, parts.clock, traffic_address=lambda: runtime_metrics_address(state_dir)
+            ),
+            clock=parts.clock,
+        )
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        return [ObjectKey(str(meta.get("namespace") or "default"), str(meta.get("name")))]
+
+    async def step(self, key: ObjectKey) -> float | None:
+        return await self._controller.step(
+            self._cluster, key.namespace, key.name, self._clock.now()
+        )
+
+
+def health_registry(cluster: Cluster, scripts_dir: Path | None) -> HealthRegistry:
+    """Built-in health checks, overridden by the Lua scripts of `argocd-cm` (in the store's
+    `argocd` namespace, read at start) and then of `scripts_dir`
+    (`<group>/<Kind>/health.lua`), as Argo CD users keep them."""
+    registry = default_registry()
+    try:
+        configmap = cluster.get("v1", "ConfigMap", "argocd-cm", DEFAULT_APPS_NAMESPACE)
+    except ClusterError:
+        configmap = {}
+    sets = [scripts_from_configmap(configmap.get("data") or {})]
+    if scripts_dir is not None:
+        sets.append(read_script_tree(scripts_dir))
+    for found in sets:
+        for problem in found.problems:
+            print(f"health scripts: {problem}", flush=True)
+        registry = registry.with_scripts(found.scripts)
+    return registry
+
+
+def _rollouts(parts: LoopParts) -> list[StepController]:
+    return [RolloutController(parts.cluster, parts.clock)]
+
+
+def _analysis(parts: LoopParts) -> list[StepController]:
+    return [AnalysisRunSteps(parts)]
+
+
+def _applications(parts: LoopParts) -> list[StepController]:
+    settings = parts.settings
+    reader = SourceReader(git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds)
+    controller = ApplicationController(
+        store=parts.cluster,
+        clusters=ClusterRegistry(parts.cluster),
+        sources=reader,
+        clock=parts.clock,
+        health=health_registry(parts.cluster, settings.health_scripts),
+        poll_seconds=settings.app_poll_seconds,
+        control_namespace=DEFAULT_APPS_NAMESPACE,
+        app_namespaces=list(settings.app_namespaces),
+    )
+    if settings.apps is not None:  # publish once now, so the manager's first watch sees them
+        for problem in DefinitionsWatcher(settings.apps).sync(parts.cluster) or []:
+            print(f"--apps {settings.apps}: {problem}", flush=True)
+    if settings.metrics_port:
+        start_http_server(
+            settings.metrics_port, addr="127.0.0.1", registry=controller.metrics.registry
+        )
+    steps = ApplicationSteps(controller, parts.cluster, apps_namespace=DEFAULT_APPS_NAMESPACE)
+    sources = SourceWatchSteps(controller, reader, parts.cluster, apps_path=settings.apps)
+    sources.watches = (("v1", "Namespace"), (ARGO_API, "Application"))
+    return [steps, sources]
+
+
+def _git_convergence(parts: LoopParts) -> list[StepController]:
+    return [ConvergenceController(parts.cluster, parts.clock, git=parts.git)]
+
+
+BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
+    Loop.ROLLOUTS: _rollouts,
+    Loop.ANALYSIS: _analysis,
+    Loop.APPLICATIONS: _applications,
+    Loop.GIT_CONVERGENCE: _git_convergence,
+}

@@ -1,0 +1,77 @@
+"""What an embedded engine runs, and how: `EngineSettings`, a frozen value a program builds once.
+
+`headway serve` fills it from its flags; a program embedding Headway builds one directly.
+Every field has the default `headway serve` uses, so `EngineSettings()` is a working engine
+over `.headway/`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from headway.controllers.app_sources import DEFAULT_POLL_SECONDS
+
+__all__ = ["ALL_LOOPS", "CONTROLLER_NAMES", "EngineSettings", "Loop", "controller_names"]
+
+
+class Loop(enum.Enum):
+    """A family of controllers the engine can run."""
+
+    ROLLOUTS = "rollouts"
+    ANALYSIS = "analysis"
+    APPLICATIONS = "applications"
+    GIT_CONVERGENCE = "git-convergence"
+
+
+ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
+
+#: The step controllers each loop registers with the manager, by the names they log under.
+CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
+    Loop.ROLLOUTS: ("rollouts",),
+    Loop.ANALYSIS: ("analysisruns",),
+    Loop.APPLICATIONS: ("applications", "application-sources"),
+    Loop.GIT_CONVERGENCE: ("git-convergence",),
+}
+
+
+def controller_names(loops: frozenset[Loop] = ALL_LOOPS) -> tuple[str, ...]:
+    """The names of the controllers an engine running `loops` registers, in start order."""
+    return tuple(name for loop in Loop if loop in loops for name in CONTROLLER_NAMES[loop])
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    """How an engine is built.
+
+    `state_dir` holds the shared Git cache (`git-cache/`) and the local runtime's
+    `runtime.json` (the default address of `headway.dev/traffic` metrics). `apps` is a file or
+    directory of Application/AppProject manifests published at start. `app_poll_seconds` is the
+    Git polling interval (Argo CD's 3 minutes). `metrics_port` serves the Application
+    controller's `/metrics` on 127.0.0.1 (0: off). `health_scripts` is a directory of Lua
+    health overrides (`<group>/<Kind>/health.lua`). `app_namespaces` are patterns of the
+    namespaces besides `argocd` whose Applications are served. `resync_seconds` is how often
+    every known object is looked at again without a change.
+    """
+
+    state_dir: Path = Path(".headway")
+    loops: frozenset[Loop] = ALL_LOOPS
+    apps: Path | None = None
+    app_poll_seconds: float = DEFAULT_POLL_SECONDS
+    metrics_port: int = 0
+    health_scripts: Path | None = None
+    app_namespaces: tuple[str, ...] = ()
+    resync_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.app_poll_seconds <= 0:
+            raise ValueError(f"app_poll_seconds must be positive, not {self.app_poll_seconds}")
+        if self.resync_seconds <= 0:
+            raise ValueError(f"resync_seconds must be positive, not {self.resync_seconds}")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ValueError(f"metrics_port must be 0..65535, not {self.metrics_port}")
+        unknown = [loop for loop in self.loops if not isinstance(loop, Loop)]
+        if unknown:
+            raise ValueError(f"loops must be headway.engine.Loop members, not {unknown!r}")
