@@ -8,12 +8,14 @@ third-party server that would otherwise need a wrapper script.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from headway.cluster.local.pod_facts import is_ready
+from headway.cluster.local.services import service_ports
 from headway.cluster.protocol import Obj
 
 from .harness import deployment, eventually, get_text, running_runtime, service, service_url
@@ -71,3 +73,73 @@ async def test_port_reference_in_the_pods_own_args(tmp_path: Path) -> None:
     # The Pod replaces the image's args, and names the port the Kubernetes way.
     body = static_site("site", "vendor/static-server:1", args=["$(PORT)", "--bind", "127.0.0.1"])
     await serves_through_service(tmp_path, body)
+
+
+# Answers "<which> <port>" on two ports: the app port from PORT_HTTP, the metrics port from
+# the command line ({port:metrics} in the image map).
+TWO_PORTS = """
+import http.server, os, sys, threading
+
+def serve(which, port):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = ("%s %d" % (which, port)).encode()
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *args):
+            pass
+    http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+threading.Thread(target=serve, args=("metrics", int(sys.argv[1])), daemon=True).start()
+serve("app", int(os.environ["PORT_HTTP"]))
+"""
+
+
+async def test_each_declared_port_is_its_own_local_port(tmp_path: Path) -> None:
+    async with running_runtime(tmp_path) as runtime:
+        config = tmp_path / "headway-runtime.yaml"
+        (tmp_path / "two_ports.py").write_text(TWO_PORTS)
+        config.write_text(
+            config.read_text().replace(
+                "images:\n",
+                "images:\n"
+                "  vendor/two-ports:\n"
+                f"    command: [{sys.executable!r}, two_ports.py, '{{port:metrics}}']\n",
+            )
+        )
+        body = deployment("svc", "vendor/two-ports:1", replicas=1, probe=False)
+        container = body["spec"]["template"]["spec"]["containers"][0]
+        container["ports"] = [
+            {"name": "http", "containerPort": 8080},
+            {"name": "metrics", "containerPort": 9090},
+        ]
+        # probed on the second port, by name: ready means that port answers too
+        container["readinessProbe"] = {"httpGet": {"path": "/", "port": "metrics"},
+                                       "periodSeconds": 1}
+        site = service("svc")
+        site["spec"]["ports"] = [
+            {"name": "web", "port": 80, "targetPort": "http"},
+            {"name": "metrics", "port": 9090, "targetPort": 9090},
+        ]
+        runtime.cluster.apply(body, field_manager="test")
+        runtime.cluster.apply(site, field_manager="test")
+
+        def ready() -> list[Obj]:
+            return [p for p in runtime.cluster.list("v1", "Pod", namespace="default")
+                    if is_ready(p)]
+
+        pod = (await eventually(ready, what="a ready pod"))[0]
+        ports = json.loads(pod["metadata"]["annotations"]["headway.dev/ports"])
+        main = int(pod["metadata"]["annotations"]["headway.dev/port"])
+        assert ports["http"] == ports["8080"] == main
+        assert ports["metrics"] == ports["9090"] != main
+        svc = await eventually(
+            lambda: len(service_ports(runtime.cluster.get("v1", "Service", "svc", "default")))
+            == 2 and runtime.cluster.get("v1", "Service", "svc", "default"),
+            what="two service ports",
+        )
+        web, metrics = service_ports(svc)
+        assert await get_text(f"http://127.0.0.1:{web}/") == (200, f"app {main}")
+        assert await get_text(f"http://127.0.0.1:{metrics}/") == (200, f"metrics {ports['9090']}")

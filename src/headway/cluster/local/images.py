@@ -135,10 +135,15 @@ def _expand(text: str, values: Mapping[str, str]) -> str:
 
 
 def resolve_launch(
-    config: RuntimeConfig, container: Mapping[str, Any], *, port: int | None = None
+    config: RuntimeConfig,
+    container: Mapping[str, Any],
+    *,
+    port: int | None = None,
+    declared_ports: Mapping[str, int] | None = None,
 ) -> LaunchSpec:
     """The argv, working dir and image env of a container; `ImageNotMapped` if unknown.
-    `port` is the port the runtime gave the container (`{port}`; left as is without one)."""
+    `port` is the port the runtime gave the container (`{port}`; left as is without one),
+    `declared_ports` the local port of each declared containerPort (`{port:metrics}`)."""
     ref = parse_image(str(container.get("image") or ""))
     entry = config.entry_for(ref.repository)
     own_command = [str(c) for c in container.get("command") or []]
@@ -154,6 +159,8 @@ def resolve_launch(
     }
     if port is not None:
         values["port"] = str(port)
+    for key, local in (declared_ports or {}).items():
+        values[f"port:{key}"] = str(local)
     base_command = list(entry.command) if entry else []
     base_args = list(entry.args) if entry else []
     command = own_command or base_command

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from headway.cluster.local.images import (
 )
 from headway.cluster.local.lifecycle import pre_stop_hook
 from headway.cluster.local.network import free_port
+from headway.cluster.local.pod_ports import port_env
 from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
 from headway.cluster.local.processes import RUNTIME_ID_ENV, start_process
 from headway.cluster.protocol import Cluster, Obj
@@ -68,7 +69,10 @@ class ContainerLauncher:
         container: dict[str, Any],
         crun: ctr.ContainerRun,
         policy: str,
+        declared: Mapping[str, int] | None = None,
     ) -> None:
+        """One step of one container; `declared` maps the Pod's declared ports to local ones
+        (`pod_ports`), for the first container's env and placeholders."""
         if crun.stopping is not None:
             if not crun.stopping.done():
                 return
@@ -81,7 +85,14 @@ class ContainerLauncher:
             self._finish(pod, crun, code, policy)
         if crun.done or not self._may_start(pod, crun):
             return
-        await self._start(pod=pod, run_port=run_port, container=container, crun=crun, policy=policy)
+        await self._start(
+            pod=pod,
+            run_port=run_port,
+            container=container,
+            crun=crun,
+            policy=policy,
+            declared=declared or {},
+        )
 
     def _check_liveness(self, pod: Obj, crun: ctr.ContainerRun) -> None:
         if crun.liveness is None or crun.liveness.passing or crun.handle is None:
@@ -163,26 +174,34 @@ class ContainerLauncher:
         crun.waiting = (reason, message)
 
     def _prepare(
-        self, *, pod: Obj, run_port: int, container: dict[str, Any], crun: ctr.ContainerRun
-    ) -> tuple[LaunchSpec, int, dict[str, str]] | None:
-        """The command, port and env of the next run; None (container waiting) if not ready."""
+        self,
+        *,
+        pod: Obj,
+        run_port: int,
+        container: dict[str, Any],
+        crun: ctr.ContainerRun,
+        declared: Mapping[str, int],
+    ) -> tuple[LaunchSpec, int, dict[str, str], Mapping[str, int]] | None:
+        """The command, port, env and declared ports of the next run; None (container
+        waiting) if not ready. Only the first container has declared ports of its own."""
         first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
         port = run_port if first else free_port()
+        declared = declared if first else {}
         try:
-            launch = resolve_launch(self._config(), container, port=port)
+            launch = resolve_launch(self._config(), container, port=port, declared_ports=declared)
         except (ImageNotMapped, RuntimeConfigError) as err:
             reason = "ErrImagePull" if crun.image_attempts == 0 else "ImagePullBackOff"
             self._retry_later(crun, reason, str(err))
             self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
             return None
         try:
-            env = self._environment(pod, container, launch, port)
+            env = {**self._environment(pod, container, launch, port), **port_env(declared)}
         except EnvConfigError as err:
             self._retry_later(crun, "CreateContainerConfigError", str(err))
             self._events(pod, "Warning", "Failed", f"Error: {err}")
             return None
         crun.image_attempts = 0
-        return launch, port, env
+        return launch, port, env, declared
 
     async def _start(
         self,
@@ -192,11 +211,14 @@ class ContainerLauncher:
         container: dict[str, Any],
         crun: ctr.ContainerRun,
         policy: str,
+        declared: Mapping[str, int],
     ) -> None:
-        prepared = self._prepare(pod=pod, run_port=run_port, container=container, crun=crun)
+        prepared = self._prepare(
+            pod=pod, run_port=run_port, container=container, crun=crun, declared=declared
+        )
         if prepared is None:
             return
-        launch, port, env = prepared
+        launch, port, env, declared = prepared
         meta = pod["metadata"]
         argv = [expand_references(a, env) for a in launch.argv]
         namespace = str(meta.get("namespace") or "default")
@@ -214,7 +236,11 @@ class ContainerLauncher:
             return
         crun.handle, crun.waiting = handle, None
         target = probes.ProbeTarget(
-            port=port, declared_ports=_declared_ports(container), env=env, cwd=launch.working_dir
+            port=port,
+            declared_ports=_declared_ports(container),
+            env=env,
+            cwd=launch.working_dir,
+            local_ports=declared,
         )
         crun.pre_stop = pre_stop_hook(container, target, self._clock)
         self._start_probes(container, crun, target)

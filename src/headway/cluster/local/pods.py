@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pathlib import Path
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.local import containers as ctr
+from headway.cluster.local import pod_ports
 from headway.cluster.local.images import RuntimeConfig
 from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_facts import format_time
@@ -49,6 +51,7 @@ class PodRun:
     name: str
     port: int
     started_at: str
+    ports: dict[str, int] = field(default_factory=dict)  # declared containerPort -> local
     grace_seconds: float = 30.0  # spec.terminationGracePeriodSeconds
     containers: dict[str, ctr.ContainerRun] = field(default_factory=dict)
 
@@ -131,7 +134,12 @@ class Kubelet:
         for container in spec.get("containers") or []:
             crun = run.containers[str(container.get("name"))]
             await self._launcher.step(
-                pod=pod, run_port=run.port, container=container, crun=crun, policy=policy
+                pod=pod,
+                run_port=run.port,
+                container=container,
+                crun=crun,
+                policy=policy,
+                declared=run.ports,
             )
         status = pod_status(pod=pod, run=run, now=self._clock.now())
         if status != (pod.get("status") or {}):
@@ -139,14 +147,15 @@ class Kubelet:
         if status["phase"] in ("Succeeded", "Failed"):
             # Nothing runs any more: forget the Pod and let it be deleted without us.
             del self._runs[uid]
-            self._claim(pod, run.port, hold=False)
+            self._claim(pod, run.port, hold=False, ports=run.ports)
 
     def _admit(self, pod: Obj) -> PodRun:
         meta = pod["metadata"]
         annotations = meta.get("annotations") or {}
         raw_port = str(annotations.get(PORT_ANNOTATION, ""))
         port = int(raw_port) if raw_port.isdigit() else free_port()
-        self._claim(pod, port, hold=True)
+        ports = pod_ports.assign_ports(pod, port, free_port)
+        self._claim(pod, port, hold=True, ports=ports)
         status = pod.get("status") or {}
         previous = {s.get("name"): s for s in status.get("containerStatuses") or []}
         run = PodRun(
@@ -154,6 +163,7 @@ class Kubelet:
             namespace=str(meta.get("namespace") or "default"),
             name=str(meta["name"]),
             port=port,
+            ports=ports,
             started_at=str(status.get("startTime") or format_time(self._clock.now())),
             grace_seconds=_grace(pod),
         )
@@ -166,13 +176,20 @@ class Kubelet:
             run.containers[name] = crun
         return run
 
-    def _claim(self, pod: Obj, port: int, *, hold: bool) -> None:
-        """Apply the kubelet's fields: the port annotation, and the finalizer while `hold`."""
+    def _claim(
+        self, pod: Obj, port: int, *, hold: bool, ports: Mapping[str, int] | None = None
+    ) -> None:
+        """Apply the kubelet's fields: the port annotations, and the finalizer while `hold`
+        (`ports` None keeps the declared ports the Pod recorded)."""
         meta = pod["metadata"]
+        declared = pod_ports.recorded_ports(pod) if ports is None else dict(ports)
+        annotations = {PORT_ANNOTATION: str(port)}
+        if declared:
+            annotations[pod_ports.PORTS_ANNOTATION] = json.dumps(declared, sort_keys=True)
         body_meta: dict[str, object] = {
             "name": meta["name"],
             "namespace": meta.get("namespace") or "default",
-            "annotations": {PORT_ANNOTATION: str(port)},
+            "annotations": annotations,
         }
         if hold:
             body_meta["finalizers"] = [FINALIZER]
@@ -220,7 +237,7 @@ class Kubelet:
         await asyncio.gather(*stops, return_exceptions=True)
         if release is not None:  # processes gone: let the store finish deleting the Pod
             with contextlib.suppress(NotFound):
-                self._claim(release, run.port, hold=False)
+                self._claim(release, run.port, hold=False, ports=run.ports)
 
     async def shutdown(self, *, grace_cap: float | None = None) -> None:
         """Stop every container this kubelet runs and wait until their groups are gone."""

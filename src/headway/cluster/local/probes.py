@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from headway.clock import Clock
@@ -108,6 +108,8 @@ class ProbeTarget:
     declared_ports: Mapping[str, int]  # containerPort names -> numbers
     env: Mapping[str, str]
     cwd: str
+    # declared port (number or name) -> its own local port, for a Pod declaring several
+    local_ports: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -117,8 +119,11 @@ class ProbeOutcome:
 
 
 def _local_port(spec: ProbeSpec, target: ProbeTarget) -> int:
-    """A named port or a declared containerPort means the container's own local port."""
+    """A declared port (by number or name) means its local port; any other name, or a
+    declared port of a container without several, the container's own local port."""
     port = spec.port
+    if port is not None and str(port) in target.local_ports:
+        return target.local_ports[str(port)]
     if port is None or (isinstance(port, str) and not port.isdigit()):
         return target.port
     number = int(port)

@@ -21,6 +21,7 @@ from typing import Any
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.network import LOOPBACK, free_port
 from headway.cluster.local.pod_facts import is_ready
+from headway.cluster.local.pod_ports import local_port
 from headway.cluster.local.replicasets import owner_reference
 from headway.cluster.protocol import Cluster, Obj
 
@@ -178,8 +179,10 @@ class ServiceProxies:
             )
             if is_ready(p)
         ]
-        backends = tuple(b for b in (_backend(p) for p in ready) if b is not None)
+        spec_ports = (service.get("spec") or {}).get("ports") or []
         for index, _port in enumerate(ports):
+            target = _target_port(spec_ports[index])
+            backends = tuple(b for b in (_backend(p, target) for p in ready) if b is not None)
             key = (str(service["metadata"]["uid"]), index)
             wanted.add(key)
             self._proxies[key].set_backends(backends)
@@ -265,8 +268,17 @@ class ServiceProxies:
         self._proxies.clear()
 
 
-def _backend(pod: Obj) -> Backend | None:
-    raw = str(((pod["metadata"].get("annotations") or {}).get(PORT_ANNOTATION)) or "")
-    if not raw.isdigit():
+def _target_port(entry: object) -> object:
+    """A Service port's `targetPort` (a number or a name), defaulting to its `port`."""
+    if not isinstance(entry, dict):
         return None
-    return Backend(LOOPBACK, int(raw), str(pod["metadata"]["name"]))
+    return entry.get("targetPort", entry.get("port"))
+
+
+def _backend(pod: Obj, target: object = None) -> Backend | None:
+    """The Pod at the local port its `target` port means (`pod_ports`: a declared port of
+    its own, else the Pod's port); None while the Pod has no port yet."""
+    port = local_port(pod, target)
+    if port is None:
+        return None
+    return Backend(LOOPBACK, port, str(pod["metadata"]["name"]))
