@@ -331,6 +331,17 @@ def _follows_weight_change(rollout: Document, step_index: int) -> bool:
     return "setWeight" in previous or "setCanaryScale" in previous
 
 
+def _can_be_empty(metric: dict[str, Any]) -> bool:
+    """Whether the first measurement may see no data and fail for it: a Job succeeds or fails
+    and never returns a result; a delay or an `onEmpty` other than Failed defuses it."""
+    if "job" in as_dict(metric.get("provider")):
+        return False
+    return not metric.get("initialDelay") and metric.get("onEmpty") not in (
+        "Inconclusive",
+        "Evaluate",
+    )
+
+
 def check_measures_before_traffic(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[tuple[str, int, int, str]] = set()
     for unit, ref in unique_gates(ctx):
@@ -339,10 +350,7 @@ def check_measures_before_traffic(ctx: CheckContext) -> Iterable[Finding]:
             continue
         for index, metric in metrics_of(ref.template):
             key = (ref.template.file, ref.template.line, index, ref.rollout.name)
-            if key in seen or metric.get("initialDelay") or metric.get("onEmpty") in (
-                "Inconclusive",
-                "Evaluate",
-            ):
+            if key in seen or not _can_be_empty(metric):
                 continue
             seen.add(key)
             yield finding_at(

@@ -158,11 +158,14 @@ def _wave_finding(
     doc: Document, target: Document, *, field: str, app: str, gated: bool
 ) -> Finding | None:
     mine, theirs = sync_wave(doc.obj), sync_wave(target.obj)
-    if mine > theirs:
+    if mine >= theirs:
+        # Later waves wait on this one, not the reverse: in the same wave Argo CD applies the
+        # dependent with its target and their health converges together (a Rollout beside its
+        # Services, an HPA beside its Deployment) — nothing to report.
         return None
     who, what = f"{doc.kind}/{doc.name}", f"{target.kind}/{target.name}"
     where = ("metadata", "annotations", WAVE_ANNOTATION)
-    if mine < theirs and gated:
+    if gated:
         message = (
             f"{who} is in sync wave {mine} but its target {what} ({field}) is in wave "
             f"{theirs}: on a first install Argo CD waits for wave {mine} to be healthy, {who} "
@@ -170,19 +173,12 @@ def _wave_finding(
             "applied — the sync deadlocks"
         )
         return finding_at(WAVE_BEFORE_TARGET, doc, path=where, message=message, app=app)
-    if mine < theirs:
-        message = (
-            f"{who} is in sync wave {mine}, before its target {what} ({field}) in wave "
-            f"{theirs}: it guards nothing until the target exists, and the day a health check "
-            f"is added for {doc.kind} (a Lua script, a newer Argo CD) the first install "
-            "deadlocks"
-        )
-    else:
-        message = (
-            f"{who} and its target {what} ({field}) are both in sync wave {mine}: the "
-            "dependent is applied in the same step as its target and is unhealthy until the "
-            "target is up; a later renumbering of waves turns this into a first-install deadlock"
-        )
+    message = (
+        f"{who} is in sync wave {mine}, before its target {what} ({field}) in wave "
+        f"{theirs}: it guards nothing until the target exists, and the day a health check "
+        f"is added for {doc.kind} (a Lua script, a newer Argo CD) the first install "
+        "deadlocks"
+    )
     return finding_at(
         WAVE_BEFORE_TARGET, doc, path=where, message=message, app=app, severity=Severity.WARNING
     )
