@@ -165,6 +165,14 @@ def test_step_and_router_rules_match_argo_rollouts_validation(canary: str, expec
     assert rollout_errors(canary) == ([expected] if expected else [])
 
 
+def test_an_analysis_step_needs_a_template() -> None:
+    """Headway's own rule (Argo's validation.go does not check it): an empty gate."""
+    assert rollout_errors("      steps:\n        - analysis: {templates: []}") == [
+        "r.yaml:12: Rollout/web: spec.strategy.canary.steps[0].analysis.templates: "
+        "an analysis needs at least one template"
+    ]
+
+
 def test_weight_bound_follows_max_traffic_weight() -> None:
     canary = (
         "      stableService: s\n      canaryService: c\n"

@@ -77,7 +77,8 @@ def validate(
         OutputFormat, typer.Option("--format", "-o", help="text (one line per problem) or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums."""
+    """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums,
+    Argo's rules, and what Headway does not run yet. Helm charts are skipped (and said)."""
     if not paths:
         typer.echo("error: give at least one file or directory to validate", err=True)
         raise typer.Exit(EXIT_USAGE)
