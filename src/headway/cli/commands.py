@@ -28,7 +28,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry(
         "validate",
         "headway.cli.validate",
-        "Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums.",
+        "Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums, "
+        "Argo's rules, and what Headway does not run yet.",
     ),
     CommandEntry(
         "runtime",
