@@ -17,6 +17,7 @@ import pytest
 from rollout_harness import API, Harness, rollout, service, template
 from typer.testing import CliRunner
 
+from headway.cli import rollouts_actions
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.controllers.manager import ObjectKey
@@ -147,17 +148,24 @@ def test_controller_never_promotes_on_a_run_that_failed_after_its_decision(
     assert not [e for e in events if e.get("reason") == "RolloutCompleted" and new in e["message"]]
 
 
-@pytest.mark.parametrize("written", [{"promoteFull": True}, {"currentStepIndex": 2}])
+@pytest.mark.parametrize("full", [True, False])
 def test_a_promote_written_after_the_failure_still_aborts(
-    tmp_path: Path, clock: VirtualClock, written: dict[str, Any]
+    tmp_path: Path, clock: VirtualClock, full: bool
 ) -> None:
-    """Whatever a promote managed to write in the window (its check and its write straddling
-    the failure), the controller judges the failed run before it acts on the promote."""
+    """The run fails between promote's last check and its write (its `before_write` test
+    hook): the write lands (`promoteFull`, or the step index past the analysis step), and the
+    controller judges the failed run before it acts on the promote."""
     canary = {"steps": [{"setWeight": 25}, STEP_ANALYSIS, {"setWeight": 50}]}
     h = _updating(tmp_path, clock, canary)
     stable, new = h.status()["stableRS"], h.status()["currentPodHash"]
-    h.set_run_phase(f"web-{new}-2-1", "Failed", 'Metric "errors" assessed Failed')
-    h.patch_status(written)  # the promote's write, landed after its check
+    run = f"web-{new}-2-1"
+
+    def fail_the_run() -> None:
+        h.set_run_phase(run, "Failed", 'Metric "errors" assessed Failed')
+
+    rollouts_actions.promote(h.cluster, "default", "web", full=full, before_write=fail_the_run)
+    written = h.status()
+    assert written.get("promoteFull") is True if full else written["currentStepIndex"] == 2
     h.settle()
     status = h.status()
     assert status["abort"] is True, status

@@ -176,6 +176,25 @@ async def test_non_finite_answers_are_errors_never_a_pass(
     driver.close()
 
 
+async def test_a_range_query_with_nan_samples_is_an_error(
+    shared: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    server, _ = shared
+    await server.wait_for("count_over_time(demo_nan[10s])", lambda v: bool(v) and v[0] >= 3)
+    raw = prom_metric(server.url, "demo_nan", failureCondition="result[0] > 0.05")
+    raw["provider"]["prometheus"]["rangeQuery"] = {  # type: ignore[index]
+        "start": 'now() - duration("3s")',
+        "end": "now()",
+        "step": "1s",
+    }
+    driver = RunDriver(tmp_path, SystemClock(), client)
+    driver.cluster.create(analysis_run({**raw, "consecutiveErrorLimit": 0}))
+    await driver.step()
+    (measurement,) = driver.measurements()
+    assert measurement["phase"] == "Error" and "not a finite number (NaN)" in measurement["message"]
+    driver.close()
+
+
 async def test_prometheus_stopped_mid_analysis_makes_the_run_inconclusive(
     scraped: tuple[PrometheusServer, Exporter], client: httpx2.AsyncClient, tmp_path: Path
 ) -> None:

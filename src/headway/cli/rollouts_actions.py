@@ -61,12 +61,19 @@ def _get(cluster: Cluster, namespace: str, name: str) -> Obj:
 
 
 def _edit_status(
-    cluster: Cluster, namespace: str, name: str, change: Callable[[Obj, dict[str, Any]], None]
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    change: Callable[[Obj, dict[str, Any]], None],
+    *,
+    before_write: Callable[[], None] | None = None,
 ) -> Obj:
     for _ in range(_ATTEMPTS):
         ro = _get(cluster, namespace, name)
         status = copy.deepcopy(ro.get("status") or {})
         change(ro, status)
+        if before_write is not None:
+            before_write()
         try:
             return cluster.patch_status(
                 ARGO_API,
@@ -111,7 +118,16 @@ def _refuse_without_evidence(cluster: Cluster, ro: Obj, *, full: bool) -> None:
         raise RolloutCommandError(f"rollout '{meta['name']}' not promoted: {refusal}")
 
 
-def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) -> str:
+def promote(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    *,
+    full: bool = False,
+    before_write: Callable[[], None] | None = None,
+) -> str:
+    """`before_write` is a test hook: it runs between the last check of the runs and the
+    status write, to widen that window on purpose."""
     ro = _get(cluster, namespace, name)
     _refuse_without_evidence(cluster, ro, full=full)
     if ro["spec"].get("paused"):
@@ -124,7 +140,7 @@ def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) 
                 _refuse_without_evidence(cluster, current, full=True)
                 st.update(promoteFull=True)
 
-            _edit_status(cluster, namespace, name, full_promotion)
+            _edit_status(cluster, namespace, name, full_promotion, before_write=before_write)
         return f"rollout '{name}' fully promoted"
 
     def step(current: Obj, status: dict[str, Any]) -> None:
@@ -139,7 +155,7 @@ def promote(cluster: Cluster, namespace: str, name: str, *, full: bool = False) 
         if canary is not None and index < len(steps):
             status["currentStepIndex"] = index + 1
 
-    _edit_status(cluster, namespace, name, step)
+    _edit_status(cluster, namespace, name, step, before_write=before_write)
     return f"rollout '{name}' promoted"
 
 
