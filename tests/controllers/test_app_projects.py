@@ -354,3 +354,28 @@ def test_an_app_namespaces_regex_that_does_not_compile_is_a_usage_error(tmp_path
     assert result.returncode == 2
     assert "/team-[a/: not a regular expression" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr
+
+
+def test_cascade_deletion_leaves_objects_outside_the_project(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    other = _team_b_config_map()
+    other["metadata"]["labels"] = {"app.kubernetes.io/instance": "shop"}
+    other["metadata"]["annotations"] = {
+        "argocd.argoproj.io/tracking-id": "shop:/ConfigMap:team-b/loot"
+    }
+    h.store.apply(other, field_manager="other-team")
+    shop = application("shop", h.remote.url, path="app", project="team-a", namespace="team-a")
+    shop["metadata"]["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
+    h.install(shop)
+    request_sync(h, "shop")
+    h.run("shop", lambda s: phase(s) in ("Succeeded", "Failed"))
+    assert h.exists("ConfigMap", "settings", "team-a")
+    h.store.delete(APP_API_VERSION, "Application", "shop", APPS_NS)
+    for _ in range(5):
+        if h.step("shop") is None:
+            break
+    assert not h.exists("ConfigMap", "settings", "team-a")
+    assert h.exists("ConfigMap", "loot", "team-b")
+    assert not _exists_app(h, "shop", APPS_NS)

@@ -3,14 +3,15 @@
 With `resources-finalizer.argocd.argoproj.io` (foreground) or
 `resources-finalizer.argocd.argoproj.io/background` on a deleted Application, every resource
 it manages is deleted first - except those marked `Delete=false` in their
-`argocd.argoproj.io/sync-options`, which are left alone, and those marked `Delete=confirm`,
-which wait for `headway app confirm-prune` (the `deletion-approved` annotation, as Argo CD).
-Then the finalizer is removed and the Application goes. Without a finalizer nothing cascades.
+`argocd.argoproj.io/sync-options`, which are left alone, those marked `Delete=confirm`,
+which wait for `headway app confirm-prune` (the `deletion-approved` annotation, as Argo CD),
+and objects outside the app's project, which are never its to delete. Then the finalizer
+is removed and the Application goes. Without a finalizer nothing cascades.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from headway.cluster.errors import ClusterError, NotFound
@@ -34,10 +35,16 @@ def cascade_finalizer(app: Mapping[str, Any]) -> str | None:
 
 
 def cascade_delete(
-    app: Mapping[str, Any], cluster: Cluster, reader: LiveReader, *, instance: str
+    app: Mapping[str, Any],
+    cluster: Cluster,
+    reader: LiveReader,
+    *,
+    instance: str,
+    refuse: Callable[[Mapping[str, Any]], str | None],
 ) -> str | None:
-    """Delete what the app manages (tracked under its `instance` name); None when done (the
-    finalizer may go), else what is still being waited for."""
+    """Delete what the app manages (tracked under its `instance` name) and its project
+    permits (`refuse` says why not); None when done (the finalizer may go), else what is
+    still being waited for."""
     finalizer = cascade_finalizer(app)
     policy: PropagationPolicy = (
         "Background" if finalizer == RESOURCES_FINALIZER_BACKGROUND else "Foreground"
@@ -48,6 +55,8 @@ def cascade_delete(
     deleted_at = ops.parse_stamp((app.get("metadata") or {}).get("deletionTimestamp"))
     waiting: list[str] = []
     for key, obj in reader.managed(instance, []).items():
+        if refuse(obj) is not None:
+            continue
         switch = resource_options(SyncOptions(), obj).options.delete
         if switch is ConfirmableSwitch.FALSE:
             continue

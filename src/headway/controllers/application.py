@@ -120,7 +120,7 @@ class ApplicationController:
         setup = self._setup(raw)
         status = dict(raw.get("status") or {})
         if raw["metadata"].get("deletionTimestamp") and setup.cluster is not None:
-            return self._delete(raw, setup.cluster, status)
+            return self._delete(raw, setup, status)
         if setup.conditions or setup.app is None or setup.cluster is None:
             status["conditions"] = setup.conditions
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
@@ -174,14 +174,21 @@ class ApplicationController:
         """Kinds with no namespace: what the cluster serves so, and the app's own CRDs."""
         return self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(objects)
 
-    def _delete(self, raw: Obj, cluster: Cluster, status: Obj) -> float | None:
-        """A deleted Application with the resources finalizer: cascade, then let it go."""
+    def _delete(self, raw: Obj, setup: Setup, status: Obj) -> float | None:
+        """A deleted Application with the resources finalizer: cascade, then let it go.
+        Only what its project permits is deleted (as Argo CD): another app's object that
+        carries this app's tracking marks outside the project stays."""
         finalizer = cascade_finalizer(raw)
         if finalizer is None:
             return None
+        cluster, guard = setup.cluster, setup.guard
+        assert cluster is not None and guard is not None
         name, namespace = str(raw["metadata"]["name"]), str(raw["metadata"].get("namespace"))
         instance = instance_name(name, namespace, control_namespace=self._control_namespace)
-        waiting = cascade_delete(raw, cluster, self._reader(cluster), instance=instance)
+        scoped = replace(guard, cluster_scoped=self._reader(cluster).cluster_scoped())
+        waiting = cascade_delete(
+            raw, cluster, self._reader(cluster), instance=instance, refuse=scoped.resource
+        )
         if waiting is not None:
             blocked = [w for w in waiting.split("; ") if not w.endswith("(deleting)")]
             status["conditions"] = [
