@@ -60,6 +60,12 @@ def _command(path: list[str]) -> Any:
         ["rollouts", "pause"],
         ["rollouts", "restart"],
         ["rollouts", "set", "image"],
+        ["rollouts", "status"],
+        ["app", "create"],
+        ["app", "set"],
+        ["app", "delete"],
+        ["app", "wait"],
+        ["app", "manifests"],
     ],
 )
 def test_every_option_and_argument_of_the_object_commands_says_what_it_is(

@@ -154,4 +154,9 @@ def validation_errors(app: Mapping[str, Any], where: str) -> list[str]:
     from headway.model.validate import validate_text
 
     report = validate_text(yaml.safe_dump(dict(app), sort_keys=False), where)
-    return [str(d) for d in report.diagnostics if d.severity is Severity.ERROR]
+    # The lines are those of YAML written here, not the user's: name the field only.
+    return [
+        f"{d.kind}/{d.name}: {d.field + ': ' if d.field else ''}{d.message}"
+        for d in report.diagnostics
+        if d.severity is Severity.ERROR
+    ]
