@@ -231,10 +231,12 @@ BUILTIN_TESTS = """\
 package builtin_test
 
 func TestBuiltin(t *testing.T) {
+	shared := []any{7}
 	env := map[string]any{
 		"Words":  []string{"a", "b"},
 		"Ratios": []float64{1, 3},
 		"Clock":  time.Now(),
+		"Shared": &shared,
 	}
 	var tests = []struct {
 		input string
@@ -243,6 +245,7 @@ func TestBuiltin(t *testing.T) {
 		{`join(Words, "+")`, "a+b"},
 		{`mean(Ratios)`, 2.0},
 		{`len(Words)`, 2.0},
+		{`concat(Shared, [nil])`, []any{7, nil}},
 		{`string(Clock)`, "now"},
 		{`duration("1h")`, time.Hour},
 	}
@@ -271,6 +274,7 @@ def test_expr_lang_builtin_tables_compare_values_with_their_go_type(tmp_path: Pa
         ('join(Words, "+")', True),
         ("mean(Ratios)", True),
         ("len(Words)", False),  # Go's len is an int: 2, never 2.0
+        ("concat(Shared, [nil])", True),  # a pointer in the env is followed
     ]
     assert values.cases[2].actual == "int 2"
     hour, clock = values.unreadable

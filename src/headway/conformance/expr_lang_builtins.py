@@ -20,6 +20,7 @@ from headway.conformance.go_source import (
     Unreadable,
     parse_lenient,
     parse_value,
+    resolve,
     tokenize,
 )
 from headway.conformance.tables import Case, TableResult
@@ -87,7 +88,7 @@ def _bindings(body: list[Token]) -> tuple[dict[str, Any], list[str]]:
 
 def _run_table(name: str, body: list[Token], *, outcome: str) -> TableResult:
     names, problems = _bindings(body)
-    found_env = names.get("env")
+    found_env = resolve(names.get("env"), names)  # `&name` entries point at earlier names
     env: Mapping[str, Any] = found_env if isinstance(found_env, Mapping) else {}
     missing = {p.split(" ")[1].strip('":') for p in problems if p.startswith("env ")}
     rows: list[Mapping[str, Any]] = next((v for v in names.values() if _is_table(v, outcome)), [])
