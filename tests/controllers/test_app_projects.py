@@ -28,6 +28,7 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
+from headway.cluster.errors import ClusterError
 from headway.controllers.application import APP_API_VERSION, ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 
@@ -379,3 +380,47 @@ def test_cascade_deletion_leaves_objects_outside_the_project(
     assert not h.exists("ConfigMap", "settings", "team-a")
     assert h.exists("ConfigMap", "loot", "team-b")
     assert not _exists_app(h, "shop", APPS_NS)
+
+
+CLUSTER_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "clusterwidgets.example.com"},
+    "spec": {
+        "group": "example.com",
+        "names": {"kind": "ClusterWidget", "plural": "clusterwidgets"},
+        "scope": "Cluster",
+        "versions": [{"name": "v1", "served": True, "storage": True}],
+    },
+}
+CLUSTER_WIDGET = {
+    "apiVersion": "example.com/v1",
+    "kind": "ClusterWidget",
+    "metadata": {"name": "everywhere"},
+    "spec": {},
+}
+
+
+@pytest.mark.parametrize("crd", ["installed", "in the app"])
+def test_a_cluster_scoped_custom_kind_needs_the_cluster_whitelist(
+    tmp_path: Path, clock: VirtualClock, crd: str
+) -> None:
+    """The built-in table knows no custom kinds: their scope comes from discovery or from a
+    CRD in the app, so a cluster-scoped one cannot pass as namespaced."""
+    objects = [CLUSTER_WIDGET] if crd == "installed" else [CLUSTER_CRD, CLUSTER_WIDGET]
+    h = _harness(tmp_path, clock, {"app/all.yaml": manifests(*objects)})
+    whitelist = [{"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"}]
+    h.store.apply(_project("team-a", clusterResourceWhitelist=whitelist), field_manager="admin")
+    if crd == "installed":
+        h.store.apply(dict(CLUSTER_CRD), field_manager="admin")
+    shop = application("shop", h.remote.url, path="app", project="team-a", namespace="team-a")
+    h.install(shop)
+    request_sync(h, "shop")
+    status = h.run("shop", lambda s: phase(s) in ("Succeeded", "Failed"))
+    assert phase(status) == "Failed"
+    assert (
+        "ClusterWidget/everywhere: project 'team-a': example.com/ClusterWidget everywhere: "
+        "cluster-scoped kind not in clusterResourceWhitelist"
+    ) in message(status)
+    with pytest.raises(ClusterError):  # NotFound, or the kind is not served at all
+        h.store.get("example.com/v1", "ClusterWidget", "everywhere")
