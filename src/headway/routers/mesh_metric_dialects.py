@@ -37,12 +37,18 @@ REPORTERS = ("source", "destination")
 UNKNOWN = "unknown"
 
 
+_NEEDS_ESCAPE = frozenset('\\"\n')
+
+
 def _escape(value: str) -> str:
+    if _NEEDS_ESCAPE.isdisjoint(value):  # almost always: names, codes, hashes
+        return value
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def _text(labels: Labels) -> str:
-    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels) + "}"
+def _body(labels: Labels) -> str:
+    """`k="v",...` (escaped): written once per label set, then reused for every bucket."""
+    return ",".join(f'{k}="{_escape(v)}"' for k, v in labels)
 
 
 def _service_and_namespace(part: PlaneSeries, service: str) -> tuple[str, str]:
@@ -108,16 +114,18 @@ class _Family:
 
     def counter_lines(self, name: str, help_text: str) -> list[str]:
         lines = [f"# HELP {name} {help_text}", f"# TYPE {name} counter"]
-        lines += [f"{name}{_text(labels)} {value}" for labels, value in sorted(self.counts.items())]
+        counted = sorted(self.counts.items())
+        lines += [f"{name}{{{_body(labels)}}} {value}" for labels, value in counted]
         return lines
 
     def histogram_lines(self, name: str, help_text: str) -> list[str]:
         lines = [f"# HELP {name} {help_text}", f"# TYPE {name} histogram"]
         for labels, per_bound in sorted(self.buckets.items()):
-            for bound, value in per_bound.items():
-                lines.append(f"{name}_bucket{_text((*labels, ('le', bound)))} {value}")
-            lines.append(f"{name}_sum{_text(labels)} {self.sums[labels]!r}")
-            lines.append(f"{name}_count{_text(labels)} {per_bound.get('+Inf', 0)}")
+            body = _body(labels)
+            bucket = f"{name}_bucket"
+            lines += [f'{bucket}{{{body},le="{le}"}} {value}' for le, value in per_bound.items()]
+            lines.append(f"{name}_sum{{{body}}} {self.sums[labels]!r}")
+            lines.append(f"{name}_count{{{body}}} {per_bound.get('+Inf', 0)}")
         return lines
 
 
