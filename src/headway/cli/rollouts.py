@@ -220,7 +220,9 @@ def promote(
     namespace: Namespace = "default",
     full: Annotated[bool, typer.Option("--full", help="Skip all remaining steps.")] = False,
 ) -> None:
-    """Resume a paused Rollout, or skip the current step (--full: all of them)."""
+    """Resume a paused Rollout, or skip the current step (--full: all of them).
+
+    Refused while a run of this revision has Failed or Errored (--full: or is Inconclusive)."""
     _run(state_dir, lambda c: actions.promote(c, namespace, name, full=full))
 
 
