@@ -1,11 +1,9 @@
 """The sync operation as a step function: each call does one unit of work and returns.
 
-Units, in order: a dry run of every object (nothing is applied if any fails); then, per
-(phase, wave) step of the plan, apply it (prunes, hook re-creation, applies, hook creation)
-and judge it with `wave_gate`; the next step starts on a later call, only once the gate lets
-it. The last step is not judged (`ends_at_apply`, Argo CD's rule): the operation succeeds
-once it is applied, unless it holds hooks. A failure runs the SyncFail hooks and ends the
-operation; success deletes the hooks whose delete policy says so.
+What the unit is, and what its outcome means, is decided by the pure core
+(`headway.sync.operation.decide` and its transitions, over the typed `OperationState`); this
+module does the I/O in between: the dry runs, applies, prunes, hook creation and deletion, and
+reading back the objects a wave is judged on.
 
 Progress is persisted in `status.operationState` after every call, in Argo CD's fields plus
 `wave` (Headway's cursor: the step's phase and wave, whether it was applied, whether it
@@ -23,10 +21,27 @@ from typing import Any
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
-from headway.health import HealthResult, HealthStatus
+from headway.health import HealthResult
 from headway.sync import hooks
-from headway.sync.gate import GateVerdict, ends_at_apply, wave_gate
-from headway.sync.hooks import DeletePolicy, SyncPhase
+from headway.sync.hooks import SyncPhase
+from headway.sync.operation import (
+    Action,
+    ApplyWave,
+    Continue,
+    DryRun,
+    Finish,
+    OperationContext,
+    Terminate,
+    after_apply,
+    after_dry_run,
+    after_judge,
+    decide,
+    finished,
+    hooks_to_delete,
+    terminated,
+    waiting_for_hook,
+)
+from headway.sync.operation_state import OperationPhase, OperationState, ResourceResult
 from headway.sync.options import SyncOptions
 from headway.sync.plan import SyncPlan, WaveStep
 from headway.sync.planner import plan_sync
@@ -38,9 +53,6 @@ __all__ = ["ExecutorInput", "StepOutcome", "step_operation"]
 Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
 Refuse = Callable[[Mapping[str, Any]], str | None]
-
-# How soon to look again at a wave that waits on health (watch events wake sooner).
-WAIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -76,33 +88,14 @@ class StepOutcome:
         return self.state.get("phase") in ("Succeeded", "Failed", "Error")
 
 
-def _position(phase: str, wave: int) -> tuple[int, int]:
-    return SyncPhase(phase).order, wave
-
-
-def _step_position(step: WaveStep) -> tuple[int, int]:
-    return step.phase.order, step.wave
-
-
-def _sync_request(state: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ((state.get("operation") or {}).get("sync")) or {}
-
-
-def _selected(request: Mapping[str, Any]) -> set[tuple[str, str, str]]:
-    return {
-        (str(r.get("group") or ""), str(r.get("kind") or ""), str(r.get("name") or ""))
-        for r in request.get("resources") or []
-    }
-
-
-def _is_selected(obj: Obj, selected: set[tuple[str, str, str]]) -> bool:
+def _is_selected(obj: Obj, selected: frozenset[tuple[str, str, str]]) -> bool:
     key = key_of(obj)
     return (key.group, key.kind, key.name) in selected
 
 
-def _plan(inp: ExecutorInput) -> SyncPlan:
-    request = _sync_request(inp.state)
-    selected = _selected(request)
+def _plan(inp: ExecutorInput, state: OperationState) -> SyncPlan:
+    request = state.request
+    selected = request.selected
     desired, live = list(inp.desired), list(inp.live.values())
     if selected:
         desired = [o for o in desired if _is_selected(o, selected)]
@@ -115,11 +108,11 @@ def _plan(inp: ExecutorInput) -> SyncPlan:
         # for CreateNamespace, and `cluster_scoped` keeps it off cluster-scoped custom kinds.
         namespace=inp.namespace if inp.plan_options.create_namespace else "",
         cluster_scoped=inp.cluster_scoped,
-        prune=bool(request.get("prune")),
+        prune=request.prune,
         prune_confirmed=inp.prune_confirmed,
         modified=inp.modified,
-        revision=str(request.get("revision") or ""),
-        started_at=datetime.fromisoformat(str(inp.state["startedAt"])),
+        revision=request.revision,
+        started_at=datetime.fromisoformat(state.started_at),
         skip_hooks=bool(selected),
         existing_namespaces=inp.existing_namespaces,
     )
@@ -148,79 +141,72 @@ def _with_namespace_metadata(plan: SyncPlan, inp: ExecutorInput) -> SyncPlan:
 
 def step_operation(inp: ExecutorInput) -> StepOutcome:
     """Advance the running operation in `inp.state` by one unit."""
-    state = dict(inp.state)
+    state = OperationState.from_dict(inp.state)
     runner = TaskRunner(
         inp.cluster,
         app=inp.app,
-        operation_id=str(state.get("operationId") or state["startedAt"]),
+        operation_id=state.hook_mark,
         rules=inp.rules,
         refuse=inp.refuse,
     )
-    if state.get("phase") == "Terminating":
+    plan, plan_error = None, ""
+    if state.phase is not OperationPhase.TERMINATING:
+        try:
+            plan = _plan(inp, state)
+        except ValueError as err:
+            plan_error = str(err)
+    action = decide(OperationContext(state, plan, plan_error, inp.live))
+    return _conclude(inp, runner, _act(inp, runner, state, plan, action))
+
+
+def _act(
+    inp: ExecutorInput,
+    runner: TaskRunner,
+    state: OperationState,
+    plan: SyncPlan | None,
+    action: Action,
+) -> Continue | Finish | StepOutcome:
+    if isinstance(action, Terminate):
         return _terminate(inp, state, runner)
-    try:
-        plan = _plan(inp)
-    except ValueError as err:
-        outcome = _finish(inp, state, runner, failed=f"cannot plan the sync: {err}")
-        outcome.state["phase"] = "Error"  # Argo CD's phase for an operation that could not run
-        return outcome
-    if plan.problems:
-        return _finish(inp, state, runner, failed="; ".join(plan.problems), plan=plan)
-    if not state.get("dryRunDone"):
-        return _dry_run(inp, state, runner, plan)
-    return _advance(inp, state, runner, plan)
+    if isinstance(action, Finish):
+        return action
+    assert plan is not None  # every other action comes from a plan
+    if isinstance(action, DryRun):
+        errors = [e for task in action.tasks if (e := runner.dry_run(task)) is not None]
+        return after_dry_run(state, plan, errors)
+    if isinstance(action, ApplyWave):
+        return _apply_step(state, runner, plan, action.step)
+    judged = state.recorded(_result(runner.prune(task)) for task in action.late_prunes)
+    live = {t.key: _read(inp.cluster, t) for t in action.step.tasks}
+    present = {k: v for k, v in live.items() if v is not None}
+    return after_judge(judged, plan=plan, step=action.step, live=present, assess=inp.assess)
 
 
-def _dry_run(
-    inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner, plan: SyncPlan
+def _conclude(
+    inp: ExecutorInput, runner: TaskRunner, done: Continue | Finish | StepOutcome
 ) -> StepOutcome:
-    created = _namespaces_created_by(plan)
-    errors = []
-    for task in plan.tasks:
-        namespace_pending = task.key.namespace in created
-        if task.is_prune or task.target is None or namespace_pending:
-            continue
-        error = runner.dry_run(task)
-        if error is not None:
-            errors.append(error)
-    if errors:
-        message = "one or more objects failed to apply (dry run): " + "; ".join(errors)
-        return _finish(inp, state, runner, failed=message, plan=plan)
-    state["dryRunDone"] = True
-    if _sync_request(state).get("dryRun"):
-        return _finish(inp, state, runner, plan=plan, message="dry run succeeded; nothing applied")
-    state["message"] = f"dry run of {len(plan.tasks)} tasks passed"
-    return StepOutcome(state, 0.0)
+    if isinstance(done, StepOutcome):
+        return done
+    if isinstance(done, Continue):
+        return StepOutcome(done.state.to_dict(), done.requeue_after)
+    state = done.state
+    if done.sync_fail_hooks:
+        created = [
+            r for s in done.sync_fail_hooks for t in s.applies if (r := runner.create_hook(t))
+        ]
+        state = replace(state.recorded(_result(r) for r in created), sync_fail_hooks_run=True)
+    _delete_finished_hooks(inp, state, runner)
+    end = finished(state, phase=done.phase, message=done.message, at=_stamp(inp.now))
+    return StepOutcome(end.to_dict(), None)
 
 
-def _namespaces_created_by(plan: SyncPlan) -> set[str]:
-    return {t.key.name for t in plan.tasks if t.key.kind == "Namespace" and not t.is_prune}
-
-
-def _advance(
-    inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner, plan: SyncPlan
-) -> StepOutcome:
-    cursor = state.get("wave") or {}
-    here = _position(cursor["phase"], int(cursor["wave"])) if cursor else (-99, -(10**9))
-    for step in plan.waves():
-        position = _step_position(step)
-        if position < here or (position == here and cursor.get("passed")):
-            continue
-        if position == here and cursor.get("applied"):
-            if ends_at_apply(step, plan=plan):
-                break
-            return _judge(inp, state, runner, plan, step)
-        return _apply_step(inp, state, runner, plan, step)
-    return _finish(inp, state, runner, plan=plan, message="successfully synced (all tasks run)")
+def _result(result: TaskResult) -> ResourceResult:
+    return ResourceResult.from_dict(result.to_status())
 
 
 def _apply_step(
-    inp: ExecutorInput,
-    state: dict[str, Any],
-    runner: TaskRunner,
-    plan: SyncPlan,
-    step: WaveStep,
-) -> StepOutcome:
+    state: OperationState, runner: TaskRunner, plan: SyncPlan, step: WaveStep
+) -> Continue | Finish:
     results: list[TaskResult] = []
     for task in step.prunes:
         results.append(runner.prune(task))
@@ -228,48 +214,11 @@ def _apply_step(
         if task.is_hook:
             result = runner.create_hook(task)
             if result is None:
-                state["message"] = f"{step}: waiting for the previous {task.key} to be deleted"
-                return StepOutcome(state, WAIT_SECONDS)
+                return waiting_for_hook(state, step, task)
             results.append(result)
         elif task.runs:
             results.append(runner.apply(task))
-    _record(state, results)
-    state["wave"] = {"phase": str(step.phase), "wave": step.wave, "applied": True}
-    failed = [r for r in results if r.failed]
-    if failed:
-        detail = "; ".join(f"{r.key}: {r.message}" for r in failed)
-        message = f"one or more objects failed to apply: {detail}"
-        return _finish(inp, state, runner, failed=message, plan=plan)
-    state["message"] = f"{step}: applied {len(results)} tasks"
-    return StepOutcome(state, 0.0)
-
-
-def _judge(
-    inp: ExecutorInput,
-    state: dict[str, Any],
-    runner: TaskRunner,
-    plan: SyncPlan,
-    step: WaveStep,
-) -> StepOutcome:
-    for task in step.prunes:  # a prune confirmed (or retried) since the step was applied
-        if task.runs and task.key in inp.live and not _deleting(inp.live[task.key]):
-            _record(state, [runner.prune(task)])
-    live = {t.key: _read(inp.cluster, t) for t in step.tasks}
-    present = {k: v for k, v in live.items() if v is not None}
-    gate = wave_gate(step, plan=plan, live=present, assess=inp.assess)
-    _record_hook_phases(state, step, present, inp.assess)
-    if gate.verdict is GateVerdict.FAIL:
-        return _finish(inp, state, runner, failed=gate.message, plan=plan)
-    if gate.verdict is GateVerdict.WAIT:
-        state["message"] = plan.confirmation_message() or gate.message
-        return StepOutcome(state, WAIT_SECONDS)
-    state["wave"] = {**state["wave"], "passed": True}
-    state["message"] = gate.message
-    return StepOutcome(state, 0.0)
-
-
-def _deleting(obj: Obj) -> bool:
-    return (obj.get("metadata") or {}).get("deletionTimestamp") is not None
+    return after_apply(state, plan, step, [_result(r) for r in results])
 
 
 def _read(cluster: Cluster, task: SyncTask) -> dict[str, Any] | None:
@@ -282,106 +231,29 @@ def _read(cluster: Cluster, task: SyncTask) -> dict[str, Any] | None:
         return None
 
 
-def _result_key(entry: Mapping[str, Any]) -> tuple[str, str, str, str, str]:
-    return (
-        str(entry.get("group", "")),
-        str(entry.get("kind", "")),
-        str(entry.get("namespace", "")),
-        str(entry.get("name", "")),
-        str(entry.get("syncPhase", "")),
-    )
-
-
-def _record(state: dict[str, Any], results: Sequence[TaskResult]) -> None:
-    """Merge task results into `syncResult.resources` (one entry per object and phase)."""
-    sync_result = dict(state.get("syncResult") or {})
-    entries = {_result_key(e): e for e in sync_result.get("resources") or []}
-    for result in results:
-        entry = result.to_status()
-        old = entries.get(_result_key(entry))
-        if old is not None and old.get("hookPhase") and result.hook_type:
-            entry["hookPhase"] = old["hookPhase"]
-        entries[_result_key(entry)] = entry
-    sync_result["resources"] = list(entries.values())
-    state["syncResult"] = sync_result
-
-
-def _record_hook_phases(
-    state: dict[str, Any], step: WaveStep, live: Mapping[ResourceKey, Obj], assess: Assess
-) -> None:
-    phases = {}
-    for task in step.applies:
-        if not task.is_hook or task.key not in live:
-            continue
-        health = assess(live[task.key])
-        status = health.status if health is not None else HealthStatus.HEALTHY
-        phases[task.key] = {
-            HealthStatus.HEALTHY: "Succeeded",
-            HealthStatus.DEGRADED: "Failed",
-        }.get(status, "Running")
-    for entry in (state.get("syncResult") or {}).get("resources") or []:
-        key = ResourceKey(entry["group"], entry["kind"], entry["namespace"], entry["name"])
-        if entry.get("hookType") and key in phases:
-            entry["hookPhase"] = phases[key]
-
-
-def _finish(
-    inp: ExecutorInput,
-    state: dict[str, Any],
-    runner: TaskRunner,
-    *,
-    failed: str | None = None,
-    message: str = "",
-    plan: SyncPlan | None = None,
-) -> StepOutcome:
-    if failed is not None and plan is not None and not state.get("syncFailHooksRun"):
-        results = [
-            r for s in plan.failure_waves() for t in s.applies if (r := runner.create_hook(t))
-        ]
-        _record(state, results)
-        state["syncFailHooksRun"] = True
-    _delete_finished_hooks(inp, state, runner)
-    state["phase"] = "Failed" if failed is not None else "Succeeded"
-    state["message"] = failed if failed is not None else message
-    state["finishedAt"] = _stamp(inp.now)
-    state.pop("wave", None)
-    return StepOutcome(state, None)
-
-
-def _delete_finished_hooks(inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner) -> None:
-    """HookSucceeded hooks that succeeded and HookFailed hooks that failed are deleted when
-    the operation ends (gitops-engine does the same); the policy is read from the hook."""
-    for entry in (state.get("syncResult") or {}).get("resources") or []:
-        wanted = {
-            "Succeeded": DeletePolicy.HOOK_SUCCEEDED,
-            "Failed": DeletePolicy.HOOK_FAILED,
-        }.get(str(entry.get("hookPhase")))
-        if not entry.get("hookType") or wanted is None:
-            continue
-        key = ResourceKey(entry["group"], entry["kind"], entry["namespace"], entry["name"])
-        api = f"{entry['group']}/{entry['version']}" if entry["group"] else entry["version"]
+def _delete_finished_hooks(inp: ExecutorInput, state: OperationState, runner: TaskRunner) -> None:
+    """Deletes the hooks `hooks_to_delete` names whose live object carries that policy."""
+    for entry, policy in hooks_to_delete(state):
         try:
-            live = inp.cluster.get(api, key.kind, key.name, key.namespace or None)
+            live = inp.cluster.get(
+                entry.api_version, entry.kind, entry.name, entry.namespace or None
+            )
         except ClusterError:
             continue
-        if wanted in hooks.delete_policies(live):
-            runner.delete_live(key, api)
+        if policy in hooks.delete_policies(live):
+            runner.delete_live(entry.key, entry.api_version)
 
 
-def _terminate(inp: ExecutorInput, state: dict[str, Any], runner: TaskRunner) -> StepOutcome:
+def _terminate(inp: ExecutorInput, state: OperationState, runner: TaskRunner) -> StepOutcome:
     """`headway app terminate`: running hooks are deleted, the operation fails."""
-    for entry in (state.get("syncResult") or {}).get("resources") or []:
-        if entry.get("hookType") and entry.get("hookPhase") == "Running":
-            key = ResourceKey(entry["group"], entry["kind"], entry["namespace"], entry["name"])
-            api = f"{entry['group']}/{entry['version']}" if entry["group"] else entry["version"]
-            runner.delete_live(key, api)
-            entry["hookPhase"] = "Terminated"
+    running, state = terminated(state)
+    for entry in running:
+        runner.delete_live(entry.key, entry.api_version)
     _delete_finished_hooks(inp, state, runner)
-    state["phase"] = "Failed"
-    state["message"] = "Operation terminated"
-    state["finishedAt"] = _stamp(inp.now)
-    state.pop("wave", None)
-    return StepOutcome(state, None)
+    end = finished(
+        state, phase=OperationPhase.FAILED, message="Operation terminated", at=_stamp(inp.now)
+    )
+    return StepOutcome(end.to_dict(), None)
 
 
 def _stamp(moment: datetime) -> str:
