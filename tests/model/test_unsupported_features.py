@@ -118,6 +118,12 @@ def test_prometheus_authentication_the_runtime_refuses(auth: str) -> None:
     assert f"provider.prometheus.authentication.{auth}: {NOT_YET}" in gaps[0]
 
 
+def test_skipping_tls_verification_is_refused_as_the_runtime_does() -> None:
+    gaps = _gaps(TEMPLATE.format(provider="web: {url: https://w, insecure: true}"))
+    assert len(gaps) == 1
+    assert f"provider.web.insecure: skipping TLS verification is {NOT_YET}" in gaps[0]
+
+
 def test_supported_providers_say_nothing() -> None:
     for provider in (
         "prometheus: {address: http://p, query: up, authentication: {basicAuth: {username: u}}}",

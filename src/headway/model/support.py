@@ -140,11 +140,16 @@ def _plugin_gaps(plugin: Mapping[str, Any]) -> list[Gap]:
 
 def _auth_gaps(kind: str, block: Mapping[str, Any]) -> list[Gap]:
     authentication = _mapping(block.get("authentication"))
-    return [
+    gaps = [
         Gap(("provider", kind, "authentication", name), f"{NOT_YET}; use basicAuth or a header")
         for name in UNSUPPORTED_AUTHENTICATION
         if authentication.get(name)
     ]
+    if block.get("insecure") is True:
+        advice = "give the metrics endpoint a certificate the system trusts"
+        message = f"skipping TLS verification is {NOT_YET}; {advice}"
+        gaps.append(Gap(("provider", kind, "insecure"), message))
+    return gaps
 
 
 def _supported_names() -> tuple[str, ...]:

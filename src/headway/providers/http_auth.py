@@ -1,9 +1,9 @@
 """The `authentication` and `insecure` fields of prometheus and web metrics.
 
 Headway sends `basicAuth` (as an `Authorization: Basic` header). It does not implement what
-`model/support.py` lists (`sigv4`, `oauth2`: validate and check say so too) or `insecure: true`
-(skipping TLS verification); a metric that sets one is an Error saying so, rather than a
-request sent without what the metric asked for.
+`model/support.py` lists — `sigv4`, `oauth2` and `insecure: true` (skipping TLS verification),
+which validate and check report too; a metric that sets one is an Error saying so, rather than
+a request sent without what the metric asked for.
 """
 
 from __future__ import annotations
