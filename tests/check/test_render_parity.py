@@ -17,6 +17,7 @@ import pytest
 
 from headway.check.context import AppUnit
 from headway.check.manifest import app_sources
+from headway.check.registry import run_checks
 from headway.cli.check_loader import RepositoryLoader, normalize_url
 from headway.clock import VirtualClock
 from headway.controllers.app_sources import SourceReader
@@ -58,6 +59,12 @@ def _prepare(name: str, root: Path, tmp_path: Path) -> Path:
     return work
 
 
+def _has_plugin(unit: AppUnit) -> bool:
+    """A plugin source: check reports it through validate (HW003), serve as an error."""
+    assert unit.application is not None
+    return any("plugin" in source for source in app_sources(unit.application.obj))
+
+
 def _canonical(objects: list[Any]) -> list[str]:
     return sorted(json.dumps(o, sort_keys=True, default=str) for o in objects)
 
@@ -84,6 +91,7 @@ def test_check_and_serve_render_alike(name: str, root: Path, self_url: str, tmp_
     )
     context = loader.load()
     refused = {problem.app.name for problem in context.unresolved}
+    refused |= {u.name for u in context.applications if _has_plugin(u)}
     commit_states(tmp_path / "remote", work)
     reader = SourceReader(git=GitCache(tmp_path / "cache"), clock=VirtualClock())
     remote = (tmp_path / "remote").as_uri()
@@ -120,6 +128,9 @@ def test_directory_options_render_as_argo_cd_does() -> None:
     assert names["nested-braces"] == ["alpha", "why"]
     assert names["any-extension"] == ["text-object"]
     refused = {problem.app.name: problem.reason for problem in context.unresolved}
-    assert set(refused) == {"jsonnet", "plugin"}
+    assert set(refused) == {"jsonnet"}
     assert "Jsonnet is not supported" in refused["jsonnet"]
-    assert "source.plugin: config-management plugins are not supported" in refused["plugin"]
+    # the plugin source is said once, at its field, by validate's error (HW003)
+    [plugin] = [f for f in run_checks(context) if f.rule == "HW003"]
+    assert plugin.file == "apps/plugin.yaml" and plugin.line == 15
+    assert plugin.message.startswith("spec.source.plugin: config-management plugins are not")

@@ -35,7 +35,8 @@ UNRESOLVED_SOURCE = Rule(
     "for exactly the parts nobody looked at.",
     hint="If the URL is this repository, list it under `selfURLs:` in the check config (or "
     "set the `origin` remote); map other repositories under `repositories:`; otherwise fix "
-    "the path, chart or values file the source names.",
+    "what the message names (the path, chart or values file, or a file Headway does not "
+    "render, such as Jsonnet).",
 )
 
 

@@ -28,6 +28,7 @@ from headway.check.manifest import (
     namespace_of,
     normalize_repo_url,
 )
+from headway.model import support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
@@ -227,6 +228,8 @@ class RepositoryLoader:
             namespace=str(destination.get("namespace") or ""),
             refs=refs,
         )
+        if support.source_gaps(source):
+            return RenderOutcome()  # validate's error on the field says it (HW003), once
         try:
             result = self._renderer(request, tree).render(request)
         except SourceError as err:
