@@ -147,19 +147,29 @@ class ConvergenceController:
         if app is None:
             return None  # not managed from Git: nothing to converge
         if not revert_enabled(app):
-            return self._record(rollout, app, ConvergenceState.disabled(pod_hash, app), abort)
+            return self._record(rollout, app, ConvergenceState.disabled(pod_hash, app), abort=abort)
         release = failed_release(self._cluster, rollout)
         if isinstance(release, str):
-            return self._record(rollout, app, ConvergenceState.refused(pod_hash, release), abort)
+            return self._record(
+                rollout, app, ConvergenceState.refused(pod_hash, release), abort=abort
+            )
         if not release.swaps:
             reason = (
                 "the failed revision differs from the stable one in something other than an image"
             )
-            return self._record(rollout, app, ConvergenceState.refused(pod_hash, reason), abort)
-        return self._revert(key, rollout, app, release, abort)
+            return self._record(
+                rollout, app, ConvergenceState.refused(pod_hash, reason), abort=abort
+            )
+        return self._revert(key, rollout, app, release=release, abort=abort)
 
     def _revert(
-        self, key: ObjectKey, rollout: Obj, app: Obj, release: FailedRelease, abort: AbortIdentity
+        self,
+        key: ObjectKey,
+        rollout: Obj,
+        app: Obj,
+        *,
+        release: FailedRelease,
+        abort: AbortIdentity,
     ) -> float | None:
         writers: dict[tuple[str, str], BranchWriter] = {}
         tips: dict[tuple[str, str], pygit2.Tree] = {}
@@ -186,10 +196,16 @@ class ConvergenceController:
             )
         except Exception as err:  # an unreachable remote while scoping, a broken repository
             outcome = RevertOutcome(RevertResult.RETRY, f"{type(err).__name__}: {err}")
-        return self._conclude(key, rollout, app, abort, outcome)
+        return self._conclude(key, rollout, app, abort=abort, outcome=outcome)
 
     def _conclude(
-        self, key: ObjectKey, rollout: Obj, app: Obj, abort: AbortIdentity, outcome: RevertOutcome
+        self,
+        key: ObjectKey,
+        rollout: Obj,
+        app: Obj,
+        *,
+        abort: AbortIdentity,
+        outcome: RevertOutcome,
     ) -> float | None:
         retry_key = (key, abort)
         if outcome.result is RevertResult.RETRY:
@@ -208,10 +224,10 @@ class ConvergenceController:
             )
         self._retries.pop(retry_key, None)
         state = ConvergenceState.from_outcome(abort.pod_hash, outcome)
-        return self._record(rollout, app, state, abort)
+        return self._record(rollout, app, state, abort=abort)
 
     def _record(
-        self, rollout: Obj, app: Obj, state: ConvergenceState, abort: AbortIdentity
+        self, rollout: Obj, app: Obj, state: ConvergenceState, *, abort: AbortIdentity
     ) -> float | None:
         state = state.for_abort(abort).masked()
         text = json.dumps(state.as_json(), sort_keys=True)
