@@ -36,6 +36,18 @@ def test_list_keeps_long_names_whole_when_piped(tmp_path: Path, clock: VirtualCl
     assert row.split()[:3] == [LONG, "Canary", "Healthy"]
 
 
+def test_list_all_namespaces(tmp_path: Path, clock: VirtualClock) -> None:
+    h = Harness(tmp_path, clock)
+    h.apply(rollout(name="web", replicas=1))
+    h.settle("web")
+    code, out = cli(tmp_path, "list", "-A")
+    assert code == 0
+    assert [line.split()[:2] for line in out.splitlines()] == [
+        ["NAMESPACE", "NAME"], ["default", "web"]
+    ]
+    assert cli(tmp_path, "list", "-n", "shop")[1].startswith("No Rollouts in namespace shop")
+
+
 def paused_on_step_then_inconclusive(tmp_path: Path, clock: VirtualClock) -> Harness:
     """A canary paused by its `pause: {}` step whose background analysis then goes
     Inconclusive: both pauses hold it, the step's first."""

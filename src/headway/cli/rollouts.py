@@ -65,18 +65,34 @@ def _run(state_dir: Path, action: Callable[[LocalCluster], str]) -> None:
 
 
 @rollouts_app.command("list")
-def list_rollouts(state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default") -> None:
+def list_rollouts(
+    state_dir: StateDir = DEFAULT_STATE,
+    namespace: Namespace = "default",
+    all_namespaces: Annotated[
+        bool, typer.Option("-A", "--all-namespaces", help="Rollouts of every namespace.")
+    ] = False,
+) -> None:
     """Every Rollout with its status, step and replicas (plain columns, never truncated, so
     a script reading a pipe gets whole names)."""
     with _open(state_dir) as cluster:
-        rollouts = cluster.list(actions.ARGO_API, "Rollout", namespace=namespace)
+        rollouts = cluster.list(
+            actions.ARGO_API, "Rollout", namespace=None if all_namespaces else namespace
+        )
         if not rollouts:
-            typer.echo(f"No Rollouts in namespace {namespace}{_elsewhere(cluster, None)}")
+            where = "" if all_namespaces else f" in namespace {namespace}"
+            typer.echo(f"No Rollouts{where}{_elsewhere(cluster, None)}")
             return
-        rows = [LIST_HEADERS, *(_list_row(ro) for ro in rollouts)]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(LIST_HEADERS))]
-        for row in rows:
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    rollouts.sort(key=lambda ro: (str(ro["metadata"].get("namespace")), ro["metadata"]["name"]))
+    headers = ["NAMESPACE", *LIST_HEADERS] if all_namespaces else LIST_HEADERS
+    rows = [headers] + [
+        [str(ro["metadata"].get("namespace") or "default"), *_list_row(ro)]
+        if all_namespaces
+        else _list_row(ro)
+        for ro in rollouts
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(headers))]
+    for row in rows:
+        typer.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
 def _elsewhere(cluster: LocalCluster, name: str | None) -> str:
