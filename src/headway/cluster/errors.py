@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyExists",
     "ClusterError",
     "Conflict",
     "Expired",
@@ -23,6 +24,10 @@ class NotFound(ClusterError):
 
 class Conflict(ClusterError):
     """A write carried a stale resourceVersion, or the object already exists."""
+
+
+class AlreadyExists(Conflict):
+    """A create named an object that exists (Kubernetes' `AlreadyExists`, also a 409)."""
 
 
 class FieldConflict(ClusterError):

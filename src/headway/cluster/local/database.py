@@ -188,14 +188,19 @@ def select(
     *,
     namespace: str | None,
     equalities: dict[str, str],
+    after: tuple[str, str] | None = None,
 ) -> list[str]:
-    """Bodies of a kind's objects, narrowed by namespace and by `key=value` label pairs
-    (through the labels index); the caller applies the rest of the selector."""
+    """Bodies of a kind's objects in (namespace, name) order, narrowed by namespace, by
+    `key=value` label pairs (through the labels index) and to keys `after` one (a page's
+    start); the caller applies the rest of the selector."""
     sql = "SELECT body FROM objects WHERE grp = ? AND kind = ?"
     params: list[str] = [group, kind]
     if namespace:
         sql += " AND namespace = ?"
         params.append(namespace)
+    if after is not None:
+        sql += " AND (namespace, name) > (?, ?)"
+        params += list(after)
     for key, value in sorted(equalities.items()):
         sql += " AND uid IN (SELECT uid FROM labels WHERE key = ? AND value = ?)"
         params += [key, value]

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from headway.clock import Clock
-from headway.cluster.errors import Conflict, Invalid, NotFound
+from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, events, gc, watching, writes
+from headway.cluster.local import database, events, gc, paging, watching, writes
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,
@@ -32,6 +32,7 @@ from headway.cluster.local.objects import (
     validate_object,
     with_content,
 )
+from headway.cluster.local.paging import ListPage
 from headway.cluster.protocol import (
     Obj,
     PropagationPolicy,
@@ -156,6 +157,38 @@ class LocalCluster:
             if selector.matches(o["metadata"].get("labels"))
         ]
         return matching, str(revision)
+
+    def list_page(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: Mapping[str, str] | str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ListPage:
+        """One page of `list` in Kubernetes' shape: at most `limit` objects (all when None
+        or 0), after the place `continue_token` names. See `paging` for what a page sees;
+        a token older than the watch history raises `Expired` (list again from the start)."""
+        selector = _selector(label_selector)
+        start = paging.decode_continue(continue_token) if continue_token else None
+        with self._db.read() as conn:
+            served = self._resolve(conn, api_version, kind)
+            if namespace and not served.namespaced:
+                raise Invalid(f"{kind} is cluster-scoped; it takes no namespace ({namespace!r})")
+            revision = database.counter(conn, "revision")
+            if start is not None:
+                _check_continuation(start, database.counter(conn, "compacted"))
+                revision = start.revision
+            bodies = database.select(
+                conn, served.group, served.kind, namespace=namespace,
+                equalities=selector.equalities(),
+                after=(start.namespace, start.name) if start else None,
+            )
+        objs = (database.loads(body) for body in bodies)
+        matching = [o for o in objs if selector.matches(o["metadata"].get("labels"))]
+        return _page(matching, api_version, revision=revision, limit=limit)
 
     def revision(self) -> str:
         """The store's current revision (read it before a `list` to watch from it, or use
@@ -307,7 +340,11 @@ class LocalCluster:
         namespace: str | None = None,
         *,
         propagation_policy: PropagationPolicy = "Background",
+        uid: str | None = None,
+        resource_version: str | None = None,
     ) -> None:
+        """Delete, garbage-collecting dependents by `propagation_policy`; `uid` and
+        `resource_version` are preconditions (`Conflict` when the live object differs)."""
         if propagation_policy not in ("Foreground", "Background", "Orphan"):
             raise Invalid(f"unknown propagation policy {propagation_policy!r}")
         with self._db.write() as conn:
@@ -315,6 +352,8 @@ class LocalCluster:
             live = database.fetch(conn, key)
             if live is None:
                 raise NotFound(f"{key} not found")
+            precondition = {"uid": uid, "resourceVersion": resource_version}
+            _check_preconditions({"metadata": precondition}, live, key)
             now = self.clock.now()
             writes.start_deletion(conn, live, propagation_policy, now=now)
             # Its owners may wait for it (foreground), its Namespace or CRD to be empty.
@@ -396,7 +435,7 @@ class LocalCluster:
         name = meta.get("name") or self._generated_name(conn, served, meta, namespace)
         key = self._key(served, name, namespace)
         if database.fetch(conn, key) is not None:
-            raise Conflict(f"{key} already exists")
+            raise AlreadyExists(f"{key} already exists")
         if key.namespace:
             self._check_namespace(conn, key)
         skeleton: dict[str, Any] = {"name": name}
@@ -431,6 +470,27 @@ class LocalCluster:
             raise NotFound(f"{key}: namespace {key.namespace!r} not found")
         if "deletionTimestamp" in namespace["metadata"]:
             raise Conflict(f"{key}: namespace {key.namespace!r} is being terminated")
+
+
+def _check_continuation(start: paging.Continuation, compacted: int) -> None:
+    if start.revision < compacted:
+        raise Expired(
+            f"the continue token is too old (revision {start.revision}; history starts "
+            f"after {compacted}): list again without it"
+        )
+
+
+def _page(matching: ObjList, api_version: str, *, revision: int, limit: int | None) -> ListPage:
+    if not limit or len(matching) <= limit:
+        items = [_presented(o, api_version) for o in matching]
+        return ListPage(items=items, resource_version=str(revision), continue_token="",
+                        remaining=None)
+    items = [_presented(o, api_version) for o in matching[:limit]]
+    last = items[-1]["metadata"]
+    token = paging.encode_continue(paging.Continuation(
+        revision=revision, namespace=last.get("namespace", ""), name=last["name"]))
+    return ListPage(items=items, resource_version=str(revision), continue_token=token,
+                    remaining=len(matching) - limit)
 
 
 def _selector(label_selector: SelectorLike) -> Any:

@@ -1,0 +1,73 @@
+"""List pagination in Kubernetes' shape: `limit`, an opaque `continue` token, and a page.
+
+A token names the revision the first page was read at and the last (namespace, name) handed
+out; the next page starts after that key. Purely computational, no side effects.
+
+Kubernetes serves every page of one list from the first page's snapshot (etcd keeps old
+revisions). The local store keeps no old object versions, so later pages show the objects
+as they are when the page is read: an object created or deleted between two pages may be
+seen or missed, as with a list that was never paginated. A token whose revision the event
+history no longer reaches is `Expired`, as Kubernetes answers `410` to a compacted one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from headway.cluster.errors import Invalid
+from headway.cluster.protocol import Obj
+
+__all__ = ["Continuation", "ListPage", "decode_continue", "encode_continue"]
+
+_TOKEN_VERSION = "meta.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """Where the next page of a list starts."""
+
+    revision: int  # the revision the first page was consistent with
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """One page of a list: its items, the list's resourceVersion, and how to go on."""
+
+    items: list[Obj]
+    resource_version: str
+    continue_token: str  # "" on the last page
+    remaining: int | None  # items left after this page (Kubernetes' remainingItemCount)
+
+
+def encode_continue(continuation: Continuation) -> str:
+    body = {
+        "v": _TOKEN_VERSION,
+        "rv": continuation.revision,
+        "start": f"{continuation.namespace}/{continuation.name}",
+    }
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> Continuation:
+    """The continuation a token names, or `Invalid` saying the token is not one of ours."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        body: Any = json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (binascii.Error, ValueError):
+        raise Invalid(
+            f"continue token {token!r} is not valid: it was not issued by this store"
+        ) from None
+    if not isinstance(body, dict) or body.get("v") != _TOKEN_VERSION:
+        raise Invalid(f"continue token {token!r} is not valid: unknown version")
+    start, revision = body.get("start"), body.get("rv")
+    if not isinstance(start, str) or "/" not in start or not isinstance(revision, int):
+        raise Invalid(f"continue token {token!r} is not valid: missing its start or rv")
+    namespace, _, name = start.partition("/")
+    return Continuation(revision=revision, namespace=namespace, name=name)
