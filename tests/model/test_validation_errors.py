@@ -658,3 +658,39 @@ metadata:
     argocd.argoproj.io/hook: Skip
 """
     assert validate_text(text, "p.yaml").diagnostics == []
+
+
+def test_deadline_history_and_inconclusive_rules_of_argo_rollouts() -> None:
+    """Cross-field rules of Argo Rollouts' validation (with its defaults) that Headway's
+    validate used to accept: the controller would refuse these specs."""
+    text = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  minReadySeconds: 600
+  revisionHistoryLimit: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+  strategy:
+    blueGreen: {activeService: web, scaleDownDelayRevisionLimit: 3}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: t}
+spec:
+  metrics:
+    - name: m
+      count: 2
+      interval: 1m
+      inconclusiveLimit: 3
+      provider: {web: {url: http://w}}
+"""
+    assert rendered(validate_text(text, "r.yaml").diagnostics) == [
+        "r.yaml:4: Rollout/web: spec.progressDeadlineSeconds: must be greater than "
+        "minReadySeconds (600 <= 600)",
+        "r.yaml:11: Rollout/web: spec.strategy.blueGreen.scaleDownDelayRevisionLimit: 3 is "
+        "above revisionHistoryLimit (2)",
+        "r.yaml:19: AnalysisTemplate/t: spec.metrics[0].count: 2 is below inconclusiveLimit (3)",
+    ]

@@ -155,6 +155,8 @@ def _metric_limits(metric: Mapping[str, Any], path: s.Path, report: s.Reporter) 
                 (*path, "count"),
                 f"{count} is below failureLimit + consecutiveSuccessLimit ({needed})",
             )
+    if count and inconclusive is not None and count < inconclusive:
+        report.error((*path, "count"), f"{count} is below inconclusiveLimit ({inconclusive})")
     if count and count > 1 and metric.get("interval") is None:
         report.error((*path, "interval"), f"required when count is above 1 (count is {count})")
 

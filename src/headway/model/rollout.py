@@ -251,6 +251,32 @@ def _blue_green_services(bg: Mapping[str, Any], path: s.Path, report: s.Reporter
         report.error((*path, "previewService"), "activeService and previewService must differ")
 
 
+def _deadline_and_history(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """Argo Rollouts' spec rules across fields, with its defaults (600 s, 0 s, 10)."""
+    deadline = _int_or(spec.get("progressDeadlineSeconds"), 600)
+    min_ready = _int_or(spec.get("minReadySeconds"), 0)
+    if deadline <= min_ready:
+        report.error(
+            (*path, "progressDeadlineSeconds"),
+            f"must be greater than minReadySeconds ({deadline} <= {min_ready})",
+        )
+    strategy = spec.get("strategy")
+    blue_green = strategy.get("blueGreen") if isinstance(strategy, Mapping) else None
+    limit = (
+        blue_green.get("scaleDownDelayRevisionLimit") if isinstance(blue_green, Mapping) else None
+    )
+    history = _int_or(spec.get("revisionHistoryLimit"), 10)
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > history:
+        report.error(
+            (*path, "strategy", "blueGreen", "scaleDownDelayRevisionLimit"),
+            f"{limit} is above revisionHistoryLimit ({history})",
+        )
+
+
+def _int_or(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
 def _pods_defined(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     if spec.get("workloadRef") is not None:
         if spec.get("template"):
@@ -432,7 +458,7 @@ ROLLOUT_SPEC = s.Schema(
         ),
     ),
     RolloutSpec,
-    checks=(_pods_defined,),
+    checks=(_pods_defined, _deadline_and_history),
 )
 
 
