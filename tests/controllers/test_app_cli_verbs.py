@@ -49,8 +49,12 @@ def test_create_writes_the_application_argocd_would(tmp_path: Path, clock: Virtu
         0, "application 'shop' unchanged\n")
     code, out = create_shop(h, tmp_path, "--project", "other")
     assert code == 1 and "exists with a different spec; use --upsert" in out
+    # --upsert replaces the spec whole, even fields another writer set
+    patched = h.app("shop")
+    patched["spec"]["info"] = [{"name": "owner", "value": "web-team"}]
+    h.store.update({k: v for k, v in patched.items() if k != "status"}, field_manager="other")
     assert create_shop(h, tmp_path, "--upsert")[0] == 0
-    assert "syncPolicy" not in h.app("shop")["spec"]
+    assert "syncPolicy" not in h.app("shop")["spec"] and "info" not in h.app("shop")["spec"]
     # the controller takes it from there: automated sync applies the ConfigMap
     h.step("shop")
     assert h.status("shop")["sync"]["status"] == "OutOfSync"

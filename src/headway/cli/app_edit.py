@@ -171,8 +171,24 @@ def create(
             raise _fail(f"application '{name}' exists with a different spec; use --upsert to "
                         "replace it")
         ensure_control_namespace(store, namespace)
-        store.apply(body, field_manager=CLI_MANAGER, force=True)
+        if existing is None:
+            store.apply(body, field_manager=CLI_MANAGER, force=True)
+        else:  # --upsert replaces the spec whole, whoever wrote its fields
+            _replace_spec(store, existing, body)
     typer.echo(f"application '{name}' {'updated' if existing else 'created'}")
+
+
+def _replace_spec(store: Any, existing: dict[str, Any], body: dict[str, Any]) -> None:
+    from headway.cluster.errors import Conflict
+
+    meta = dict(existing["metadata"])
+    meta["labels"] = {**(meta.get("labels") or {}), **(body["metadata"].get("labels") or {})}
+    kept = {k: v for k, v in existing.items() if k != "status"}
+    try:
+        store.update({**kept, "metadata": meta, "spec": body["spec"]}, field_manager=CLI_MANAGER)
+    except Conflict:
+        name = existing["metadata"]["name"]
+        raise _fail(f"{name} changed while it was replaced; try again") from None
 
 
 def set_app(
