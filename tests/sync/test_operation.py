@@ -237,3 +237,16 @@ def test_judging_records_hook_phases_and_marks_the_wave_passed() -> None:
     assert isinstance(outcome, Continue)
     assert outcome.state.wave is not None and outcome.state.wave.passed
     assert [r.hook_phase for r in outcome.state.resources] == ["Succeeded"]
+
+
+def test_pinning_names_the_revisions_in_the_request_and_the_result() -> None:
+    state = _state(
+        operation={"sync": {"prune": True}}, syncResult={"revision": "", "resources": []}
+    )
+    assert state.pinned_revisions == [""]
+    pinned = state.pinned_to(["c1", "c2"])
+    assert pinned.pinned_revisions == ["c1", "c2"]
+    raw = pinned.to_dict()
+    assert raw["operation"]["sync"] == {"prune": True, "revision": "c1", "revisions": ["c1", "c2"]}
+    assert raw["syncResult"]["revision"] == "c1"
+    assert state.pinned_to([]) == state

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from headway.model.application import Backoff
 from headway.model.durations import parse_duration
 from headway.sync.autosync import LastOperation
+from headway.sync.operation import finished
+from headway.sync.operation_state import (
+    OperationPhase,
+    OperationState,
+    SyncResult,
+    pinned_request,
+)
 from headway.sync.retry import DEFAULT_BACKOFF, retries_remain, retry_delay
 
 __all__ = [
     "CONFIRM_PRUNE_ANNOTATION",
     "append_history",
+    "ended",
     "last_operation",
     "new_operation_state",
     "pin_revisions",
@@ -86,42 +95,40 @@ def new_operation_state(
     """A Running operation state, its revision pinned to what was resolved at its start."""
     sync = dict(operation.get("sync") or {})
     if not sync.get("revision") and revisions:
-        sync["revision"] = revisions[0]
-        if len(revisions) > 1:
-            sync["revisions"] = list(revisions)
+        sync = pinned_request(operation, revisions)
     pinned = [str(sync.get("revision") or "")]
     if sync.get("revisions"):
         pinned = [str(r) for r in sync["revisions"]]
-    return {
-        "operation": {**operation, "sync": sync},
-        "phase": "Running",
-        "message": "",
-        "startedAt": stamp(now),
+    state = OperationState(
+        operation={**operation, "sync": sync},
+        phase=OperationPhase.RUNNING,
+        started_at=stamp(now),
         # Headway's own field: marks the hooks this operation creates (startedAt has only
         # second resolution, so two operations may share it).
-        "operationId": uuid.uuid4().hex,
-        "retryCount": retry_count,
-        "syncResult": {"revision": pinned[0], "revisions": pinned, "resources": []},
-    }
+        operation_id=uuid.uuid4().hex,
+        retry_count=retry_count,
+        sync_result=SyncResult(revision=pinned[0], revisions=tuple(pinned)),
+    )
+    return state.to_dict()
+
+
+def ended(
+    state: Mapping[str, Any], *, phase: OperationPhase, message: str, now: datetime
+) -> dict[str, Any]:
+    """The operation in `state` over: its phase and message, when, and no wave cursor."""
+    typed = OperationState.from_dict(state)
+    return finished(typed, phase=phase, message=message, at=stamp(now)).to_dict()
 
 
 def pin_revisions(state: Mapping[str, Any], revisions: Sequence[str]) -> dict[str, Any]:
     """An operation started without a revision syncs to what its first step resolved."""
     if not revisions:
         return dict(state)
-    operation = dict(state.get("operation") or {})
-    sync = dict(operation.get("sync") or {})
-    sync["revision"] = revisions[0]
-    if len(revisions) > 1:
-        sync["revisions"] = list(revisions)
-    result = {**(state.get("syncResult") or {}), "revision": revisions[0]}
-    result["revisions"] = list(revisions)
-    return {**state, "operation": {**operation, "sync": sync}, "syncResult": result}
+    return OperationState.from_dict(state).pinned_to(revisions).to_dict()
 
 
 def pinned_revisions(state: Mapping[str, Any]) -> list[str]:
-    result = state.get("syncResult") or {}
-    return [str(r) for r in result.get("revisions") or [result.get("revision") or ""]]
+    return OperationState.from_dict(state).pinned_revisions
 
 
 def is_running(state: Mapping[str, Any] | None) -> bool:
@@ -132,17 +139,17 @@ def last_operation(state: Mapping[str, Any] | None) -> LastOperation | None:
     """The finished operation the automated policy judges against."""
     if not state or state.get("phase") not in TERMINAL_PHASES:
         return None
-    finished = parse_stamp(state.get("finishedAt"))
+    typed = OperationState.from_dict(state)
+    finished = parse_stamp(typed.finished_at)
     if finished is None:
         return None
-    sync = (state.get("operation") or {}).get("sync") or {}
     return LastOperation(
-        revision=str((state.get("syncResult") or {}).get("revision") or ""),
-        succeeded=state.get("phase") == "Succeeded",
+        revision=typed.sync_result.revision if typed.sync_result else "",
+        succeeded=typed.phase is OperationPhase.SUCCEEDED,
         finished_at=finished,
-        message=str(state.get("message") or ""),
-        self_heal_attempts=int(sync.get("selfHealAttemptsCount") or 0),
-        failed_reattempts=int(state.get("retryCount") or 0),
+        message=typed.message,
+        self_heal_attempts=typed.request.self_heal_attempts,
+        failed_reattempts=typed.retry_count or 0,
     )
 
 
@@ -177,24 +184,25 @@ def append_history(
 ) -> list[dict[str, Any]]:
     """The history with the finished operation in `state` appended, oldest first, trimmed
     to `revisionHistoryLimit` entries."""
-    sync = (state.get("operation") or {}).get("sync") or {}
-    revisions = pinned_revisions(state)
+    typed = OperationState.from_dict(state)
+    revisions = typed.pinned_revisions
     entry: dict[str, Any] = {
         "id": max((int(h.get("id") or 0) for h in history), default=-1) + 1,
         "revision": revisions[0],
-        "deployStartedAt": state.get("startedAt"),
-        "deployedAt": state.get("finishedAt"),
-        "initiatedBy": (state.get("operation") or {}).get("initiatedBy") or {},
-        "phase": state.get("phase"),
-        "message": state.get("message"),
+        "deployStartedAt": typed.started_at,
+        "deployedAt": typed.finished_at,
+        "initiatedBy": typed.operation.get("initiatedBy") or {},
+        "phase": str(typed.phase),
+        "message": typed.message,
     }
     if len(sources) > 1:
         entry["revisions"], entry["sources"] = revisions, [dict(s) for s in sources]
     elif sources:
         entry["source"] = dict(sources[0])
+    sync = typed.operation.get("sync") or {}
     if sync.get("resources"):
         entry["resources"] = sync["resources"]
-    if sync.get("dryRun"):
+    if typed.request.dry_run:
         entry["dryRun"] = True
     out = [dict(h) for h in history] + [entry]
     return out[-limit:] if limit > 0 else out
@@ -217,28 +225,35 @@ def retry_after_failure(
     """Argo CD's in-operation retry (`operation.retry`, e.g. `sync --retry-limit 3`): a
     failed operation runs again from the start after the back-off, `retryCount` + 1; with
     `refresh` it re-resolves the revision. None when no retry is left."""
-    retry = (state.get("operation") or {}).get("retry") or {}
+    typed = OperationState.from_dict(state)
+    retry = typed.operation.get("retry") or {}
     limit = int(retry.get("limit") or 0)
-    count = int(state.get("retryCount") or 0)
-    if state.get("phase") != "Failed" or limit == 0 or not retries_remain(count, limit):
+    count = typed.retry_count or 0
+    if typed.phase is not OperationPhase.FAILED or limit == 0 or not retries_remain(count, limit):
         return None
     delay = retry_delay(count, _backoff(retry.get("backoff") or {})).total_seconds()
     at = stamp(now + timedelta(seconds=delay))
-    dropped = ("wave", "dryRunDone", "syncFailHooksRun", "finishedAt")
-    again = {k: v for k, v in state.items() if k not in dropped}
-    again.update(phase="Running", retryCount=count + 1, retryAt=at)
-    again["message"] = f"Retrying attempt #{count + 1} at {at}: {state.get('message')}"
-    again["operationId"] = uuid.uuid4().hex
-    again["syncResult"] = {**(state.get("syncResult") or {}), "resources": []}
+    again = replace(
+        typed,
+        phase=OperationPhase.RUNNING,
+        message=f"Retrying attempt #{count + 1} at {at}: {typed.message}",
+        operation_id=uuid.uuid4().hex,
+        retry_count=count + 1,
+        retry_at=at,
+        sync_result=replace(typed.sync_result or SyncResult(), resources=()),
+        dry_run_done=False,
+        sync_fail_hooks_run=False,
+        wave=None,
+        finished_at=None,
+    )
     if retry.get("refresh"):
-        operation = dict(state.get("operation") or {})
-        sync = {k: v for k, v in (operation.get("sync") or {}).items() if k != "revision"}
-        again["operation"] = {**operation, "sync": sync}
-        again["syncResult"] = {"revision": "", "revisions": [], "resources": []}
-    return again, delay
+        sync = {k: v for k, v in (typed.operation.get("sync") or {}).items() if k != "revision"}
+        operation = {**typed.operation, "sync": sync}
+        again = replace(again, operation=operation, sync_result=SyncResult(revisions=()))
+    return again.to_dict(), delay
 
 
 def retry_wait(state: Mapping[str, Any], now: datetime) -> float:
     """Seconds until a retrying operation may run again (0 when it may now)."""
-    at = parse_stamp(state.get("retryAt"))
+    at = parse_stamp(OperationState.from_dict(state).retry_at)
     return 0.0 if at is None else max(0.0, (at - now).total_seconds())

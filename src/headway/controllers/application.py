@@ -48,6 +48,7 @@ from headway.sync.autosync import (
     ResourceState,
     decide_auto_sync,
 )
+from headway.sync.operation_state import OperationPhase, OperationState
 from headway.sync.options import SyncOptions, parse_option_items
 from headway.sync.windows import AppTarget, window_decision
 
@@ -292,8 +293,8 @@ class ApplicationController:
         state = ops.new_operation_state(requested, now=self._now(), revisions=())
         refusal = self._window_refusal(setup, manual=True)
         if refusal is not None:
-            state.update(phase="Failed", message=f"Cannot sync: {refusal}")
-            state["finishedAt"] = ops.stamp(self._now())
+            message = f"Cannot sync: {refusal}"
+            state = ops.ended(state, phase=OperationPhase.FAILED, message=message, now=self._now())
         body = {k: v for k, v in raw.items() if k not in ("operation", "status")}
         taken = {**body, "status": {**(raw.get("status") or {}), "operationState": state}}
         try:
@@ -360,9 +361,9 @@ class ApplicationController:
     def _end_in_error(self, status: Obj, raw: Obj, app: Application, message: str) -> None:
         """A running operation whose sources cannot be rendered (its pinned commit gone, a
         broken chart) ends in Argo CD's Error phase instead of running forever."""
-        state = dict(status["operationState"])
-        state.update(phase="Error", message=message, finishedAt=ops.stamp(self._now()))
-        state.pop("wave", None)
+        state = ops.ended(
+            status["operationState"], phase=OperationPhase.ERROR, message=message, now=self._now()
+        )
         status["operationState"] = state
         status["history"] = ops.append_history(
             status.get("history") or [],
@@ -394,10 +395,7 @@ class ApplicationController:
     def _sync_options(self, app: Application, state: Mapping[str, Any]) -> SyncOptions:
         policy = app.spec.sync_policy
         items = list(policy.sync_options if policy else ())
-        items += [
-            str(o)
-            for o in ((state.get("operation") or {}).get("sync") or {}).get("syncOptions") or []
-        ]
+        items += OperationState.from_dict(state).request.sync_options
         return parse_option_items(items).options
 
     def _step_unless_window_closed(
@@ -405,18 +403,15 @@ class ApplicationController:
     ) -> float:
         """A deny window opening (or an allow window closing) holds a running operation
         between units, unless the windows allow overrun; it resumes when syncing is allowed."""
-        state = status["operationState"]
-        automated = bool(((state.get("operation") or {}).get("initiatedBy") or {}).get("automated"))
+        state = OperationState.from_dict(status["operationState"])
         refusal = None
-        if state.get("phase") != "Terminating":
-            started = ops.parse_stamp(state.get("startedAt"))
-            refusal = self._window_refusal(setup, manual=not automated, started_at=started)
+        if state.phase is not OperationPhase.TERMINATING:
+            started = ops.parse_stamp(state.started_at)
+            refusal = self._window_refusal(setup, manual=not state.automated, started_at=started)
         if refusal is None:
             return self._step(setup, raw, status, comparison, rules)
-        status["operationState"] = {
-            **state,
-            "message": f"Sync operation blocked by sync window: {refusal}",
-        }
+        message = f"Sync operation blocked by sync window: {refusal}"
+        status["operationState"] = replace(state, message=message).to_dict()
         return min(self._poll, 60.0)
 
     def _step(

@@ -26,6 +26,7 @@ __all__ = [
     "SyncRequest",
     "SyncResult",
     "WaveCursor",
+    "pinned_request",
 ]
 
 FIELD = "status.operationState"
@@ -219,6 +220,8 @@ class SyncRequest:
     dry_run: bool = False
     revision: str = ""
     selected: frozenset[tuple[str, str, str]] = frozenset()  # (group, kind, name)
+    self_heal_attempts: int = 0
+    sync_options: tuple[str, ...] = ()
 
     @classmethod
     def from_operation(cls, operation: Mapping[str, Any]) -> SyncRequest:
@@ -230,6 +233,10 @@ class SyncRequest:
             selected=frozenset(
                 (str(r.get("group") or ""), str(r.get("kind") or ""), str(r.get("name") or ""))
                 for r in sync.get("resources") or []
+            ),
+            sync_options=tuple(str(o) for o in sync.get("syncOptions") or []),
+            self_heal_attempts=_int(
+                sync.get("selfHealAttemptsCount") or 0, "selfHealAttemptsCount"
             ),
         )
 
@@ -273,6 +280,13 @@ class OperationState:
         return SyncRequest.from_operation(self.operation)
 
     @property
+    def automated(self) -> bool:
+        """Started by the automated sync policy rather than by a user."""
+        return bool(
+            _mapping(self.operation.get("initiatedBy"), "operation.initiatedBy").get("automated")
+        )
+
+    @property
     def hook_mark(self) -> str:
         """What marks the hooks this operation creates (older states have no operationId)."""
         return self.operation_id or self.started_at
@@ -280,6 +294,22 @@ class OperationState:
     @property
     def resources(self) -> Sequence[ResourceResult]:
         return self.sync_result.resources if self.sync_result is not None else ()
+
+    @property
+    def pinned_revisions(self) -> list[str]:
+        """The revisions the operation syncs to ([""] before its first step resolved them)."""
+        result = self.sync_result or SyncResult()
+        return list(result.revisions) if result.revisions else [result.revision]
+
+    def pinned_to(self, revisions: Sequence[str]) -> OperationState:
+        """The operation (request and result) pinned to these revisions."""
+        if not revisions:
+            return self
+        result = replace(
+            self.sync_result or SyncResult(), revision=revisions[0], revisions=tuple(revisions)
+        )
+        operation = {**self.operation, "sync": pinned_request(self.operation, revisions)}
+        return replace(self, operation=operation, sync_result=result)
 
     def recorded(self, results: Iterable[ResourceResult]) -> OperationState:
         merged = (self.sync_result or SyncResult()).merged(results)
@@ -330,6 +360,15 @@ class OperationState:
             retry_at=_optional_str(raw.get("retryAt")),
             extra={k: v for k, v in raw.items() if k not in _KNOWN},
         )
+
+
+def pinned_request(operation: Mapping[str, Any], revisions: Sequence[str]) -> dict[str, Any]:
+    """`operation.sync` naming these revisions (`revisions` only for several sources)."""
+    sync = dict(_mapping(operation.get("sync"), "operation.sync"))
+    sync["revision"] = revisions[0]
+    if len(revisions) > 1:
+        sync["revisions"] = list(revisions)
+    return sync
 
 
 def _optional_str(value: object) -> str | None:
