@@ -8,6 +8,7 @@ __all__ = [
     "Conflict",
     "Expired",
     "FieldConflict",
+    "Gone",
     "Invalid",
     "NotFound",
     "UnknownKind",
@@ -46,5 +47,11 @@ class UnknownKind(ClusterError):
     """The cluster does not serve this apiVersion/kind."""
 
 
-class Expired(ClusterError):
-    """A watch cannot resume from so old a resourceVersion."""
+class Gone(ClusterError):
+    """Kubernetes' `410 Gone`: a resourceVersion or continue token is older than the
+    cluster's history reaches. The caller lists again and resumes from the new list."""
+
+
+class Expired(Gone):
+    """A watch or a list continuation cannot resume from so old a resourceVersion (the
+    API server's 410 with reason `Expired`); catch `Gone` to handle every 410."""

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 
 __all__ = [
     "Cluster",
+    "ListPage",
     "Obj",
     "PropagationPolicy",
     "ResourceKind",
@@ -55,12 +56,22 @@ class ResourceKind:
         return self.api_version.rpartition("/")[0]
 
 
+@dataclass(frozen=True)
+class ListPage:
+    """One page of a list: its items, the list's resourceVersion, and how to go on."""
+
+    items: list[Obj]
+    resource_version: str  # watch from it to miss nothing after this list
+    continue_token: str  # "" on the last page
+    remaining: int | None  # items left after this page (Kubernetes' remainingItemCount)
+
+
 class Cluster(Protocol):
     """What every backend provides.
 
     Errors are raised as the types in `headway.cluster.errors`: `NotFound`, `Conflict`
     (a stale resourceVersion), `FieldConflict` (another field manager owns a field),
-    `Invalid` and `UnknownKind`.
+    `Invalid`, `UnknownKind` and `Gone` (a version older than the history: list again).
     """
 
     def discovery(self) -> list[ResourceKind]:
@@ -83,6 +94,22 @@ class Cluster(Protocol):
         (a dict of equalities or a selector string such as `app=web,tier!=db`)."""
         ...
 
+    def list_page(
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_selector: Mapping[str, str] | str | None = None,
+        limit: int | None = None,
+        continue_token: str | None = None,
+    ) -> ListPage:
+        """One page of `list`: at most `limit` objects (every one when None or 0), starting
+        after where `continue_token` (a previous page's) left off. Every page names the
+        first page's resourceVersion; a token older than the history is `Gone`: list again
+        from the first page. Without a limit, this is `list` plus the version to watch from."""
+        ...
+
     def apply(
         self,
         obj: Obj,
@@ -98,6 +125,36 @@ class Cluster(Protocol):
         A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when stale).
         Status is never written through apply.
         """
+        ...
+
+    def update(self, obj: Obj, *, field_manager: str) -> Obj:
+        """Replace an existing object's metadata and spec whole (Kubernetes' PUT), never its
+        status. A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when
+        stale); the fields the write changes become `field_manager`'s. `NotFound` when the
+        object does not exist."""
+        ...
+
+    def get_scale(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj:
+        """The `autoscaling/v1` Scale of a Deployment, ReplicaSet, StatefulSet or Rollout:
+        `spec.replicas`, `status.replicas` and `status.selector` (a selector string), with
+        the object's name, uid and resourceVersion. `NotFound` for a kind without one."""
+        ...
+
+    def update_scale(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        replicas: int,
+        field_manager: str,
+        resource_version: str | None = None,
+    ) -> Obj:
+        """Set `spec.replicas` through the scale subresource and return the new Scale;
+        `resource_version` (the object's) is a precondition."""
         ...
 
     def patch_status(
@@ -136,5 +193,6 @@ class Cluster(Protocol):
     ) -> Iterator[WatchEvent]:
         """Events after `resource_version` (all current objects as ADDED when None),
         waiting up to `timeout_seconds` for new ones. A resourceVersion that is too old
-        to resume from raises `Expired`; list again and resume from the list's version."""
+        to resume from raises `Gone` (when the iterator is first advanced): list again
+        (`list_page`) and watch from the list's `resource_version`."""
         ...

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from headway.clock import Clock
-from headway.cluster.errors import Expired
+from headway.cluster.errors import Gone
 from headway.cluster.protocol import Cluster, Obj, WatchEventType
 
 __all__ = ["Manager", "ObjectKey", "StepController"]
@@ -110,7 +110,7 @@ class Manager:
                     watch.api_version, watch.kind, resource_version=watch.resource_version
                 )
             )
-        except Expired:
+        except Gone:
             watch.resource_version = None
             return self._events(watch)
         for event in events:

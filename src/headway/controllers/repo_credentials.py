@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from headway.cluster.errors import ClusterError, Expired
+from headway.cluster.errors import ClusterError, Gone
 from headway.cluster.protocol import Cluster, Obj, WatchEvent, WatchEventType
 from headway.source.git import GitCredentials
 from headway.source.repo_credentials import (
@@ -79,7 +79,7 @@ class RepoCredentialsProvider:
     def _catch_up(self) -> None:
         try:
             events = self._events()
-        except Expired:  # too far behind to resume: start over from the current Secrets
+        except Gone:  # too far behind to resume: start over from the current Secrets
             self._revision = None
             events = self._events()
         if self._revision is None:

@@ -27,6 +27,11 @@ class ClusterFactory(Protocol):
 
     def close_all(self) -> None: ...
 
+    def forget_history(self) -> None:
+        """Make the cluster forget every watch event so far (etcd's compaction), so a
+        resourceVersion or continue token from before is too old to resume from."""
+        ...
+
     def client_spec(self) -> tuple[str, str]:
         """A picklable description from which another process opens a client
         (`workers.open_client`)."""
@@ -49,6 +54,10 @@ class LocalFactory:
     def close_all(self) -> None:
         for cluster in self._opened:
             cluster.close()
+
+    def forget_history(self) -> None:
+        with LocalCluster(self.path, self.clock) as store:
+            store.compact(keep=0)
 
     def client_spec(self) -> tuple[str, str]:
         return ("local", str(self.path))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Invalid
-from headway.cluster.protocol import Obj
+from headway.cluster.protocol import ListPage
 
 __all__ = ["Continuation", "ListPage", "decode_continue", "encode_continue"]
 
@@ -33,16 +33,6 @@ class Continuation:
     revision: int  # the revision the first page was consistent with
     namespace: str
     name: str
-
-
-@dataclass(frozen=True)
-class ListPage:
-    """One page of a list: its items, the list's resourceVersion, and how to go on."""
-
-    items: list[Obj]
-    resource_version: str
-    continue_token: str  # "" on the last page
-    remaining: int | None  # items left after this page (Kubernetes' remainingItemCount)
 
 
 def encode_continue(continuation: Continuation) -> str:

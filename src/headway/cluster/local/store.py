@@ -17,7 +17,7 @@ from typing import Any
 from headway.clock import Clock
 from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, events, gc, paging, watching, writes
+from headway.cluster.local import database, events, gc, paging, scale, watching, writes
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,
@@ -32,8 +32,8 @@ from headway.cluster.local.objects import (
     validate_object,
     with_content,
 )
-from headway.cluster.local.paging import ListPage
 from headway.cluster.protocol import (
+    ListPage,
     Obj,
     PropagationPolicy,
     ResourceKind,
@@ -237,13 +237,8 @@ class LocalCluster:
             same_status = not with_status or live.get("status") == obj.get("status")
             if old_content == new_content and same_status:
                 return _presented(live, obj["apiVersion"])
-            fields = ssa.update_fields(
-                old_content, new_content, ssa.decode_managed_fields(
-                    live["metadata"].get("managedFields")),
-                manager=field_manager, api_version=obj["apiVersion"], now=self._now(),
-            )
-            updated = with_content(live, new_content)
-            updated["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+            updated = self._with_updated_content(
+                live, new_content, field_manager=field_manager, api_version=obj["apiVersion"])
             if with_status:
                 updated.pop("status", None)
                 if obj.get("status") is not None:
@@ -251,6 +246,56 @@ class LocalCluster:
             _check_no_new_finalizers(live, updated, writes.key_of(live))
             stored = self._commit(conn, updated, live)
         return _presented(stored, obj["apiVersion"])
+
+    def _with_updated_content(
+        self, live: Obj, content: dict[str, Any], *, field_manager: str, api_version: str
+    ) -> Obj:
+        """`live` with its managed part replaced by `content`, the changed fields owned by
+        `field_manager` (operation "Update")."""
+        fields = ssa.update_fields(
+            managed_content(live), content,
+            ssa.decode_managed_fields(live["metadata"].get("managedFields")),
+            manager=field_manager, api_version=api_version, now=self._now(),
+        )
+        updated = with_content(live, content)
+        updated["metadata"]["managedFields"] = ssa.encode_managed_fields(fields)
+        return updated
+
+    def get_scale(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> Obj:
+        with self._db.single() as conn:
+            served = self._resolve(conn, api_version, kind)
+        fields = scale.scale_fields(served.group, served.kind)
+        return scale.scale_of(self.get(api_version, kind, name, namespace), fields)
+
+    def update_scale(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        replicas: int,
+        field_manager: str = DEFAULT_MANAGER,
+        resource_version: str | None = None,
+    ) -> Obj:
+        with self._db.write() as conn:
+            served = self._resolve(conn, api_version, kind)
+            fields = scale.scale_fields(served.group, served.kind)
+            key = self._key(served, name, namespace)
+            live = database.fetch(conn, key)
+            if live is None:
+                raise NotFound(f"{key} not found")
+            if resource_version is not None and resource_version != _rv(live):
+                raise Conflict(_stale(key, resource_version, live))
+            content = scale.with_replicas(managed_content(live), replicas, where=str(key))
+            if content == managed_content(live):
+                return scale.scale_of(live, fields)
+            updated = self._with_updated_content(
+                live, content, field_manager=field_manager, api_version=api_version)
+            stored = self._commit(conn, updated, live)
+        return scale.scale_of(stored, fields)
 
     def apply(
         self,

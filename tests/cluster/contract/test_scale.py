@@ -1,0 +1,92 @@
+"""The scale subresource: `get_scale` and `update_scale` (as `kubectl scale` and the HPA)."""
+
+from __future__ import annotations
+
+import pytest
+
+from headway.cluster.errors import Conflict, FieldConflict, Invalid, NotFound
+from headway.cluster.protocol import Cluster, Obj
+
+from .objects import configmap, deployment
+
+
+def _workload(kind: str, name: str, replicas: int) -> Obj:
+    obj = deployment(name, replicas=replicas)
+    obj["kind"] = kind
+    if kind == "StatefulSet":
+        obj["spec"]["serviceName"] = name
+    return obj
+
+
+def _rollout(name: str, replicas: int) -> Obj:
+    obj = deployment(name, replicas=replicas)
+    obj["apiVersion"], obj["kind"] = "argoproj.io/v1alpha1", "Rollout"
+    obj["spec"]["strategy"] = {"canary": {"steps": [{"setWeight": 20}]}}
+    return obj
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet"])
+def test_a_workloads_scale_reads_and_writes_spec_replicas(cluster: Cluster, kind: str) -> None:
+    live = cluster.apply(_workload(kind, "web", 2), field_manager="git")
+    cluster.patch_status("apps/v1", kind, "web", None, {"replicas": 2})
+    scale = cluster.get_scale("apps/v1", kind, "web")
+    assert (scale["apiVersion"], scale["kind"]) == ("autoscaling/v1", "Scale")
+    assert scale["metadata"]["name"] == "web"
+    assert scale["metadata"]["uid"] == live["metadata"]["uid"]
+    assert scale["spec"] == {"replicas": 2}
+    assert scale["status"] == {"replicas": 2, "selector": "app=web"}
+    scaled = cluster.update_scale("apps/v1", kind, "web", replicas=5, field_manager="hpa")
+    assert scaled["spec"]["replicas"] == 5
+    after = cluster.get("apps/v1", kind, "web")
+    assert after["spec"]["replicas"] == 5
+    assert scaled["metadata"]["resourceVersion"] == after["metadata"]["resourceVersion"]
+
+
+def test_a_rollouts_scale_shows_hpa_replicas_and_its_status_selector(cluster: Cluster) -> None:
+    cluster.apply(_rollout("web", 3), field_manager="git")
+    status = {"replicas": 4, "HPAReplicas": 3, "selector": "app=web"}
+    cluster.patch_status("argoproj.io/v1alpha1", "Rollout", "web", None, status)
+    scale = cluster.get_scale("argoproj.io/v1alpha1", "Rollout", "web")
+    assert scale["spec"] == {"replicas": 3}
+    assert scale["status"] == {"replicas": 3, "selector": "app=web"}
+    cluster.update_scale("argoproj.io/v1alpha1", "Rollout", "web", replicas=6,
+                         field_manager="hpa")
+    assert cluster.get("argoproj.io/v1alpha1", "Rollout", "web")["spec"]["replicas"] == 6
+
+
+def test_a_stale_scale_version_is_a_conflict(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=2), field_manager="git")
+    seen = cluster.get_scale("apps/v1", "Deployment", "web")["metadata"]["resourceVersion"]
+    cluster.update_scale("apps/v1", "Deployment", "web", replicas=3, field_manager="one",
+                         resource_version=seen)
+    with pytest.raises(Conflict):
+        cluster.update_scale("apps/v1", "Deployment", "web", replicas=9, field_manager="two",
+                             resource_version=seen)
+    assert cluster.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 3
+
+
+def test_scaling_takes_the_replicas_field_from_the_applier(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=2), field_manager="git")
+    cluster.update_scale("apps/v1", "Deployment", "web", replicas=4, field_manager="hpa")
+    with pytest.raises(FieldConflict) as raised:
+        cluster.apply(deployment("web", replicas=2), field_manager="git")
+    assert (".spec.replicas", "hpa") in raised.value.conflicts
+
+
+def test_a_kind_without_a_scale_and_a_missing_object_are_not_found(cluster: Cluster) -> None:
+    cluster.apply(configmap("a"), field_manager="git")
+    with pytest.raises(NotFound):
+        cluster.get_scale("v1", "ConfigMap", "a")
+    with pytest.raises(NotFound):
+        cluster.get_scale("apps/v1", "Deployment", "absent")
+    with pytest.raises(NotFound):
+        cluster.update_scale("apps/v1", "Deployment", "absent", replicas=1, field_manager="hpa")
+
+
+@pytest.mark.parametrize("replicas", [-1, True, "3"])
+def test_replicas_must_be_a_non_negative_integer(cluster: Cluster, replicas: object) -> None:
+    cluster.apply(deployment("web", replicas=2), field_manager="git")
+    with pytest.raises(Invalid, match="replicas"):
+        cluster.update_scale("apps/v1", "Deployment", "web", replicas=replicas,  # type: ignore[arg-type]
+                             field_manager="hpa")
+    assert cluster.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 2

@@ -1,0 +1,98 @@
+"""`update` (Kubernetes' PUT) and dry-run apply (the merged object, for diffs)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from headway.cluster.errors import Conflict, FieldConflict, NotFound
+from headway.cluster.protocol import Cluster, Obj
+
+from .objects import configmap, deployment
+
+
+def _virtual_service(routes: list[Obj]) -> Obj:
+    return {
+        "apiVersion": "networking.istio.io/v1beta1",
+        "kind": "VirtualService",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"hosts": ["web"], "http": [{"name": "primary", "route": routes}]},
+    }
+
+
+def _route(host: str, weight: int) -> Obj:
+    return {"destination": {"host": host}, "weight": weight}
+
+
+def test_update_replaces_a_whole_route_list(cluster: Cluster) -> None:
+    cluster.apply(_virtual_service([_route("stable", 100), _route("canary", 0)]),
+                  field_manager="git")
+    live = cluster.get("networking.istio.io/v1beta1", "VirtualService", "web")
+    live["spec"]["http"][0]["route"] = [_route("stable", 90), _route("canary", 10)]
+    updated = cluster.update(live, field_manager="router")
+    assert updated["spec"]["http"][0]["route"] == [_route("stable", 90), _route("canary", 10)]
+    assert int(updated["metadata"]["resourceVersion"]) > int(live["metadata"]["resourceVersion"])
+    again = cluster.get("networking.istio.io/v1beta1", "VirtualService", "web")
+    assert again["spec"] == updated["spec"]
+
+
+def test_update_removes_what_the_object_no_longer_says(cluster: Cluster) -> None:
+    cluster.apply(configmap("a", {"keep": "1", "drop": "2"}, labels={"x": "y"}),
+                  field_manager="git")
+    live = cluster.get("v1", "ConfigMap", "a")
+    del live["data"]["drop"]
+    del live["metadata"]["labels"]
+    updated = cluster.update(live, field_manager="editor")
+    assert updated["data"] == {"keep": "1"}
+    assert "labels" not in updated["metadata"]
+
+
+def test_update_with_a_stale_version_is_a_conflict(cluster: Cluster) -> None:
+    cluster.apply(configmap("a", {"k": "1"}), field_manager="git")
+    first = cluster.get("v1", "ConfigMap", "a")
+    second = copy.deepcopy(first)
+    first["data"] = {"k": "first"}
+    cluster.update(first, field_manager="one")
+    second["data"] = {"k": "second"}
+    with pytest.raises(Conflict):
+        cluster.update(second, field_manager="two")
+    assert cluster.get("v1", "ConfigMap", "a")["data"] == {"k": "first"}
+
+
+def test_update_never_writes_status(cluster: Cluster) -> None:
+    cluster.apply(deployment("web"), field_manager="git")
+    cluster.patch_status("apps/v1", "Deployment", "web", None, {"replicas": 1})
+    live = cluster.get("apps/v1", "Deployment", "web")
+    live["status"] = {"replicas": 99}
+    live["spec"]["replicas"] = 2
+    updated = cluster.update(live, field_manager="editor")
+    assert updated["status"] == {"replicas": 1}
+    assert updated["spec"]["replicas"] == 2
+
+
+def test_update_of_a_missing_object_is_not_found(cluster: Cluster) -> None:
+    with pytest.raises(NotFound):
+        cluster.update(configmap("absent"), field_manager="editor")
+
+
+def test_updated_fields_belong_to_the_updater(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=1), field_manager="git")
+    live = cluster.get("apps/v1", "Deployment", "web")
+    live["spec"]["replicas"] = 5
+    cluster.update(live, field_manager="autoscaler")
+    with pytest.raises(FieldConflict) as raised:
+        cluster.apply(deployment("web", replicas=1), field_manager="git")
+    assert (".spec.replicas", "autoscaler") in raised.value.conflicts
+
+
+def test_dry_run_apply_returns_the_merged_object_and_stores_nothing(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=1), field_manager="git")
+    live = cluster.get("apps/v1", "Deployment", "web")
+    live["metadata"]["annotations"] = {"owner": "someone-else"}
+    live = cluster.update(live, field_manager="editor")
+    preview = cluster.apply(deployment("web", replicas=3), field_manager="git", dry_run=True)
+    assert preview["spec"]["replicas"] == 3
+    assert preview["metadata"]["annotations"] == {"owner": "someone-else"}  # merged, not ours
+    assert preview["metadata"]["uid"] == live["metadata"]["uid"]
+    assert cluster.get("apps/v1", "Deployment", "web") == live
