@@ -88,3 +88,16 @@ async def test_run_returns_on_stop_and_on_the_callers_event(
     assert not running.done()
     stop.set()
     await asyncio.wait_for(running, timeout=10)
+
+
+def test_every_exported_name_is_documented() -> None:
+    from headway import engine
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "embedding.md").read_text()
+    public = {name for name in dir(engine) if not name.startswith("_")} - {
+        "engine",
+        "loops",
+        "settings",
+    }
+    assert public == set(engine.__all__)
+    assert [name for name in engine.__all__ if f"`{name}" not in page] == []
