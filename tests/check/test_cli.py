@@ -121,7 +121,7 @@ def test_config_disables_rules(tmp_path: Path, config_name: str) -> None:
         ("disable: [HW999]\n", "not a Headway rule"),
         ("disabled: [HW301]\n", "unknown key"),
         ("repositories: [a]\n", "repositories"),
-        ("disable: [\n", "check.yaml:2: YAML syntax error: expected the node content"),
+        ("disable: [\n", "check.yaml:2: YAML syntax error: did not find expected node content"),
     ],
 )
 def test_bad_config_is_a_usage_error(tmp_path: Path, text: str, message: str) -> None:

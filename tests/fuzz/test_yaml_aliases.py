@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from headway.model.yamlload import MAX_EXPANDED_VALUES, load_documents
+import pytest
+
+from headway.model.yamlload import MAX_EXPANDED_VALUES, AliasError, load_documents, load_one
 
 
 def _level(n: int) -> str:
@@ -42,3 +44,13 @@ def test_ordinary_anchors_still_load() -> None:
     text = "base: &b {a: 1}\nfirst: *b\nsecond: {<<: *b, c: 2}\n"
     (document,) = load_documents(text, "values.yaml").documents
     assert document.obj == {"base": {"a": 1}, "first": {"a": 1}, "second": {"a": 1, "c": 2}}
+
+
+def test_every_single_document_reader_refuses_them_too() -> None:
+    """Kustomizations, Chart.yaml, values files and argocd-cm entries are read with
+    `load_one`, which applies the same limits."""
+    with pytest.raises(AliasError, match="contains an alias to itself"):
+        load_one("a: &a {b: *a}\n")
+    with pytest.raises(AliasError, match=r"at most \d+ are read"):
+        load_one(LAUGHS)
+    assert load_one("base: &b [1]\nagain: *b\n") == {"base": [1], "again": [1]}

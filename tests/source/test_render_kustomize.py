@@ -218,3 +218,21 @@ def test_a_working_copy_link_leaving_the_root_breaks_only_its_app(tmp_path: Path
         render(RenderRequest(source={"path": "apps/bad"}, tree=tree, app_name="b"))
     assert raised.value.file == "apps/bad/secret.yaml"
     assert f"symlink to {tmp_path / 'secret.yaml'}, which leaves" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("resources: [\n", "invalid YAML"),
+        ("resources: &r [*r]\n", "contains an alias to itself"),
+    ],
+)
+def test_a_kustomization_that_cannot_be_read_is_a_render_error(
+    tmp_path: Path, cache: GitCache, text: str, problem: str
+) -> None:
+    up = make_upstream(tmp_path / "bad.git", {"app/kustomization.yaml": text})
+    repo = cache.repository(up.url)
+    repo.fetch()
+    with pytest.raises(RenderError, match=problem) as raised:
+        render(_request(repo, {"path": "app"}))
+    assert raised.value.file == "app/kustomization.yaml"

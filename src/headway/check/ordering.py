@@ -25,6 +25,7 @@ from headway.check.manifest import (
     selector_matches,
     sync_wave,
 )
+from headway.model import yamlload
 from headway.model.yamlload import Document, format_path
 
 __all__ = [
@@ -204,7 +205,7 @@ def _legacy_customizations(text: object) -> set[str]:
     if not isinstance(text, str):
         return set()
     try:
-        parsed = yaml.safe_load(text)
+        parsed = yamlload.load_one(text)
     except yaml.YAMLError:
         return set()
     return {str(k) for k, v in as_dict(parsed).items() if "health.lua" in as_dict(v)}

@@ -26,6 +26,7 @@ from headway.check.registry import ALL_RULES, run_checks
 from headway.cli.check_loader import RepositoryLoader, collect_crds
 from headway.cli.check_report import render_json, render_sarif, render_text
 from headway.cli.check_transition import TransitionError, transition_findings
+from headway.model import yamlload
 from headway.model.diagnostics import Severity
 from headway.source.tree import FilesystemTree, GitTree, TreeReader
 
@@ -108,7 +109,7 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
                 raise UsageError(f"config file {explicit} does not exist")
             continue
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
+            data = yamlload.load_one(file.read_text(encoding="utf-8"))
             return parse_config(data, str(file), {r.id for r in ALL_RULES}), file.parent
         except UnicodeDecodeError:
             raise UsageError(f"{file}:1: not UTF-8 text") from None

@@ -28,7 +28,7 @@ from headway.check.manifest import (
     namespace_of,
     normalize_repo_url,
 )
-from headway.model import support
+from headway.model import support, yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
@@ -319,7 +319,7 @@ def library_paths(tree: TreeReader, path: str) -> list[str]:
         if tree.kind(file) != "file":
             continue
         try:
-            parsed = as_dict(yaml.safe_load(tree.read(file)))
+            parsed = as_dict(yamlload.load_one(tree.read(file)))
         except (yaml.YAMLError, SourceError):
             continue
         entries = [*as_list(parsed.get(key)), *as_list(parsed.get("components"))]

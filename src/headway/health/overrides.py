@@ -16,6 +16,7 @@ import yaml
 
 from headway.health.lua_script import LuaHealthScript
 from headway.health.registry import GroupKind
+from headway.model import yamlload
 
 __all__ = [
     "CONFIGMAP_PREFIX",
@@ -63,7 +64,7 @@ def _from_customizations_block(text: str | None, *, source: str) -> ScriptSet:
         return ScriptSet({})
     where = f"{source}: {CUSTOMIZATIONS_KEY}"
     try:
-        parsed = yaml.safe_load(text)
+        parsed = yamlload.load_one(text)
     except yaml.YAMLError as err:
         return ScriptSet({}, (f"{where}: not valid YAML: {err}",))
     if not isinstance(parsed, Mapping):

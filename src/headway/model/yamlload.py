@@ -18,7 +18,15 @@ import yaml
 
 from headway.model.diagnostics import Diagnostic, Severity
 
-__all__ = ["Document", "LoadResult", "format_path", "load_documents", "paused_gc"]
+__all__ = [
+    "AliasError",
+    "Document",
+    "LoadResult",
+    "format_path",
+    "load_documents",
+    "load_one",
+    "paused_gc",
+]
 
 # The C loader is ~8x faster; fall back to pure Python only where libyaml is missing.
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -109,6 +117,27 @@ def _child(node: yaml.Node | None, part: PathPart) -> tuple[yaml.Node, int] | No
         item = items[part]
         return item, item.start_mark.line + 1
     return None
+
+
+class AliasError(yaml.YAMLError):
+    """A document whose aliases make it infinite or enormous (see `MAX_EXPANDED_VALUES`)."""
+
+
+def load_one(text: str | bytes) -> Any:
+    """One YAML document, as `yaml.safe_load` reads it, refusing the alias bombs that
+    `load_documents` refuses (`AliasError`, a `yaml.YAMLError`). For config and build files
+    read whole: kustomizations, Chart.yaml, values files, argocd-cm entries."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        problem = _alias_problem(node)
+        if problem:
+            raise AliasError(problem)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _alias_problem(root: yaml.Node) -> str:

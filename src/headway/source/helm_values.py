@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.source.errors import RenderError
 from headway.source.render import RenderRequest
@@ -31,7 +32,6 @@ __all__ = [
     "set_expression",
 ]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -102,11 +102,13 @@ def resolve_value_files(request: RenderRequest) -> list[ValueFile]:
 
 def _load_mapping(text: str, where: str) -> dict[str, Any]:
     try:
-        loaded = yaml.load(text, Loader=_Loader)
+        loaded = yamlload.load_one(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark
         line = f":{mark.line + 1}" if mark is not None else ""
         raise RenderError(f"invalid YAML: {err.problem}", f"{where}{line}") from None
+    except yaml.YAMLError as err:  # aliases that repeat too much (yamlload.AliasError)
+        raise RenderError(str(err), where) from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from headway.model import yamlload
 from headway.source.image_history import PathScope
 from headway.source.spec import ApplicationSource, spec_section
 
@@ -68,7 +69,7 @@ def _kustomize_dirs(read: ReadFile, url: str, revision: str, start: str) -> list
 
 def _referenced_dirs(text: str, directory: str) -> list[str]:
     try:
-        data = yaml.safe_load(text)
+        data = yamlload.load_one(text)
     except yaml.YAMLError:
         return []
     if not isinstance(data, dict):

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 from headway.source.errors import PathNotFound, RenderError
@@ -36,7 +37,6 @@ from headway.source.tree import TreeReader, normalize_path
 
 __all__ = ["HelmRenderer", "split_helm_output"]
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SOURCE_LINE = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 
 
@@ -64,7 +64,7 @@ def _local_dependencies(tree: TreeReader, chart_path: str) -> list[str]:
                 raise RenderError(f"dependency {current!r} has no Chart.yaml", chart_yaml)
             continue
         try:
-            meta = yaml.load(tree.read(chart_yaml), Loader=_Loader)
+            meta = yamlload.load_one(tree.read(chart_yaml))
         except yaml.YAMLError as err:
             raise RenderError(f"invalid YAML: {err}", chart_yaml) from None
         deps = meta.get("dependencies") if isinstance(meta, dict) else None

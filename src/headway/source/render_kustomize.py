@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 from headway.source.errors import PathNotFound, RenderError
@@ -34,7 +35,6 @@ from headway.source.tree import EscapingLink, normalize_path
 __all__ = ["KustomizeRenderer", "apply_overrides", "parse_image_override"]
 
 _ORIGIN = "config.kubernetes.io/origin"
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def parse_image_override(text: str) -> dict[str, str]:
@@ -146,7 +146,11 @@ def _kustomization_file(request: RenderRequest) -> str:
 
 def _prepare(root: Path, kfile: str, spec: dict[str, Any]) -> None:
     target = root / kfile
-    loaded = yaml.load(target.read_text(), Loader=_Loader)
+    try:
+        loaded = yamlload.load_one(target.read_text())
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or str(err)
+        raise RenderError(f"invalid YAML: {problem}", kfile) from None
     if not isinstance(loaded, dict):
         raise RenderError("the kustomization is not a mapping", kfile)
     edited = apply_overrides(loaded, spec)
@@ -161,7 +165,10 @@ def _origin_file(obj: dict[str, Any], kdir: str, fallback: str) -> str:
     raw = annotations.pop(_ORIGIN, None)
     if not annotations:
         meta.pop("annotations", None)
-    origin = yaml.load(raw, Loader=_Loader) if isinstance(raw, str) else None
+    try:
+        origin = yamlload.load_one(raw) if isinstance(raw, str) else None
+    except yaml.YAMLError:
+        return fallback
     if not isinstance(origin, dict) or origin.get("repo"):
         return fallback
     path = origin.get("path") or origin.get("configuredIn")
