@@ -17,6 +17,7 @@ import typer
 
 from headway.clock import SystemClock
 from headway.cluster.local.images import RuntimeConfigError
+from headway.cluster.local.kubeapi.server import ApiServerError
 from headway.cluster.local.processes import (
     find_marked_processes,
     kill_marked_processes,
@@ -43,7 +44,7 @@ def running_pid(paths: RuntimePaths) -> int | None:
     return pid if process_alive(pid) else None
 
 
-def _foreground(state_dir: Path, config: Path | None) -> None:
+def _foreground(state_dir: Path, config: Path | None, api_port: int) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
 
     async def main() -> None:
@@ -56,12 +57,13 @@ def _foreground(state_dir: Path, config: Path | None) -> None:
             clock=SystemClock(),
             config_path=config,
             data_planes=RouterPlanes(),
+            api_port=api_port,
         )
         await runtime.run(stop, ready=lambda: print(f"runtime up (pid {os.getpid()})", flush=True))
 
     try:
         asyncio.run(main())
-    except RuntimeConfigError as err:
+    except (RuntimeConfigError, ApiServerError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
 
@@ -74,6 +76,14 @@ def up(
         Path | None,
         typer.Option("--config", exists=True, dir_okay=False, help="Runtime config (image map)."),
     ] = None,
+    api_port: Annotated[
+        int,
+        typer.Option(
+            "--api-port", min=0, max=65535,
+            help="Port of the Kubernetes API on 127.0.0.1 (0: any free port; "
+            "`headway runtime kubeconfig` names it).",
+        ),
+    ] = 0,
 ) -> None:
     """Start the runtime (in the background unless --foreground)."""
     if state_dir.exists() and not state_dir.is_dir():
@@ -86,12 +96,12 @@ def up(
         typer.echo(f"runtime already running (pid {pid}, state {state_dir}){note}")
         return
     if foreground:
-        _foreground(state_dir, config)
+        _foreground(state_dir, config, api_port)
         return
-    _start_in_background(paths, config)
+    _start_in_background(paths, config, api_port)
 
 
-def _start_in_background(paths: RuntimePaths, config: Path | None) -> None:
+def _start_in_background(paths: RuntimePaths, config: Path | None, api_port: int) -> None:
     """Start `runtime up --foreground` detached; wait until it has written its pidfile."""
     paths.state_dir.mkdir(parents=True, exist_ok=True)
     argv = [
@@ -103,6 +113,8 @@ def _start_in_background(paths: RuntimePaths, config: Path | None) -> None:
         "--foreground",
         "--state-dir",
         str(paths.state_dir),
+        "--api-port",
+        str(api_port),
     ]
     if config is not None:
         argv += ["--config", str(config)]
@@ -157,6 +169,9 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
     typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")
     typer.echo(f"state:   {state_dir.resolve()}")
     typer.echo(f"store:   {paths.db.resolve()}")
+    if pid and read_runtime_info(paths).get("apiAddress"):
+        typer.echo(f"api:     http://{read_runtime_info(paths)['apiAddress']}"
+                   " (`headway runtime kubeconfig`)")
     if pid and read_runtime_info(paths).get("metricsAddress"):
         typer.echo(f"metrics: http://{read_runtime_info(paths)['metricsAddress']}/metrics")
     if not paths.db.exists():
@@ -189,6 +204,43 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
             address = (meta.get("annotations") or {}).get("headway.dev/address") or "(none yet)"
             where = f"{meta.get('namespace', 'default')}/{meta['name']}"
             typer.echo(f"  virtualservice {where}: {address}")
+
+
+@runtime_app.command("kubeconfig")
+def kubeconfig(state_dir: StateDir = DEFAULT_STATE) -> None:
+    """Print a kubeconfig for the running runtime's Kubernetes API (context headway-local).
+
+    Use it as `KUBECONFIG=<(headway runtime kubeconfig) kubectl get pods`, or save it to a
+    file. The API listens on 127.0.0.1 only, over plain HTTP, with no authentication.
+    """
+    paths = RuntimePaths(state_dir)
+    address = read_runtime_info(paths).get("apiAddress") if running_pid(paths) else None
+    if not address:
+        typer.echo(f"error: no runtime serves a Kubernetes API in {state_dir}; start one "
+                   "with `headway runtime up`", err=True)
+        raise typer.Exit(1)
+    typer.echo(kubeconfig_text(f"http://{address}"), nl=False)
+
+
+def kubeconfig_text(server: str) -> str:
+    return (
+        "apiVersion: v1\n"
+        "kind: Config\n"
+        "clusters:\n"
+        "- name: headway-local\n"
+        "  cluster:\n"
+        f"    server: {server}\n"
+        "users:\n"
+        "- name: headway-local\n"
+        "  user: {}\n"
+        "contexts:\n"
+        "- name: headway-local\n"
+        "  context:\n"
+        "    cluster: headway-local\n"
+        "    user: headway-local\n"
+        "    namespace: default\n"
+        "current-context: headway-local\n"
+    )
 
 
 def register(app: typer.Typer) -> None:

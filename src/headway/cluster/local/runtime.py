@@ -3,7 +3,8 @@
 State directory layout (default `.headway/`):
   cluster.db      the object store (`LocalCluster`)
   runtime.pid     the daemon's pid while it runs
-  runtime.json    pid, runtime id and start time; the runtime id marks every child process
+  runtime.json    pid, runtime id, start time and the Kubernetes API address (`apiAddress`);
+                  the runtime id marks every child process
   runtime.log     the daemon's own output when started in the background
   logs/NS/POD/CONTAINER.log (and .previous.log)   container output
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
@@ -14,6 +15,9 @@ again (so readiness changes reach the endpoints in the same step), then the loca
 (when the runtime was given data planes) so VirtualService routers follow the same
 endpoints. A step runs when the
 store changed, when a probe or process changed, and at least every `resync_seconds`.
+
+With an `api_port`, the runtime also serves the Kubernetes REST API over its store on
+127.0.0.1 (`headway.cluster.local.kubeapi`, on a thread of its own; docs/kubernetes.md).
 
 Shutdown (SIGTERM/SIGINT): stop every container (SIGTERM, then SIGKILL after the grace
 period, capped by `shutdown_grace_seconds`), close the proxies, then kill anything still
@@ -43,6 +47,7 @@ from headway.cluster.local.images import (
     RuntimeConfigError,
     load_runtime_config,
 )
+from headway.cluster.local.kubeapi.server import ApiServer
 from headway.cluster.local.mesh import Mesh
 from headway.cluster.local.mesh_plane import DataPlanes
 from headway.cluster.local.pods import Kubelet
@@ -132,8 +137,11 @@ class Runtime:
         resync_seconds: float = 0.5,
         shutdown_grace_seconds: float = 10.0,
         data_planes: DataPlanes | None = None,
+        api_port: int | None = None,
     ) -> None:
         self.paths = RuntimePaths(state_dir)
+        self._api_port = api_port
+        self.api: ApiServer | None = None
         self._clock = clock
         self._config = _ConfigSource(config_path or default_config_path(state_dir))
         self._resync = resync_seconds
@@ -195,6 +203,7 @@ class Runtime:
                     "startedAt": self._clock.now().isoformat(),
                     "store": str(self.paths.db),
                     "metricsAddress": self.mesh.metrics_address if self.mesh else "",
+                    "apiAddress": self.api.address if self.api else "",
                 }
             )
         )
@@ -231,6 +240,9 @@ class Runtime:
         """Run until `stop` is set, then shut everything down."""
         if self.mesh is not None:
             await self.mesh.start()  # first, so runtime.json can record its metrics address
+        if self._api_port is not None:  # also before runtime.json, for its address
+            self.api = ApiServer(db_path=self.paths.db, clock=self._clock, port=self._api_port)
+            self.api.start()
         self._claim_state_dir()
         try:
             last_revision, last_failure = "", ""
@@ -254,6 +266,8 @@ class Runtime:
             await self.shutdown()
 
     async def shutdown(self) -> None:
+        if self.api is not None:
+            await asyncio.to_thread(self.api.stop)
         if self.mesh is not None:
             await self.mesh.close()
         await self.proxies.close()

@@ -1,0 +1,128 @@
+"""A watch as the API streams it: one JSON event per line, with bookmarks and errors.
+
+The stream starts with the current objects as ADDED when no resourceVersion (or "0") is
+given, else with what changed after that version. With `allowWatchBookmarks` a BOOKMARK
+names, every `bookmark_seconds`, a version the client can resume from without missing an
+event of this kind: the store's revision is read first and every event up to it delivered
+before the bookmark is sent. A version older than the store's event history ends the
+stream with an ERROR event holding a `410 Expired` Status, as an API server does; the
+client lists again. `sendInitialEvents` ends the initial ADDED events with a bookmark
+annotated `k8s.io/initial-events-end`.
+
+Selectors filter each event by the object's new state: an object that stops matching a
+label selector is not sent as DELETED (Kubernetes does so); see docs/kubernetes.md.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from headway.cluster.errors import ClusterError, Invalid
+from headway.cluster.local.kubeapi.operations import Request
+from headway.cluster.local.kubeapi.paths import ListQuery
+from headway.cluster.local.kubeapi.status import status_body, status_for
+from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Obj, WatchEvent
+from headway.model.selectors import to_selector
+
+__all__ = ["WatchSettings", "watch_lines"]
+
+DEFAULT_TIMEOUT_SECONDS = 1800.0
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    bookmark_seconds: float = 30.0
+    poll_slice_seconds: float = 0.5  # how long one store wait lasts before looking at `stop`
+
+
+def _line(event_type: str, obj: Obj) -> bytes:
+    return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+
+
+class _Watch:
+    def __init__(self, cluster: LocalCluster, req: Request, query: ListQuery,
+                 render: Callable[[Obj], Obj]) -> None:
+        self.cluster, self.req, self.query, self.render = cluster, req, query, render
+        self.selector = to_selector(query.label_selector or None)
+
+    def wanted(self, obj: Obj) -> bool:
+        meta = obj["metadata"]
+        return self.selector.matches(meta.get("labels")) and \
+            self.query.field_selector.matches(meta)
+
+    def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
+        meta: dict[str, object] = {"resourceVersion": str(revision)}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": self.req.kind.kind, "apiVersion": self.req.kind.api_version,
+               "metadata": meta}
+        return _line("BOOKMARK", obj)
+
+    def initial(self) -> tuple[int, list[bytes]]:
+        kind = self.req.kind
+        objs, revision = self.cluster.list_with_revision(
+            kind.api_version, kind.kind, namespace=self.req.path.namespace,
+            label_selector=self.query.label_selector or None)
+        lines = [_line("ADDED", self.render(o)) for o in objs if self.wanted(o)]
+        return int(revision), lines
+
+    def events_after(self, since: int, timeout: float) -> Iterator[WatchEvent]:
+        kind = self.req.kind
+        return self.cluster.watch(kind.api_version, kind.kind,
+                                  namespace=self.req.path.namespace,
+                                  resource_version=str(since), timeout_seconds=timeout)
+
+
+def watch_lines(
+    cluster: LocalCluster,
+    req: Request,
+    query: ListQuery,
+    *,
+    render: Callable[[Obj], Obj],
+    stop: threading.Event,
+    settings: WatchSettings,
+) -> Iterator[bytes]:
+    """The lines of one watch response, until its timeout, `stop`, or an error event."""
+    watch = _Watch(cluster, req, query, render)
+    try:
+        yield from _stream(watch, query, stop=stop, settings=settings)
+    except ClusterError as error:
+        yield _line("ERROR", status_body(status_for(error, req.target), req.target))
+
+
+def _stream(watch: _Watch, query: ListQuery, *, stop: threading.Event,
+            settings: WatchSettings) -> Iterator[bytes]:
+    timeout = query.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
+    deadline = time.monotonic() + timeout
+    if query.resource_version in ("", "0") or query.send_initial_events:
+        since, lines = watch.initial()
+        yield from lines
+        if query.send_initial_events:
+            yield watch.bookmark(since, initial_end=True)
+    else:
+        since = int(query.resource_version) if query.resource_version.isdigit() else -1
+        if since < 0:
+            raise Invalid(f"resourceVersion {query.resource_version!r} is not a revision of "
+                          "this store")
+    last_bookmark = time.monotonic()
+    while not stop.is_set() and time.monotonic() < deadline:
+        wait = min(settings.poll_slice_seconds, deadline - time.monotonic())
+        for event in watch.events_after(since, max(0.0, wait)):
+            since = int(event.resource_version)
+            if watch.wanted(event.object):
+                yield _line(event.type.value, watch.render(event.object))
+        if query.bookmarks and time.monotonic() - last_bookmark >= settings.bookmark_seconds:
+            revision = int(watch.cluster.revision())
+            for event in watch.events_after(since, 0.0):  # all up to `revision`, and after
+                since = int(event.resource_version)
+                if watch.wanted(event.object):
+                    yield _line(event.type.value, watch.render(event.object))
+            since = max(since, revision)
+            yield watch.bookmark(since)
+            last_bookmark = time.monotonic()
+
