@@ -31,6 +31,7 @@ from headway.health.kinds import (
     scaledobject,
     service,
     statefulset,
+    workflow,
 )
 from headway.health.lua_script import LuaHealthScript
 from headway.health.status import HealthResult, HealthStatus
@@ -69,6 +70,7 @@ BUILTIN_CHECKS: Mapping[GroupKind, HealthCheck] = MappingProxyType(
         ("autoscaling", "HorizontalPodAutoscaler"): hpa.assess,
         ("argoproj.io", "Rollout"): rollout.assess,
         ("argoproj.io", "Application"): application.assess,
+        ("argoproj.io", "Workflow"): workflow.assess,
     }
 )
 
