@@ -82,11 +82,15 @@ class AnalysisRunSteps:
         )
 
 
-def health_registry(cluster: Cluster, scripts_dir: Path | None) -> HealthRegistry:
+def health_registry(
+    cluster: Cluster, scripts_dir: Path | None, *, clock: Clock | None = None
+) -> HealthRegistry:
     """Built-in health checks, overridden by the Lua scripts of `argocd-cm` (in the store's
     `argocd` namespace, read at start) and then of `scripts_dir`
-    (`<group>/<Kind>/health.lua`), as Argo CD users keep them."""
+    (`<group>/<Kind>/health.lua`), as Argo CD users keep them; scripts' "now" is `clock`."""
     registry = default_registry()
+    if clock is not None:
+        registry = registry.with_clock(clock)
     try:
         configmap = cluster.get("v1", "ConfigMap", "argocd-cm", DEFAULT_APPS_NAMESPACE)
     except ClusterError:
@@ -117,7 +121,7 @@ def _applications(parts: LoopParts) -> list[StepController]:
         clusters=ClusterRegistry(parts.cluster),
         sources=reader,
         clock=parts.clock,
-        health=health_registry(parts.cluster, settings.health_scripts),
+        health=health_registry(parts.cluster, settings.health_scripts, clock=parts.clock),
         poll_seconds=settings.app_poll_seconds,
         control_namespace=DEFAULT_APPS_NAMESPACE,
         app_namespaces=list(settings.app_namespaces),

@@ -4,12 +4,17 @@ Both forms are Argo CD's. `resource.customizations.health.<group>_<kind>` names 
 and kind in one key (core kinds have no `<group>_` prefix: `...health.PersistentVolumeClaim`);
 a directory holds `<group>/<Kind>/health.lua` (core kinds: `<Kind>/health.lua`). The
 parsing functions are pure; `read_script_tree` is the one helper that touches the disk.
+
+Lua's string, math and coroutine libraries are opt-in per kind, as in Argo CD: argocd-cm's
+`resource.customizations.useOpenLibs.<group>_<kind>: "true"` (or `health.lua.useOpenLibs:
+true` in the block). A script tree holds scripts in the shape of Argo CD's bundled ones, which
+always get those libraries, so its scripts do too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -21,6 +26,7 @@ from headway.model import yamlload
 __all__ = [
     "CONFIGMAP_PREFIX",
     "CUSTOMIZATIONS_KEY",
+    "OPEN_LIBS_PREFIX",
     "ScriptSet",
     "read_script_tree",
     "scripts_from_configmap",
@@ -29,6 +35,13 @@ __all__ = [
 
 CONFIGMAP_PREFIX = "resource.customizations.health."
 CUSTOMIZATIONS_KEY = "resource.customizations"
+OPEN_LIBS_PREFIX = "resource.customizations.useOpenLibs."
+_OPEN_LIBS_BLOCK_FIELD = "health.lua.useOpenLibs"
+# Go's strconv.ParseBool, which Argo CD uses for the key.
+_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
 _SCRIPT_NAME = "health.lua"
 
 
@@ -56,7 +69,31 @@ def scripts_from_configmap(data: Mapping[str, str], *, source: str = "argocd-cm"
             )
             continue
         scripts[group_kind] = LuaHealthScript(source=text, origin=f"{source}: {key}")
+    open_libs = _open_libs_keys(data, source=source, problems=problems)
+    for group_kind, wanted in open_libs.items():
+        if group_kind in scripts:
+            scripts[group_kind] = replace(scripts[group_kind], open_libs=wanted)
     return ScriptSet(scripts, tuple(problems))
+
+
+def _open_libs_keys(
+    data: Mapping[str, str], *, source: str, problems: list[str]
+) -> dict[GroupKind, bool]:
+    """`resource.customizations.useOpenLibs.<group>_<kind>` keys, as {(group, kind): bool}."""
+    found: dict[GroupKind, bool] = {}
+    for key, text in data.items():
+        if not key.startswith(OPEN_LIBS_PREFIX):
+            continue
+        group_kind = _split_key(key[len(OPEN_LIBS_PREFIX) :])
+        wanted = _BOOLS.get(str(text).strip())
+        if group_kind is None or wanted is None:
+            problems.append(
+                f"{source}: {key}: expected `{OPEN_LIBS_PREFIX}<group>_<kind>` "
+                f'with "true" or "false", got {text!r}'
+            )
+            continue
+        found[group_kind] = wanted
+    return found
 
 
 def _from_customizations_block(text: str | None, *, source: str) -> ScriptSet:
@@ -74,7 +111,10 @@ def _from_customizations_block(text: str | None, *, source: str) -> ScriptSet:
         script = entry.get("health.lua") if isinstance(entry, Mapping) else None
         if isinstance(script, str) and script.strip():
             group, _, kind = str(key).rpartition("/")
-            scripts[(group, kind)] = LuaHealthScript(source=script, origin=f"{where}: {key}")
+            open_libs = entry.get(_OPEN_LIBS_BLOCK_FIELD) is True
+            scripts[(group, kind)] = LuaHealthScript(
+                source=script, origin=f"{where}: {key}", open_libs=open_libs
+            )
     return ScriptSet(scripts)
 
 
@@ -97,9 +137,9 @@ def scripts_from_files(files: Mapping[str, str], *, root: str = "") -> ScriptSet
             continue
         origin = f"{root.rstrip('/')}/{path}" if root else path
         if len(parts) == 3:
-            scripts[(parts[0], parts[1])] = LuaHealthScript(source=text, origin=origin)
+            scripts[(parts[0], parts[1])] = LuaHealthScript(text, origin, open_libs=True)
         elif len(parts) == 2:
-            scripts[("", parts[0])] = LuaHealthScript(source=text, origin=origin)
+            scripts[("", parts[0])] = LuaHealthScript(text, origin, open_libs=True)
         else:
             problems.append(f"{origin}: expected <group>/<Kind>/{_SCRIPT_NAME}")
     return ScriptSet(scripts, tuple(problems))

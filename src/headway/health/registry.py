@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from headway.clock import Clock, SystemClock
 from headway.health.fields import get, get_str
 from headway.health.kinds import (
     apiservice,
@@ -88,11 +89,15 @@ class HealthRegistry:
     scripts: Mapping[GroupKind, LuaHealthScript] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    clock: Clock = field(default_factory=SystemClock)  # "now" for scripts' os.time()
 
     def with_scripts(self, scripts: Mapping[GroupKind, LuaHealthScript]) -> HealthRegistry:
         """A registry where `scripts` override built-ins and earlier scripts."""
         merged = {**self.scripts, **scripts}
         return replace(self, scripts=MappingProxyType(merged))
+
+    def with_clock(self, clock: Clock) -> HealthRegistry:
+        return replace(self, clock=clock)
 
     def has_check(self, group_kind: GroupKind) -> bool:
         return group_kind in self.scripts or group_kind in self.builtins
@@ -101,13 +106,16 @@ class HealthRegistry:
         """The health of one live object, or None when its kind has no health check.
 
         An object being deleted is Progressing ("Pending deletion") whatever its kind,
-        unless the deletion is only held by Argo's hook finalizer."""
+        unless the deletion is only held by Argo's hook finalizer. A script that gives no
+        verdict (returns nil or `{}`) leaves the decision to the built-in check, if any."""
         if _pending_deletion(obj):
             return HealthResult(HealthStatus.PROGRESSING, "Pending deletion")
         group_kind = group_kind_of(obj)
         script = self.scripts.get(group_kind) or self._wildcard_script(group_kind)
         if script is not None:
-            return script.assess(obj)
+            verdict = script.assess(obj, now=self.clock.now())
+            if verdict is not None:
+                return verdict
         check = self.builtins.get(group_kind)
         return check(obj) if check is not None else None
 
