@@ -7,9 +7,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from app_harness import Harness, application, config_map, hook_job, make_harness, manifests
+from app_harness import (
+    APPS_NS,
+    Harness,
+    application,
+    config_map,
+    hook_job,
+    make_harness,
+    manifests,
+)
 
 from headway.clock import VirtualClock
+from headway.controllers.application import APP_API_VERSION as APP_API
 from headway.sync.operation_state import OperationState
 
 
@@ -66,3 +75,26 @@ def test_each_persisted_state_of_a_failed_sync_round_trips(
     assert states[-1].get("syncFailHooksRun") is True
     for state in states:
         assert OperationState.from_dict(state).to_dict() == state
+
+
+def test_a_running_state_that_cannot_be_read_ends_in_error_naming_the_field(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    h.step("shop")
+    hand_written = {
+        "operation": {"sync": {"revision": ""}, "initiatedBy": {"username": "someone"}},
+        "phase": "Running",
+        "startedAt": "2026-01-02T03:04:05Z",
+        "wave": {"phase": "Later", "wave": 0, "applied": True},
+    }
+    status = {**h.status("shop"), "operationState": hand_written}
+    h.store.patch_status(APP_API, "Application", "shop", APPS_NS, status)
+    h.step("shop")
+    state = h.operation("shop")
+    assert state["phase"] == "Error"
+    assert "status.operationState.wave.phase: 'Later' is not one of" in state["message"]
+    assert "wave" not in state
+    assert h.status("shop")["history"][-1]["phase"] == "Error"
+    assert not h.exists("ConfigMap", "settings")  # nothing was applied

@@ -21,6 +21,7 @@ from headway.sync.operation import finished
 from headway.sync.operation_state import (
     OperationPhase,
     OperationState,
+    OperationStateError,
     SyncResult,
     pinned_request,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "retry_after_failure",
     "retry_wait",
     "sync_operation",
+    "unreadable",
     "waiting_for_confirmation",
 ]
 
@@ -115,9 +117,27 @@ def new_operation_state(
 def ended(
     state: Mapping[str, Any], *, phase: OperationPhase, message: str, now: datetime
 ) -> dict[str, Any]:
-    """The operation in `state` over: its phase and message, when, and no wave cursor."""
-    typed = OperationState.from_dict(state)
+    """The operation in `state` over: its phase and message, when, and no wave cursor. A
+    state with a field that cannot be read ends as its request and start time alone."""
+    try:
+        typed = OperationState.from_dict(state)
+    except OperationStateError:
+        operation = state.get("operation")
+        typed = OperationState(
+            operation=operation if isinstance(operation, Mapping) else {},
+            phase=phase,
+            started_at=str(state.get("startedAt") or ""),
+        )
     return finished(typed, phase=phase, message=message, at=stamp(now)).to_dict()
+
+
+def unreadable(state: Mapping[str, Any]) -> str:
+    """Why the stored operation state cannot be read (naming the field), or ""."""
+    try:
+        OperationState.from_dict(state)
+    except OperationStateError as err:
+        return str(err)
+    return ""
 
 
 def pin_revisions(state: Mapping[str, Any], revisions: Sequence[str]) -> dict[str, Any]:

@@ -330,6 +330,10 @@ class ApplicationController:
         assert app is not None and cluster is not None and setup.guard is not None
         state = status.get("operationState")
         running = ops.is_running(state)
+        problem = ops.unreadable(state) if running and state else ""
+        if problem:  # e.g. a phase written by hand: end it, naming the field, not crash-loop
+            self._end_in_error(status, raw, app, f"cannot continue the operation: {problem}")
+            return self._write(raw, status, self._poll, app)
         pinned = [p for p in ops.pinned_revisions(state) if p] if running and state else []
         desired_state = self._sources.desired(app, raw, revisions=pinned)
         if running and state is not None and not pinned:

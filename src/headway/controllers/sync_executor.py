@@ -94,6 +94,8 @@ def _is_selected(obj: Obj, selected: frozenset[tuple[str, str, str]]) -> bool:
 
 
 def _plan(inp: ExecutorInput, state: OperationState) -> SyncPlan:
+    if not state.started_at:
+        raise ValueError("status.operationState.startedAt is missing")
     request = state.request
     selected = request.selected
     desired, live = list(inp.desired), list(inp.live.values())

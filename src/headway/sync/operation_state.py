@@ -259,7 +259,8 @@ _KNOWN = (
 
 @dataclass(frozen=True)
 class OperationState:
-    """`status.operationState`. Optional fields are None when the stored state has none."""
+    """`status.operationState`. Optional fields are None when the stored state has none;
+    `started_at` is "" then (the executor refuses to plan without it)."""
 
     operation: Mapping[str, Any]
     phase: OperationPhase
@@ -322,7 +323,9 @@ class OperationState:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {**self.extra, "operation": dict(self.operation)}
-        out.update(phase=str(self.phase), message=self.message, startedAt=self.started_at)
+        out.update(phase=str(self.phase), message=self.message)
+        if self.started_at:
+            out["startedAt"] = self.started_at
         optional = {
             "operationId": self.operation_id,
             "retryCount": self.retry_count,
@@ -338,13 +341,11 @@ class OperationState:
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> OperationState:
-        if not raw.get("startedAt"):
-            raise OperationStateError(f"{FIELD}.startedAt: missing")
         result, wave = raw.get("syncResult"), raw.get("wave")
         return cls(
             operation=_mapping(raw.get("operation"), "operation"),
             phase=_enum(OperationPhase, raw.get("phase"), "phase"),
-            started_at=str(raw["startedAt"]),
+            started_at=str(raw.get("startedAt") or ""),
             message=str(raw.get("message") or ""),
             operation_id=_optional_str(raw.get("operationId")),
             retry_count=None
