@@ -39,8 +39,12 @@ _GO_FLOAT = re.compile(
 
 
 def _parse_int(name: str, text: str) -> int:
-    if not _GO_INT.fullmatch(text) or not INT64_MIN <= int(text) <= INT64_MAX:
-        raise EvalProblem(f"{name}: {text!r} is not an integer")
+    # More digits than any 64-bit integer has: refused before Python's int() (which gives
+    # up past 4,300 digits) is asked.
+    too_long = len(text.lstrip("+-").lstrip("0")) > len(str(INT64_MAX))
+    if not _GO_INT.fullmatch(text) or too_long or not INT64_MIN <= int(text) <= INT64_MAX:
+        shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
+        raise EvalProblem(f"{name}: {shown!r} is not an integer")
     return int(text)
 
 
