@@ -31,9 +31,9 @@ from headway.clock import SystemClock
 from headway.cluster.local.mesh import VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
 from headway.cluster.protocol import Obj
+from headway.local_mesh.planes import RouterPlanes
 from headway.routers.embedded import EmbeddedRouter
 from headway.routers.istio import IstioReconciler
-from headway.routers.mesh_planes import RouterPlanes
 from headway.routers.protocol import Destination, Endpoint
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "app" / "server.py"

@@ -17,8 +17,8 @@ from headway.cluster.errors import (
     Invalid,
     NotFound,
 )
+from headway.cluster.events import events_for
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.events import events_for
 from headway.cluster.protocol import Obj
 
 from .contract.objects import configmap, deployment

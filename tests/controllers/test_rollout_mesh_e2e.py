@@ -19,7 +19,7 @@ from headway.cluster.local.runtime import Runtime
 from headway.cluster.protocol import Obj
 from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
-from headway.routers.mesh_planes import RouterPlanes
+from headway.local_mesh.planes import RouterPlanes
 
 pytestmark = pytest.mark.slow
 HEADER = {"headerName": "x-canary", "headerValue": {"exact": "yes"}}

@@ -26,7 +26,7 @@ from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import Runtime
 from headway.cluster.protocol import Obj
 from headway.engine import Engine, EngineSettings, Loop
-from headway.routers.mesh_planes import RouterPlanes
+from headway.local_mesh.planes import RouterPlanes
 
 API = "argoproj.io/v1alpha1"
 ISTIO = "networking.istio.io/v1beta1"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from headway.kube.fenceposts import Fenceposts, resolve_fenceposts, resolve_int_or_percent
 from headway.rollout.canary_replicas import (
     CanaryScale,
     ReplicaSetScale,
@@ -13,7 +14,6 @@ from headway.rollout.canary_replicas import (
     replica_weight_percent,
     traffic_routed_canary_replicas,
 )
-from headway.rollout.fenceposts import Fenceposts, resolve_fenceposts, resolve_int_or_percent
 
 # (replicas, weight, max_surge) -> (canary, stable)
 APPROXIMATIONS = [

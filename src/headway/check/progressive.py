@@ -14,9 +14,9 @@ from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.gates import canary_of, gate_refs, strategy_of
 from headway.check.manifest import as_dict, as_list, container_specs
+from headway.kube.fenceposts import resolve_int_or_percent
 from headway.model.yamlload import Document
 from headway.rollout.canary_replicas import approximate_weighted_counts, replica_weight_percent
-from headway.rollout.fenceposts import resolve_int_or_percent
 
 __all__ = [
     "BLUE_GREEN_UNGATED",

@@ -13,7 +13,7 @@ import yaml
 
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.events import event_order, events_for
+from headway.cluster.events import event_order, events_for
 from headway.cluster.local.pod_facts import parse_time
 from headway.cluster.local.pod_launch import log_path
 from headway.cluster.local.runtime import RuntimePaths

@@ -26,7 +26,7 @@ from headway.cluster.local.processes import (
 from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
 from headway.cluster.local.services import service_ports
 from headway.cluster.local.store import LocalCluster
-from headway.routers.mesh_planes import RouterPlanes, stop_leftover_routers
+from headway.local_mesh.planes import RouterPlanes, stop_leftover_routers
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True

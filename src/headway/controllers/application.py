@@ -17,7 +17,7 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
 from headway.controllers import app_report as report

@@ -33,7 +33,7 @@ import pygit2
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.app_status import instance_name

@@ -15,7 +15,7 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.rollout_inputs import ARGO_API, FIELD_MANAGER, write_replica_set
 from headway.rollout.plan import Plan, TrafficDecision

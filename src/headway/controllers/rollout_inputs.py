@@ -14,8 +14,8 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.deployment_math import pod_template_hash
 from headway.cluster.protocol import Cluster, Obj
+from headway.kube.pod_template import pod_template_hash
 from headway.model.rollout import Rollout, parse_rollout
 from headway.model.rollout_steps import AnalysisTemplateRef
 from headway.model.yamlload import Document

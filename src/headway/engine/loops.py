@@ -16,7 +16,6 @@ from prometheus_client import start_http_server
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
-from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.analysis import AnalysisController
 from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
@@ -32,6 +31,7 @@ from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
+from headway.state_dir import RuntimePaths, read_runtime_info
 
 __all__ = ["BUILDERS", "AnalysisRunSteps", "LoopParts", "health_registry"]
 

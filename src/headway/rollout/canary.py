@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+from headway.kube.fenceposts import resolve_fenceposts
 from headway.model.rollout import CanaryStrategy
 from headway.rollout import canary_steps as steps_of
 from headway.rollout.analysis_slots import abort_on_failed_evidence, reconcile_canary_analysis
@@ -27,7 +28,6 @@ from headway.rollout.canary_replicas import (
     traffic_routed_canary_replicas,
 )
 from headway.rollout.context import Draft
-from headway.rollout.fenceposts import resolve_fenceposts
 from headway.rollout.plan import TrafficDecision
 from headway.rollout.replica_sets import ReplicaSetView
 from headway.rollout.timefmt import parse_time

@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from headway.rollout.fenceposts import Fenceposts
+from headway.kube.fenceposts import Fenceposts
 
 __all__ = [
     "CanaryScale",

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.cluster.local.processes import dies_with_this_process
+from headway.child_process import dies_with_this_process
 from headway.routers.haproxy_config import HAProxyLayout
 from headway.routers.protocol import RouterError
 

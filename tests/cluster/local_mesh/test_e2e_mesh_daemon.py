@@ -14,7 +14,7 @@ from conftest import require_program
 from headway.clock import SystemClock
 from headway.cluster.local.processes import find_marked_processes
 from headway.cluster.local.store import LocalCluster
-from headway.routers.mesh_planes import haproxy_dir
+from headway.local_mesh.planes import haproxy_dir
 
 from ..local_runtime.harness import REPO, deployment, write_config
 from ..local_runtime.test_e2e_daemon import headway, wait_for

@@ -16,9 +16,9 @@ from headway.cluster.local.images import RuntimeConfigError, load_runtime_config
 from headway.cluster.local.network import free_port
 from headway.cluster.local.processes import process_alive
 from headway.cluster.local.runtime import read_runtime_info
+from headway.local_mesh.planes import RouterPlane, RouterPlanes, haproxy_dir
 from headway.rollout.plan import HeaderRoute
 from headway.routers.haproxy import HAProxyRouter
-from headway.routers.mesh_planes import RouterPlane, RouterPlanes, haproxy_dir
 
 from ..local_runtime.harness import eventually
 from .harness import (

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from headway.clock import VirtualClock
-from headway.cluster.local.events import events_for
+from headway.cluster.events import events_for
 from headway.cluster.local.gateway_plan import GatewayRoute
 from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API, Mesh
 from headway.cluster.local.mesh_gateways import GATEWAY_API

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
 from headway.clock import SystemClock
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.local.store import LocalCluster
 
 _register_all()

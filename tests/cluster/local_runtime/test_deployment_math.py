@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from headway.cluster.local import deployment_math as dm
+from headway.kube.pod_template import SAFE_ALPHABET, pod_template_hash
 
 R = dm.ReplicaSetCounts
 
@@ -126,11 +127,11 @@ def test_template_hash_is_stable_and_changes_with_the_image() -> None:
         "metadata": {"labels": {"app": "web"}},
         "spec": {"containers": [{"name": "app", "image": "demo:v2"}]},
     }
-    h = dm.pod_template_hash(template)
-    assert h == dm.pod_template_hash(again)
-    assert h != dm.pod_template_hash(changed)
-    assert h != dm.pod_template_hash(template, collision_count=1)
-    assert set(h) <= set(dm.SAFE_ALPHABET)
+    h = pod_template_hash(template)
+    assert h == pod_template_hash(again)
+    assert h != pod_template_hash(changed)
+    assert h != pod_template_hash(template, collision_count=1)
+    assert set(h) <= set(SAFE_ALPHABET)
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from headway.cluster.local.pod_facts import is_active, owned_by
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import owner_reference, pods_of
 from headway.cluster.protocol import Cluster, Obj
+from headway.kube.pod_template import pod_template_hash
 from headway.model.owned_replica_set import owned_replica_set
 
 __all__ = ["FIELD_MANAGER", "REVISION_ANNOTATION", "reconcile_deployment", "sync_deployments"]
@@ -134,7 +135,7 @@ def reconcile_deployment(cluster: Cluster, clock: Clock, d: Obj) -> float | None
     spec = d.get("spec") or {}
     posts = dm.deployment_fenceposts(spec.get("strategy") or {}, _replicas(d))
     sets = _owned_sets(cluster, d)
-    template_hash = dm.pod_template_hash(
+    template_hash = pod_template_hash(
         spec.get("template") or {}, int((d.get("status") or {}).get("collisionCount") or 0)
     )
     new = next(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.local.mesh_gateways import GatewayListeners
 from headway.cluster.local.mesh_plan import MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh_plane import DataPlane, DataPlaneError, DataPlanes, plane_config

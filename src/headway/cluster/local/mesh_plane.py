@@ -2,7 +2,7 @@
 
 The mesh (this layer) decides; a data plane (`headway.routers`, a layer above the cluster)
 moves the bytes. The runtime is given a `DataPlanes` factory by whoever starts it — the CLI
-passes `headway.routers.mesh_planes.RouterPlanes()` — so the cluster layer never imports a
+passes `headway.local_mesh.planes.RouterPlanes()` — so the cluster layer never imports a
 router. A `DataPlane` takes the whole desired configuration at once (`PlaneConfig`) and
 applies only what changed, in an order that drops no request: endpoints first, then weights,
 then header routes.

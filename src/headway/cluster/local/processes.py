@@ -13,14 +13,15 @@ Every container process
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from headway.child_process import dies_with_this_process
 
 __all__ = [
     "RUNTIME_ID_ENV",
@@ -36,38 +37,6 @@ __all__ = [
 ]
 
 RUNTIME_ID_ENV = "HEADWAY_RUNTIME_ID"
-_PR_SET_PDEATHSIG = 1
-
-
-def _load_prctl() -> Callable[..., int] | None:
-    try:
-        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-        return prctl
-    except (OSError, AttributeError):
-        return None
-
-
-# Resolved once in the parent: the child between fork and exec must not dlopen anything.
-_PRCTL = _load_prctl()
-
-
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
-    """A preexec hook: ask the kernel to SIGKILL the child when its parent goes away."""
-
-    def hook() -> None:
-        if _PRCTL is not None:
-            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return hook
-
-
-def dies_with_this_process() -> Callable[[], None]:
-    """A `preexec_fn` for any child that must never outlive the process starting it."""
-    return _die_with_parent(os.getpid())
-
-
 def exit_code_of(returncode: int) -> int:
     """Popen's negative signal codes as a shell (and the kubelet) report them: 128+signal."""
     return 128 - returncode if returncode < 0 else returncode
@@ -116,7 +85,7 @@ def start_process(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509 - only prctl/getppid
+            preexec_fn=dies_with_this_process(),  # noqa: PLW1509 - only prctl/getppid
             close_fds=True,
         )
     return ProcessHandle(popen, popen.pid, process_start_ticks(popen.pid) or 0, log_path)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.local.events import record_event
+from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster, Obj
 
 __all__ = ["note", "reconcile_each"]

@@ -22,7 +22,6 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.deployment_math import SAFE_ALPHABET
 from headway.cluster.local.pod_facts import (
     is_active,
     is_available,
@@ -33,6 +32,7 @@ from headway.cluster.local.pod_facts import (
 )
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.protocol import Cluster, Obj
+from headway.kube.pod_template import SAFE_ALPHABET
 
 __all__ = [
     "FIELD_MANAGER",

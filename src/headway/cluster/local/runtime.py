@@ -34,13 +34,12 @@ import logging
 import os
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
+from headway.cluster.events import record_event
 from headway.cluster.local import deployments, jobs, replicasets
-from headway.cluster.local.events import record_event
 from headway.cluster.local.images import (
     CONFIG_FILE_NAME,
     RuntimeConfig,
@@ -55,49 +54,17 @@ from headway.cluster.local.processes import kill_marked_processes
 from headway.cluster.local.services import ServiceProxies
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
+from headway.state_dir import RuntimePaths, read_runtime_info
 
 __all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"]
 
 _log = logging.getLogger("headway.runtime")
 
 
-@dataclass(frozen=True)
-class RuntimePaths:
-    state_dir: Path
-
-    @property
-    def db(self) -> Path:
-        return self.state_dir / "cluster.db"
-
-    @property
-    def pidfile(self) -> Path:
-        return self.state_dir / "runtime.pid"
-
-    @property
-    def info(self) -> Path:
-        return self.state_dir / "runtime.json"
-
-    @property
-    def log(self) -> Path:
-        return self.state_dir / "runtime.log"
-
-    @property
-    def logs_dir(self) -> Path:
-        return self.state_dir / "logs"
-
-
 def default_config_path(state_dir: Path) -> Path:
     """`<state-dir>/headway-runtime.yaml` when it exists, else `./headway-runtime.yaml`."""
     inside = state_dir / CONFIG_FILE_NAME
     return inside if inside.is_file() else Path.cwd() / CONFIG_FILE_NAME
-
-
-def read_runtime_info(paths: RuntimePaths) -> dict[str, object]:
-    try:
-        data = json.loads(paths.info.read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 class _ConfigSource:

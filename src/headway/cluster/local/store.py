@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from headway.clock import Clock
+from headway.cluster import events
 from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, events, gc, paging, scale, watching, writes
+from headway.cluster.local import database, gc, paging, scale, watching, writes
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,

@@ -36,9 +36,9 @@ from headway.cluster.local.mesh_plane import (
 )
 from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.processes import process_alive
+from headway.local_mesh.gateway_listener import GatewayListener
 from headway.routers import mesh_metric_dialects
 from headway.routers.embedded import EmbeddedRouter
-from headway.routers.gateway_listener import GatewayListener
 from headway.routers.haproxy import HAProxyRouter
 from headway.routers.mesh_metrics import PlaneSeries, Workload, render_labelled
 from headway.routers.metrics import MetricsServer

@@ -1,0 +1,46 @@
+"""Where a Headway state directory (default `.headway/`) keeps its files.
+
+Shared by the local runtime that writes them, the engine that reads the runtime's metrics
+address, and the CLI; it knows paths and the `runtime.json` format, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RuntimePaths", "read_runtime_info"]
+
+
+@dataclass(frozen=True)
+class RuntimePaths:
+    state_dir: Path
+
+    @property
+    def db(self) -> Path:
+        return self.state_dir / "cluster.db"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.state_dir / "runtime.pid"
+
+    @property
+    def info(self) -> Path:
+        return self.state_dir / "runtime.json"
+
+    @property
+    def log(self) -> Path:
+        return self.state_dir / "runtime.log"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+
+def read_runtime_info(paths: RuntimePaths) -> dict[str, object]:
+    try:
+        data = json.loads(paths.info.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
