@@ -87,7 +87,7 @@ def test_check_on_generated_repositories(workdir: Path, objects: list[dict[str, 
     assert all(f.message for f in findings)
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(objects=OBJECTS)
 def test_apply_generated_objects(
     runner: CliRunner, workdir: Path, objects: list[dict[str, Any]]
@@ -121,7 +121,7 @@ VALUES = (
 )
 
 
-@settings(max_examples=50)
+@settings(max_examples=30)
 @given(success=CONDITIONS, failure=CONDITIONS, value=VALUES)
 def test_analysis_evaluate_on_generated_values(
     runner: CliRunner, workdir: Path, success: str, failure: str, value: str
@@ -153,7 +153,7 @@ TOKENS = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=80)
+@settings(max_examples=40)
 @given(
     command=st.sampled_from(COMMANDS),
     tokens=st.lists(TOKENS | st.text(max_size=6), max_size=6),
