@@ -391,7 +391,7 @@ end
 
 -- An upper bound on the C matcher's steps: every start position (one when anchored) times
 -- every way the repetition items can split the subject, times the cost of one attempt.
-local function c_work(n, pat, starts_anywhere)
+local function pattern_shape(pat)
   local repeats, optionals, scans = 0, 0, 1
   for i = 1, #pat do
     local c = byte(pat, i)
@@ -399,24 +399,40 @@ local function c_work(n, pat, starts_anywhere)
     elseif c == 63 then optionals = optionals + 1
     elseif c == PERCENT then scans = scans + 1 end
   end
-  local starts = (starts_anywhere or byte(pat, 1) ~= CARET) and n + 1 or 1
-  return starts * (n + 1) ^ repeats * 2 ^ optionals * (#pat + (repeats + scans) * (n + 1))
+  return {repeats = repeats, paths = 2 ^ optionals, scans = scans,
+          anchored = byte(pat, 1) == CARET, literal = not c_find(pat, SPECIALS)}
+end
+
+local function c_work(n, pat, starts_anywhere, shape)
+  shape = shape or pattern_shape(pat)
+  local starts = (starts_anywhere or not shape.anchored) and n + 1 or 1
+  local attempt = #pat + (shape.repeats + shape.scans) * (n + 1)
+  return starts * (n + 1) ^ shape.repeats * shape.paths * attempt
 end
 
 local function guarded_string(charge, c_limit)
   local library = {}
   for name, value in pairs(string) do library[name] = value end
   library.dump = nil
+  local shapes = {}  -- per run: scripts reuse a handful of patterns
+  local function shape_of(pat)
+    local shape = shapes[pat]
+    if shape == nil then
+      shape = pattern_shape(pat)
+      shapes[pat] = shape
+    end
+    return shape
+  end
   local function cheap_enough(src, pat, starts_anywhere)
     if type(src) ~= "string" or type(pat) ~= "string" then return true end
-    local work = c_work(#src, pat, starts_anywhere)
+    local work = c_work(#src, pat, starts_anywhere, shape_of(pat))
     if work > c_limit then return false end
     charge(work)
     return true
   end
   library.find = function(src, pat, init, plain)
-    local literal = plain or (type(pat) == "string" and not c_find(pat, SPECIALS))
-    if literal and type(src) == "string" and type(pat) == "string" then
+    local strings = type(src) == "string" and type(pat) == "string"
+    if strings and (plain or shape_of(pat).literal) then
       charge(#src * #pat / 8)
       return c_find(src, pat, init, plain)
     end
