@@ -147,3 +147,45 @@ def test_header_routes_are_managed_routes_on_top(cluster: LocalCluster) -> None:
     assert [r.get("name") for r in _http(cluster)] == ["second", "primary"]
     router.remove_managed_routes()
     assert _http(cluster) == [primary]
+
+
+class _EditedMeanwhile(LocalCluster):
+    """A store where someone else edits the VirtualService between the router's read and
+    its write: the race window, held open on purpose."""
+
+    def update(self, obj: Any, *, field_manager: str = "headway",
+               with_status: bool = False) -> Any:
+        if obj.get("kind") == "VirtualService" and field_manager != "someone":
+            live = self.get(VS_API, "VirtualService", "web")
+            live["metadata"]["annotations"] = {"edited": "meanwhile"}
+            super().update(live, field_manager="someone")
+        return super().update(obj, field_manager=field_manager, with_status=with_status)
+
+
+def test_a_write_over_a_concurrent_edit_fails_instead_of_losing_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    cluster = _EditedMeanwhile(tmp_path / "db", clock)
+    cluster.apply(CRD, field_manager="t")
+    cluster.apply(_vs([{"route": [_dest("stable", 100), _dest("canary", 0)]}]),
+                  field_manager="git")
+    router = _reconciler(cluster, {"name": "web"})
+    with pytest.raises(TrafficRoutingError, match="stale"):
+        router.set_weight(20)
+    live = cluster.get(VS_API, "VirtualService", "web")
+    assert live["metadata"]["annotations"] == {"edited": "meanwhile"}
+    assert live["spec"]["http"][0]["route"] == [_dest("stable", 100), _dest("canary", 0)]
+
+
+def test_the_route_list_is_written_whole_and_other_fields_stay(cluster: LocalCluster) -> None:
+    vs = _vs([{"route": [_dest("stable", 100), _dest("canary", 0)]}])
+    vs["spec"]["gateways"] = ["mesh"]
+    vs["metadata"]["labels"] = {"team": "web"}
+    cluster.apply(vs, field_manager="git")
+    _reconciler(cluster, {"name": "web"}).set_weight(25)
+    live = cluster.get(VS_API, "VirtualService", "web")
+    assert live["spec"]["gateways"] == ["mesh"]
+    assert live["metadata"]["labels"] == {"team": "web"}
+    assert live["spec"]["http"] == [{"route": [_dest("stable", 75), _dest("canary", 25)]}]
+    owners = {e["manager"]: e["fieldsV1"] for e in live["metadata"]["managedFields"]}
+    assert "f:http" in owners["headway-rollouts-controller"]["f:spec"]

@@ -19,7 +19,7 @@ from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
 from headway.controllers.app_sources import DesiredState, SourceReader
 from headway.controllers.app_status import Assess, Comparison, compare_app, prepare_desired
-from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing
+from headway.controllers.sync_tasks_io import FIELD_MANAGER
 from headway.diff import CompiledRule
 from headway.sync.resources import ResourceKey
 
@@ -143,7 +143,7 @@ def take_refresh_request(
     also render and compare without caches), then remove it, as Argo CD does, so a client
     waiting for it to go knows the status it reads next was computed afterwards."""
     requested = requested_refresh(raw)
-    if requested is None or not isinstance(store, Replacing):
+    if requested is None:
         return raw
     name = str(raw["metadata"]["name"])
     sources.refresh(name, raw, hard=requested == "hard")

@@ -35,7 +35,7 @@ from headway.controllers.app_sources import (
 from headway.controllers.app_status import CONTROL_NAMESPACE, Comparison, instance_name
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sync_executor import ExecutorInput, step_operation
-from headway.controllers.sync_tasks_io import FIELD_MANAGER, Replacing, StatusReplacing
+from headway.controllers.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
@@ -198,12 +198,11 @@ class ApplicationController:
             return self._write(raw, status, 2.0, None)
         meta = {**raw["metadata"]}
         meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
-        if isinstance(self._store, Replacing):
-            body = {k: v for k, v in raw.items() if k != "status"}
-            try:
-                self._store.update({**body, "metadata": meta}, field_manager=FIELD_MANAGER)
-            except Conflict:
-                return 0.0
+        body = {k: v for k, v in raw.items() if k != "status"}
+        try:
+            self._store.update({**body, "metadata": meta}, field_manager=FIELD_MANAGER)
+        except Conflict:
+            return 0.0
         self.metrics.forget(str(meta.get("namespace") or ""), str(meta["name"]))
         return None
 

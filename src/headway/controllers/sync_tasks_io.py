@@ -19,7 +19,6 @@ from headway.sync.tasks import Disposition, SyncTask
 __all__ = [
     "FIELD_MANAGER",
     "OPERATION_ANNOTATION",
-    "Replacing",
     "StatusReplacing",
     "TaskResult",
     "TaskRunner",
@@ -41,13 +40,6 @@ _PROPAGATION: Mapping[OptionPolicy, PropagationPolicy] = {
     OptionPolicy.BACKGROUND: "Background",
     OptionPolicy.ORPHAN: "Orphan",
 }
-
-
-@runtime_checkable
-class Replacing(Protocol):
-    """A backend with a whole-object write (`kubectl replace`), e.g. the local store."""
-
-    def update(self, obj: Obj, *, field_manager: str = ...) -> Obj: ...
 
 
 @runtime_checkable
@@ -167,12 +159,7 @@ class TaskRunner:
     def _replace(self, target: Obj, live: Mapping[str, Any]) -> str:
         meta = {**target.get("metadata", {})}
         meta["resourceVersion"] = (live.get("metadata") or {}).get("resourceVersion")
-        if isinstance(self._cluster, Replacing):
-            self._cluster.update({**target, "metadata": meta}, field_manager=FIELD_MANAGER)
-        else:
-            api, kind = str(target["apiVersion"]), str(target["kind"])
-            self._cluster.delete(api, kind, meta["name"], meta.get("namespace"))
-            self._cluster.apply(target, field_manager=FIELD_MANAGER, force=True)
+        self._cluster.update({**target, "metadata": meta}, field_manager=FIELD_MANAGER)
         return f"{target['kind'].lower()}/{meta['name']} replaced"
 
     def create_hook(self, task: SyncTask) -> TaskResult | None:

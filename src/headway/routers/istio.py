@@ -8,8 +8,9 @@ route `{name, match: [{headers: {NAME: {exact|prefix|regex: VALUE}}}], route: [{
 {host: CANARY, port}, weight: 100}]}`; managed routes sit above the user's routes, in
 `managedRoutes` order. A VirtualService named `name.namespace` lives in that namespace.
 
-Every edit reads the VirtualService, changes `spec.http` and applies it back (with the
-resourceVersion read, so a concurrent writer makes the edit fail rather than be lost).
+Every edit reads the VirtualService, changes `spec.http` and writes the whole object back
+with `update` (a PUT, as Argo Rollouts does), carrying the resourceVersion read, so a
+concurrent writer makes the edit fail rather than be lost.
 """
 
 from __future__ import annotations
@@ -84,23 +85,13 @@ class IstioReconciler:
             raise TrafficRoutingError(f"VirtualService {namespace}/{name}: {err}") from None
 
     def _write(self, vs: Obj, http: list[dict[str, Any]]) -> None:
-        meta = vs["metadata"]
         if http == (vs.get("spec") or {}).get("http"):
             return
-        body = {
-            "apiVersion": vs.get("apiVersion", VIRTUAL_SERVICE_API),
-            "kind": "VirtualService",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "spec": {"http": http},
-        }
+        replaced = dict(vs, spec=dict(vs.get("spec") or {}, http=http))
         try:
-            self._cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
+            self._cluster.update(replaced, field_manager=FIELD_MANAGER)
         except ClusterError as err:
-            raise TrafficRoutingError(f"VirtualService {meta['name']}: {err}") from None
+            raise TrafficRoutingError(f"VirtualService {vs['metadata']['name']}: {err}") from None
 
     def _http(self, vs: Obj) -> list[dict[str, Any]]:
         http = (vs.get("spec") or {}).get("http")
