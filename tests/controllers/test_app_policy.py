@@ -308,3 +308,41 @@ def test_lua_health_override_from_argocd_cm_gates_the_wave(
     status = h.run("shop", lambda s: "waiting" in message(s))
     assert message(status) == "wave 0 waiting: ConfigMap/gate Progressing (not ready yet)"
     assert not h.exists("ConfigMap", "after")
+
+
+def test_runaway_lua_health_script_fails_alone(tmp_path: Path, clock: VirtualClock) -> None:
+    """Issue 16.6: a script that backtracked in C for hours hung every reconcile. Now its
+    resource is Unknown with the reason, and the controller goes on: the wave reports it."""
+    from headway.controllers.application import ApplicationController
+    from headway.controllers.cluster_registry import ClusterRegistry
+    from headway.engine import health_registry
+
+    runaway = "string.find(string.rep('a', 3000), '.-.-.-.-.-.-b')\nreturn {status = 'Healthy'}"
+    files = {"app/all.yaml": manifests(config_map("gate", wave=0), config_map("after", wave=1))}
+    h = make_harness(tmp_path, clock, files)
+    h.store.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "argocd-cm", "namespace": APPS_NS},
+            "data": {
+                "resource.customizations.health.ConfigMap": runaway,
+                "resource.customizations.useOpenLibs.ConfigMap": "true",
+            },
+        },
+        field_manager="admin",
+    )
+    h.controller = ApplicationController(
+        store=h.store,
+        clusters=ClusterRegistry(h.store),
+        sources=h.reader,
+        clock=clock,
+        health=health_registry(h.store, None, clock=clock),
+    )
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    status = h.run("shop", lambda s: "waiting" in message(s))
+    assert message(status) == (
+        "wave 0 waiting: ConfigMap/gate Unknown "
+        "(health script error: health script exceeded its budget)"
+    )
+    assert not h.exists("ConfigMap", "after")
