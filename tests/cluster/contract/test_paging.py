@@ -97,3 +97,30 @@ def test_a_watch_from_a_forgotten_version_is_gone_and_a_relist_resumes(
     assert [(e.type, e.object["metadata"]["name"]) for e in events] == [
         (WatchEventType.ADDED, "c")
     ]
+
+
+def test_later_pages_show_the_first_pages_snapshot(cluster: Cluster) -> None:
+    _create(cluster, "a", "b", "c", "d", "e")
+    cluster.apply(configmap("c", {"v": "old"}), field_manager="test")
+    first = cluster.list_page("v1", "ConfigMap", limit=2)
+    cluster.delete("v1", "ConfigMap", "d")  # deleted after the snapshot: still listed
+    cluster.apply(configmap("c", {"v": "new"}), field_manager="test")  # changed: as it was
+    _create(cluster, "cc")  # created after the snapshot: not listed
+    cluster.delete("v1", "ConfigMap", "e")
+    _create(cluster, "e")  # deleted and created again: the old one is listed
+    rest = cluster.list_page("v1", "ConfigMap", limit=10, continue_token=first.continue_token)
+    assert _names(rest.items) == ["c", "d", "e"]
+    assert rest.items[0]["data"] == {"v": "old"}
+    assert rest.remaining is None and rest.continue_token == ""
+    assert all(int(o["metadata"]["resourceVersion"]) <= int(first.resource_version)
+               for o in rest.items)
+
+
+def test_a_snapshot_narrows_by_the_labels_objects_had_then(cluster: Cluster) -> None:
+    _create(cluster, "a", "b", "c", labels={"tier": "web"})
+    first = cluster.list_page("v1", "ConfigMap", label_selector="tier=web", limit=1)
+    cluster.apply(configmap("b", labels={"tier": "db"}), field_manager="test")
+    cluster.apply(configmap("c", {"k": "v"}, labels={"tier": "web"}), field_manager="test")
+    rest = cluster.list_page("v1", "ConfigMap", label_selector="tier=web", limit=5,
+                             continue_token=first.continue_token)
+    assert _names(rest.items) == ["b", "c"]

@@ -4,10 +4,9 @@ A token names the revision the first page was read at and the last (namespace, n
 out; the next page starts after that key. Purely computational, no side effects.
 
 Kubernetes serves every page of one list from the first page's snapshot (etcd keeps old
-revisions). The local store keeps no old object versions, so later pages show the objects
-as they are when the page is read: an object created or deleted between two pages may be
-seen or missed, as with a list that was never paginated. A token whose revision the event
-history no longer reaches is `Expired`, as Kubernetes answers `410` to a compacted one.
+revisions); so does the local store, rebuilding that snapshot from its event log
+(`snapshots`). A token whose revision the event history no longer reaches is `Expired`, as
+Kubernetes answers `410` to a compacted one.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from headway.clock import Clock
 from headway.cluster import events
 from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, gc, paging, scale, watching, writes
+from headway.cluster.local import database, gc, paging, scale, snapshots, watching, writes
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,
@@ -170,8 +170,9 @@ class LocalCluster:
         continue_token: str | None = None,
     ) -> ListPage:
         """One page of `list` in Kubernetes' shape: at most `limit` objects (all when None
-        or 0), after the place `continue_token` names. See `paging` for what a page sees;
-        a token older than the watch history raises `Expired` (list again from the start)."""
+        or 0), after the place `continue_token` names. Every page shows the objects as they
+        were when the first page was read (`snapshots`); a token older than the watch
+        history raises `Expired` (list again from the start)."""
         selector = _selector(label_selector)
         start = paging.decode_continue(continue_token) if continue_token else None
         with self._db.read() as conn:
@@ -182,12 +183,11 @@ class LocalCluster:
             if start is not None:
                 _check_continuation(start, database.counter(conn, "compacted"))
                 revision = start.revision
-            bodies = database.select(
-                conn, served.group, served.kind, namespace=namespace,
+            objs = snapshots.objects_at(
+                conn, served, revision=revision, namespace=namespace,
                 equalities=selector.equalities(),
                 after=(start.namespace, start.name) if start else None,
             )
-        objs = (database.loads(body) for body in bodies)
         matching = [o for o in objs if selector.matches(o["metadata"].get("labels"))]
         return _page(matching, api_version, revision=revision, limit=limit)
 

@@ -1,0 +1,85 @@
+"""A kind's objects as they were at an earlier revision, rebuilt from the event log.
+
+Kubernetes serves every page of a paginated list from the first page's snapshot. The local
+store keeps only each object's newest version, but every change since the last compaction
+is in the `events` table with the whole object, so the state at revision R is: each object
+unchanged since R as it is now, and each object changed after R as its last event at or
+before R says (absent when that was a deletion, or when its first change after R created
+it). When that last event was compacted away the snapshot cannot be rebuilt: `Expired`,
+Kubernetes' `410` for a continue token older than the history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from headway.cluster.errors import Expired
+from headway.cluster.local import database
+from headway.cluster.local.kinds import ServedKind
+from headway.cluster.protocol import Obj
+
+__all__ = ["objects_at"]
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+def objects_at(
+    conn: sqlite3.Connection,
+    served: ServedKind,
+    *,
+    revision: int,
+    namespace: str | None,
+    equalities: dict[str, str],
+    after: Key | None,
+) -> list[Obj]:
+    """Objects of `served` (in `namespace`, keyed after `after`) as they were at `revision`,
+    in (namespace, name) order. Objects unchanged since then are narrowed by `equalities`
+    here; the rebuilt ones are not (the caller applies the whole selector)."""
+    bodies = database.select(conn, served.group, served.kind, namespace=namespace,
+                             equalities=equalities, after=after)
+    current = [database.loads(body) for body in bodies]
+    kept = [o for o in current if int(o["metadata"]["resourceVersion"]) <= revision]
+    changed = _first_change_after(conn, served, revision=revision, namespace=namespace)
+    rebuilt = [
+        found for key, first in changed.items()
+        if (after is None or key > after) and first != "ADDED"
+        and (found := _state_at(conn, served, key, revision=revision)) is not None
+    ]
+    return sorted([*kept, *rebuilt], key=_key_of)
+
+
+def _key_of(obj: Obj) -> Key:
+    meta = obj["metadata"]
+    return (str(meta.get("namespace") or ""), str(meta["name"]))
+
+
+def _first_change_after(
+    conn: sqlite3.Connection, served: ServedKind, *, revision: int, namespace: str | None
+) -> dict[Key, str]:
+    """The type of each object's first event after `revision`, by key."""
+    sql = "SELECT type, body FROM events WHERE grp = ? AND kind = ? AND rv > ?"
+    params: list[Any] = [served.group, served.kind, revision]
+    if namespace:
+        sql += " AND namespace = ?"
+        params.append(namespace)
+    first: dict[Key, str] = {}
+    for event_type, body in conn.execute(sql + " ORDER BY rv", params):
+        first.setdefault(_key_of(database.loads(body)), str(event_type))
+    return first
+
+
+def _state_at(
+    conn: sqlite3.Connection, served: ServedKind, key: Key, *, revision: int
+) -> Obj | None:
+    row = conn.execute(
+        "SELECT type, body FROM events WHERE grp = ? AND kind = ? AND namespace = ? "
+        "AND rv <= ? AND json_extract(body, '$.metadata.name') = ? ORDER BY rv DESC LIMIT 1",
+        (served.group, served.kind, key[0], revision, key[1]),
+    ).fetchone()
+    if row is None:
+        raise Expired(
+            f"the list at revision {revision} cannot be continued: the history no longer "
+            f"holds {key[0] + '/' if key[0] else ''}{key[1]} as it was then; list again"
+        )
+    return None if row[0] == "DELETED" else database.loads(row[1])
