@@ -106,7 +106,7 @@ async def test_serve_killed_at_random_points_of_an_aborted_release(tmp_path: Pat
     )
     try:
         async with Stage.open(
-            tmp_path, controllers=None, bad_tags="v2", before=[ARGOCD, DEFAULT_PROJECT]
+            tmp_path, loops=None, bad_tags="v2", before=[ARGOCD, DEFAULT_PROJECT]
         ) as stage:
             stage_now.append(stage)
             first_serve = killer.start()
