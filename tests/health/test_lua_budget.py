@@ -47,6 +47,9 @@ ESCAPES = {
     ),
     "string.rep of huge sizes in a loop": "while true do local _ = string.rep('x', 3e7) end",
     "sorting millions": "local t = {} for i = 1, 3e6 do t[i] = -i end table.sort(t)",
+    "os.date of a huge format in a loop": (
+        "local f = ('%c'):rep(1e5) while true do local _ = os.date(f) end"
+    ),
 }
 
 
@@ -106,4 +109,15 @@ def test_state_does_not_leak_from_a_spent_run_into_the_next() -> None:
     )
     assert run_health_script(script, OBJ, budget=SMALL_BUDGET) == HealthResult(
         HealthStatus.HEALTHY, "500500"
+    )
+
+
+def test_objects_that_lua_numbers_cannot_hold_are_converted_not_raised() -> None:
+    obj = {"spec": {"huge": 10**25, "enormous": 10**400, "tags": {"a", "b"} and ["a"]}}
+    script = (
+        "return {status = 'Healthy', "
+        "message = tostring(obj.spec.huge) .. ' ' .. tostring(obj.spec.enormous)}"
+    )
+    assert run_health_script(script, obj) == HealthResult(
+        HealthStatus.HEALTHY, "1e+25 " + "1" + "0" * 400
     )

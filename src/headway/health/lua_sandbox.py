@@ -10,9 +10,9 @@ Why each piece is where it is:
 * The budget is a count hook. LuaJIT keeps one hook for all coroutines, so a loop inside a
   coroutine is counted like any other. Once the budget is spent every further instruction
   fails, so a script's own `pcall` cannot swallow the stop.
-* The hook also reads the CPU clock, and fires far more often while the interpreter holds a
-  lot of memory: a single instruction on a string of tens of MiB (`s .. s`) costs milliseconds,
-  which an instruction count alone would not see.
+* The hook also reads the CPU clock, and fires far more often once the run has grown the
+  interpreter's memory by some MiB: a single instruction on a string of megabytes (`s .. s`)
+  costs milliseconds, which an instruction count alone would not see.
 * Library functions that work in C for longer than their arguments' size suggests (pattern
   matching, `string.rep`, `table.sort`, `table.concat`) are wrapped: they charge the budget
   for their work before they run, and patterns too costly to trust to C are matched by the
@@ -37,10 +37,10 @@ local rawget, pairs, ipairs, tostring, tonumber = rawget, pairs, ipairs, tostrin
 local floor, log, c_date, getmetatable = math.floor, math.log, os.date, debug.getmetatable
 local sub, format, next = string.sub, string.format, next
 local EXCEEDED = "health script exceeded its budget"
-local BIG_MEMORY_KB = 16384
+local GROWN_MEMORY_KB = 4096
 local QUIET_EVERY, BUSY_EVERY = 1000, 10
 
-local budget = {used = 0, limit = 0, started = 0, cpu = 0, every = QUIET_EVERY}
+local budget = {used = 0, limit = 0, started = 0, cpu = 0, every = QUIET_EVERY, memory = 0}
 
 local function fail_from_now_on()
   sethook(function() error(EXCEEDED, 0) end, "", 1)
@@ -58,8 +58,8 @@ local guard
 guard = function()
   charge(budget.every)
   if clock() - budget.started > budget.cpu then fail_from_now_on() end
-  -- With much memory in use one instruction may copy megabytes: look at the clock often.
-  local every = gcount("count") > BIG_MEMORY_KB and BUSY_EVERY or QUIET_EVERY
+  -- Once the run has built megabytes, one instruction may copy them: look at the clock often.
+  local every = gcount("count") - budget.memory > GROWN_MEMORY_KB and BUSY_EVERY or QUIET_EVERY
   if every ~= budget.every then
     budget.every = every
     sethook(guard, "", every)
@@ -97,6 +97,7 @@ local function safe_os(now)
   end
   local function date(format, t)
     format = format == nil and "%c" or tostring(format)
+    charge(#format * 8)  -- strftime works in C, per conversion
     if sub(format, 1, 1) ~= "!" then format = "!" .. format end
     return c_date(format, t == nil and now or tonumber(t))
   end
@@ -183,7 +184,7 @@ return function(source, obj, open_libs, now, limit, cpu_limit, c_limit)
   env.obj = obj
   setfenv(chunk, env)
   budget.used, budget.limit, budget.cpu, budget.started = 0, limit, cpu_limit, clock()
-  budget.every = QUIET_EVERY
+  budget.every, budget.memory = QUIET_EVERY, gcount("count")
   sethook(guard, "", QUIET_EVERY)
   local ok, value = pcall(chunk)
   local kind, status, message

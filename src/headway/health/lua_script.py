@@ -43,6 +43,7 @@ _CPU_SECONDS = 1.0
 _MAX_MEMORY = 64 * 1024 * 1024
 _RECYCLE_MEMORY = 8 * 1024 * 1024
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_INT64 = 2**63
 
 
 @dataclass(frozen=True)
@@ -159,17 +160,30 @@ def _epoch_seconds(now: datetime | None) -> int:
 
 def _plain(value: Any) -> Any:
     """The object as JSON would carry it: YAML timestamps become RFC 3339 strings, as the
-    API server sends them (scripts parse them with string.match)."""
+    API server sends them (scripts parse them with string.match); integers beyond 64 bits
+    become floats, and anything else that is not JSON becomes its text."""
     if isinstance(value, Mapping):
         return {str(key): _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
+    if value is None or isinstance(value, bool | str | float):
+        return value
+    if isinstance(value, int):
+        return value if -_INT64 <= value < _INT64 else _as_float(value)
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
         return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     if isinstance(value, date):
         return value.isoformat()
-    return value
+    return str(value)
+
+
+def _as_float(value: int) -> float | str:
+    """A number too large for Lua's integers, as JSON's float64 would read it."""
+    try:
+        return float(value)
+    except OverflowError:
+        return str(value)
 
 
 def _no_python_attributes(obj: object, name: object, is_setting: bool) -> str:
