@@ -1,10 +1,11 @@
 """Kill trial: a real `headway serve` SIGKILLed again and again at random points of one sync
-with PreSync and PostSync hooks. Whatever the kill points, each hook runs once (its Job is
+with PreSync, Sync and PostSync hooks. Whatever the kill points, each hook runs once (its Job is
 created once and never replaced), the operation ends Succeeded once, and every resource of
 every wave is there. The seed of the kill points is in the failure message to replay it."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -20,6 +21,7 @@ import pytest
 from headway.clock import SystemClock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.store import LocalCluster
+from headway.controllers import exit_points
 
 from .e2e_helpers import API, Remote, application, default_project, dump, python_job, wait_for
 from .test_killed_controller import _operation, _serve, _serving, _stop
@@ -30,9 +32,12 @@ MAX_KILLS = 6
 HOOK = "argocd.argoproj.io/hook"
 WAVE = "argocd.argoproj.io/sync-wave"
 SECOND_WAVE = {"name": "second", "annotations": {WAVE: "1"}}
+SEED = python_job("seed", "print('seeded')", {HOOK: "Sync"})
+SEED["metadata"]["annotations"][WAVE] = "1"  # a Sync hook between the two waves' objects
 MANIFESTS = dump(
     python_job("migrate", "print('migrated')", {HOOK: "PreSync"}),
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "first"}},
+    SEED,
     {"apiVersion": "v1", "kind": "ConfigMap", "metadata": SECOND_WAVE},
     python_job("notify", "print('notified')", {HOOK: "PostSync"}),
 )  # fmt: skip
@@ -112,7 +117,7 @@ def test_serve_killed_at_random_points_of_a_sync_runs_each_hook_once(tmp_path: P
         app: dict[str, Any] = store.get(API, "Application", "shop", "argocd")
         assert [h["phase"] for h in app["status"]["history"]] == ["Succeeded"]
         runs = {name: len(uids) for name, uids in hooks.uids.items()}
-        assert runs == {"migrate": 1, "notify": 1}
+        assert runs == {"migrate": 1, "seed": 1, "notify": 1}
         for name in ("first", "second"):
             assert store.get("v1", "ConfigMap", name, "default")["metadata"]["name"] == name
     except AssertionError as err:
@@ -125,4 +130,43 @@ def test_serve_killed_at_random_points_of_a_sync_runs_each_hook_once(tmp_path: P
         if last is not None:
             _stop(last)
         hooks.join(timeout=5)
+        store.close()
+
+
+def test_serve_killed_between_creating_a_hook_and_recording_it_does_not_create_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window a random kill rarely hits, opened on purpose with the exit-point test hook:
+    the PreSync Job is created, the operation state does not say so yet."""
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit({"app/all.yaml": MANIFESTS}, "hooks and two waves")
+    apps = tmp_path / "apps.yaml"
+    apps.write_text(dump(default_project(), application("shop", remote.url, automated={})))
+    state, log = tmp_path / "state", tmp_path / "serve.log"
+    state.mkdir()
+    store = LocalCluster(state / "cluster.db", SystemClock())
+    hooks = HookRunner(store, random.Random(0))
+    last: subprocess.Popen[bytes] | None = None
+    try:
+        monkeypatch.setenv(exit_points.ENV, "hook-created")
+        assert _serve(state, apps, log).wait(timeout=60) == 137
+        monkeypatch.delenv(exit_points.ENV)
+        created = store.get("batch/v1", "Job", "migrate", "default")["metadata"]["uid"]
+        assert "migrate" not in json.dumps(_operation(store))  # created, not recorded
+        hooks.start()
+        last = _serve(state, apps, log)
+        wait_for(lambda: _operation(store).get("phase") == "Succeeded", timeout=60, what="sync")
+        assert hooks.uids["migrate"] == {created}
+        assert {name: len(uids) for name, uids in hooks.uids.items()} == {
+            "migrate": 1, "seed": 1, "notify": 1,
+        }  # fmt: skip
+    except AssertionError as err:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{err}\n--- serve.log (tail) ---\n{tail}") from None
+    finally:
+        hooks.stopped.set()
+        if last is not None:
+            _stop(last)
+        if hooks.is_alive():
+            hooks.join(timeout=5)
         store.close()

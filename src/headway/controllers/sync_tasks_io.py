@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, PropagationPolicy
+from headway.controllers import exit_points
 from headway.controllers.app_status import owner_of
 from headway.diff import CompiledRule, apply_ignore_rules_to_desired
 from headway.sync.options import PropagationPolicy as OptionPolicy
@@ -187,6 +188,7 @@ class TaskRunner:
             )
         except ClusterError as err:
             return self._result(task, "SyncFailed", str(err))
+        exit_points.reached("hook-created")  # created, not yet in the operation state
         return self._result(task, "Synced", f"{task.key.kind.lower()}/{task.key.name} created")
 
     def prune(self, task: SyncTask) -> TaskResult:
