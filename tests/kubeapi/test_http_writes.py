@@ -145,3 +145,13 @@ def test_a_foreground_delete_answers_the_object_while_a_dependent_holds_it(api: 
     _ok(httpx2.patch(f"{api.url}{CM}/held", content=json.dumps(release),
                      headers={"content-type": "application/merge-patch+json"}))
     assert api.store.list("apps/v1", "Deployment") == []
+
+
+def test_delete_collection_removes_what_the_selector_matches(api: Api) -> None:
+    api.store.create(configmap("a", labels={"batch": "old"}))
+    api.store.create(configmap("b", labels={"batch": "old"}))
+    api.store.create(configmap("c", labels={"batch": "new"}))
+    deleted = _ok(httpx2.request("DELETE", f"{api.url}{CM}",
+                                 params={"labelSelector": "batch=old"}))
+    assert [o["metadata"]["name"] for o in deleted["items"]] == ["a", "b"]
+    assert [o["metadata"]["name"] for o in api.store.list("v1", "ConfigMap")] == ["c"]

@@ -10,6 +10,8 @@ patch itself named a resourceVersion: then the conflict is the caller's).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,7 +25,16 @@ from headway.cluster.local.kubeapi.status import ApiError, Target, success_body
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj, PropagationPolicy
 
-__all__ = ["Request", "create", "delete", "get", "list_objects", "patch", "replace"]
+__all__ = [
+    "Request",
+    "create",
+    "delete",
+    "delete_collection",
+    "get",
+    "list_objects",
+    "patch",
+    "replace",
+]
 
 _PATCH_RETRIES = 5
 _SMP = "application/strategic-merge-patch+json"
@@ -212,3 +223,15 @@ def delete(cluster: LocalCluster, req: Request) -> Obj:
         return get(cluster, req)
     except NotFound:  # gone at once: no finalizer or dependent held it
         return success_body(req.target, live["metadata"]["uid"])
+
+
+def delete_collection(cluster: LocalCluster, req: Request, query: ListQuery) -> Obj:
+    """Delete every object a list with the same selectors returns; answers that list."""
+    listed = list_objects(cluster, req, dataclasses.replace(query, limit=0, continue_token=""))
+    for obj in listed["items"]:
+        meta = obj["metadata"]
+        one = dataclasses.replace(req, path=dataclasses.replace(
+            req.path, namespace=meta.get("namespace"), name=meta["name"]))
+        with contextlib.suppress(NotFound):  # gone meanwhile: what was asked for
+            delete(cluster, one)
+    return listed

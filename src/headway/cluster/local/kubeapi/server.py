@@ -200,9 +200,11 @@ def _exists(cluster: LocalCluster, req: Request) -> bool:
 def _collection(ctx: _Context, req: Request, method: str, accept: str) -> Response:
     if method == "POST":
         return _json(operations.create(ctx.cluster, req), 201)
-    if method != "GET":
+    if method not in ("GET", "DELETE"):
         raise ApiError(405, "MethodNotAllowed", f"{method} is not supported on a collection")
     query = parse_list_query(req.query)
+    if method == "DELETE":
+        return _json(operations.delete_collection(ctx.cluster, req, query))
     as_table = tables.wants_table(accept)
     include = req.query.get("includeObject", "Metadata")
 
