@@ -6,7 +6,7 @@ a Deployment with and without ignoreDifferences rules, same run.
 Prints microseconds per call and ratios against a baseline measured in the same process:
 the built-in Python Rollout check for Lua, a plain `==` of the two dicts for the diff. The
 ratios are the claim; on the 2-core build machine (shared, noisy) a Lua evaluation in the
-budgeted LuaJIT sandbox (a fresh environment in a reused interpreter) was 2-5x the built-in
+budgeted LuaJIT sandbox (a fresh environment in a reused interpreter) was 2-7x the built-in
 check (a fresh Lua 5.1 interpreter per call, without the coroutine and C-call guards, was
 9-30x), and a modified Deployment's diff (with its YAML rendering) about 1 ms.
 """

@@ -8,8 +8,8 @@ interpreter with the JIT off and no hook. The ratio is the guards' price; on the
 machine (shared, noisy) it was 2-4x for an interpreted loop (with a count hook set, LuaJIT's
 interpreter takes its slower hook-checking dispatch on every instruction), 5-8x for short
 pattern calls (about 0.5 µs each: the cost bound is worked out in interpreted Lua before
-LuaJIT's C matcher runs, against 0.07 µs for the bare call), and 2-3.5x for a whole typical
-script, the sandbox's per-run environment included (about 50-150 µs per script).
+LuaJIT's C matcher runs, against 0.07 µs for the bare call), and 2-6x for a whole typical
+script, the sandbox's per-run environment included (about 50-170 µs per script).
 """
 
 from __future__ import annotations
