@@ -23,7 +23,6 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult
 from headway.sync import hooks
-from headway.sync.hooks import SyncPhase
 from headway.sync.operation import (
     Action,
     ApplyWave,
@@ -41,11 +40,11 @@ from headway.sync.operation import (
     terminated,
     waiting_for_hook,
 )
+from headway.sync.operation_plan import PlanInputs, plan_operation
 from headway.sync.operation_state import OperationPhase, OperationState, ResourceResult
 from headway.sync.options import SyncOptions
 from headway.sync.plan import SyncPlan, WaveStep
-from headway.sync.planner import plan_sync
-from headway.sync.resources import ResourceKey, key_of
+from headway.sync.resources import ResourceKey
 from headway.sync.tasks import SyncTask
 
 __all__ = ["ExecutorInput", "StepOutcome", "step_operation"]
@@ -88,57 +87,19 @@ class StepOutcome:
         return self.state.get("phase") in ("Succeeded", "Failed", "Error")
 
 
-def _is_selected(obj: Obj, selected: frozenset[tuple[str, str, str]]) -> bool:
-    key = key_of(obj)
-    return (key.group, key.kind, key.name) in selected
-
-
 def _plan(inp: ExecutorInput, state: OperationState) -> SyncPlan:
-    if not state.started_at:
-        raise ValueError("status.operationState.startedAt is missing")
-    request = state.request
-    selected = request.selected
-    desired, live = list(inp.desired), list(inp.live.values())
-    if selected:
-        desired = [o for o in desired if _is_selected(o, selected)]
-        live = [o for o in live if _is_selected(o, selected)]
-    plan = plan_sync(
-        desired,
-        live,
+    inputs = PlanInputs(
+        desired=inp.desired,
+        live=inp.live,
         options=inp.plan_options,
-        # Desired objects carry their namespaces already (prepare_desired); the namespace is
-        # for CreateNamespace, and `cluster_scoped` keeps it off cluster-scoped custom kinds.
-        namespace=inp.namespace if inp.plan_options.create_namespace else "",
-        cluster_scoped=inp.cluster_scoped,
-        prune=request.prune,
-        prune_confirmed=inp.prune_confirmed,
+        namespace=inp.namespace,
         modified=inp.modified,
-        revision=request.revision,
-        started_at=datetime.fromisoformat(state.started_at),
-        skip_hooks=bool(selected),
+        prune_confirmed=inp.prune_confirmed,
         existing_namespaces=inp.existing_namespaces,
+        namespace_metadata=inp.namespace_metadata,
+        cluster_scoped=inp.cluster_scoped,
     )
-    return _with_namespace_metadata(plan, inp)
-
-
-def _with_namespace_metadata(plan: SyncPlan, inp: ExecutorInput) -> SyncPlan:
-    """CreateNamespace with `managedNamespaceMetadata`: the created namespace carries its
-    labels and annotations."""
-    extra = inp.namespace_metadata or {}
-    if not extra or not inp.namespace:
-        return plan
-    tasks = []
-    for task in plan.tasks:
-        created = task.key.kind == "Namespace" and task.key.name == inp.namespace
-        if created and task.phase is SyncPhase.PRE_SYNC and task.target is not None:
-            meta = dict(task.target.get("metadata") or {})
-            for part in ("labels", "annotations"):
-                if extra.get(part):
-                    meta[part] = {**(meta.get(part) or {}), **extra[part]}
-            tasks.append(replace(task, target={**task.target, "metadata": meta}))
-        else:
-            tasks.append(task)
-    return replace(plan, tasks=tuple(tasks))
+    return plan_operation(state, inputs)
 
 
 def step_operation(inp: ExecutorInput) -> StepOutcome:
