@@ -8,6 +8,7 @@ from headway.cluster.errors import Conflict, FieldConflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster, Obj
 
 from .objects import configmap, deployment
+from .test_discovery import crd
 
 
 def _workload(kind: str, name: str, replicas: int) -> Obj:
@@ -90,3 +91,36 @@ def test_replicas_must_be_a_non_negative_integer(cluster: Cluster, replicas: obj
         cluster.update_scale("apps/v1", "Deployment", "web", replicas=replicas,  # type: ignore[arg-type]
                              field_manager="hpa")
     assert cluster.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 2
+
+
+def _scalable_crd() -> Obj:
+    definition = crd()
+    definition["spec"]["versions"][0]["subresources"] = {"scale": {
+        "specReplicasPath": ".spec.size",
+        "statusReplicasPath": ".status.ready",
+        "labelSelectorPath": ".status.selector",
+    }}
+    return definition
+
+
+def test_a_custom_kind_scales_by_the_paths_its_crd_declares(cluster: Cluster) -> None:
+    cluster.apply(_scalable_crd(), field_manager="git")
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 2}}
+    cluster.apply(widget, field_manager="git")
+    cluster.patch_status("example.com/v1", "Widget", "w", None,
+                         {"ready": 1, "selector": "app=w"})
+    scale = cluster.get_scale("example.com/v1", "Widget", "w")
+    assert (scale["spec"], scale["status"]) == ({"replicas": 2}, {"replicas": 1,
+                                                                  "selector": "app=w"})
+    cluster.update_scale("example.com/v1", "Widget", "w", replicas=4, field_manager="hpa")
+    assert cluster.get("example.com/v1", "Widget", "w")["spec"] == {"size": 4}
+    with pytest.raises(NotFound):  # v2 declares no scale subresource
+        cluster.get_scale("example.com/v2", "Widget", "w")
+
+
+def test_a_workload_without_replicas_scales_from_the_default_one(cluster: Cluster) -> None:
+    obj = deployment("web")
+    del obj["spec"]["replicas"]
+    cluster.apply(obj, field_manager="git")  # a real API server writes the default, 1
+    assert cluster.get_scale("apps/v1", "Deployment", "web")["spec"] == {"replicas": 1}

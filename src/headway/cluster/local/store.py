@@ -18,7 +18,16 @@ from headway.clock import Clock
 from headway.cluster import events
 from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
 from headway.cluster.local import apply as ssa
-from headway.cluster.local import database, gc, paging, scale, snapshots, watching, writes
+from headway.cluster.local import (
+    database,
+    gc,
+    paging,
+    preconditions,
+    scale,
+    snapshots,
+    watching,
+    writes,
+)
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,
@@ -244,7 +253,7 @@ class LocalCluster:
                 updated.pop("status", None)
                 if obj.get("status") is not None:
                     updated["status"] = clone(dict(obj["status"]))
-            _check_no_new_finalizers(live, updated, writes.key_of(live))
+            preconditions.check_no_new_finalizers(live, updated, writes.key_of(live))
             stored = self._commit(conn, updated, live)
         return _presented(stored, obj["apiVersion"])
 
@@ -265,10 +274,14 @@ class LocalCluster:
     def get_scale(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> Obj:
-        with self._db.single() as conn:
+        with self._db.read() as conn:
             served = self._resolve(conn, api_version, kind)
-        fields = scale.scale_fields(served.group, served.kind)
-        return scale.scale_of(self.get(api_version, kind, name, namespace), fields)
+            paths = self._scale_paths(conn, served, api_version)
+            key = self._key(served, name, namespace)
+            live = database.fetch(conn, key)
+        if live is None:
+            raise NotFound(f"{key} not found")
+        return scale.scale_of(live, paths)
 
     def update_scale(
         self,
@@ -283,20 +296,34 @@ class LocalCluster:
     ) -> Obj:
         with self._db.write() as conn:
             served = self._resolve(conn, api_version, kind)
-            fields = scale.scale_fields(served.group, served.kind)
+            paths = self._scale_paths(conn, served, api_version)
             key = self._key(served, name, namespace)
             live = database.fetch(conn, key)
             if live is None:
                 raise NotFound(f"{key} not found")
-            if resource_version is not None and resource_version != _rv(live):
-                raise Conflict(_stale(key, resource_version, live))
-            content = scale.with_replicas(managed_content(live), replicas, where=str(key))
-            if content == managed_content(live):
-                return scale.scale_of(live, fields)
+            preconditions.check_version(key, resource_version, live)
+            old = managed_content(live)
+            content = scale.with_replicas(old, replicas, paths, where=str(key))
+            if content == old:
+                return scale.scale_of(live, paths)
             updated = self._with_updated_content(
                 live, content, field_manager=field_manager, api_version=api_version)
             stored = self._commit(conn, updated, live)
-        return scale.scale_of(stored, fields)
+        return scale.scale_of(stored, paths)
+
+    def _scale_paths(
+        self, conn: sqlite3.Connection, served: ServedKind, api_version: str
+    ) -> scale.ScalePaths:
+        """The kind's scale paths: built in, or declared by its CRD (`NotFound` if none)."""
+        builtin = scale.builtin_scale_paths(served.group, served.kind)
+        if builtin is not None:
+            return builtin
+        crd_key = ObjectKey(CRD_GROUP, "CustomResourceDefinition", "",
+                            f"{served.plural}.{served.group}")
+        crd = database.fetch(conn, crd_key)
+        if crd is None:
+            raise NotFound(f"{served.kind} has no scale subresource")
+        return scale.crd_scale_paths(crd, api_version.rpartition("/")[2])
 
     def apply(
         self,
@@ -314,15 +341,15 @@ class LocalCluster:
             key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             live = database.fetch(conn, key)
             if live is None:
-                _check_preconditions(obj, None, key)
+                preconditions.check_preconditions(obj, None, key)
                 live_for_apply = self._new_object(conn, served, obj)
             else:
-                _check_preconditions(obj, live, key)
+                preconditions.check_preconditions(obj, live, key)
                 live_for_apply = live
             result = self._applied(live_for_apply, obj["apiVersion"], applied,
                                    field_manager=field_manager, force=force)
             if live is not None and result is not None:
-                _check_no_new_finalizers(live, result, key)
+                preconditions.check_no_new_finalizers(live, result, key)
             if result is None or dry_run:
                 return _presented(result or live_for_apply, obj["apiVersion"])
             stored = self._commit(conn, result, live)
@@ -369,8 +396,7 @@ class LocalCluster:
             live = database.fetch(conn, key)
             if live is None:
                 raise NotFound(f"{key} not found")
-            if resource_version is not None and resource_version != _rv(live):
-                raise Conflict(_stale(key, resource_version, live))
+            preconditions.check_version(key, resource_version, live)
             if live.get("status") == status:
                 return _presented(live, api_version)
             updated = clone(live)
@@ -399,7 +425,7 @@ class LocalCluster:
             if live is None:
                 raise NotFound(f"{key} not found")
             precondition = {"uid": uid, "resourceVersion": resource_version}
-            _check_preconditions({"metadata": precondition}, live, key)
+            preconditions.check_preconditions({"metadata": precondition}, live, key)
             now = self.clock.now()
             writes.start_deletion(conn, live, propagation_policy, now=now)
             # Its owners may wait for it (foreground), its Namespace or CRD to be empty.
@@ -471,7 +497,7 @@ class LocalCluster:
         live = database.fetch(conn, key)
         if live is None:
             raise NotFound(f"{key} not found")
-        _check_preconditions(obj, live, key)
+        preconditions.check_preconditions(obj, live, key)
         return live
 
     def _new_object(self, conn: sqlite3.Connection, served: ServedKind, obj: Obj) -> Obj:
@@ -552,43 +578,6 @@ def _presented(obj: Obj, api_version: str) -> Obj:
     Every object handed in is the store's own fresh copy, so it is changed in place."""
     obj["apiVersion"] = api_version
     return obj
-
-
-def _rv(obj: Obj) -> str:
-    return str(obj["metadata"].get("resourceVersion", ""))
-
-
-def _stale(key: ObjectKey, given: str, live: Obj) -> str:
-    return (
-        f"{key} has been modified: resourceVersion {given} is stale (now {_rv(live)}); "
-        "read it again and retry"
-    )
-
-
-def _check_preconditions(obj: Obj, live: Obj | None, key: ObjectKey) -> None:
-    meta = obj["metadata"]
-    given_rv, given_uid = meta.get("resourceVersion"), meta.get("uid")
-    if live is None:
-        if given_rv or given_uid:
-            raise Conflict(f"{key} does not exist, but the write carries a precondition")
-        return
-    if given_rv and str(given_rv) != _rv(live):
-        raise Conflict(_stale(key, str(given_rv), live))
-    if given_uid and given_uid != live["metadata"]["uid"]:
-        raise Conflict(f"{key}: uid precondition {given_uid} does not match the live object")
-
-
-def _check_no_new_finalizers(live: Obj, new: Obj, key: ObjectKey) -> None:
-    """As in Kubernetes, an object being deleted may lose finalizers but gain none."""
-    if "deletionTimestamp" not in live["metadata"]:
-        return
-    before = set(live["metadata"].get("finalizers") or [])
-    added = [f for f in new["metadata"].get("finalizers") or [] if f not in before]
-    if added:
-        raise Invalid(
-            f"{key}: metadata.finalizers: no new finalizers can be added while the object "
-            f"is being deleted (adding {', '.join(added)})"
-        )
 
 
 def _same_ownership(
