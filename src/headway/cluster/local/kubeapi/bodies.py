@@ -15,6 +15,7 @@ from headway.cluster.local.kubeapi.catalog import ApiKind
 from headway.cluster.local.kubeapi.paths import ResourcePath
 from headway.cluster.local.kubeapi.status import ApiError
 from headway.cluster.protocol import Obj
+from headway.model import yamlload
 
 __all__ = ["decode", "object_for", "scale_replicas", "tidy"]
 
@@ -25,10 +26,12 @@ def decode(body: bytes, content_type: str) -> Any:
         return None
     try:
         if "yaml" in content_type:
-            return yaml.safe_load(body)
+            return yamlload.load_one(body)  # refuses alias bombs, which would stall the server
         return json.loads(body)
     except (ValueError, yaml.YAMLError) as error:
         raise ApiError(400, "BadRequest", f"the request body is not valid: {error}") from None
+    except RecursionError:
+        raise ApiError(400, "BadRequest", "the request body nests too deeply") from None
 
 
 def object_for(kind: ApiKind, path: ResourcePath, raw: Any) -> Obj:
