@@ -31,7 +31,7 @@ class Api:
 def api(tmp_path: Path) -> Iterator[Api]:
     db = tmp_path / "cluster.db"
     server = ApiServer(db_path=db, clock=SystemClock(),
-                       watch=WatchSettings(bookmark_seconds=0.2, poll_slice_seconds=0.05))
+                       watch=WatchSettings(bookmark_seconds=0.2, poll_seconds=0.05))
     server.start()
     with LocalCluster(db, SystemClock()) as store:
         try:

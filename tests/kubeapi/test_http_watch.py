@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -96,3 +97,18 @@ def test_send_initial_events_ends_them_with_an_annotated_bookmark(api: Api) -> N
     end = events[1]
     assert end["type"] == "BOOKMARK"
     assert end["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+async def test_many_idle_watches_leave_the_server_answering(api: Api) -> None:
+    """More open watches than the server has worker threads (40): an idle watch must hold
+    none, or k9s or a controller watching every kind would stall every other request."""
+    limits = httpx2.Limits(max_connections=200, max_keepalive_connections=0)
+    async with httpx2.AsyncClient(base_url=api.url, timeout=20, limits=limits) as client, \
+            contextlib.AsyncExitStack() as watches:
+        for _ in range(60):
+            response = await watches.enter_async_context(client.stream(
+                "GET", CM, params={"watch": "1", "timeoutSeconds": "60",
+                                   "resourceVersion": _list_version(api)}))
+            assert response.status_code == 200
+        answer = await client.get(CM)
+        assert answer.status_code == 200

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -216,13 +216,30 @@ def _collection(ctx: _Context, req: Request, method: str, accept: str) -> Respon
     if query.watch:
         lines = watch_lines(ctx.cluster, req, query, render=render, stop=ctx.stop,
                             settings=ctx.watch)
-        return StreamingResponse(lines, media_type="application/json")
+        return StreamingResponse(_paced(lines, ctx.watch.poll_seconds),
+                                 media_type="application/json")
     listed = operations.list_objects(ctx.cluster, req, query)
     listed["items"] = [bodies.tidy(o) for o in listed["items"]]
     if as_table:
         return _json(tables.table(req.kind, listed["items"], now=ctx.clock.now(),
                                   include=include, list_meta=listed["metadata"]))
     return _json(listed)
+
+
+_END = object()
+
+
+async def _paced(lines: Iterator[bytes | None], pause: float) -> AsyncIterator[bytes]:
+    """A watch's lines, each step read on a worker thread; an idle step pauses here, on
+    the event loop, so an idle watch holds no thread."""
+    while True:
+        line = await run_in_threadpool(next, lines, _END)
+        if line is _END:
+            return
+        if line is None:
+            await asyncio.sleep(pause)
+        elif isinstance(line, bytes):
+            yield line
 
 
 class ApiServerError(Exception):

@@ -37,7 +37,7 @@ DEFAULT_TIMEOUT_SECONDS = 1800.0
 @dataclass(frozen=True)
 class WatchSettings:
     bookmark_seconds: float = 30.0
-    poll_slice_seconds: float = 0.5  # how long one store wait lasts before looking at `stop`
+    poll_seconds: float = 0.1  # the pause after a look at the store that found nothing new
 
 
 def _line(event_type: str, obj: Obj) -> bytes:
@@ -86,8 +86,12 @@ def watch_lines(
     render: Callable[[Obj], Obj],
     stop: threading.Event,
     settings: WatchSettings,
-) -> Iterator[bytes]:
-    """The lines of one watch response, until its timeout, `stop`, or an error event."""
+) -> Iterator[bytes | None]:
+    """The lines of one watch response, until its timeout, `stop`, or an error event.
+
+    Each step only reads the store, never waits: `None` means "nothing new yet", and the
+    caller pauses `settings.poll_seconds` (without holding a thread) before the next step.
+    So an open watch costs no thread while it is idle, however many clients watch."""
     watch = _Watch(cluster, req, query, render)
     try:
         yield from _stream(watch, query, stop=stop, settings=settings)
@@ -96,7 +100,7 @@ def watch_lines(
 
 
 def _stream(watch: _Watch, query: ListQuery, *, stop: threading.Event,
-            settings: WatchSettings) -> Iterator[bytes]:
+            settings: WatchSettings) -> Iterator[bytes | None]:
     timeout = query.timeout_seconds or DEFAULT_TIMEOUT_SECONDS
     deadline = time.monotonic() + timeout
     if query.resource_version in ("", "0") or query.send_initial_events:
@@ -111,9 +115,9 @@ def _stream(watch: _Watch, query: ListQuery, *, stop: threading.Event,
                           "this store")
     last_bookmark = time.monotonic()
     while not stop.is_set() and time.monotonic() < deadline:
-        wait = min(settings.poll_slice_seconds, deadline - time.monotonic())
-        for event in watch.events_after(since, max(0.0, wait)):
-            since = int(event.resource_version)
+        idle = True
+        for event in watch.events_after(since, 0.0):
+            since, idle = int(event.resource_version), False
             if watch.wanted(event.object):
                 yield _line(event.type.value, watch.render(event.object))
         if query.bookmarks and time.monotonic() - last_bookmark >= settings.bookmark_seconds:
@@ -125,4 +129,5 @@ def _stream(watch: _Watch, query: ListQuery, *, stop: threading.Event,
             since = max(since, revision)
             yield watch.bookmark(since)
             last_bookmark = time.monotonic()
-
+        if idle:
+            yield None
