@@ -117,6 +117,7 @@ local function guarded_table()
     if type(t) == "table" then
       for k = tonumber(i) or 1, tonumber(j) or #t do
         local item = rawget(t, k)
+        if item == nil then break end  -- concat itself refuses the hole
         bytes = bytes + (type(item) == "string" and #item or 8) + #tostring(sep or "")
       end
     end
