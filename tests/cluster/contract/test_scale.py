@@ -1,4 +1,8 @@
-"""The scale subresource: `get_scale` and `update_scale` (as `kubectl scale` and the HPA)."""
+"""The scale subresource: `get_scale` and `update_scale` (as `kubectl scale` and the HPA).
+
+Status is asserted only on kinds no controller writes (a Rollout without Argo Rollouts, a
+custom kind), so the suite holds on a real cluster with its controllers running; there the
+backend installs Argo's Rollout CRD first."""
 
 from __future__ import annotations
 
@@ -29,18 +33,18 @@ def _rollout(name: str, replicas: int) -> Obj:
 @pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet"])
 def test_a_workloads_scale_reads_and_writes_spec_replicas(cluster: Cluster, kind: str) -> None:
     live = cluster.apply(_workload(kind, "web", 2), field_manager="git")
-    cluster.patch_status("apps/v1", kind, "web", None, {"replicas": 2})
     scale = cluster.get_scale("apps/v1", kind, "web")
     assert (scale["apiVersion"], scale["kind"]) == ("autoscaling/v1", "Scale")
     assert scale["metadata"]["name"] == "web"
     assert scale["metadata"]["uid"] == live["metadata"]["uid"]
     assert scale["spec"] == {"replicas": 2}
-    assert scale["status"] == {"replicas": 2, "selector": "app=web"}
+    # status.replicas is the workload controller's to move (on a real cluster it runs)
+    assert isinstance(scale["status"]["replicas"], int)
+    assert scale["status"]["selector"] == "app=web"
     scaled = cluster.update_scale("apps/v1", kind, "web", replicas=5, field_manager="hpa")
     assert scaled["spec"]["replicas"] == 5
     after = cluster.get("apps/v1", kind, "web")
     assert after["spec"]["replicas"] == 5
-    assert scaled["metadata"]["resourceVersion"] == after["metadata"]["resourceVersion"]
 
 
 def test_a_rollouts_scale_shows_hpa_replicas_and_its_status_selector(cluster: Cluster) -> None:
@@ -53,17 +57,6 @@ def test_a_rollouts_scale_shows_hpa_replicas_and_its_status_selector(cluster: Cl
     cluster.update_scale("argoproj.io/v1alpha1", "Rollout", "web", replicas=6,
                          field_manager="hpa")
     assert cluster.get("argoproj.io/v1alpha1", "Rollout", "web")["spec"]["replicas"] == 6
-
-
-def test_a_stale_scale_version_is_a_conflict(cluster: Cluster) -> None:
-    cluster.apply(deployment("web", replicas=2), field_manager="git")
-    seen = cluster.get_scale("apps/v1", "Deployment", "web")["metadata"]["resourceVersion"]
-    cluster.update_scale("apps/v1", "Deployment", "web", replicas=3, field_manager="one",
-                         resource_version=seen)
-    with pytest.raises(Conflict):
-        cluster.update_scale("apps/v1", "Deployment", "web", replicas=9, field_manager="two",
-                             resource_version=seen)
-    assert cluster.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 3
 
 
 def test_scaling_takes_the_replicas_field_from_the_applier(cluster: Cluster) -> None:
@@ -124,3 +117,18 @@ def test_a_workload_without_replicas_scales_from_the_default_one(cluster: Cluste
     del obj["spec"]["replicas"]
     cluster.apply(obj, field_manager="git")  # a real API server writes the default, 1
     assert cluster.get_scale("apps/v1", "Deployment", "web")["spec"] == {"replicas": 1}
+
+
+def test_a_stale_scale_version_is_a_conflict(cluster: Cluster) -> None:
+    # A custom kind: no controller writes it between the reads and writes on a real cluster.
+    cluster.apply(_scalable_crd(), field_manager="git")
+    cluster.apply({"apiVersion": "example.com/v1", "kind": "Widget",
+                   "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 2}},
+                  field_manager="git")
+    seen = cluster.get_scale("example.com/v1", "Widget", "w")["metadata"]["resourceVersion"]
+    cluster.update_scale("example.com/v1", "Widget", "w", replicas=3, field_manager="one",
+                         resource_version=seen)
+    with pytest.raises(Conflict):
+        cluster.update_scale("example.com/v1", "Widget", "w", replicas=9, field_manager="two",
+                             resource_version=seen)
+    assert cluster.get("example.com/v1", "Widget", "w")["spec"]["size"] == 3

@@ -1,4 +1,7 @@
-"""`update` (Kubernetes' PUT) and dry-run apply (the merged object, for diffs)."""
+"""`update` (Kubernetes' PUT) and dry-run apply (the merged object, for diffs).
+
+The VirtualService here is built into the local store; a backend over a real API server
+runs this suite with Istio's CRDs installed."""
 
 from __future__ import annotations
 
@@ -9,7 +12,8 @@ import pytest
 from headway.cluster.errors import Conflict, FieldConflict, NotFound
 from headway.cluster.protocol import Cluster, Obj
 
-from .objects import configmap, deployment
+from .objects import configmap
+from .test_discovery import crd
 
 
 def _virtual_service(routes: list[Obj]) -> Obj:
@@ -61,14 +65,21 @@ def test_update_with_a_stale_version_is_a_conflict(cluster: Cluster) -> None:
 
 
 def test_update_never_writes_status(cluster: Cluster) -> None:
-    cluster.apply(deployment("web"), field_manager="git")
-    cluster.patch_status("apps/v1", "Deployment", "web", None, {"replicas": 1})
-    live = cluster.get("apps/v1", "Deployment", "web")
-    live["status"] = {"replicas": 99}
-    live["spec"]["replicas"] = 2
+    # A custom kind with a status subresource and no controller: on a real cluster a
+    # Deployment's status would be the deployment controller's to write meanwhile.
+    definition = crd()
+    definition["spec"]["versions"][0]["subresources"] = {"status": {}}
+    cluster.apply(definition, field_manager="git")
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget",
+              "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 1}}
+    cluster.apply(widget, field_manager="git")
+    cluster.patch_status("example.com/v1", "Widget", "w", None, {"ready": 1})
+    live = cluster.get("example.com/v1", "Widget", "w")
+    live["status"] = {"ready": 99}
+    live["spec"]["size"] = 2
     updated = cluster.update(live, field_manager="editor")
-    assert updated["status"] == {"replicas": 1}
-    assert updated["spec"]["replicas"] == 2
+    assert updated["status"] == {"ready": 1}
+    assert updated["spec"] == {"size": 2}
 
 
 def test_update_of_a_missing_object_is_not_found(cluster: Cluster) -> None:
@@ -77,22 +88,22 @@ def test_update_of_a_missing_object_is_not_found(cluster: Cluster) -> None:
 
 
 def test_updated_fields_belong_to_the_updater(cluster: Cluster) -> None:
-    cluster.apply(deployment("web", replicas=1), field_manager="git")
-    live = cluster.get("apps/v1", "Deployment", "web")
-    live["spec"]["replicas"] = 5
+    cluster.apply(configmap("a", {"size": "1"}), field_manager="git")
+    live = cluster.get("v1", "ConfigMap", "a")
+    live["data"]["size"] = "5"
     cluster.update(live, field_manager="autoscaler")
     with pytest.raises(FieldConflict) as raised:
-        cluster.apply(deployment("web", replicas=1), field_manager="git")
-    assert (".spec.replicas", "autoscaler") in raised.value.conflicts
+        cluster.apply(configmap("a", {"size": "1"}), field_manager="git")
+    assert (".data.size", "autoscaler") in raised.value.conflicts
 
 
 def test_dry_run_apply_returns_the_merged_object_and_stores_nothing(cluster: Cluster) -> None:
-    cluster.apply(deployment("web", replicas=1), field_manager="git")
-    live = cluster.get("apps/v1", "Deployment", "web")
+    cluster.apply(configmap("a", {"size": "1"}), field_manager="git")
+    live = cluster.get("v1", "ConfigMap", "a")
     live["metadata"]["annotations"] = {"owner": "someone-else"}
     live = cluster.update(live, field_manager="editor")
-    preview = cluster.apply(deployment("web", replicas=3), field_manager="git", dry_run=True)
-    assert preview["spec"]["replicas"] == 3
+    preview = cluster.apply(configmap("a", {"size": "3"}), field_manager="git", dry_run=True)
+    assert preview["data"] == {"size": "3"}
     assert preview["metadata"]["annotations"] == {"owner": "someone-else"}  # merged, not ours
     assert preview["metadata"]["uid"] == live["metadata"]["uid"]
-    assert cluster.get("apps/v1", "Deployment", "web") == live
+    assert cluster.get("v1", "ConfigMap", "a") == live
