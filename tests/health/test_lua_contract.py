@@ -61,13 +61,12 @@ def test_os_time_of_a_table_reads_a_utc_date_with_string_or_number_fields() -> N
       string.match("2026-03-04T05:06:07Z", "(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)Z")
     local parsed = os.time({year = y, month = mo, day = d, hour = h, min = mi, sec = s})
     local noon = os.time({year = 2026, month = 3, day = 4})
-    return {status = "Healthy", message = parsed .. " " .. noon}
+    local rolled = os.time({year = 2025, month = 15, day = 4, hour = 12})
+    return {status = "Healthy", message = parsed .. " " .. noon .. " " .. rolled}
     """
     result = run_health_script(script, OBJ, open_libs=True, now=NOW)
-    noon = datetime(2026, 3, 4, 12, tzinfo=UTC)
-    assert result == HealthResult(
-        HealthStatus.HEALTHY, f"{int(NOW.timestamp())} {int(noon.timestamp())}"
-    )
+    noon = int(datetime(2026, 3, 4, 12, tzinfo=UTC).timestamp())
+    assert result == HealthResult(HealthStatus.HEALTHY, f"{int(NOW.timestamp())} {noon} {noon}")
 
 
 def test_nothing_else_of_os() -> None:

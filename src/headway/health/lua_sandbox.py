@@ -75,6 +75,7 @@ end
 -- os.time and os.date only, as Argo CD's safe os; "now" is the caller's clock, and dates are
 -- always UTC so that a script means the same on every machine.
 local function days_from_civil(y, m, d)
+  y, m = y + floor((m - 1) / 12), (m - 1) % 12 + 1  -- month 13 is January of the next year
   y = m <= 2 and y - 1 or y
   local era = floor(y / 400)
   local yoe = y - era * 400
