@@ -84,10 +84,17 @@ def _persisted(**fields: Any) -> dict[str, Any]:
         _persisted(phase="Running", retryAt=STARTED, retryCount=2, dryRunDone=None),
         # written by a Headway before operationId and retryCount existed
         {k: v for k, v in _persisted().items() if k not in ("operationId", "retryCount")},
-        # a field some other writer added is kept
+        # a field some other writer added is kept, in the state and in a result entry
         _persisted(futureField={"x": 1}),
+        _persisted(
+            syncResult={
+                "revision": "abc",
+                "resources": [{**_persisted()["syncResult"]["resources"][0], "images": ["a"]}],
+                "source": {"repoURL": "u"},
+            }
+        ),
     ],
-    ids=["mid-run", "passed", "failed", "retrying", "older", "unknown-field"],
+    ids=["mid-run", "passed", "failed", "retrying", "older", "unknown-field", "unknown-result"],
 )
 def test_a_persisted_state_reads_and_writes_back_unchanged(raw: dict[str, Any]) -> None:
     raw = {k: v for k, v in raw.items() if v is not None}

@@ -103,7 +103,10 @@ class WaveCursor:
         )
 
 
-_RESULT_FIELDS = ("group", "version", "kind", "namespace", "name", "status", "message")
+_RESULT_KEYS = frozenset(
+    {"group", "version", "kind", "namespace", "name", "status", "message"}
+    | {"syncPhase", "hookType", "hookPhase"}
+)
 
 
 @dataclass(frozen=True)
@@ -141,23 +144,41 @@ class ResourceResult:
         return self.status == "SyncFailed"
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {name: getattr(self, name) for name in _RESULT_FIELDS}
-        out["syncPhase"] = self.sync_phase
+        out: dict[str, Any] = {
+            "group": self.group,
+            "version": self.version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "status": self.status,
+            "message": self.message,
+            "syncPhase": self.sync_phase,
+        }
         if self.hook_type:
             out["hookType"] = self.hook_type
         if self.hook_phase:
             out["hookPhase"] = self.hook_phase
-        return {**out, **self.extra}
+        if self.extra:
+            out.update(self.extra)
+        return out
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> ResourceResult:
-        known = {*_RESULT_FIELDS, "syncPhase", "hookType", "hookPhase"}
+        get = raw.get
         return cls(
-            **{name: str(raw.get(name, "")) for name in _RESULT_FIELDS},
-            sync_phase=str(raw.get("syncPhase", "")),
-            hook_type=str(raw.get("hookType") or ""),
-            hook_phase=str(raw.get("hookPhase") or ""),
-            extra={k: v for k, v in raw.items() if k not in known},
+            group=str(get("group", "")),
+            version=str(get("version", "")),
+            kind=str(get("kind", "")),
+            namespace=str(get("namespace", "")),
+            name=str(get("name", "")),
+            status=str(get("status", "")),
+            message=str(get("message", "")),
+            sync_phase=str(get("syncPhase", "")),
+            hook_type=str(get("hookType") or ""),
+            hook_phase=str(get("hookPhase") or ""),
+            extra={}
+            if raw.keys() <= _RESULT_KEYS
+            else {k: v for k, v in raw.items() if k not in _RESULT_KEYS},
         )
 
 
