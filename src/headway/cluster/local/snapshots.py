@@ -41,11 +41,9 @@ def objects_at(
     current = [database.loads(body) for body in bodies]
     kept = [o for o in current if int(o["metadata"]["resourceVersion"]) <= revision]
     changed = _first_change_after(conn, served, revision=revision, namespace=namespace)
-    rebuilt = [
-        found for key, first in changed.items()
-        if (after is None or key > after) and first != "ADDED"
-        and (found := _state_at(conn, served, key, revision=revision)) is not None
-    ]
+    existed = {key for key, first in changed.items()
+               if (after is None or key > after) and first != "ADDED"}
+    rebuilt = _states_at(conn, served, existed, revision=revision, namespace=namespace)
     return sorted([*kept, *rebuilt], key=_key_of)
 
 
@@ -58,28 +56,50 @@ def _first_change_after(
     conn: sqlite3.Connection, served: ServedKind, *, revision: int, namespace: str | None
 ) -> dict[Key, str]:
     """The type of each object's first event after `revision`, by key."""
-    sql = "SELECT type, body FROM events WHERE grp = ? AND kind = ? AND rv > ?"
+    sql = ("SELECT type, namespace, json_extract(body, '$.metadata.name') FROM events "
+           "WHERE grp = ? AND kind = ? AND rv > ?")
     params: list[Any] = [served.group, served.kind, revision]
     if namespace:
         sql += " AND namespace = ?"
         params.append(namespace)
     first: dict[Key, str] = {}
-    for event_type, body in conn.execute(sql + " ORDER BY rv", params):
-        first.setdefault(_key_of(database.loads(body)), str(event_type))
+    for event_type, event_namespace, name in conn.execute(sql + " ORDER BY rv", params):
+        first.setdefault((str(event_namespace), str(name)), str(event_type))
     return first
 
 
-def _state_at(
-    conn: sqlite3.Connection, served: ServedKind, key: Key, *, revision: int
-) -> Obj | None:
-    row = conn.execute(
-        "SELECT type, body FROM events WHERE grp = ? AND kind = ? AND namespace = ? "
-        "AND rv <= ? AND json_extract(body, '$.metadata.name') = ? ORDER BY rv DESC LIMIT 1",
-        (served.group, served.kind, key[0], revision, key[1]),
-    ).fetchone()
-    if row is None:
+def _states_at(
+    conn: sqlite3.Connection,
+    served: ServedKind,
+    keys: set[Key],
+    *,
+    revision: int,
+    namespace: str | None,
+) -> list[Obj]:
+    """The objects of `keys` as their last events at or before `revision` left them (one
+    pass over the log, newest first); `Expired` when one's last event was compacted away."""
+    if not keys:
+        return []
+    sql = ("SELECT type, namespace, json_extract(body, '$.metadata.name'), body FROM events "
+           "WHERE grp = ? AND kind = ? AND rv <= ?")
+    params: list[Any] = [served.group, served.kind, revision]
+    if namespace:
+        sql += " AND namespace = ?"
+        params.append(namespace)
+    last: dict[Key, tuple[str, str]] = {}
+    for event_type, event_namespace, name, body in conn.execute(sql + " ORDER BY rv DESC",
+                                                                params):
+        key = (str(event_namespace), str(name))
+        if key in keys and key not in last:
+            last[key] = (str(event_type), str(body))
+            if len(last) == len(keys):
+                break
+    missing = sorted(keys - last.keys())
+    if missing:
+        ns, name = missing[0]
         raise Expired(
             f"the list at revision {revision} cannot be continued: the history no longer "
-            f"holds {key[0] + '/' if key[0] else ''}{key[1]} as it was then; list again"
+            f"holds {ns + '/' if ns else ''}{name} as it was then; list again"
         )
-    return None if row[0] == "DELETED" else database.loads(row[1])
+    return [database.loads(body) for event_type, body in last.values()
+            if event_type != "DELETED"]
