@@ -43,7 +43,7 @@ _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 UNSUPPORTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
 # Metric providers Headway measures with; plugins by their registered name.
 SUPPORTED_PROVIDERS = ("prometheus", "web", "job")
-SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic",)
+SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic", "headway.dev/judge")
 # Authentication blocks of prometheus/web metrics Headway does not send.
 UNSUPPORTED_AUTHENTICATION = ("sigv4", "oauth2")
 # argoproj.io kinds with no Headway controller: stored, they would never run.

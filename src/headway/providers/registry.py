@@ -9,6 +9,7 @@ import httpx2
 from headway.clock import Clock
 from headway.model.analysis import Metric
 from headway.providers.job import JobProvider
+from headway.providers.judge import JUDGE_PLUGIN, JudgeProvider
 from headway.providers.prometheus import PrometheusProvider
 from headway.providers.protocol import MetricProvider
 from headway.providers.traffic import PLUGIN_NAME, AddressSource, TrafficProvider
@@ -66,5 +67,6 @@ def default_registry(
             f"plugin:{PLUGIN_NAME}": TrafficProvider(
                 client, clock, default_address=traffic_address
             ),
+            f"plugin:{JUDGE_PLUGIN}": JudgeProvider(client, clock, default_address=traffic_address),
         }
     )
