@@ -24,7 +24,9 @@ def test_a_look_is_the_log_ratio_of_the_binomial_probabilities_of_the_canary_sha
     canary_bad: int, stable_bad: int
 ) -> None:
     test = RatioTest(worse_by=3.0)
-    look = Look(canary_requests=40, canary_bad=canary_bad, stable_requests=360, stable_bad=stable_bad)
+    look = Look(
+        canary_requests=40, canary_bad=canary_bad, stable_requests=360, stable_bad=stable_bad
+    )
     total = canary_bad + stable_bad
     same, worse = 40 / 400, 3 * 40 / (3 * 40 + 360)
     expected = math.log(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -94,7 +94,9 @@ def _number(config: Mapping[str, Any], name: str, default: float) -> float:
     try:
         return float(str(raw).removesuffix("x"))
     except ValueError:
-        raise JudgeConfigError(f"plugin.{JUDGE_PLUGIN}.{name} must be a number, not {raw!r}")
+        raise JudgeConfigError(
+            f"plugin.{JUDGE_PLUGIN}.{name} must be a number, not {raw!r}"
+        ) from None
 
 
 def _test(config: Mapping[str, Any]) -> RatioTest:
@@ -197,9 +199,11 @@ def next_look(
 ) -> _Saved:
     """Add what was served since the last reading; a counter that went down (the router
     restarted) only sets a new starting point."""
-    if saved.last is None or any(now < before for now, before in zip(counts, saved.last)):
+    if saved.last is None or any(
+        now < before for now, before in zip(counts, saved.last, strict=True)
+    ):
         return _Saved(saved.state, counts)
-    cr, cb, sr, sb = (now - before for now, before in zip(counts, saved.last))
+    cr, cb, sr, sb = (now - before for now, before in zip(counts, saved.last, strict=True))
     return _Saved(observe(config.test, saved.state, Look(cr, cb, sr, sb)), counts)
 
 
@@ -253,19 +257,19 @@ class JudgeProvider(SynchronousProvider):
             saved = _Saved.load(measurement.metadata[_STATE])
         except (KeyError, ValueError, TypeError) as error:
             return self._error(request, f"the judge's saved evidence is unreadable: {error}")
-        return await self._look(request, saved)
+        # The deadline counts from when the test began, not from this look.
+        return await self._look(replace(request, started_at=measurement.started_at), saved)
 
     async def _look(self, request: MeasurementRequest, saved: _Saved) -> ProviderMeasurement:
         try:
             config = judge_config(request.metric.provider.plugin)
             counts = await self._read(config)
-        except JudgeConfigError as problem:
-            return self._error(request, str(problem))
+        except JudgeConfigError as bad_config:
+            return self._error(request, str(bad_config))
         now = self._clock.now()
-        problem = counts if isinstance(counts, str) else ""
-        if not isinstance(counts, str):
-            saved = next_look(config, saved, counts)
-        return verdict(request, config, saved, now=now, problem=problem)
+        if isinstance(counts, str):
+            return verdict(request, config, saved, now=now, problem=counts)
+        return verdict(request, config, next_look(config, saved, counts), now=now)
 
 
 def verdict(
@@ -284,20 +288,29 @@ def verdict(
     judgement = state.judgement(config.test)
     deadline = request.started_at + config.deadline
     if judgement is Judgement.FAIL:
-        phase, message = MeasurementPhase.FAILED, (
-            f"the canary is worse than stable: {metadata['judge.canary']} against "
-            f"{metadata['judge.stable']} ({value})"
+        phase, message = (
+            MeasurementPhase.FAILED,
+            (
+                f"the canary is worse than stable: {metadata['judge.canary']} against "
+                f"{metadata['judge.stable']} ({value})"
+            ),
         )
     elif judgement is Judgement.PASS:
-        phase, message = MeasurementPhase.SUCCESSFUL, (
-            f"the canary is no more than {config.test.worse_by:g}x worse than stable: "
-            f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
+        phase, message = (
+            MeasurementPhase.SUCCESSFUL,
+            (
+                f"the canary is no more than {config.test.worse_by:g}x worse than stable: "
+                f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
+            ),
         )
     elif now >= deadline:
-        phase, message = MeasurementPhase.INCONCLUSIVE, (
-            f"no decision by the deadline ({config.deadline}): too little evidence, "
-            f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
-            + (f"; last reading failed: {problem}" if problem else "")
+        phase, message = (
+            MeasurementPhase.INCONCLUSIVE,
+            (
+                f"no decision by the deadline ({config.deadline}): too little evidence, "
+                f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
+                + (f"; last reading failed: {problem}" if problem else "")
+            ),
         )
     else:
         return ProviderMeasurement(
