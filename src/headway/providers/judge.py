@@ -13,7 +13,7 @@ Configured through Argo Rollouts' plugin syntax, with no successCondition (the j
           falseAbort: 0.01        # chance of failing a canary no worse than stable
           miss: 0.01              # chance of passing a canary worseBy times worse
           deadline: 5m            # no decision by then: Inconclusive, never a pass
-          every: 5s               # how often the router's counters are read
+          every: 2s               # how often the router's counters are read
           service: web            # optional: only this service's series
           address: http://127.0.0.1:9464/metrics  # optional: the runtime's metricsAddress
 
@@ -49,7 +49,7 @@ from headway.providers.protocol import (
 from headway.providers.traffic import AddressSource, metrics_url, read_counters
 from headway.providers.traffic_window import Counters
 
-__all__ = ["JUDGE_PLUGIN", "JudgeConfig", "JudgeProvider", "judge_config"]
+__all__ = ["JUDGE_PLUGIN", "JudgeConfig", "JudgeProvider", "judge_config", "judge_phase"]
 
 JUDGE_PLUGIN = "headway.dev/judge"
 SIGNALS = ("errors", "latency")
@@ -272,6 +272,28 @@ class JudgeProvider(SynchronousProvider):
         return verdict(request, config, next_look(config, saved, counts), now=now)
 
 
+def judge_phase(
+    config: JudgeConfig, state: SequentialState, *, elapsed: timedelta
+) -> MeasurementPhase | None:
+    """The test's decision: Failed, Successful, Inconclusive once the deadline has passed
+    without one, or None to keep looking. The drill decides with this too."""
+    judgement = state.judgement(config.test)
+    if judgement is Judgement.FAIL:
+        return MeasurementPhase.FAILED
+    if judgement is Judgement.PASS:
+        return MeasurementPhase.SUCCESSFUL
+    return MeasurementPhase.INCONCLUSIVE if elapsed >= config.deadline else None
+
+
+def _message(config: JudgeConfig, phase: MeasurementPhase, metadata: Mapping[str, str]) -> str:
+    sides = f"{metadata['judge.canary']} against {metadata['judge.stable']}"
+    if phase is MeasurementPhase.FAILED:
+        return f"the canary is worse than stable: {sides}"
+    if phase is MeasurementPhase.SUCCESSFUL:
+        return f"the canary is no more than {config.test.worse_by:g}x worse than stable: {sides}"
+    return f"no decision by the deadline ({config.deadline}): too little evidence, {sides}"
+
+
 def verdict(
     request: MeasurementRequest,
     config: JudgeConfig,
@@ -285,49 +307,20 @@ def verdict(
     state = saved.state
     metadata = {**evidence_metadata(config, state), _STATE: saved.dump()}
     value = evidence_value(config, state)
-    judgement = state.judgement(config.test)
-    deadline = request.started_at + config.deadline
-    if judgement is Judgement.FAIL:
-        phase, message = (
-            MeasurementPhase.FAILED,
-            (
-                f"the canary is worse than stable: {metadata['judge.canary']} against "
-                f"{metadata['judge.stable']} ({value})"
-            ),
-        )
-    elif judgement is Judgement.PASS:
-        phase, message = (
-            MeasurementPhase.SUCCESSFUL,
-            (
-                f"the canary is no more than {config.test.worse_by:g}x worse than stable: "
-                f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
-            ),
-        )
-    elif now >= deadline:
-        phase, message = (
-            MeasurementPhase.INCONCLUSIVE,
-            (
-                f"no decision by the deadline ({config.deadline}): too little evidence, "
-                f"{metadata['judge.canary']} against {metadata['judge.stable']} ({value})"
-                + (f"; last reading failed: {problem}" if problem else "")
-            ),
-        )
-    else:
+    failed_reading = f"last reading failed: {problem}" if problem else ""
+    phase = judge_phase(config, state, elapsed=now - request.started_at)
+    if phase is None:
         return ProviderMeasurement(
             MeasurementPhase.RUNNING,
             request.started_at,
             None,
-            message=f"last reading failed: {problem}" if problem else "",
+            message=failed_reading,
             value=value,
             metadata=metadata,
-            resume_at=min(now + config.every, deadline),
+            resume_at=min(now + config.every, request.started_at + config.deadline),
         )
+    message = f"{_message(config, phase, metadata)} ({value})"
+    if failed_reading:
+        message += f"; {failed_reading}"
     measurement = decided(request, phase, message, finished_at=now, metadata=metadata)
-    return ProviderMeasurement(
-        measurement.phase,
-        measurement.started_at,
-        measurement.finished_at,
-        message=measurement.message,
-        value=value,
-        metadata=metadata,
-    )
+    return replace(measurement, value=value)
