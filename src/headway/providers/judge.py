@@ -49,7 +49,16 @@ from headway.providers.protocol import (
 from headway.providers.traffic import AddressSource, metrics_url, read_counters
 from headway.providers.traffic_window import Counters
 
-__all__ = ["JUDGE_PLUGIN", "JudgeConfig", "JudgeProvider", "judge_config", "judge_phase"]
+__all__ = [
+    "JUDGE_PLUGIN",
+    "JudgeConfig",
+    "JudgeProvider",
+    "SavedEvidence",
+    "bad_count",
+    "judge_config",
+    "judge_phase",
+    "next_look",
+]
 
 JUDGE_PLUGIN = "headway.dev/judge"
 SIGNALS = ("errors", "latency")
@@ -174,7 +183,7 @@ def evidence_value(config: JudgeConfig, state: SequentialState) -> str:
 
 
 @dataclass(frozen=True)
-class _Saved:
+class SavedEvidence:
     """What a look leaves for the next: the evidence and the counters it read last."""
 
     state: SequentialState
@@ -186,25 +195,25 @@ class _Saved:
         return json.dumps({"log": s.log_ratio, "totals": totals, "last": self.last})
 
     @staticmethod
-    def load(text: str) -> _Saved:
+    def load(text: str) -> SavedEvidence:
         raw = json.loads(text)
         cr, cb, sr, sb = (float(x) for x in raw["totals"])
         state = SequentialState(float(raw["log"]), cr, cb, sr, sb)
         last = raw.get("last")
-        return _Saved(state, tuple(float(x) for x in last) if last else None)  # type: ignore[arg-type]
+        return SavedEvidence(state, tuple(float(x) for x in last) if last else None)  # type: ignore[arg-type]
 
 
 def next_look(
-    config: JudgeConfig, saved: _Saved, counts: tuple[float, float, float, float]
-) -> _Saved:
+    config: JudgeConfig, saved: SavedEvidence, counts: tuple[float, float, float, float]
+) -> SavedEvidence:
     """Add what was served since the last reading; a counter that went down (the router
     restarted) only sets a new starting point."""
     if saved.last is None or any(
         now < before for now, before in zip(counts, saved.last, strict=True)
     ):
-        return _Saved(saved.state, counts)
+        return SavedEvidence(saved.state, counts)
     cr, cb, sr, sb = (now - before for now, before in zip(counts, saved.last, strict=True))
-    return _Saved(observe(config.test, saved.state, Look(cr, cb, sr, sb)), counts)
+    return SavedEvidence(observe(config.test, saved.state, Look(cr, cb, sr, sb)), counts)
 
 
 class JudgeProvider(SynchronousProvider):
@@ -248,19 +257,19 @@ class JudgeProvider(SynchronousProvider):
         )
 
     async def run(self, request: MeasurementRequest) -> ProviderMeasurement:
-        return await self._look(request, _Saved(SequentialState(), None))
+        return await self._look(request, SavedEvidence(SequentialState(), None))
 
     async def resume(
         self, request: MeasurementRequest, measurement: RecordedMeasurement
     ) -> ProviderMeasurement:
         try:
-            saved = _Saved.load(measurement.metadata[_STATE])
+            saved = SavedEvidence.load(measurement.metadata[_STATE])
         except (KeyError, ValueError, TypeError) as error:
             return self._error(request, f"the judge's saved evidence is unreadable: {error}")
         # The deadline counts from when the test began, not from this look.
         return await self._look(replace(request, started_at=measurement.started_at), saved)
 
-    async def _look(self, request: MeasurementRequest, saved: _Saved) -> ProviderMeasurement:
+    async def _look(self, request: MeasurementRequest, saved: SavedEvidence) -> ProviderMeasurement:
         try:
             config = judge_config(request.metric.provider.plugin)
             counts = await self._read(config)
@@ -297,7 +306,7 @@ def _message(config: JudgeConfig, phase: MeasurementPhase, metadata: Mapping[str
 def verdict(
     request: MeasurementRequest,
     config: JudgeConfig,
-    saved: _Saved,
+    saved: SavedEvidence,
     *,
     now: datetime,
     problem: str = "",

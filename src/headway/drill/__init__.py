@@ -1,0 +1,1 @@
+"""`headway drill`: a rollout's steps replayed against simulated traffic, many times."""

@@ -1,0 +1,106 @@
+"""From a Rollout and its AnalysisTemplates to what the replay walks; and the same rollout
+written with the judge: each partial setWeight followed by a judge analysis, and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from headway.analysis.measurement import compile_metric_conditions
+from headway.analysis.policy import MetricPolicy, PolicyError, metric_policies
+from headway.drill.metrics import DrillError, reading_of
+from headway.drill.replay import AnalysisPlan, PlannedMetric, Stage
+from headway.model.analysis import AnalysisTemplate, Metric
+from headway.model.rollout import Rollout
+from headway.model.rollout_steps import AnalysisTemplateRef, CanaryStep
+from headway.providers.judge import JudgeConfig
+
+__all__ = ["RolloutPlan", "judge_plan", "rollout_plan"]
+
+
+class RolloutPlan:
+    """The stages to walk, and the background analysis with the stage it starts at."""
+
+    def __init__(
+        self,
+        stages: tuple[Stage, ...],
+        background: AnalysisPlan | None = None,
+        background_from: int = 0,
+    ) -> None:
+        self.stages = stages
+        self.background = background
+        self.background_from = background_from
+
+
+def _analysis(
+    refs: Sequence[AnalysisTemplateRef], templates: Mapping[str, AnalysisTemplate]
+) -> AnalysisPlan:
+    metrics: list[Metric] = []
+    for ref in refs:
+        template = templates.get(ref.template_name or "")
+        if template is None:
+            known = ", ".join(sorted(templates)) or "none given"
+            raise DrillError(
+                f"the rollout names template {ref.template_name!r}, which no --template "
+                f"file holds (given: {known})"
+            )
+        metrics.extend(template.spec.metrics)
+    try:
+        policies = metric_policies(metrics)
+    except PolicyError as error:
+        raise DrillError(str(error)) from None
+    return AnalysisPlan(
+        tuple(
+            PlannedMetric(
+                policy,
+                metric,
+                compile_metric_conditions(
+                    metric.name,
+                    success_condition=metric.success_condition or "",
+                    failure_condition=metric.failure_condition or "",
+                ),
+                reading_of(metric),
+            )
+            for policy, metric in zip(policies, metrics, strict=True)
+        )
+    )
+
+
+def _stage(step: CanaryStep, templates: Mapping[str, AnalysisTemplate]) -> Stage:
+    if step.set_weight is not None:
+        return Stage(weight=float(step.set_weight))
+    if step.pause is not None:
+        duration = step.pause.duration
+        return Stage(pause=duration, paused=duration is None)
+    if step.analysis is not None:
+        return Stage(analysis=_analysis(step.analysis.templates, templates))
+    return Stage(pause=0)
+
+
+def rollout_plan(rollout: Rollout, templates: Mapping[str, AnalysisTemplate]) -> RolloutPlan:
+    """The rollout's canary steps and background analysis as the replay walks them."""
+    canary = rollout.spec.strategy.canary
+    if canary is None:
+        raise DrillError("the drill replays canary rollouts; this one has no canary strategy")
+    stages = tuple(_stage(step, templates) for step in canary.steps)
+    background = None
+    if canary.analysis is not None and canary.analysis.templates:
+        background = _analysis(canary.analysis.templates, templates)
+    start = canary.analysis.starting_step if canary.analysis else None
+    return RolloutPlan(stages, background, start or 0)
+
+
+def judge_plan(rollout: Rollout, judge: JudgeConfig) -> RolloutPlan:
+    """The rollout's weights, each below 100 held until the judge passes it."""
+    canary = rollout.spec.strategy.canary
+    if canary is None:
+        raise DrillError("the drill replays canary rollouts; this one has no canary strategy")
+    analysis = AnalysisPlan((PlannedMetric(MetricPolicy("judge"), judge=judge),))
+    stages: list[Stage] = []
+    for step in canary.steps:
+        if step.set_weight is None:
+            continue
+        stages.append(Stage(weight=float(step.set_weight)))
+        if 0 < step.set_weight < 100:
+            stages.append(Stage(analysis=analysis))
+    return RolloutPlan(tuple(stages))
