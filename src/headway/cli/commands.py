@@ -67,6 +67,12 @@ COMMANDS: tuple[CommandEntry, ...] = (
     ),
     CommandEntry("rollouts", "headway.cli.rollouts", "Watch and steer Rollouts."),
     CommandEntry(
+        "drill",
+        "headway.cli.drill",
+        "Replay a rollout against simulated traffic: detection, time to abort, bad requests "
+        "and false aborts, for your template and for the judge side by side.",
+    ),
+    CommandEntry(
         "serve",
         "headway.cli.serve",
         "Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.",

@@ -1,10 +1,12 @@
 """From a Rollout and its AnalysisTemplates to what the replay walks; and the same rollout
-written with the judge: each partial setWeight followed by a judge analysis, and nothing else.
+written with the judge: each partial setWeight followed by a judge analysis, and nothing else
+(its pauses and its own analysis dropped: the judge holds each weight until it decides).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from headway.analysis.measurement import compile_metric_conditions
 from headway.analysis.policy import MetricPolicy, PolicyError, metric_policies
@@ -30,6 +32,18 @@ class RolloutPlan:
         self.stages = stages
         self.background = background
         self.background_from = background_from
+
+    def readings(self) -> list[str]:
+        """How each template metric is read from the simulated traffic, once per metric."""
+        plans = [s.analysis for s in self.stages if s.analysis] + [self.background]
+        lines = {
+            f'metric "{m.policy.name}" reads the {m.reading.described}': None
+            for plan in plans
+            if plan is not None
+            for m in plan.metrics
+            if m.reading is not None
+        }
+        return list(lines)
 
 
 def _analysis(
@@ -91,16 +105,22 @@ def rollout_plan(rollout: Rollout, templates: Mapping[str, AnalysisTemplate]) ->
 
 
 def judge_plan(rollout: Rollout, judge: JudgeConfig) -> RolloutPlan:
-    """The rollout's weights, each below 100 held until the judge passes it."""
+    """The rollout's weights, each below 100 held until the judge passes it.
+
+    Each judged step may abort an identical release with chance falseAbort / (judged steps),
+    so the whole rollout does so with chance at most falseAbort (the union bound)."""
     canary = rollout.spec.strategy.canary
     if canary is None:
         raise DrillError("the drill replays canary rollouts; this one has no canary strategy")
-    analysis = AnalysisPlan((PlannedMetric(MetricPolicy("judge"), judge=judge),))
+    weights = [float(s.set_weight) for s in canary.steps if s.set_weight is not None]
+    judged = sum(0 < w < 100 for w in weights) or 1
+    test = replace(judge.test, false_abort=judge.test.false_abort / judged)
+    analysis = AnalysisPlan(
+        (PlannedMetric(MetricPolicy("judge"), judge=replace(judge, test=test)),)
+    )
     stages: list[Stage] = []
-    for step in canary.steps:
-        if step.set_weight is None:
-            continue
-        stages.append(Stage(weight=float(step.set_weight)))
-        if 0 < step.set_weight < 100:
+    for weight in weights:
+        stages.append(Stage(weight=weight))
+        if 0 < weight < 100:
             stages.append(Stage(analysis=analysis))
     return RolloutPlan(tuple(stages))
