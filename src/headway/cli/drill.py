@@ -31,6 +31,13 @@ __all__ = ["drill_command", "register"]
 
 EXIT_USAGE = 2
 TEMPLATE_KINDS = ("AnalysisTemplate", "ClusterAnalysisTemplate")
+_FLAGS = {
+    "worseBy": "--judge-worse-by",
+    "falseAbort": "--judge-false-abort",
+    "miss": "--judge-miss",
+    "every": "--judge-every",
+    "deadline": "--judge-deadline",
+}
 
 
 def _usage_error(message: str) -> typer.Exit:
@@ -94,7 +101,9 @@ class _JudgeOptions:
         try:
             return judge_config({JUDGE_PLUGIN: block})
         except JudgeConfigError as error:
-            raise _usage_error(str(error).replace(f"plugin.{JUDGE_PLUGIN}.", "--judge-")) from None
+            message = str(error)
+            flag = next((f for field, f in _FLAGS.items() if field in message), "--judge-*")
+            raise _usage_error(f"{flag}: {message}") from None
 
 
 def _row(name: str, values: Sequence[str]) -> str:
