@@ -98,3 +98,18 @@ def test_a_running_state_that_cannot_be_read_ends_in_error_naming_the_field(
     assert "wave" not in state
     assert h.status("shop")["history"][-1]["phase"] == "Error"
     assert not h.exists("ConfigMap", "settings")  # nothing was applied
+
+
+def test_a_failure_without_sync_fail_hooks_still_records_them_as_run(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
+    files = {"app/all.yaml": manifests(config_map("settings"), widget)}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    states = _states_until_finished(h, {})
+    assert states[-1]["phase"] == "Failed"
+    assert "dry run" in states[-1]["message"]
+    assert states[-1].get("syncFailHooksRun") is True
+    for state in states:
+        assert OperationState.from_dict(state).to_dict() == state

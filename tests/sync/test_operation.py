@@ -164,7 +164,7 @@ def test_a_plan_that_cannot_be_made_ends_in_error_without_sync_fail_hooks() -> N
     assert isinstance(action, Finish)
     assert action.phase is OperationPhase.ERROR
     assert action.message == "cannot plan the sync: bad option"
-    assert action.sync_fail_hooks == ()
+    assert action.sync_fail_hooks is None
 
 
 def test_the_dry_run_leaves_out_objects_of_a_namespace_the_sync_creates() -> None:
@@ -228,7 +228,11 @@ def test_sync_fail_hooks_run_only_once_per_operation() -> None:
     first = after_apply(_state(wave=None), plan, step, [bad])
     assert isinstance(first, Finish) and len(first.sync_fail_hooks) == 1
     again = after_apply(_state(wave=None, syncFailHooksRun=True), plan, step, [bad])
-    assert isinstance(again, Finish) and again.sync_fail_hooks == ()
+    assert isinstance(again, Finish) and again.sync_fail_hooks is None
+    # a plan without SyncFail hooks still marks them run, as the stored state always said
+    plain = _plan(obj("ConfigMap", "a"))
+    none = after_apply(_state(wave=None), plain, plain.waves()[0], [bad])
+    assert isinstance(none, Finish) and none.sync_fail_hooks == ()
 
 
 def test_judging_records_hook_phases_and_marks_the_wave_passed() -> None:

@@ -153,7 +153,7 @@ def _conclude(
     if isinstance(done, Continue):
         return StepOutcome(done.state.to_dict(), done.requeue_after)
     state = done.state
-    if done.sync_fail_hooks:
+    if done.sync_fail_hooks is not None:
         created = [
             r for s in done.sync_fail_hooks for t in s.applies if (r := runner.create_hook(t))
         ]

@@ -78,13 +78,14 @@ class Terminate:
 
 @dataclass(frozen=True)
 class Finish:
-    """End the operation from `state`: run `sync_fail_hooks` first (only once per operation),
-    delete the hooks whose delete policy says so, then `finished()`."""
+    """End the operation from `state`: create the `sync_fail_hooks` first and mark them run
+    (None: not now — a success, no plan, or they already ran; an empty tuple still marks
+    them), delete the hooks whose delete policy says so, then `finished()`."""
 
     state: OperationState
     phase: OperationPhase
     message: str
-    sync_fail_hooks: tuple[WaveStep, ...] = ()
+    sync_fail_hooks: tuple[WaveStep, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ Action = Terminate | Finish | DryRun | ApplyWave | JudgeWave
 
 
 def _failure(plan: SyncPlan | None, state: OperationState, message: str) -> Finish:
-    hooks = () if plan is None or state.sync_fail_hooks_run else plan.failure_waves()
+    hooks = None if plan is None or state.sync_fail_hooks_run else plan.failure_waves()
     return Finish(state, OperationPhase.FAILED, message, sync_fail_hooks=hooks)
 
 
