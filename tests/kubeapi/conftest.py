@@ -76,6 +76,17 @@ class Kubectl:
         return dict(os.environ, KUBECONFIG=str(self.kubeconfig), HOME=str(self.kubeconfig.parent))
 
 
+# A container that prints three lines, then one more each time its file `more` appears.
+TALKER = (
+    "import os, time\n"
+    "for n in range(3): print(f'line {n}', flush=True)\n"
+    "while True:\n"
+    "    if os.path.exists('more'):\n"
+    "        os.remove('more'); print('more', flush=True)\n"
+    "    time.sleep(0.1)\n"
+)
+
+
 def _headway(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "headway", *args], capture_output=True,
                           text=True, timeout=90, check=False)
@@ -87,6 +98,12 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     binary = kubectl_binary()
     home = tmp_path_factory.mktemp("kubeapi")
     state = home / "state"
+    state.mkdir()
+    (state / "headway-runtime.yaml").write_text(
+        "images:\n"
+        "  kubeapi-test/talker:\n"
+        f"    command: [{sys.executable!r}, '-c', {TALKER!r}]\n"
+    )
     started = _headway("runtime", "up", "--state-dir", str(state))
     assert started.returncode == 0, started.stdout + started.stderr
     try:

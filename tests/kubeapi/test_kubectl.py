@@ -10,6 +10,7 @@ import json
 import subprocess
 import threading
 from collections.abc import Mapping
+from pathlib import Path
 
 import yaml
 
@@ -167,3 +168,46 @@ def test_explain_answers_for_a_kind(kubectl: Kubectl) -> None:
     explained = kubectl("explain", "deployments.spec").stdout
     assert "KIND:       Deployment" in explained
     assert "FIELD: spec <Object>" in explained
+
+
+def test_logs_of_a_running_pod(kubectl: Kubectl, tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "talker"},
+           "spec": {"containers": [{"name": "main", "image": "kubeapi-test/talker",
+                                    "workingDir": str(tmp_path)}]}}
+    kubectl("apply", "-f", "-", stdin=_manifest(pod))
+    wait_for(lambda: kubectl.run("logs", "talker").stdout.count("line") == 3,
+             what="the Pod's first lines")
+    assert kubectl("logs", "talker", "--tail=1").stdout == "line 2\n"
+    follower = subprocess.Popen([kubectl.binary, "logs", "-f", "talker"],
+                                stdout=subprocess.PIPE, text=True, env=kubectl.env)
+    lines: list[str] = []
+    output = follower.stdout
+    assert output is not None
+    threading.Thread(target=lambda: lines.extend(iter(output.readline, "")),
+                     daemon=True).start()
+    try:
+        wait_for(lambda: len(lines) == 3, what="the followed log's first lines")
+        (tmp_path / "more").touch()
+        wait_for(lambda: lines[-1:] == ["more\n"], what="a line written while following")
+    finally:
+        follower.terminate()
+        follower.wait(timeout=10)
+    missing = kubectl.run("logs", "talker", "-c", "other")
+    assert "container other is not valid for pod talker" in missing.stderr
+
+
+def test_describe_shows_the_events_of_an_object(kubectl: Kubectl) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "unpullable"},
+           "spec": {"containers": [{"name": "main", "image": "nowhere/unknown:1"}]}}
+    kubectl("apply", "-f", "-", stdin=_manifest(pod))
+
+    def events_shown() -> bool:
+        described = kubectl("describe", "pod", "unpullable").stdout
+        return "Events:" in described and "<none>" not in described.split("Events:")[1]
+
+    wait_for(events_shown, what="describe to list the Pod's events")
+    selected = kubectl("get", "events", "--field-selector",
+                       "involvedObject.name=unpullable", "-o", "name").stdout.split()
+    assert selected
+    refused = kubectl.run("get", "pods", "--field-selector", "spec.unknownField=x")
+    assert "field label not supported: spec.unknownField" in refused.stderr

@@ -208,7 +208,8 @@ class Runtime:
         if self.mesh is not None:
             await self.mesh.start()  # first, so runtime.json can record its metrics address
         if self._api_port is not None:  # also before runtime.json, for its address
-            self.api = ApiServer(db_path=self.paths.db, clock=self._clock, port=self._api_port)
+            self.api = ApiServer(db_path=self.paths.db, clock=self._clock, port=self._api_port,
+                                 logs_dir=self.paths.logs_dir)
             self.api.start()
         self._claim_state_dir()
         try:

@@ -97,7 +97,7 @@ def list_objects(cluster: LocalCluster, req: Request, query: ListQuery) -> Obj:
         label_selector=query.label_selector or None, limit=query.limit or None,
         continue_token=query.continue_token or None,
     )
-    items = [o for o in page.items if query.field_selector.matches(o["metadata"])]
+    items = [o for o in page.items if query.field_selector.matches(o)]
     meta: dict[str, Any] = {"resourceVersion": page.resource_version}
     if page.continue_token:
         meta["continue"] = page.continue_token

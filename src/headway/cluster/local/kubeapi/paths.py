@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from headway.cluster.local.kubeapi.status import ApiError
 
@@ -57,25 +58,52 @@ def _resource_part(group: str, version: str, rest: list[str]) -> ResourcePath | 
 
 @dataclass(frozen=True)
 class FieldSelector:
-    """The field selectors the API supports on every kind: metadata.name and
-    metadata.namespace, with `=`, `==` and `!=`."""
+    """A field selector: `path=value`, `path==value` and `path!=value` terms, all of which
+    must hold. A path is dotted (`involvedObject.name`); values compare as text."""
 
     equal: tuple[tuple[str, str], ...] = ()
     not_equal: tuple[tuple[str, str], ...] = ()
 
-    def matches(self, metadata: Mapping[str, object]) -> bool:
-        def value(field: str) -> str:
-            return str(metadata.get(field.removeprefix("metadata."), "") or "")
-
-        return all(value(f) == v for f, v in self.equal) and all(
-            value(f) != v for f, v in self.not_equal
+    def matches(self, obj: Mapping[str, Any]) -> bool:
+        return all(_field_text(obj, f) == v for f, v in self.equal) and all(
+            _field_text(obj, f) != v for f, v in self.not_equal
         )
 
 
+def _field_text(obj: Mapping[str, Any], path: str) -> str:
+    node: Any = obj
+    for key in ("source.component" if path == "source" else path).split("."):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return "" if node is None else str(node)
+
+
+# The fields Kubernetes lets each kind be selected by, besides metadata.name and
+# metadata.namespace (what `kubectl describe` and `kubectl get --field-selector` use).
+_SELECTABLE_BY_KIND: dict[str, frozenset[str]] = {
+    "events": frozenset({
+        "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+    }),
+    "pods": frozenset({
+        "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+        "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+        "status.nominatedNodeName",
+    }),
+    "secrets": frozenset({"type"}),
+    "namespaces": frozenset({"status.phase"}),
+    "replicasets": frozenset({"status.replicas"}),
+    "jobs": frozenset({"status.successful"}),
+}
 _SELECTABLE = frozenset({"metadata.name", "metadata.namespace"})
 
 
-def parse_field_selector(text: str) -> FieldSelector:
+def parse_field_selector(text: str, plural: str) -> FieldSelector:
+    """The selector `text` names, for the kind with this plural (400 on a field the kind
+    cannot be selected by, as Kubernetes answers)."""
+    allowed = _SELECTABLE | _SELECTABLE_BY_KIND.get(plural, frozenset())
     equal: list[tuple[str, str]] = []
     not_equal: list[tuple[str, str]] = []
     for term in filter(None, (t.strip() for t in text.split(","))):
@@ -87,9 +115,9 @@ def parse_field_selector(text: str) -> FieldSelector:
             target = equal
         else:
             raise ApiError(400, "BadRequest", f"invalid field selector term {term!r}")
-        if field.strip() not in _SELECTABLE:
+        if field.strip() not in allowed:
             raise ApiError(400, "BadRequest", f'field label not supported: {field.strip()} '
-                           "(the local API selects by metadata.name and metadata.namespace)")
+                           f"({plural} are selected by {', '.join(sorted(allowed))})")
         target.append((field.strip(), value.strip()))
     return FieldSelector(equal=tuple(equal), not_equal=tuple(not_equal))
 
@@ -107,10 +135,10 @@ class ListQuery:
     send_initial_events: bool = False
 
 
-def parse_list_query(query: Mapping[str, str]) -> ListQuery:
+def parse_list_query(query: Mapping[str, str], plural: str) -> ListQuery:
     return ListQuery(
         label_selector=query.get("labelSelector", ""),
-        field_selector=parse_field_selector(query.get("fieldSelector", "")),
+        field_selector=parse_field_selector(query.get("fieldSelector", ""), plural),
         limit=_number(query, "limit"),
         continue_token=query.get("continue", ""),
         watch=_flag(query, "watch"),

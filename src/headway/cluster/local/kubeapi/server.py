@@ -26,7 +26,14 @@ from starlette.routing import Route
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
-from headway.cluster.local.kubeapi import bodies, discovery, operations, scaling, tables
+from headway.cluster.local.kubeapi import (
+    bodies,
+    discovery,
+    operations,
+    podlogs,
+    scaling,
+    tables,
+)
 from headway.cluster.local.kubeapi.catalog import Catalog
 from headway.cluster.local.kubeapi.operations import Request
 from headway.cluster.local.kubeapi.paths import parse_list_query, parse_path
@@ -48,6 +55,7 @@ class _Context:
     clock: Clock
     stop: threading.Event
     watch: WatchSettings
+    logs_dir: Path | None
 
     def catalog(self) -> Catalog:
         return Catalog.build(self.cluster.discovery(), self.cluster.list(*_CRD_VERSION))
@@ -66,8 +74,10 @@ def _not_found() -> ApiError:
 
 
 def build_app(cluster: LocalCluster, clock: Clock, *, stop: threading.Event,
-              watch: WatchSettings | None = None) -> Starlette:
-    ctx = _Context(cluster=cluster, clock=clock, stop=stop, watch=watch or WatchSettings())
+              watch: WatchSettings | None = None, logs_dir: Path | None = None) -> Starlette:
+    """The app; `logs_dir` (the runtime's container logs) serves `pods/log`."""
+    ctx = _Context(cluster=cluster, clock=clock, stop=stop, watch=watch or WatchSettings(),
+                   logs_dir=logs_dir)
 
     async def simple(request: HttpRequest) -> Response:
         return await run_in_threadpool(_discovery, ctx, request.url.path)
@@ -167,6 +177,8 @@ def _verb(ctx: _Context, req: Request, method: str, accept: str) -> Response:
     sub = req.path.subresource
     if not req.path.name:
         return _collection(ctx, req, method, accept)
+    if sub == "log" and req.kind.plural == "pods" and req.kind.group == "" and method == "GET":
+        return _pod_log(ctx, req)
     if sub == "scale":
         handlers: dict[str, Callable[[LocalCluster, Request], Obj]] = {
             "GET": scaling.get_scale, "PUT": scaling.replace_scale,
@@ -189,6 +201,17 @@ def _verb(ctx: _Context, req: Request, method: str, accept: str) -> Response:
     return _json(result, 200 if existed else 201)
 
 
+def _pod_log(ctx: _Context, req: Request) -> Response:
+    if ctx.logs_dir is None:
+        raise _not_found()
+    path = podlogs.log_file(ctx.cluster, req, ctx.logs_dir)
+    if req.query.get("follow", "").lower() in ("1", "true"):
+        chunks = podlogs.follow_log(ctx.cluster, req, path, stop=ctx.stop)
+        return StreamingResponse(_paced(chunks, ctx.watch.poll_seconds),
+                                 media_type="text/plain")
+    return Response(podlogs.read_log(path, req), media_type="text/plain")
+
+
 def _exists(cluster: LocalCluster, req: Request) -> bool:
     try:
         operations.get(cluster, req)
@@ -202,7 +225,7 @@ def _collection(ctx: _Context, req: Request, method: str, accept: str) -> Respon
         return _json(operations.create(ctx.cluster, req), 201)
     if method not in ("GET", "DELETE"):
         raise ApiError(405, "MethodNotAllowed", f"{method} is not supported on a collection")
-    query = parse_list_query(req.query)
+    query = parse_list_query(req.query, req.kind.plural)
     if method == "DELETE":
         return _json(operations.delete_collection(ctx.cluster, req, query))
     as_table = tables.wants_table(accept)
@@ -250,10 +273,10 @@ class ApiServer:
     """The API on 127.0.0.1:`port` (0: any free port), on a thread of its own."""
 
     def __init__(self, *, db_path: Path, clock: Clock, port: int = 0,
-                 watch: WatchSettings | None = None) -> None:
+                 watch: WatchSettings | None = None, logs_dir: Path | None = None) -> None:
         self._cluster = LocalCluster(db_path, clock)
         self._stop = threading.Event()
-        app = build_app(self._cluster, clock, stop=self._stop, watch=watch)
+        app = build_app(self._cluster, clock, stop=self._stop, watch=watch, logs_dir=logs_dir)
         config = uvicorn.Config(app, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=2, access_log=False)
         self._server = uvicorn.Server(config)

@@ -53,7 +53,7 @@ class _Watch:
     def wanted(self, obj: Obj) -> bool:
         meta = obj["metadata"]
         return self.selector.matches(meta.get("labels")) and \
-            self.query.field_selector.matches(meta)
+            self.query.field_selector.matches(obj)
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
         meta: dict[str, object] = {"resourceVersion": str(revision)}
