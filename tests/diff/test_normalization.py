@@ -227,3 +227,23 @@ def test_fields_removed_from_the_manifest_are_drift_when_last_applied_had_them()
         {"name": "OLD", "value": "x"}
     )
     assert not diff_resource(desired, live).modified
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "Service"])
+def test_comparing_leaves_both_objects_as_they_were(kind: str) -> None:
+    # Normalization copies only what it changes and shares the rest with its inputs: the
+    # desired object is a render-cache entry and the live one a store read, so filling a
+    # default or dropping server metadata in place would corrupt later comparisons.
+    desired = deployment(ports=[{"containerPort": 8080}])
+    desired["kind"] = kind
+    desired["spec"]["ports"] = [{"port": 80}]
+    desired["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "3"}
+    live = as_server_returns(desired)
+    live["spec"]["strategy"] = {"type": "RollingUpdate"}
+    live["spec"]["updateStrategy"] = {"type": "RollingUpdate"}
+    desired_before, live_before = copy.deepcopy(desired), copy.deepcopy(live)
+
+    diff_resource(desired, live)
+
+    assert desired == desired_before
+    assert live == live_before

@@ -8,7 +8,6 @@ older server. Replica counts are never defaulted (an autoscaler owns them).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
@@ -29,10 +28,15 @@ def image_pull_policy(image: str) -> str:
 
 
 def with_defaults(obj: Obj) -> Obj:
-    """A copy of a live object with Kubernetes' defaults filled where fields are missing."""
-    out = copy.deepcopy(obj)
+    """A copy of a live object with Kubernetes' defaults filled where fields are missing.
+
+    Only the maps and lists on the way to a filled field are copied; every other value is
+    shared with `obj` (a deep copy of each live object was a large part of a fleet refresh),
+    so callers must treat the result as read-only.
+    """
+    out = dict(obj)
     kind = out.get("kind")
-    spec = out.get("spec")
+    spec = _own(out, "spec")
     if not isinstance(spec, MutableMapping):
         return out
     for fill in _BY_KIND.get(str(kind), ()):
@@ -47,12 +51,42 @@ def with_defaults(obj: Obj) -> Obj:
 
 
 def _template(spec: Obj) -> Obj | None:
-    template = spec.get("template")
+    template = _own(spec, "template")
     if isinstance(template, MutableMapping):
-        pod_spec = template.get("spec")
+        pod_spec = _own(template, "spec")
         if isinstance(pod_spec, MutableMapping):
             return pod_spec
     return None
+
+
+def _own(parent: Obj, key: str) -> Any:
+    """`parent[key]`, replaced first by a shallow copy of itself when it is a map or a list,
+    so that filling it leaves the object it came from alone."""
+    value = parent.get(key)
+    if isinstance(value, MutableMapping):
+        value = parent[key] = dict(value)
+    elif isinstance(value, list):
+        value = parent[key] = list(value)
+    return value
+
+
+def _own_or_default(parent: Obj, key: str, default: dict[str, Any]) -> Any:
+    """As `parent.setdefault(key, default)`, with an existing value owned (see `_own`)."""
+    if key not in parent:
+        parent[key] = default
+        return default
+    return _own(parent, key)
+
+
+def _own_items(parent: Obj, key: str) -> list[Obj]:
+    """The maps in the list `parent[key]`, each owned (see `_own`), ready to be filled."""
+    items = _own(parent, key)
+    if not isinstance(items, list):
+        return []
+    for index, item in enumerate(items):
+        if isinstance(item, MutableMapping):
+            items[index] = dict(item)
+    return [item for item in items if isinstance(item, dict)]
 
 
 def _pod_spec(spec: Obj, *, restart_default: str | None) -> None:
@@ -63,9 +97,8 @@ def _pod_spec(spec: Obj, *, restart_default: str | None) -> None:
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("securityContext", {})
     for key in ("containers", "initContainers"):
-        for container in spec.get(key) or []:
-            if isinstance(container, MutableMapping):
-                _container(container)
+        for container in _own_items(spec, key):
+            _container(container)
 
 
 def _container(container: Obj) -> None:
@@ -74,15 +107,14 @@ def _container(container: Obj) -> None:
     container.setdefault("resources", {})
     if isinstance(container.get("image"), str):
         container.setdefault("imagePullPolicy", image_pull_policy(container["image"]))
-    for port in container.get("ports") or []:
-        if isinstance(port, MutableMapping):
-            port.setdefault("protocol", "TCP")
+    for port in _own_items(container, "ports"):
+        port.setdefault("protocol", "TCP")
 
 
 def _deployment(spec: Obj) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
-    strategy = spec.setdefault("strategy", {"type": "RollingUpdate"})
+    strategy = _own_or_default(spec, "strategy", {"type": "RollingUpdate"})
     if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
         strategy.setdefault("rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
 
@@ -90,14 +122,14 @@ def _deployment(spec: Obj) -> None:
 def _statefulset(spec: Obj) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("podManagementPolicy", "OrderedReady")
-    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    strategy = _own_or_default(spec, "updateStrategy", {"type": "RollingUpdate"})
     if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
         strategy.setdefault("rollingUpdate", {"partition": 0})
 
 
 def _daemonset(spec: Obj) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
-    strategy = spec.setdefault("updateStrategy", {"type": "RollingUpdate"})
+    strategy = _own_or_default(spec, "updateStrategy", {"type": "RollingUpdate"})
     if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
         strategy.setdefault("rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
 
@@ -111,11 +143,10 @@ def _job(spec: Obj) -> None:
 def _service(spec: Obj) -> None:
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
-    for port in spec.get("ports") or []:
-        if isinstance(port, MutableMapping):
-            port.setdefault("protocol", "TCP")
-            if "port" in port:
-                port.setdefault("targetPort", port["port"])
+    for port in _own_items(spec, "ports"):
+        port.setdefault("protocol", "TCP")
+        if "port" in port:
+            port.setdefault("targetPort", port["port"])
 
 
 _BY_KIND: dict[str, tuple[Callable[[Obj], None], ...]] = {

@@ -16,7 +16,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from headway.model import support
@@ -150,7 +150,7 @@ class RenderCache:
                 self._entries.move_to_end(key)
                 self.hits += 1
                 return cached
-        result = renderer.render(request)
+        result = _without_node_trees(renderer.render(request))
         with self._lock:
             self.misses += 1
             self._entries[key] = result
@@ -161,6 +161,15 @@ class RenderCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+def _without_node_trees(result: RenderResult) -> RenderResult:
+    """`result` with each document's YAML node tree let go (field lines then fall back to the
+    document's line). A cached render only feeds comparisons, which never ask for a field's
+    line; the node trees held most of its memory, and every garbage collection rescanned
+    them (bench/bench_refresh.py, bench/bench_scale.py)."""
+    documents = tuple(replace(d, _node=None) for d in result.documents)
+    return replace(result, documents=documents)
 
 
 def _cache_key(renderer: Renderer, request: RenderRequest) -> str:
