@@ -21,13 +21,19 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADWAY = [sys.executable, "-m", "headway"]
 
 
-def median_wall_s(argv: list[str], runs: int) -> float:
-    samples = []
+def wall_s(argv: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
+    return time.perf_counter() - started
+
+
+def median_walls_s(cases: dict[str, list[str]], runs: int) -> dict[str, float]:
+    """Median wall time per case, run in interleaved rounds so machine load hits all alike."""
+    samples: dict[str, list[float]] = {label: [] for label in cases}
     for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
+        for label, argv in cases.items():
+            samples[label].append(wall_s(argv))
+    return {label: statistics.median(taken) for label, taken in samples.items()}
 
 
 def main() -> None:
@@ -35,22 +41,26 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11)
     runs = parser.parse_args().runs
 
-    python = median_wall_s([sys.executable, "-c", "pass"], runs)
     kubectl = shutil.which("kubectl")
-    yard = median_wall_s([kubectl, "version", "--client"], runs) if kubectl else None
+    yardsticks = {"python -c pass": [sys.executable, "-c", "pass"]}
+    if kubectl:
+        yardsticks["kubectl version --client"] = [kubectl, "version", "--client"]
     cases = {
         "headway --help": [*HEADWAY, "--help"],
         "headway --version": [*HEADWAY, "--version"],
         "headway app --help": [*HEADWAY, "app", "--help"],
+        "headway app list --help": [*HEADWAY, "app", "list", "--help"],
+        "headway rollouts get --help": [*HEADWAY, "rollouts", "get", "--help"],
         "headway validate examples/": [*HEADWAY, "validate", "examples/"],
         "headway get pods (no runtime)": [*HEADWAY, "get", "pods", "--state-dir", "/nonexistent"],
+        "headway check --help": [*HEADWAY, "check", "--help"],
+        "headway serve --help": [*HEADWAY, "serve", "--help"],
     }
+    medians = median_walls_s({**yardsticks, **cases}, runs)
+    python = medians["python -c pass"]
+    yard = medians.get("kubectl version --client")
     print(f"{'command':34} {'median s':>9} {'x python':>9} {'x kubectl':>10}")
-    print(f"{'python -c pass':34} {python:9.3f} {1.0:9.2f} {'':>10}")
-    if yard is not None:
-        print(f"{'kubectl version --client':34} {yard:9.3f} {yard / python:9.2f} {1.0:10.2f}")
-    for label, argv in cases.items():
-        took = median_wall_s(argv, runs)
+    for label, took in medians.items():
         versus_kubectl = f"{took / yard:10.2f}" if yard else f"{'-':>10}"
         print(f"{label:34} {took:9.3f} {took / python:9.2f} {versus_kubectl}")
 

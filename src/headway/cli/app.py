@@ -12,24 +12,19 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from headway.cli import app_view, app_wait
-from headway.clock import SystemClock
 from headway.cluster.errors import Conflict, NotFound
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
-from headway.controllers import app_operations as ops
-from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_status import Comparison
-from headway.controllers.application import APP_API_VERSION, ApplicationController
-from headway.controllers.cluster_registry import ClusterRegistry
-from headway.diff import unified_diff
+from headway.controllers.app_names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
-from headway.source.git import GitCache
+from headway.state_dir import RuntimePaths
+
+if TYPE_CHECKING:  # the store, Git and the controllers load only in the commands using them
+    from headway.cluster.local.store import LocalCluster
+    from headway.controllers.app_status import Comparison
 
 __all__ = ["compare", "find", "open_store", "read_app", "register"]
 
@@ -50,6 +45,9 @@ apps = typer.Typer(help="Argo CD Applications: status, diff and manual operation
 
 def open_store(state_dir: Path, *, create: bool = False) -> LocalCluster:
     """The store; without `create`, a missing one is an error pointing at `runtime up`."""
+    from headway.clock import SystemClock
+    from headway.cluster.local.store import LocalCluster
+
     paths = RuntimePaths(state_dir)
     if create:
         state_dir.mkdir(parents=True, exist_ok=True)
@@ -84,6 +82,12 @@ _get = read_app
 def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
     """Render the app from Git in this process (fresh caches: a hard refresh by nature) and
     compare it with live; errors that prevent it end the command with exit 2."""
+    from headway.clock import SystemClock
+    from headway.controllers.app_sources import SourceReader
+    from headway.controllers.application import ApplicationController
+    from headway.controllers.cluster_registry import ClusterRegistry
+    from headway.source.git import GitCache
+
     with _open(state_dir) as store:
         clock = SystemClock()
         reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
@@ -102,6 +106,8 @@ def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[s
     """Write `operation` unless one is pending or running (as Argo CD refuses with "another
     operation is already in progress"); the read `resourceVersion` makes the check and the
     write one step, so two CLIs racing cannot both win."""
+    from headway.controllers import app_operations as ops
+
     name = app["metadata"]["name"]
     state = (app.get("status") or {}).get("operationState")
     if isinstance(app.get("operation"), dict):
@@ -257,6 +263,8 @@ def diff_app(
     """A unified diff per resource between live and Git; exit code 1 when they differ. The
     diff is rendered from Git by this command, never from a cache; --refresh /
     --hard-refresh also ask the controller to refresh the app's status."""
+    from headway.diff import unified_diff
+
     if refresh or hard_refresh:
         with _open(state_dir) as store:
             _get(store, name, namespace)
@@ -295,6 +303,8 @@ def sync_app(
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
     """Ask the controller to sync the application (recorded in history)."""
+    from headway.controllers import app_operations as ops
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         selected = [_resource_selector(r, app) for r in resource or []]
@@ -335,6 +345,8 @@ def rollback(
 ) -> None:
     """Sync to the revision of a history entry (refused while automated sync is on, as in
     Argo CD: it would sync forward again at once)."""
+    from headway.controllers import app_operations as ops
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
@@ -365,6 +377,8 @@ def terminate(
 ) -> None:
     """Stop the running operation: running hooks are deleted and it ends Failed. A requested
     operation the controller has not started yet is withdrawn."""
+    from headway.controllers import app_operations as ops
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         if isinstance(app.get("operation"), dict):
@@ -411,6 +425,8 @@ def confirm_prune(
 ) -> None:
     """Approve the prunes a running operation waits for (`Prune=confirm`), or the deletions
     a deleted application waits for (`Delete=confirm`); refused when nothing waits."""
+    from headway.controllers import app_operations as ops
+
     with _open(state_dir) as store:
         waiting = ops.waiting_for_confirmation(_get(store, name, namespace))
         if not waiting:

@@ -16,7 +16,7 @@ import typer
 from headway.cli import app as app_cli
 from headway.cli import app_define as define
 from headway.cli import app_view, app_wait
-from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
+from headway.controllers.app_names import DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
 
 __all__ = ["add_commands"]

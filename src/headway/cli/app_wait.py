@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cli import app_view
-from headway.controllers import app_operations as ops
 
 __all__ = [
     "NO_CONTROLLER",
@@ -68,6 +67,8 @@ def wait(
 ) -> Waited:
     """Poll `read()` until the operation requested after the state `previous` ends; each
     change of its phase or message goes to `progress`. `timeout` 0 waits without limit."""
+    from headway.controllers import app_operations as ops
+
     start = monotonic()
     shown, hinted = "", False
     while True:
@@ -148,6 +149,8 @@ def _health_passes(health: str, want: WaitFor) -> bool:
 
 def state_reached(app: Mapping[str, Any], want: WaitFor) -> bool:
     """Whether `app` is in every state `want` asks for (purely computational)."""
+    from headway.controllers import app_operations as ops
+
     state = app_state(app)
     operation_over = not isinstance(app.get("operation"), dict) and not ops.is_running(
         (app.get("status") or {}).get("operationState")

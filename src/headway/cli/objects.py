@@ -6,21 +6,18 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 import yaml
 
-from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
-from headway.cluster.events import event_order, events_for
-from headway.cluster.local.pod_facts import parse_time
-from headway.cluster.local.pod_launch import log_path
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.services import service_ports
-from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj, ResourceKind
 from headway.redaction import redact_url_credentials, redact_urls_in
+from headway.state_dir import RuntimePaths
+
+if TYPE_CHECKING:  # the store and the runtime's modules load only when a command runs
+    from headway.cluster.local.store import LocalCluster
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 Namespace = Annotated[
@@ -54,6 +51,9 @@ def _open(state_dir: Path) -> LocalCluster:
     if not paths.db.exists():
         typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
         raise typer.Exit(1)
+    from headway.clock import SystemClock
+    from headway.cluster.local.store import LocalCluster
+
     return LocalCluster(paths.db, SystemClock())
 
 
@@ -68,6 +68,7 @@ def resolve_kind(cluster: LocalCluster, name: str) -> ResourceKind:
 
 
 def _age(obj: Obj, stamp: str | None = None) -> str:
+    from headway.cluster.local.pod_facts import parse_time
     created = parse_time(stamp or obj["metadata"].get("creationTimestamp"))
     if created is None:
         return "<unknown>"
@@ -135,12 +136,18 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
     "Service": (
         ["ADDRESS", "PORTS"],
         lambda s: [
-            ",".join(f"127.0.0.1:{p}" for p in service_ports(s)) or "<pending>",
+            ",".join(f"127.0.0.1:{p}" for p in _service_ports(s)) or "<pending>",
             ",".join(str(p.get("port")) for p in (s.get("spec") or {}).get("ports") or []),
         ],
     ),
     "Endpoints": (["ENDPOINTS"], lambda e: [_endpoint_list(e)]),
 }
+
+
+def _service_ports(service: Obj) -> list[int]:
+    from headway.cluster.local.services import service_ports
+
+    return service_ports(service)
 
 
 def _endpoint_list(endpoints: Obj) -> str:
@@ -179,6 +186,7 @@ def _event_rows(events: list[Obj]) -> list[list[str]]:
 
 
 def _events_in_order(events: list[Obj]) -> list[Obj]:
+    from headway.cluster.events import event_order
     return sorted(events, key=event_order)
 
 
@@ -274,6 +282,7 @@ def describe(
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
     """An object's status, conditions and recent Events."""
+    from headway.cluster.events import events_for
     with _open(state_dir) as cluster:
         rk = resolve_kind(cluster, kind)
         try:
@@ -345,6 +354,7 @@ def logs(
     state_dir: StateDir = DEFAULT_STATE,
 ) -> None:
     """A container's output (stdout and stderr)."""
+    from headway.cluster.local.pod_launch import log_path
     with _open(state_dir) as cluster:
         try:
             obj = cluster.get("v1", "Pod", pod, namespace)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, Group, RenderableType
@@ -24,12 +24,12 @@ from rich.text import Text
 
 from headway.cli import rollouts_actions as actions
 from headway.cli.rollouts_view import render, summarize
-from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
-from headway.controllers.rollout_inputs import parse_rollout_object
+from headway.state_dir import RuntimePaths
+
+if TYPE_CHECKING:  # the store loads only when a command runs (not for --help)
+    from headway.cluster.local.store import LocalCluster
 
 rollouts_app = typer.Typer(help="Watch and steer Rollouts.", no_args_is_help=True)
 set_app = typer.Typer(help="Change a Rollout's spec.", no_args_is_help=True)
@@ -49,6 +49,9 @@ def _open(state_dir: Path) -> LocalCluster:
     if not paths.db.exists():
         typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
         raise typer.Exit(1)
+    from headway.clock import SystemClock
+    from headway.cluster.local.store import LocalCluster
+
     return LocalCluster(paths.db, SystemClock())
 
 
@@ -146,6 +149,7 @@ def get(
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the view live.")] = False,
 ) -> None:
     """A Rollout: status, steps, weights, ReplicaSets, pods and analysis runs."""
+    from headway.controllers.rollout_inputs import parse_rollout_object
     console = Console()
     with _open(state_dir) as cluster:
 

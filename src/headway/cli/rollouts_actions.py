@@ -29,7 +29,6 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster, Obj
-from headway.controllers.rollout_inputs import owned_runs
 from headway.rollout.replica_sets import HASH_LABEL, view_of
 from headway.rollout.run_evidence import promotion_refusal
 from headway.rollout.runs import run_view_of
@@ -109,6 +108,7 @@ def _edit_spec(
 
 def _refuse_without_evidence(cluster: Cluster, ro: Obj, *, full: bool) -> None:
     """Raise when the rollout's runs forbid a promote (see `run_evidence`)."""
+    from headway.controllers.rollout_inputs import owned_runs
     meta = ro["metadata"]
     if (ro.get("status") or {}).get("abort"):
         raise RolloutCommandError(f"rollout '{meta['name']}' is aborted; use `retry` first")

@@ -24,6 +24,7 @@ from headway.controllers import app_report as report
 from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
 from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
 from headway.controllers.app_metrics import AppMetrics
+from headway.controllers.app_names import APP_API_VERSION
 from headway.controllers.app_project import ProjectGuard, load_project
 from headway.controllers.app_refresh import ComparisonCache, take_refresh_request
 from headway.controllers.app_sources import (
@@ -54,7 +55,6 @@ from headway.sync.windows import AppTarget, window_decision
 
 __all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
-APP_API_VERSION = "argoproj.io/v1alpha1"
 Obj = dict[str, Any]
 
 
