@@ -108,12 +108,15 @@ def test_later_pages_show_the_first_pages_snapshot(cluster: Cluster) -> None:
     _create(cluster, "cc")  # created after the snapshot: not listed
     cluster.delete("v1", "ConfigMap", "e")
     _create(cluster, "e")  # deleted and created again: the old one is listed
-    rest = cluster.list_page("v1", "ConfigMap", limit=10, continue_token=first.continue_token)
-    assert _names(rest.items) == ["c", "d", "e"]
-    assert rest.items[0]["data"] == {"v": "old"}
-    assert rest.remaining is None and rest.continue_token == ""
+    second = cluster.list_page("v1", "ConfigMap", limit=2, continue_token=first.continue_token)
+    assert _names(second.items) == ["c", "d"]
+    assert second.items[0]["data"] == {"v": "old"}
+    assert second.remaining == 1
+    last = cluster.list_page("v1", "ConfigMap", limit=2, continue_token=second.continue_token)
+    assert _names(last.items) == ["e"]
+    assert last.remaining is None and last.continue_token == ""
     assert all(int(o["metadata"]["resourceVersion"]) <= int(first.resource_version)
-               for o in rest.items)
+               for o in [*second.items, *last.items])
 
 
 def test_a_snapshot_narrows_by_the_labels_objects_had_then(cluster: Cluster) -> None:
@@ -124,3 +127,13 @@ def test_a_snapshot_narrows_by_the_labels_objects_had_then(cluster: Cluster) -> 
     rest = cluster.list_page("v1", "ConfigMap", label_selector="tier=web", limit=5,
                              continue_token=first.continue_token)
     assert _names(rest.items) == ["b", "c"]
+
+
+def test_a_set_based_selector_pages_the_same_way(cluster: Cluster) -> None:
+    _create(cluster, "a", "c", "e", labels={"tier": "web"})
+    _create(cluster, "b", "d", labels={"tier": "db"})
+    first = cluster.list_page("v1", "ConfigMap", label_selector="tier!=db", limit=2)
+    rest = cluster.list_page("v1", "ConfigMap", label_selector="tier!=db", limit=2,
+                             continue_token=first.continue_token)
+    assert (_names(first.items), first.remaining) == (["a", "c"], 1)
+    assert (_names(rest.items), rest.continue_token) == (["e"], "")

@@ -189,23 +189,62 @@ def select(
     namespace: str | None,
     equalities: dict[str, str],
     after: tuple[str, str] | None = None,
+    max_revision: int | None = None,
+    limit: int | None = None,
 ) -> list[str]:
     """Bodies of a kind's objects in (namespace, name) order, narrowed by namespace, by
-    `key=value` label pairs (through the labels index) and to keys `after` one (a page's
-    start); the caller applies the rest of the selector."""
-    sql = "SELECT body FROM objects WHERE grp = ? AND kind = ?"
-    params: list[str] = [group, kind]
+    `key=value` label pairs (through the labels index), to keys `after` one (a page's
+    start), to objects last written at or before `max_revision`, and to the first `limit`;
+    the caller applies the rest of the selector."""
+    where, params = _object_filter(group, kind, namespace=namespace, equalities=equalities,
+                                   after=after, max_revision=max_revision)
+    sql = f"SELECT body FROM objects WHERE {where} ORDER BY namespace, name"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return [row[0] for row in conn.execute(sql, params)]
+
+
+def count(
+    conn: sqlite3.Connection,
+    group: str,
+    kind: str,
+    *,
+    namespace: str | None,
+    equalities: dict[str, str],
+    after: tuple[str, str] | None = None,
+    max_revision: int | None = None,
+) -> int:
+    """How many objects `select` with the same narrowing (and no limit) would return."""
+    where, params = _object_filter(group, kind, namespace=namespace, equalities=equalities,
+                                   after=after, max_revision=max_revision)
+    return int(conn.execute(f"SELECT count(*) FROM objects WHERE {where}", params).fetchone()[0])
+
+
+def _object_filter(
+    group: str,
+    kind: str,
+    *,
+    namespace: str | None,
+    equalities: dict[str, str],
+    after: tuple[str, str] | None,
+    max_revision: int | None,
+) -> tuple[str, list[Any]]:
+    where = "grp = ? AND kind = ?"
+    params: list[Any] = [group, kind]
     if namespace:
-        sql += " AND namespace = ?"
+        where += " AND namespace = ?"
         params.append(namespace)
     if after is not None:
-        sql += " AND (namespace, name) > (?, ?)"
+        where += " AND (namespace, name) > (?, ?)"
         params += list(after)
+    if max_revision is not None:
+        where += " AND rv <= ?"
+        params.append(max_revision)
     for key, value in sorted(equalities.items()):
-        sql += " AND uid IN (SELECT uid FROM labels WHERE key = ? AND value = ?)"
+        where += " AND uid IN (SELECT uid FROM labels WHERE key = ? AND value = ?)"
         params += [key, value]
-    sql += " ORDER BY namespace, name"
-    return [row[0] for row in conn.execute(sql, params)]
+    return where, params
 
 
 def compact(conn: sqlite3.Connection, *, keep: int) -> int:

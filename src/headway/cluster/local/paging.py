@@ -17,10 +17,17 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from headway.cluster.errors import Invalid
-from headway.cluster.protocol import ListPage
+from headway.cluster.errors import Expired, Invalid
+from headway.cluster.protocol import ListPage, Obj
 
-__all__ = ["Continuation", "ListPage", "decode_continue", "encode_continue"]
+__all__ = [
+    "Continuation",
+    "ListPage",
+    "check_continuation",
+    "decode_continue",
+    "encode_continue",
+    "page_of",
+]
 
 _TOKEN_VERSION = "meta.k8s.io/v1"
 
@@ -60,3 +67,29 @@ def decode_continue(token: str) -> Continuation:
         raise Invalid(f"continue token {token!r} is not valid: missing its start or rv")
     namespace, _, name = start.partition("/")
     return Continuation(revision=revision, namespace=namespace, name=name)
+
+
+def check_continuation(start: Continuation, compacted: int) -> None:
+    """`Expired` when the history no longer reaches the revision a token names."""
+    if start.revision < compacted:
+        raise Expired(
+            f"the continue token is too old (revision {start.revision}; history starts "
+            f"after {compacted}): list again without it"
+        )
+
+
+def page_of(
+    matching: list[Obj], api_version: str, *, revision: int, limit: int | None, total: int | None
+) -> ListPage:
+    """The page of `matching`, the first objects after a page's start (`total` of them in
+    all when only the first were read)."""
+    if not limit or len(matching) <= limit:
+        items = [dict(o, apiVersion=api_version) for o in matching]
+        return ListPage(items=items, resource_version=str(revision), continue_token="",
+                        remaining=None)
+    items = [dict(o, apiVersion=api_version) for o in matching[:limit]]
+    last = items[-1]["metadata"]
+    token = encode_continue(Continuation(
+        revision=revision, namespace=last.get("namespace", ""), name=last["name"]))
+    return ListPage(items=items, resource_version=str(revision), continue_token=token,
+                    remaining=(len(matching) if total is None else total) - limit)

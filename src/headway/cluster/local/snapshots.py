@@ -12,6 +12,7 @@ Kubernetes' `410` for a continue token older than the history.
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Expired
@@ -19,9 +20,18 @@ from headway.cluster.local import database
 from headway.cluster.local.kinds import ServedKind
 from headway.cluster.protocol import Obj
 
-__all__ = ["objects_at"]
+__all__ = ["Snapshot", "objects_at"]
 
 Key = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Objects of a list as they were at a revision, and how many there are in all when
+    only the first ones were read (None when `objects` is all of them)."""
+
+    objects: list[Obj]
+    total: int | None
 
 
 def objects_at(
@@ -32,19 +42,33 @@ def objects_at(
     namespace: str | None,
     equalities: dict[str, str],
     after: Key | None,
-) -> list[Obj]:
+    first: int | None = None,
+) -> Snapshot:
     """Objects of `served` (in `namespace`, keyed after `after`) as they were at `revision`,
-    in (namespace, name) order. Objects unchanged since then are narrowed by `equalities`
-    here; the rebuilt ones are not (the caller applies the whole selector)."""
+    in (namespace, name) order, narrowed by the label `equalities`. With `first`, only the
+    first that many (enough for a page) are read, and `total` counts them all; without it
+    the caller may narrow further by the rest of its selector."""
     bodies = database.select(conn, served.group, served.kind, namespace=namespace,
-                             equalities=equalities, after=after)
-    current = [database.loads(body) for body in bodies]
-    kept = [o for o in current if int(o["metadata"]["resourceVersion"]) <= revision]
+                             equalities=equalities, after=after, max_revision=revision,
+                             limit=first)
+    kept = [database.loads(body) for body in bodies]
     changed = _first_change_after(conn, served, revision=revision, namespace=namespace)
-    existed = {key for key, first in changed.items()
-               if (after is None or key > after) and first != "ADDED"}
-    rebuilt = _states_at(conn, served, existed, revision=revision, namespace=namespace)
-    return sorted([*kept, *rebuilt], key=_key_of)
+    existed = {key for key, kind_of_change in changed.items()
+               if (after is None or key > after) and kind_of_change != "ADDED"}
+    rebuilt = [o for o in _states_at(conn, served, existed, revision=revision,
+                                     namespace=namespace)
+               if _has_labels(o, equalities)]
+    objects = sorted([*kept, *rebuilt], key=_key_of)
+    if first is None:
+        return Snapshot(objects, None)
+    unchanged = database.count(conn, served.group, served.kind, namespace=namespace,
+                               equalities=equalities, after=after, max_revision=revision)
+    return Snapshot(objects[:first], unchanged + len(rebuilt))
+
+
+def _has_labels(obj: Obj, equalities: dict[str, str]) -> bool:
+    labels = obj["metadata"].get("labels") or {}
+    return all(labels.get(k) == v for k, v in equalities.items())
 
 
 def _key_of(obj: Obj) -> Key:

@@ -16,7 +16,7 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster import events
-from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid, NotFound
+from headway.cluster.errors import AlreadyExists, Conflict, Invalid, NotFound
 from headway.cluster.local import apply as ssa
 from headway.cluster.local import (
     database,
@@ -190,15 +190,18 @@ class LocalCluster:
                 raise Invalid(f"{kind} is cluster-scoped; it takes no namespace ({namespace!r})")
             revision = database.counter(conn, "revision")
             if start is not None:
-                _check_continuation(start, database.counter(conn, "compacted"))
+                paging.check_continuation(start, database.counter(conn, "compacted"))
                 revision = start.revision
-            objs = snapshots.objects_at(
-                conn, served, revision=revision, namespace=namespace,
-                equalities=selector.equalities(),
+            equalities = selector.equalities()
+            indexed = len(equalities) == len(selector.requirements)  # SQL does all of it
+            snapshot = snapshots.objects_at(
+                conn, served, revision=revision, namespace=namespace, equalities=equalities,
                 after=(start.namespace, start.name) if start else None,
+                first=limit + 1 if limit and indexed else None,
             )
-        matching = [o for o in objs if selector.matches(o["metadata"].get("labels"))]
-        return _page(matching, api_version, revision=revision, limit=limit)
+        matching = [o for o in snapshot.objects if selector.matches(o["metadata"].get("labels"))]
+        return paging.page_of(matching, api_version, revision=revision, limit=limit,
+                     total=snapshot.total)
 
     def revision(self) -> str:
         """The store's current revision (read it before a `list` to watch from it, or use
@@ -542,27 +545,6 @@ class LocalCluster:
             raise NotFound(f"{key}: namespace {key.namespace!r} not found")
         if "deletionTimestamp" in namespace["metadata"]:
             raise Conflict(f"{key}: namespace {key.namespace!r} is being terminated")
-
-
-def _check_continuation(start: paging.Continuation, compacted: int) -> None:
-    if start.revision < compacted:
-        raise Expired(
-            f"the continue token is too old (revision {start.revision}; history starts "
-            f"after {compacted}): list again without it"
-        )
-
-
-def _page(matching: ObjList, api_version: str, *, revision: int, limit: int | None) -> ListPage:
-    if not limit or len(matching) <= limit:
-        items = [_presented(o, api_version) for o in matching]
-        return ListPage(items=items, resource_version=str(revision), continue_token="",
-                        remaining=None)
-    items = [_presented(o, api_version) for o in matching[:limit]]
-    last = items[-1]["metadata"]
-    token = paging.encode_continue(paging.Continuation(
-        revision=revision, namespace=last.get("namespace", ""), name=last["name"]))
-    return ListPage(items=items, resource_version=str(revision), continue_token=token,
-                    remaining=len(matching) - limit)
 
 
 def _selector(label_selector: SelectorLike) -> Any:
