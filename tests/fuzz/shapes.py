@@ -121,3 +121,91 @@ def argo_manifest(draw: st.DrawFn, kind: str | None = None) -> dict[str, Any]:
         "metadata": metadata,
         "spec": draw(value_for(s.Obj(SPECS[chosen]))),
     }
+
+
+# ---- built-in kinds the check rules read (workloads, autoscalers, budgets, Services) ----
+
+
+def _mostly(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(*[strategy] * 4, WRONG)
+
+
+_ANNOTATIONS = st.dictionaries(
+    st.sampled_from(
+        [
+            "argocd.argoproj.io/sync-wave",
+            "argocd.argoproj.io/hook",
+            "argocd.argoproj.io/sync-options",
+            "argocd.argoproj.io/compare-options",
+        ]
+    ),
+    _mostly(TEXT | st.sampled_from(["-1", "1", "PreSync", "Prune=false"])),
+    max_size=2,
+)
+_META = st.fixed_dictionaries(
+    {"name": st.sampled_from(["web", "a"])},
+    optional={"namespace": _mostly(TEXT), "annotations": _mostly(_ANNOTATIONS), "labels": JSONISH},
+)
+_LABELS = _mostly(st.dictionaries(TEXT, TEXT, max_size=2))
+_CONTAINER = st.fixed_dictionaries(
+    {"name": _mostly(TEXT), "image": _mostly(TEXT)},
+    optional={
+        "ports": _mostly(st.lists(st.fixed_dictionaries({"containerPort": JSONISH}), max_size=2)),
+        "resources": JSONISH,
+        "readinessProbe": JSONISH,
+        "env": _mostly(st.lists(JSONISH, max_size=2)),
+    },
+)
+_CONTAINERS = st.lists(_mostly(_CONTAINER), max_size=2)
+_TEMPLATE = st.fixed_dictionaries(
+    {
+        "metadata": _mostly(st.fixed_dictionaries({"labels": _LABELS})),
+        "spec": _mostly(st.fixed_dictionaries({"containers": _mostly(_CONTAINERS)})),
+    }
+)
+
+
+def _kind(api: str, kinds: list[str], spec: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {
+            "apiVersion": st.just(api),
+            "kind": st.sampled_from(kinds),
+            "metadata": _META,
+            "spec": _mostly(st.fixed_dictionaries({}, optional=spec)),
+        }
+    )
+
+
+CORE_OBJECTS = st.one_of(
+    _kind(
+        "apps/v1",
+        ["Deployment", "StatefulSet", "DaemonSet"],
+        {
+            "replicas": _mostly(st.integers(-1, 5)),
+            "selector": _mostly(st.fixed_dictionaries({"matchLabels": _LABELS})),
+            "template": _mostly(_TEMPLATE),
+            "strategy": JSONISH,
+        },
+    ),
+    _kind(
+        "autoscaling/v2",
+        ["HorizontalPodAutoscaler"],
+        {
+            "scaleTargetRef": _mostly(st.fixed_dictionaries({"kind": TEXT, "name": TEXT})),
+            "minReplicas": _mostly(st.integers(0, 5)),
+            "maxReplicas": _mostly(st.integers(0, 5)),
+            "metrics": JSONISH,
+        },
+    ),
+    _kind(
+        "policy/v1",
+        ["PodDisruptionBudget"],
+        {"selector": JSONISH, "minAvailable": JSONISH, "maxUnavailable": JSONISH},
+    ),
+    _kind(
+        "v1",
+        ["Service"],
+        {"selector": _LABELS, "ports": _mostly(st.lists(JSONISH, max_size=2)), "type": TEXT},
+    ),
+    _kind("apiextensions.k8s.io/v1", ["CustomResourceDefinition"], {"names": JSONISH}),
+)

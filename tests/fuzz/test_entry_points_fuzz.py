@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from headway.cli.check import UsageError, run_check
 from headway.cli.main import _register_all, app
 
-from .shapes import JSON, JSONISH, TEXT, WRONG, argo_manifest
+from .shapes import CORE_OBJECTS, JSON, JSONISH, TEXT, WRONG, argo_manifest
 
 CORE_KINDS = ["ConfigMap", "Secret", "Service", "Deployment", "Namespace", "Job", "Ingress"]
 
@@ -75,15 +75,39 @@ def _write(directory: Path, objects: list[dict[str, Any]]) -> Path:
     return directory
 
 
+SELF_URL = "https://git.example/infra.git"
+SHOP = {
+    "apiVersion": "argoproj.io/v1alpha1",
+    "kind": "Application",
+    "metadata": {"name": "shop", "namespace": "argocd"},
+    "spec": {
+        "project": "default",
+        "source": {"repoURL": SELF_URL, "path": "app", "targetRevision": "HEAD"},
+        "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"},
+        "syncPolicy": {"automated": {}},
+    },
+}
+
+
 @settings(max_examples=40)
-@given(objects=OBJECTS)
-def test_check_on_generated_repositories(workdir: Path, objects: list[dict[str, Any]]) -> None:
-    repo = _write(workdir / "repo", objects)
+@given(
+    top=st.lists(argo_manifest(), max_size=2),
+    app=st.lists(argo_manifest() | CORE_OBJECTS | core_object(), min_size=1, max_size=4),
+)
+def test_check_on_generated_repositories(
+    workdir: Path, top: list[dict[str, Any]], app: list[dict[str, Any]]
+) -> None:
+    """Generated Argo objects at the top, and generated objects rendered as the directory app
+    of an Application whose repository is this one, so the rules read them."""
+    repo = _write(workdir / "repo", [SHOP, *top])
+    _write(repo / "app", app)
+    (repo / "headway-check.yaml").write_text(f"selfURLs: [{SELF_URL}]\n")
     try:
-        findings, _ = run_check(repo)
+        findings, checked = run_check(repo)
     except UsageError as err:
         assert str(err)
         return
+    assert checked >= 1
     assert all(f.message for f in findings)
 
 
