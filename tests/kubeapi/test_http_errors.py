@@ -7,12 +7,16 @@ import json
 from typing import Any
 
 import httpx2
+import pytest
+
+from headway.cluster.local.kubeapi import tables
 
 from .conftest import Api
 from .objects import configmap, deployment, widget_crd
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
 
 def _status(response: httpx2.Response, code: int, reason: str) -> dict[str, Any]:
@@ -118,3 +122,32 @@ def test_delete_preconditions_and_unknown_policies_are_refused(api: Api) -> None
 def test_a_method_a_resource_does_not_take_is_405(api: Api) -> None:
     api.store.create(configmap("m"))
     _status(httpx2.post(f"{api.url}{CM}/m", json=configmap("m")), 405, "MethodNotAllowed")
+
+
+def test_a_write_into_a_missing_namespace_names_the_namespace(api: Api) -> None:
+    cm = configmap("c")
+    cm["metadata"]["namespace"] = "nowhere"
+    response = httpx2.post(f"{api.url}/api/v1/namespaces/nowhere/configmaps", json=cm)
+    body = _status(response, 404, "NotFound")
+    assert body["message"] == 'namespaces "nowhere" not found'
+
+
+def test_a_bad_label_selector_or_version_is_400(api: Api) -> None:
+    body = _status(httpx2.get(f"{api.url}{CM}", params={"labelSelector": "a==="}),
+                   400, "BadRequest")
+    assert body["message"].startswith("labelSelector:")
+    _status(httpx2.get(f"{api.url}{CM}", params={"watch": "1", "resourceVersion": "abc"}),
+            400, "BadRequest")
+
+
+def test_an_unforeseen_failure_is_a_500_status_not_a_text_page(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("printer exploded")
+
+    monkeypatch.setattr(tables, "table", broken)
+    api.store.create(configmap("t"))
+    response = httpx2.get(f"{api.url}{CM}", headers={"accept": TABLE})
+    body = _status(response, 500, "InternalError")
+    assert "RuntimeError: printer exploded" in body["message"]

@@ -10,6 +10,7 @@ __all__ = [
     "FieldConflict",
     "Gone",
     "Invalid",
+    "NamespaceNotFound",
     "NotFound",
     "UnknownKind",
 ]
@@ -21,6 +22,14 @@ class ClusterError(Exception):
 
 class NotFound(ClusterError):
     """The object does not exist."""
+
+
+class NamespaceNotFound(NotFound):
+    """A write into a namespace that does not exist."""
+
+    def __init__(self, message: str, namespace: str) -> None:
+        super().__init__(message)
+        self.namespace = namespace
 
 
 class Conflict(ClusterError):

@@ -16,7 +16,13 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster import events
-from headway.cluster.errors import AlreadyExists, Conflict, Invalid, NotFound
+from headway.cluster.errors import (
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    NamespaceNotFound,
+    NotFound,
+)
 from headway.cluster.local import apply as ssa
 from headway.cluster.local import (
     database,
@@ -542,7 +548,8 @@ class LocalCluster:
             return
         namespace = database.fetch(conn, ObjectKey("", "Namespace", "", key.namespace))
         if namespace is None:
-            raise NotFound(f"{key}: namespace {key.namespace!r} not found")
+            raise NamespaceNotFound(f"{key}: namespace {key.namespace!r} not found",
+                                    key.namespace)
         if "deletionTimestamp" in namespace["metadata"]:
             raise Conflict(f"{key}: namespace {key.namespace!r} is being terminated")
 

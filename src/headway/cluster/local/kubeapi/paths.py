@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.local.kubeapi.status import ApiError
+from headway.model.selectors import SelectorError, to_selector
 
 __all__ = ["FieldSelector", "ListQuery", "ResourcePath", "parse_list_query", "parse_path"]
 
@@ -136,6 +137,14 @@ class ListQuery:
 
 
 def parse_list_query(query: Mapping[str, str], plural: str) -> ListQuery:
+    version = query.get("resourceVersion", "")
+    if version and not version.isdigit():
+        raise ApiError(400, "BadRequest", f"resourceVersion: {version!r} is not a version "
+                                          "this server issued")
+    try:
+        to_selector(query.get("labelSelector") or None)
+    except SelectorError as error:
+        raise ApiError(400, "BadRequest", f"labelSelector: {error}") from None
     return ListQuery(
         label_selector=query.get("labelSelector", ""),
         field_selector=parse_field_selector(query.get("fieldSelector", ""), plural),

@@ -80,11 +80,11 @@ def build_app(cluster: LocalCluster, clock: Clock, *, stop: threading.Event,
                    logs_dir=logs_dir)
 
     async def simple(request: HttpRequest) -> Response:
-        return await run_in_threadpool(_discovery, ctx, request.url.path)
+        return await _guarded(request, _discovery, ctx, request.url.path)
 
     async def resource(request: HttpRequest) -> Response:
         body = await request.body()
-        return await run_in_threadpool(_dispatch, ctx, request, body)
+        return await _guarded(request, _dispatch, ctx, request, body)
 
     async def health(_: HttpRequest) -> Response:
         return PlainTextResponse("ok")
@@ -100,6 +100,18 @@ def build_app(cluster: LocalCluster, clock: Clock, *, stop: threading.Event,
     ]
     return Starlette(routes=routes, exception_handlers={404: _route_not_found,
                                                         405: _route_not_allowed})
+
+
+async def _guarded(request: HttpRequest, handler: Callable[..., Response],
+                   *args: Any) -> Response:
+    """`handler` on a worker thread; a failure no check foresaw is a 500 `Status` (and one
+    logged traceback), never a bare text page or a dropped connection."""
+    try:
+        return await run_in_threadpool(handler, *args)
+    except Exception as error:
+        _log.exception("kubeapi: %s %s failed", request.method, request.url.path)
+        message = f"the local API failed on this request: {type(error).__name__}: {error}"
+        return _error(ApiError(500, "InternalError", message))
 
 
 async def _route_not_found(_: HttpRequest, __: Exception) -> Response:

@@ -17,6 +17,7 @@ from headway.cluster.errors import (
     Expired,
     FieldConflict,
     Invalid,
+    NamespaceNotFound,
     NotFound,
     UnknownKind,
 )
@@ -91,6 +92,8 @@ def status_for(error: ClusterError, target: Target) -> ApiError:
         return _field_conflict(error)
     if isinstance(error, AlreadyExists):
         return ApiError(409, "AlreadyExists", f"{what} already exists")
+    if isinstance(error, NamespaceNotFound):
+        return ApiError(404, "NotFound", f'namespaces "{error.namespace}" not found')
     if isinstance(error, NotFound):
         return ApiError(404, "NotFound", f"{what} not found")
     if isinstance(error, UnknownKind):
