@@ -95,3 +95,17 @@ async def test_rollout_controller_through_the_manager(tmp_path: Path, clock: Vir
     assert [rs["spec"]["replicas"] for rs in sets] == [2]
     status = cluster.get("argoproj.io/v1alpha1", "Rollout", "web", "default")["status"]
     assert status["stableRS"] == status["currentPodHash"]
+
+
+async def test_a_watch_behind_the_history_relists(tmp_path: Path, clock: VirtualClock) -> None:
+    cluster = LocalCluster(tmp_path / "db", clock)
+    manager, rec = Manager(cluster, clock, resync_seconds=1e9), Recorder()
+    manager.register(rec)
+    cluster.apply(_cm("a"), field_manager="t")
+    await manager.run_once()
+    cluster.apply(_cm("a", "2"), field_manager="t")
+    cluster.apply(_cm("c"), field_manager="t")
+    cluster.compact(keep=0)  # the manager's watch position is now Gone (410)
+    rec.calls.clear()
+    await manager.run_once()
+    assert sorted(rec.calls) == [ObjectKey("default", "a"), ObjectKey("default", "c")]
