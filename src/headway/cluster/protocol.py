@@ -178,8 +178,12 @@ class Cluster(Protocol):
         namespace: str | None = None,
         *,
         propagation_policy: PropagationPolicy = "Background",
+        uid: str | None = None,
+        resource_version: str | None = None,
     ) -> None:
-        """Delete, garbage-collecting dependents by `propagation_policy`."""
+        """Delete, garbage-collecting dependents by `propagation_policy`. `uid` and
+        `resource_version` are preconditions (Kubernetes' DeleteOptions.preconditions):
+        `Conflict` when the live object is another one, or has changed since it was read."""
         ...
 
     def watch(

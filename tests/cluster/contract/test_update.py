@@ -1,4 +1,5 @@
-"""`update` (Kubernetes' PUT) and dry-run apply (the merged object, for diffs).
+"""`update` (Kubernetes' PUT), dry-run apply (the merged object, for diffs) and delete
+preconditions.
 
 The VirtualService here is built into the local store; a backend over a real API server
 runs this suite with Istio's CRDs installed."""
@@ -107,3 +108,16 @@ def test_dry_run_apply_returns_the_merged_object_and_stores_nothing(cluster: Clu
     assert preview["metadata"]["annotations"] == {"owner": "someone-else"}  # merged, not ours
     assert preview["metadata"]["uid"] == live["metadata"]["uid"]
     assert cluster.get("v1", "ConfigMap", "a") == live
+
+
+def test_delete_preconditions_spare_a_changed_or_recreated_object(cluster: Cluster) -> None:
+    first = cluster.apply(configmap("a", {"k": "1"}), field_manager="git")
+    changed = cluster.apply(configmap("a", {"k": "2"}), field_manager="git")
+    with pytest.raises(Conflict):
+        cluster.delete("v1", "ConfigMap", "a",
+                       resource_version=first["metadata"]["resourceVersion"])
+    cluster.delete("v1", "ConfigMap", "a")
+    cluster.apply(configmap("a", {"k": "3"}), field_manager="git")
+    with pytest.raises(Conflict):
+        cluster.delete("v1", "ConfigMap", "a", uid=changed["metadata"]["uid"])
+    assert cluster.get("v1", "ConfigMap", "a")["data"] == {"k": "3"}
