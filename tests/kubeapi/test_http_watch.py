@@ -112,3 +112,32 @@ async def test_many_idle_watches_leave_the_server_answering(api: Api) -> None:
             assert response.status_code == 200
         answer = await client.get(CM)
         assert answer.status_code == 200
+
+
+def _relabel(api: Api, name: str, tier: str) -> None:
+    api.store.update(configmap(name, labels={"tier": tier}))
+
+
+def test_an_object_leaving_or_entering_a_selector_is_deleted_or_added(api: Api) -> None:
+    api.store.create(configmap("moving", labels={"tier": "web"}))
+    api.store.create(configmap("other", labels={"tier": "db"}))
+    # From the list: "moving" is held by the client, "other" is not.
+    first = _watch(api, labelSelector="tier=web")
+    assert _seen(first) == [("ADDED", "moving")]
+    version = _list_version(api)
+    _relabel(api, "moving", "db")   # leaves the selection
+    _relabel(api, "other", "web")   # enters it
+    _relabel(api, "other", "web2")  # leaves it again
+    api.store.delete("v1", "ConfigMap", "moving", "default")  # not held any more: unseen
+    # Resumed from a version: what matched then comes from the store's snapshot.
+    assert _seen(_watch(api, resourceVersion=version, labelSelector="tier=web")) == [
+        ("DELETED", "moving"), ("ADDED", "other"), ("DELETED", "other")]
+
+
+def test_a_field_selector_watch_sees_the_object_it_names_leave(api: Api) -> None:
+    api.store.create(configmap("named"))
+    version = _list_version(api)
+    api.store.update(configmap("named", k="v"))
+    api.store.delete("v1", "ConfigMap", "named", "default")
+    events = _watch(api, resourceVersion=version, fieldSelector="metadata.name=named")
+    assert _seen(events) == [("MODIFIED", "named"), ("DELETED", "named")]

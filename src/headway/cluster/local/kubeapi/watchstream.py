@@ -9,8 +9,10 @@ stream with an ERROR event holding a `410 Expired` Status, as an API server does
 client lists again. `sendInitialEvents` ends the initial ADDED events with a bookmark
 annotated `k8s.io/initial-events-end`.
 
-Selectors filter each event by the object's new state: an object that stops matching a
-label selector is not sent as DELETED (Kubernetes does so); see docs/kubernetes.md.
+With label or field selectors, the watch follows which objects the client holds, as
+Kubernetes does: an object that stops matching is sent as DELETED, one that starts
+matching as ADDED. A watch resumed from a version learns what matched then from the
+store's snapshot of that version (`410` when the history can no longer rebuild it).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from headway.cluster.errors import ClusterError, Invalid
+from headway.cluster.local import paging
 from headway.cluster.local.kubeapi.operations import Request
 from headway.cluster.local.kubeapi.paths import ListQuery
 from headway.cluster.local.kubeapi.status import status_body, status_for
@@ -44,11 +47,51 @@ def _line(event_type: str, obj: Obj) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
+Key = tuple[str, str]  # (namespace, name)
+
+
+def _key(obj: Obj) -> Key:
+    meta = obj["metadata"]
+    return str(meta.get("namespace", "")), str(meta["name"])
+
+
 class _Watch:
     def __init__(self, cluster: LocalCluster, req: Request, query: ListQuery,
                  render: Callable[[Obj], Obj]) -> None:
         self.cluster, self.req, self.query, self.render = cluster, req, query, render
         self.selector = to_selector(query.label_selector or None)
+        self.selective = bool(query.label_selector or query.field_selector.equal
+                              or query.field_selector.not_equal)
+        self.matched: set[Key] = set()  # with selectors: the objects the client holds
+
+    def seed(self, revision: int) -> None:
+        """With selectors, the objects that matched at `revision` (what a client resuming
+        from it holds), from the store's snapshot of that revision."""
+        if not self.selective:
+            return
+        kind = self.req.kind
+        everything = paging.encode_continue(
+            paging.Continuation(revision=revision, namespace="", name=""))
+        page = self.cluster.list_page(kind.api_version, kind.kind,
+                                      namespace=self.req.path.namespace,
+                                      continue_token=everything)
+        self.matched = {_key(o) for o in page.items if self.wanted(o)}
+
+    def lines_for(self, event: WatchEvent) -> Iterator[bytes]:
+        """The event as this watch's client sees it. With selectors, as on Kubernetes: an
+        object that starts matching is ADDED, one that stops matching is DELETED."""
+        obj, kind = event.object, event.type.value
+        if not self.selective:
+            yield _line(kind, self.render(obj))
+            return
+        key, was, now = _key(obj), _key(obj) in self.matched, self.wanted(obj)
+        if kind == "DELETED" or not now:
+            if was:
+                self.matched.discard(key)
+                yield _line("DELETED", self.render(obj))
+            return
+        self.matched.add(key)
+        yield _line(kind if was or kind == "ADDED" else "ADDED", self.render(obj))
 
     def wanted(self, obj: Obj) -> bool:
         meta = obj["metadata"]
@@ -68,8 +111,9 @@ class _Watch:
         objs, revision = self.cluster.list_with_revision(
             kind.api_version, kind.kind, namespace=self.req.path.namespace,
             label_selector=self.query.label_selector or None)
-        lines = [_line("ADDED", self.render(o)) for o in objs if self.wanted(o)]
-        return int(revision), lines
+        wanted = [o for o in objs if self.wanted(o)]
+        self.matched = {_key(o) for o in wanted} if self.selective else set()
+        return int(revision), [_line("ADDED", self.render(o)) for o in wanted]
 
     def events_after(self, since: int, timeout: float) -> Iterator[WatchEvent]:
         kind = self.req.kind
@@ -113,19 +157,18 @@ def _stream(watch: _Watch, query: ListQuery, *, stop: threading.Event,
         if since < 0:
             raise Invalid(f"resourceVersion {query.resource_version!r} is not a revision of "
                           "this store")
+        watch.seed(since)
     last_bookmark = time.monotonic()
     while not stop.is_set() and time.monotonic() < deadline:
         idle = True
         for event in watch.events_after(since, 0.0):
             since, idle = int(event.resource_version), False
-            if watch.wanted(event.object):
-                yield _line(event.type.value, watch.render(event.object))
+            yield from watch.lines_for(event)
         if query.bookmarks and time.monotonic() - last_bookmark >= settings.bookmark_seconds:
             revision = int(watch.cluster.revision())
             for event in watch.events_after(since, 0.0):  # all up to `revision`, and after
                 since = int(event.resource_version)
-                if watch.wanted(event.object):
-                    yield _line(event.type.value, watch.render(event.object))
+                yield from watch.lines_for(event)
             since = max(since, revision)
             yield watch.bookmark(since)
             last_bookmark = time.monotonic()
