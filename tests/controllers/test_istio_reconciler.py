@@ -154,12 +154,13 @@ class _EditedMeanwhile(LocalCluster):
     its write: the race window, held open on purpose."""
 
     def update(self, obj: Any, *, field_manager: str = "headway",
-               with_status: bool = False) -> Any:
+               with_status: bool = False, dry_run: bool = False) -> Any:
         if obj.get("kind") == "VirtualService" and field_manager != "someone":
             live = self.get(VS_API, "VirtualService", "web")
             live["metadata"]["annotations"] = {"edited": "meanwhile"}
             super().update(live, field_manager="someone")
-        return super().update(obj, field_manager=field_manager, with_status=with_status)
+        return super().update(obj, field_manager=field_manager, with_status=with_status,
+                              dry_run=dry_run)
 
 
 def test_a_write_over_a_concurrent_edit_fails_instead_of_losing_it(

@@ -127,11 +127,11 @@ class Cluster(Protocol):
         """
         ...
 
-    def update(self, obj: Obj, *, field_manager: str) -> Obj:
+    def update(self, obj: Obj, *, field_manager: str, dry_run: bool = False) -> Obj:
         """Replace an existing object's metadata and spec whole (Kubernetes' PUT), never its
         status. A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when
         stale); the fields the write changes become `field_manager`'s. `NotFound` when the
-        object does not exist."""
+        object does not exist. `dry_run` returns the result without storing it."""
         ...
 
     def get_scale(
@@ -152,9 +152,10 @@ class Cluster(Protocol):
         replicas: int,
         field_manager: str,
         resource_version: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Set `spec.replicas` through the scale subresource and return the new Scale;
-        `resource_version` (the object's) is a precondition."""
+        `resource_version` (the object's) is a precondition. `dry_run` stores nothing."""
         ...
 
     def patch_status(

@@ -132,3 +132,11 @@ def test_a_stale_scale_version_is_a_conflict(cluster: Cluster) -> None:
         cluster.update_scale("example.com/v1", "Widget", "w", replicas=9, field_manager="two",
                              resource_version=seen)
     assert cluster.get("example.com/v1", "Widget", "w")["spec"]["size"] == 3
+
+
+def test_a_dry_run_scale_stores_nothing(cluster: Cluster) -> None:
+    cluster.apply(deployment("web", replicas=2), field_manager="git")
+    preview = cluster.update_scale("apps/v1", "Deployment", "web", replicas=7,
+                                   field_manager="hpa", dry_run=True)
+    assert preview["spec"] == {"replicas": 7}
+    assert cluster.get("apps/v1", "Deployment", "web")["spec"]["replicas"] == 2

@@ -121,3 +121,16 @@ def test_delete_preconditions_spare_a_changed_or_recreated_object(cluster: Clust
     with pytest.raises(Conflict):
         cluster.delete("v1", "ConfigMap", "a", uid=changed["metadata"]["uid"])
     assert cluster.get("v1", "ConfigMap", "a")["data"] == {"k": "3"}
+
+
+def test_a_dry_run_update_stores_nothing(cluster: Cluster) -> None:
+    cluster.apply(configmap("a", {"k": "1"}), field_manager="git")
+    live = cluster.get("v1", "ConfigMap", "a")
+    edited = dict(live, data={"k": "2"})
+    preview = cluster.update(edited, field_manager="editor", dry_run=True)
+    assert preview["data"] == {"k": "2"}
+    assert cluster.get("v1", "ConfigMap", "a") == live
+    stale = dict(live, data={"k": "3"})
+    cluster.update(dict(live, data={"k": "4"}), field_manager="editor")
+    with pytest.raises(Conflict):  # a dry run checks the precondition too
+        cluster.update(stale, field_manager="editor", dry_run=True)

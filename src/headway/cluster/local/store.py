@@ -238,7 +238,12 @@ class LocalCluster:
         return _presented(stored, obj["apiVersion"])
 
     def update(
-        self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER, with_status: bool = False
+        self,
+        obj: Obj,
+        *,
+        field_manager: str = DEFAULT_MANAGER,
+        with_status: bool = False,
+        dry_run: bool = False,
     ) -> Obj:
         """Replace an object's metadata and spec (its status too only `with_status`).
 
@@ -247,6 +252,7 @@ class LocalCluster:
         `with_status` replaces the status by `obj["status"]` in the same write, as a
         Kubernetes PUT does on a kind without a status subresource (Argo CD's Application):
         what must change together changes in one write, under one precondition.
+        `dry_run` checks everything and returns the result without storing it.
         """
         validate_object(obj)
         with self._db.write() as conn:
@@ -263,6 +269,8 @@ class LocalCluster:
                 if obj.get("status") is not None:
                     updated["status"] = clone(dict(obj["status"]))
             preconditions.check_no_new_finalizers(live, updated, writes.key_of(live))
+            if dry_run:
+                return _presented(updated, obj["apiVersion"])
             stored = self._commit(conn, updated, live)
         return _presented(stored, obj["apiVersion"])
 
@@ -302,6 +310,7 @@ class LocalCluster:
         replicas: int,
         field_manager: str = DEFAULT_MANAGER,
         resource_version: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         with self._db.write() as conn:
             served = self._resolve(conn, api_version, kind)
@@ -317,6 +326,8 @@ class LocalCluster:
                 return scale.scale_of(live, paths)
             updated = self._with_updated_content(
                 live, content, field_manager=field_manager, api_version=api_version)
+            if dry_run:
+                return scale.scale_of(updated, paths)
             stored = self._commit(conn, updated, live)
         return scale.scale_of(stored, paths)
 
