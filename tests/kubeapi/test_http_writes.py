@@ -155,3 +155,14 @@ def test_delete_collection_removes_what_the_selector_matches(api: Api) -> None:
                                  params={"labelSelector": "batch=old"}))
     assert [o["metadata"]["name"] for o in deleted["items"]] == ["a", "b"]
     assert [o["metadata"]["name"] for o in api.store.list("v1", "ConfigMap")] == ["c"]
+
+
+def test_an_access_review_is_answered_allowed_and_not_stored(api: Api) -> None:
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+              "spec": {"resourceAttributes": {"verb": "delete", "resource": "pods"}}}
+    answered = _ok(httpx2.post(
+        f"{api.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", json=review), 201)
+    assert answered["status"]["allowed"] is True
+    assert answered["spec"] == review["spec"]
+    listed = httpx2.get(f"{api.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+    assert listed.status_code == 405

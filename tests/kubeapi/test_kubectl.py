@@ -211,3 +211,24 @@ def test_describe_shows_the_events_of_an_object(kubectl: Kubectl) -> None:
     assert selected
     refused = kubectl.run("get", "pods", "--field-selector", "spec.unknownField=x")
     assert "field label not supported: spec.unknownField" in refused.stderr
+
+
+def test_rollout_status_wait_and_restart_follow_a_deployment(kubectl: Kubectl) -> None:
+    talker = deployment("rolled", replicas=2, image="kubeapi-test/talker")
+    kubectl("apply", "--server-side", "-f", "-", stdin=_manifest(talker))
+    done = kubectl("rollout", "status", "deployment/rolled", "--timeout=60s")
+    assert 'deployment "rolled" successfully rolled out' in done.stdout
+    kubectl("wait", "--for=condition=Available", "deployment/rolled", "--timeout=60s")
+    kubectl("rollout", "restart", "deployment/rolled")
+    restarted = kubectl("get", "deployment", "rolled", "-o",
+                        "jsonpath={.spec.template.metadata.annotations}").stdout
+    assert "kubectl.kubernetes.io/restartedAt" in restarted
+    again = kubectl("rollout", "status", "deployment/rolled", "--timeout=60s")
+    assert "successfully rolled out" in again.stdout
+    replica_sets = kubectl("get", "replicasets", "-l", "app=rolled", "-o", "name").stdout
+    assert len(replica_sets.split()) == 2  # the restart made a new ReplicaSet
+
+
+def test_auth_can_i_and_whoami_say_everything_is_allowed(kubectl: Kubectl) -> None:
+    assert kubectl("auth", "can-i", "delete", "deployments").stdout.strip() == "yes"
+    assert "headway-local" in kubectl("auth", "whoami").stdout

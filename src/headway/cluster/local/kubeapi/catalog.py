@@ -14,7 +14,14 @@ from typing import Any
 from headway.cluster.local.kinds import split_api_version
 from headway.cluster.protocol import Obj, ResourceKind
 
-__all__ = ["ApiKind", "Catalog", "PrinterColumn", "ScalePaths", "version_priority"]
+__all__ = [
+    "REVIEW_KINDS",
+    "ApiKind",
+    "Catalog",
+    "PrinterColumn",
+    "ScalePaths",
+    "version_priority",
+]
 
 _SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "pods": ("po",), "services": ("svc",), "namespaces": ("ns",), "configmaps": ("cm",),
@@ -72,6 +79,11 @@ class ApiKind:
     scale: ScalePaths | None = None
     columns: tuple[PrinterColumn, ...] = ()
     builtin: bool = True
+    review: bool = False  # an access or identity review: create-only, answered, not stored
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        return ("create",) if self.review else VERBS
 
     @property
     def api_version(self) -> str:
@@ -85,6 +97,18 @@ class ApiKind:
     def categories(self) -> tuple[str, ...]:
         return ("all",) if self.plural in _IN_CATEGORY_ALL else ()
 
+
+# Who-am-I and may-I questions (`kubectl auth can-i`, `auth whoami`, k9s): answered, never
+# stored (see `reviews`).
+REVIEW_KINDS = tuple(
+    ApiKind(group=group, version="v1", kind=kind, plural=plural, namespaced=False,
+            has_status=False, review=True)
+    for group, kind, plural in (
+        ("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews"),
+        ("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews"),
+    )
+)
 
 _BUILTIN_SCALE = {
     "deployments": ScalePaths(),
@@ -112,7 +136,7 @@ class Catalog:
             group, version = split_api_version(rk.api_version)
             found = custom.get((group, version, rk.plural))
             kinds.append(found if found is not None else _builtin(rk, group, version))
-        return cls(kinds)
+        return cls([*kinds, *REVIEW_KINDS])
 
     def find(self, group: str, version: str, plural: str) -> ApiKind | None:
         return self._by_path.get((group, version, plural))

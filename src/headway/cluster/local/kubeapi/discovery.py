@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-from headway.cluster.local.kubeapi.catalog import VERBS, ApiKind, Catalog
+from headway.cluster.local.kubeapi.catalog import ApiKind, Catalog
 
 __all__ = [
     "KUBERNETES_VERSION",
@@ -74,7 +74,7 @@ def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any] 
 def _resource(kind: ApiKind) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": kind.plural, "singularName": kind.singular, "namespaced": kind.namespaced,
-        "kind": kind.kind, "verbs": list(VERBS),
+        "kind": kind.kind, "verbs": list(kind.verbs),
     }
     if kind.short_names:
         entry["shortNames"] = list(kind.short_names)

@@ -31,6 +31,7 @@ from headway.cluster.local.kubeapi import (
     discovery,
     operations,
     podlogs,
+    reviews,
     scaling,
     tables,
 )
@@ -186,6 +187,14 @@ def _dispatch(ctx: _Context, http: HttpRequest, body: bytes) -> Response:
 
 
 def _verb(ctx: _Context, req: Request, method: str, accept: str) -> Response:
+    if req.kind.review:
+        if method != "POST" or req.path.name:
+            raise ApiError(405, "MethodNotAllowed", f"{req.kind.plural} are only created")
+        if "protobuf" in req.content_type:  # kubectl's typed clients: the answer is the
+            raw: Any = {"kind": req.kind.kind}  # same for every question, so no need to read it
+        else:
+            raw = bodies.decode(req.body, req.content_type)
+        return _json(reviews.answer(req.kind, raw), 201)
     sub = req.path.subresource
     if not req.path.name:
         return _collection(ctx, req, method, accept)
