@@ -50,25 +50,44 @@ class LiveReader:
         return self._scoped
 
     def managed(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
-        """The app's live objects. On a backend with a global revision (the local store) the
-        answer is reused while the revision has not moved: an idle fleet costs one query per
-        refresh instead of one per kind."""
-        token = self._revision()
+        """The app's live objects, reused while nothing they could include has changed.
+
+        On the local store the answer stands while no object labelled with the app moved
+        (one indexed query), provided every desired object carried that label; otherwise
+        while the store's global revision stands. Other apps' writes (one commit's status
+        updates across a fleet) then leave every other answer in place, and an idle fleet
+        costs one query per refresh instead of one list per kind."""
         wanted = tuple(sorted(key_of(o) for o in desired))
         cached = self._answers.get(app)
-        if token is not None and cached is not None and cached[:2] == (token, wanted):
-            return dict(cached[2])
+        if cached is not None and cached[1] == wanted:
+            by_label = cached[0].startswith("labels:")
+            token = self._label_token(app) if by_label else self._store_token()
+            if token is not None and token == cached[0]:
+                return dict(cached[2])
+        # Read both before listing: a write after them only makes the answer stale.
+        label_token, store_token = self._label_token(app), self._store_token()
         found = self._read(app, desired)
-        if token is not None:  # read before listing: a later write only makes it stale
+        labelled = all(_labelled(found.get(key), app) for key in wanted)
+        token = label_token if label_token is not None and labelled else store_token
+        if token is not None:
             self._answers[app] = (token, wanted, found)
         return dict(found)
 
-    def _revision(self) -> str | None:
+    def _store_token(self) -> str | None:
         revision = getattr(self._cluster, "revision", None)
         if not callable(revision):
             return None
         try:
-            return str(revision())
+            return f"store:{revision()}"
+        except ClusterError:
+            return None
+
+    def _label_token(self, app: str) -> str | None:
+        label_revision = getattr(self._cluster, "label_revision", None)
+        if not callable(label_revision):
+            return None
+        try:
+            return f"labels:{label_revision(TRACKING_LABEL, app)}"
         except ClusterError:
             return None
 
@@ -106,6 +125,11 @@ class LiveReader:
         except ClusterError:
             self.forget_discovery()  # a CRD may have appeared or gone
             return None
+
+
+def _labelled(obj: Mapping[str, Any] | None, app: str) -> bool:
+    labels = ((obj or {}).get("metadata") or {}).get("labels") or {}
+    return bool(labels.get(TRACKING_LABEL) == app)
 
 
 def _managed_by(obj: Mapping[str, Any], app: str) -> bool:

@@ -8,7 +8,8 @@ Two step controllers:
   manual edit is seen at once (self-heal).
 * `SourceWatchSteps` - one synthetic key, every half second: re-publishes `--apps PATH`
   when a file there changed, and when a local repository's refs moved (a commit to a
-  `file://` remote) refreshes every app reading it, well within a second.
+  `file://` remote) refreshes every app reading it, well within a second. It lists the
+  Applications again only after a watch event says one changed.
 """
 
 from __future__ import annotations
@@ -99,8 +100,12 @@ class SourceWatchSteps:
         self._store = store
         self._definitions = DefinitionsWatcher(apps_path) if apps_path is not None else None
         self._refs = LocalRefWatcher()
+        # The Applications as last listed; None after a watch event says one changed. Listing
+        # (and decoding) the whole fleet every half second cost more than all else when idle.
+        self._listed: list[dict[str, Any]] | None = None
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        self._listed = None
         return [self.KEY]
 
     def step(self, key: ObjectKey) -> float:
@@ -108,7 +113,7 @@ class SourceWatchSteps:
             problems = self._definitions.sync(self._store)
             for problem in problems or []:
                 log.error("--apps %s: %s", self._definitions.path, problem)
-        apps = _apps(self._store)
+        apps = self._applications()
         urls = sorted({str(s.get("repoURL") or "") for a in apps for s in raw_sources(a)})
         moved = set(self._refs.changed(urls))
         for url in moved:
@@ -118,6 +123,14 @@ class SourceWatchSteps:
                 meta = app["metadata"]
                 self._controller.reconcile(str(meta["name"]), str(meta.get("namespace")))
         return self.INTERVAL
+
+    def _applications(self) -> list[dict[str, Any]]:
+        if self._listed is None:
+            try:
+                self._listed = self._store.list(APP_API_VERSION, "Application")
+            except ClusterError:
+                return []
+        return self._listed
 
 
 def _apps(store: Cluster) -> list[dict[str, Any]]:

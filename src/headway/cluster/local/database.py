@@ -247,6 +247,20 @@ def _object_filter(
     return where, params
 
 
+def label_token(conn: sqlite3.Connection, key: str, value: str) -> tuple[int, int]:
+    """(how many objects carry the label `key=value`, the newest resourceVersion among them).
+
+    Every write gives its object a revision above all others, so any create, change or
+    relabel of such an object raises the second number, and a delete or an unlabel lowers
+    the first: the pair moves whenever the labelled set does, and only then."""
+    row = conn.execute(
+        "SELECT COUNT(*), COALESCE(MAX(o.rv), 0) FROM labels AS l"
+        " JOIN objects AS o ON o.uid = l.uid WHERE l.key = ? AND l.value = ?",
+        (key, value),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
 def compact(conn: sqlite3.Connection, *, keep: int) -> int:
     """Drop all but the newest `keep` revisions of events; returns the compacted revision."""
     revision = counter(conn, "revision")

@@ -215,6 +215,13 @@ class LocalCluster:
         with self._db.read() as conn:
             return str(database.counter(conn, "revision"))
 
+    def label_revision(self, key: str, value: str) -> str:
+        """A token that changes whenever an object labelled `key=value` is created, changed,
+        relabelled or deleted, and not when anything else is written (one indexed query)."""
+        with self._db.read() as conn:
+            count, newest = database.label_token(conn, key, value)
+        return f"{count}@{newest}"
+
     # ---- writes ----------------------------------------------------------------------
 
     def create(

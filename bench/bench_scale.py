@@ -1,0 +1,256 @@
+"""A fleet on one machine: N Applications of 20 resources each on the local store.
+
+One Git repository (a real bare repository, `file://`) holds `apps/app-NNNNN/all.yaml` for
+every app (10 ConfigMaps, 5 Secrets, 5 Services); the SQLite store holds the Applications and,
+already in sync, their live objects. The Application loop runs as `headway serve` runs it
+(the controller manager with `ApplicationSteps` and `SourceWatchSteps`), and the bench reports:
+
+  first pass     every app refreshed once after start (render, compare, status write)
+  memory         the process's resident set after the first pass (and its peak)
+  steady CPU     CPU seconds per wall second while nothing changes (watches, the source
+                 watcher's 0.5 s step, the 30 s resync of every app when the window covers it)
+  commit -> app  wall time from a commit touching one app to that app's status showing the
+                 new revision OutOfSync, and how many app reconciles that one change cost
+
+The yardstick for the last figure is one app's reconcile (taken in the same run): a change to
+one app should cost a few reconciles, not one per app of the fleet.
+
+    .venv/bin/python bench/bench_scale.py [--apps 10000] [--steady-seconds 35]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import yaml
+
+from headway.clock import SystemClock
+from headway.cluster.local import LocalCluster
+from headway.controllers.app_sources import SourceReader
+from headway.controllers.app_status import prepare_desired
+from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
+from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.manager import Manager
+from headway.source.git import GitCache
+
+APPS_NS = "argocd"
+FLEET_NS = "fleet"
+PROJECT = {
+    "apiVersion": APP_API_VERSION,
+    "kind": "AppProject",
+    "metadata": {"name": "default", "namespace": APPS_NS},
+    "spec": {
+        "sourceRepos": ["*"],
+        "destinations": [{"server": "*", "namespace": "*"}],
+    },
+}
+
+
+def app_name(i: int) -> str:
+    return f"app-{i:05d}"
+
+
+def app_objects(i: int, flag: str = "on") -> list[dict[str, Any]]:
+    name = app_name(i)
+    objects: list[dict[str, Any]] = []
+    for j in range(10):
+        data = {"LOG_LEVEL": "info", "OWNER": f"team-{i % 50}", "FLAG": flag, "INDEX": str(j)}
+        objects.append(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-cm-{j}"}}
+            | {"data": data}
+        )
+    for j in range(5):
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": f"{name}-secret-{j}"},
+                "type": "Opaque",
+                "data": {"password": "czNjcmV0"},
+            }
+        )
+    for j in range(5):
+        selector = {"app": f"{name}-{j}"}
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": f"{name}-svc-{j}", "labels": selector},
+                "spec": {
+                    "type": "ClusterIP",
+                    "selector": selector,
+                    "ports": [{"name": "http", "port": 80, "targetPort": 8080}],
+                },
+            }
+        )
+    return objects
+
+
+def application(i: int, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": APP_API_VERSION,
+        "kind": "Application",
+        "metadata": {"name": app_name(i), "namespace": APPS_NS},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "path": f"apps/{app_name(i)}", "targetRevision": "main"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": FLEET_NS},
+        },
+    }
+
+
+def commit(repo: pygit2.Repository, files: dict[str, str], message: str) -> str:
+    ref = "refs/heads/main"
+    parents = [repo.references[ref].target] if ref in repo.references else []
+    index = pygit2.Index()
+    if parents:
+        index.read_tree(repo[parents[0]].peel(pygit2.Commit).tree)
+    for path, text in files.items():
+        blob = repo.create_blob(text.encode())
+        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    sig = pygit2.Signature("bench", "bench@example.com")
+    return str(repo.create_commit(ref, sig, sig, message, index.write_tree(repo), parents))
+
+
+def manifest(i: int, flag: str = "on") -> str:
+    return yaml.safe_dump_all(app_objects(i, flag), sort_keys=False)
+
+
+def seed(store: LocalCluster, url: str, apps: int) -> None:
+    """Namespaces, the project, every Application and its live objects, already in sync."""
+    for namespace in (APPS_NS, FLEET_NS):
+        store.apply(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}},
+            field_manager="bench",
+        )
+    store.apply(dict(PROJECT), field_manager="bench")
+    for i in range(apps):
+        store.create(application(i, url), field_manager="bench")
+        for obj in prepare_desired(app_objects(i), app=app_name(i), namespace=FLEET_NS):
+            store.create(obj, field_manager="bench")
+
+
+class CountingController(ApplicationController):
+    """The Application controller, counting its reconciles (what one change costs)."""
+
+    reconciles = 0
+
+    def reconcile(self, name: str, namespace: str) -> float | None:
+        self.reconciles += 1
+        return super().reconcile(name, namespace)
+
+
+def rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set of this process, in MB."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    current = pages * resource.getpagesize() / 1e6
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+    return current, peak
+
+
+async def drain(manager: Manager) -> int:
+    """Step until nothing is due now; returns the steps taken."""
+    steps = 0
+    while True:
+        taken = await manager.run_once()
+        steps += taken
+        if taken == 0 and (manager.next_due() or 0.0) > 0.0:
+            return steps
+
+
+async def steady(manager: Manager, seconds: float) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of the manager's own loop while nothing changes."""
+    stop = asyncio.Event()
+    cpu, wall = time.process_time(), time.perf_counter()
+    task = asyncio.create_task(manager.run(stop, poll_seconds=0.1))
+    await asyncio.sleep(seconds)
+    stop.set()
+    await task
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+async def commit_to_app(
+    manager: Manager, store: LocalCluster, repo: pygit2.Repository, changed: int
+) -> tuple[float, str]:
+    """Commit a change to one app; wall seconds until its status shows the new revision."""
+    sha = commit(repo, {f"apps/{app_name(changed)}/all.yaml": manifest(changed, "off")}, "flip")
+    started = time.perf_counter()
+    while True:
+        await manager.run_once()
+        app = store.get(APP_API_VERSION, "Application", app_name(changed), APPS_NS)
+        sync = (app.get("status") or {}).get("sync") or {}
+        if sync.get("revision") == sha and sync.get("status") == "OutOfSync":
+            return time.perf_counter() - started, sha
+        with contextlib.suppress(TimeoutError):
+            await asyncio.sleep(0.05)
+
+
+async def run(apps: int, steady_seconds: float, root: Path) -> None:
+    repo = pygit2.init_repository(str(root / "remote.git"), bare=True, initial_head="main")
+    url = (root / "remote.git").as_uri()
+    started = time.perf_counter()
+    commit(repo, {f"apps/{app_name(i)}/all.yaml": manifest(i) for i in range(apps)}, "fleet")
+    clock = SystemClock()
+    store = LocalCluster(root / "cluster.db", clock)
+    seed(store, url, apps)
+    print(f"{apps} apps x 20 resources seeded in {time.perf_counter() - started:.1f} s (untimed)")
+
+    reader = SourceReader(git=GitCache(root / "git-cache"), clock=clock)
+    controller = CountingController(
+        store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
+    )
+    manager = Manager(store, clock, resync_seconds=30.0)
+    manager.register(ApplicationSteps(controller, store, apps_namespace=APPS_NS))
+    sources = SourceWatchSteps(controller, reader, store)
+    sources.watches = (("v1", "Namespace"), (APP_API_VERSION, "Application"))
+    manager.register(sources)
+
+    wall = time.perf_counter()
+    steps = await drain(manager)
+    first = time.perf_counter() - wall
+    per_app = first / apps
+    synced = sum(
+        ((a.get("status") or {}).get("sync") or {}).get("status") == "Synced"
+        for a in store.list(APP_API_VERSION, "Application")
+    )
+    print(f"first pass         {first:8.1f} s   {per_app * 1e3:6.2f} ms/app   ({steps} steps)")
+    print(f"  apps Synced      {synced} of {apps}")
+    current, peak = rss_mb()
+    print(f"memory             {current:8.0f} MB resident ({peak:.0f} MB peak)")
+
+    before = controller.reconciles
+    cpu, wall_s = await steady(manager, steady_seconds)
+    print(
+        f"steady CPU         {cpu / wall_s:8.3f} CPU s per s over {wall_s:.0f} s "
+        f"({controller.reconciles - before} app reconciles)"
+    )
+
+    before = controller.reconciles
+    latency, _ = await commit_to_app(manager, store, repo, changed=min(7, apps - 1))
+    cost = controller.reconciles - before
+    print(
+        f"commit -> app      {latency:8.2f} s   {cost} app reconciles "
+        f"(= {latency / per_app:.0f} first-pass apps' worth)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--apps", type=int, default=10_000)
+    parser.add_argument("--steady-seconds", type=float, default=35.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        asyncio.run(run(args.apps, args.steady_seconds, Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
