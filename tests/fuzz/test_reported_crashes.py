@@ -91,3 +91,22 @@ def test_apply_an_object_whose_metadata_is_not_a_mapping_names_the_field(
     assert (code, out) == (1, "")
     label = "analysisrun.argoproj.io/"  # no name to show
     assert err == f"error: run.yaml:1: {label}: AnalysisRun: metadata: required mapping\n"
+
+
+def test_apply_a_yaml_date_inside_a_spec_names_the_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by fuzzing the store's writes: an unquoted date (YAML reads it as a date) in a
+    field the store keeps as written raised TypeError while serializing it."""
+    (tmp_path / "svc.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n"
+        "spec:\n  ports: [{port: 80}]\n  releasedOn: 2024-01-02\n"
+    )
+    code, out, err = _headway(
+        "apply", "-f", "svc.yaml", "--state-dir", "state", cwd=tmp_path, monkeypatch=monkeypatch
+    )
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: svc.yaml:1: service/web: Service web: spec.releasedOn: date 2024-01-02 is not "
+        "a JSON value (quote it)\n"
+    )

@@ -5,6 +5,7 @@ back unchanged."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from headway.clock import VirtualClock
-from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.errors import ClusterError, Invalid, NotFound
 from headway.cluster.local.store import LocalCluster
 
 from .shapes import JSONISH, TEXT, WRONG
@@ -106,3 +107,16 @@ def test_reads_with_any_key_raise_only_cluster_errors(
         cluster.get(api_version, kind, name, namespace)
     with contextlib.suppress(ClusterError):
         cluster.list(api_version, kind, namespace=namespace, label_selector=selector)
+
+
+def test_a_status_that_is_not_json_is_invalid_and_names_the_field(cluster: LocalCluster) -> None:
+    """Found by fuzzing: a status holding a date raised TypeError while being serialized."""
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "dated"}, "spec": {}}
+    cluster.apply(service, field_manager="fuzz")
+    status = {"loadBalancer": {"since": datetime.date(2024, 1, 2)}}
+    with pytest.raises(Invalid) as raised:
+        cluster.patch_status("v1", "Service", "dated", "default", status)
+    assert str(raised.value) == (
+        "Service dated: status: loadBalancer.since: date 2024-01-02 is not a JSON value "
+        "(quote it)"
+    )

@@ -12,7 +12,7 @@ from typing import Any
 
 from headway.cluster.errors import Invalid
 from headway.cluster.local.config_data import validate_config_data
-from headway.cluster.local.jsonvalues import clone
+from headway.cluster.local.jsonvalues import clone, not_json
 from headway.cluster.protocol import Obj
 from headway.model.schema import describe
 from headway.model.selectors import SelectorError, validate_key, validate_value
@@ -97,6 +97,9 @@ def validate_object(obj: Mapping[str, Any], *, name_required: bool = True) -> No
         if obj.get(part) is not None and not isinstance(obj.get(part), Mapping):
             raise Invalid(f"{label}: {part}: must be a mapping, got {describe(obj[part])}")
     validate_config_data(obj, label=label)
+    problem = not_json(obj)
+    if problem:
+        raise Invalid(f"{label}: {problem}")
 
 
 def _validate_name(meta: Mapping[str, Any], *, label: str, name_required: bool) -> None:

@@ -34,7 +34,7 @@ from headway.cluster.local import (
     watching,
     writes,
 )
-from headway.cluster.local.jsonvalues import clone
+from headway.cluster.local.jsonvalues import clone, not_json
 from headway.cluster.local.kinds import (
     BUILTIN_KINDS,
     CRD_GROUP,
@@ -418,6 +418,9 @@ class LocalCluster:
     ) -> Obj:
         if not isinstance(status, Mapping):
             raise Invalid(f"{kind} {name}: status must be a mapping")
+        problem = not_json(dict(status))
+        if problem:
+            raise Invalid(f"{kind} {name}: status: {problem}")
         with self._db.write() as conn:
             key = self._key(self._resolve(conn, api_version, kind), name, namespace)
             live = database.fetch(conn, key)
