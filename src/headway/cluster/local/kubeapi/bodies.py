@@ -24,6 +24,11 @@ def decode(body: bytes, content_type: str) -> Any:
     """The body as JSON-like data (YAML when the content type says so)."""
     if not body.strip():
         return None
+    if "protobuf" in content_type or "cbor" in content_type:
+        raise ApiError(415, "UnsupportedMediaType",
+                       f"the body of the request was in an unknown format - accepted media "
+                       f"types include: application/json, application/yaml "
+                       f"(got {content_type})")
     try:
         if "yaml" in content_type:
             return yamlload.load_one(body)  # refuses alias bombs, which would stall the server
