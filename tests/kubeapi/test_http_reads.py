@@ -109,3 +109,16 @@ def test_a_custom_kind_table_uses_its_printer_columns(api: Api) -> None:
     table = response.json()
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Size", "Age"]
     assert table["rows"][0]["cells"][:2] == ["w", 7]
+
+
+def test_events_are_listed_as_kubectl_shows_them(api: Api) -> None:
+    cm = api.store.create(configmap("noted"))
+    api.store.record_event(cm, reason="Checked", message="looked fine")
+    response = httpx2.get(f"{api.url}/api/v1/namespaces/default/events",
+                          headers={"accept": TABLE})
+    table = response.json()
+    columns = [(c["name"], c["priority"]) for c in table["columnDefinitions"]]
+    assert columns == [("Last Seen", 0), ("Type", 0), ("Reason", 0), ("Object", 0),
+                       ("Message", 0), ("Name", 1)]
+    (row,) = table["rows"]
+    assert row["cells"][1:5] == ["Normal", "Checked", "configmap/noted", "looked fine"]

@@ -123,6 +123,28 @@ _COLUMNS: dict[str, list[tuple[str, str, str, Cell]]] = {
 }
 
 
+def _last_seen(obj: Obj, now: datetime) -> str:
+    seen = obj.get("lastTimestamp") or obj.get("eventTime") or \
+        obj["metadata"].get("creationTimestamp")
+    when = parse_time(seen)
+    return "<unknown>" if when is None else human_duration((now - when).total_seconds())
+
+
+def _involved(obj: Obj, _: datetime) -> str:
+    involved = obj.get("involvedObject") or {}
+    return f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}"
+
+
+# `kubectl get events` columns; the Event's own name only with -o wide, as in Kubernetes.
+_EVENT_COLUMNS: list[tuple[str, str, str, Cell]] = [
+    ("Last Seen", "string", "", _last_seen),
+    ("Type", "string", "", lambda o, _: o.get("type") or ""),
+    ("Reason", "string", "", lambda o, _: o.get("reason") or ""),
+    ("Object", "string", "", _involved),
+    ("Message", "string", "", lambda o, _: o.get("message") or ""),
+]
+
+
 def _custom_cells(kind: ApiKind) -> list[tuple[str, str, str, Cell]]:
     def cell(json_path: str, column_type: str) -> Cell:
         keys = [k for k in json_path.strip().lstrip(".").split(".") if k]
@@ -143,15 +165,19 @@ def _custom_cells(kind: ApiKind) -> list[tuple[str, str, str, Cell]]:
 def table(kind: ApiKind, objs: list[Obj], *, now: datetime, include: str,
           list_meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """A Table of `objs`; `include` is `includeObject` (None, Metadata or Object)."""
-    extra = _custom_cells(kind) if kind.columns else _COLUMNS.get(kind.plural, [])
-    cells: list[tuple[str, str, str, Cell]] = [
-        (*_NAME, lambda o, _: o["metadata"]["name"]), *extra,
-    ]
-    if not any(c[0].lower() == "age" for c in extra):
-        cells.append(_AGE)
+    name: tuple[str, str, str, Cell] = (*_NAME, lambda o, _: o["metadata"]["name"])
+    wide_only = set()
+    if kind.plural == "events" and not kind.group:
+        cells, wide_only = [*_EVENT_COLUMNS, name], {"Name"}
+    else:
+        extra = _custom_cells(kind) if kind.columns else _COLUMNS.get(kind.plural, [])
+        cells = [name, *extra]
+        if not any(c[0].lower() == "age" for c in extra):
+            cells.append(_AGE)
     definitions = [
-        {"name": name, "type": kind_of, "format": fmt, "description": name, "priority": 0}
-        for name, kind_of, fmt, _ in cells
+        {"name": title, "type": kind_of, "format": fmt, "description": title,
+         "priority": 1 if title in wide_only else 0}
+        for title, kind_of, fmt, _ in cells
     ]
     rows = [{"cells": [cell(o, now) for *_, cell in cells], "object": _row_object(o, include)}
             for o in objs]
