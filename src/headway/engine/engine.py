@@ -48,6 +48,7 @@ class Engine:
         self.settings = settings or EngineSettings()
         self.git = git or default_git_cache(cluster, self.settings)
         parts = LoopParts(cluster, clock, http, self.git, self.settings)
+        self.registry = parts.registry  # what `/metrics` serves (settings.metrics_port)
         self._manager = Manager(cluster, clock, resync_seconds=self.settings.resync_seconds)
         self._stop = asyncio.Event()
         for loop in Loop:  # a fixed order, so logs and `controllers` read the same every time

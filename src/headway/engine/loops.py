@@ -8,11 +8,12 @@ first watch sees them) and starts its `/metrics` server.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx2
 from prometheus_client import start_http_server
+from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
@@ -25,6 +26,7 @@ from headway.controllers.application import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.convergence import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
+from headway.controllers.notifications import AppNotifications, EventNotifications, Notifications
 from headway.controllers.rollout import RolloutController
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
@@ -40,13 +42,15 @@ ARGO_API = "argoproj.io/v1alpha1"
 
 @dataclass(frozen=True)
 class LoopParts:
-    """What every loop is built from: the store, the clock, one HTTP client, one Git cache."""
+    """What every loop is built from: the store, the clock, one HTTP client, one Git cache,
+    and the one metrics registry that `/metrics` serves."""
 
     cluster: Cluster
     clock: Clock
     http: httpx2.AsyncClient
     git: GitCache
     settings: EngineSettings
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
 
 
 def runtime_metrics_address(state_dir: Path) -> str | None:
@@ -129,10 +133,9 @@ def _applications(parts: LoopParts) -> list[StepController]:
     if settings.apps is not None:  # publish once now, so the manager's first watch sees them
         for problem in DefinitionsWatcher(settings.apps).sync(parts.cluster) or []:
             print(f"--apps {settings.apps}: {problem}", flush=True)
-    if settings.metrics_port:
-        start_http_server(
-            settings.metrics_port, addr="127.0.0.1", registry=controller.metrics.registry
-        )
+    parts.registry.register(controller.metrics)
+    if settings.metrics_port:  # serves what later loops register in parts.registry too
+        start_http_server(settings.metrics_port, addr="127.0.0.1", registry=parts.registry)
     steps = ApplicationSteps(controller, parts.cluster, apps_namespace=DEFAULT_APPS_NAMESPACE)
     sources = SourceWatchSteps(controller, reader, parts.cluster, apps_path=settings.apps)
     sources.watches = (("v1", "Namespace"), (ARGO_API, "Application"))
@@ -143,9 +146,18 @@ def _git_convergence(parts: LoopParts) -> list[StepController]:
     return [ConvergenceController(parts.cluster, parts.clock, git=parts.git)]
 
 
+def _notifications(parts: LoopParts) -> list[StepController]:
+    core = Notifications(
+        cluster=parts.cluster, clock=parts.clock, http=parts.http,
+        state_dir=parts.settings.state_dir, registry=parts.registry,
+    )
+    return [AppNotifications(core), EventNotifications(core)]
+
+
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.ROLLOUTS: _rollouts,
     Loop.ANALYSIS: _analysis,
     Loop.APPLICATIONS: _applications,
     Loop.GIT_CONVERGENCE: _git_convergence,
+    Loop.NOTIFICATIONS: _notifications,
 }

@@ -24,6 +24,7 @@ class Loop(enum.Enum):
     ANALYSIS = "analysis"
     APPLICATIONS = "applications"
     GIT_CONVERGENCE = "git-convergence"
+    NOTIFICATIONS = "notifications"
 
 
 ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
@@ -34,6 +35,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.ANALYSIS: ("analysisruns",),
     Loop.APPLICATIONS: ("applications", "application-sources"),
     Loop.GIT_CONVERGENCE: ("git-convergence",),
+    Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
 }
 
 
