@@ -57,18 +57,19 @@ class Kubectl:
     binary: str
     kubeconfig: Path
 
-    def __call__(self, *args: str, stdin: str | None = None,
-                 check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = self.run(*args, stdin=stdin)
+    def __call__(self, *args: str, stdin: str | None = None, check: bool = True,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = self.run(*args, stdin=stdin, env=env)
         if check and done.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}):\n"
                                  f"{done.stdout}\n{done.stderr}")
         return done
 
-    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, stdin: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [self.binary, *args], input=stdin, capture_output=True, text=True, timeout=60,
-            check=False, env=self.env,
+            check=False, env=dict(self.env, **(env or {})),
         )
 
     @property

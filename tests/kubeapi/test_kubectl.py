@@ -246,3 +246,18 @@ def test_generator_commands_need_the_yaml_pipeline(kubectl: Kubectl) -> None:
     kubectl("apply", "-f", "-", stdin=generated.stdout)
     assert kubectl("get", "namespace", "generated", "-o", "name").stdout == (
         "namespace/generated\n")
+
+
+def test_edit_and_delete_by_label_and_all(kubectl: Kubectl) -> None:
+    kubectl("create", "-f", "-", stdin=_manifest(configmap("edited", colour="blue")))
+    kubectl("edit", "configmap", "edited", env={"EDITOR": "sed -i s/blue/green/"})
+    shown = kubectl("get", "configmap", "edited", "-o", "jsonpath={.data.colour}")
+    assert shown.stdout == "green"
+    for name, batch in (("sweep1", "old"), ("sweep2", "old"), ("keep1", "new")):
+        cm = configmap(name, labels={"scenario": "sweep", "batch": batch})
+        kubectl("create", "-f", "-", stdin=_manifest(cm))
+    kubectl("delete", "configmaps", "-l", "scenario=sweep,batch=old")
+    left = kubectl("get", "configmaps", "-l", "scenario=sweep", "-o", "name").stdout
+    assert left.split() == ["configmap/keep1"]
+    kubectl("delete", "configmaps", "--all", "-n", "default")
+    assert kubectl("get", "configmaps", "-o", "name").stdout == ""
