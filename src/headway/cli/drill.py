@@ -37,6 +37,7 @@ _FLAGS = {
     "miss": "--judge-miss",
     "every": "--judge-every",
     "deadline": "--judge-deadline",
+    "slowerThan": "--judge-slower-than",
 }
 
 
@@ -87,9 +88,12 @@ class _JudgeOptions:
     miss: float
     every: str
     deadline: str
+    slower_than: str | None
 
     def config(self) -> JudgeConfig:
+        latency = {"signal": "latency", "slowerThan": self.slower_than} if self.slower_than else {}
         block = {
+            **latency,
             "canaryHash": "canary",
             "stableHash": "stable",
             "worseBy": self.worse_by,
@@ -177,6 +181,13 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
     deadline: Annotated[
         str, typer.Option("--judge-deadline", help="When the judge gives up: Inconclusive.")
     ] = "5m",
+    slower_than: Annotated[
+        str | None,
+        typer.Option(
+            "--judge-slower-than",
+            help="Judge latency instead of errors: the share of requests slower than this.",
+        ),
+    ] = None,
 ) -> None:
     """Replay a rollout against simulated traffic: detection, time to abort, bad requests
     and false aborts, for your template and for the judge side by side."""
@@ -192,7 +203,7 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
     templates = _templates(documents)
     for path in template:
         templates.update(_templates(_documents(path)))
-    judge = _JudgeOptions(worse_by, false_abort, miss, every, deadline).config()
+    judge = _JudgeOptions(worse_by, false_abort, miss, every, deadline, slower_than).config()
     try:
         plans: list[RolloutPlan] = [rollout_plan(rollout, templates), judge_plan(rollout, judge)]
     except DrillError as error:

@@ -139,8 +139,13 @@ class JudgeReading:
 
     def look(self, tape: Tape, *, second: int, elapsed: float) -> MeasurementPhase | None:
         if not tape.scenario.dead_backend:
-            canary = Counters() if tape.scenario.empty_query else tape.canary.counters(second)
-            stable = tape.stable.counters(second)
+            latency = self.config.slower_than is not None
+            canary = (
+                Counters()
+                if tape.scenario.empty_query
+                else tape.canary.counters(second, latency=latency)
+            )
+            stable = tape.stable.counters(second, latency=latency)
             slower = self.config.slower_than
             counts = (
                 canary.requests,

@@ -33,6 +33,18 @@ class RolloutPlan:
         self.background = background
         self.background_from = background_from
 
+    @property
+    def reads_latency(self) -> bool:
+        """Whether any metric needs the latency histograms (the costliest part to simulate)."""
+        plans = [s.analysis for s in self.stages if s.analysis] + [self.background]
+        return any(
+            (m.reading is not None and m.reading.kind == "latency")
+            or (m.judge is not None and m.judge.slower_than is not None)
+            for plan in plans
+            if plan is not None
+            for m in plan.metrics
+        )
+
     def readings(self) -> list[str]:
         """How each template metric is read from the simulated traffic, once per metric."""
         plans = [s.analysis for s in self.stages if s.analysis] + [self.background]

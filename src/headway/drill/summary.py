@@ -78,7 +78,7 @@ def drill(
     rng = np.random.default_rng(seed)
 
     def once(played: Scenario) -> Outcome:
-        tape = Tape(played, rps=rps, horizon=horizon, rng=rng)
+        tape = Tape(played, rps=rps, horizon=horizon, rng=rng, latency=plan.reads_latency)
         return replay(
             plan.stages,
             tape,

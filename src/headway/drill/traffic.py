@@ -49,16 +49,22 @@ class _Revision:
             np.zeros((horizon + 1, len(chances))),
         )
 
-    def serve(self, rng: np.random.Generator, start: int, end: int, rate: float) -> None:
+    def serve(
+        self, rng: np.random.Generator, span: tuple[int, int], *, rate: float, latency: bool
+    ) -> None:
+        start, end = span
         seconds = end - start
         served = rng.poisson(rate, size=seconds) if rate > 0 else np.zeros(seconds, dtype=int)
         failed = rng.binomial(served, self.errors)
-        slots = rng.multinomial(served, self.chances)
         self.requests[start + 1 : end + 1] = self.requests[start] + np.cumsum(served)
         self.bad[start + 1 : end + 1] = self.bad[start] + np.cumsum(failed)
-        self.buckets[start + 1 : end + 1] = self.buckets[start] + np.cumsum(slots, axis=0)
+        if latency:  # the costliest draw: only when some metric reads latency
+            slots = rng.multinomial(served, self.chances)
+            self.buckets[start + 1 : end + 1] = self.buckets[start] + np.cumsum(slots, axis=0)
 
-    def counters(self, second: int) -> Counters:
+    def counters(self, second: int, *, latency: bool = True) -> Counters:
+        if not latency:
+            return Counters(float(self.requests[second]), float(self.bad[second]))
         bounds = (*DEFAULT_BUCKETS, math.inf)
         cumulative = np.cumsum(self.buckets[second])
         return Counters(
@@ -72,9 +78,16 @@ class Tape:
     """Both revisions' counters, second by second, served at the weights the replay sets."""
 
     def __init__(
-        self, scenario: Scenario, *, rps: float, horizon: int, rng: np.random.Generator
+        self,
+        scenario: Scenario,
+        *,
+        rps: float,
+        horizon: int,
+        rng: np.random.Generator,
+        latency: bool = True,
     ) -> None:
         self.scenario = scenario
+        self.latency = latency
         self.rps = rps
         self.horizon = horizon
         self.now = 0
@@ -88,8 +101,9 @@ class Tape:
         if end <= self.now:
             return
         share = canary_weight / 100 if self.scenario.canary_traffic else 0.0
-        self.canary.serve(self._rng, self.now, end, self.rps * share)
-        self.stable.serve(self._rng, self.now, end, self.rps * (1 - share))
+        span = (self.now, end)
+        self.canary.serve(self._rng, span, rate=self.rps * share, latency=self.latency)
+        self.stable.serve(self._rng, span, rate=self.rps * (1 - share), latency=self.latency)
         self.now = end
 
     def window(self, second: int, seconds: float, *, canary_only: bool) -> Counters:
@@ -98,7 +112,9 @@ class Tape:
         revisions = (self.canary,) if canary_only else (self.canary, self.stable)
         total = Counters()
         for revision in revisions:
-            delta = revision.counters(second).minus(revision.counters(start))
+            delta = revision.counters(second, latency=self.latency).minus(
+                revision.counters(start, latency=self.latency)
+            )
             total = _plus(total, delta)
         return total
 
