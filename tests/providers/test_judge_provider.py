@@ -14,7 +14,9 @@ import pytest
 from provider_support import RunDriver, analysis_run
 
 from headway.clock import VirtualClock
+from headway.controllers.analysis import AnalysisController
 from headway.providers.judge import JudgeConfigError, judge_config
+from headway.providers.registry import default_registry
 
 CANARY, STABLE = "c4n4ry", "st4b1e"
 
@@ -166,3 +168,24 @@ async def test_a_router_restart_resets_the_starting_point_without_inventing_evid
 def test_a_bad_setting_is_named(config: dict[str, Any], field: str) -> None:
     with pytest.raises(JudgeConfigError, match=field):
         judge_config({"headway.dev/judge": config})
+
+
+async def test_a_restarted_controller_resumes_the_same_test(
+    driver: RunDriver, router: Router
+) -> None:
+    driver.cluster.create(analysis_run(judge_metric()))
+    await look(driver)
+    router.serve(canary=(50, 3), stable=(450, 4))
+    await look(driver)
+    (before,) = driver.measurements()
+    async with httpx2.AsyncClient(transport=httpx2.MockTransport(router.handle)) as client:
+        driver.controller = AnalysisController(
+            providers=default_registry(client, driver.clock), clock=driver.clock
+        )
+        router.serve(canary=(50, 3), stable=(450, 4))
+        await look(driver)
+    (after,) = driver.measurements()
+    assert after["startedAt"] == before["startedAt"]  # the same measurement, still in flight
+    assert before["metadata"]["judge.canary"].startswith("50 requests, 3 5xx")
+    assert after["metadata"]["judge.canary"].startswith("100 requests, 6 5xx")
+    assert float(after["metadata"]["judge.logRatio"]) > float(before["metadata"]["judge.logRatio"])
