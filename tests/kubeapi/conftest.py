@@ -56,6 +56,7 @@ def kubectl_binary() -> str:
 class Kubectl:
     binary: str
     kubeconfig: Path
+    state_dir: Path  # the runtime's
 
     def __call__(self, *args: str, stdin: str | None = None, check: bool = True,
                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -88,7 +89,7 @@ TALKER = (
 )
 
 
-def _headway(*args: str) -> subprocess.CompletedProcess[str]:
+def headway(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "headway", *args], capture_output=True,
                           text=True, timeout=90, check=False)
 
@@ -105,16 +106,16 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
         "  kubeapi-test/talker:\n"
         f"    command: [{sys.executable!r}, '-c', {TALKER!r}]\n"
     )
-    started = _headway("runtime", "up", "--state-dir", str(state))
+    started = headway("runtime", "up", "--state-dir", str(state))
     assert started.returncode == 0, started.stdout + started.stderr
     try:
-        config = _headway("runtime", "kubeconfig", "--state-dir", str(state))
+        config = headway("runtime", "kubeconfig", "--state-dir", str(state))
         assert config.returncode == 0, config.stderr
         kubeconfig = home / "kubeconfig"
         kubeconfig.write_text(config.stdout)
-        yield Kubectl(binary=binary, kubeconfig=kubeconfig)
+        yield Kubectl(binary=binary, kubeconfig=kubeconfig, state_dir=state)
     finally:
-        stopped = _headway("runtime", "down", "--state-dir", str(state))
+        stopped = headway("runtime", "down", "--state-dir", str(state))
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
 

@@ -13,6 +13,8 @@ from headway.cli.runtime import kubeconfig_text
 from headway.clock import SystemClock
 from headway.cluster.local.kubeapi.server import ApiServer, ApiServerError
 
+from .conftest import Kubectl, headway
+
 
 def test_the_api_listens_on_loopback_only(tmp_path: Path) -> None:
     server = ApiServer(db_path=tmp_path / "cluster.db", clock=SystemClock())
@@ -53,3 +55,13 @@ def test_kubeconfig_without_a_running_runtime_says_so(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "no runtime serves a Kubernetes API" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_up_while_running_says_the_api_port_is_read_at_start(kubectl: Kubectl) -> None:
+    again = headway("runtime", "up", "--state-dir", str(kubectl.state_dir), "--api-port", "1")
+    assert again.returncode == 0
+    assert "runtime already running" in again.stdout
+    assert "--api-port is read at start" in again.stdout
+    status = headway("runtime", "status", "--state-dir", str(kubectl.state_dir)).stdout
+    server = yaml.safe_load(kubectl.kubeconfig.read_text())["clusters"][0]["cluster"]["server"]
+    assert f"api:     {server}" in status

@@ -92,8 +92,11 @@ def up(
     paths = RuntimePaths(state_dir)
     pid = running_pid(paths)
     if pid is not None:
-        # A different --config would be silently ignored otherwise.
-        note = "; --config is read at start: `headway runtime down` first" if config else ""
+        # A different --config or --api-port would be silently ignored otherwise.
+        given = [flag for flag, value in (("--config", config), ("--api-port", api_port))
+                 if value]
+        note = (f"; {' and '.join(given)} {'are' if len(given) > 1 else 'is'} read at start: "
+                "`headway runtime down` first") if given else ""
         typer.echo(f"runtime already running (pid {pid}, state {state_dir}){note}")
         return
     if foreground:

@@ -26,6 +26,7 @@ from starlette.routing import Route
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
+from headway.cluster.local.kinds import KindTable
 from headway.cluster.local.kubeapi import (
     bodies,
     discovery,
@@ -59,7 +60,8 @@ class _Context:
     logs_dir: Path | None
 
     def catalog(self) -> Catalog:
-        return Catalog.build(self.cluster.discovery(), self.cluster.list(*_CRD_VERSION))
+        crds = self.cluster.list(*_CRD_VERSION)  # read once: the kinds and their details
+        return Catalog.build(KindTable.with_crds(crds).all(), crds)
 
 
 def _json(body: Any, code: int = 200) -> Response:
