@@ -14,13 +14,20 @@ from typing import Any
 import httpx2
 import pytest
 from prometheus_client.registry import CollectorRegistry
-from receivers import Mailbox, Receiver, eventually, free_port, serve_receiver, serve_smtp
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.cluster.protocol import Obj
 from headway.controllers.manager import ObjectKey
 from headway.controllers.notifications import AppNotifications, Notifications
+from notification_receivers import (
+    Mailbox,
+    Receiver,
+    eventually,
+    free_port,
+    serve_receiver,
+    serve_smtp,
+)
 
 API = "argoproj.io/v1alpha1"
 TOKEN = "tok-5ec2e7-planted"

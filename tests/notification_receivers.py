@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from email import message_from_bytes
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from aiosmtpd.controller import Controller
@@ -103,3 +104,40 @@ async def eventually(check: Callable[[], Any], *, timeout: float, what: str) -> 
             return last
         await asyncio.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}: last {last!r}")
+
+
+class RolloutNotifier:
+    """The notifications controller's event side over `cluster`, configured (as Argo Rollouts
+    users do, in `argo-rollouts/argo-rollouts-notification-configmap`) with one webhook."""
+
+    def __init__(self, cluster: Any, clock: Any, http: Any, state_dir: Path, url: str) -> None:
+        from prometheus_client.registry import CollectorRegistry
+
+        from headway.controllers.notifications import EventNotifications, Notifications
+
+        for obj in (
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argo-rollouts"}},
+            {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "argo-rollouts-notification-configmap",
+                          "namespace": "argo-rollouts"},
+             "data": {"service.webhook.receiver": f"url: {url}\n"}},
+        ):
+            cluster.apply(obj, field_manager="test", force=True)
+        self.cluster = cluster
+        self.core = Notifications(cluster=cluster, clock=clock, http=http, state_dir=state_dir,
+                                  registry=CollectorRegistry())
+        self.events = EventNotifications(self.core)
+
+    def step_all(self) -> None:
+        """One step for every Event the controller cares about, as the manager would."""
+        for event in self.cluster.list("v1", "Event"):
+            for key in self.events.keys_for(event):
+                self.events.step(key)
+
+
+def subscribe(obj: dict[str, Any], *triggers: str) -> dict[str, Any]:
+    """`obj` with `subscribe.<trigger>.receiver` annotations."""
+    annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+    for trigger in triggers:
+        annotations[f"notifications.argoproj.io/subscribe.{trigger}.receiver"] = ""
+    return obj
