@@ -8,10 +8,12 @@ __all__ = [
     "Conflict",
     "Expired",
     "FieldConflict",
+    "Forbidden",
     "Gone",
     "Invalid",
     "NamespaceNotFound",
     "NotFound",
+    "Throttled",
     "UnknownKind",
 ]
 
@@ -50,6 +52,15 @@ class FieldConflict(ClusterError):
 
 class Invalid(ClusterError):
     """The object is malformed for its kind."""
+
+
+class Forbidden(ClusterError):
+    """The API refused the request for this identity (Kubernetes' `403 Forbidden`, RBAC):
+    a missing permission to grant, not a failure to retry."""
+
+
+class Throttled(ClusterError):
+    """The API kept answering `429 Too Many Requests` after every bounded retry."""
 
 
 class UnknownKind(ClusterError):

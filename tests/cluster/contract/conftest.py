@@ -13,9 +13,14 @@ from typing import Protocol
 
 import pytest
 
-from headway.clock import VirtualClock
+from headway.clock import SystemClock, VirtualClock
+from headway.cluster.kube import KubeCluster
 from headway.cluster.local import LocalCluster
+from headway.cluster.local.kubeapi.server import ApiServer
+from headway.cluster.local.kubeapi.watchstream import WatchSettings
 from headway.cluster.protocol import Cluster
+
+from .workers import open_kube
 
 
 class ClusterFactory(Protocol):
@@ -63,7 +68,46 @@ class LocalFactory:
         return ("local", str(self.path))
 
 
-BACKENDS = ["local"]
+class KubeFactory:
+    """The Kubernetes backend against the local runtime's API server over loopback: the
+    HTTP server reads and writes a store file; compaction is done on the file."""
+
+    name = "kube"
+
+    def __init__(self, path: Path, clock: VirtualClock) -> None:
+        self.path = path
+        self.server = ApiServer(db_path=path, clock=clock,
+                                watch=WatchSettings(bookmark_seconds=0.2, poll_seconds=0.02))
+        self.server.start()
+        self._opened: list[KubeCluster] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.server.address}"
+
+    def open(self) -> Cluster:
+        cluster = open_kube(self.url)
+        self._opened.append(cluster)
+        return cluster
+
+    def close_all(self) -> None:
+        for cluster in self._opened:
+            cluster.close()
+        self._opened.clear()
+
+    def stop(self) -> None:
+        self.close_all()
+        self.server.stop()
+
+    def forget_history(self) -> None:
+        with LocalCluster(self.path, SystemClock()) as store:
+            store.compact(keep=0)
+
+    def client_spec(self) -> tuple[str, str]:
+        return ("kube", self.url)
+
+
+BACKENDS = ["local", "kube"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -73,6 +117,13 @@ def factory(request: pytest.FixtureRequest, tmp_path: Path, clock: VirtualClock)
     made: ClusterFactory
     if request.param == "local":
         made = LocalFactory(tmp_path / "store.db", clock)
+    elif request.param == "kube":
+        kube = KubeFactory(tmp_path / "store.db", clock)
+        try:
+            yield kube
+        finally:
+            kube.stop()
+        return
     else:  # pragma: no cover - a backend name without a factory
         raise AssertionError(request.param)
     yield made

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx2
+
 from headway.clock import SystemClock
 from headway.cluster.errors import Conflict
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import Transport
 from headway.cluster.protocol import Cluster
 
 
@@ -15,7 +19,14 @@ def open_client(spec: tuple[str, str]) -> Cluster:
         from headway.cluster.local import LocalCluster
 
         return LocalCluster(Path(where), SystemClock())
+    if backend == "kube":
+        return open_kube(where)
     raise ValueError(f"no worker client for backend {backend!r}")
+
+
+def open_kube(url: str) -> KubeCluster:
+    """The Kubernetes backend for an unauthenticated plain-HTTP server (the local API)."""
+    return KubeCluster(Transport(httpx2.Client(base_url=url, timeout=30.0)))
 
 
 def increment_and_create(spec: tuple[str, str], worker: int, increments: int,

@@ -1,23 +1,20 @@
 """The scale subresource (`autoscaling/v1` Scale) of kinds that declare one.
 
-A Scale shows the replicas at the kind's spec and status paths and its label selector as a
-string; writing one sets the spec path on the object, with the Scale's resourceVersion
-(when given) as precondition, as `kubectl scale --resource-version` expects.
+The store computes Scales (`LocalCluster.get_scale` / `update_scale`: the kind's spec and
+status paths, a Rollout's HPAReplicas, a workload's default of one replica); this module
+decodes the requests, with the Scale's resourceVersion (when given) as precondition, as
+`kubectl scale --resource-version` expects.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from headway.cluster.errors import Conflict
-from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kubeapi import bodies, patches
 from headway.cluster.local.kubeapi.catalog import ScalePaths
-from headway.cluster.local.kubeapi.operations import Request, get
+from headway.cluster.local.kubeapi.operations import Request
 from headway.cluster.local.kubeapi.status import ApiError
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
-from headway.model.selectors import SelectorError, to_selector
 
 __all__ = ["get_scale", "patch_scale", "replace_scale"]
 
@@ -30,44 +27,11 @@ def _paths(req: Request) -> ScalePaths:
     return req.kind.scale
 
 
-def _keys(json_path: str) -> list[str]:
-    return [k for k in json_path.strip().lstrip(".").split(".") if k]
-
-
-def _read(obj: Obj, json_path: str) -> Any:
-    node: Any = obj
-    for key in _keys(json_path):
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
-def _selector_text(obj: Obj, paths: ScalePaths) -> str:
-    if paths.label_selector:
-        found = _read(obj, paths.label_selector)
-        return found if isinstance(found, str) else ""
-    raw = _read(obj, ".spec.selector")
-    try:
-        return str(to_selector(raw)) if isinstance(raw, dict) else ""
-    except SelectorError:
-        return ""
-
-
-def scale_of(obj: Obj, paths: ScalePaths) -> Obj:
-    meta = obj["metadata"]
-    shown = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
-                                  "creationTimestamp") if k in meta}
-    replicas = _read(obj, paths.spec_replicas)
-    status_replicas = _read(obj, paths.status_replicas)
-    return {
-        "kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": shown,
-        "spec": {"replicas": replicas if isinstance(replicas, int) else 0},
-        "status": {"replicas": status_replicas if isinstance(status_replicas, int) else 0,
-                   "selector": _selector_text(obj, paths)},
-    }
-
-
 def get_scale(cluster: LocalCluster, req: Request) -> Obj:
-    return scale_of(get(cluster, req), _paths(req))
+    """The store's Scale (its paths, a Rollout's HPAReplicas, a workload's default 1)."""
+    _paths(req)
+    return cluster.get_scale(req.kind.api_version, req.kind.kind, req.path.name,
+                             req.path.namespace)
 
 
 def replace_scale(cluster: LocalCluster, req: Request) -> Obj:
@@ -101,17 +65,7 @@ def patch_scale(cluster: LocalCluster, req: Request) -> Obj:
 
 
 def _set_replicas(cluster: LocalCluster, req: Request, replicas: int, rv: str | None) -> Obj:
-    paths = _paths(req)
-    live = get(cluster, req)
-    updated = clone(live)
-    node = updated
-    *parents, last = _keys(paths.spec_replicas)
-    for key in parents:
-        node = node.setdefault(key, {})
-    node[last] = replicas
-    if rv is not None:
-        updated["metadata"]["resourceVersion"] = rv
-    if req.dry_run:
-        return scale_of(updated, paths)
-    stored = cluster.update(updated, field_manager=req.writer)
-    return scale_of(stored, paths)
+    _paths(req)
+    return cluster.update_scale(
+        req.kind.api_version, req.kind.kind, req.path.name, req.path.namespace,
+        replicas=replicas, field_manager=req.writer, resource_version=rv, dry_run=req.dry_run)

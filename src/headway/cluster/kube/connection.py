@@ -1,0 +1,47 @@
+"""Where the API server is and who we are to it, from a kubeconfig or a Pod's service
+account, through lightkube's configuration loader (tokens, client certificates, exec
+plugins such as `aws eks get-token`, the in-cluster CA and rotating token)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx2
+from lightkube.config import client_adapter
+from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.core.exceptions import ConfigError
+
+from headway.cluster import errors
+
+__all__ = ["http_client", "load_config"]
+
+IN_CLUSTER = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def load_config(kubeconfig: Path | None, context: str | None) -> SingleConfig:
+    """The connection settings: `kubeconfig` (and its `context`, else its current one);
+    without a file, the Pod's service account when running in a cluster, else
+    `$KUBECONFIG` or `~/.kube/config`. A clear `ClusterError` when none can be read."""
+    try:
+        if kubeconfig is not None:
+            loaded = KubeConfig.from_file(kubeconfig)
+        elif "KUBERNETES_SERVICE_HOST" in os.environ and IN_CLUSTER.exists():
+            loaded = KubeConfig.from_service_account(IN_CLUSTER)
+        else:
+            loaded = KubeConfig.from_env()
+        config = loaded.get(context)
+    except ConfigError as error:
+        where = f"kubeconfig {kubeconfig}" if kubeconfig else "the Kubernetes configuration"
+        raise errors.ClusterError(f"cannot use {where}: {error}") from error
+    except (OSError, ValueError, KeyError) as error:
+        raise errors.ClusterError(f"cannot read kubeconfig {kubeconfig}: {error}") from error
+    if config is None:
+        raise errors.ClusterError(f"kubeconfig {kubeconfig} has no context {context!r}")
+    return config
+
+
+def http_client(config: SingleConfig, *, timeout: float = 30.0) -> httpx2.Client:
+    """An HTTP client to the configured server, authenticating as configured."""
+    params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout))
+    return client_adapter.Client(config, params)
