@@ -33,7 +33,7 @@ from .test_git_convergence import (
 
 pytestmark = pytest.mark.slow
 
-MAX_KILLS = 5
+MAX_KILLS = 4
 
 
 class Killer:
