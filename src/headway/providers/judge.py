@@ -16,6 +16,8 @@ Configured through Argo Rollouts' plugin syntax, with no successCondition (the j
           every: 2s               # how often the router's counters are read
           service: web            # optional: only this service's series
           address: http://127.0.0.1:9464/metrics  # optional: the runtime's metricsAddress
+          prometheus: {address, requests, bad}    # optional: counters from Prometheus instead
+                                                  # (see `judge_prometheus`)
 
 One measurement is the whole test: it stays in flight (resumed every `every`), each look reads
 both revisions' counters from the router and adds the look's evidence
@@ -39,6 +41,11 @@ from headway.analysis.sequential import Judgement, Look, RatioTest, SequentialSt
 from headway.clock import Clock
 from headway.model.durations import DurationError, parse_duration
 from headway.providers import http_edge
+from headway.providers.judge_prometheus import (
+    PrometheusCounters,
+    prometheus_source,
+    read_prometheus,
+)
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
@@ -66,7 +73,7 @@ TIMEOUT_SECONDS = 10.0
 _STATE = "judge.state"
 _KNOWN = frozenset(
     {"canaryHash", "stableHash", "signal", "slowerThan", "worseBy", "falseAbort", "miss"}
-    | {"deadline", "every", "service", "address"}
+    | {"deadline", "every", "service", "address", "prometheus"}
 )
 
 
@@ -85,6 +92,8 @@ class JudgeConfig:
     slower_than: float | None = None
     service: str = ""
     address: str = ""
+    prometheus: PrometheusCounters | None = None
+    """Read the counters from Prometheus instead of the router."""
 
 
 def _seconds(config: Mapping[str, Any], name: str, default: str) -> timedelta:
@@ -134,8 +143,10 @@ def judge_config(plugin: Mapping[str, Any] | None) -> JudgeConfig:
     signal = str(config.get("signal") or "errors")
     if signal not in SIGNALS:
         raise JudgeConfigError(f"plugin.{JUDGE_PLUGIN}.signal must be errors or latency")
-    slower = _seconds(config, "slowerThan", "1s") if signal == "latency" else None
-    if signal == "latency" and "slowerThan" not in config:
+    prometheus = _prometheus(config)
+    router_latency = signal == "latency" and prometheus is None
+    slower = _seconds(config, "slowerThan", "1s") if router_latency else None
+    if router_latency and "slowerThan" not in config:
         raise JudgeConfigError(f"plugin.{JUDGE_PLUGIN}.slowerThan is required for latency")
     return JudgeConfig(
         canary_hash=str(config["canaryHash"]),
@@ -143,11 +154,21 @@ def judge_config(plugin: Mapping[str, Any] | None) -> JudgeConfig:
         signal=signal,
         test=_test(config),
         deadline=_seconds(config, "deadline", "5m"),
-        every=_seconds(config, "every", "5s"),
+        every=_seconds(config, "every", "2s"),
         slower_than=slower.total_seconds() if slower is not None else None,
         service=str(config.get("service") or ""),
         address=str(config.get("address") or ""),
+        prometheus=prometheus,
     )
+
+
+def _prometheus(config: Mapping[str, Any]) -> PrometheusCounters | None:
+    if config.get("prometheus") is None:
+        return None
+    try:
+        return prometheus_source(config["prometheus"], f"plugin.{JUDGE_PLUGIN}.prometheus")
+    except ValueError as error:
+        raise JudgeConfigError(str(error)) from None
 
 
 def bad_count(counters: Counters, slower_than: float | None) -> float:
@@ -160,7 +181,12 @@ def bad_count(counters: Counters, slower_than: float | None) -> float:
 
 def evidence_metadata(config: JudgeConfig, state: SequentialState) -> dict[str, str]:
     """How close the test is to a decision, for `rollouts get` and the dashboard."""
-    what = "5xx" if config.signal == "errors" else f"slower than {config.slower_than:g}s"
+    if config.prometheus is not None:
+        what = "bad"
+    elif config.signal == "errors":
+        what = "5xx"
+    else:
+        what = f"slower than {config.slower_than:g}s"
 
     def side(requests: float, bad: float) -> str:
         share = f" ({bad / requests:.2%})" if requests else ""
@@ -237,7 +263,15 @@ class JudgeProvider(SynchronousProvider):
         return metrics_url(address)
 
     async def _read(self, config: JudgeConfig) -> tuple[float, float, float, float] | str:
-        """Both revisions' (requests, bad) as the router counts them, or why not."""
+        """Both revisions' (requests, bad) as the router (or Prometheus) counts them, or why
+        not."""
+        if config.prometheus is not None:
+            return await read_prometheus(
+                self._client,
+                config.prometheus,
+                canary=config.canary_hash,
+                stable=config.stable_hash,
+            )
         address = self._address(config)
         answer = await http_edge.send(self._client, "GET", address, timeout_seconds=TIMEOUT_SECONDS)
         if isinstance(answer, http_edge.Failure):
