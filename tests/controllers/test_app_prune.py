@@ -19,8 +19,9 @@ from app_harness import (
 
 from headway.clock import VirtualClock
 from headway.cluster.errors import NotFound
-from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION, stamp
+from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
 from headway.controllers.application import APP_API_VERSION
+from headway.kubetime import format_time
 
 
 def _synced(s: dict) -> bool:  # type: ignore[type-arg]
@@ -70,7 +71,7 @@ def test_prune_confirm_waits_for_approval(tmp_path: Path, clock: VirtualClock) -
         h.step("shop")
     assert h.exists("ConfigMap", "guarded")
     clock.advance(5)
-    approve = {CONFIRM_PRUNE_ANNOTATION: stamp(clock.now())}
+    approve = {CONFIRM_PRUNE_ANNOTATION: format_time(clock.now())}
     h.store.apply(
         {
             "apiVersion": APP_API_VERSION,
@@ -89,7 +90,7 @@ def test_an_approval_older_than_the_operation_does_not_count(
     guarded = config_map("guarded", **{"argocd.argoproj.io/sync-options": "Prune=confirm"})
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"), guarded)})
     app = application("shop", h.remote.url, path="app", automated={"prune": True})
-    app["metadata"]["annotations"] = {CONFIRM_PRUNE_ANNOTATION: stamp(clock.now())}
+    app["metadata"]["annotations"] = {CONFIRM_PRUNE_ANNOTATION: format_time(clock.now())}
     h.install(app)
     h.run("shop", _synced)
     h.remote.commit({"app/all.yaml": manifests(config_map("a"))})

@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from headway.clock import EPOCH
+from headway.kubetime import format_time
 from headway.model.rollout import parse_rollout
 from headway.model.yamlload import Document
 from headway.rollout.context import RolloutContext
@@ -13,7 +14,6 @@ from headway.rollout.plan import Plan
 from headway.rollout.reconcile import decide, step_hash
 from headway.rollout.replica_sets import ReplicaSetView, sort_replica_sets
 from headway.rollout.runs import RunView
-from headway.rollout.timefmt import format_time
 
 
 def rollout_obj(

@@ -10,8 +10,8 @@ import pytest
 from decision_helpers import context, decide_with, mid_update_status, rollout_obj, rs, run
 
 from headway.clock import EPOCH
+from headway.kubetime import format_time
 from headway.rollout.reconcile import decide, step_hash
-from headway.rollout.timefmt import format_time
 
 STEPS: list[dict[str, Any]] = [
     {"setWeight": 10},

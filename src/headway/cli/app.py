@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from headway import kubetime
 from headway.cli import app_view, app_wait
 from headway.cluster.errors import Conflict, NotFound
 from headway.controllers.app_names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
@@ -440,7 +441,7 @@ def confirm_prune(
                 "metadata": {
                     "name": name,
                     "namespace": namespace,
-                    "annotations": {ops.CONFIRM_PRUNE_ANNOTATION: ops.stamp(now)},
+                    "annotations": {ops.CONFIRM_PRUNE_ANNOTATION: kubetime.format_time(now)},
                 },
             },
             field_manager="headway-cli-confirm-prune",

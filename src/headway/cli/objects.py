@@ -13,6 +13,7 @@ import yaml
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Obj, ResourceKind
+from headway.kubetime import parse_time
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.state_dir import RuntimePaths
 
@@ -68,7 +69,6 @@ def resolve_kind(cluster: LocalCluster, name: str) -> ResourceKind:
 
 
 def _age(obj: Obj, stamp: str | None = None) -> str:
-    from headway.cluster.local.pod_facts import parse_time
     created = parse_time(stamp or obj["metadata"].get("creationTimestamp"))
     if created is None:
         return "<unknown>"

@@ -29,10 +29,10 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster, Obj
+from headway.kubetime import format_time
 from headway.rollout.replica_sets import HASH_LABEL, view_of
 from headway.rollout.run_evidence import promotion_refusal
 from headway.rollout.runs import run_view_of
-from headway.rollout.timefmt import format_time
 
 __all__ = [
     "ARGO_API",

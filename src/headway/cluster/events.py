@@ -13,6 +13,7 @@ from typing import Literal
 from headway.clock import Clock
 from headway.cluster.errors import Conflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster, Obj
+from headway.kubetime import format_time
 
 __all__ = ["EventType", "event_name", "event_order", "events_for", "record_event"]
 
@@ -48,7 +49,7 @@ def record_event(
     meta = involved.get("metadata") or {}
     namespace = meta.get("namespace") or "default"
     name = event_name(involved, reason, message, event_type)
-    now = clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = format_time(clock.now())
     for _ in range(_MAX_ATTEMPTS):
         try:
             existing = cluster.get("v1", "Event", name, namespace)

@@ -41,7 +41,8 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, Obj
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
 from headway.controllers.analysis_measure import recorded
-from headway.controllers.analysis_status import format_time, read_results, run_status
+from headway.controllers.analysis_status import read_results, run_status
+from headway.kubetime import format_time
 from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
 from headway.providers.registry import ProviderRegistry, UnsupportedProvider
 from headway.redaction import Redactor

@@ -2,23 +2,24 @@
 
 The shape is Argo Rollouts': `phase`, `message`, `startedAt`, `metricResults[]` (name, phase,
 message, dryRun, counters and `measurements[]` with phase, value as text, startedAt,
-finishedAt, resumeAt, message, metadata), `runSummary` and `dryRunSummary`. Times are RFC 3339
-in UTC; fractions of a second are kept so a restarted controller schedules exactly as before.
+finishedAt, resumeAt, message, metadata), `runSummary` and `dryRunSummary`. Times are written
+as Kubernetes writes them (headway.kubetime: UTC, whole seconds), as Argo Rollouts' are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from headway.analysis.assessment import RunAssessment, RunSummary
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import MetricPolicy
 from headway.analysis.results import MetricResult
+from headway.kubetime import format_time, parse_time
 from headway.providers.protocol import RecordedMeasurement
 
-__all__ = ["format_time", "parse_time", "read_results", "run_status"]
+__all__ = ["read_results", "run_status"]
 
 _COUNTERS = (
     ("count", "count"),
@@ -29,22 +30,6 @@ _COUNTERS = (
     ("consecutiveError", "consecutive_error"),
     ("consecutiveSuccess", "consecutive_success"),
 )
-
-
-def format_time(moment: datetime) -> str:
-    text = moment.astimezone(UTC).isoformat(timespec="microseconds")
-    text = text.removesuffix("+00:00").removesuffix(".000000")
-    return text + "Z"
-
-
-def parse_time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _phase(text: Any, default: MeasurementPhase) -> MeasurementPhase:

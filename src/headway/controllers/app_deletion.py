@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from headway import kubetime
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, PropagationPolicy
 from headway.controllers import app_operations as ops
@@ -49,10 +50,10 @@ def cascade_delete(
     policy: PropagationPolicy = (
         "Background" if finalizer == RESOURCES_FINALIZER_BACKGROUND else "Foreground"
     )
-    approved = ops.parse_stamp(
+    approved = kubetime.parse_time(
         ((app.get("metadata") or {}).get("annotations") or {}).get(ops.CONFIRM_PRUNE_ANNOTATION)
     )
-    deleted_at = ops.parse_stamp((app.get("metadata") or {}).get("deletionTimestamp"))
+    deleted_at = kubetime.parse_time((app.get("metadata") or {}).get("deletionTimestamp"))
     waiting: list[str] = []
     for key, obj in reader.managed(instance, []).items():
         if refuse(obj) is not None:

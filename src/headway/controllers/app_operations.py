@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from headway.kubetime import format_time, parse_time
 from headway.model.application import Backoff
 from headway.model.durations import parse_duration
 from headway.sync.autosync import LastOperation
@@ -46,19 +47,6 @@ __all__ = [
 CONFIRM_PRUNE_ANNOTATION = "argocd.argoproj.io/deletion-approved"
 
 TERMINAL_PHASES = ("Succeeded", "Failed", "Error")
-
-
-def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_stamp(text: object) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def sync_operation(
@@ -104,7 +92,7 @@ def new_operation_state(
     state = OperationState(
         operation={**operation, "sync": sync},
         phase=OperationPhase.RUNNING,
-        started_at=stamp(now),
+        started_at=format_time(now),
         # Headway's own field: marks the hooks this operation creates (startedAt has only
         # second resolution, so two operations may share it).
         operation_id=uuid.uuid4().hex,
@@ -128,7 +116,7 @@ def ended(
             phase=phase,
             started_at=str(state.get("startedAt") or ""),
         )
-    return finished(typed, phase=phase, message=message, at=stamp(now)).to_dict()
+    return finished(typed, phase=phase, message=message, at=format_time(now)).to_dict()
 
 
 def unreadable(state: Mapping[str, Any]) -> str:
@@ -160,7 +148,7 @@ def last_operation(state: Mapping[str, Any] | None) -> LastOperation | None:
     if not state or state.get("phase") not in TERMINAL_PHASES:
         return None
     typed = OperationState.from_dict(state)
-    finished = parse_stamp(typed.finished_at)
+    finished = parse_time(typed.finished_at)
     if finished is None:
         return None
     return LastOperation(
@@ -175,8 +163,8 @@ def last_operation(state: Mapping[str, Any] | None) -> LastOperation | None:
 
 def prune_confirmed(app: Mapping[str, Any], state: Mapping[str, Any]) -> bool:
     annotations = (app.get("metadata") or {}).get("annotations") or {}
-    approved = parse_stamp(annotations.get(CONFIRM_PRUNE_ANNOTATION))
-    started = parse_stamp(state.get("startedAt"))
+    approved = parse_time(annotations.get(CONFIRM_PRUNE_ANNOTATION))
+    started = parse_time(state.get("startedAt"))
     return approved is not None and started is not None and approved >= started
 
 
@@ -252,7 +240,7 @@ def retry_after_failure(
     if typed.phase is not OperationPhase.FAILED or limit == 0 or not retries_remain(count, limit):
         return None
     delay = retry_delay(count, _backoff(retry.get("backoff") or {})).total_seconds()
-    at = stamp(now + timedelta(seconds=delay))
+    at = format_time(now + timedelta(seconds=delay))
     again = replace(
         typed,
         phase=OperationPhase.RUNNING,
@@ -275,5 +263,5 @@ def retry_after_failure(
 
 def retry_wait(state: Mapping[str, Any], now: datetime) -> float:
     """Seconds until a retrying operation may run again (0 when it may now)."""
-    at = parse_stamp(OperationState.from_dict(state).retry_at)
+    at = parse_time(OperationState.from_dict(state).retry_at)
     return 0.0 if at is None else max(0.0, (at - now).total_seconds())

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from headway.controllers.app_metrics import AppSample
-from headway.controllers.app_operations import stamp
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.app_status import Comparison
+from headway.kubetime import format_time
 
 __all__ = [
     "compared_status",
@@ -25,7 +25,7 @@ Obj = dict[str, Any]
 
 
 def condition(kind: str, message: str, now: datetime) -> Obj:
-    return {"type": kind, "message": message, "lastTransitionTime": stamp(now)}
+    return {"type": kind, "message": message, "lastTransitionTime": format_time(now)}
 
 
 def compared_status(
@@ -49,7 +49,7 @@ def compared_status(
         "sync": sync,
         "health": health,
         "resources": [r.to_status() for r in comparison.resources],
-        "reconciledAt": stamp(now),
+        "reconciledAt": format_time(now),
     }
 
 

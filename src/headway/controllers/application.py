@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from headway import kubetime
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
@@ -409,7 +410,7 @@ class ApplicationController:
         state = OperationState.from_dict(status["operationState"])
         refusal = None
         if state.phase is not OperationPhase.TERMINATING:
-            started = ops.parse_stamp(state.started_at)
+            started = kubetime.parse_time(state.started_at)
             refusal = self._window_refusal(setup, manual=not state.automated, started_at=started)
         if refusal is None:
             return self._step(setup, raw, status, comparison, rules)

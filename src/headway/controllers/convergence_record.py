@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from headway.controllers.convergence_facts import AbortIdentity
 from headway.controllers.convergence_revert import RevertOutcome, RevertResult
+from headway.kubetime import format_time
 from headway.redaction import redact_url_credentials
 
 __all__ = ["CONDITION_TYPE", "STATE_ANNOTATION", "ConvergenceState", "condition_for", "read_state"]
@@ -127,7 +128,7 @@ def read_state(obj: dict[str, Any]) -> ConvergenceState | None:
 
 def condition_for(state: ConvergenceState, now: datetime) -> dict[str, Any]:
     """A Rollout status condition in Argo Rollouts' shape."""
-    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = format_time(now)
     converged = state.result in ("Reverted", "AlreadyReverted")
     return {
         "type": CONDITION_TYPE,

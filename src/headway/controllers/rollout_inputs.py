@@ -16,6 +16,7 @@ from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster, Obj
 from headway.kube.pod_template import pod_template_hash
+from headway.kubetime import parse_time
 from headway.model.rollout import Rollout, parse_rollout
 from headway.model.rollout_steps import AnalysisTemplateRef
 from headway.model.yamlload import Document
@@ -30,7 +31,6 @@ from headway.rollout.replica_sets import (
 )
 from headway.rollout.restart import PodView
 from headway.rollout.runs import run_view_of
-from headway.rollout.timefmt import parse_time
 
 __all__ = [
     "ARGO_API",

@@ -22,6 +22,7 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult
+from headway.kubetime import format_time
 from headway.sync import hooks
 from headway.sync.operation import (
     Action,
@@ -159,7 +160,7 @@ def _conclude(
         ]
         state = replace(state.recorded(_result(r) for r in created), sync_fail_hooks_run=True)
     _delete_finished_hooks(inp, state, runner)
-    end = finished(state, phase=done.phase, message=done.message, at=_stamp(inp.now))
+    end = finished(state, phase=done.phase, message=done.message, at=format_time(inp.now))
     return StepOutcome(end.to_dict(), None)
 
 
@@ -214,10 +215,8 @@ def _terminate(inp: ExecutorInput, state: OperationState, runner: TaskRunner) ->
         runner.delete_live(entry.key, entry.api_version)
     _delete_finished_hooks(inp, state, runner)
     end = finished(
-        state, phase=OperationPhase.FAILED, message="Operation terminated", at=_stamp(inp.now)
+        state, phase=OperationPhase.FAILED, message="Operation terminated", at=format_time(inp.now)
     )
     return StepOutcome(end.to_dict(), None)
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

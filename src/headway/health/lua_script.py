@@ -30,6 +30,7 @@ from lupa import luajit21
 
 from headway.health import lua_patterns, lua_sandbox
 from headway.health.status import HealthResult, HealthStatus
+from headway.kubetime import format_time
 
 __all__ = [
     "DEFAULT_INSTRUCTION_BUDGET",
@@ -171,8 +172,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, int):
         return value if -_INT64 <= value < _INT64 else _as_float(value)
     if isinstance(value, datetime):
-        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return format_time(value)
     if isinstance(value, date):
         return value.isoformat()
     return str(value)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from headway.kubetime import parse_time
 from headway.model.rollout import BlueGreenStrategy
 from headway.rollout.analysis_slots import (
     abort_on_failed_evidence,
@@ -25,7 +26,6 @@ from headway.rollout.analysis_slots import (
 from headway.rollout.canary import promote
 from headway.rollout.context import Draft
 from headway.rollout.replica_sets import ReplicaSetView
-from headway.rollout.timefmt import parse_time
 
 __all__ = ["reconcile_blue_green"]
 

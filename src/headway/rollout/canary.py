@@ -18,6 +18,7 @@ import math
 from datetime import timedelta
 
 from headway.kube.fenceposts import resolve_fenceposts
+from headway.kubetime import parse_time
 from headway.model.rollout import CanaryStrategy
 from headway.rollout import canary_steps as steps_of
 from headway.rollout.analysis_slots import abort_on_failed_evidence, reconcile_canary_analysis
@@ -30,7 +31,6 @@ from headway.rollout.canary_replicas import (
 from headway.rollout.context import Draft
 from headway.rollout.plan import TrafficDecision
 from headway.rollout.replica_sets import ReplicaSetView
-from headway.rollout.timefmt import parse_time
 
 __all__ = ["reconcile_canary"]
 

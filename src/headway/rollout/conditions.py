@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from headway.rollout.timefmt import format_time
+from headway.kubetime import format_time
 
 __all__ = [
     "ABORTED",

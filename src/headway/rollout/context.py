@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from headway.kubetime import format_time
 from headway.model.rollout import Rollout
 from headway.rollout.plan import Plan, TrafficDecision
 from headway.rollout.replica_sets import ReplicaSetView, SortedReplicaSets
 from headway.rollout.runs import RunView
-from headway.rollout.timefmt import format_time
 
 if TYPE_CHECKING:
     from headway.rollout.restart import PodView

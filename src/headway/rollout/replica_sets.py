@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from headway.kubetime import parse_time
 from headway.model.owned_replica_set import owned_replica_set
-from headway.rollout.timefmt import parse_time
 
 __all__ = [
     "HASH_LABEL",

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from headway.kubetime import parse_time
 from headway.rollout.context import Draft
-from headway.rollout.timefmt import parse_time
 
 __all__ = ["PodView", "reconcile_restart"]
 

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
+from headway.kubetime import parse_time
 from headway.rollout import conditions as cond
 from headway.rollout.context import Draft
-from headway.rollout.timefmt import parse_time
 
 __all__ = ["update_conditions"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
+from headway.kubetime import parse_time
 from headway.sync.hooks import SyncPhase
 from headway.sync.operation_state import OperationState
 from headway.sync.options import SyncOptions
@@ -49,8 +49,11 @@ def _is_selected(obj: Obj, selected: frozenset[tuple[str, str, str]]) -> bool:
 
 def plan_operation(state: OperationState, inputs: PlanInputs) -> SyncPlan:
     """The plan of the operation in `state`; ValueError when it cannot be made."""
-    if not state.started_at:
-        raise ValueError("status.operationState.startedAt is missing")
+    started_at = parse_time(state.started_at)
+    if started_at is None:
+        raise ValueError(
+            f"status.operationState.startedAt is not an RFC 3339 time: {state.started_at!r}"
+        )
     request = state.request
     selected = request.selected
     desired, live = list(inputs.desired), list(inputs.live.values())
@@ -69,7 +72,7 @@ def plan_operation(state: OperationState, inputs: PlanInputs) -> SyncPlan:
         prune_confirmed=inputs.prune_confirmed,
         modified=inputs.modified,
         revision=request.revision,
-        started_at=datetime.fromisoformat(state.started_at),
+        started_at=started_at,
         skip_hooks=bool(selected),
         existing_namespaces=inputs.existing_namespaces,
     )

@@ -15,9 +15,9 @@ import pytest
 from headway.clock import VirtualClock
 from headway.cluster.local import deployments, jobs, replicasets
 from headway.cluster.local.images import BackoffConfig
-from headway.cluster.local.pod_facts import format_time
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import Obj
+from headway.kubetime import format_time
 
 from .harness import deployment
 

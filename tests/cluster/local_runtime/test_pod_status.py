@@ -6,9 +6,9 @@ from datetime import timedelta
 
 from headway.clock import EPOCH
 from headway.cluster.local.containers import ContainerRun, should_restart, terminated_state
-from headway.cluster.local.pod_facts import format_time
 from headway.cluster.local.pod_status import pod_phase, pod_status
 from headway.cluster.local.pods import PodRun
+from headway.kubetime import format_time
 
 
 def _done(name: str, code: int) -> ContainerRun:

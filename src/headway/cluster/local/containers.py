@@ -19,8 +19,8 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.local import probes, restart_backoff
-from headway.cluster.local.pod_facts import format_time
 from headway.cluster.local.processes import ProcessHandle
+from headway.kubetime import format_time
 
 __all__ = ["ContainerRun", "should_restart", "stop_process"]
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from headway.cluster.local.deployment_math import DeploymentCounts
-from headway.cluster.local.pod_facts import format_time, parse_time
+from headway.kubetime import format_time, parse_time
 
 __all__ = ["available_condition", "counts_of", "progressing_condition"]
 

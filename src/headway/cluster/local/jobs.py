@@ -22,16 +22,11 @@ from typing import Any
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.images import BackoffConfig
-from headway.cluster.local.pod_facts import (
-    format_time,
-    is_active,
-    is_ready,
-    parse_time,
-    restart_total,
-)
+from headway.cluster.local.pod_facts import is_active, is_ready, restart_total
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster, Obj
+from headway.kubetime import format_time, parse_time
 
 __all__ = ["FIELD_MANAGER", "JobTally", "job_verdict", "reconcile_job", "sync_jobs"]
 

@@ -22,6 +22,7 @@ from headway.cluster.local.mesh_plane import DataPlaneError, DataPlanes, Gateway
 from headway.cluster.local.mesh_status import keep_transition_times, same_status
 from headway.cluster.local.network import LOOPBACK, free_port
 from headway.cluster.protocol import Cluster, Obj
+from headway.kubetime import format_time
 
 __all__ = ["GATEWAY_API", "GatewayListeners", "gateway_status"]
 
@@ -74,7 +75,7 @@ def gateway_status(
         "status": "True",
         "reason": reason,
         "message": f"listening at {address} for {hosts}",
-        "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "lastTransitionTime": format_time(now),
     }]
     return status
 

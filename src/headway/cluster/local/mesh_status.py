@@ -26,6 +26,7 @@ from typing import Any
 
 from headway.cluster.local.mesh_plan import MeshPlan
 from headway.cluster.local.mesh_plane import PlaneConfig, PlaneDestination
+from headway.kubetime import format_time
 
 __all__ = [
     "error_status",
@@ -66,7 +67,7 @@ def _condition(status: str, reason: str, message: str, now: datetime) -> dict[st
         "status": status,
         "reason": reason,
         "message": message,
-        "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "lastTransitionTime": format_time(now),
     }
 
 

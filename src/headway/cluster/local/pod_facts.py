@@ -13,32 +13,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from headway.kubetime import format_time, parse_time
+
 __all__ = [
-    "format_time",
     "is_active",
     "is_available",
     "is_ready",
     "owned_by",
-    "parse_time",
     "ready_since",
     "restart_total",
     "scale_down_order",
     "set_condition",
 ]
-
-
-def format_time(when: datetime) -> str:
-    """RFC 3339 in UTC with a `Z`, to the second, as Kubernetes writes timestamps."""
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _condition(pod: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

@@ -28,10 +28,10 @@ from headway.cluster.local import containers as ctr
 from headway.cluster.local import pod_ports
 from headway.cluster.local.images import RuntimeConfig
 from headway.cluster.local.network import free_port
-from headway.cluster.local.pod_facts import format_time
 from headway.cluster.local.pod_launch import ContainerLauncher
 from headway.cluster.local.pod_status import pod_status
 from headway.cluster.protocol import Cluster, Obj
+from headway.kubetime import format_time
 
 __all__ = ["PORT_ANNOTATION", "Kubelet", "PodRun"]
 

@@ -55,6 +55,7 @@ from headway.cluster.protocol import (
     ResourceKind,
     WatchEvent,
 )
+from headway.kubetime import format_time
 from headway.model.schema import describe
 from headway.model.selectors import SelectorError, SelectorLike, to_selector
 
@@ -507,7 +508,7 @@ class LocalCluster:
     # ---- helpers ---------------------------------------------------------------------
 
     def _now(self) -> str:
-        return writes.timestamp(self.clock.now())
+        return format_time(self.clock.now())
 
     def _commit(self, conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
         stored = writes.commit(conn, new, old)

@@ -14,6 +14,7 @@ from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import BUILTIN_KINDS, split_api_version
 from headway.cluster.local.objects import ObjectKey, spec_part
 from headway.cluster.protocol import Obj, PropagationPolicy
+from headway.kubetime import format_time
 
 __all__ = [
     "collect_garbage",
@@ -21,17 +22,11 @@ __all__ = [
     "containers_of",
     "key_of",
     "start_deletion",
-    "timestamp",
 ]
 
 _BUILTIN_GROUPS = frozenset(split_api_version(k.api_version)[0] for k in BUILTIN_KINDS)
 # Far more than any real chain of owners; stops a cycle of owner references.
 _GC_STEP_LIMIT = 100_000
-
-
-def timestamp(now: datetime) -> str:
-    """RFC 3339 in UTC with second precision, as Kubernetes writes timestamps."""
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def key_of(obj: Obj) -> ObjectKey:
@@ -87,7 +82,7 @@ def start_deletion(
         _purge(conn, obj)
         return
     marked = clone(obj)
-    marked["metadata"]["deletionTimestamp"] = timestamp(now)
+    marked["metadata"]["deletionTimestamp"] = format_time(now)
     marked["metadata"]["deletionGracePeriodSeconds"] = 0
     marked["metadata"]["finalizers"] = finalizers
     if obj["kind"] == "Namespace" and obj["apiVersion"] == "v1":

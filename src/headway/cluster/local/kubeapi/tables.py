@@ -13,7 +13,7 @@ from typing import Any
 
 from headway.cluster.local.kubeapi.catalog import ApiKind
 from headway.cluster.protocol import Obj
-from headway.rollout.timefmt import parse_time
+from headway.kubetime import parse_time
 
 __all__ = ["human_duration", "table", "wants_table"]
 
