@@ -30,8 +30,8 @@ import httpx2
 from headway.clock import SystemClock
 from headway.cluster.local.mesh import VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
 from headway.local_mesh.planes import RouterPlanes
+from headway.model.obj import Obj
 from headway.routers.embedded import EmbeddedRouter
 from headway.routers.istio import IstioReconciler
 from headway.routers.protocol import Destination, Endpoint

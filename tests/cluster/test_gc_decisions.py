@@ -16,7 +16,7 @@ from headway.cluster.local.gc import (
     decide,
     finalizers_for_deletion,
 )
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 
 def obj(uid: str, *, deleting: bool = False, finalizers: tuple[str, ...] = (),

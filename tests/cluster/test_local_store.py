@@ -19,7 +19,7 @@ from headway.cluster.errors import (
 )
 from headway.cluster.events import events_for
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 from .contract.objects import configmap, deployment
 

@@ -11,8 +11,8 @@ from typing import Any
 from headway.analysis.measurement import MeasurementPhase
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.controllers.analysis import AnalysisController
+from headway.model.obj import Obj
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,

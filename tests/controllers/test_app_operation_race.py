@@ -25,9 +25,10 @@ from typer.testing import CliRunner
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj, WatchEventType
+from headway.cluster.protocol import WatchEventType
 from headway.controllers.application import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
+from headway.model.obj import Obj
 
 _register_all()
 runner = CliRunner()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.controllers.manager import Manager, ObjectKey
+from headway.model.obj import Obj
 
 
 class Recorder:

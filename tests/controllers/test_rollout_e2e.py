@@ -14,9 +14,9 @@ import pytest
 
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
 from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
+from headway.model.obj import Obj
 
 pytestmark = pytest.mark.slow
 APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"

@@ -16,10 +16,10 @@ from test_rollout_e2e import API, APP, _eventually, _phase
 from headway.cli import rollouts_actions
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
 from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
 from headway.local_mesh.planes import RouterPlanes
+from headway.model.obj import Obj
 
 pytestmark = pytest.mark.slow
 HEADER = {"headerName": "x-canary", "headerValue": {"exact": "yes"}}

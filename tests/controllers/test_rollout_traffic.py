@@ -9,7 +9,7 @@ from typing import Any
 from rollout_harness import Harness, rollout, service
 
 from headway.clock import VirtualClock
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 VS_API = "networking.istio.io/v1beta1"
 CRD: Obj = {

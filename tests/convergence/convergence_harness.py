@@ -8,9 +8,9 @@ from typing import Any
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.controllers.convergence import ConvergenceController
 from headway.controllers.manager import ObjectKey
+from headway.model.obj import Obj
 from headway.source.git import GitCache
 
 API = "argoproj.io/v1alpha1"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 from .stage import API, IMAGE, ISTIO
 

@@ -24,9 +24,9 @@ from conftest import require_program
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
 from headway.engine import Engine, EngineSettings, Loop
 from headway.local_mesh.planes import RouterPlanes
+from headway.model.obj import Obj
 
 API = "argoproj.io/v1alpha1"
 ISTIO = "networking.istio.io/v1beta1"

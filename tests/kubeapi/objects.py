@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from headway.model.obj import Obj
 
 
 def configmap(name: str, *, labels: dict[str, str] | None = None, **data: str) -> Obj:

@@ -17,9 +17,9 @@ from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.controllers.manager import ObjectKey
 from headway.controllers.notifications import AppNotifications, Notifications
+from headway.model.obj import Obj
 from notification_receivers import (
     Mailbox,
     Receiver,

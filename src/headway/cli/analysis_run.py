@@ -35,10 +35,10 @@ from headway.clock import Clock, SystemClock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
-from headway.cluster.protocol import Obj
 from headway.controllers.analysis import API_VERSION, KIND, AnalysisController
 from headway.model.analysis import parse_analysis_template
 from headway.model.diagnostics import Severity
+from headway.model.obj import Obj
 from headway.model.yamlload import Document, load_documents
 from headway.providers.registry import default_registry
 

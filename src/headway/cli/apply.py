@@ -14,7 +14,7 @@ from headway.cluster.errors import ClusterError, FieldConflict, NotFound
 from headway.cluster.local.objects import validate_object
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import Document, load_documents
 

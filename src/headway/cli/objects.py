@@ -12,8 +12,9 @@ import typer
 import yaml
 
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Obj, ResourceKind
+from headway.cluster.protocol import ResourceKind
 from headway.kubetime import parse_time
+from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.state_dir import RuntimePaths
 

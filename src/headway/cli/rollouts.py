@@ -25,7 +25,7 @@ from rich.text import Text
 from headway.cli import rollouts_actions as actions
 from headway.cli.rollouts_view import render, summarize
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.state_dir import RuntimePaths
 
 if TYPE_CHECKING:  # the store loads only when a command runs (not for --help)

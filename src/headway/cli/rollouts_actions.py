@@ -28,8 +28,9 @@ from datetime import datetime
 from typing import Any
 
 from headway.cluster.errors import Conflict
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 from headway.rollout.replica_sets import HASH_LABEL, view_of
 from headway.rollout.run_evidence import promotion_refusal
 from headway.rollout.runs import run_view_of

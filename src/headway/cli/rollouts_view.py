@@ -17,7 +17,8 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 from headway.model.rollout import Rollout
 from headway.rollout.canary_replicas import replica_weight_percent
 from headway.rollout.canary_steps import set_weight_at, step_label

@@ -12,8 +12,9 @@ from typing import Literal
 
 from headway.clock import Clock
 from headway.cluster.errors import Conflict, Invalid, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 __all__ = ["EventType", "event_name", "event_order", "events_for", "record_event"]
 

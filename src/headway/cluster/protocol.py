@@ -11,20 +11,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from headway.model.obj import Obj
 
 __all__ = [
     "Cluster",
     "ListPage",
-    "Obj",
     "PropagationPolicy",
     "ResourceKind",
     "WatchEvent",
     "WatchEventType",
 ]
-
-Obj = dict[str, Any]
-"""A Kubernetes object as a JSON-like dict."""
 
 PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
 

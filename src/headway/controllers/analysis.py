@@ -38,11 +38,12 @@ from headway.analysis.results import COMPLETED, MetricResult, record_measurement
 from headway.analysis.schedule import measurement_due, next_run_check_at
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
 from headway.controllers.analysis_measure import recorded
 from headway.controllers.analysis_status import read_results, run_status
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
 from headway.providers.registry import ProviderRegistry, UnsupportedProvider
 from headway.redaction import Redactor

@@ -24,9 +24,10 @@ from typing import Any
 from headway.analysis.measurement import MetricConditions, compile_metric_conditions
 from headway.analysis.policy import MetricPolicy, PolicyError, metric_policies
 from headway.cluster.errors import ClusterError
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.model.analysis import Metric, parse_analysis_run
 from headway.model.diagnostics import Severity
+from headway.model.obj import Obj
 from headway.model.yamlload import Document
 
 __all__ = ["PreparedMetric", "PreparedRun", "RunProblem", "prepare_run", "substitute_args"]

@@ -15,11 +15,11 @@ from typing import Any
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, ResourceKind
 from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
+from headway.model.obj import Obj
 from headway.sync.resources import ResourceKey, key_of
 
 __all__ = ["LiveReader", "existing_namespaces", "orphans"]
 
-Obj = dict[str, Any]
 # Kinds an app never manages directly; listing them on every refresh would only cost time.
 _SKIPPED_KINDS = frozenset({"Event", "Endpoints", "Lease"})
 

@@ -21,6 +21,7 @@ from headway.controllers.app_sources import DesiredState, SourceReader
 from headway.controllers.app_status import Assess, Comparison, compare_app, prepare_desired
 from headway.controllers.sync_tasks_io import FIELD_MANAGER
 from headway.diff import CompiledRule
+from headway.model.obj import Obj
 from headway.sync.resources import ResourceKey
 
 __all__ = [
@@ -44,7 +45,6 @@ def requested_refresh(raw: Mapping[str, Any]) -> str | None:
         return None
     return "hard" if value == "hard" else "normal"
 
-Obj = Mapping[str, Any]
 LiveRead = Callable[[Sequence[Mapping[str, Any]]], Mapping[ResourceKey, Obj]]
 
 

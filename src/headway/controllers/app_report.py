@@ -11,6 +11,7 @@ from headway.controllers.app_metrics import AppSample
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.app_status import Comparison
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 __all__ = [
     "compared_status",
@@ -21,7 +22,6 @@ __all__ = [
     "without_stamps",
 ]
 
-Obj = dict[str, Any]
 
 
 def condition(kind: str, message: str, now: datetime) -> Obj:

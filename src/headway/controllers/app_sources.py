@@ -19,6 +19,7 @@ import pygit2
 from headway.clock import Clock
 from headway.model.application import Application
 from headway.model.diagnostics import Severity
+from headway.model.obj import Obj
 from headway.source.errors import RenderError, SourceError
 from headway.source.git import GitCache
 from headway.source.render import RenderCache, RenderRequest, choose_renderer
@@ -38,7 +39,6 @@ __all__ = [
 # Argo CD's `timeout.reconciliation` default: 3 minutes.
 DEFAULT_POLL_SECONDS = 180.0
 
-Obj = dict[str, Any]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 
 from headway.diff import AppDiff, CompiledRule, ResourceDiff, diff_resource, unmatched_rules
 from headway.health import HealthResult, HealthStatus, worst
+from headway.model.obj import Obj
 from headway.sync import hooks
 from headway.sync.resources import ResourceKey, is_namespaced, key_of
 from headway.sync.waves import wave_of
@@ -37,7 +38,6 @@ __all__ = [
 TRACKING_LABEL = "app.kubernetes.io/instance"
 TRACKING_ANNOTATION = "argocd.argoproj.io/tracking-id"
 
-Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
 
 
@@ -62,7 +62,7 @@ def tracking_id(app: str, key: ResourceKey) -> str:
     return f"{app}:{key.group}/{key.kind}:{key.namespace}/{key.name}"
 
 
-def owner_of(obj: Obj) -> str | None:
+def owner_of(obj: Mapping[str, Any]) -> str | None:
     """The app that manages `obj` by its tracking annotation, else by its instance label."""
     meta = obj.get("metadata") or {}
     annotation = (meta.get("annotations") or {}).get(TRACKING_ANNOTATION)

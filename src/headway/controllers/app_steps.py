@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from headway.cluster.errors import ClusterError
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.app_definitions import DefinitionsWatcher
 from headway.controllers.app_sources import LocalRefWatcher, SourceReader, raw_sources
 from headway.controllers.app_status import instance_of, owner_of
 from headway.controllers.application import APP_API_VERSION, ApplicationController
 from headway.controllers.manager import ObjectKey
+from headway.model.obj import Obj
 
 __all__ = ["MANAGED_KINDS", "ApplicationSteps", "SourceWatchSteps"]
 

@@ -41,6 +41,7 @@ from headway.controllers.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
+from headway.model.obj import Obj
 from headway.model.yamlload import Document
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.sync import project as project_rules
@@ -56,7 +57,6 @@ from headway.sync.windows import AppTarget, window_decision
 
 __all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
-Obj = dict[str, Any]
 
 
 @dataclass

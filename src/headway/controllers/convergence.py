@@ -34,7 +34,7 @@ import pygit2
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.app_status import instance_name
 from headway.controllers.convergence_facts import (
@@ -55,6 +55,7 @@ from headway.controllers.convergence_record import (
 )
 from headway.controllers.convergence_revert import RevertOutcome, RevertResult, revert_release
 from headway.controllers.manager import ObjectKey
+from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity

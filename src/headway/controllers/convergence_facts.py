@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 __all__ = [
     "ARGO_API",

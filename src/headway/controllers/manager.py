@@ -25,7 +25,8 @@ from typing import Protocol
 
 from headway.clock import Clock
 from headway.cluster.errors import Gone
-from headway.cluster.protocol import Cluster, Obj, WatchEventType
+from headway.cluster.protocol import Cluster, WatchEventType
+from headway.model.obj import Obj
 
 __all__ = ["Manager", "ObjectKey", "StepController"]
 

@@ -30,10 +30,11 @@ from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.notify_delivery import DeliveryWorker, NotifyMetrics, Sender
 from headway.controllers.notify_state import NotifyState
+from headway.model.obj import Obj
 from headway.notify.catalog import CATALOG, event_trigger
 from headway.notify.config import NotifyConfig, Service, load_config
 from headway.notify.decide import Decision, Notification, decide, subscriptions

@@ -16,7 +16,8 @@ import threading
 from collections.abc import Callable
 
 from headway.cluster.errors import ClusterError, Gone
-from headway.cluster.protocol import Cluster, Obj, WatchEvent, WatchEventType
+from headway.cluster.protocol import Cluster, WatchEvent, WatchEventType
+from headway.model.obj import Obj
 from headway.source.git import GitCredentials
 from headway.source.repo_credentials import (
     REPO_CREDS,

@@ -22,7 +22,7 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import Conflict, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.rollout_actions import RouterFactory, execute_plan, note, record_events
 from headway.controllers.rollout_inputs import (
@@ -31,6 +31,7 @@ from headway.controllers.rollout_inputs import (
     owned_runs,
     parse_rollout_object,
 )
+from headway.model.obj import Obj
 from headway.rollout import conditions as cond
 from headway.rollout.context import RolloutContext
 from headway.rollout.reconcile import decide

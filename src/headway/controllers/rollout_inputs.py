@@ -14,9 +14,10 @@ from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kube.pod_template import pod_template_hash
 from headway.kubetime import parse_time
+from headway.model.obj import Obj
 from headway.model.rollout import Rollout, parse_rollout
 from headway.model.rollout_steps import AnalysisTemplateRef
 from headway.model.yamlload import Document

@@ -23,6 +23,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 from headway.sync import hooks
 from headway.sync.operation import (
     Action,
@@ -50,7 +51,6 @@ from headway.sync.tasks import SyncTask
 
 __all__ = ["ExecutorInput", "StepOutcome", "step_operation"]
 
-Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
 Refuse = Callable[[Mapping[str, Any]], str | None]
 

@@ -13,6 +13,7 @@ from headway.cluster.protocol import Cluster, PropagationPolicy
 from headway.controllers import exit_points
 from headway.controllers.app_status import owner_of
 from headway.diff import CompiledRule, apply_ignore_rules_to_desired
+from headway.model.obj import Obj
 from headway.sync.options import PropagationPolicy as OptionPolicy
 from headway.sync.resources import ResourceKey
 from headway.sync.tasks import Disposition, SyncTask
@@ -33,7 +34,6 @@ FIELD_MANAGER = "headway-application-controller"
 # and never deletes and re-runs one that already ran.
 OPERATION_ANNOTATION = "headway.dev/sync-operation"
 
-Obj = dict[str, Any]
 Refuse = Callable[[Mapping[str, Any]], str | None]
 
 _PROPAGATION: Mapping[OptionPolicy, PropagationPolicy] = {

@@ -9,10 +9,10 @@ from typing import Any
 from headway.diff.compare import ResourceDiff, diff_resource
 from headway.diff.ignore import CompiledRule, unmatched_rules
 from headway.diff.paths import ABSENT, delete_paths, get_path, set_path
+from headway.model.obj import Obj
 
 __all__ = ["AppDiff", "ObjectKey", "apply_ignore_rules_to_desired", "diff_objects", "object_key"]
 
-Obj = Mapping[str, Any]
 ObjectKey = tuple[str, str, str, str]  # group, kind, namespace, name
 
 
@@ -68,7 +68,7 @@ def diff_objects(
 
 
 def apply_ignore_rules_to_desired(
-    desired: Obj, live: Obj | None, rules: Sequence[CompiledRule]
+    desired: Obj, live: Mapping[str, Any] | None, rules: Sequence[CompiledRule]
 ) -> dict[str, Any]:
     """RespectIgnoreDifferences=true: the object to apply, with every ignored field taking
     its live value (or dropped when live has none), so a sync never resets what the rules

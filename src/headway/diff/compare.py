@@ -21,11 +21,11 @@ from headway.diff.ignore import CompiledRule
 from headway.diff.normalize import fold_string_data, strip_server_fields
 from headway.diff.paths import ABSENT, delete_paths
 from headway.diff.render import yaml_diff_lines
+from headway.model.obj import Obj
 from headway.model.quantities import QuantityError, parse_quantity
 
 __all__ = ["ResourceDiff", "diff_resource", "normalize_pair", "scalars_equal"]
 
-Obj = Mapping[str, Any]
 
 _MERGE_KEYS = {
     "containers": ("name",),

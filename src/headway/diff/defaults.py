@@ -11,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 from typing import Any
 
+from headway.model.obj import Obj
+
+# A part of an object that the defaulting fills in place.
+Fields = MutableMapping[str, Any]
+
 __all__ = ["image_pull_policy", "with_defaults"]
 
-Obj = MutableMapping[str, Any]
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Rollout"})
 
 
@@ -50,7 +54,7 @@ def with_defaults(obj: Obj) -> Obj:
     return out
 
 
-def _template(spec: Obj) -> Obj | None:
+def _template(spec: Fields) -> Fields | None:
     template = _own(spec, "template")
     if isinstance(template, MutableMapping):
         pod_spec = _own(template, "spec")
@@ -59,7 +63,7 @@ def _template(spec: Obj) -> Obj | None:
     return None
 
 
-def _own(parent: Obj, key: str) -> Any:
+def _own(parent: Fields, key: str) -> Any:
     """`parent[key]`, replaced first by a shallow copy of itself when it is a map or a list,
     so that filling it leaves the object it came from alone."""
     value = parent.get(key)
@@ -70,7 +74,7 @@ def _own(parent: Obj, key: str) -> Any:
     return value
 
 
-def _own_or_default(parent: Obj, key: str, default: dict[str, Any]) -> Any:
+def _own_or_default(parent: Fields, key: str, default: dict[str, Any]) -> Any:
     """As `parent.setdefault(key, default)`, with an existing value owned (see `_own`)."""
     if key not in parent:
         parent[key] = default
@@ -78,7 +82,7 @@ def _own_or_default(parent: Obj, key: str, default: dict[str, Any]) -> Any:
     return _own(parent, key)
 
 
-def _own_items(parent: Obj, key: str) -> list[Obj]:
+def _own_items(parent: Fields, key: str) -> list[Fields]:
     """The maps in the list `parent[key]`, each owned (see `_own`), ready to be filled."""
     items = _own(parent, key)
     if not isinstance(items, list):
@@ -89,7 +93,7 @@ def _own_items(parent: Obj, key: str) -> list[Obj]:
     return [item for item in items if isinstance(item, dict)]
 
 
-def _pod_spec(spec: Obj, *, restart_default: str | None) -> None:
+def _pod_spec(spec: Fields, *, restart_default: str | None) -> None:
     if restart_default is not None:
         spec.setdefault("restartPolicy", restart_default)
     spec.setdefault("dnsPolicy", "ClusterFirst")
@@ -101,7 +105,7 @@ def _pod_spec(spec: Obj, *, restart_default: str | None) -> None:
             _container(container)
 
 
-def _container(container: Obj) -> None:
+def _container(container: Fields) -> None:
     container.setdefault("terminationMessagePath", "/dev/termination-log")
     container.setdefault("terminationMessagePolicy", "File")
     container.setdefault("resources", {})
@@ -111,7 +115,7 @@ def _container(container: Obj) -> None:
         port.setdefault("protocol", "TCP")
 
 
-def _deployment(spec: Obj) -> None:
+def _deployment(spec: Fields) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("progressDeadlineSeconds", 600)
     strategy = _own_or_default(spec, "strategy", {"type": "RollingUpdate"})
@@ -119,7 +123,7 @@ def _deployment(spec: Obj) -> None:
         strategy.setdefault("rollingUpdate", {"maxUnavailable": "25%", "maxSurge": "25%"})
 
 
-def _statefulset(spec: Obj) -> None:
+def _statefulset(spec: Fields) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     spec.setdefault("podManagementPolicy", "OrderedReady")
     strategy = _own_or_default(spec, "updateStrategy", {"type": "RollingUpdate"})
@@ -127,20 +131,20 @@ def _statefulset(spec: Obj) -> None:
         strategy.setdefault("rollingUpdate", {"partition": 0})
 
 
-def _daemonset(spec: Obj) -> None:
+def _daemonset(spec: Fields) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
     strategy = _own_or_default(spec, "updateStrategy", {"type": "RollingUpdate"})
     if isinstance(strategy, MutableMapping) and strategy.get("type") == "RollingUpdate":
         strategy.setdefault("rollingUpdate", {"maxUnavailable": 1, "maxSurge": 0})
 
 
-def _job(spec: Obj) -> None:
+def _job(spec: Fields) -> None:
     spec.setdefault("backoffLimit", 6)
     spec.setdefault("completions", 1)
     spec.setdefault("parallelism", 1)
 
 
-def _service(spec: Obj) -> None:
+def _service(spec: Fields) -> None:
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
     for port in _own_items(spec, "ports"):
@@ -149,7 +153,7 @@ def _service(spec: Obj) -> None:
             port.setdefault("targetPort", port["port"])
 
 
-_BY_KIND: dict[str, tuple[Callable[[Obj], None], ...]] = {
+_BY_KIND: dict[str, tuple[Callable[[Fields], None], ...]] = {
     "Deployment": (_deployment,),
     "StatefulSet": (_statefulset,),
     "DaemonSet": (_daemonset,),

@@ -17,7 +17,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.analysis import AnalysisController
 from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
 from headway.controllers.app_sources import SourceReader
@@ -31,6 +31,7 @@ from headway.controllers.rollout import RolloutController
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
+from headway.model.obj import Obj
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
 from headway.state_dir import RuntimePaths, read_runtime_info

@@ -11,7 +11,6 @@ from typing import Any
 
 __all__ = ["annotations_of", "conditions", "find_condition", "get", "get_int", "get_str"]
 
-Obj = Mapping[str, Any]
 
 
 def get(obj: Any, *path: str) -> Any:

@@ -20,7 +20,8 @@ from typing import Any
 from headway.analysis.measurement import MeasurementPhase
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,

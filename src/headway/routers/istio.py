@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute
 from headway.routers.reconciler import TrafficRoutingError
 

@@ -10,11 +10,12 @@ from headway.sync.resources import ResourceKey, key_of
 
 __all__ = ["depends_on", "selector_matches"]
 
-Obj = Mapping[str, Any]
 _WORKLOADS = frozenset({"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Rollout"})
 
 
-def depends_on(obj: Obj, candidates: Iterable[Obj]) -> list[ResourceKey]:
+def depends_on(
+    obj: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]
+) -> list[ResourceKey]:
     """Keys among `candidates` that `obj`'s health needs to exist."""
     key = key_of(obj)
     spec = obj.get("spec") or {}
@@ -33,13 +34,13 @@ def depends_on(obj: Obj, candidates: Iterable[Obj]) -> list[ResourceKey]:
     return []
 
 
-def _is_workload_in(obj: Obj, namespace: str) -> bool:
+def _is_workload_in(obj: Mapping[str, Any], namespace: str) -> bool:
     return obj.get("kind") in _WORKLOADS and key_of(obj, default_namespace=namespace).namespace == (
         namespace
     )
 
 
-def _pod_labels(obj: Obj) -> Mapping[str, str]:
+def _pod_labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
     template = (obj.get("spec") or {}).get("template") or {}
     return (template.get("metadata") or {}).get("labels") or {}
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from headway.health import HealthResult, HealthStatus
 from headway.health import assess as builtin_assess
+from headway.model.obj import Obj
 from headway.sync.dependencies import depends_on
 from headway.sync.hooks import SyncPhase
 from headway.sync.options import ConfirmableSwitch
@@ -32,7 +32,6 @@ from headway.sync.tasks import Disposition, SyncTask
 
 __all__ = ["Blocker", "GateDecision", "GateVerdict", "ends_at_apply", "wave_gate"]
 
-Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
 
 

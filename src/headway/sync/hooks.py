@@ -10,11 +10,10 @@ before it is created again (BeforeHookCreation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
 
+from headway.model.obj import Obj
 from headway.sync.resources import annotation, annotation_values
 
 __all__ = [
@@ -84,7 +83,6 @@ _HELM_POLICIES = {
     "hook-failed": DeletePolicy.HOOK_FAILED,
 }
 
-Obj = Mapping[str, Any]
 
 
 def hook_types(obj: Obj) -> tuple[HookType, ...]:

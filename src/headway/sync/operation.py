@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from headway.health import HealthResult, HealthStatus
+from headway.model.obj import Obj
 from headway.sync.gate import GateVerdict, ends_at_apply, wave_gate
 from headway.sync.hooks import DeletePolicy
 from headway.sync.operation_state import (
@@ -51,7 +51,6 @@ __all__ = [
     "waiting_for_hook",
 ]
 
-Obj = Mapping[str, Any]
 Assess = Callable[[Obj], HealthResult | None]
 
 # How soon to look again at a wave that waits on health (watch events wake sooner).

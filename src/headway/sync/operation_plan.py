@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from headway.kubetime import parse_time
+from headway.model.obj import Obj
 from headway.sync.hooks import SyncPhase
 from headway.sync.operation_state import OperationState
 from headway.sync.options import SyncOptions
@@ -23,7 +24,6 @@ from headway.sync.resources import ResourceKey, key_of
 
 __all__ = ["PlanInputs", "plan_operation"]
 
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
 
 from headway.diff import AppDiff
+from headway.model.obj import Obj
 from headway.sync import hooks, ordering
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
 from headway.sync.plan import SyncPlan
@@ -24,7 +24,6 @@ from headway.sync.waves import wave_of
 
 __all__ = ["PlanRequest", "modified_from_diff", "plan_from_request", "plan_sync"]
 
-Obj = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

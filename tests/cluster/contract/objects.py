@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 
 def configmap(name: str, data: dict[str, str] | None = None, **meta: Any) -> Obj:

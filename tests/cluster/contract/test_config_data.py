@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from headway.cluster.errors import Invalid, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 
 def _object(kind: str, **payload: Any) -> Obj:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from headway.cluster.errors import Invalid, UnknownKind
-from headway.cluster.protocol import Cluster, Obj, ResourceKind
+from headway.cluster.protocol import Cluster, ResourceKind
+from headway.model.obj import Obj
 
 
 def crd(*, scope: str = "Namespaced", served_v2: bool = True) -> Obj:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 from .objects import configmap, deployment, owned_by
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from headway.cluster.errors import Expired, Gone, Invalid
-from headway.cluster.protocol import Cluster, Obj, WatchEventType
+from headway.cluster.protocol import Cluster, WatchEventType
+from headway.model.obj import Obj
 
 from .conftest import ClusterFactory
 from .objects import configmap

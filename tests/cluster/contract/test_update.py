@@ -11,7 +11,8 @@ import copy
 import pytest
 
 from headway.cluster.errors import Conflict, FieldConflict, NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 from .objects import configmap
 from .test_discovery import crd

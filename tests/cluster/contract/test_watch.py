@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from headway.cluster.protocol import Cluster, Obj, WatchEventType
+from headway.cluster.protocol import Cluster, WatchEventType
+from headway.model.obj import Obj
 
 from .conftest import ClusterFactory
 from .objects import configmap, deployment

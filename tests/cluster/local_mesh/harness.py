@@ -14,8 +14,8 @@ import httpx2
 from headway.clock import SystemClock
 from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
 from headway.local_mesh.planes import RouterPlanes
+from headway.model.obj import Obj
 
 from ..local_runtime.harness import deployment, eventually, service, write_config
 

@@ -16,7 +16,7 @@ from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API, 
 from headway.cluster.local.mesh_gateways import GATEWAY_API
 from headway.cluster.local.mesh_plane import PlaneConfig
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 
 class FakePlane:

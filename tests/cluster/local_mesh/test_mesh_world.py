@@ -17,7 +17,7 @@ from headway.cluster.local.mesh_status import (
     same_status,
 )
 from headway.cluster.local.mesh_world import MeshWorld, rollout_roles
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.routers.mesh_metrics import PlaneSeries, render_labelled
 from headway.routers.metrics import RequestMetrics
 

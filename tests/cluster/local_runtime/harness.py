@@ -13,7 +13,7 @@ import httpx2
 
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 REPO = Path(__file__).resolve().parents[3]
 APP = REPO / "examples" / "app" / "server.py"

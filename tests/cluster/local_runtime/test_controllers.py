@@ -16,8 +16,8 @@ from headway.clock import VirtualClock
 from headway.cluster.local import deployments, jobs, replicasets
 from headway.cluster.local.images import BackoffConfig
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 from .harness import deployment
 

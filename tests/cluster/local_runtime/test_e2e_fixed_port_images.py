@@ -16,7 +16,7 @@ import pytest
 
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.services import service_ports
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 from .harness import deployment, eventually, get_text, running_runtime, service, service_url
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 from .harness import eventually, running_runtime
 

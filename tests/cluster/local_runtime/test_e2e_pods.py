@@ -12,7 +12,7 @@ import pytest
 
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.processes import process_alive
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 from .harness import eventually, get_text, running_runtime, service, service_url
 

@@ -20,7 +20,8 @@ from headway.cluster import errors
 from headway.cluster.kube import connection, watching
 from headway.cluster.kube.discovery import Discovery, ServedKind
 from headway.cluster.kube.transport import DEFAULT_RETRY, Params, RetryPolicy, Transport
-from headway.cluster.protocol import ListPage, Obj, PropagationPolicy, ResourceKind, WatchEvent
+from headway.cluster.protocol import ListPage, PropagationPolicy, ResourceKind, WatchEvent
+from headway.model.obj import Obj
 
 __all__ = ["KubeCluster"]
 

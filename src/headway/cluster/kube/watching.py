@@ -25,7 +25,8 @@ from headway.cluster import errors
 from headway.cluster.kube import statuses
 from headway.cluster.kube.discovery import ServedKind
 from headway.cluster.kube.transport import Transport
-from headway.cluster.protocol import Obj, WatchEvent, WatchEventType
+from headway.cluster.protocol import WatchEvent, WatchEventType
+from headway.model.obj import Obj
 
 __all__ = ["StreamLine", "WatchRequest", "decode_line", "watch_events"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.objects import ObjectKey
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = ["Database"]
 

@@ -28,8 +28,9 @@ from headway.cluster.local import deployment_math as dm
 from headway.cluster.local.pod_facts import is_active, owned_by
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import owner_reference, pods_of
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kube.pod_template import pod_template_hash
+from headway.model.obj import Obj
 from headway.model.owned_replica_set import owned_replica_set
 
 __all__ = ["FIELD_MANAGER", "REVISION_ANNOTATION", "reconcile_deployment", "sync_deployments"]

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from headway.cluster.protocol import Obj, PropagationPolicy
+from headway.cluster.protocol import PropagationPolicy
+from headway.model.obj import Obj
 
 __all__ = [
     "CRD_FINALIZER",

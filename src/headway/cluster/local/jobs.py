@@ -25,8 +25,9 @@ from headway.cluster.local.images import BackoffConfig
 from headway.cluster.local.pod_facts import is_active, is_ready, restart_total
 from headway.cluster.local.recorder import note, reconcile_each
 from headway.cluster.local.replicasets import pod_from_template, pods_of
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time, parse_time
+from headway.model.obj import Obj
 
 __all__ = ["FIELD_MANAGER", "JobTally", "job_verdict", "reconcile_job", "sync_jobs"]
 

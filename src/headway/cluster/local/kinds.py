@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Invalid, UnknownKind
-from headway.cluster.protocol import Obj, ResourceKind
+from headway.cluster.protocol import ResourceKind
+from headway.model.obj import Obj
 
 __all__ = [
     "BUILTIN_KINDS",

@@ -36,7 +36,8 @@ from headway.cluster.local.mesh_status import (
 )
 from headway.cluster.local.mesh_world import MeshWorld
 from headway.cluster.local.network import LOOPBACK, free_port
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 __all__ = ["ADDRESS_ANNOTATION", "FIELD_MANAGER", "VIRTUAL_SERVICE_API", "Mesh"]
 

@@ -21,8 +21,9 @@ from headway.cluster.local.gateway_plan import GatewayPlan, plan_gateway
 from headway.cluster.local.mesh_plane import DataPlaneError, DataPlanes, GatewayPlane
 from headway.cluster.local.mesh_status import keep_transition_times, same_status
 from headway.cluster.local.network import LOOPBACK, free_port
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 __all__ = ["GATEWAY_API", "GatewayListeners", "gateway_status"]
 

@@ -16,7 +16,7 @@ from headway.cluster.local.mesh_plan import ServiceRef
 from headway.cluster.local.mesh_plane import PlaneEndpoint
 from headway.cluster.local.network import LOOPBACK
 from headway.cluster.local.pod_facts import is_ready
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = ["MeshWorld", "pod_endpoint", "rollout_roles", "workload_name"]
 

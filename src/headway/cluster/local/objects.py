@@ -13,7 +13,7 @@ from typing import Any
 from headway.cluster.errors import Invalid
 from headway.cluster.local.config_data import validate_config_data
 from headway.cluster.local.jsonvalues import clone, not_json
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.selectors import SelectorError, validate_key, validate_value
 

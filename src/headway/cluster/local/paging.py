@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Expired, Invalid
-from headway.cluster.protocol import ListPage, Obj
+from headway.cluster.protocol import ListPage
+from headway.model.obj import Obj
 
 __all__ = [
     "Continuation",

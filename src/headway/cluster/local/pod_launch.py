@@ -30,7 +30,8 @@ from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_ports import port_env
 from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
 from headway.cluster.local.processes import RUNTIME_ID_ENV, start_process
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 __all__ = ["ContainerLauncher", "log_path"]
 

@@ -30,8 +30,9 @@ from headway.cluster.local.images import RuntimeConfig
 from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_launch import ContainerLauncher
 from headway.cluster.local.pod_status import pod_status
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 __all__ = ["PORT_ANNOTATION", "Kubelet", "PodRun"]
 

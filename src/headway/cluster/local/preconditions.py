@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from headway.cluster.errors import Conflict, Invalid
 from headway.cluster.local.objects import ObjectKey
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = [
     "check_no_new_finalizers",

@@ -9,7 +9,8 @@ from collections.abc import Callable, Iterable
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.events import record_event
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 __all__ = ["note", "reconcile_each"]
 

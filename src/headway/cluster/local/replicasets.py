@@ -31,8 +31,9 @@ from headway.cluster.local.pod_facts import (
     scale_down_order,
 )
 from headway.cluster.local.recorder import note, reconcile_each
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.kube.pod_template import SAFE_ALPHABET
+from headway.model.obj import Obj
 
 __all__ = [
     "FIELD_MANAGER",

@@ -53,7 +53,7 @@ from headway.cluster.local.pods import Kubelet
 from headway.cluster.local.processes import kill_marked_processes
 from headway.cluster.local.services import ServiceProxies
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.state_dir import RuntimePaths, read_runtime_info
 
 __all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"]

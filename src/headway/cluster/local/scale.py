@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import Invalid, NotFound
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.selectors import SelectorError, selector_from_object
 

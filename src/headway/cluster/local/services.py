@@ -23,7 +23,8 @@ from headway.cluster.local.network import LOOPBACK, free_port
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.pod_ports import local_port
 from headway.cluster.local.replicasets import owner_reference
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
+from headway.model.obj import Obj
 
 __all__ = ["Backend", "ServiceProxies", "TcpProxy", "service_ports"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from headway.cluster.errors import Expired
 from headway.cluster.local import database
 from headway.cluster.local.kinds import ServedKind
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = ["Snapshot", "objects_at"]
 

@@ -48,14 +48,9 @@ from headway.cluster.local.objects import (
     validate_object,
     with_content,
 )
-from headway.cluster.protocol import (
-    ListPage,
-    Obj,
-    PropagationPolicy,
-    ResourceKind,
-    WatchEvent,
-)
+from headway.cluster.protocol import ListPage, PropagationPolicy, ResourceKind, WatchEvent
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.selectors import SelectorError, SelectorLike, to_selector
 

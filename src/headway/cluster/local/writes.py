@@ -13,8 +13,9 @@ from headway.cluster.local import database, gc
 from headway.cluster.local.jsonvalues import clone
 from headway.cluster.local.kinds import BUILTIN_KINDS, split_api_version
 from headway.cluster.local.objects import ObjectKey, spec_part
-from headway.cluster.protocol import Obj, PropagationPolicy
+from headway.cluster.protocol import PropagationPolicy
 from headway.kubetime import format_time
+from headway.model.obj import Obj
 
 __all__ = [
     "collect_garbage",

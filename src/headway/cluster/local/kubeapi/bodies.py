@@ -14,8 +14,8 @@ import yaml
 from headway.cluster.local.kubeapi.catalog import ApiKind
 from headway.cluster.local.kubeapi.paths import ResourcePath
 from headway.cluster.local.kubeapi.status import ApiError
-from headway.cluster.protocol import Obj
 from headway.model import yamlload
+from headway.model.obj import Obj
 
 __all__ = ["decode", "object_for", "scale_replicas", "tidy"]
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.local.kinds import split_api_version
-from headway.cluster.protocol import Obj, ResourceKind
+from headway.cluster.protocol import ResourceKind
+from headway.model.obj import Obj
 
 __all__ = [
     "REVIEW_KINDS",

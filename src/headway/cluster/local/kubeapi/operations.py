@@ -23,7 +23,8 @@ from headway.cluster.local.kubeapi.catalog import ApiKind
 from headway.cluster.local.kubeapi.paths import ListQuery, ResourcePath
 from headway.cluster.local.kubeapi.status import ApiError, Target, success_body
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj, PropagationPolicy
+from headway.cluster.protocol import PropagationPolicy
+from headway.model.obj import Obj
 
 __all__ = [
     "Request",

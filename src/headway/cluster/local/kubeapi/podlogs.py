@@ -20,7 +20,7 @@ from headway.cluster.local.kubeapi.operations import Request, get
 from headway.cluster.local.kubeapi.status import ApiError
 from headway.cluster.local.pod_launch import log_path
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = ["follow_log", "log_file", "read_log"]
 

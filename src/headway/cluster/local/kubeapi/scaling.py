@@ -14,7 +14,7 @@ from headway.cluster.local.kubeapi.catalog import ScalePaths
 from headway.cluster.local.kubeapi.operations import Request
 from headway.cluster.local.kubeapi.status import ApiError
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 
 __all__ = ["get_scale", "patch_scale", "replace_scale"]
 

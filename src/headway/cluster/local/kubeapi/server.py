@@ -42,7 +42,7 @@ from headway.cluster.local.kubeapi.paths import parse_list_query, parse_path
 from headway.cluster.local.kubeapi.status import ApiError, Target, status_body, status_for
 from headway.cluster.local.kubeapi.watchstream import WatchSettings, watch_lines
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj
+from headway.model.obj import Obj
 from headway.model.selectors import SelectorError
 
 __all__ = ["ApiServer", "ApiServerError", "build_app"]

@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from headway.cluster.local.kubeapi.catalog import ApiKind
-from headway.cluster.protocol import Obj
 from headway.kubetime import parse_time
+from headway.model.obj import Obj
 
 __all__ = ["human_duration", "table", "wants_table"]
 

@@ -29,7 +29,8 @@ from headway.cluster.local.kubeapi.operations import Request
 from headway.cluster.local.kubeapi.paths import ListQuery
 from headway.cluster.local.kubeapi.status import status_body, status_for
 from headway.cluster.local.store import LocalCluster
-from headway.cluster.protocol import Obj, WatchEvent
+from headway.cluster.protocol import WatchEvent
+from headway.model.obj import Obj
 from headway.model.selectors import to_selector
 
 __all__ = ["WatchSettings", "watch_lines"]
