@@ -8,7 +8,7 @@ from pathlib import Path
 from headway.check.registry import run_checks
 from headway.cli.check_loader import RepositoryLoader
 from headway.model.diagnostics import Severity
-from headway.model.validate import check_paths
+from headway.source.manifest_files import check_paths
 from headway.source.tree import FilesystemTree
 
 INVALID = Path(__file__).parents[2] / "examples" / "invalid"

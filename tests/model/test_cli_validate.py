@@ -94,7 +94,7 @@ def test_terminal_output_is_coloured_but_says_the_same(monkeypatch: pytest.Monke
     from rich.console import Console
 
     from headway.cli.validate import _print_text, summary_line
-    from headway.model.validate import check_paths
+    from headway.source.manifest_files import check_paths
 
     monkeypatch.chdir(REPO)
     report = check_paths(["examples/invalid/core-objects.yaml"])

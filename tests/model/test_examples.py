@@ -9,8 +9,8 @@ from headway.model.analysis import AnalysisTemplate
 from headway.model.application import Application
 from headway.model.appproject import AppProject
 from headway.model.rollout import Rollout
-from headway.model.validate import find_manifest_files
 from headway.model.yamlload import load_documents
+from headway.source.manifest_files import find_manifest_files
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gitops-repo"
 

@@ -11,8 +11,8 @@ import pytest
 
 from headway.model.diagnostics import Severity
 from headway.model.manifests import parse_manifest
-from headway.model.validate import find_manifest_files
 from headway.model.yamlload import Document, load_documents
+from headway.source.manifest_files import find_manifest_files
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "gitops-repo"
 WRONG: list[Any] = [None, 7, -1, 1.5, True, "x", "", [], {}, [None], [{}], {"k": [1]}, {3: 4}]

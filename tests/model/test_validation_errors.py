@@ -9,7 +9,8 @@ from model_helpers import document, rendered
 
 from headway.model.diagnostics import Severity
 from headway.model.manifests import parse_manifest
-from headway.model.validate import check_paths, validate_paths, validate_text
+from headway.model.validate import validate_text
+from headway.source.manifest_files import check_paths, validate_paths
 
 REPO = Path(__file__).resolve().parents[2]
 

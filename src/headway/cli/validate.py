@@ -16,7 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.validate import ValidationReport, check_paths
+from headway.model.validate import ValidationReport
+from headway.source.manifest_files import check_paths
 
 __all__ = ["register", "summary_line"]
 
