@@ -99,7 +99,9 @@ def _reconcile_everything(h: Harness, steps: int = 12) -> None:
     """Step every Application in the store, whatever its namespace, and play the Job and
     Deployment controllers: what `headway serve` would do."""
     for _ in range(steps):
-        h.controller.reconcile_all()
+        for app in h.store.list(APP_API_VERSION, "Application"):
+            meta = app["metadata"]
+            h.controller.reconcile(str(meta["name"]), str(meta.get("namespace") or "default"))
 
 
 def _escaped(h: Harness) -> list[str]:

@@ -37,10 +37,6 @@ class TrafficCounts:
     def total(self) -> int:
         return sum(self.by_version_status.values())
 
-    @property
-    def unanswered(self) -> int:
-        return self.served(NO_ANSWER)
-
 
 def traffic_since(before: TrafficCounts | None, now: TrafficCounts) -> str:
     """`v2 180 (0 failed) · v3 20 (6 failed)`: answers per version between two tallies."""

@@ -99,16 +99,6 @@ class ApplicationController:
 
     # -- entry points -------------------------------------------------------------------------
 
-    def reconcile_all(self, namespace: str | None = None) -> float:
-        """One step for every Application; the soonest requeue any asked for."""
-        soonest = self._poll
-        for raw in self._store.list(APP_API_VERSION, "Application", namespace=namespace):
-            meta = raw["metadata"]
-            wait = self.reconcile(str(meta["name"]), str(meta.get("namespace") or "default"))
-            if wait is not None:
-                soonest = min(soonest, wait)
-        return soonest
-
     def reconcile(self, name: str, namespace: str) -> float | None:
         """One step for one Application; seconds until it wants another (None: gone)."""
         try:

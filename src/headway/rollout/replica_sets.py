@@ -87,9 +87,6 @@ class SortedReplicaSets:
         unique = {rs.name: rs for rs in (*found, *self.others)}
         return tuple(unique.values())
 
-    def by_hash(self, pod_hash: str) -> ReplicaSetView | None:
-        return next((rs for rs in self.all if rs.pod_hash == pod_hash), None)
-
 
 def sort_replica_sets(
     sets: Iterable[ReplicaSetView], *, current_hash: str, stable_hash: str

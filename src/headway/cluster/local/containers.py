@@ -31,7 +31,6 @@ class ContainerRun:
     image: str
     handle: ProcessHandle | None = None
     started_at: datetime | None = None
-    started_mono: float = 0.0
     restart_count: int = 0
     starts: int = 0
     backoff: restart_backoff.BackoffEntry | None = None

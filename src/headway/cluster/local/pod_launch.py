@@ -229,7 +229,7 @@ class ContainerLauncher:
         restart = crun.starts > 0
         crun.starts += 1
         crun.restart_count += 1 if restart else 0
-        crun.started_at, crun.started_mono = self._clock.now(), self._clock.monotonic()
+        crun.started_at = self._clock.now()
         try:
             handle = start_process(argv=argv, env=env, cwd=launch.working_dir, log_path=str(path))
         except OSError as err:

@@ -260,9 +260,6 @@ class ServiceProxies:
             body["subsets"] = subsets
         self._cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
 
-    def addresses(self) -> dict[tuple[str, int], int]:
-        return {key: proxy.port for key, proxy in self._proxies.items()}
-
     async def close(self) -> None:
         for proxy in self._proxies.values():
             await proxy.close()
