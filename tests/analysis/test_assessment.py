@@ -9,12 +9,11 @@ from datetime import timedelta
 
 import pytest
 
+from analysis.assessment_helpers import history
 from headway.analysis.assessment import assess_metric, assess_run, worse
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import ARGO_RULES, HEADWAY_RULES, MetricPolicy
 from headway.analysis.results import MetricResult
-
-from .assessment_helpers import history
 
 P = MeasurementPhase
 EVERY = timedelta(seconds=30)

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from analysis.assessment_helpers import START, history
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import MetricPolicy, PolicyError, metric_policies
 from headway.analysis.results import Measurement, MetricResult, record_measurement, retain
@@ -13,8 +14,6 @@ from headway.analysis.schedule import measurement_due, next_measurement_at, next
 from headway.clock import VirtualClock
 from headway.model.analysis import parse_analysis_run
 from headway.model.yamlload import load_documents
-
-from .assessment_helpers import START, history
 
 SECOND = timedelta(seconds=1)
 EVERY = timedelta(seconds=30)

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from check.conftest import FIXTURES
+from check.gitrepo import commit_states
 from headway.check.registry import ALL_RULES
 from headway.cli.main import _register_all, app
-
-from .conftest import FIXTURES
-from .gitrepo import commit_states
 
 CLEAN = FIXTURES / "repos" / "clean"
 JSON_KEYS = {"rule", "severity", "file", "line", "app", "resource", "message", "hint"}

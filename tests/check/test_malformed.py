@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from check.conftest import FIXTURES
 from headway.check.context import AppUnit, CheckContext
 from headway.check.registry import run_checks
 from headway.model.yamlload import Document, load_documents
-
-from .conftest import FIXTURES
 
 WRONG_VALUES: list[Any] = [None, [], {}, "x", -7, [{"a": 1}]]
 

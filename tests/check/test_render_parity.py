@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from check.conftest import FIXTURES, SELF_URL
+from check.gitrepo import commit_states
 from headway.check.context import AppUnit
 from headway.check.manifest import app_sources
 from headway.check.registry import run_checks
@@ -24,9 +26,6 @@ from headway.controllers.app_sources import SourceReader
 from headway.model.application import parse_application
 from headway.source.git import GitCache
 from headway.source.tree import FilesystemTree
-
-from .conftest import FIXTURES, SELF_URL
-from .gitrepo import commit_states
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 GITOPS_URL = "https://git.example.com/headway-demo/gitops-repo.git"

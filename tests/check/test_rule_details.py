@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from check.conftest import CheckDir
 from headway.check.diffing import normalize_pointer
 from headway.check.manifest import normalize_repo_url
-
-from .conftest import CheckDir
 
 APP = """\
 apiVersion: argoproj.io/v1alpha1

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from check.conftest import FIXTURES, CheckDir
 from headway.check.registry import ALL_RULES, CLI_RULES
-
-from .conftest import FIXTURES, CheckDir
 
 RULE_IDS = [rule.id for rule in ALL_RULES]
 # Transition rules need two commits; tests/check/test_transition.py builds them from the

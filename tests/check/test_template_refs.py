@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from check.conftest import FIXTURES, CheckDir
 from headway.check.config import ConfigError, parse_config
 from headway.check.findings import Finding
 from headway.cli.check import run_check
-
-from .conftest import FIXTURES, CheckDir
 
 FOUND = FIXTURES / "HW212-missing-analysis-template" / "found"
 NEAR_MISS = FIXTURES / "HW212-missing-analysis-template" / "near_miss"

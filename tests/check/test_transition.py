@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from check.conftest import FIXTURES
+from check.gitrepo import commit_states
 from headway.cli.check import run_check
-
-from .conftest import FIXTURES
-from .gitrepo import commit_states
 
 
 def _transition(tmp_path: Path, fixture: str, case: str) -> list[tuple[str, str]]:

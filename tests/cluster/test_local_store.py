@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.contract.objects import configmap, deployment
 from headway.clock import VirtualClock
 from headway.cluster.errors import (
     ClusterError,
@@ -20,8 +21,6 @@ from headway.cluster.errors import (
 from headway.cluster.events import events_for
 from headway.cluster.local import LocalCluster
 from headway.model.obj import Obj
-
-from .contract.objects import configmap, deployment
 
 
 @pytest.fixture

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from cluster.contract.objects import configmap
 from headway.clock import VirtualClock
 from headway.cluster.errors import AlreadyExists, Conflict, Expired, Invalid
 from headway.cluster.local import LocalCluster
-
-from .contract.objects import configmap
 
 
 @pytest.fixture

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
@@ -17,6 +15,7 @@ from headway.cluster.local.runtime import Runtime
 from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
 from headway.model.obj import Obj
+from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow
 APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"
@@ -47,18 +46,6 @@ def _rollout(image: str) -> Obj:
     }
 
 
-async def _eventually(check: Callable[[], Any], *, timeout: float, what: str) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last: Any = None
-    while loop.time() < deadline:
-        last = check()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: last {last!r}")
-
-
 def _phase(runtime: Runtime) -> str:
     ro = runtime.cluster.get(API, "Rollout", "web", "default")
     status = ro.get("status") or {}
@@ -84,6 +71,10 @@ async def _versions(url: str, count: int) -> list[str]:
     return seen
 
 
+async def _answered_only_by(url: str, version: str) -> bool:
+    return set(await _versions(url, 6)) == {version}
+
+
 async def test_canary_v1_to_v2_with_real_processes(tmp_path: Path) -> None:
     config = tmp_path / "headway-runtime.yaml"
     config.write_text(
@@ -107,11 +98,11 @@ async def test_canary_v1_to_v2_with_real_processes(tmp_path: Path) -> None:
         }
         runtime.cluster.apply(service, field_manager="test")
         runtime.cluster.apply(_rollout("headway-demo/app:v1"), field_manager="test")
-        await _eventually(lambda: _phase(runtime) == "Healthy", timeout=20, what="v1 Healthy")
-        url = await _eventually(lambda: _url(runtime), timeout=10, what="service port")
+        await eventually(lambda: _phase(runtime) == "Healthy", timeout=20, what="v1 Healthy")
+        url = await eventually(lambda: _url(runtime), timeout=10, what="service port")
         assert set(await _versions(url, 6)) == {"v1"}
         runtime.cluster.apply(_rollout("headway-demo/app:v2"), field_manager="test")
-        await _eventually(
+        await eventually(
             lambda: (
                 runtime.cluster.get(API, "Rollout", "web", "default")["status"].get(
                     "currentStepIndex"
@@ -121,9 +112,11 @@ async def test_canary_v1_to_v2_with_real_processes(tmp_path: Path) -> None:
             timeout=20,
             what="setWeight 50 done",
         )
-        await _eventually(lambda: _phase(runtime) == "Healthy", timeout=25, what="v2 Healthy")
-        await asyncio.sleep(0.5)
-        assert set(await _versions(url, 6)) == {"v2"}
+        await eventually(lambda: _phase(runtime) == "Healthy", timeout=25, what="v2 Healthy")
+        # The Service's endpoints follow the scale-down of v1 a moment after the status does.
+        await eventually_async(
+            lambda: _answered_only_by(url, "v2"), timeout=10, what="every request answered by v2"
+        )
         status = runtime.cluster.get(API, "Rollout", "web", "default")["status"]
         assert status["stableRS"] == status["currentPodHash"]
     finally:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from test_rollout_e2e import API, APP, _eventually, _phase
+from test_rollout_e2e import API, APP, _phase
 
 from headway.cli import rollouts_actions
 from headway.clock import SystemClock
@@ -20,6 +20,7 @@ from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
+from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow
 HEADER = {"headerName": "x-canary", "headerValue": {"exact": "yes"}}
@@ -112,11 +113,11 @@ def _mesh_serves(runtime: Runtime, canary_weight: int) -> bool:
 async def _only_version(address: str, version: str, timeout: float = 10.0) -> None:
     """Within `timeout`, 8 consecutive real requests are all answered by `version` (the Service
     selectors and the mesh's endpoints follow the promotion a step after the status does)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while set((await _versions(address, 8)).keys()) != {version}:
-        assert loop.time() < deadline, f"requests to {address} never all answered by {version}"
-        await asyncio.sleep(0.2)
+
+    async def only() -> bool:
+        return set((await _versions(address, 8)).keys()) == {version}
+
+    await eventually_async(only, timeout=timeout, what=f"every request answered by {version}")
 
 
 def _status(runtime: Runtime) -> dict[str, Any]:
@@ -144,20 +145,20 @@ async def test_routed_canary_through_the_local_mesh(tmp_path: Path) -> None:
     try:
         for obj in _objects("headway-demo/app:v1"):
             runtime.cluster.apply(obj, field_manager="test")
-        await _eventually(lambda: _phase(runtime) == "Healthy", timeout=20, what="v1 Healthy")
-        address = await _eventually(lambda: _address(runtime), timeout=10, what="mesh address")
+        await eventually(lambda: _phase(runtime) == "Healthy", timeout=20, what="v1 Healthy")
+        address = await eventually(lambda: _address(runtime), timeout=10, what="mesh address")
         assert set((await _versions(address, 8)).keys()) == {"v1"}
         runtime.cluster.apply(_objects("headway-demo/app:v2")[-1], field_manager="test")
-        await _eventually(
+        await eventually(
             lambda: _status(runtime).get("pauseConditions"), timeout=25, what="paused at step 2"
         )
-        await _eventually(lambda: _mesh_serves(runtime, 25), timeout=10, what="mesh at 25%")
+        await eventually(lambda: _mesh_serves(runtime, 25), timeout=10, what="mesh at 25%")
         split = await _versions(address, 40)
         assert split == Counter({"v1": 30, "v2": 10}), split
         assert set((await _versions(address, 6, {"x-canary": "yes"})).keys()) == {"v2"}
         rollouts_actions.promote(runtime.cluster, "default", "web")
-        await _eventually(lambda: _phase(runtime) == "Healthy", timeout=25, what="v2 Healthy")
-        await _eventually(lambda: _mesh_serves(runtime, 0), timeout=10, what="mesh back at 0%")
+        await eventually(lambda: _phase(runtime) == "Healthy", timeout=25, what="v2 Healthy")
+        await eventually(lambda: _mesh_serves(runtime, 0), timeout=10, what="mesh back at 0%")
         await _only_version(address, "v2")
         assert set((await _versions(address, 4, {"x-canary": "yes"})).keys()) == {"v2"}
     finally:

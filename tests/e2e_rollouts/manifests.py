@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from e2e_rollouts.stage import API, IMAGE, ISTIO
 from headway.model.obj import Obj
-
-from .stage import API, IMAGE, ISTIO
 
 CANARY_HASH_ARG = [{"name": "canary-hash", "valueFrom": {"podTemplateHashValue": "Latest"}}]
 

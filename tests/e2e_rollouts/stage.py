@@ -27,6 +27,7 @@ from headway.cluster.local.runtime import Runtime
 from headway.engine import Engine, EngineSettings, Loop
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
+from polling import eventually
 
 API = "argoproj.io/v1alpha1"
 ISTIO = "networking.istio.io/v1beta1"
@@ -64,6 +65,23 @@ class Traffic:
 
     def codes_since(self, mark: int) -> Counter[int]:
         return Counter(code for _, code in self.answers[mark:])
+
+
+def counted_errors(measurement: Obj) -> int:
+    """How many failed requests the router counted in a `headway.dev/traffic` error-ratio
+    measurement's window: its ratio times its `requests` (0 for an empty result).
+
+    A whole count, not the ratio: the bad releases fail each request at random, so the ratio
+    a window holds under load varies, while "the router counted some 500s" does not."""
+    ratio = vector_value(str(measurement.get("value") or "[]"))
+    requests = float((measurement.get("metadata") or {}).get("requests") or 0)
+    return round(ratio * requests) if ratio is not None else 0
+
+
+def vector_value(text: str) -> float | None:
+    """The single number of a result vector as text (`[0.25]`), None for `[]`."""
+    inner = text.strip().removeprefix("[").removesuffix("]").strip()
+    return float(inner) if inner else None
 
 
 async def request_versions(
@@ -180,15 +198,7 @@ class Stage:
 
     @staticmethod
     async def until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        last: Any = None
-        while loop.time() < deadline:
-            last = check()
-            if last:
-                return last
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"timed out after {timeout}s waiting for {what}: last {last!r}")
+        return await eventually(check, timeout=timeout, what=what)
 
     def send_traffic(self, address: str, *, pause: float = 0.02) -> Traffic:
         """A request loop against `address` until the stage closes (or `stop_traffic`)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .manifests import (
+from e2e_rollouts.manifests import (
     CANARY_HASH_ARG,
     rollout,
     service,
@@ -19,8 +19,8 @@ from .manifests import (
     traffic_metric,
     virtual_service,
 )
-from .stage import Stage
-from .test_canary_traffic import settled
+from e2e_rollouts.stage import Stage
+from e2e_rollouts.test_canary_traffic import settled
 
 pytestmark = pytest.mark.slow
 

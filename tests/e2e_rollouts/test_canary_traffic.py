@@ -4,13 +4,12 @@ one is aborted and all traffic returns to the stable version."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .manifests import (
+from e2e_rollouts.manifests import (
     analysis_step,
     canary_mesh,
     rollout,
@@ -18,7 +17,8 @@ from .manifests import (
     template,
     traffic_metric,
 )
-from .stage import ISTIO, Stage, request_versions
+from e2e_rollouts.stage import ISTIO, Stage, counted_errors, request_versions
+from polling import eventually_async
 
 pytestmark = pytest.mark.slow
 
@@ -36,17 +36,13 @@ STEPS: list[dict[str, Any]] = [
 
 async def settled(address: str, versions: set[str]) -> None:
     """The mesh applies the controller's last edit in its next step (docs/local-mesh.md):
-    within a few seconds, 20 consecutive real requests are all answered by `versions`."""
+    20 consecutive real requests are then all answered by `versions`. How soon is measured in
+    bench/, not here: the deadline only bounds a broken run on a loaded machine."""
 
     async def only() -> bool:
         return set((await request_versions(address, 20)).keys()) == versions
 
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while not await only():
-        assert loop.time() - started < 5, f"requests to {address} never only {versions}"
-        await asyncio.sleep(0.2)
-    print(f"settled on {versions} {loop.time() - started:.2f}s after the status said so")
+    await eventually_async(only, timeout=30, what=f"requests to {address} only {versions}")
 
 
 async def _deploy_v1(stage: Stage) -> str:
@@ -71,7 +67,7 @@ async def test_a_good_canary_walks_every_step_to_healthy(tmp_path: Path) -> None
         await stage.until(lambda: stage.rollout_phase() == "Healthy", 40, "v2 Healthy")
         # v2 is stable now: the split goes back to the stable Service (at most one reconcile
         # later: Healthy is written while the weight is still 100 on the canary Service).
-        await stage.until(lambda: stage.vs_weights() == [100, 0], 5, "stable Service at 100")
+        await stage.until(lambda: stage.vs_weights() == [100, 0], 20, "stable Service at 100")
         runs = stage.analysis_runs()
         assert [run["status"]["phase"] for run in runs] == ["Successful"]
         values = [m["value"] for m in runs[0]["status"]["metricResults"][0]["measurements"]]
@@ -100,7 +96,10 @@ async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(
         assert name in status["message"] and "error-ratio" in status["message"], status["message"]
         assert status["abort"] is True and status["stableRS"] == stable
         measured = run["status"]["metricResults"][0]["measurements"][-1]
-        assert float(measured["value"].strip("[]")) > 0.2  # the router counted v2's 500s
+        # Failed on numbers, not on an empty result: the router counted v2's 500s. The ratio
+        # itself is a sample (v2 fails each request with probability 0.5), so it is not pinned.
+        assert measured["phase"] == "Failed", measured
+        assert counted_errors(measured) >= 1, measured
         assert stage.vs_weights() == [100, 0]
         assert (stage.get(ISTIO, "VirtualService", "web") or {})["status"]["router"] == router
         assert traffic.since(0)["500"] > 0  # real users did see the bad version's errors

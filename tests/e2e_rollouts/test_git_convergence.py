@@ -12,12 +12,18 @@ from typing import Any
 import pygit2
 import pytest
 
+from e2e_rollouts.manifests import (
+    analysis_step,
+    canary_mesh,
+    rollout,
+    routed_canary,
+    template,
+    traffic_metric,
+)
+from e2e_rollouts.stage import API, IMAGE, Stage, counted_errors
+from e2e_rollouts.test_canary_traffic import settled
 from e2e_sync.e2e_helpers import Remote, dump
 from headway.engine import ALL_LOOPS
-
-from .manifests import analysis_step, canary_mesh, rollout, routed_canary, template, traffic_metric
-from .stage import API, IMAGE, Stage
-from .test_canary_traffic import settled
 
 pytestmark = pytest.mark.slow
 
@@ -122,7 +128,10 @@ async def test_an_aborted_release_is_reverted_in_git_and_fast_tracked_back(
         (run,) = stage.analysis_runs()
         assert run["status"]["phase"] == "Failed"
         measured = run["status"]["metricResults"][0]["measurements"][-1]
-        assert float(measured["value"].strip("[]")) > 0.2  # v2's 500s failed it, not no-data
+        # v2's 500s failed it, not an empty result; the ratio a 5 s window holds under load is
+        # a sample of v2's random failures, so the count is asserted, not the ratio.
+        assert measured["phase"] == "Failed", measured
+        assert counted_errors(measured) >= 1, measured
         revert = await stage.until(
             lambda: str(_tip(remote).id) if str(_tip(remote).id) != bad else "",
             20,

@@ -18,10 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from e2e_sync.e2e_helpers import Remote
-
-from .stage import API, IMAGE, Stage
-from .test_git_convergence import (
+from e2e_rollouts.stage import API, IMAGE, Stage
+from e2e_rollouts.test_git_convergence import (
     ARGOCD,
     DEFAULT_PROJECT,
     _application,
@@ -30,6 +28,7 @@ from .test_git_convergence import (
     _synced_to,
     _tip,
 )
+from e2e_sync.e2e_helpers import Remote
 
 pytestmark = pytest.mark.slow
 

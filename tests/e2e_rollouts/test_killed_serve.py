@@ -15,8 +15,15 @@ from typing import Any
 
 import pytest
 
-from .manifests import analysis_step, canary_mesh, rollout, routed_canary, template, traffic_metric
-from .stage import Stage
+from e2e_rollouts.manifests import (
+    analysis_step,
+    canary_mesh,
+    rollout,
+    routed_canary,
+    template,
+    traffic_metric,
+)
+from e2e_rollouts.stage import Stage
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,7 @@ from typing import Any
 
 import pytest
 
-from headway.cli import rollouts_actions
-from prometheus_support import PrometheusServer, StartPrometheus
-
-from .manifests import (
+from e2e_rollouts.manifests import (
     analysis_step,
     canary_mesh,
     prometheus_metric,
@@ -22,8 +19,10 @@ from .manifests import (
     routed_canary,
     template,
 )
-from .stage import Stage, request_versions
-from .test_canary_traffic import settled
+from e2e_rollouts.stage import Stage, request_versions, vector_value
+from e2e_rollouts.test_canary_traffic import settled
+from headway.cli import rollouts_actions
+from prometheus_support import PrometheusServer, StartPrometheus
 
 pytestmark = [pytest.mark.slow, pytest.mark.prometheus]
 
@@ -91,7 +90,10 @@ async def test_a_bad_canary_is_aborted_through_a_real_prometheus(
         assert run["status"]["phase"] == "Failed"
         measured = run["status"]["metricResults"][0]["measurements"][-1]
         assert measured["phase"] == "Failed"
-        assert 0.2 < float(measured["value"].strip("[]")) < 0.8  # v2's 500s, as Prometheus saw
+        # v2's 500s as Prometheus saw them: a real ratio, not an empty result. Its size is a
+        # sample of v2's random failures (probability 0.5 each), so it is not pinned.
+        ratio = vector_value(measured["value"])
+        assert ratio is not None and 0 < ratio <= 1, measured
         message = stage.rollout_status()["message"]
         assert run["metadata"]["name"] in message and "error-ratio" in message, message
         assert stage.vs_weights() == [100, 0]

@@ -3,10 +3,8 @@ processes for the local runtime."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,24 +101,3 @@ def default_project() -> dict[str, Any]:
     }
 
 
-async def eventually(check: Callable[[], Any], *, timeout: float, what: str) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last: Any = None
-    while loop.time() < deadline:
-        last = check()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: last {last!r}")
-
-
-def wait_for(check: Callable[[], Any], *, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: last {last!r}")

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
+from e2e_sync.e2e_helpers import API, Remote, application, default_project, dump, python_job
+from e2e_sync.test_killed_controller import _operation, _serve, _serving, _stop
 from headway.clock import SystemClock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.store import LocalCluster
 from headway.controllers import exit_points
-
-from .e2e_helpers import API, Remote, application, default_project, dump, python_job, wait_for
-from .test_killed_controller import _operation, _serve, _serving, _stop
+from polling import wait_for
 
 pytestmark = pytest.mark.slow
 

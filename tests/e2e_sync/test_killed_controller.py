@@ -15,19 +15,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from e2e_sync.e2e_helpers import API, Remote, application, default_project, dump, python_job
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.store import LocalCluster
-
-from .e2e_helpers import (
-    API,
-    Remote,
-    application,
-    default_project,
-    dump,
-    python_job,
-    wait_for,
-)
+from polling import wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -11,21 +11,20 @@ from typing import Any
 import httpx2
 import pytest
 
-from headway.clock import SystemClock
-from headway.cluster.errors import NotFound
-from headway.cluster.local.runtime import Runtime
-from headway.engine import Engine, EngineSettings, Loop
-
-from .e2e_helpers import (
+from e2e_sync.e2e_helpers import (
     API,
     Remote,
     application,
     default_project,
     dump,
-    eventually,
     python_job,
     web_deployment,
 )
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.runtime import Runtime
+from headway.engine import Engine, EngineSettings, Loop
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

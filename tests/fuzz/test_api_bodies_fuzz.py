@@ -9,11 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzz.shapes import JSON
+from fuzz.test_yaml_aliases import LAUGHS
 from headway.cluster.local.kubeapi.bodies import decode
 from headway.cluster.local.kubeapi.status import ApiError
-
-from .shapes import JSON
-from .test_yaml_aliases import LAUGHS
 
 CONTENT_TYPES = ["application/json", "application/apply-patch+yaml", "application/yaml"]
 

@@ -18,10 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from fuzz.shapes import CORE_OBJECTS, JSON, JSONISH, TEXT, WRONG, argo_manifest
 from headway.cli.check import UsageError, run_check
 from headway.cli.main import _register_all, app
-
-from .shapes import CORE_OBJECTS, JSON, JSONISH, TEXT, WRONG, argo_manifest
 
 CORE_KINDS = ["ConfigMap", "Secret", "Service", "Deployment", "Namespace", "Job", "Ingress"]
 

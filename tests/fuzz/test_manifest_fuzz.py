@@ -9,12 +9,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzz.shapes import SPECS, argo_manifest
 from headway.model.diagnostics import Severity
 from headway.model.manifests import parse_manifest
 from headway.model.validate import validate_text
 from headway.model.yamlload import Document
-
-from .shapes import SPECS, argo_manifest
 
 
 def _parsed(obj: dict[str, Any]) -> None:

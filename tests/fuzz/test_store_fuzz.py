@@ -15,12 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fuzz.shapes import JSONISH, TEXT, WRONG
+from fuzz.test_entry_points_fuzz import core_object
 from headway.clock import VirtualClock
 from headway.cluster.errors import ClusterError, Invalid, NotFound
 from headway.cluster.local.store import LocalCluster
-
-from .shapes import JSONISH, TEXT, WRONG
-from .test_entry_points_fuzz import core_object
 
 OPERATIONS = st.sampled_from(["apply", "force-apply", "create", "update", "status", "delete"])
 

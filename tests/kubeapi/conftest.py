@@ -7,11 +7,9 @@ import importlib.util
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -118,14 +116,3 @@ def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
         stopped = headway("runtime", "down", "--state-dir", str(state))
         assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
-
-def wait_for(check: Callable[[], Any], *, timeout: float = 30.0, what: str = "") -> Any:
-    """Poll `check` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what or check}: last {last!r}")

@@ -10,9 +10,8 @@ import httpx2
 import pytest
 
 from headway.cluster.local.kubeapi import tables
-
-from .conftest import Api
-from .objects import configmap, deployment, widget_crd
+from kubeapi.conftest import Api
+from kubeapi.objects import configmap, deployment, widget_crd
 
 CM = "/api/v1/namespaces/default/configmaps"
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"

@@ -6,8 +6,8 @@ from typing import Any
 
 import httpx2
 
-from .conftest import Api
-from .objects import configmap, deployment, widget_crd
+from kubeapi.conftest import Api
+from kubeapi.objects import configmap, deployment, widget_crd
 
 CM = "/api/v1/namespaces/default/configmaps"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

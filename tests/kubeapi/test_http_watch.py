@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx2
 
-from .conftest import Api
-from .objects import configmap
+from kubeapi.conftest import Api
+from kubeapi.objects import configmap
 
 CM = "/api/v1/namespaces/default/configmaps"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx2
 
-from .conftest import Api
-from .objects import configmap, deployment
+from kubeapi.conftest import Api
+from kubeapi.objects import configmap, deployment
 
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
 CM = "/api/v1/namespaces/default/configmaps"

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import yaml
 
-from .conftest import Kubectl, wait_for
-from .objects import configmap, deployment, widget_crd
+from kubeapi.conftest import Kubectl
+from kubeapi.objects import configmap, deployment, widget_crd
+from polling import wait_for
 
 
 def _manifest(obj: Mapping[str, object]) -> str:

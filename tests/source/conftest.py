@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from headway.source.git import GitCache, GitRepository
-
-from .gitrepos import Upstream, make_upstream
+from source.gitrepos import Upstream, make_upstream
 
 
 @pytest.fixture

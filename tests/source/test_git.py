@@ -18,8 +18,7 @@ from headway.source.errors import (
 )
 from headway.source.git import BotIdentity, GitCache, GitCredentials, GitRepository
 from headway.source.tree import EscapingLink
-
-from .gitrepos import Upstream, make_upstream
+from source.gitrepos import Upstream, make_upstream
 
 
 def test_fetch_clones_into_a_bare_cache_dir_per_url(

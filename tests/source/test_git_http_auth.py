@@ -11,9 +11,8 @@ import pytest
 from conftest import require_program
 from headway.source.errors import AuthenticationFailed
 from headway.source.git import GitCache, GitCredentials
-
-from .git_http import GitHttpServer
-from .gitrepos import Upstream
+from source.git_http import GitHttpServer
+from source.gitrepos import Upstream
 
 USER, TOKEN = "bot", "s3cret-token"
 

@@ -13,8 +13,7 @@ from headway.source.globs import glob_matches
 from headway.source.render import RenderCache, RenderRequest, render, source_type
 from headway.source.spec import ApplicationSource
 from headway.source.tree import FilesystemTree
-
-from .gitrepos import Upstream, make_upstream
+from source.gitrepos import Upstream, make_upstream
 
 _CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
 FILES = {

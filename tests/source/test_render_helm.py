@@ -15,13 +15,12 @@ from headway.source.render import RenderRequest, RenderResult, choose_renderer, 
 from headway.source.render_helm import split_helm_output
 from headway.source.spec import ApplicationSource
 from headway.source.tree import GitTree
-
-from .gitrepos import FIXTURES, Upstream, add_tree, make_upstream
+from source.gitrepos import FIXTURES, Upstream, add_tree, make_upstream
 
 
 @pytest.fixture(autouse=True)
 def _helm_sdk() -> None:
-    from .gitrepos import require_extra
+    from source.gitrepos import require_extra
 
     require_extra("helm_python", "helm")
 

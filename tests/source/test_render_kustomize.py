@@ -15,8 +15,7 @@ from headway.source.render import RenderRequest, RenderResult, choose_renderer, 
 from headway.source.render_kustomize import apply_overrides, parse_image_override
 from headway.source.spec import ApplicationSource
 from headway.source.tree import FilesystemTree
-
-from .gitrepos import FIXTURES, add_tree, make_upstream, require_extra
+from source.gitrepos import FIXTURES, add_tree, make_upstream, require_extra
 
 
 @pytest.fixture(autouse=True)

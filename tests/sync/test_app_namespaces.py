@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from headway.sync.project import app_namespace_managed, source_namespace_refusal
-
-from .test_project import spec
+from sync.test_project import spec
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,7 @@ from typing import Any
 from headway.sync.gate import GateVerdict, ends_at_apply, wave_gate
 from headway.sync.planner import plan_sync
 from headway.sync.resources import ResourceKey, key_of
-
-from .objects import hook, obj
+from sync.objects import hook, obj
 
 GET_SCALE_FAILED = {
     "type": "AbleToScale",

@@ -10,8 +10,7 @@ from headway.sync import hooks
 from headway.sync.hooks import DeletePolicy, HookType, SyncPhase
 from headway.sync.planner import plan_sync
 from headway.sync.tasks import Action
-
-from .objects import hook, obj
+from sync.objects import hook, obj
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -35,8 +35,7 @@ from headway.sync.operation_state import (
 )
 from headway.sync.plan import SyncPlan
 from headway.sync.planner import plan_sync
-
-from .objects import hook, obj
+from sync.objects import hook, obj
 
 STARTED = "2026-01-02T03:04:05Z"
 

@@ -14,8 +14,7 @@ from headway.sync.options import (
 from headway.sync.planner import plan_sync
 from headway.sync.resources import ResourceKey
 from headway.sync.tasks import Action, Disposition
-
-from .objects import crd, obj
+from sync.objects import crd, obj
 
 OPTS = "argocd.argoproj.io/sync-options"
 

@@ -6,8 +6,7 @@ from headway.sync.hooks import SyncPhase
 from headway.sync.planner import plan_sync
 from headway.sync.tasks import Action
 from headway.sync.waves import KIND_ORDER, kind_rank
-
-from .objects import crd, hook, obj
+from sync.objects import crd, hook, obj
 
 
 def names(plan_tasks: object) -> list[str]:

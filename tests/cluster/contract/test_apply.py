@@ -7,11 +7,10 @@ from typing import Any
 
 import pytest
 
+from cluster.contract.objects import configmap, deployment
 from headway.cluster.errors import FieldConflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-
-from .objects import configmap, deployment
 
 
 def containers(obj: Obj) -> list[dict[str, Any]]:

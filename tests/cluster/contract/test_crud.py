@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.contract.objects import configmap, deployment
 from headway.cluster.errors import Conflict, Invalid, NotFound, UnknownKind
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-
-from .objects import configmap, deployment
 
 
 def test_apply_creates_with_server_fields(cluster: Cluster) -> None:

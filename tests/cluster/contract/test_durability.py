@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import multiprocessing
 
+from cluster.contract.conftest import ClusterFactory
+from cluster.contract.objects import configmap, deployment, owned_by
+from cluster.contract.workers import increment_and_create
 from headway.cluster.protocol import Cluster, WatchEventType
-
-from .conftest import ClusterFactory
-from .objects import configmap, deployment, owned_by
-from .workers import increment_and_create
 
 
 def test_state_survives_reopening(factory: ClusterFactory) -> None:

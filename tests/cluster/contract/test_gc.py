@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.contract.objects import configmap, deployment, owned_by
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-
-from .objects import configmap, deployment, owned_by
 
 
 def exists(cluster: Cluster, name: str) -> bool:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.contract.conftest import ClusterFactory
+from cluster.contract.objects import configmap
 from headway.cluster.errors import Expired, Gone, Invalid
 from headway.cluster.protocol import Cluster, WatchEventType
 from headway.model.obj import Obj
-
-from .conftest import ClusterFactory
-from .objects import configmap
 
 
 def _names(items: list[Obj]) -> list[str]:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from cluster.contract.objects import configmap, deployment
+from cluster.contract.test_discovery import crd
 from headway.cluster.errors import Conflict, FieldConflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-
-from .objects import configmap, deployment
-from .test_discovery import crd
 
 
 def _workload(kind: str, name: str, replicas: int) -> Obj:

@@ -10,12 +10,11 @@ import copy
 
 import pytest
 
+from cluster.contract.objects import configmap
+from cluster.contract.test_discovery import crd
 from headway.cluster.errors import Conflict, FieldConflict, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-
-from .objects import configmap
-from .test_discovery import crd
 
 
 def _virtual_service(routes: list[Obj]) -> Obj:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import threading
 
+from cluster.contract.conftest import ClusterFactory
+from cluster.contract.objects import configmap, deployment
 from headway.cluster.protocol import Cluster, WatchEventType
 from headway.model.obj import Obj
-
-from .conftest import ClusterFactory
-from .objects import configmap, deployment
 
 
 def test_watch_without_version_lists_current_objects(cluster: Cluster) -> None:

@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx2
 
+from cluster.local_runtime.harness import deployment, service, write_config
 from headway.clock import SystemClock
 from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
-
-from ..local_runtime.harness import deployment, eventually, service, write_config
+from polling import eventually
 
 STABLE, CANARY = "checkout-stable", "checkout-canary"
 

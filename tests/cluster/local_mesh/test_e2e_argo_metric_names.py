@@ -16,12 +16,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from cluster.local_mesh.harness import CANARY, STABLE, mesh_address, virtual_service, wait_realized
+from cluster.local_mesh.harness import mesh_runtime as running
+from cluster.local_runtime.harness import deployment, service
 from headway.cluster.local.runtime import read_runtime_info
 from prometheus_support import StartPrometheus
-
-from ..local_runtime.harness import deployment, service
-from .harness import CANARY, STABLE, mesh_address, virtual_service, wait_realized
-from .harness import mesh_runtime as running
 
 pytestmark = pytest.mark.slow
 

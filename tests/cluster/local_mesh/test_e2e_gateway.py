@@ -11,11 +11,10 @@ from typing import Any
 import httpx2
 import pytest
 
+from cluster.local_mesh.harness import deploy_two_versions, virtual_service, wait_realized
+from cluster.local_mesh.harness import mesh_runtime as running
 from headway.cluster.local.mesh_gateways import GATEWAY_API
-
-from ..local_runtime.harness import eventually
-from .harness import deploy_two_versions, virtual_service, wait_realized
-from .harness import mesh_runtime as running
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

@@ -10,14 +10,14 @@ import httpx2
 import pytest
 import yaml
 
+from cluster.local_runtime.harness import REPO, deployment, write_config
+from cluster.local_runtime.test_e2e_daemon import headway
 from conftest import require_program
 from headway.clock import SystemClock
 from headway.cluster.local.processes import find_marked_processes
 from headway.cluster.local.store import LocalCluster
 from headway.local_mesh.planes import haproxy_dir
-
-from ..local_runtime.harness import REPO, deployment, write_config
-from ..local_runtime.test_e2e_daemon import headway, wait_for
+from polling import wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.haproxy]
 CHECKOUT = REPO / "examples" / "gitops-repo" / "apps" / "checkout"

@@ -10,18 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
-from conftest import require_program
-from headway.cli.runtime import runtime_app
-from headway.cluster.local.images import RuntimeConfigError, load_runtime_config
-from headway.cluster.local.network import free_port
-from headway.cluster.local.processes import process_alive
-from headway.cluster.local.runtime import read_runtime_info
-from headway.local_mesh.planes import RouterPlane, RouterPlanes, haproxy_dir
-from headway.rollout.plan import HeaderRoute
-from headway.routers.haproxy import HAProxyRouter
-
-from ..local_runtime.harness import eventually
-from .harness import (
+from cluster.local_mesh.harness import (
     CANARY,
     deploy_two_versions,
     get_vs,
@@ -31,8 +20,18 @@ from .harness import (
     virtual_service,
     wait_realized,
 )
-from .harness import mesh_runtime as running
-from .test_e2e_mesh import istio
+from cluster.local_mesh.harness import mesh_runtime as running
+from cluster.local_mesh.test_e2e_mesh import istio
+from conftest import require_program
+from headway.cli.runtime import runtime_app
+from headway.cluster.local.images import RuntimeConfigError, load_runtime_config
+from headway.cluster.local.network import free_port
+from headway.cluster.local.processes import process_alive
+from headway.cluster.local.runtime import read_runtime_info
+from headway.local_mesh.planes import RouterPlane, RouterPlanes, haproxy_dir
+from headway.rollout.plan import HeaderRoute
+from headway.routers.haproxy import HAProxyRouter
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -75,19 +75,6 @@ async def _until_started(task: asyncio.Task[None], started: asyncio.Event) -> No
         raise AssertionError("the runtime stopped before it was ready")
     if not done:
         raise AssertionError("the runtime was not ready within 60 s")
-
-
-async def eventually(check: Callable[[], Any], *, timeout: float = 20.0, what: str = "") -> Any:
-    """Poll `check` until it returns something truthy; fail after `timeout` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last: Any = None
-    while loop.time() < deadline:
-        last = check()
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what or check}: last {last!r}")
 
 
 def deployment(

@@ -12,14 +12,13 @@ from typing import Any
 
 import pytest
 
+from cluster.local_runtime.harness import deployment
 from headway.clock import VirtualClock
 from headway.cluster.local import deployments, jobs, replicasets
 from headway.cluster.local.images import BackoffConfig
 from headway.cluster.local.store import LocalCluster
 from headway.kubetime import format_time
 from headway.model.obj import Obj
-
-from .harness import deployment
 
 
 @pytest.fixture

@@ -7,19 +7,17 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import httpx2
 import pytest
 
+from cluster.local_runtime.harness import deployment, service, write_config
 from headway.clock import SystemClock
 from headway.cluster.local.processes import find_marked_processes, pids_in_group, process_alive
 from headway.cluster.local.store import LocalCluster
-
-from .harness import deployment, service, write_config
+from polling import wait_for
 
 pytestmark = pytest.mark.slow
 T = TypeVar("T")
@@ -33,16 +31,6 @@ def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
         timeout=60,
         check=False,
     )
-
-
-def wait_for(check: Callable[[], T], timeout: float = 20.0) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out: {check}")
 
 
 def pod_pids(cluster: LocalCluster) -> list[int]:

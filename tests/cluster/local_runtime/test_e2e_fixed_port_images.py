@@ -14,11 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from cluster.local_runtime.harness import (
+    deployment,
+    get_text,
+    running_runtime,
+    service,
+    service_url,
+)
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.services import service_ports
 from headway.model.obj import Obj
-
-from .harness import deployment, eventually, get_text, running_runtime, service, service_url
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from cluster.local_runtime.harness import running_runtime
 from headway.model.obj import Obj
-
-from .harness import eventually, running_runtime
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from cluster.local_runtime.harness import get_text, running_runtime, service, service_url
 from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.processes import process_alive
 from headway.model.obj import Obj
-
-from .harness import eventually, get_text, running_runtime, service, service_url
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 

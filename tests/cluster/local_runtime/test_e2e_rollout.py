@@ -8,16 +8,15 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from headway.cluster.local.runtime import Runtime
-
-from .harness import (
+from cluster.local_runtime.harness import (
     deployment,
-    eventually,
     running_image_tags,
     running_runtime,
     service,
     service_url,
 )
+from headway.cluster.local.runtime import Runtime
+from polling import eventually
 
 pytestmark = pytest.mark.slow
 
@@ -60,21 +59,21 @@ async def test_rolling_update_serves_every_request(tmp_path: Path) -> None:
         url = service_url(runtime, "web") or ""
         stop, results = asyncio.Event(), []
         loop = asyncio.create_task(_request_loop(url, stop, results))
-        await asyncio.sleep(0.5)
+        await eventually(lambda: len(results) >= 20, what="20 requests answered before the update")
         v2 = deployment("web", "headway-demo/app:v2", replicas=2, strategy=strategy)
         v2["spec"]["template"]["spec"]["containers"][0]["env"] = [
             {"name": "READY_AFTER_SECONDS", "value": "1"}
         ]
         runtime.cluster.apply(v2, field_manager="test")
         await eventually(lambda: _rolled_out(runtime, "web", 2), timeout=25, what="v2 rolled out")
-        await asyncio.sleep(0.5)
+        await eventually(
+            lambda: len(results) > 50 and results[-1][1] == "v2", what="requests answered by v2"
+        )
         stop.set()
         await loop
-        assert len(results) > 50
         failures = [r for r in results if r[0] != 200]
         assert failures == []
-        versions = [v for _, v in results]
-        assert "v1" in versions and versions[-1] == "v2"
+        assert "v1" in [v for _, v in results]
         sets = runtime.cluster.list("apps/v1", "ReplicaSet", namespace="default")
         revisions = sorted(
             (

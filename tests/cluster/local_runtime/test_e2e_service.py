@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx2
 import pytest
 
+from cluster.local_runtime.harness import (
+    deployment,
+    get_text,
+    running_runtime,
+    service,
+    service_url,
+)
 from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_facts import is_ready
-
-from .harness import deployment, eventually, get_text, running_runtime, service, service_url
+from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow
 
@@ -73,12 +78,12 @@ async def test_a_node_port_fixes_the_address(tmp_path: Path) -> None:
 
 
 async def eventually_answer(url: str) -> tuple[int, str]:
-    for _ in range(100):
+    async def answered() -> tuple[int, str] | None:
         try:
             code, text = await get_text(url)
         except httpx2.HTTPError:
-            code, text = 0, ""
-        if code == 200:
-            return code, text
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{url} never answered 200")
+            return None
+        return (code, text) if code == 200 else None
+
+    answer: tuple[int, str] = await eventually_async(answered, what=f"{url} to answer 200")
+    return answer
