@@ -104,6 +104,7 @@ class Stage:
         self.tmp_path = tmp_path
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
+        self.steps: Counter[str] = Counter()  # steps taken, per controller name
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -150,11 +151,25 @@ class Stage:
                     engine = Engine(
                         cluster=runtime.cluster, clock=clock, http=http, settings=settings
                     )
+                    stage._count_steps(engine)
                     stage._tasks.append(asyncio.create_task(engine.run(stage._stop)))
                 yield stage
         finally:
             stage._stop.set()
             await asyncio.wait_for(asyncio.gather(*stage._tasks), timeout=30)
+
+    def _count_steps(self, engine: Engine) -> None:
+        """Count every step each controller takes (`steps`, by controller name), so a test
+        can wait until a controller has looked at its objects again instead of sleeping."""
+        for name in engine.controllers:
+            controller = engine.controller(name)
+            step = controller.step
+
+            def counted(key: Any, name: str = name, step: Any = step) -> Any:
+                self.steps[name] += 1
+                return step(key)
+
+            controller.step = counted  # type: ignore[method-assign]
 
     def apply(self, *objects: Obj) -> None:
         for obj in objects:

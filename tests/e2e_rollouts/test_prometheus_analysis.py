@@ -5,7 +5,6 @@ mid-analysis pausing the rollout (never promoting on missing evidence)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +137,10 @@ async def test_prometheus_stopped_mid_analysis_pauses_the_rollout(
         assert reasons == ["InconclusiveAnalysis"], status
         paused = (status["currentStepIndex"], status["stableRS"], stage.vs_weights())
         assert paused[0] == 1 and paused[2] == [80, 20]
-        await asyncio.sleep(5)  # a while later it has still not promoted on missing evidence
+        # The Rollout controller looks again (the stage resyncs every 5 s) and still does not
+        # promote on missing evidence.
+        looked = stage.steps["rollouts"]
+        await stage.until(lambda: stage.steps["rollouts"] >= looked + 2, 30, "two more looks")
         status = stage.rollout_status()
         assert (status["currentStepIndex"], status["stableRS"], stage.vs_weights()) == paused
         assert status["phase"] == "Paused"
