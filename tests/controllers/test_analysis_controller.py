@@ -20,6 +20,7 @@ from analysis_fakes import (
 )
 
 from headway.clock import EPOCH, VirtualClock
+from headway.kubetime import format_time
 
 MakeHarness = Callable[[list[object]], Harness]
 
@@ -38,7 +39,7 @@ def make(tmp_path: Path, clock: VirtualClock) -> Iterator[MakeHarness]:
 
 
 def at(seconds: float) -> str:
-    return (EPOCH + timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+    return format_time(EPOCH + timedelta(seconds=seconds))
 
 
 async def test_measurements_come_at_exact_interval_times_until_count(make: MakeHarness) -> None:

@@ -35,6 +35,7 @@ import httpx2
 from prometheus_client.parser import text_string_to_metric_families
 
 from headway.clock import Clock
+from headway.kubetime import format_time
 from headway.model.durations import DurationError, parse_duration
 from headway.providers import http_edge
 from headway.providers.protocol import (
@@ -211,7 +212,7 @@ class TrafficProvider(SynchronousProvider):
         metadata = {
             "window": f"{elapsed.total_seconds():g}s",
             "requests": f"{delta.requests:g}",
-            "baseline": since.isoformat() if since else "since the router began counting",
+            "baseline": format_time(since) if since else "since the router began counting",
         }
         return measured(
             request,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from headway.kubetime import format_time
 from headway.model.application import Automated, Retry
 from headway.sync.retry import (
     AUTOMATED_DEFAULT_RETRY,
@@ -162,7 +163,7 @@ def _failed_revision(now: datetime, last: LastOperation, retry: Retry) -> AutoSy
         return AutoSyncDecision(
             AutoSyncAction.WAIT,
             f"sync to {last.revision} failed; retry {done + 1} of {_limit(retry)} at "
-            f"{due.isoformat()}",
+            f"{format_time(due)}",
             at=due,
         )
     return AutoSyncDecision(
