@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from headway.kubetime import format_time, parse_time
+from headway.kubetime import format_precise_time, format_time, parse_time
 
 
 def test_a_time_is_written_in_utc_to_the_second_with_a_z() -> None:
@@ -52,3 +52,13 @@ def test_what_is_not_a_timestamp_reads_as_none(text: object) -> None:
 def test_a_written_time_reads_back_as_the_same_second() -> None:
     when = datetime(2026, 3, 4, 5, 6, 7, 999999, tzinfo=UTC)
     assert parse_time(format_time(when)) == when.replace(microsecond=0)
+
+
+def test_a_precise_time_keeps_its_microseconds_and_reads_back_exactly() -> None:
+    when = datetime(2026, 3, 4, 5, 6, 7, 250000, tzinfo=UTC)
+    assert format_precise_time(when) == "2026-03-04T05:06:07.250000Z"
+    assert parse_time(format_precise_time(when)) == when
+
+
+def test_a_precise_time_on_a_whole_second_reads_as_kubernetes_writes_it() -> None:
+    assert format_precise_time(datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)) == "2026-03-04T05:06:07Z"

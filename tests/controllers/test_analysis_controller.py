@@ -77,6 +77,25 @@ async def test_initial_delay_defers_the_first_measurement(make: MakeHarness) -> 
     assert h.status()["phase"] == "Successful"
 
 
+async def test_a_start_between_seconds_still_waits_the_whole_initial_delay(
+    make: MakeHarness,
+) -> None:
+    """The run's start is stored with its fraction: truncated to the second, the first
+    measurement would come 0.75 s before `initialDelay` has passed (on real traffic, before
+    the new revision served anything, so an empty result failing the run)."""
+    h = make([[1]])
+    h.clock.advance(0.75)
+    h.create(analysis_run(metric(initialDelay="2s")))
+    assert await h.step() == 2.0
+    h.clock.advance(1.5)
+    assert await h.step() == pytest.approx(0.5)
+    assert h.provider.runs == []
+    h.clock.advance(0.5)
+    assert await h.step() is None
+    assert [t for t, _ in h.provider.runs] == [EPOCH + timedelta(seconds=2.75)]
+    assert h.status()["startedAt"] == "2026-01-01T00:00:00.750000Z"
+
+
 async def test_failure_limit_fails_the_run_on_the_measurement_past_it(make: MakeHarness) -> None:
     h = make([[0.5], [0.01], [0.6], [0.01]])
     h.create(

@@ -42,7 +42,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
 from headway.controllers.analysis_measure import recorded
 from headway.controllers.analysis_status import read_results, run_status
-from headway.kubetime import format_time
+from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
 from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
 from headway.providers.registry import ProviderRegistry, UnsupportedProvider
@@ -262,5 +262,5 @@ def _error_status(message: str, status: Mapping[str, object], now: datetime) -> 
         **status,
         "phase": str(MeasurementPhase.ERROR),
         "message": message,
-        "startedAt": status.get("startedAt") or format_time(now),
+        "startedAt": status.get("startedAt") or format_precise_time(now),
     }

@@ -2,8 +2,9 @@
 
 The shape is Argo Rollouts': `phase`, `message`, `startedAt`, `metricResults[]` (name, phase,
 message, dryRun, counters and `measurements[]` with phase, value as text, startedAt,
-finishedAt, resumeAt, message, metadata), `runSummary` and `dryRunSummary`. Times are written
-as Kubernetes writes them (headway.kubetime: UTC, whole seconds), as Argo Rollouts' are.
+finishedAt, resumeAt, message, metadata), `runSummary` and `dryRunSummary`. Times are RFC 3339
+in UTC (headway.kubetime); fractions of a second are kept, so a restarted controller schedules
+exactly as before and an `initialDelay` is never cut short by a truncated start.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from headway.analysis.assessment import RunAssessment, RunSummary
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import MetricPolicy
 from headway.analysis.results import MetricResult
-from headway.kubetime import format_time, parse_time
+from headway.kubetime import format_precise_time, parse_time
 from headway.providers.protocol import RecordedMeasurement
 
 __all__ = ["read_results", "run_status"]
@@ -82,12 +83,12 @@ def read_results(status: Mapping[str, Any]) -> tuple[datetime | None, dict[str, 
 def _measurement_status(measurement: Any) -> dict[str, Any]:
     out: dict[str, Any] = {
         "phase": str(measurement.phase),
-        "startedAt": format_time(measurement.started_at),
+        "startedAt": format_precise_time(measurement.started_at),
     }
     if measurement.finished_at is not None:
-        out["finishedAt"] = format_time(measurement.finished_at)
+        out["finishedAt"] = format_precise_time(measurement.finished_at)
     if measurement.resume_at is not None and measurement.finished_at is None:
-        out["resumeAt"] = format_time(measurement.resume_at)
+        out["resumeAt"] = format_precise_time(measurement.resume_at)
     if measurement.value not in (None, ""):
         out["value"] = str(measurement.value)
     if measurement.message:
@@ -130,7 +131,7 @@ def run_status(
     """The whole status, in the metrics' declared order."""
     status: dict[str, Any] = {
         "phase": str(verdict.phase),
-        "startedAt": format_time(started_at),
+        "startedAt": format_precise_time(started_at),
         "metricResults": [
             _result_status(results[p.name], p.dry_run) for p in policies if p.name in results
         ],
