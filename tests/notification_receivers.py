@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email import message_from_bytes
 from email.message import Message
@@ -91,19 +90,6 @@ def serve_smtp() -> Iterator[Mailbox]:
     controller.start()
     yield mailbox
     controller.stop()
-
-
-async def eventually(check: Callable[[], Any], *, timeout: float, what: str) -> Any:
-    """Poll `check` (letting other tasks run) until it is truthy, or fail after `timeout`."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last: Any = None
-    while loop.time() < deadline:
-        last = check()
-        if last:
-            return last
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}: last {last!r}")
 
 
 class RolloutNotifier:

@@ -12,7 +12,8 @@ import pytest
 from rollout_harness import Harness, rollout, template
 
 from headway.clock import VirtualClock
-from notification_receivers import Receiver, RolloutNotifier, eventually, serve_receiver, subscribe
+from notification_receivers import Receiver, RolloutNotifier, serve_receiver, subscribe
+from polling import eventually
 
 STEPS = [
     {"setWeight": 25},

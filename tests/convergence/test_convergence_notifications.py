@@ -13,7 +13,8 @@ from convergence_harness import NS, Harness
 from gitwork import WorkRepo, rollout_yaml
 
 from headway.clock import VirtualClock
-from notification_receivers import Receiver, RolloutNotifier, eventually, serve_receiver, subscribe
+from notification_receivers import Receiver, RolloutNotifier, serve_receiver, subscribe
+from polling import eventually
 
 TRIGGERS = ("on-revert-committed", "on-revert-failed")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from .manifests import canary_mesh, rollout, routed_canary
-from .stage import API, Stage
+from e2e_rollouts.manifests import canary_mesh, rollout, routed_canary
+from e2e_rollouts.stage import API, Stage
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,7 @@ import yaml
 from headway.cli.runtime import kubeconfig_text
 from headway.clock import SystemClock
 from headway.cluster.local.kubeapi.server import ApiServer, ApiServerError
-
-from .conftest import Kubectl, headway
+from kubeapi.conftest import Kubectl, headway
 
 
 def test_the_api_listens_on_loopback_only(tmp_path: Path) -> None:

@@ -20,14 +20,8 @@ from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.notifications import AppNotifications, Notifications
 from headway.model.obj import Obj
-from notification_receivers import (
-    Mailbox,
-    Receiver,
-    eventually,
-    free_port,
-    serve_receiver,
-    serve_smtp,
-)
+from notification_receivers import Mailbox, Receiver, free_port, serve_receiver, serve_smtp
+from polling import eventually
 
 API = "argoproj.io/v1alpha1"
 TOKEN = "tok-5ec2e7-planted"

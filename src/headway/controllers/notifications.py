@@ -21,7 +21,6 @@ import base64
 import binascii
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.notify_delivery import DeliveryWorker, NotifyMetrics, Sender
 from headway.controllers.notify_state import NotifyState
+from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.notify.catalog import CATALOG, event_trigger
 from headway.notify.config import NotifyConfig, Service, load_config
@@ -240,9 +240,7 @@ class EventNotifications:
 
     def _is_history(self, event: Obj) -> bool:
         """An event last seen before this controller ever started is history, not news."""
-        stamp = str(event.get("lastTimestamp") or event.get("eventTime") or "")
-        try:
-            when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-        except ValueError:
+        when = parse_time(event.get("lastTimestamp") or event.get("eventTime"))
+        if when is None:
             return False
-        return when < self._core.state.started_at - 1.0
+        return when.timestamp() < self._core.state.started_at - 1.0

@@ -13,14 +13,13 @@ from typing import Protocol
 
 import pytest
 
+from cluster.contract.workers import open_kube
 from headway.clock import SystemClock, VirtualClock
 from headway.cluster.kube import KubeCluster
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.kubeapi.server import ApiServer
 from headway.cluster.local.kubeapi.watchstream import WatchSettings
 from headway.cluster.protocol import Cluster
-
-from .workers import open_kube
 
 
 class ClusterFactory(Protocol):
