@@ -17,8 +17,7 @@ from starlette.testclient import TestClient
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.kubeapi.server import build_app
-
-from .objects import configmap, deployment, widget_crd
+from kubeapi.objects import configmap, deployment, widget_crd
 
 _PREFIXES = ["/api/v1", "/apis/apps/v1", "/apis/example.com/v1", "/apis/nope/v9", "/api/v2"]
 _PLURALS = ["configmaps", "deployments", "widgets", "pods", "namespaces", "events", "bogus"]

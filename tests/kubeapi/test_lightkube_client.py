@@ -14,9 +14,8 @@ from lightkube.core.exceptions import ApiError
 from lightkube.generic_resource import create_namespaced_resource
 
 from headway.cli.runtime import kubeconfig_text
-
-from .conftest import Api
-from .objects import configmap, deployment
+from kubeapi.conftest import Api
+from kubeapi.objects import configmap, deployment
 
 Deploy = create_namespaced_resource("apps", "v1", "Deployment", "deployments")
 ConfigMap = create_namespaced_resource("", "v1", "ConfigMap", "configmaps")
