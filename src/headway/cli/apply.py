@@ -1,4 +1,5 @@
-"""`headway apply -f` and `headway delete` against the local runtime's store."""
+"""`headway apply -f` and `headway delete` against the local runtime's store, or a
+Kubernetes cluster with `--kubeconfig` / `--context`."""
 
 from __future__ import annotations
 
@@ -9,11 +10,10 @@ from typing import Annotated
 import typer
 
 from headway.cli.objects import resolve_kind
-from headway.clock import SystemClock
+from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, FieldConflict, NotFound
 from headway.cluster.local.objects import validate_object
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import Document, load_documents
@@ -79,6 +79,7 @@ def apply(
         Path,
         typer.Option("-f", "--filename", help="A YAML file, a directory, or - for standard input."),
     ],
+    *,
     namespace: Annotated[
         str, typer.Option("-n", "--namespace", help="For objects that do not name one.")
     ] = "default",
@@ -89,12 +90,13 @@ def apply(
             "--force-conflicts", help="Take over fields another manager owns (as kubectl does)."
         ),
     ] = False,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """Server-side apply every object in the file(s) (field manager `headway-cli`)."""
     docs = _documents(filename)
-    state_dir.mkdir(parents=True, exist_ok=True)
     failed = False
-    with LocalCluster(RuntimePaths(state_dir).db, SystemClock()) as cluster:
+    with open_target(Target(state_dir, kubeconfig, context), need_store=False) as cluster:
         for doc in docs:
             obj = dict(doc.obj)
             try:
@@ -135,7 +137,7 @@ def apply(
         raise typer.Exit(1)
 
 
-def ensure_control_namespace(cluster: LocalCluster, namespace: object) -> None:
+def ensure_control_namespace(cluster: Cluster, namespace: object) -> None:
     """Create Headway's control namespace (`argocd`, where Applications and AppProjects live)
     the first time something is applied into it, as installing Argo CD would have: applying
     an Application must not depend on `headway serve` having run first."""
@@ -151,12 +153,12 @@ def ensure_control_namespace(cluster: LocalCluster, namespace: object) -> None:
         typer.echo(f"namespace/{namespace} created (Headway's control namespace)")
 
 
-def _namespaced(cluster: LocalCluster, obj: Obj) -> bool:
+def _namespaced(cluster: Cluster, obj: Obj) -> bool:
     kinds = {(k.api_version, k.kind): k.namespaced for k in cluster.discovery()}
     return kinds.get((str(obj.get("apiVersion")), str(obj.get("kind"))), True)
 
 
-def _existing(cluster: LocalCluster, obj: Obj) -> Obj | None:
+def _existing(cluster: Cluster, obj: Obj) -> Obj | None:
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return None
@@ -174,17 +176,16 @@ def _existing(cluster: LocalCluster, obj: Obj) -> Obj | None:
 def delete(
     kind: Annotated[str, typer.Argument(help="Kind, plural or short name.")],
     name: Annotated[str, typer.Argument(help="The object's name.")],
+    *,
     namespace: Annotated[
         str, typer.Option("-n", "--namespace", help="The object's namespace.")
     ] = "default",
     state_dir: StateDir = DEFAULT_STATE,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """Delete an object; its dependents go too (background propagation)."""
-    db = RuntimePaths(state_dir).db
-    if not db.exists():
-        typer.echo(f"error: no store at {db}", err=True)
-        raise typer.Exit(1)
-    with LocalCluster(db, SystemClock()) as cluster:
+    with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         rk = resolve_kind(cluster, kind)
         try:
             cluster.delete(rk.api_version, rk.kind, name, namespace if rk.namespaced else None)

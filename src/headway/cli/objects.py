@@ -6,20 +6,18 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 import yaml
 
-from headway.cluster.errors import NotFound
-from headway.cluster.protocol import ResourceKind
+from headway.cli.targets import Context, Kubeconfig, Target, open_target
+from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.protocol import Cluster, ResourceKind
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.state_dir import RuntimePaths
-
-if TYPE_CHECKING:  # the store and the runtime's modules load only when a command runs
-    from headway.cluster.local.store import LocalCluster
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 Namespace = Annotated[
@@ -48,18 +46,7 @@ SHORT_NAMES = {
 }
 
 
-def _open(state_dir: Path) -> LocalCluster:
-    paths = RuntimePaths(state_dir)
-    if not paths.db.exists():
-        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
-        raise typer.Exit(1)
-    from headway.clock import SystemClock
-    from headway.cluster.local.store import LocalCluster
-
-    return LocalCluster(paths.db, SystemClock())
-
-
-def resolve_kind(cluster: LocalCluster, name: str) -> ResourceKind:
+def resolve_kind(cluster: Cluster, name: str) -> ResourceKind:
     """A kind by name, plural or short name, case-insensitive."""
     wanted = SHORT_NAMES.get(name.lower(), name.lower())
     for kind in cluster.discovery():
@@ -241,6 +228,8 @@ def get(
         typer.Option("-A", "--all-namespaces", help="List the kind in every namespace."),
     ] = False,
     state_dir: StateDir = DEFAULT_STATE,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """List objects of a kind (of one namespace, or every one with -A), or show one."""
     if all_namespaces and name:
@@ -249,7 +238,7 @@ def get(
         # A typo must not fall back to the table: a script parsing `-o jsno` would read it.
         allowed = ", ".join(f for f in OUTPUT_FORMATS if f)
         raise typer.BadParameter(f"{output!r} is not one of: {allowed}", param_hint="'-o'")
-    with _open(state_dir) as cluster:
+    with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         rk = resolve_kind(cluster, kind)
         ns = namespace if rk.namespaced and not all_namespaces else None
         try:
@@ -279,12 +268,15 @@ def get(
 def describe(
     kind: Annotated[str, typer.Argument(help="Kind, plural or short name (pod, deploy, ro).")],
     name: Annotated[str, typer.Argument(help="The object's name.")],
+    *,
     namespace: Namespace = "default",
     state_dir: StateDir = DEFAULT_STATE,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """An object's status, conditions and recent Events."""
     from headway.cluster.events import events_for
-    with _open(state_dir) as cluster:
+    with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         rk = resolve_kind(cluster, kind)
         try:
             obj = cluster.get(rk.api_version, rk.kind, name, namespace if rk.namespaced else None)
@@ -345,6 +337,7 @@ def _indent(text: str) -> str:
 
 def logs(
     pod: Annotated[str, typer.Argument(help="The Pod's name.")],
+    *,
     container: Annotated[
         str | None, typer.Option("-c", "--container", help="Needed when the Pod has several.")
     ] = None,
@@ -353,15 +346,37 @@ def logs(
     ] = False,
     namespace: Namespace = "default",
     state_dir: StateDir = DEFAULT_STATE,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
 ) -> None:
     """A container's output (stdout and stderr)."""
-    from headway.cluster.local.pod_launch import log_path
-    with _open(state_dir) as cluster:
+    target = Target(state_dir, kubeconfig, context)
+    with open_target(target) as cluster:
         try:
             obj = cluster.get("v1", "Pod", pod, namespace)
         except NotFound:
             typer.echo(f'error: pods "{pod}" not found', err=True)
             raise typer.Exit(1) from None
+        name = _container(obj, pod, container)
+        if target.is_kubernetes:
+            typer.echo(_api_log(cluster, pod, namespace, name, previous=previous), nl=False)
+            return
+    _print_local_log(state_dir, pod, namespace, name, previous=previous)
+
+
+def _api_log(cluster: Cluster, pod: str, namespace: str, container: str, *,
+             previous: bool) -> str:
+    from headway.cluster.kube import KubeCluster
+
+    assert isinstance(cluster, KubeCluster)
+    try:
+        return cluster.pod_log(pod, namespace, container=container, previous=previous)
+    except ClusterError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _container(obj: Obj, pod: str, container: str | None) -> str:
     names = [c.get("name") for c in (obj.get("spec") or {}).get("containers") or []]
     name = container or (names[0] if len(names) == 1 else None)
     if name not in names:
@@ -373,6 +388,13 @@ def logs(
         )
         typer.echo(f"error: {problem}; choose one of: {choices} (-c NAME)", err=True)
         raise typer.Exit(1)
+    return str(name)
+
+
+def _print_local_log(state_dir: Path, pod: str, namespace: str, name: str, *,
+                     previous: bool) -> None:
+    from headway.cluster.local.pod_launch import log_path
+
     path = log_path(RuntimePaths(state_dir).logs_dir, namespace, pod, str(name))
     if previous:
         path = path.with_name(f"{name}.previous.log")

@@ -1,4 +1,5 @@
-"""`headway serve`: run the engine's controllers against the local runtime's store until stopped.
+"""`headway serve`: run the engine's controllers against the local runtime's store (or a
+Kubernetes API with `--kubeconfig`) until stopped.
 
 The wiring is `headway.engine` (docs/embedding.md); this command turns its flags into
 `EngineSettings`, opens the store, takes the state directory's leader lock and runs the
@@ -19,9 +20,9 @@ import httpx2
 import typer
 
 from headway.cli.runtime import running_pid
+from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 from headway.clock import Clock, SystemClock
 from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
 from headway.controllers.app_sources import DEFAULT_POLL_SECONDS
 from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
 from headway.engine import Engine, EngineSettings
@@ -45,7 +46,7 @@ def _leading(state_dir: Path, clock: Clock) -> StateDirLock:
     return lock
 
 
-async def serve(settings: EngineSettings) -> None:
+async def serve(settings: EngineSettings, target: Target | None = None) -> None:
     clock = SystemClock()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -53,7 +54,8 @@ async def serve(settings: EngineSettings) -> None:
         loop.add_signal_handler(signum, stop.set)
     state_dir = settings.state_dir
     state_dir.mkdir(parents=True, exist_ok=True)
-    with _leading(state_dir, clock), LocalCluster(RuntimePaths(state_dir).db, clock) as cluster:
+    target = target or Target(state_dir)
+    with _leading(state_dir, clock), open_target(target, need_store=False) as cluster:
         async with httpx2.AsyncClient() as http:
             try:
                 engine = Engine(cluster=cluster, clock=clock, http=http, settings=settings)
@@ -63,8 +65,9 @@ async def serve(settings: EngineSettings) -> None:
                 print(f"error: cannot start the controllers{hint}: {err}", file=sys.stderr)
                 raise SystemExit(1) from None
             names = ", ".join(engine.controllers)
-            print(f"serving {names} (pid {os.getpid()}, state {state_dir})", flush=True)
-            if running_pid(RuntimePaths(state_dir)) is None:
+            where = f"state {state_dir}" + (", Kubernetes API" if target.is_kubernetes else "")
+            print(f"serving {names} (pid {os.getpid()}, {where})", flush=True)
+            if not target.is_kubernetes and running_pid(RuntimePaths(state_dir)) is None:
                 # Allowed (the runtime may come later), but a wrong --state-dir looks the same.
                 print(
                     f"note: no local runtime is running with state {state_dir}: Pods will not "
@@ -136,10 +139,15 @@ def register(app: typer.Typer) -> None:
                 ),
             ),
         ] = "",
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        in_cluster: InCluster = False,
     ) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
 
-        One serve per state directory: a second one there exits 1 naming the running one.
+        Against the local runtime's store, or a Kubernetes cluster with --kubeconfig /
+        --context / --in-cluster. One serve per state directory: a second one there exits 1
+        naming the running one.
         """
         settings = EngineSettings(
             state_dir=state_dir,
@@ -149,4 +157,4 @@ def register(app: typer.Typer) -> None:
             health_scripts=health_scripts,
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
         )
-        asyncio.run(serve(settings))
+        asyncio.run(serve(settings, Target(state_dir, kubeconfig, context, in_cluster)))

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from cluster.kube.replay import FIXTURES, load, replayed
 from headway.cluster.errors import (
     Conflict,
     Expired,
@@ -20,8 +21,6 @@ from headway.cluster.errors import (
 )
 from headway.cluster.kube.transport import RetryPolicy
 from headway.cluster.protocol import WatchEventType
-
-from .replay import FIXTURES, load, replayed
 
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",
               "metadata": {"name": "web", "namespace": "prod"}, "spec": {"replicas": 3}}

@@ -62,9 +62,10 @@ class KubeCluster:
 
     @classmethod
     def connect(cls, kubeconfig: Path | None = None, context: str | None = None, *,
-                retry: RetryPolicy = DEFAULT_RETRY) -> KubeCluster:
-        """A client from a kubeconfig file and context (see `connection.load_config`)."""
-        config = connection.load_config(kubeconfig, context)
+                in_cluster: bool = False, retry: RetryPolicy = DEFAULT_RETRY) -> KubeCluster:
+        """A client from a kubeconfig file and context, or the Pod's service account
+        (see `connection.load_config`)."""
+        config = connection.load_config(kubeconfig, context, in_cluster=in_cluster)
         return cls(Transport(connection.http_client(config), retry=retry))
 
     def close(self) -> None:
@@ -127,6 +128,17 @@ class KubeCluster:
         served = self._scalable(api_version, kind, name, namespace)
         path = served.object_path(name, self._namespace(served, namespace)) + "/scale"
         return dict(self._call("GET", path, served))
+
+    def pod_log(self, name: str, namespace: str, *, container: str | None = None,
+                previous: bool = False) -> str:
+        """A container's output, as `kubectl logs` reads it (not part of `Cluster`)."""
+        served = self._served("v1", "Pod", namespace)
+        params: dict[str, str | int | bool] = {"previous": previous}
+        if container:
+            params["container"] = container
+        path = served.object_path(name, namespace) + "/log"
+        return self.transport.request_text("GET", path, params=params,
+                                           what=f"Pod {namespace}/{name} log")
 
     def watch(self, api_version: str, kind: str, *, namespace: str | None = None,
               resource_version: str | None = None,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx2
 from lightkube.config import client_adapter
-from lightkube.config.kubeconfig import KubeConfig, SingleConfig
+from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, KubeConfig, SingleConfig
 from lightkube.core.exceptions import ConfigError
 
 from headway.cluster import errors
@@ -19,24 +19,30 @@ __all__ = ["http_client", "load_config"]
 IN_CLUSTER = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
-def load_config(kubeconfig: Path | None, context: str | None) -> SingleConfig:
+def load_config(kubeconfig: Path | None, context: str | None, *,
+                in_cluster: bool = False) -> SingleConfig:
     """The connection settings: `kubeconfig` (and its `context`, else its current one);
-    without a file, the Pod's service account when running in a cluster, else
-    `$KUBECONFIG` or `~/.kube/config`. A clear `ClusterError` when none can be read."""
+    `in_cluster`: the Pod's service account; neither: `$KUBECONFIG` or `~/.kube/config`.
+    A clear `ClusterError` when none can be read."""
     try:
         if kubeconfig is not None:
             loaded = KubeConfig.from_file(kubeconfig)
-        elif "KUBERNETES_SERVICE_HOST" in os.environ and IN_CLUSTER.exists():
+        elif in_cluster:
+            if "KUBERNETES_SERVICE_HOST" not in os.environ:
+                raise errors.ClusterError("--in-cluster: not running in a Kubernetes Pod "
+                                          "(KUBERNETES_SERVICE_HOST is not set)")
             loaded = KubeConfig.from_service_account(IN_CLUSTER)
         else:
-            loaded = KubeConfig.from_env()
+            loaded = KubeConfig.from_file(os.environ.get("KUBECONFIG", DEFAULT_KUBECONFIG))
         config = loaded.get(context)
     except ConfigError as error:
         where = f"kubeconfig {kubeconfig}" if kubeconfig else "the Kubernetes configuration"
         raise errors.ClusterError(f"cannot use {where}: {error}") from error
     except (OSError, ValueError, KeyError) as error:
         raise errors.ClusterError(f"cannot read kubeconfig {kubeconfig}: {error}") from error
-    if config is None:
+    if config is None or config.user is None:
+        if config is not None:
+            raise errors.ClusterError(f"context {config.context_name!r} names no user")
         raise errors.ClusterError(f"kubeconfig {kubeconfig} has no context {context!r}")
     return config
 

@@ -71,6 +71,15 @@ class Transport:
             raise statuses.error_for(response.status_code, status, what=what)
         return response.json()
 
+    def request_text(self, method: str, path: str, *, what: str,
+                     params: Params | None = None) -> str:
+        """A plain-text answer (a Pod's log)."""
+        response = self._send(method, path, _query(params), None, {"Accept": "*/*"}, what=what)
+        if response.status_code >= 400:
+            status = statuses.parse_status(response.content)
+            raise statuses.error_for(response.status_code, status, what=what)
+        return response.text
+
     def _send(self, method: str, path: str, params: dict[str, str], content: bytes | None,
               headers: dict[str, str], *, what: str) -> httpx2.Response:
         try:
