@@ -129,3 +129,29 @@ def test_a_query_the_drill_cannot_simulate_is_refused_by_metric_name() -> None:
     broken = replace(metric, provider=replace(metric.provider, prometheus=odd))
     with pytest.raises(DrillError, match='metric "error-rate": the drill cannot simulate'):
         reading_of(broken)
+
+
+def test_a_traffic_provider_metric_reads_the_canary_over_its_window() -> None:
+    text = """
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: checkout-slo-check}
+spec:
+  metrics:
+  - name: canary-errors
+    interval: 10s
+    count: 3
+    successCondition: result[0] < 0.02
+    provider:
+      plugin:
+        headway.dev/traffic: {metric: error-ratio, podTemplateHash: "{{args.h}}", window: 30s}
+"""
+    parsed, problems = parse_analysis_template(load_documents(text, "t.yaml").documents[0])
+    assert parsed is not None, problems
+    (metric,) = parsed.spec.metrics
+    reading = reading_of(metric)
+    assert (reading.kind, reading.window, reading.canary_only) == ("error-ratio", 30, True)
+    plan = rollout_plan(seed003_rollout(), {"checkout-slo-check": parsed})
+    # measured at 120, 130, 140 s; the first failure (5% > 2%) fails it (failureLimit 0)
+    outcome = once(plan, parse_scenario(BAD))
+    assert outcome.ending is Ending.ABORTED and outcome.after == 120

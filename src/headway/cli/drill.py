@@ -152,10 +152,6 @@ def _reference(scenario: Scenario, rollout: Rollout, rps: float, judge: JudgeCon
 
 def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
     rollout_file: Annotated[Path, typer.Argument(help="A file holding the Rollout to replay.")],
-    template: Annotated[
-        list[Path],
-        typer.Option("--template", help="A file of AnalysisTemplates the rollout names."),
-    ],
     scenario: Annotated[
         str,
         typer.Option(
@@ -164,6 +160,14 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
             "empty-query, no-traffic (comma-separated).",
         ),
     ],
+    template: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--template",
+            help="A file of AnalysisTemplates the rollout names (repeatable; templates in the "
+            "rollout's own file are read too).",
+        ),
+    ] = None,
     rps: Annotated[float, typer.Option("--rps", help="Requests per second to the service.")] = 100,
     runs: Annotated[int, typer.Option("--runs", help="Replays per side and release.")] = 1000,
     horizon: Annotated[
@@ -201,7 +205,7 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
     documents = _documents(rollout_file)
     rollout = _rollout(documents, rollout_file)
     templates = _templates(documents)
-    for path in template:
+    for path in template or []:
         templates.update(_templates(_documents(path)))
     judge = _JudgeOptions(worse_by, false_abort, miss, every, deadline, slower_than).config()
     try:
