@@ -93,10 +93,12 @@ def test_kubectl_get_is_answered_with_a_table(api: Api) -> None:
                           headers={"accept": TABLE})
     table = response.json()
     assert (table["kind"], table["apiVersion"]) == ("Table", "meta.k8s.io/v1")
-    columns = [c["name"] for c in table["columnDefinitions"]]
-    assert columns == ["Name", "Ready", "Up-to-date", "Available", "Age"]
+    columns = [(c["name"], c["priority"]) for c in table["columnDefinitions"]]
+    assert columns == [("Name", 0), ("Ready", 0), ("Up-to-date", 0), ("Available", 0),
+                       ("Age", 0), ("Containers", 1), ("Images", 1), ("Selector", 1)]
     (row,) = table["rows"]
     assert row["cells"][:2] == ["web", "0/3"]
+    assert row["cells"][5:] == ["app", "web:1", "app=web"]  # shown by -o wide
     assert row["object"]["kind"] == "PartialObjectMetadata"
 
 

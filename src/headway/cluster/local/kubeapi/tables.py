@@ -123,6 +123,32 @@ _COLUMNS: dict[str, list[tuple[str, str, str, Cell]]] = {
 }
 
 
+def _containers(obj: Obj, field: str) -> str:
+    spec = _path(obj, "spec", "template", "spec") or {}
+    return ",".join(str(c.get(field, "")) for c in spec.get("containers") or []) or "<none>"
+
+
+def _selector_text(obj: Obj) -> str:
+    labels = _path(obj, "spec", "selector", "matchLabels") or _path(obj, "spec", "selector")
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in labels.items()) or "<none>"
+
+
+# The columns `kubectl get -o wide` adds (priority 1: hidden otherwise).
+_WIDE_COLUMNS: dict[str, list[tuple[str, str, str, Cell]]] = {
+    "pods": [("IP", "string", "", lambda o, _: _path(o, "status", "podIP") or "<none>"),
+             ("Node", "string", "", lambda o, _: _path(o, "spec", "nodeName") or "<none>")],
+    "deployments": [("Containers", "string", "", lambda o, _: _containers(o, "name")),
+                    ("Images", "string", "", lambda o, _: _containers(o, "image")),
+                    ("Selector", "string", "", lambda o, _: _selector_text(o))],
+    "replicasets": [("Containers", "string", "", lambda o, _: _containers(o, "name")),
+                    ("Images", "string", "", lambda o, _: _containers(o, "image")),
+                    ("Selector", "string", "", lambda o, _: _selector_text(o))],
+    "services": [("Selector", "string", "", lambda o, _: _selector_text(o))],
+}
+
+
 def _last_seen(obj: Obj, now: datetime) -> str:
     seen = obj.get("lastTimestamp") or obj.get("eventTime") or \
         obj["metadata"].get("creationTimestamp")
@@ -166,7 +192,7 @@ def table(kind: ApiKind, objs: list[Obj], *, now: datetime, include: str,
           list_meta: dict[str, Any] | None = None) -> dict[str, Any]:
     """A Table of `objs`; `include` is `includeObject` (None, Metadata or Object)."""
     name: tuple[str, str, str, Cell] = (*_NAME, lambda o, _: o["metadata"]["name"])
-    wide_only = set()
+    wide_only: set[str] = set()
     if kind.plural == "events" and not kind.group:
         cells, wide_only = [*_EVENT_COLUMNS, name], {"Name"}
     else:
@@ -174,6 +200,9 @@ def table(kind: ApiKind, objs: list[Obj], *, now: datetime, include: str,
         cells = [name, *extra]
         if not any(c[0].lower() == "age" for c in extra):
             cells.append(_AGE)
+        wide = [] if kind.columns else _WIDE_COLUMNS.get(kind.plural, [])
+        cells += wide
+        wide_only = {c[0] for c in wide}
     definitions = [
         {"name": title, "type": kind_of, "format": fmt, "description": title,
          "priority": 1 if title in wide_only else 0}
