@@ -37,6 +37,7 @@ from headway.rollout.context import RolloutContext
 from headway.rollout.reconcile import decide
 from headway.rollout.run_evidence import runs_changed
 from headway.rollout.runs import run_view_of
+from headway.rollout.status_shape import status_problem, usable_conditions
 from headway.routers.istio import IstioReconciler
 from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
 
@@ -110,6 +111,9 @@ class RolloutController:
         rollout, problem = parse_rollout_object(obj)
         if rollout is None:
             return self._write_invalid(obj, problem)
+        malformed = status_problem(obj.get("status"))
+        if malformed is not None:
+            return self._write_invalid(obj, malformed)  # decide nothing from garbage
         ctx = build_context(self._cluster, self._clock, obj, rollout)
         plan = decide(ctx)
         if self._after_decide is not None:
@@ -158,7 +162,12 @@ class RolloutController:
         return "written"
 
     def _write_invalid(self, obj: Obj, problem: str) -> float | None:
-        status = dict(obj.get("status") or {})
+        """Report a spec or status the controller cannot run (InvalidSpec, Degraded) and
+        change nothing else; the malformed status fields stay for their writer to mend."""
+        found = obj.get("status")
+        status = dict(found) if isinstance(found, dict) else {}
+        if not usable_conditions(status):
+            status["conditions"] = []
         cond.set_condition(
             status,
             cond.INVALID_SPEC,
@@ -169,4 +178,7 @@ class RolloutController:
         )
         status["phase"], status["message"] = "Degraded", f"{cond.INVALID_SPEC}: {problem}"
         status["observedGeneration"] = str(obj["metadata"].get("generation", 1))
-        return 0.0 if self._store_status(obj, status) == "conflict" else None
+        stored = self._store_status(obj, status)
+        if stored == "written":
+            note(self._cluster, self._clock, obj, cond.INVALID_SPEC, problem, warning=True)
+        return 0.0 if stored == "conflict" else None
