@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
 from app_harness import (
     APPS_NS,
     Harness,
@@ -44,6 +45,24 @@ def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish
         f"{apps / 'latin1.yaml'}:3: not UTF-8 text (byte 0xe9 at offset 39)",
     ]
     assert h.store.get(APP_API_VERSION, "Application", "shop", APPS_NS)
+
+
+def test_a_definitions_file_holding_a_yaml_list_is_an_error_with_its_line(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
+    apps = tmp_path / "apps"
+    apps.mkdir()
+    (apps / "good.yaml").write_text(manifests(application("shop", h.remote.url, path="app")))
+    listed = [application("cart", h.remote.url, path="app")]
+    (apps / "listed.yaml").write_text("# one app\n" + yaml.safe_dump(listed))
+    watcher = DefinitionsWatcher(apps)
+    problems = watcher.sync(h.store)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{apps / 'listed.yaml'}:2: expected one Application")
+    assert "found a list" in problems[0]
+    assert h.store.get(APP_API_VERSION, "Application", "shop", APPS_NS)
+    assert not h.store.list(APP_API_VERSION, "Application", namespace=APPS_NS)[1:]
 
 
 def test_a_missing_apps_path_is_reported_without_a_line_zero(tmp_path: Path) -> None:

@@ -103,7 +103,10 @@ def register(app: typer.Typer) -> None:
         apps: Annotated[
             Path | None,
             typer.Option(
-                "--apps", exists=True, help="A file or directory of Applications/AppProjects."
+                "--apps",
+                exists=True,
+                help="A file or directory of Application/AppProject manifests, one per YAML"
+                " document.",
             ),
         ] = None,
         app_poll_seconds: Annotated[

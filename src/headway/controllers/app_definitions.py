@@ -48,6 +48,8 @@ def _files(path: Path) -> list[Path]:
 
 
 def _checked(document: Document) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    if document.obj is not None and not isinstance(document.obj, dict):
+        return None, [_not_a_manifest(document)]
     parse = _KINDS.get(document.kind)
     if parse is None or not isinstance(document.obj, dict):
         return None, []
@@ -58,8 +60,19 @@ def _checked(document: Document) -> tuple[dict[str, Any] | None, list[Diagnostic
     return (None if parsed is None or errors else document.obj), diagnostics
 
 
+def _not_a_manifest(document: Document) -> Diagnostic:
+    """A document that is a list (or a bare value) holds no manifest: said, not skipped."""
+    found = "a list" if isinstance(document.obj, list) else type(document.obj).__name__
+    message = (
+        f"expected one Application or AppProject manifest (a mapping), found {found};"
+        " write each manifest as its own YAML document, separated by `---`"
+    )
+    return Diagnostic(document.file, document.line, "", "", "", Severity.ERROR, message)
+
+
 def load_definitions(path: Path) -> Definitions:
-    """Every valid Application and AppProject under `path`; other kinds are ignored."""
+    """Every valid Application and AppProject under `path`; other kinds are ignored, and a
+    document that is not a manifest at all (a YAML list) is an error."""
     if not path.exists():
         missing = Diagnostic(str(path), 0, "", "", "", Severity.ERROR, "no such file or directory")
         return Definitions((), (missing,))
