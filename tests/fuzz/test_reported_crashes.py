@@ -89,7 +89,7 @@ def test_apply_an_object_whose_metadata_is_not_a_mapping_names_the_field(
         "apply", "-f", "run.yaml", "--state-dir", "state", cwd=tmp_path, monkeypatch=monkeypatch
     )
     assert (code, out) == (1, "")
-    label = "analysisrun.argoproj.io/"  # no name to show
+    label = "analysisrun.argoproj.io/(no name)"
     assert err == f"error: run.yaml:1: {label}: AnalysisRun: metadata: required mapping\n"
 
 

@@ -4,8 +4,9 @@ Kubernetes cluster with `--kubeconfig` / `--context`."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,9 +70,13 @@ def _documents(path: Path) -> list[Document]:
     return docs
 
 
-def _label(doc: Document) -> str:
-    group = str(doc.obj.get("apiVersion", "")).rpartition("/")[0]
-    return f"{doc.kind.lower()}{'.' + group if group else ''}/{doc.name}"
+def _label(obj: Mapping[str, Any]) -> str:
+    """kubectl's `kind.group/name`, with `(no name)` for an object that has none."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    kind = str(obj.get("kind") or "(no kind)").lower()
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    return f"{kind}{'.' + group if group else ''}/{name or '(no name)'}"
 
 
 def apply(
@@ -111,7 +116,7 @@ def apply(
             except FieldConflict as err:
                 fields = ", ".join(f"{path} (owned by {owner})" for path, owner in err.conflicts)
                 typer.echo(
-                    f"error: {doc.file}:{doc.line}: {_label(doc)}: conflict on {fields}; "
+                    f"error: {doc.file}:{doc.line}: {_label(doc.obj)}: conflict on {fields}; "
                     "re-run with --force-conflicts to take these fields over (a controller "
                     "that owns them may set them back)",
                     err=True,
@@ -119,7 +124,7 @@ def apply(
                 failed = True
                 continue
             except ClusterError as err:
-                typer.echo(f"error: {doc.file}:{doc.line}: {_label(doc)}: {err}", err=True)
+                typer.echo(f"error: {doc.file}:{doc.line}: {_label(doc.obj)}: {err}", err=True)
                 failed = True
                 continue
             verb = (
@@ -132,7 +137,7 @@ def apply(
                     else "configured"
                 )
             )
-            typer.echo(f"{_label(doc)} {verb}")
+            typer.echo(f"{_label(doc.obj)} {verb}")
     if failed:
         raise typer.Exit(1)
 

@@ -79,3 +79,13 @@ def test_apply_names_the_document_the_store_refuses(tmp_path: Path) -> None:
     result = headway("apply", "-f", str(manifest), state=tmp_path / "state")
     assert result.returncode == 1
     assert result.stderr.startswith(f"error: {manifest}:1: configmap/x: ")
+
+
+def test_apply_labels_an_object_without_a_name_as_such(tmp_path: Path) -> None:
+    """Server-side apply needs a name (as Kubernetes'); the error said `configmap/`."""
+    (tmp_path / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: web-}\ndata: {a: b}\n"
+    )
+    done = headway("apply", "-f", str(tmp_path / "cm.yaml"), state=tmp_path / "state")
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"error: {tmp_path / 'cm.yaml'}:1: configmap/(no name): ")
