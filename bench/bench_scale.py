@@ -79,15 +79,15 @@ def app_objects(i: int, flag: str = "on") -> list[dict[str, Any]]:
             }
         )
     for j in range(5):
-        selector = {"app": f"{name}-{j}"}
+        # Two equal dicts, not one shared: a shared one would be written as a YAML anchor.
         objects.append(
             {
                 "apiVersion": "v1",
                 "kind": "Service",
-                "metadata": {"name": f"{name}-svc-{j}", "labels": selector},
+                "metadata": {"name": f"{name}-svc-{j}", "labels": {"app": f"{name}-{j}"}},
                 "spec": {
                     "type": "ClusterIP",
-                    "selector": selector,
+                    "selector": {"app": f"{name}-{j}"},
                     "ports": [{"name": "http", "port": 80, "targetPort": 8080}],
                 },
             }
