@@ -4,7 +4,9 @@
   like `argocd_app_info`;
 * `headway_app_sync_failed_budget_exhausted{name, namespace}` = 1 while an automated sync
   has spent its retry budget on a failing revision (Headway's addition: the
-  OutOfSync-but-Healthy state Argo CD leaves silent is an alert here).
+  OutOfSync-but-Healthy state Argo CD leaves silent is an alert here);
+* `headway_app_last_reconcile_timestamp_seconds{name, namespace}`: when the controller last
+  looked at the app (the clock's time), so "not reconciling" is an alert.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class AppSample:
     health_status: str
     operation: str  # the phase of the last operation, "" when none
     budget_exhausted: bool
+    observed_at: float = 0.0  # the controller clock's timestamp of this look
 
 
 class AppMetrics(Collector):
@@ -60,9 +63,16 @@ class AppMetrics(Collector):
             "1 while automated sync has spent its retry budget on a failing revision.",
             labels=["name", "namespace"],
         )
+        looked = GaugeMetricFamily(
+            "headway_app_last_reconcile_timestamp_seconds",
+            "When the Application controller last reconciled the app (Unix time).",
+            labels=["name", "namespace"],
+        )
         for s in samples:
             labels = [s.name, s.namespace, s.project, s.sync_status, s.health_status, s.operation]
             info.add_metric(labels, 1.0)
             exhausted.add_metric([s.name, s.namespace], 1.0 if s.budget_exhausted else 0.0)
+            looked.add_metric([s.name, s.namespace], s.observed_at)
         yield info
         yield exhausted
+        yield looked

@@ -76,7 +76,9 @@ def keep_transition_times(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:
     return out
 
 
-def metrics_sample(raw: Mapping[str, Any], status: Mapping[str, Any], project: str) -> AppSample:
+def metrics_sample(
+    raw: Mapping[str, Any], status: Mapping[str, Any], project: str, *, observed_at: float = 0.0
+) -> AppSample:
     meta = raw["metadata"]
     exhausted = any(
         c.get("type") == "SyncError" and "retry budget spent" in str(c.get("message"))
@@ -90,4 +92,5 @@ def metrics_sample(raw: Mapping[str, Any], status: Mapping[str, Any], project: s
         health_status=str((status.get("health") or {}).get("status") or "Unknown"),
         operation=str((status.get("operationState") or {}).get("phase") or ""),
         budget_exhausted=exhausted,
+        observed_at=observed_at,
     )

@@ -533,7 +533,8 @@ class ApplicationController:
             old.get("conditions") or [], status.get("conditions") or []
         )
         project = app.spec.project if app else ""
-        self.metrics.observe(report.metrics_sample(raw, status, project))
+        looked = self._clock.now().timestamp()
+        self.metrics.observe(report.metrics_sample(raw, status, project, observed_at=looked))
         if report.without_stamps(old) == report.without_stamps(status):
             return wait
         # A write that starts an operation (the automated policy's) or carries a running one

@@ -27,6 +27,7 @@ from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.convergence import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
 from headway.controllers.notifications import AppNotifications, EventNotifications, Notifications
+from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
 from headway.controllers.rollout import RolloutController
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
@@ -155,10 +156,18 @@ def _notifications(parts: LoopParts) -> list[StepController]:
     return [AppNotifications(core), EventNotifications(core)]
 
 
+def _metrics(parts: LoopParts) -> list[StepController]:
+    metrics = ObjectMetrics()
+    parts.registry.register(metrics)
+    kinds = ("Application", "Rollout", "AnalysisRun")
+    return [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
+
+
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.ROLLOUTS: _rollouts,
     Loop.ANALYSIS: _analysis,
     Loop.APPLICATIONS: _applications,
     Loop.GIT_CONVERGENCE: _git_convergence,
     Loop.NOTIFICATIONS: _notifications,
+    Loop.METRICS: _metrics,
 }

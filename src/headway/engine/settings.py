@@ -25,6 +25,7 @@ class Loop(enum.Enum):
     APPLICATIONS = "applications"
     GIT_CONVERGENCE = "git-convergence"
     NOTIFICATIONS = "notifications"
+    METRICS = "metrics"
 
 
 ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
@@ -36,6 +37,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.APPLICATIONS: ("applications", "application-sources"),
     Loop.GIT_CONVERGENCE: ("git-convergence",),
     Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
+    Loop.METRICS: ("metrics-applications", "metrics-rollouts", "metrics-analysisruns"),
 }
 
 
@@ -51,11 +53,12 @@ class EngineSettings:
     `state_dir` holds the shared Git cache (`git-cache/`) and the local runtime's
     `runtime.json` (the default address of `headway.dev/traffic` metrics). `apps` is a file or
     directory of Application/AppProject manifests published at start. `app_poll_seconds` is the
-    Git polling interval (Argo CD's 3 minutes). `metrics_port` serves the Application
-    controller's `/metrics` on 127.0.0.1 (0: off). `health_scripts` is a directory of Lua
-    health overrides (`<group>/<Kind>/health.lua`). `app_namespaces` are patterns of the
-    namespaces besides `argocd` whose Applications are served. `resync_seconds` is how often
-    every known object is looked at again without a change.
+    Git polling interval (Argo CD's 3 minutes). `metrics_port` serves the metrics of
+    every loop on `/metrics`, 127.0.0.1 (0: off; started with the Application loop).
+    `health_scripts` is a directory of Lua health overrides (`<group>/<Kind>/health.lua`).
+    `app_namespaces` are patterns of the namespaces besides `argocd` whose Applications are
+    served. `resync_seconds` is how often every known object is looked at again without a
+    change. `state_dir` also keeps the notifications' memory (`notifications.json`).
     """
 
     state_dir: Path = Path(".headway")

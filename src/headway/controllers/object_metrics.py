@@ -1,0 +1,215 @@
+"""Prometheus metrics of Applications, Rollouts and AnalysisRuns, under Argo's names.
+
+Samples are computed from each object when it changes (the `metrics-*` step controllers
+watch the three kinds) and kept in memory; a scrape only reads them, never the store.
+
+Argo CD: `argocd_app_info{name, namespace, project, dest_server, dest_namespace, repo,
+sync_status, health_status, operation, autosync_enabled}` and `argocd_app_condition{name,
+namespace, project, condition}`. Argo Rollouts: `rollout_info{namespace, name, strategy,
+traffic_router, phase}`, `rollout_info_replicas_desired` / `_available` / `_updated`,
+`analysis_run_info{namespace, name, phase}`, `analysis_run_metric_type{namespace, name,
+metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
+the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
+name}` and `headway_rollout_git_revert{namespace, name, result}` (the last Git convergence
+outcome: Reverted, AlreadyReverted, Refused, Disabled). docs/metrics.md has the whole table.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from headway.cluster.errors import NotFound
+from headway.cluster.protocol import Cluster, Obj
+from headway.controllers.manager import ObjectKey
+
+__all__ = [
+    "METRIC_HELP",
+    "ObjectMetrics",
+    "ObjectMetricsSteps",
+    "Sample",
+    "analysis_run_samples",
+    "application_samples",
+    "rollout_samples",
+]
+
+ARGO_API = "argoproj.io/v1alpha1"
+MEASUREMENT_PHASES = ("Pending", "Running", "Successful", "Failed", "Error", "Inconclusive")
+_PROVIDERS = ("prometheus", "datadog", "newRelic", "wavefront", "kayenta", "web", "job",
+              "cloudWatch", "graphite", "influxdb", "skywalking", "plugin")
+_ROUTERS = ("istio", "nginx", "alb", "smi", "ambassador", "appMesh", "traefik", "apisix",
+            "plugins")
+
+METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
+    "argocd_app_info": ("Information about an Application (always 1).", (
+        "name", "namespace", "project", "dest_server", "dest_namespace", "repo",
+        "sync_status", "health_status", "operation", "autosync_enabled")),
+    "argocd_app_condition": ("An Application's condition (always 1).",
+                             ("name", "namespace", "project", "condition")),
+    "rollout_info": ("Information about a Rollout (always 1).",
+                     ("namespace", "name", "strategy", "traffic_router", "phase")),
+    "rollout_info_replicas_desired": ("Replicas the Rollout wants.", ("namespace", "name")),
+    "rollout_info_replicas_available": ("Available replicas.", ("namespace", "name")),
+    "rollout_info_replicas_updated": ("Replicas of the newest revision.", ("namespace", "name")),
+    "analysis_run_info": ("Information about an AnalysisRun (always 1).",
+                          ("namespace", "name", "phase")),
+    "analysis_run_metric_type": ("The provider of each metric of a run (always 1).",
+                                 ("namespace", "name", "metric", "type")),
+    "analysis_run_metric_phase": ("1 for the current phase of each metric of a run.",
+                                  ("namespace", "name", "metric", "type", "phase")),
+    "headway_rollout_aborted": ("1 while the Rollout is aborted.", ("namespace", "name")),
+    "headway_rollout_git_revert": (
+        "1 for the outcome of the Git revert after the Rollout's last abort.",
+        ("namespace", "name", "result")),
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    metric: str
+    labels: tuple[str, ...]  # in the order METRIC_HELP names them
+    value: float
+
+
+def _meta(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def application_samples(app: Obj) -> list[Sample]:
+    namespace, name = _meta(app)
+    spec, status = app.get("spec") or {}, app.get("status") or {}
+    dest = spec.get("destination") or {}
+    source: Obj = spec.get("source") or next(iter(spec.get("sources") or []), {})
+    project = str(spec.get("project") or "default")
+    automated = (spec.get("syncPolicy") or {}).get("automated") is not None
+    info = (
+        name, namespace, project, str(dest.get("server") or dest.get("name") or ""),
+        str(dest.get("namespace") or ""), str(source.get("repoURL") or ""),
+        str((status.get("sync") or {}).get("status") or "Unknown"),
+        str((status.get("health") or {}).get("status") or "Unknown"),
+        str((status.get("operationState") or {}).get("phase") or ""),
+        "true" if automated else "false",
+    )
+    conditions = {str(c.get("type")) for c in status.get("conditions") or []}
+    return [Sample("argocd_app_info", info, 1.0)] + [
+        Sample("argocd_app_condition", (name, namespace, project, c), 1.0)
+        for c in sorted(conditions)
+    ]
+
+
+def _router(strategy: Obj) -> str:
+    routing = (strategy.get("canary") or {}).get("trafficRouting") or {}
+    found = [r for r in _ROUTERS if r in routing]
+    return ",".join(found) or ("headway" if routing else "")
+
+
+def rollout_samples(ro: Obj) -> list[Sample]:
+    namespace, name = _meta(ro)
+    spec, status = ro.get("spec") or {}, ro.get("status") or {}
+    strategy = spec.get("strategy") or {}
+    kind = "blueGreen" if "blueGreen" in strategy else "canary"
+    phase = str(status.get("phase") or "Progressing")
+    key = (namespace, name)
+    out = [
+        Sample("rollout_info", (namespace, name, kind, _router(strategy), phase), 1.0),
+        Sample("rollout_info_replicas_desired", key, float(spec.get("replicas", 1) or 0)),
+        Sample("rollout_info_replicas_available", key,
+               float(status.get("availableReplicas") or 0)),
+        Sample("rollout_info_replicas_updated", key, float(status.get("updatedReplicas") or 0)),
+        Sample("headway_rollout_aborted", key, 1.0 if status.get("abort") else 0.0),
+    ]
+    annotations = (ro.get("metadata") or {}).get("annotations") or {}
+    try:
+        revert = json.loads(annotations.get("headway.dev/git-convergence") or "null")
+    except ValueError:
+        revert = None
+    if isinstance(revert, dict) and revert.get("result"):
+        out.append(Sample("headway_rollout_git_revert", (*key, str(revert["result"])), 1.0))
+    return out
+
+
+def _provider(metric: Obj) -> str:
+    provider = metric.get("provider") or {}
+    return next((p for p in _PROVIDERS if p in provider), next(iter(provider), ""))
+
+
+def analysis_run_samples(run: Obj) -> list[Sample]:
+    namespace, name = _meta(run)
+    status = run.get("status") or {}
+    phases = {str(r.get("name")): str(r.get("phase") or "Pending")
+              for r in status.get("metricResults") or []}
+    out = [Sample("analysis_run_info",
+                  (namespace, name, str(status.get("phase") or "Pending")), 1.0)]
+    for metric in (run.get("spec") or {}).get("metrics") or []:
+        metric_name, provider = str(metric.get("name")), _provider(metric)
+        current = phases.get(metric_name, "Pending")
+        out.append(Sample("analysis_run_metric_type", (namespace, name, metric_name, provider),
+                          1.0))
+        out += [
+            Sample("analysis_run_metric_phase", (namespace, name, metric_name, provider, p),
+                   1.0 if p == current else 0.0)
+            for p in MEASUREMENT_PHASES
+        ]
+    return out
+
+
+_SAMPLERS = {
+    "Application": application_samples,
+    "Rollout": rollout_samples,
+    "AnalysisRun": analysis_run_samples,
+}
+
+
+class ObjectMetrics(Collector):
+    """The latest samples per object; Prometheus reads them at scrape time."""
+
+    def __init__(self) -> None:
+        self._samples: dict[tuple[str, str, str], list[Sample]] = {}
+        self._lock = threading.Lock()
+
+    def observe(self, kind: str, obj: Obj) -> None:
+        samples = _SAMPLERS[kind](obj)
+        with self._lock:
+            self._samples[(kind, *_meta(obj))] = samples
+
+    def forget(self, kind: str, namespace: str, name: str) -> None:
+        with self._lock:
+            self._samples.pop((kind, namespace, name), None)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        with self._lock:
+            samples = [s for group in self._samples.values() for s in group]
+        families = {
+            metric: GaugeMetricFamily(metric, help_text, labels=list(labels))
+            for metric, (help_text, labels) in METRIC_HELP.items()
+        }
+        for sample in samples:
+            families[sample.metric].add_metric(list(sample.labels), sample.value)
+        yield from families.values()
+
+
+class ObjectMetricsSteps:
+    """Keeps `ObjectMetrics` current for one kind: one step per changed object."""
+
+    def __init__(self, cluster: Cluster, metrics: ObjectMetrics, kind: str) -> None:
+        self.name = f"metrics-{kind.lower()}s"
+        self.watches: Sequence[tuple[str, str]] = ((ARGO_API, kind),)
+        self._cluster, self._metrics, self._kind = cluster, metrics, kind
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        return [ObjectKey(*_meta(obj))]
+
+    def step(self, key: ObjectKey) -> float | None:
+        try:
+            obj = self._cluster.get(ARGO_API, self._kind, key.name, key.namespace or None)
+        except NotFound:
+            self._metrics.forget(self._kind, key.namespace, key.name)
+            return None
+        self._metrics.observe(self._kind, obj)
+        return None

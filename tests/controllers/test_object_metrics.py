@@ -1,0 +1,105 @@
+"""Metrics under Argo's names, read from what `/metrics` serves for an engine's store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.cluster.protocol import Obj
+from headway.engine import Engine, EngineSettings, Loop
+
+API = "argoproj.io/v1alpha1"
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: VirtualClock) -> Iterator[LocalCluster]:
+    with LocalCluster(tmp_path / "cluster.db", clock) as cluster:
+        for ns in ("argocd", "shop"):
+            cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+                          field_manager="test")
+        yield cluster
+
+
+@pytest.fixture
+async def engine(store: LocalCluster, clock: VirtualClock, tmp_path: Path
+                 ) -> AsyncIterator[Engine]:
+    async with httpx2.AsyncClient() as http:
+        settings = EngineSettings(state_dir=tmp_path / "state", loops=frozenset({Loop.METRICS}))
+        yield Engine(cluster=store, clock=clock, http=http, settings=settings)
+
+
+def put(store: LocalCluster, obj: Obj, status: Obj) -> None:
+    meta = obj["metadata"]
+    store.apply(obj, field_manager="test")
+    store.patch_status(API, obj["kind"], meta["name"], meta["namespace"], status)
+
+
+def scrape(engine: Engine) -> dict[str, set[tuple[tuple[tuple[str, str], ...], float]]]:
+    text = generate_latest(engine.registry).decode()
+    return {
+        family.name: {(tuple(sorted(s.labels.items())), s.value) for s in family.samples}
+        for family in text_string_to_metric_families(text)
+    }
+
+
+async def test_apps_rollouts_and_runs_appear_under_argo_names_and_labels(
+    store: LocalCluster, engine: Engine
+) -> None:
+    put(store, {"apiVersion": API, "kind": "Application",
+                "metadata": {"name": "web", "namespace": "argocd"},
+                "spec": {"project": "prod",
+                         "source": {"repoURL": "https://git.example/r.git", "path": "web"},
+                         "destination": {"server": "https://kubernetes.default.svc",
+                                         "namespace": "shop"},
+                         "syncPolicy": {"automated": {}}}},
+        {"sync": {"status": "OutOfSync"}, "health": {"status": "Healthy"},
+         "conditions": [{"type": "SyncError", "message": "retry budget spent"}]})
+    put(store, {"apiVersion": API, "kind": "Rollout",
+                "metadata": {"name": "web", "namespace": "shop", "annotations": {
+                    "headway.dev/git-convergence": json.dumps({"result": "Refused"})}},
+                "spec": {"replicas": 4, "strategy": {"canary": {"trafficRouting": {
+                    "istio": {}}}}}},
+        {"phase": "Degraded", "abort": True, "availableReplicas": 4})
+    put(store, {"apiVersion": API, "kind": "AnalysisRun",
+                "metadata": {"name": "web-2-1", "namespace": "shop"},
+                "spec": {"metrics": [{"name": "errors", "provider": {"prometheus": {}}}]}},
+        {"phase": "Inconclusive", "metricResults": [{"name": "errors", "phase": "Inconclusive"}]})
+    await engine.step()
+    got = scrape(engine)
+    app = {("dest_namespace", "shop"), ("dest_server", "https://kubernetes.default.svc"),
+           ("health_status", "Healthy"), ("name", "web"), ("namespace", "argocd"),
+           ("operation", ""), ("project", "prod"), ("repo", "https://git.example/r.git"),
+           ("sync_status", "OutOfSync"), ("autosync_enabled", "true")}
+    assert got["argocd_app_info"] == {(tuple(sorted(app)), 1.0)}
+    assert (("condition", "SyncError"), ("name", "web"), ("namespace", "argocd"),
+            ("project", "prod")) in {labels for labels, _ in got["argocd_app_condition"]}
+    assert got["rollout_info"] == {((("name", "web"), ("namespace", "shop"),
+                                     ("phase", "Degraded"), ("strategy", "canary"),
+                                     ("traffic_router", "istio")), 1.0)}
+    assert got["headway_rollout_aborted"] == {((("name", "web"), ("namespace", "shop")), 1.0)}
+    assert got["headway_rollout_git_revert"] == {
+        ((("name", "web"), ("namespace", "shop"), ("result", "Refused")), 1.0)}
+    assert got["analysis_run_info"] == {
+        ((("name", "web-2-1"), ("namespace", "shop"), ("phase", "Inconclusive")), 1.0)}
+    phases = {dict(labels)["phase"]: value for labels, value in got["analysis_run_metric_phase"]}
+    assert phases["Inconclusive"] == 1.0 and phases["Successful"] == 0.0 and len(phases) == 6
+    assert {dict(labels)["type"] for labels, _ in got["analysis_run_metric_type"]} == {
+        "prometheus"}
+
+
+async def test_a_deleted_object_leaves_the_metrics(store: LocalCluster, engine: Engine) -> None:
+    put(store, {"apiVersion": API, "kind": "Rollout",
+                "metadata": {"name": "web", "namespace": "shop"}, "spec": {}}, {"phase": "Healthy"})
+    await engine.step()
+    assert scrape(engine)["rollout_info"]
+    store.delete(API, "Rollout", "web", "shop")
+    await engine.step()
+    assert scrape(engine).get("rollout_info", set()) == set()
