@@ -13,8 +13,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.protocol import Obj
 from headway.engine import Engine, EngineSettings, Loop
+from headway.model.obj import Obj
 
 API = "argoproj.io/v1alpha1"
 

@@ -25,8 +25,9 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Cluster, Obj
+from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
+from headway.model.obj import Obj
 
 __all__ = [
     "METRIC_HELP",
