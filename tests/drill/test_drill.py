@@ -155,3 +155,11 @@ spec:
     # measured at 120, 130, 140 s; the first failure (5% > 2%) fails it (failureLimit 0)
     outcome = once(plan, parse_scenario(BAD))
     assert outcome.ending is Ending.ABORTED and outcome.after == 120
+
+
+def test_a_template_that_uses_the_judge_is_judged_after_the_rollouts_own_pause() -> None:
+    plan = rollout_plan(seed003_rollout(), template("judge-template.yaml"))
+    assert plan.readings() == ['metric "errors" is the judge (2x)']
+    outcome = once(plan, parse_scenario(BAD))
+    assert outcome.ending is Ending.ABORTED
+    assert outcome.after is not None and 120 < outcome.after < 300  # the 2-minute pause first

@@ -125,8 +125,8 @@ def reading_of(metric: Metric) -> Reading:
     if kind == "plugin" and PLUGIN_NAME in (metric.provider.plugin or {}):
         return _traffic_reading(metric)
     raise DrillError(
-        f'metric "{metric.name}": the drill simulates prometheus and {PLUGIN_NAME} metrics, '
-        f"not {kind or 'this provider'}"
+        f'metric "{metric.name}": the drill simulates prometheus, {PLUGIN_NAME} and '
+        f"headway.dev/judge metrics, not {kind or 'this provider'}"
     )
 
 

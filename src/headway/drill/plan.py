@@ -15,7 +15,7 @@ from headway.drill.replay import AnalysisPlan, PlannedMetric, Stage
 from headway.model.analysis import AnalysisTemplate, Metric
 from headway.model.rollout import Rollout
 from headway.model.rollout_steps import AnalysisTemplateRef, CanaryStep
-from headway.providers.judge import JudgeConfig
+from headway.providers.judge import JUDGE_PLUGIN, JudgeConfig, JudgeConfigError, judge_config
 
 __all__ = ["RolloutPlan", "judge_plan", "rollout_plan"]
 
@@ -49,11 +49,16 @@ class RolloutPlan:
         """How each template metric is read from the simulated traffic, once per metric."""
         plans = [s.analysis for s in self.stages if s.analysis] + [self.background]
         lines = {
-            f'metric "{m.policy.name}" reads the {m.reading.described}': None
+            (
+                f'metric "{m.policy.name}" reads the {m.reading.described}'
+                if m.reading is not None
+                else f'metric "{m.policy.name}" is the judge ({m.judge.test.worse_by:g}x)'
+                if m.judge is not None
+                else ""
+            ): None
             for plan in plans
             if plan is not None
             for m in plan.metrics
-            if m.reading is not None
         }
         return list(lines)
 
@@ -76,20 +81,27 @@ def _analysis(
     except PolicyError as error:
         raise DrillError(str(error)) from None
     return AnalysisPlan(
-        tuple(
-            PlannedMetric(
-                policy,
-                metric,
-                compile_metric_conditions(
-                    metric.name,
-                    success_condition=metric.success_condition or "",
-                    failure_condition=metric.failure_condition or "",
-                ),
-                reading_of(metric),
-            )
-            for policy, metric in zip(policies, metrics, strict=True)
-        )
+        tuple(_planned(policy, metric) for policy, metric in zip(policies, metrics, strict=True))
     )
+
+
+def _planned(policy: MetricPolicy, metric: Metric) -> PlannedMetric:
+    """A judge metric runs the judge; any other is read from the simulated traffic."""
+    plugin = metric.provider.plugin or {}
+    if metric.provider.kind == "plugin" and JUDGE_PLUGIN in plugin:
+        try:
+            config = judge_config(plugin)
+        except JudgeConfigError as error:
+            raise DrillError(f'metric "{metric.name}": {error}') from None
+        if config.prometheus is not None:  # the simulated router counts either way
+            config = replace(config, prometheus=None)
+        return PlannedMetric(policy, judge=config)
+    conditions = compile_metric_conditions(
+        metric.name,
+        success_condition=metric.success_condition or "",
+        failure_condition=metric.failure_condition or "",
+    )
+    return PlannedMetric(policy, metric, conditions, reading_of(metric))
 
 
 def _stage(step: CanaryStep, templates: Mapping[str, AnalysisTemplate]) -> Stage:
