@@ -23,7 +23,10 @@ import httpx2
 from conftest import require_program
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import Transport
 from headway.cluster.local.runtime import Runtime
+from headway.cluster.protocol import Cluster
 from headway.engine import Engine, EngineSettings, Loop
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
@@ -105,6 +108,7 @@ class Stage:
         self._tasks: list[asyncio.Task[None]] = []
         self._stop = asyncio.Event()
         self.steps: Counter[str] = Counter()  # steps taken, per controller name
+        self._api: KubeCluster | None = None
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -117,10 +121,12 @@ class Stage:
         bad_tags: str = "",
         router: str = "embedded",
         before: Sequence[Obj] = (),
+        through_api: bool = False,
     ) -> AsyncIterator[Stage]:
         """The runtime, then `before` objects, then (once runtime.json names the metrics
         address) an engine running `loops` in this process; `loops=None` leaves the
-        controllers to a `headway serve` process."""
+        controllers to a `headway serve` process. `through_api`: the engine reaches the
+        runtime only through its Kubernetes API, on the kube backend."""
         state = tmp_path / "state"
         clock = SystemClock()
         runtime = Runtime(
@@ -130,6 +136,7 @@ class Stage:
                 tmp_path / "headway-runtime.yaml", bad_tags=bad_tags, router=router
             ),
             shutdown_grace_seconds=3.0,
+            api_port=0 if through_api else None,
             data_planes=RouterPlanes(haproxy_binary=require_program("haproxy"))
             if router == "haproxy"
             else RouterPlanes(),
@@ -149,7 +156,8 @@ class Stage:
                         resync_seconds=5.0,
                     )
                     engine = Engine(
-                        cluster=runtime.cluster, clock=clock, http=http, settings=settings
+                        cluster=stage._engine_cluster(), clock=clock, http=http,
+                        settings=settings,
                     )
                     stage._count_steps(engine)
                     stage._tasks.append(asyncio.create_task(engine.run(stage._stop)))
@@ -157,6 +165,15 @@ class Stage:
         finally:
             stage._stop.set()
             await asyncio.wait_for(asyncio.gather(*stage._tasks), timeout=30)
+            if stage._api is not None:
+                stage._api.close()
+
+    def _engine_cluster(self) -> Cluster:
+        if self.runtime.api is None:
+            return self.runtime.cluster
+        base = f"http://{self.runtime.api.address}"
+        self._api = KubeCluster(Transport(httpx2.Client(base_url=base, timeout=30.0)))
+        return self._api
 
     def _count_steps(self, engine: Engine) -> None:
         """Count every step each controller takes (`steps`, by controller name), so a test

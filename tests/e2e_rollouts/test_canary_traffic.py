@@ -83,25 +83,39 @@ async def test_a_bad_canary_is_aborted_and_traffic_returns_to_stable(
     tmp_path: Path, router: str
 ) -> None:
     async with Stage.open(tmp_path, router=router) as stage:
-        address = await _deploy_v1(stage)
-        traffic = stage.send_traffic(address)
-        stable = stage.pod_hash_of()
-        stage.apply(rollout("v2", routed_canary(STEPS), env={"ERROR_RATE": "0.5"}))
-        await stage.until(lambda: stage.vs_weights() == [80, 20], 30, "20% to the canary")
-        await stage.until(lambda: stage.rollout_phase() == "Degraded", 40, "the abort")
-        status = stage.rollout_status()
-        (run,) = stage.analysis_runs()
-        assert run["status"]["phase"] == "Failed"
-        name = run["metadata"]["name"]
-        assert name in status["message"] and "error-ratio" in status["message"], status["message"]
-        assert status["abort"] is True and status["stableRS"] == stable
-        measured = run["status"]["metricResults"][0]["measurements"][-1]
-        # Failed on numbers, not on an empty result: the router counted v2's 500s. The ratio
-        # itself is a sample (v2 fails each request with probability 0.5), so it is not pinned.
-        assert measured["phase"] == "Failed", measured
-        assert counted_errors(measured) >= 1, measured
-        assert stage.vs_weights() == [100, 0]
-        assert (stage.get(ISTIO, "VirtualService", "web") or {})["status"]["router"] == router
-        assert traffic.since(0)["500"] > 0  # real users did see the bad version's errors
-        await stage.until(lambda: not stage.pods_of("v2"), 20, "the canary's pods gone")
-        await settled(address, {"v1"})
+        await _abort_and_revert(stage, router)
+
+
+async def test_a_bad_canary_is_aborted_with_the_controllers_on_the_kubernetes_api(
+    tmp_path: Path,
+) -> None:
+    """The same abort and revert with the engine on the kube backend: every read, write,
+    status update and watch of the controllers goes through the runtime's Kubernetes API."""
+    async with Stage.open(tmp_path, through_api=True) as stage:
+        assert stage.runtime.api is not None
+        await _abort_and_revert(stage, "embedded")
+
+
+async def _abort_and_revert(stage: Stage, router: str) -> None:
+    address = await _deploy_v1(stage)
+    traffic = stage.send_traffic(address)
+    stable = stage.pod_hash_of()
+    stage.apply(rollout("v2", routed_canary(STEPS), env={"ERROR_RATE": "0.5"}))
+    await stage.until(lambda: stage.vs_weights() == [80, 20], 30, "20% to the canary")
+    await stage.until(lambda: stage.rollout_phase() == "Degraded", 40, "the abort")
+    status = stage.rollout_status()
+    (run,) = stage.analysis_runs()
+    assert run["status"]["phase"] == "Failed"
+    name = run["metadata"]["name"]
+    assert name in status["message"] and "error-ratio" in status["message"], status["message"]
+    assert status["abort"] is True and status["stableRS"] == stable
+    measured = run["status"]["metricResults"][0]["measurements"][-1]
+    # Failed on numbers, not on an empty result: the router counted v2's 500s. The ratio
+    # itself is a sample (v2 fails each request with probability 0.5), so it is not pinned.
+    assert measured["phase"] == "Failed", measured
+    assert counted_errors(measured) >= 1, measured
+    assert stage.vs_weights() == [100, 0]
+    assert (stage.get(ISTIO, "VirtualService", "web") or {})["status"]["router"] == router
+    assert traffic.since(0)["500"] > 0  # real users did see the bad version's errors
+    await stage.until(lambda: not stage.pods_of("v2"), 20, "the canary's pods gone")
+    await settled(address, {"v1"})
