@@ -62,6 +62,8 @@ def test_scenarios_read_as_written_and_bad_ones_are_named() -> None:
     for text, words in [("error-ratio=1%", "BEFORE->AFTER"), ("errors=1->2", "unknown")]:
         with pytest.raises(ScenarioError, match=words):
             parse_scenario(text)
+    with pytest.raises(ScenarioError, match="no scenario given"):
+        parse_scenario(" , ")
     with pytest.raises(ScenarioError, match="between 0 and 100%"):
         parse_scenario("error-ratio=1%->500%")
 

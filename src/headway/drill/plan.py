@@ -70,7 +70,7 @@ def _analysis(
     for ref in refs:
         template = templates.get(ref.template_name or "")
         if template is None:
-            known = ", ".join(sorted(templates)) or "none given"
+            known = ", ".join(sorted(templates)) or "none"
             raise DrillError(
                 f"the rollout names template {ref.template_name!r}, which no --template "
                 f"file holds (given: {known})"

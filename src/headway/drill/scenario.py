@@ -76,7 +76,12 @@ def parse_scenario(text: str) -> Scenario:
     """The scenario a `--scenario` text describes, or `ScenarioError` naming the bad part."""
     scenario = Scenario(text)
     shifted = False
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise ScenarioError(
+            f"no scenario given (error-ratio=A->B, latency=A->B, {', '.join(BROKEN_MEASURING)})"
+        )
+    for part in parts:
         if part in BROKEN_MEASURING:
             scenario = replace(
                 scenario,
