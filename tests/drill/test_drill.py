@@ -165,3 +165,49 @@ def test_a_template_that_uses_the_judge_is_judged_after_the_rollouts_own_pause()
     outcome = once(plan, parse_scenario(BAD))
     assert outcome.ending is Ending.ABORTED
     assert outcome.after is not None and 120 < outcome.after < 300  # the 2-minute pause first
+
+
+def test_background_analysis_runs_from_its_starting_step_through_the_pauses() -> None:
+    documents = load_documents(
+        """
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web:2}]}
+  strategy:
+    canary:
+      analysis:
+        templates: [{templateName: errors}]
+        startingStep: 1
+      steps:
+      - setWeight: 10
+      - pause: {duration: 10m}
+      - setWeight: 100
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: errors}
+spec:
+  metrics:
+  - name: errors
+    interval: 10s
+    initialDelay: 30s
+    successCondition: result[0] < 0.02
+    provider:
+      plugin:
+        headway.dev/traffic: {metric: error-ratio, podTemplateHash: "{{args.h}}", window: 30s}
+""",
+        "bg.yaml",
+    ).documents
+    rollout, problems = parse_rollout(documents[0])
+    parsed, more = parse_analysis_template(documents[1])
+    assert rollout is not None and parsed is not None, (problems, more)
+    plan = rollout_plan(rollout, {"errors": parsed})
+    assert plan.background is not None and plan.background_from == 1
+    outcome = once(plan, parse_scenario("error-ratio=1%->10%"))
+    assert outcome.ending is Ending.ABORTED
+    assert outcome.after == 30  # the first measurement, after initialDelay, inside the pause
