@@ -10,7 +10,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RuntimePaths", "read_runtime_info"]
+__all__ = ["RUNTIME_LOCK", "RuntimePaths", "read_runtime_info"]
+
+RUNTIME_LOCK = "runtime.lock"
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,11 @@ class RuntimePaths:
     @property
     def pidfile(self) -> Path:
         return self.state_dir / "runtime.pid"
+
+    @property
+    def lock(self) -> Path:
+        """Held (`flock`) by the running runtime; see `headway.state_lock`."""
+        return self.state_dir / RUNTIME_LOCK
 
     @property
     def info(self) -> Path:

@@ -27,6 +27,7 @@ from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_in
 from headway.cluster.local.services import service_ports
 from headway.cluster.local.store import LocalCluster
 from headway.local_mesh.planes import RouterPlanes, stop_leftover_routers
+from headway.state_lock import LockHeld, holder_of
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
@@ -37,6 +38,10 @@ DEFAULT_STATE = Path(".headway")
 
 
 def running_pid(paths: RuntimePaths) -> int | None:
+    """The running runtime's pid: it holds the state directory's lock (so a pidfile left by
+    a killed runtime, its pid since reused, is not mistaken for one) and is ready."""
+    if holder_of(paths.lock) is None:
+        return None
     try:
         pid = int(paths.pidfile.read_text().strip())
     except (OSError, ValueError):
@@ -66,6 +71,12 @@ def _foreground(state_dir: Path, config: Path | None, api_port: int) -> None:
     except (RuntimeConfigError, ApiServerError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
+    except LockHeld as held:
+        typer.echo(
+            f"error: another runtime is running on state directory {state_dir} ({held.holder})",
+            err=True,
+        )
+        raise typer.Exit(1) from None
 
 
 @runtime_app.command("up")

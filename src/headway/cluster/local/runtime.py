@@ -2,6 +2,8 @@
 
 State directory layout (default `.headway/`):
   cluster.db      the object store (`LocalCluster`)
+  runtime.lock    held (an exclusive `flock`) by the running daemon: one runtime per state
+                  directory; the kernel drops it when the daemon dies, even by SIGKILL
   runtime.pid     the daemon's pid while it runs
   runtime.json    pid, runtime id, start time and the Kubernetes API address (`apiAddress`);
                   the runtime id marks every child process
@@ -54,7 +56,8 @@ from headway.cluster.local.processes import kill_marked_processes
 from headway.cluster.local.services import ServiceProxies
 from headway.cluster.local.store import LocalCluster
 from headway.model.obj import Obj
-from headway.state_dir import RuntimePaths, read_runtime_info
+from headway.state_dir import RUNTIME_LOCK, RuntimePaths, read_runtime_info
+from headway.state_lock import DirLock
 
 __all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"]
 
@@ -204,7 +207,18 @@ class Runtime:
         return ""
 
     async def run(self, stop: asyncio.Event, *, ready: Callable[[], None] | None = None) -> None:
-        """Run until `stop` is set, then shut everything down."""
+        """Run until `stop` is set, then shut everything down. Raises `LockHeld` (touching
+        nothing) when another runtime holds this state directory."""
+        lock = DirLock(self.paths.state_dir, RUNTIME_LOCK, now=self._clock.now())
+        lock.acquire()  # before claiming: claiming kills the processes of the runtime before
+        try:
+            await self._run_holding_the_lock(stop, ready)
+        finally:
+            lock.release()
+
+    async def _run_holding_the_lock(
+        self, stop: asyncio.Event, ready: Callable[[], None] | None
+    ) -> None:
         if self.mesh is not None:
             await self.mesh.start()  # first, so runtime.json can record its metrics address
         if self._api_port is not None:  # also before runtime.json, for its address
