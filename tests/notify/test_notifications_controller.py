@@ -110,6 +110,8 @@ async def test_sync_failed_reaches_the_webhook_once_and_a_restart_does_not_resen
         "/hook", "on-sync-failed", "Application argocd/web"
     )
     assert body["message"] == "Sync of web Failed: apply failed: quota"
+    # stopped only once the answer came back: a delivery cut short is sent again (at least once)
+    await eventually(lambda: not world.core.state.outbox, timeout=10, what="the answer")
     await world.core.worker.stop()
     world.start()
     world.apps.step(WEB)
