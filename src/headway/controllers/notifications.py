@@ -116,9 +116,11 @@ class Notifications:
     def apply(self, subject: str, decision: Decision) -> None:
         """Remember the decision's keys, queue its notifications, persist, wake the worker."""
         for problem in decision.problems:
-            log.warning("notifications: %s", problem)
+            if problem not in self._reported:  # once per process, not once per step
+                self._reported.add(problem)
+                log.warning("notifications: %s", problem)
         for n in decision.notifications:
-            self.metrics.trigger_evals.labels(name=n.trigger, triggered="true").inc()
+            self.metrics.queued.labels(trigger=n.trigger, notifier=n.service).inc()
         if decision.notified:
             self.state.notified[subject] = sorted(decision.notified)
         else:

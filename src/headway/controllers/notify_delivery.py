@@ -3,7 +3,7 @@ webhook, a Slack API or an SMTP server; retries with back-off (outbox.py) on the
 
 Metrics, under Argo CD's names where it has them:
 `argocd_notifications_deliveries_total{trigger, template, notifier, succeeded}`,
-`argocd_notifications_trigger_eval_total{name, triggered}`, and Headway's
+and Headway's `headway_notifications_queued_total{trigger, notifier}`,
 `headway_notifications_given_up_total{trigger, notifier}` and `headway_notifications_pending`.
 """
 
@@ -42,9 +42,9 @@ class NotifyMetrics:
             "argocd_notifications_deliveries", "Notification deliveries by outcome.",
             ["trigger", "template", "notifier", "succeeded"], registry=registry,
         )
-        self.trigger_evals = Counter(
-            "argocd_notifications_trigger_eval", "Trigger evaluations by result.",
-            ["name", "triggered"], registry=registry,
+        self.queued = Counter(
+            "headway_notifications_queued", "Notifications a trigger queued for delivery.",
+            ["trigger", "notifier"], registry=registry,
         )
         self.given_up = Counter(
             "headway_notifications_given_up",

@@ -85,9 +85,11 @@ async def _slack(n: Notification, settings: Mapping[str, Any], http: httpx2.Asyn
     for field, text in (("attachments", n.slack_attachments), ("blocks", n.slack_blocks)):
         if text.strip():
             payload[field] = json.loads(text)
-    for field in ("username", "icon_emoji", "icon_url"):
-        if settings.get(field.replace("_emoji", "").replace("_url", "")):
-            payload[field] = settings[field.replace("_emoji", "").replace("_url", "")]
+    if settings.get("username"):
+        payload["username"] = str(settings["username"])
+    icon = str(settings.get("icon") or "")
+    if icon:
+        payload["icon_emoji" if icon.startswith(":") else "icon_url"] = icon
     response = await http.post(
         f"{api}/chat.postMessage", json=payload, timeout=TIMEOUT_SECONDS,
         headers={"Authorization": f"Bearer {settings.get('token', '')}"},
