@@ -58,27 +58,7 @@ class GatewayListener:
     async def _serve_client(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        self._clients.add(writer)
-        peer = writer.get_extra_info("peername")
-        client_ip = str(peer[0]) if isinstance(peer, tuple) else ""
-        try:
-            while (raw := await http1.read_head(reader)) is not None:
-                head = http1.parse_head(raw)
-                framing = http1.request_framing(head)
-                if (head.header("expect") or "").lower() == "100-continue":
-                    writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-                body = await http1.read_raw_body(reader, framing)
-                if not await self._forward(head, body, client_ip=client_ip, client=writer):
-                    break
-        except http1.BadMessage as error:
-            writer.write(
-                http1.simple_response(error.status, error.reason, f"{error}\n".encode(), close=True)
-            )
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            self._clients.discard(writer)
-            writer.close()
+        await http1.serve_connection(reader, writer, clients=self._clients, handle=self._forward)
 
     async def _forward(
         self, head: http1.MessageHead, body: bytes, *, client_ip: str, client: asyncio.StreamWriter

@@ -9,12 +9,15 @@ Transfer-Encoding, a bad length): such requests get a 400.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
+from typing import Protocol
 
 __all__ = [
     "BadMessage",
     "Framing",
     "MessageHead",
+    "RequestHandler",
     "client_wants_close",
     "encode_head",
     "parse_head",
@@ -23,6 +26,7 @@ __all__ = [
     "relay_body",
     "request_framing",
     "response_framing",
+    "serve_connection",
     "simple_response",
 ]
 
@@ -241,3 +245,43 @@ def simple_response(
     if close:
         headers.append(("connection", "close"))
     return encode_head(("HTTP/1.1", str(status), reason), headers) + body
+
+
+class RequestHandler(Protocol):
+    def __call__(
+        self, head: MessageHead, body: bytes, *, client_ip: str, client: asyncio.StreamWriter
+    ) -> Awaitable[bool]:
+        """Answer one request on `client`; whether the connection stays open."""
+        ...
+
+
+async def serve_connection(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    *,
+    clients: set[asyncio.StreamWriter],
+    handle: RequestHandler,
+) -> None:
+    """Serve one client connection of a proxy: each request (after a `100 Continue` when
+    asked) goes to `handle` until it or the client closes; a request that cannot be read
+    safely gets its 4xx answer and the connection closes. The connection is in `clients`
+    while it is served, so the proxy can close every open one when it stops."""
+    clients.add(writer)
+    peer = writer.get_extra_info("peername")
+    client_ip = str(peer[0]) if isinstance(peer, tuple) else ""
+    try:
+        while (raw := await read_head(reader)) is not None:
+            head = parse_head(raw)
+            framing = request_framing(head)
+            if (head.header("expect") or "").lower() == "100-continue":
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            body = await read_raw_body(reader, framing)
+            if not await handle(head, body, client_ip=client_ip, client=writer):
+                break
+    except BadMessage as error:
+        writer.write(simple_response(error.status, error.reason, f"{error}\n".encode(), close=True))
+    except (ConnectionError, asyncio.IncompleteReadError):
+        pass
+    finally:
+        clients.discard(writer)
+        writer.close()
