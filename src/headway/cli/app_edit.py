@@ -7,6 +7,7 @@ Application in the store, as `argocd app ...` does through the API server; the c
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -26,31 +27,17 @@ APP_KIND = "Application"
 CLI_MANAGER = "headway-cli"
 
 
-def _flags(
-    *,
-    repo: str | None,
-    path: str | None,
-    revision: str | None,
-    chart: str | None,
-    dest_server: str | None,
-    dest_name: str | None,
-    dest_namespace: str | None,
-    project: str | None,
-    sync_policy: str | None,
-    auto_prune: bool | None,
-    self_heal: bool | None,
-    sync_option: Repeated,
-    values: Repeated,
-    helm_set: Repeated,
-    directory_recurse: bool | None,
-) -> define.AppFlags:
-    return define.AppFlags(
-        repo=repo, path=path, revision=revision, chart=chart, dest_server=dest_server,
-        dest_name=dest_name, dest_namespace=dest_namespace, project=project,
-        sync_policy=sync_policy, auto_prune=auto_prune, self_heal=self_heal,
-        sync_options=tuple(sync_option or ()), values=tuple(values or ()),
-        helm_sets=tuple(helm_set or ()), directory_recurse=directory_recurse,
-    )
+# `create` and `set` parameters that are repeated flags, and the AppFlags field of each
+_REPEATED = {"sync_option": "sync_options", "values": "values", "helm_set": "helm_sets"}
+
+
+def _flags(given: Mapping[str, Any]) -> define.AppFlags:
+    """The spec flags of `create` and `set`, from the command's parameters (`ctx.params`),
+    so the flags both take are turned into an `AppFlags` in one place."""
+    fields = {f.name for f in dataclasses.fields(define.AppFlags)}
+    scalars = {k: v for k, v in given.items() if k in fields and k not in _REPEATED}
+    repeated: dict[str, Any] = {f: tuple(given.get(p) or ()) for p, f in _REPEATED.items()}
+    return define.AppFlags(**scalars, **repeated)
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -117,6 +104,7 @@ Recurse = Annotated[
 
 
 def create(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The Application's name.")],
     *,
     repo: Repo = None,
@@ -145,13 +133,7 @@ def create(
     spec is refused unless --upsert."""
     from headway.cli.apply import ensure_control_namespace
 
-    flags = _flags(
-        repo=repo, path=path, revision=revision, chart=chart, dest_server=dest_server,
-        dest_name=dest_name, dest_namespace=dest_namespace, project=project or "default",
-        sync_policy=sync_policy, auto_prune=auto_prune, self_heal=self_heal,
-        sync_option=sync_option, values=values, helm_set=helm_set,
-        directory_recurse=directory_recurse,
-    )
+    flags = dataclasses.replace(_flags(ctx.params), project=project or "default")
     try:
         labels = define.parse_labels(label or [])
     except define.FlagError as err:
@@ -192,6 +174,7 @@ def _replace_spec(store: Any, existing: dict[str, Any], body: dict[str, Any]) ->
 
 
 def set_app(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The Application's name.")],
     *,
     repo: Repo = None,
@@ -215,13 +198,7 @@ def set_app(
     """Change an Application's spec from flags (as `argocd app set`); other fields stay."""
     from headway.cluster.errors import Conflict
 
-    flags = _flags(
-        repo=repo, path=path, revision=revision, chart=chart, dest_server=dest_server,
-        dest_name=dest_name, dest_namespace=dest_namespace, project=project,
-        sync_policy=sync_policy, auto_prune=auto_prune, self_heal=self_heal,
-        sync_option=sync_option, values=values, helm_set=helm_set,
-        directory_recurse=directory_recurse,
-    )
+    flags = _flags(ctx.params)
     with app_cli.open_store(state_dir) as store:
         app = app_cli.read_app(store, name, namespace)
         body = {k: v for k, v in app.items() if k != "status"}
