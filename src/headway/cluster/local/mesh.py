@@ -24,7 +24,12 @@ from pathlib import Path
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.events import record_event
-from headway.cluster.local.mesh_gateways import GatewayListeners
+from headway.cluster.local.mesh_gateways import (
+    ADDRESS_ANNOTATION,
+    FIELD_MANAGER,
+    GatewayListeners,
+    publish_address,
+)
 from headway.cluster.local.mesh_plan import MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh_plane import DataPlane, DataPlaneError, DataPlanes, plane_config
 from headway.cluster.local.mesh_status import (
@@ -42,8 +47,6 @@ from headway.model.obj import Obj
 __all__ = ["ADDRESS_ANNOTATION", "FIELD_MANAGER", "VIRTUAL_SERVICE_API", "Mesh"]
 
 _log = logging.getLogger("headway.runtime")
-ADDRESS_ANNOTATION = "headway.dev/address"
-FIELD_MANAGER = "headway-mesh"
 VIRTUAL_SERVICE_API = "networking.istio.io/v1beta1"
 
 
@@ -173,7 +176,7 @@ class Mesh:
             self._fail(vs, "RouterError", str(err))
             return
         address = f"{LOOPBACK}:{handle.port}"
-        self._write_address(vs, address)
+        publish_address(self._cluster, vs, address)
         status = realized_status(
             plan=plan,
             config=config,
@@ -219,21 +222,6 @@ class Mesh:
         )
         await plane.start()
         return plane
-
-    def _write_address(self, vs: Obj, address: str) -> None:
-        meta = vs["metadata"]
-        if (meta.get("annotations") or {}).get(ADDRESS_ANNOTATION) == address:
-            return
-        body: Obj = {
-            "apiVersion": vs["apiVersion"],
-            "kind": "VirtualService",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta.get("namespace") or "default",
-                "annotations": {ADDRESS_ANNOTATION: address},
-            },
-        }
-        self._cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
 
     def _write_status(self, vs: Obj, status: Obj) -> None:
         old = vs.get("status") or {}

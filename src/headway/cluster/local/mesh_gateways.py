@@ -25,7 +25,14 @@ from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
 from headway.model.obj import Obj
 
-__all__ = ["GATEWAY_API", "GatewayListeners", "gateway_status"]
+__all__ = [
+    "ADDRESS_ANNOTATION",
+    "FIELD_MANAGER",
+    "GATEWAY_API",
+    "GatewayListeners",
+    "gateway_status",
+    "publish_address",
+]
 
 _log = logging.getLogger("headway.runtime")
 GATEWAY_API = "networking.istio.io/v1beta1"
@@ -123,7 +130,7 @@ class GatewayListeners:
         listener = await self._ensure(gateway)
         await listener.plane.configure(plan.routes)
         address = f"{LOOPBACK}:{listener.port}"
-        self._write_address(gateway, address)
+        publish_address(self._cluster, gateway, address)
         generation = int(gateway["metadata"].get("generation") or 1)
         status = gateway_status(plan, address=address, generation=generation, now=now)
         old = gateway.get("status") or {}
@@ -153,17 +160,20 @@ class GatewayListeners:
         self._listeners[uid] = _Listener(plane, port)
         return self._listeners[uid]
 
-    def _write_address(self, gateway: Obj, address: str) -> None:
-        meta = gateway["metadata"]
-        if (meta.get("annotations") or {}).get(ADDRESS_ANNOTATION) == address:
-            return
-        body: Obj = {
-            "apiVersion": gateway["apiVersion"],
-            "kind": "Gateway",
-            "metadata": {
-                "name": meta["name"],
-                "namespace": meta.get("namespace") or "default",
-                "annotations": {ADDRESS_ANNOTATION: address},
-            },
-        }
-        self._cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
+
+def publish_address(cluster: Cluster, obj: Obj, address: str) -> None:
+    """Annotate a Gateway or VirtualService with the address its listener serves on
+    (`headway.dev/address`), unless it already says so."""
+    meta = obj["metadata"]
+    if (meta.get("annotations") or {}).get(ADDRESS_ANNOTATION) == address:
+        return
+    body: Obj = {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta.get("namespace") or "default",
+            "annotations": {ADDRESS_ANNOTATION: address},
+        },
+    }
+    cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
