@@ -26,9 +26,10 @@ from headway.conformance.go_source import (
     Opaque,
     Token,
     Unreadable,
+    functions,
     parse_value,
+    read_tokens,
     resolve,
-    tokenize,
 )
 from headway.conformance.tables import Case, TableResult
 from headway.model.durations import parse_duration
@@ -42,33 +43,16 @@ _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def run_assessment_tables(argo_rollouts: Path) -> Iterator[TableResult]:
-    path = argo_rollouts / TEST_FILE
     try:
-        tokens = tokenize(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, Unreadable) as err:
-        yield TableResult(SUITE, str(TEST_FILE), unreadable=(f"{path}: {err}",))
+        tokens = read_tokens(argo_rollouts / TEST_FILE)
+    except Unreadable as err:
+        yield TableResult(SUITE, str(TEST_FILE), unreadable=(str(err),))
         return
-    for name, body in _functions(tokens):
+    for name, body in functions(tokens, prefix=_PREFIX):
         replay = _Replay()
         replay.run(body)
         if replay.cases or replay.unreadable:
             yield TableResult(SUITE, name, tuple(replay.cases), tuple(replay.unreadable))
-
-
-def _functions(tokens: list[Token]) -> Iterator[tuple[str, list[Token]]]:
-    index = 0
-    while index < len(tokens) - 1:
-        if tokens[index].text == "func" and tokens[index + 1].text.startswith(_PREFIX):
-            start = next(i for i in range(index, len(tokens)) if tokens[i].text == "{")
-            depth, end = 0, start
-            for end in range(start, len(tokens)):
-                depth += {"{": 1, "}": -1}.get(tokens[end].text, 0)
-                if depth == 0:
-                    break
-            yield tokens[index + 1].text, tokens[start + 1 : end]
-            index = end
-        else:
-            index += 1
 
 
 @dataclass

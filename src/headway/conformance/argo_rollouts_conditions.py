@@ -26,10 +26,12 @@ from headway.conformance.go_source import (
     Cursor,
     Token,
     Unreadable,
+    block_end,
     contains_opaque,
+    functions,
     parse_value,
+    read_tokens,
     resolve,
-    tokenize,
 )
 from headway.conformance.tables import Case, TableResult
 from headway.expr import ConditionError, compile_condition
@@ -42,41 +44,18 @@ _CALLS = ("EvalCondition", "EvaluateResult")
 
 
 def run_condition_tables(argo_rollouts: Path) -> Iterator[TableResult]:
-    path = argo_rollouts / TEST_FILE
     try:
-        tokens = tokenize(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, Unreadable) as err:
-        yield TableResult(SUITE, str(TEST_FILE), unreadable=(f"{path}: {err}",))
+        tokens = read_tokens(argo_rollouts / TEST_FILE)
+    except Unreadable as err:
+        yield TableResult(SUITE, str(TEST_FILE), unreadable=(str(err),))
         return
     constants = _constants(tokens)
-    for name, body in _test_functions(tokens):
+    for name, body in functions(tokens, prefix="Test"):
         reader = _Reader(dict(constants))
         reader.run(body)
         reader.finish()
         if reader.cases or reader.unreadable:
             yield TableResult(SUITE, name, tuple(reader.cases), tuple(reader.unreadable))
-
-
-def _block_end(tokens: list[Token], start: int) -> int:
-    """The index just past the `}` closing the `{` at `start`."""
-    depth = 0
-    for index in range(start, len(tokens)):
-        depth += {"{": 1, "}": -1}.get(tokens[index].text, 0)
-        if depth == 0:
-            return index + 1
-    raise Unreadable("unbalanced braces")
-
-
-def _test_functions(tokens: list[Token]) -> Iterator[tuple[str, list[Token]]]:
-    index = 0
-    while index < len(tokens) - 1:
-        if tokens[index].text == "func" and tokens[index + 1].text.startswith("Test"):
-            brace = next(i for i in range(index, len(tokens)) if tokens[i].text == "{")
-            end = _block_end(tokens, brace)
-            yield tokens[index + 1].text, tokens[brace + 1 : end - 1]
-            index = end
-        else:
-            index += 1
 
 
 def _constants(tokens: list[Token]) -> dict[str, Any]:
@@ -161,7 +140,7 @@ class _Reader:
         cursor.expect("range")
         table = self.names.get(cursor.take().text)
         start = cursor.position
-        end = _block_end(cursor.tokens, start)
+        end = block_end(cursor.tokens, start)
         cursor.position = end
         if not isinstance(table, list):
             raise Unreadable("a loop over a table this reader could not read")

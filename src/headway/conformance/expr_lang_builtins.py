@@ -18,10 +18,11 @@ from headway.conformance.go_source import (
     Cursor,
     Token,
     Unreadable,
+    functions,
     parse_lenient,
     parse_value,
+    read_tokens,
     resolve,
-    tokenize,
 )
 from headway.conformance.tables import Case, TableResult
 from headway.expr import ConditionError, compile_condition, describe_value
@@ -34,27 +35,14 @@ _TABLES = {"TestBuiltin": "want", "TestBuiltin_errors": "err"}
 
 
 def run_builtin_tables(expr_lang: Path) -> Iterator[TableResult]:
-    path = expr_lang / TEST_FILE
     try:
-        tokens = tokenize(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, Unreadable) as err:
-        yield TableResult(SUITE, str(TEST_FILE), unreadable=(f"{path}: {err}",))
+        tokens = read_tokens(expr_lang / TEST_FILE)
+    except Unreadable as err:
+        yield TableResult(SUITE, str(TEST_FILE), unreadable=(str(err),))
         return
-    for name, body in _functions(tokens):
+    for name, body in functions(tokens, prefix="TestBuiltin"):
         if name in _TABLES:
             yield _run_table(name, body, outcome=_TABLES[name])
-
-
-def _functions(tokens: list[Token]) -> Iterator[tuple[str, list[Token]]]:
-    for index in range(len(tokens) - 1):
-        if tokens[index].text == "func" and tokens[index + 1].text in _TABLES:
-            start = next(i for i in range(index, len(tokens)) if tokens[i].text == "{")
-            depth, end = 0, start
-            for end in range(start, len(tokens)):
-                depth += {"{": 1, "}": -1}.get(tokens[end].text, 0)
-                if depth == 0:
-                    break
-            yield tokens[index + 1].text, tokens[start + 1 : end]
 
 
 def _bindings(body: list[Token]) -> tuple[dict[str, Any], list[str]]:

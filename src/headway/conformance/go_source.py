@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -23,9 +24,12 @@ __all__ = [
     "Ref",
     "Token",
     "Unreadable",
+    "block_end",
     "contains_opaque",
+    "functions",
     "parse_lenient",
     "parse_value",
+    "read_tokens",
     "resolve",
     "skip_element",
     "tokenize",
@@ -108,6 +112,40 @@ def tokenize(source: str) -> list[Token]:
             tokens.append(Token(kind, match.group()))
         position = match.end()
     return tokens
+
+
+def read_tokens(path: Path) -> list[Token]:
+    """The tokens of the Go file at `path`; `Unreadable` naming the file when it cannot be
+    read or tokenized."""
+    try:
+        return tokenize(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, Unreadable) as err:
+        raise Unreadable(f"{path}: {err}") from None
+
+
+def block_end(tokens: list[Token], start: int) -> int:
+    """The index just past the `}` closing the `{` at `start` (the end of the tokens when
+    the braces never balance)."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        depth += {"{": 1, "}": -1}.get(tokens[index].text, 0)
+        if depth == 0:
+            return index + 1
+    return len(tokens)
+
+
+def functions(tokens: list[Token], *, prefix: str) -> Iterator[tuple[str, list[Token]]]:
+    """Each top-level `func Name(...) {...}` whose name starts with `prefix`: its name and
+    the tokens of its body (without the braces)."""
+    index = 0
+    while index < len(tokens) - 1:
+        if tokens[index].text == "func" and tokens[index + 1].text.startswith(prefix):
+            brace = next(i for i in range(index, len(tokens)) if tokens[i].text == "{")
+            end = block_end(tokens, brace)
+            yield tokens[index + 1].text, tokens[brace + 1 : end - 1]
+            index = end
+        else:
+            index += 1
 
 
 @dataclass(frozen=True)
