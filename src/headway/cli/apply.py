@@ -6,18 +6,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from headway.cli.objects import resolve_kind
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
-from headway.cluster.errors import ClusterError, FieldConflict, NotFound
+from headway.cluster.errors import ClusterError, FieldConflict, Invalid, NotFound
 from headway.cluster.local.objects import validate_object
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.model.schema import describe
-from headway.model.yamlload import Document, load_documents
+from headway.model.yamlload import Document, format_path, load_documents
+
+if TYPE_CHECKING:
+    from headway.cluster.local.schemas import FieldValidation
+    from headway.cluster.local.store import LocalCluster
 
 StateDir = Annotated[
     Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
@@ -97,8 +101,17 @@ def apply(
     ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
+    validate: Annotated[
+        str,
+        typer.Option(
+            "--validate",
+            help="Unknown fields: strict refuses the object, warn prints them and drops them, "
+            "ignore drops them silently. Wrong types are refused whatever this says.",
+        ),
+    ] = "strict",
 ) -> None:
     """Server-side apply every object in the file(s) (field manager `headway-cli`)."""
+    field_validation = _field_validation(validate)
     docs = _documents(filename)
     failed = False
     with open_target(Target(state_dir, kubeconfig, context), need_store=False) as cluster:
@@ -112,7 +125,8 @@ def apply(
                 obj["metadata"] = meta
                 ensure_control_namespace(cluster, meta.get("namespace"))
                 before = _existing(cluster, obj)
-                after = cluster.apply(obj, field_manager=FIELD_MANAGER, force=force_conflicts)
+                after = _apply(cluster, doc, obj, force=force_conflicts,
+                               field_validation=field_validation)
             except FieldConflict as err:
                 fields = ", ".join(f"{path} (owned by {owner})" for path, owner in err.conflicts)
                 typer.echo(
@@ -121,6 +135,10 @@ def apply(
                     "that owns them may set them back)",
                     err=True,
                 )
+                failed = True
+                continue
+            except Invalid as err:
+                _report_invalid(doc, err)
                 failed = True
                 continue
             except ClusterError as err:
@@ -140,6 +158,60 @@ def apply(
             typer.echo(f"{_label(doc.obj)} {verb}")
     if failed:
         raise typer.Exit(1)
+
+
+def _field_validation(flag: str) -> FieldValidation:
+    """kubectl's `--validate` value as Kubernetes' `fieldValidation` (`true`/`false` are
+    kubectl's older spellings of strict/ignore)."""
+    spelled: dict[str, FieldValidation] = {
+        "strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore",
+    }
+    chosen = spelled.get(flag.lower())
+    if chosen is None:
+        typer.echo(f"error: --validate must be strict, warn or ignore, not {flag!r}", err=True)
+        raise typer.Exit(1)
+    return chosen
+
+
+def _apply(
+    cluster: Cluster, doc: Document, obj: Obj, *, force: bool, field_validation: FieldValidation
+) -> Obj:
+    """Apply with the field validation asked for: the local store checks schemas itself (and
+    warns here, with lines); a Kubernetes API server gets it as `fieldValidation`."""
+    from headway.cluster.kube import KubeCluster
+    from headway.cluster.local.store import LocalCluster
+
+    if isinstance(cluster, LocalCluster):
+        if field_validation == "Warn":
+            _warn_unknown_fields(cluster, doc, obj)
+        return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force,
+                             field_validation=field_validation)
+    if isinstance(cluster, KubeCluster):
+        return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force,
+                             field_validation=field_validation)
+    return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force)
+
+
+def _report_invalid(doc: Document, err: Invalid) -> None:
+    """One line per field at fault, at that field's line in the file."""
+    if not err.causes:
+        typer.echo(f"error: {doc.file}:{doc.line}: {_label(doc.obj)}: {err}", err=True)
+        return
+    for path, message in sorted(err.causes, key=lambda cause: doc.line_of(cause[0])):
+        where = f"{doc.file}:{doc.line_of(path)}"
+        typer.echo(f"error: {where}: {_label(doc.obj)}: {format_path(path)}: {message}",
+                   err=True)
+
+
+def _warn_unknown_fields(cluster: LocalCluster, doc: Document, obj: Obj) -> None:
+    for problem in cluster.schema_problems(obj):
+        if problem.unknown:
+            where = f"{doc.file}:{doc.line_of(problem.path)}"
+            typer.echo(
+                f"warning: {where}: {_label(doc.obj)}: {format_path(problem.path)}: unknown "
+                "field (dropped)",
+                err=True,
+            )
 
 
 def ensure_control_namespace(cluster: Cluster, namespace: object) -> None:

@@ -51,7 +51,15 @@ class FieldConflict(ClusterError):
 
 
 class Invalid(ClusterError):
-    """The object is malformed for its kind."""
+    """The object is malformed for its kind. `causes` names the fields at fault when they
+    are known (each a path in the object and a message), so a caller holding the source
+    file can point at their lines."""
+
+    def __init__(
+        self, message: str, causes: tuple[tuple[tuple[str | int, ...], str], ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.causes = causes
 
 
 class Forbidden(ClusterError):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from headway.cluster import errors
 from headway.cluster.kube import connection, watching
@@ -152,11 +152,16 @@ class KubeCluster:
     # ---- writes ----------------------------------------------------------------------
 
     def apply(self, obj: Obj, *, field_manager: str, force: bool = False,
-              dry_run: bool = False) -> Obj:
+              dry_run: bool = False,
+              field_validation: Literal["Strict", "Warn", "Ignore"] | None = None) -> Obj:
+        """Server-side apply; `field_validation`, when given, is sent as `fieldValidation`
+        (the server's default otherwise)."""
         served, name, namespace = self._target(obj)
         body = {k: v for k, v in obj.items() if k != "status"}  # apply never writes status
         params: dict[str, str | int | bool] = {"fieldManager": field_manager, "force": force,
                                                **_dry(dry_run)}
+        if field_validation is not None:
+            params["fieldValidation"] = field_validation
         path = served.object_path(name, namespace)
         live = self._call("PATCH", path, served, params=params, body=body,
                           content_type=APPLY_PATCH)

@@ -30,6 +30,7 @@ from headway.cluster.local import (
     paging,
     preconditions,
     scale,
+    schemas,
     snapshots,
     watching,
     writes,
@@ -48,6 +49,7 @@ from headway.cluster.local.objects import (
     validate_object,
     with_content,
 )
+from headway.cluster.local.schemas import FieldValidation
 from headway.cluster.protocol import ListPage, PropagationPolicy, ResourceKind, WatchEvent
 from headway.kubetime import format_time
 from headway.model.obj import Obj
@@ -100,6 +102,41 @@ class LocalCluster:
         if (served.group, served.kind) == (CRD_GROUP, "CustomResourceDefinition"):
             validate_crd(obj)
         return served
+
+    def _schema_checked(
+        self, conn: sqlite3.Connection, obj: Obj, served: ServedKind, mode: FieldValidation
+    ) -> Obj:
+        """`obj` as the store may keep it: `Invalid` for a wrong type, or for an unknown
+        field under `Strict`; unknown fields dropped under `Warn` and `Ignore`."""
+        problems = self._schema_problems(conn, obj, served)
+        if not problems:
+            return obj
+        refused = [p for p in problems if not p.unknown or mode == "Strict"]
+        if refused:
+            where = f"{obj['kind']} {obj['metadata'].get('name') or '<generated>'}"
+            message = "; ".join(str(p) for p in refused)
+            raise Invalid(f"{where}: {message}", tuple((p.path, p.message) for p in refused))
+        return schemas.without_unknown_fields(obj, problems)
+
+    def _schema_problems(
+        self, conn: sqlite3.Connection, obj: Obj, served: ServedKind
+    ) -> tuple[schemas.FieldProblem, ...]:
+        check = schemas.builtin_check(obj["apiVersion"], obj["kind"])
+        if check is None and not BUILTIN_TABLE.knows(obj["apiVersion"], obj["kind"]):
+            crd_key = ObjectKey(CRD_GROUP, "CustomResourceDefinition", "",
+                                f"{served.plural}.{served.group}")
+            crd = database.fetch(conn, crd_key)
+            version = obj["apiVersion"].rpartition("/")[2]
+            check = schemas.crd_check(crd, version) if crd is not None else None
+        return check.problems(obj) if check is not None else ()
+
+    def schema_problems(self, obj: Obj) -> tuple[schemas.FieldProblem, ...]:
+        """The wrong types and unknown fields a write of `obj` would meet (for a caller that
+        warns about unknown fields before writing under `Warn`)."""
+        validate_object(obj)
+        with self._db.read() as conn:
+            return self._schema_problems(conn, obj, self._resolve(conn, obj["apiVersion"],
+                                                                  obj["kind"]))
 
     def _resolve(self, conn: sqlite3.Connection, api_version: str, kind: str) -> ServedKind:
         if BUILTIN_TABLE.knows(api_version, kind):  # no CRD can change a built-in kind
@@ -221,12 +258,18 @@ class LocalCluster:
     # ---- writes ----------------------------------------------------------------------
 
     def create(
-        self, obj: Obj, *, field_manager: str = DEFAULT_MANAGER, dry_run: bool = False
+        self,
+        obj: Obj,
+        *,
+        field_manager: str = DEFAULT_MANAGER,
+        dry_run: bool = False,
+        field_validation: FieldValidation = "Strict",
     ) -> Obj:
         """Create `obj` (`Conflict` when it exists); `metadata.generateName` is honoured."""
         validate_object(obj, name_required=False)
         with self._db.write() as conn:
             served = self._resolve_for_write(conn, obj)
+            obj = self._schema_checked(conn, obj, served, field_validation)
             fresh = self._new_object(conn, served, obj)
             content = managed_content(obj)
             fields = ssa.update_fields(
@@ -247,6 +290,7 @@ class LocalCluster:
         field_manager: str = DEFAULT_MANAGER,
         with_status: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation = "Strict",
     ) -> Obj:
         """Replace an object's metadata and spec (its status too only `with_status`).
 
@@ -260,6 +304,7 @@ class LocalCluster:
         validate_object(obj)
         with self._db.write() as conn:
             served = self._resolve_for_write(conn, obj)
+            obj = self._schema_checked(conn, obj, served, field_validation)
             live = self._live_for_write(conn, served, obj)
             old_content, new_content = managed_content(live), managed_content(obj)
             same_status = not with_status or live.get("status") == obj.get("status")
@@ -355,12 +400,17 @@ class LocalCluster:
         field_manager: str,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation = "Strict",
     ) -> Obj:
+        """Server-side apply. Every write (create, update, apply) is checked against its
+        kind's schema first (see `schemas`): `field_validation` decides what an unknown
+        field does, as Kubernetes' query parameter of that name does."""
         validate_object(obj)
-        applied = managed_content(obj)
-        ssa.check_applied_lists(applied)
+        ssa.check_applied_lists(managed_content(obj))
         with self._db.write() as conn:
             served = self._resolve_for_write(conn, obj)
+            obj = self._schema_checked(conn, obj, served, field_validation)
+            applied = managed_content(obj)
             key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             live = database.fetch(conn, key)
             if live is None:
