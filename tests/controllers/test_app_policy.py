@@ -67,6 +67,7 @@ def test_retry_after_a_transient_failure_then_succeeds(tmp_path: Path, clock: Vi
     status = h.run("shop", _synced)
     assert status["operationState"]["retryCount"] == 1
     assert [e["phase"] for e in status["history"]] == ["Failed", "Succeeded"]
+    assert [e["retryCount"] for e in status["history"]] == [0, 1]
 
 
 def test_spent_retry_budget_is_a_sync_error_and_a_metric(

@@ -8,6 +8,7 @@ from app_harness import APPS_NS, application, config_map, make_harness, manifest
 
 from headway.clock import VirtualClock
 from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.app_operations import stamp
 from headway.controllers.app_sources import LocalRefWatcher
 from headway.controllers.application import APP_API_VERSION
 from headway.model.application import parse_application
@@ -128,3 +129,19 @@ def test_identity_reuse_across_commits_follows_the_changed_paths(
     third = h.reader.desired(parsed, raw)
     assert third.fingerprint != first.fingerprint
     assert sorted(o["metadata"]["name"] for o in third.objects) == ["a", "c"]
+
+
+def test_reconciled_at_tells_the_last_refresh_within_one_poll_interval(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"one/a.yaml": manifests(config_map("a"))})
+    h.install(application("one", h.remote.url, path="one", automated={}))
+    h.run("one", lambda s: phase(s) == "Succeeded" and s["sync"]["status"] == "Synced")
+    h.step("one")
+    settled = h.status("one")["reconciledAt"]
+    clock.advance(60)
+    h.step("one")  # a refresh that changed nothing: no write for the stamp alone yet
+    assert h.status("one")["reconciledAt"] == settled
+    clock.advance(120)  # the stored stamp is now one poll interval (180 s) old
+    h.step("one")
+    assert h.status("one")["reconciledAt"] == stamp(clock.now())

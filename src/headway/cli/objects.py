@@ -25,30 +25,14 @@ Namespace = Annotated[
 ]
 DEFAULT_STATE = Path(".headway")
 OUTPUT_FORMATS = ("", "yaml", "json", "wide")
-SHORT_NAMES = {
-    "po": "pods",
-    "svc": "services",
-    "deploy": "deployments",
-    "rs": "replicasets",
-    "cm": "configmaps",
-    "ns": "namespaces",
-    "ep": "endpoints",
-    "ev": "events",
-    "ro": "rollouts",
-    "app": "applications",
-    "sa": "serviceaccounts",
-    "vs": "virtualservices",
-    "dr": "destinationrules",
-    "gw": "gateways",
-    "se": "serviceentries",
-    "crd": "customresourcedefinitions",
-    "crds": "customresourcedefinitions",
-}
 
 
 def resolve_kind(cluster: Cluster, name: str) -> ResourceKind:
     """A kind by name, plural or short name, case-insensitive."""
-    wanted = SHORT_NAMES.get(name.lower(), name.lower())
+    from headway.cluster.local.kinds import SHORT_NAMES  # the kind table's kubectl names
+
+    plurals = {short: plural for plural, shorts in SHORT_NAMES.items() for short in shorts}
+    wanted = plurals.get(name.lower(), name.lower())
     for kind in cluster.discovery():
         if wanted in (kind.kind.lower(), kind.plural, kind.plural.rstrip("s")):
             return kind

@@ -202,6 +202,7 @@ def append_history(
         "initiatedBy": typed.operation.get("initiatedBy") or {},
         "phase": str(typed.phase),
         "message": typed.message,
+        "retryCount": typed.retry_count or 0,
     }
     if len(sources) > 1:
         entry["revisions"], entry["sources"] = revisions, [dict(s) for s in sources]

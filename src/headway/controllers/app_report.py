@@ -10,7 +10,7 @@ from typing import Any
 from headway.controllers.app_metrics import AppSample
 from headway.controllers.app_sources import raw_sources
 from headway.controllers.app_status import Comparison
-from headway.kubetime import format_time
+from headway.kubetime import format_time, parse_time
 from headway.model.obj import Obj
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "keep_transition_times",
     "metrics_sample",
     "without_stamps",
+    "worth_writing",
 ]
 
 
@@ -64,6 +65,22 @@ def comparison_conditions(
 
 def without_stamps(status: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in status.items() if k != "reconciledAt"}
+
+
+def worth_writing(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, now: datetime, restamp_seconds: float
+) -> bool:
+    """Whether a step's status is worth a write. Every write wakes every watcher of
+    Applications, so a refresh that changed nothing but `reconciledAt` is written only once
+    the stored stamp is `restamp_seconds` (the poll interval) old: `reconciledAt` then tells
+    the last refresh to within one poll interval, and an idle app costs one write per
+    interval instead of one per step."""
+    if without_stamps(old) != without_stamps(new):
+        return True
+    if new.get("reconciledAt") == old.get("reconciledAt"):
+        return False
+    last = parse_time(old.get("reconciledAt"))
+    return last is None or (now - last).total_seconds() >= restamp_seconds
 
 
 def keep_transition_times(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:

@@ -535,7 +535,7 @@ class ApplicationController:
         project = app.spec.project if app else ""
         looked = self._clock.now().timestamp()
         self.metrics.observe(report.metrics_sample(raw, status, project, observed_at=looked))
-        if report.without_stamps(old) == report.without_stamps(status):
+        if not report.worth_writing(old, status, now=self._now(), restamp_seconds=self._poll):
             return wait
         # A write that starts an operation (the automated policy's) or carries a running one
         # is preconditioned on what this step read: a request or a `terminate` written

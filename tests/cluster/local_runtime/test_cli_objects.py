@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from cluster.store_bypass import force_field
 from headway.cli.main import _register_all, app
 from headway.clock import SystemClock
 from headway.cluster.events import record_event
@@ -173,11 +173,7 @@ def test_a_malformed_object_does_not_hide_the_others_in_a_table(tmp_path: Path) 
     assert (
         runner.invoke(app, ["apply", "-f", str(manifest), "--state-dir", str(state)]).exit_code == 0
     )
-    # The store refuses such an object now; one kept by an older version may still be there.
-    with sqlite3.connect(state / "cluster.db") as db:
-        db.execute(
-            "UPDATE objects SET body = json_set(body, '$.spec.ports', 5) WHERE name = 'bad'"
-        )
+    force_field(state / "cluster.db", kind="Service", name="bad", path="$.spec.ports", value=5)
     result = runner.invoke(app, ["get", "svc", "--state-dir", str(state)])
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines()[1:]]

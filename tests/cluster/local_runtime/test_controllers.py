@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cluster.local_runtime.harness import deployment
+from cluster.store_bypass import force_field
 from headway.clock import VirtualClock
 from headway.cluster.local import deployments, jobs, replicasets
 from headway.cluster.local.images import BackoffConfig
@@ -291,9 +292,9 @@ def test_job_deadline_is_exact(cluster: LocalCluster, clock: VirtualClock) -> No
 def test_a_malformed_deployment_does_not_stop_the_others(
     cluster: LocalCluster, clock: VirtualClock
 ) -> None:
-    broken = deployment("broken", "demo:v1")
-    broken["spec"]["replicas"] = "many"
-    cluster.apply(broken, field_manager="test")
+    cluster.apply(deployment("broken", "demo:v1"), field_manager="test")
+    force_field(cluster.path, kind="Deployment", name="broken", path="$.spec.replicas",
+                value="many")
     cluster.apply(deployment("fine", "demo:v1", replicas=1), field_manager="test")
     step(cluster, clock)
     assert [

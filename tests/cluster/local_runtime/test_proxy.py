@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.store_bypass import force_field
 from headway.clock import VirtualClock
 from headway.cluster.local.network import free_port
 from headway.cluster.local.services import Backend, ServiceProxies, TcpProxy, service_ports
@@ -74,16 +75,17 @@ async def test_a_malformed_service_is_reported_and_the_others_get_their_port(
 ) -> None:
     problems: list[tuple[str, str]] = []
     with LocalCluster(tmp_path / "store.db", VirtualClock()) as cluster:
-        for name, ports in (("bad", 5), ("good", [{"port": 80}])):
+        for name in ("bad", "good"):
             cluster.apply(
                 {
                     "apiVersion": "v1",
                     "kind": "Service",
                     "metadata": {"name": name, "namespace": "default"},
-                    "spec": {"ports": ports},
+                    "spec": {"ports": [{"port": 80}]},
                 },
                 field_manager="test",
             )
+        force_field(cluster.path, kind="Service", name="bad", path="$.spec.ports", value=5)
         proxies = ServiceProxies(
             cluster, on_error=lambda svc, msg: problems.append((svc["metadata"]["name"], msg))
         )

@@ -18,6 +18,7 @@ from headway.model.obj import Obj
 __all__ = [
     "BUILTIN_KINDS",
     "CRD_GROUP",
+    "SHORT_NAMES",
     "KindTable",
     "ServedKind",
     "crd_kinds",
@@ -37,6 +38,7 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("v1", "Secret", "secrets", True),
     ("v1", "ServiceAccount", "serviceaccounts", True),
     ("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True),
+    ("v1", "PersistentVolume", "persistentvolumes", False),
     ("v1", "Event", "events", True),
     ("apps/v1", "Deployment", "deployments", True),
     ("apps/v1", "ReplicaSet", "replicasets", True),
@@ -77,6 +79,22 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("networking.istio.io/v1alpha3", "ServiceEntry", "serviceentries", True),
     ("networking.istio.io/v1", "ServiceEntry", "serviceentries", True),
 )
+
+# kubectl's short names of the built-in kinds (and the ones Argo's and Istio's CRDs declare),
+# by plural: `headway get` and the API's discovery both read them from here.
+SHORT_NAMES: dict[str, tuple[str, ...]] = {
+    "pods": ("po",), "services": ("svc",), "namespaces": ("ns",), "configmaps": ("cm",),
+    "endpoints": ("ep",), "events": ("ev",), "serviceaccounts": ("sa",),
+    "persistentvolumeclaims": ("pvc",), "persistentvolumes": ("pv",),
+    "deployments": ("deploy",), "replicasets": ("rs",), "statefulsets": ("sts",),
+    "daemonsets": ("ds",), "cronjobs": ("cj",), "horizontalpodautoscalers": ("hpa",),
+    "poddisruptionbudgets": ("pdb",), "ingresses": ("ing",), "networkpolicies": ("netpol",),
+    "customresourcedefinitions": ("crd", "crds"), "rollouts": ("ro",),
+    "analysisruns": ("ar",), "analysistemplates": ("at",),
+    "clusteranalysistemplates": ("cat",), "applications": ("app", "apps"),
+    "appprojects": ("appproj", "appprojs"), "virtualservices": ("vs",),
+    "destinationrules": ("dr",), "gateways": ("gw",), "serviceentries": ("se",),
+}
 
 BUILTIN_KINDS: tuple[ResourceKind, ...] = tuple(
     ResourceKind(api_version=v, kind=k, plural=p, namespaced=n) for v, k, p, n in _BUILTIN_ROWS

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from headway.cluster.local.kinds import split_api_version
+from headway.cluster.local.kinds import SHORT_NAMES, split_api_version
 from headway.cluster.protocol import ResourceKind
 from headway.model.obj import Obj
 
@@ -24,19 +24,6 @@ __all__ = [
     "version_priority",
 ]
 
-_SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "pods": ("po",), "services": ("svc",), "namespaces": ("ns",), "configmaps": ("cm",),
-    "endpoints": ("ep",), "events": ("ev",), "serviceaccounts": ("sa",),
-    "persistentvolumeclaims": ("pvc",), "deployments": ("deploy",), "replicasets": ("rs",),
-    "statefulsets": ("sts",), "daemonsets": ("ds",), "cronjobs": ("cj",),
-    "horizontalpodautoscalers": ("hpa",), "poddisruptionbudgets": ("pdb",),
-    "ingresses": ("ing",), "networkpolicies": ("netpol",),
-    "customresourcedefinitions": ("crd", "crds"), "rollouts": ("ro",),
-    "analysisruns": ("ar",), "analysistemplates": ("at",),
-    "clusteranalysistemplates": ("cat",), "applications": ("app", "apps"),
-    "appprojects": ("appproj", "appprojs"), "virtualservices": ("vs",),
-    "destinationrules": ("dr",), "gateways": ("gw",), "serviceentries": ("se",),
-}
 _IN_CATEGORY_ALL = frozenset({
     "pods", "services", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs",
     "cronjobs", "horizontalpodautoscalers",
@@ -158,7 +145,7 @@ class Catalog:
 def _builtin(rk: ResourceKind, group: str, version: str) -> ApiKind:
     return ApiKind(
         group=group, version=version, kind=rk.kind, plural=rk.plural,
-        namespaced=rk.namespaced, short_names=_SHORT_NAMES.get(rk.plural, ()),
+        namespaced=rk.namespaced, short_names=SHORT_NAMES.get(rk.plural, ()),
         has_status=rk.plural not in _NO_STATUS_SUBRESOURCE,
         scale=_BUILTIN_SCALE.get(rk.plural),
     )
