@@ -22,6 +22,7 @@ from headway.cluster.local.kubeapi import bodies, patches
 from headway.cluster.local.kubeapi.catalog import ApiKind
 from headway.cluster.local.kubeapi.paths import ListQuery, ResourcePath
 from headway.cluster.local.kubeapi.status import ApiError, Target, success_body
+from headway.cluster.local.schemas import FIELD_VALIDATIONS, FieldValidation
 from headway.cluster.local.store import LocalCluster
 from headway.cluster.protocol import PropagationPolicy
 from headway.model.obj import Obj
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 _PATCH_RETRIES = 5
+_FIELD_VALIDATIONS: dict[str, FieldValidation] = {v: v for v in FIELD_VALIDATIONS}
 _SMP = "application/strategic-merge-patch+json"
 _MERGE = "application/merge-patch+json"
 _JSON_PATCH = "application/json-patch+json"
@@ -68,6 +70,12 @@ class Request:
     @property
     def dry_run(self) -> bool:
         return self.query.get("dryRun") == "All"
+
+    @property
+    def field_validation(self) -> FieldValidation:
+        """Kubernetes' `fieldValidation` for unknown fields; `Warn` (drop them) when absent,
+        as an API server defaults it (kubectl sends `Strict`)."""
+        return _FIELD_VALIDATIONS.get(self.query.get("fieldValidation", ""), "Warn")
 
     @property
     def field_manager(self) -> str:
@@ -111,8 +119,8 @@ def create(cluster: LocalCluster, req: Request) -> Obj:
     obj = bodies.object_for(req.kind, req.path, bodies.decode(req.body, req.content_type))
     if req.path.namespace and req.kind.namespaced:
         obj["metadata"]["namespace"] = req.path.namespace
-    return cluster.create(obj, field_manager=req.writer,
-                          dry_run=req.dry_run)
+    return cluster.create(obj, field_manager=req.writer, dry_run=req.dry_run,
+                          field_validation=req.field_validation)
 
 
 def replace(cluster: LocalCluster, req: Request) -> Obj:
@@ -130,8 +138,8 @@ def _write(cluster: LocalCluster, req: Request, obj: Obj) -> Obj:
             raise Conflict("the object has been modified; please apply your changes to the "
                            "latest version and try again")
         return dict(obj, metadata=dict(live["metadata"], **_managed_meta(obj)))
-    return cluster.update(obj, field_manager=req.writer,
-                          with_status=not req.kind.has_status)
+    return cluster.update(obj, field_manager=req.writer, with_status=not req.kind.has_status,
+                          field_validation=req.field_validation)
 
 
 def _managed_meta(obj: Obj) -> dict[str, Any]:
@@ -197,7 +205,7 @@ def _apply(cluster: LocalCluster, req: Request) -> Obj:
     obj = bodies.object_for(req.kind, req.path, bodies.decode(req.body, "yaml"))
     force = req.query.get("force", "").lower() in ("1", "true")
     return cluster.apply(obj, field_manager=req.field_manager, force=force,
-                         dry_run=req.dry_run)
+                         dry_run=req.dry_run, field_validation=req.field_validation)
 
 
 def delete(cluster: LocalCluster, req: Request) -> Obj:

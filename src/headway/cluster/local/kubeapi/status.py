@@ -21,6 +21,7 @@ from headway.cluster.errors import (
     NotFound,
     UnknownKind,
 )
+from headway.model.yamlload import format_path
 
 __all__ = ["ApiError", "Target", "status_body", "status_for", "success_body"]
 
@@ -108,7 +109,9 @@ def status_for(error: ClusterError, target: Target) -> ApiError:
     if isinstance(error, Expired):
         return ApiError(410, "Expired", str(error))
     if isinstance(error, Invalid):
-        return ApiError(422, "Invalid", f"{what} is invalid: {error}")
+        causes = [{"type": "FieldValueInvalid", "message": message, "field": format_path(path)}
+                  for path, message in error.causes]
+        return ApiError(422, "Invalid", f"{what} is invalid: {error}", causes=causes)
     return ApiError(500, "InternalError", f"{what}: {error}")
 
 
