@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
+from headway.cluster.local.schema_fastpath import Check, compile_check
 from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import format_path
@@ -68,14 +69,18 @@ class FieldProblem:
 
 @dataclass(frozen=True)
 class SchemaCheck:
-    """A compiled schema for one kind (one CRD version)."""
+    """A compiled schema for one kind (one CRD version): a fast check that passes what is
+    certainly valid, and the full validator that words the problems of the rest."""
 
+    certainly_valid: Check
     validator: Any  # a jsonschema validator; its class is chosen by the schema's dialect
 
     def problems(self, obj: Mapping[str, Any]) -> tuple[FieldProblem, ...]:
         """Every wrong type and unknown field in `obj` (its status is not checked: the
         store keeps status apart from what writers manage)."""
         body = {k: v for k, v in obj.items() if k != "status"}
+        if self.certainly_valid(body):
+            return ()
         found: list[FieldProblem] = []
         for error in self.validator.iter_errors(body):
             found += _problems_of(error)
@@ -102,9 +107,11 @@ def _builtin_check(stem: str) -> SchemaCheck | None:
     import referencing
 
     schema = json.loads(source.read_text(encoding="utf-8"))
-    registry = referencing.Registry().with_resource(_DEFINITIONS_URI, _definitions())
+    definitions = _definitions()
+    registry = referencing.Registry().with_resource(_DEFINITIONS_URI, definitions)
     validator_class = jsonschema.validators.validator_for(schema)
-    return SchemaCheck(validator_class(schema, registry=registry))
+    fast = compile_check(schema, definitions.contents["$defs"])
+    return SchemaCheck(fast, validator_class(schema, registry=registry))
 
 
 @functools.cache
@@ -135,7 +142,7 @@ def _crd_check(_key: tuple[str, str, str], schema_json: str) -> SchemaCheck:
     import jsonschema
 
     schema = _json_schema_of(json.loads(schema_json), top=True)
-    return SchemaCheck(jsonschema.Draft202012Validator(schema))
+    return SchemaCheck(compile_check(schema, {}), jsonschema.Draft202012Validator(schema))
 
 
 def _json_schema_of(node: Any, *, top: bool = False) -> Any:
