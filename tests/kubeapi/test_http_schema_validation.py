@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import httpx2
 
-from .conftest import Api
-from .objects import deployment
+from kubeapi.conftest import Api
+from kubeapi.objects import deployment
 
 DEPLOY = "/apis/apps/v1/namespaces/default/deployments"
 
