@@ -8,9 +8,9 @@ from app_harness import APPS_NS, application, config_map, make_harness, manifest
 
 from headway.clock import VirtualClock
 from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
-from headway.controllers.app_operations import stamp
 from headway.controllers.app_sources import LocalRefWatcher
 from headway.controllers.application import APP_API_VERSION
+from headway.kubetime import format_time
 from headway.model.application import parse_application
 from headway.model.yamlload import Document
 
@@ -144,4 +144,4 @@ def test_reconciled_at_tells_the_last_refresh_within_one_poll_interval(
     assert h.status("one")["reconciledAt"] == settled
     clock.advance(120)  # the stored stamp is now one poll interval (180 s) old
     h.step("one")
-    assert h.status("one")["reconciledAt"] == stamp(clock.now())
+    assert h.status("one")["reconciledAt"] == format_time(clock.now())
