@@ -40,7 +40,8 @@ EXIT_SUCCESSFUL, EXIT_NOT_SUCCESSFUL, EXIT_USAGE = 0, 1, 2
 
 analysis_app = typer.Typer(
     name="analysis",
-    help="Analysis: evaluate AnalysisTemplate metric conditions.",
+    help="Analysis: what a measured result decides (evaluate), and a template run once "
+    "against its real providers (run).",
     no_args_is_help=True,
 )
 

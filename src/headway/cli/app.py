@@ -41,7 +41,10 @@ ListNamespace = Annotated[
 ]
 DEFAULT_STATE = Path(".headway")
 
-apps = typer.Typer(help="Argo CD Applications: status, diff and manual operations.")
+apps = typer.Typer(
+    help="Argo CD Applications: status, diff, operations, and create, set, delete and wait "
+    "as `argocd app` does."
+)
 
 
 def open_store(state_dir: Path, *, create: bool = False) -> LocalCluster:

@@ -58,7 +58,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry(
         "analysis",
         "headway.cli.analysis",
-        "Analysis: evaluate AnalysisTemplate metric conditions.",
+        "Analysis: what a measured result decides (evaluate), and a template run once "
+        "against its real providers (run).",
     ),
     CommandEntry(
         "check",
@@ -78,7 +79,10 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.",
     ),
     CommandEntry(
-        "app", "headway.cli.app", "Argo CD Applications: status, diff and manual operations."
+        "app",
+        "headway.cli.app",
+        "Argo CD Applications: status, diff, operations, and create, set, delete and wait "
+        "as `argocd app` does.",
     ),
     CommandEntry(
         "demo",
