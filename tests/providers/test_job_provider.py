@@ -3,7 +3,6 @@ test, and once with a real Job run by the local runtime's Job controller."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from headway.clock import SystemClock, VirtualClock
 from headway.cluster.errors import NotFound
 from headway.controllers.analysis import AnalysisController
 from headway.providers.registry import default_registry
+from polling import eventually_async
 
 JOB_TEMPLATE = {
     "spec": {
@@ -144,9 +144,8 @@ async def test_a_real_job_run_by_the_local_runtime(tmp_path: Path) -> None:
         runtime.cluster.create(analysis_run(job_metric("ok"), name="good"))
         runtime.cluster.create(analysis_run(job_metric("bad", exit_code=3), name="bad"))
         phases: dict[str, str] = {}
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 25
-        while len(phases) < 2 and loop.time() < deadline:
+
+        async def both_finished() -> bool:
             for name in ("good", "bad"):
                 if (
                     name not in phases
@@ -156,7 +155,9 @@ async def test_a_real_job_run_by_the_local_runtime(tmp_path: Path) -> None:
                         "argoproj.io/v1alpha1", "AnalysisRun", name, "default"
                     )
                     phases[name] = run["status"]["phase"]
-            await asyncio.sleep(0.2)
+            return len(phases) == 2
+
+        await eventually_async(both_finished, timeout=25, what="both runs to finish")
     assert phases == {"good": "Successful", "bad": "Failed"}
 
 

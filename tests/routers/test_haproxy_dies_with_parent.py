@@ -6,12 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import require_program
+from polling import wait_for
 
 pytestmark = pytest.mark.haproxy
 
@@ -51,10 +51,11 @@ def test_haproxy_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
         assert _alive(haproxy_pid)
         os.kill(starter.pid, signal.SIGKILL)
         starter.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        while _alive(haproxy_pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(haproxy_pid), "HAProxy outlived the process that started it"
+        wait_for(
+            lambda: not _alive(haproxy_pid),
+            timeout=10,
+            what="HAProxy to exit with the process that started it",
+        )
     finally:
         if starter.poll() is None:
             starter.kill()
