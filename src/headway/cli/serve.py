@@ -119,9 +119,16 @@ def register(app: typer.Typer) -> None:
                 "--metrics-port",
                 min=0,
                 max=65535,
-                help="Serve /metrics on 127.0.0.1:PORT (0: not served).",
+                help="Serve /metrics on PORT of --metrics-address (0: not served).",
             ),
         ] = 0,
+        metrics_address: Annotated[
+            str,
+            typer.Option(
+                "--metrics-address",
+                help="The address /metrics listens on (0.0.0.0 in a Pod, for its Service).",
+            ),
+        ] = "127.0.0.1",
         health_scripts: Annotated[
             Path | None,
             typer.Option(
@@ -157,6 +164,7 @@ def register(app: typer.Typer) -> None:
             apps=apps,
             app_poll_seconds=app_poll_seconds or DEFAULT_POLL_SECONDS,
             metrics_port=metrics_port,
+            metrics_address=metrics_address,
             health_scripts=health_scripts,
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
         )

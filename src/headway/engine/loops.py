@@ -137,7 +137,9 @@ def _applications(parts: LoopParts) -> list[StepController]:
             print(f"--apps {settings.apps}: {problem}", flush=True)
     parts.registry.register(controller.metrics)
     if settings.metrics_port:  # serves what later loops register in parts.registry too
-        start_http_server(settings.metrics_port, addr="127.0.0.1", registry=parts.registry)
+        start_http_server(
+            settings.metrics_port, addr=settings.metrics_address, registry=parts.registry
+        )
     steps = ApplicationSteps(controller, parts.cluster, apps_namespace=DEFAULT_APPS_NAMESPACE)
     sources = SourceWatchSteps(controller, reader, parts.cluster, apps_path=settings.apps)
     sources.watches = (("v1", "Namespace"), (ARGO_API, "Application"))

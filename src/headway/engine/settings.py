@@ -54,7 +54,8 @@ class EngineSettings:
     `runtime.json` (the default address of `headway.dev/traffic` metrics). `apps` is a file or
     directory of Application/AppProject manifests published at start. `app_poll_seconds` is the
     Git polling interval (Argo CD's 3 minutes). `metrics_port` serves the metrics of
-    every loop on `/metrics`, 127.0.0.1 (0: off; started with the Application loop).
+    every loop on `/metrics` at `metrics_address` (127.0.0.1 unless a Pod must be scraped:
+0.0.0.0), 0: off; started with the Application loop.
     `health_scripts` is a directory of Lua health overrides (`<group>/<Kind>/health.lua`).
     `app_namespaces` are patterns of the namespaces besides `argocd` whose Applications are
     served. `resync_seconds` is how often every known object is looked at again without a
@@ -66,6 +67,7 @@ class EngineSettings:
     apps: Path | None = None
     app_poll_seconds: float = DEFAULT_POLL_SECONDS
     metrics_port: int = 0
+    metrics_address: str = "127.0.0.1"
     health_scripts: Path | None = None
     app_namespaces: tuple[str, ...] = ()
     resync_seconds: float = 30.0

@@ -1,0 +1,97 @@
+"""Issue 11: a Rollout walked through an analysis step and aborted by a failed run, with
+every cluster call recorded as the RBAC verb and resource it needs on a real API: each one
+must be in the engine's access table (and so in the install's ClusterRole)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+from controllers.rollout_harness import Harness, rollout, template
+from headway.clock import VirtualClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local import LocalCluster
+from headway.cluster.protocol import Cluster
+from headway.controllers.rollout import RolloutController
+from headway.engine.access import REQUIRED_ACCESS
+
+STEPS = [
+    {"setWeight": 25},
+    {"analysis": {"templates": [{"templateName": "errors"}],
+                  "args": [{"name": "canary-hash",
+                            "valueFrom": {"podTemplateHashValue": "Latest"}}]}},
+    {"setWeight": 50},
+]
+
+
+class RecordingCluster:
+    """The store, with each call noted as (verb, apiVersion, kind, subresource)."""
+
+    def __init__(self, store: LocalCluster) -> None:
+        self._store = store
+        self.calls: set[tuple[str, str, str, str]] = set()
+
+    def _note(self, verb: str, api_version: str, kind: str, sub: str = "") -> None:
+        self.calls.add((verb, api_version, kind, sub))
+
+    def get(self, api_version: str, kind: str, *args: Any, **kw: Any) -> Any:
+        self._note("get", api_version, kind)
+        return self._store.get(api_version, kind, *args, **kw)
+
+    def list(self, api_version: str, kind: str, *args: Any, **kw: Any) -> Any:
+        self._note("list", api_version, kind)
+        return self._store.list(api_version, kind, *args, **kw)
+
+    def apply(self, obj: Any, **kw: Any) -> Any:
+        meta = obj["metadata"]
+        try:
+            self._store.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        except NotFound:
+            self._note("create", obj["apiVersion"], obj["kind"])
+        self._note("patch", obj["apiVersion"], obj["kind"])
+        return self._store.apply(obj, **kw)
+
+    def update(self, obj: Any, **kw: Any) -> Any:
+        self._note("update", obj["apiVersion"], obj["kind"])
+        return self._store.update(obj, **kw)
+
+    def patch_status(self, api_version: str, kind: str, *args: Any, **kw: Any) -> Any:
+        self._note("update", api_version, kind, "status")
+        return self._store.patch_status(api_version, kind, *args, **kw)
+
+    def delete(self, api_version: str, kind: str, *args: Any, **kw: Any) -> Any:
+        self._note("delete", api_version, kind)
+        return self._store.delete(api_version, kind, *args, **kw)
+
+    def __getattr__(self, name: str) -> Any:  # discovery, watch...: no object access
+        return getattr(self._store, name)
+
+
+def _granted(verb: str, api_version: str, kind: str, sub: str) -> bool:
+    return any(
+        e.api_version.partition("/")[0] == api_version.partition("/")[0] and e.kind == kind
+        and e.resource.partition("/")[2] == sub and verb in e.verbs
+        for e in REQUIRED_ACCESS
+    )
+
+
+def test_a_canary_with_analysis_and_abort_needs_only_granted_access(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = Harness(tmp_path, clock)
+    recorder = RecordingCluster(h.cluster)
+    h.controller = RolloutController(cast(Cluster, recorder), clock)
+    h.apply(template("errors", args=[{"name": "canary-hash"}]))
+    h.apply(rollout(canary={"steps": STEPS}))
+    h.settle()
+    clock.advance(5)
+    h.apply(rollout(image="app:v2", canary={"steps": STEPS}))
+    h.settle()
+    [run] = h.runs()
+    h.set_run_phase(run["metadata"]["name"], "Failed", "error ratio 0.3 > 0.05")
+    h.settle()
+    assert h.status()["abort"] is True  # the scenario reached the abort it is about
+    touched = {(api, kind) for _, api, kind, _ in recorder.calls}
+    assert {("apps/v1", "ReplicaSet"), ("argoproj.io/v1alpha1", "AnalysisRun")} <= touched
+    missing = sorted(c for c in recorder.calls if not _granted(*c))
+    assert not missing, f"not in REQUIRED_ACCESS: {missing}"
