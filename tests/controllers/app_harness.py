@@ -270,3 +270,18 @@ def request_sync(h: Harness, name: str, **sync: Any) -> None:
         },
         field_manager="cli",
     )
+
+
+class CountingLists:
+    """The store, counting `list` calls (everything else passes through)."""
+
+    def __init__(self, store: LocalCluster) -> None:
+        self.store = store
+        self.lists = 0
+
+    def list(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        self.lists += 1
+        return self.store.list(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)

@@ -11,27 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_harness import CountingLists
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.app_live import LiveReader
 from headway.controllers.app_status import prepare_desired
 from headway.sync.resources import key_of
-
-
-class CountingLists:
-    """The store, counting `list` calls (everything else passes through)."""
-
-    def __init__(self, store: LocalCluster) -> None:
-        self.store = store
-        self.lists = 0
-
-    def list(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        self.lists += 1
-        return self.store.list(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
 
 
 def config_map(name: str, value: str = "1", **labels: str) -> dict[str, Any]:

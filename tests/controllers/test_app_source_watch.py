@@ -4,9 +4,9 @@ and still refreshes an Application created after its first look when its reposit
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
-from app_harness import Remote, application
+from app_harness import CountingLists, Remote, application
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
@@ -28,19 +28,6 @@ class Recorder:
 
     def mark_changed(self, url: str) -> None:
         self.marked.append(url)
-
-
-class CountingLists:
-    def __init__(self, store: LocalCluster) -> None:
-        self.store = store
-        self.lists = 0
-
-    def list(self, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-        self.lists += 1
-        return self.store.list(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
 
 
 def watcher(tmp_path: Path) -> tuple[SourceWatchSteps, Recorder, CountingLists, Remote]:
