@@ -28,7 +28,7 @@ from e2e_rollouts.test_git_convergence import (
     _synced_to,
     _tip,
 )
-from e2e_sync.e2e_helpers import Remote
+from e2e_sync.e2e_helpers import Remote, stop_gently
 
 pytestmark = pytest.mark.slow
 
@@ -75,13 +75,7 @@ class Killer:
 
     def stop_all(self) -> None:
         for process in self.processes:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
+            stop_gently(process)
 
 
 def _where(stage: Stage) -> str:

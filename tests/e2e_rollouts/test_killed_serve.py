@@ -24,6 +24,7 @@ from e2e_rollouts.manifests import (
     traffic_metric,
 )
 from e2e_rollouts.stage import Stage
+from e2e_sync.e2e_helpers import stop_gently
 
 pytestmark = pytest.mark.slow
 
@@ -72,13 +73,7 @@ class ServeProcesses:
 
     def stop_all(self) -> None:
         for process in self.started:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait(timeout=5)
+            stop_gently(process)
 
 
 @pytest.fixture

@@ -3,6 +3,8 @@ processes for the local runtime."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,3 +103,13 @@ def default_project() -> dict[str, Any]:
     }
 
 
+def stop_gently(process: subprocess.Popen[bytes], *, grace_seconds: float = 15.0) -> None:
+    """SIGTERM a process still running, and SIGKILL it when it outlives `grace_seconds`."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)

@@ -15,7 +15,15 @@ from typing import Any
 import httpx2
 import pytest
 
-from e2e_sync.e2e_helpers import API, Remote, application, default_project, dump, python_job
+from e2e_sync.e2e_helpers import (
+    API,
+    Remote,
+    application,
+    default_project,
+    dump,
+    python_job,
+    stop_gently,
+)
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.store import LocalCluster
@@ -64,16 +72,6 @@ def _serve_with_metrics(
         if _serving(process, log):
             return process, port
     raise AssertionError("headway serve could not bind a free --metrics-port in 5 tries")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def _scrape(port: int) -> str:
@@ -138,5 +136,5 @@ def test_a_killed_controller_process_resumes_the_sync(tmp_path: Path) -> None:
     finally:
         for process in (first, second):
             if process is not None:
-                _stop(process)
+                stop_gently(process, grace_seconds=30)
         store.close()
