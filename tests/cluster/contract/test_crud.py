@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from cluster.contract.objects import configmap, deployment
@@ -10,14 +12,15 @@ from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 
 
-def test_apply_creates_with_server_fields(cluster: Cluster) -> None:
+def test_apply_creates_with_server_fields(cluster: Cluster,
+                                         is_now: Callable[[str], bool]) -> None:
     created = cluster.apply(deployment("web"), field_manager="test")
     meta = created["metadata"]
     assert meta["namespace"] == "default"
     assert meta["uid"]
     assert meta["generation"] == 1
     assert int(meta["resourceVersion"]) > 0
-    assert meta["creationTimestamp"] == "2026-01-01T00:00:00Z"
+    assert is_now(meta["creationTimestamp"])
     assert cluster.get("apps/v1", "Deployment", "web", "default") == created
 
 
@@ -193,11 +196,12 @@ def test_delete_without_finalizers_removes_at_once(cluster: Cluster) -> None:
         cluster.delete("v1", "ConfigMap", "a")
 
 
-def test_finalizers_hold_deletion_until_removed(cluster: Cluster) -> None:
+def test_finalizers_hold_deletion_until_removed(cluster: Cluster,
+                                               is_now: Callable[[str], bool]) -> None:
     cluster.apply(configmap("a", finalizers=["example.com/cleanup"]), field_manager="ctl")
     cluster.delete("v1", "ConfigMap", "a")
     held = cluster.get("v1", "ConfigMap", "a")
-    assert held["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:00Z"
+    assert is_now(held["metadata"]["deletionTimestamp"])
     cluster.apply(configmap("a"), field_manager="ctl")  # the manager drops its finalizer
     with pytest.raises(NotFound):
         cluster.get("v1", "ConfigMap", "a")

@@ -21,6 +21,9 @@ def open_client(spec: tuple[str, str]) -> Cluster:
         return LocalCluster(Path(where), SystemClock())
     if backend == "kube":
         return open_kube(where)
+    if backend == "kubeconfig":
+        path, _, context = where.partition("|")
+        return KubeCluster.connect(Path(path), context or None)
     raise ValueError(f"no worker client for backend {backend!r}")
 
 

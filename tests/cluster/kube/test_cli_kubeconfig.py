@@ -4,17 +4,13 @@ what they write is in that server's store, what they print comes from it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
-from headway.cli.runtime import kubeconfig_text
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.kubeapi.server import ApiServer
 
 runner = CliRunner()
 _register_all()
@@ -28,21 +24,6 @@ metadata:
 data:
   mode: canary
 """
-
-
-@pytest.fixture
-def api(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    """(kubeconfig, the store file the API server serves)."""
-    db = tmp_path / "served" / "cluster.db"
-    db.parent.mkdir()
-    server = ApiServer(db_path=db, clock=SystemClock())
-    server.start()
-    config = tmp_path / "kubeconfig"
-    config.write_text(kubeconfig_text(f"http://{server.address}"))
-    try:
-        yield config, db
-    finally:
-        server.stop()
 
 
 def _run(tmp_path: Path, config: Path, *args: str, stdin: str | None = None) -> str:
