@@ -9,6 +9,7 @@ code 128 (`StartError`) and is then treated like any other exit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -30,11 +31,14 @@ from headway.cluster.local.network import free_port
 from headway.cluster.local.pod_ports import port_env
 from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
 from headway.cluster.local.processes import RUNTIME_ID_ENV, start_process
+from headway.cluster.local.volume_files import PodSandboxes
+from headway.cluster.local.volumes import rewrite_mount_paths
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 
 __all__ = ["ContainerLauncher", "log_path"]
 
+MountPlaces = list[tuple[str, str]]  # (mount path, host path), longest mount path first
 _INHERITED = ("PATH", "LANG", "LC_ALL", "HOME", "TZ", "VIRTUAL_ENV", "PYTHONPATH")
 
 
@@ -53,8 +57,10 @@ class ContainerLauncher:
         runtime_id: str,
         events: Callable[[Obj, str, str, str], None],
         on_probe: Callable[[], None],
+        sandboxes: PodSandboxes | None = None,
     ) -> None:
         self._cluster = cluster
+        self._sandboxes = sandboxes or PodSandboxes(logs_dir.parent / "pods")
         self._clock = clock
         self._logs_dir = logs_dir
         self._config = config
@@ -182,9 +188,10 @@ class ContainerLauncher:
         container: dict[str, Any],
         crun: ctr.ContainerRun,
         declared: Mapping[str, int],
-    ) -> tuple[LaunchSpec, int, dict[str, str], Mapping[str, int]] | None:
-        """The command, port, env and declared ports of the next run; None (container
-        waiting) if not ready. Only the first container has declared ports of its own."""
+    ) -> tuple[LaunchSpec, int, dict[str, str], Mapping[str, int], MountPlaces] | None:
+        """The command, port, env, declared ports and mounts of the next run; None
+        (container waiting) if not ready. Only the first container has declared ports of
+        its own."""
         first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
         port = run_port if first else free_port()
         declared = declared if first else {}
@@ -196,13 +203,16 @@ class ContainerLauncher:
             self._events(pod, "Warning", "Failed", f'Failed to pull image "{crun.image}": {err}')
             return None
         try:
-            env = {**self._environment(pod, container, launch, port), **port_env(declared)}
-        except EnvConfigError as err:
+            lookup = _lookup(self._cluster, str(pod["metadata"].get("namespace") or "default"))
+            places = self._sandboxes.mount_places(pod, container, lookup)
+            env = {**self._environment(pod, container, launch, port, places),
+                   **port_env(declared)}
+        except (EnvConfigError, OSError) as err:
             self._retry_later(crun, "CreateContainerConfigError", str(err))
             self._events(pod, "Warning", "Failed", f"Error: {err}")
             return None
         crun.image_attempts = 0
-        return launch, port, env, declared
+        return launch, port, env, declared, places
 
     async def _start(
         self,
@@ -219,9 +229,9 @@ class ContainerLauncher:
         )
         if prepared is None:
             return
-        launch, port, env, declared = prepared
+        launch, port, env, declared, places = prepared
         meta = pod["metadata"]
-        argv = [expand_references(a, env) for a in launch.argv]
+        argv = [rewrite_mount_paths(expand_references(a, env), places) for a in launch.argv]
         namespace = str(meta.get("namespace") or "default")
         path = log_path(self._logs_dir, namespace, str(meta["name"]), crun.name)
         if crun.starts:
@@ -255,15 +265,31 @@ class ContainerLauncher:
         if crun.terminated is not None:
             crun.terminated["reason"] = "StartError"
 
+    def refresh_volumes(self, pod: Obj) -> None:
+        """Bring a running Pod's volumes up to date (a ConfigMap or Secret changed); a source
+        that went missing keeps the files it had, as the kubelet does."""
+        lookup = _lookup(self._cluster, str(pod["metadata"].get("namespace") or "default"))
+        with contextlib.suppress(EnvConfigError, OSError):
+            self._sandboxes.write_volumes(pod, lookup)
+
+    def remove_sandbox(self, pod: Mapping[str, Any]) -> None:
+        self._sandboxes.remove(pod)
+
     def _environment(
-        self, pod: Obj, container: dict[str, Any], launch: LaunchSpec, port: int
+        self,
+        pod: Obj,
+        container: dict[str, Any],
+        launch: LaunchSpec,
+        port: int,
+        places: MountPlaces,
     ) -> dict[str, str]:
         meta = pod["metadata"]
         namespace = str(meta.get("namespace") or "default")
         env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
         env.update(dict(launch.env))
         env["HOSTNAME"] = str(meta["name"])
-        env.update(resolve_container_env(pod, container, _lookup(self._cluster, namespace)))
+        declared_env = resolve_container_env(pod, container, _lookup(self._cluster, namespace))
+        env.update({k: rewrite_mount_paths(v, places) for k, v in declared_env.items()})
         env["PORT"] = str(port)
         env[RUNTIME_ID_ENV] = self._runtime_id
         return env

@@ -14,7 +14,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["EnvConfigError", "ObjectLookup", "expand_references", "resolve_container_env"]
+__all__ = [
+    "EnvConfigError",
+    "ObjectLookup",
+    "expand_references",
+    "field_value",
+    "resolve_container_env",
+]
 
 ObjectLookup = Callable[[str, str], Mapping[str, Any] | None]
 """(kind, name) -> the ConfigMap or Secret in the pod's namespace, or None."""
@@ -62,7 +68,7 @@ def _lookup_data(
     return _source_data(kind, obj)
 
 
-def _field_value(pod: Mapping[str, Any], path: str) -> str:
+def field_value(pod: Mapping[str, Any], path: str) -> str:
     meta = pod.get("metadata") or {}
     bracket = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
     if bracket:
@@ -97,7 +103,7 @@ def _value_from(pod: Mapping[str, Any], ref: Mapping[str, Any], lookup: ObjectLo
                 raise EnvConfigError(f"couldn't find key {wanted} in {kind} {spec.get('name')}")
             return data[wanted]
     if "fieldRef" in ref:
-        return _field_value(pod, str((ref["fieldRef"] or {}).get("fieldPath", "")))
+        return field_value(pod, str((ref["fieldRef"] or {}).get("fieldPath", "")))
     raise EnvConfigError(f"unsupported valueFrom: {sorted(ref)}")
 
 

@@ -5,6 +5,8 @@ Each sync compares the Pods in the store with the processes it runs:
 * a new Pod gets a local port (annotation `headway.dev/port`, kept for the Pod's life),
   `status.podIP: 127.0.0.1`, and its containers started (image -> command by the runtime
   config; env with `PORT`, `HOSTNAME`, ConfigMap/Secret/field references);
+* a Pod's volumes are files in its sandbox, kept up to date while it runs
+  (`volume_files.py`), and removed with it;
 * an exited container is restarted by `restartPolicy` with the kubelet's back-off
   (`CrashLoopBackOff` while it waits); a failed liveness probe kills and restarts it;
 * a Pod that is gone from the store, or being deleted, is stopped: SIGTERM to each
@@ -142,6 +144,8 @@ class Kubelet:
                 policy=policy,
                 declared=run.ports,
             )
+        if (pod.get("spec") or {}).get("volumes"):
+            self._launcher.refresh_volumes(pod)
         status = pod_status(pod=pod, run=run, now=self._clock.now())
         if status != (pod.get("status") or {}):
             self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
@@ -237,6 +241,7 @@ class Kubelet:
                 )
         await asyncio.gather(*stops, return_exceptions=True)
         if release is not None:  # processes gone: let the store finish deleting the Pod
+            self._launcher.remove_sandbox(release)
             with contextlib.suppress(NotFound):
                 self._claim(release, run.port, hold=False, ports=run.ports)
 
