@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -140,3 +141,14 @@ def running_image_tags(runtime_id: str) -> list[str]:
             e.split(b"=", 1)[1].decode() for e in environ if e.startswith(b"HEADWAY_IMAGE_TAG=")
         ]
     return tags
+
+
+def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
+    """Run the `headway` CLI on the state directory `state`, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
+
+from cluster.local_runtime.harness import headway
 
 MANIFEST = """\
 apiVersion: v1
@@ -25,16 +25,6 @@ spec:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: app, image: headway-demo/app:v1}]}
 """
-
-
-def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_apply_get_delete(tmp_path: Path) -> None:

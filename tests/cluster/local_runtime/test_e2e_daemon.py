@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import TypeVar
 
 import httpx2
 import pytest
 
-from cluster.local_runtime.harness import deployment, service, write_config
+from cluster.local_runtime.harness import deployment, headway, service, write_config
 from headway.clock import SystemClock
 from headway.cluster.local.processes import find_marked_processes, pids_in_group, process_alive
 from headway.cluster.local.store import LocalCluster
@@ -21,16 +19,6 @@ from polling import wait_for
 
 pytestmark = pytest.mark.slow
 T = TypeVar("T")
-
-
-def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def pod_pids(cluster: LocalCluster) -> list[int]:

@@ -7,26 +7,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cluster.local_runtime.harness import write_config
+from cluster.local_runtime.harness import headway, write_config
 from headway.cluster.local.processes import process_alive
 
 pytestmark = pytest.mark.slow
-
-
-def headway(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "headway", *args, "--state-dir", str(state)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def _running_pid(state: Path) -> int:
