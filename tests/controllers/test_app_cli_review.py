@@ -32,13 +32,19 @@ _register_all()
 runner = CliRunner()
 
 
-def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish(
-    tmp_path: Path, clock: VirtualClock
-) -> None:
+def _apps_dir_with_one_good_app(tmp_path: Path, clock: VirtualClock) -> tuple[Harness, Path]:
+    """A harness and an --apps directory whose `good.yaml` defines the Application `shop`."""
     h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
     apps = tmp_path / "apps"
     apps.mkdir()
     (apps / "good.yaml").write_text(manifests(application("shop", h.remote.url, path="app")))
+    return h, apps
+
+
+def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h, apps = _apps_dir_with_one_good_app(tmp_path, clock)
     (apps / "latin1.yaml").write_bytes(b"kind: Application\nmetadata:\n  name: caf\xe9\n")
     problems = DefinitionsWatcher(apps).sync(h.store)
     assert problems == [
@@ -50,14 +56,10 @@ def test_a_non_utf8_definitions_file_is_named_with_its_line_and_the_rest_publish
 def test_a_definitions_file_holding_a_yaml_list_is_an_error_with_its_line(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    h = make_harness(tmp_path, clock, {"app/a.yaml": manifests(config_map("a"))})
-    apps = tmp_path / "apps"
-    apps.mkdir()
-    (apps / "good.yaml").write_text(manifests(application("shop", h.remote.url, path="app")))
+    h, apps = _apps_dir_with_one_good_app(tmp_path, clock)
     listed = [application("cart", h.remote.url, path="app")]
     (apps / "listed.yaml").write_text("# one app\n" + yaml.safe_dump(listed))
-    watcher = DefinitionsWatcher(apps)
-    problems = watcher.sync(h.store)
+    problems = DefinitionsWatcher(apps).sync(h.store)
     assert len(problems) == 1
     assert problems[0].startswith(f"{apps / 'listed.yaml'}:2: expected one Application")
     assert "found a list" in problems[0]
