@@ -47,6 +47,16 @@ def _team_b_config_map() -> dict[str, Any]:
     return obj
 
 
+def _team_b_config_map_marked_as_shops() -> dict[str, Any]:
+    """Another team's object that carries the tracking marks of the app `shop`."""
+    obj = _team_b_config_map()
+    obj["metadata"]["labels"] = {"app.kubernetes.io/instance": "shop"}
+    obj["metadata"]["annotations"] = {
+        "argocd.argoproj.io/tracking-id": "shop:/ConfigMap:team-b/loot"
+    }
+    return obj
+
+
 def _project(name: str, **spec: Any) -> dict[str, Any]:
     """A project limited to namespace team-a with no cluster-scoped kinds, plus `spec`."""
     body: dict[str, Any] = {
@@ -299,12 +309,7 @@ def test_a_tracked_object_outside_the_project_is_not_pruned(
     """Tracking is by app name: another app's object (here in team-b) that carries this
     app's tracking marks is outside this app's project, so pruning it is refused."""
     h = _harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    other = _team_b_config_map()
-    other["metadata"]["labels"] = {"app.kubernetes.io/instance": "shop"}
-    other["metadata"]["annotations"] = {
-        "argocd.argoproj.io/tracking-id": "shop:/ConfigMap:team-b/loot"
-    }
-    h.store.apply(other, field_manager="other-team")
+    h.store.apply(_team_b_config_map_marked_as_shops(), field_manager="other-team")
     shop = application("shop", h.remote.url, path="app", project="team-a", namespace="team-a")
     h.install(shop)
     request_sync(h, "shop", prune=True)
@@ -363,12 +368,7 @@ def test_cascade_deletion_leaves_objects_outside_the_project(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = _harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    other = _team_b_config_map()
-    other["metadata"]["labels"] = {"app.kubernetes.io/instance": "shop"}
-    other["metadata"]["annotations"] = {
-        "argocd.argoproj.io/tracking-id": "shop:/ConfigMap:team-b/loot"
-    }
-    h.store.apply(other, field_manager="other-team")
+    h.store.apply(_team_b_config_map_marked_as_shops(), field_manager="other-team")
     shop = application("shop", h.remote.url, path="app", project="team-a", namespace="team-a")
     shop["metadata"]["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
     h.install(shop)
