@@ -118,3 +118,6 @@ def check_the_facts(root: Path, result: subprocess.CompletedProcess[str]) -> Non
     assert served > 0 and failed > 0
     assert re.search(r"Healthy, running headway-demo/web:v2", output)
     assert "agree" in output and "disagree" not in output
+    heard = re.search(r"webhook receiver heard (.+)", output)
+    triggers = set(heard.group(1).strip().split(", ")) if heard else set()
+    assert triggers == {"on-rollout-aborted", "on-revert-committed"}

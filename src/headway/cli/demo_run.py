@@ -37,6 +37,7 @@ from headway.cli.demo_processes import (
 from headway.cli.demo_repo import DemoRepo
 from headway.cli.demo_summary import DemoSummary, FinalState, ReleaseOutcome
 from headway.cli.demo_traffic import TrafficCounts, TrafficGenerator, traffic_since
+from headway.cli.demo_webhook import DEMO_TRIGGERS, DemoWebhook
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import RuntimePaths
@@ -79,6 +80,7 @@ class DemoSession:
         self._done_runs: set[str] = set()
         self._traffic_seen: TrafficCounts | None = None
         self.created = False  # whether anything of ours is in the directory
+        self.webhook: DemoWebhook | None = None
 
     # -- narration ----------------------------------------------------------------------------
 
@@ -108,6 +110,9 @@ class DemoSession:
         self.layout.application.write_text(self.layout.application_text(examples))
         self.cluster = LocalCluster(RuntimePaths(self.layout.state).db, SystemClock())
         self._install_application()
+        self.webhook = DemoWebhook()
+        self.webhook.install(self.cluster)
+        self.say(f"webhook receiver at {self.webhook.url} (notifications service `demo`)")
         pid = start_serve(self.layout)
         names = serve_controllers(self.layout, pid)
         missing = [n for n in REQUIRED_CONTROLLERS if n not in names]
@@ -266,6 +271,19 @@ class DemoSession:
             lambda v: v.tag == stable_tag and v.healthy_at and not v.aborted,
             what=f"the Rollout returning to {stable_tag} (Healthy)",
         )
+        self._await_notifications()
+
+    def _await_notifications(self) -> None:
+        webhook = self.webhook
+        assert webhook is not None
+        deadline = time.monotonic() + self.options.stage_timeout
+        while not set(DEMO_TRIGGERS) <= set(webhook.heard()):
+            if time.monotonic() > deadline:
+                self._note(f"the webhook receiver heard only {webhook.heard()}")
+                return
+            time.sleep(0.2)
+        heard = [t for t in webhook.heard() if t in DEMO_TRIGGERS]
+        self.say(f"webhook receiver heard {', '.join(heard)}", "bold")
 
     def _decided(self, tag: str) -> Callable[[RolloutView], bool]:
         """The new revision of `tag` (a pod hash other than the stable one before the commit)
@@ -365,6 +383,9 @@ class DemoSession:
         """Stop the traffic; unless --keep, stop serve and the runtime (and their children)."""
         if self.traffic is not None:
             self.traffic.stop()
+        if self.webhook is not None:
+            self.webhook.close()
+            self.webhook = None
         if self.cluster is not None:
             self.cluster.close()
             self.cluster = None
