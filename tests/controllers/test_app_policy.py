@@ -8,6 +8,7 @@ from typing import Any
 
 from app_harness import (
     APPS_NS,
+    Harness,
     application,
     config_map,
     deployment,
@@ -275,35 +276,44 @@ def test_sync_overrun_lets_a_running_sync_finish_inside_a_deny_window(
     assert h.exists("ConfigMap", "settings")
 
 
-def test_lua_health_override_from_argocd_cm_gates_the_wave(
-    tmp_path: Path, clock: VirtualClock
-) -> None:
+def _harness_with_argocd_cm(
+    tmp_path: Path, clock: VirtualClock, files: dict[str, str], settings: dict[str, str]
+) -> Harness:
+    """A harness whose controller reads its health customizations from an `argocd-cm`
+    holding `settings`, as `headway serve` builds it."""
     from headway.controllers.application import ApplicationController
     from headway.controllers.cluster_registry import ClusterRegistry
     from headway.engine import health_registry
 
+    h = make_harness(tmp_path, clock, files)
+    argocd_cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "argocd-cm", "namespace": APPS_NS},
+        "data": settings,
+    }
+    h.store.apply(argocd_cm, field_manager="admin")
+    h.controller = ApplicationController(
+        store=h.store,
+        clusters=ClusterRegistry(h.store),
+        sources=h.reader,
+        clock=clock,
+        health=health_registry(h.store, None, clock=clock),
+    )
+    return h
+
+
+def test_lua_health_override_from_argocd_cm_gates_the_wave(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
     script = (
         'hs = {}\nif obj.data and obj.data.ready == "yes" then\n  hs.status = "Healthy"\n'
         'else\n  hs.status = "Progressing"\n  hs.message = "not ready yet"\nend\nreturn hs\n'
     )
     gate = {**config_map("gate", wave=0), "data": {"ready": "no"}}
     files = {"app/all.yaml": manifests(gate, config_map("after", wave=1))}
-    h = make_harness(tmp_path, clock, files)
-    h.store.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "argocd-cm", "namespace": APPS_NS},
-            "data": {"resource.customizations.health.ConfigMap": script},
-        },
-        field_manager="admin",
-    )
-    h.controller = ApplicationController(
-        store=h.store,
-        clusters=ClusterRegistry(h.store),
-        sources=h.reader,
-        clock=clock,
-        health=health_registry(h.store, None),
+    h = _harness_with_argocd_cm(
+        tmp_path, clock, files, {"resource.customizations.health.ConfigMap": script}
     )
     h.install(application("shop", h.remote.url, path="app", automated={}))
     status = h.run("shop", lambda s: "waiting" in message(s))
@@ -314,32 +324,13 @@ def test_lua_health_override_from_argocd_cm_gates_the_wave(
 def test_runaway_lua_health_script_fails_alone(tmp_path: Path, clock: VirtualClock) -> None:
     """Issue 16.6: a script that backtracked in C for hours hung every reconcile. Now its
     resource is Unknown with the reason, and the controller goes on: the wave reports it."""
-    from headway.controllers.application import ApplicationController
-    from headway.controllers.cluster_registry import ClusterRegistry
-    from headway.engine import health_registry
-
     runaway = "string.find(string.rep('a', 3000), '.-.-.-.-.-.-b')\nreturn {status = 'Healthy'}"
     files = {"app/all.yaml": manifests(config_map("gate", wave=0), config_map("after", wave=1))}
-    h = make_harness(tmp_path, clock, files)
-    h.store.apply(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "argocd-cm", "namespace": APPS_NS},
-            "data": {
-                "resource.customizations.health.ConfigMap": runaway,
-                "resource.customizations.useOpenLibs.ConfigMap": "true",
-            },
-        },
-        field_manager="admin",
-    )
-    h.controller = ApplicationController(
-        store=h.store,
-        clusters=ClusterRegistry(h.store),
-        sources=h.reader,
-        clock=clock,
-        health=health_registry(h.store, None, clock=clock),
-    )
+    settings = {
+        "resource.customizations.health.ConfigMap": runaway,
+        "resource.customizations.useOpenLibs.ConfigMap": "true",
+    }
+    h = _harness_with_argocd_cm(tmp_path, clock, files, settings)
     h.install(application("shop", h.remote.url, path="app", automated={}))
     status = h.run("shop", lambda s: "waiting" in message(s))
     assert message(status) == (
