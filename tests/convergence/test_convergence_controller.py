@@ -91,16 +91,7 @@ def test_never_twice_even_after_a_restart_that_lost_the_annotation(
     revert = work.tip()
     harness.step()
     assert work.tip() == revert
-    # killed after the commit, before the annotation was written:
-    harness.cluster.apply(
-        {
-            "apiVersion": "argoproj.io/v1alpha1",
-            "kind": "Rollout",
-            "metadata": {"name": "web", "namespace": NS},
-        },
-        field_manager="headway-git-convergence",
-        force=True,
-    )
+    _wipe_annotation(harness)  # killed after the commit, before the annotation was written
     assert "headway.dev/git-convergence" not in harness.rollout()["metadata"].get("annotations", {})
     harness.restart()
     harness.step()
