@@ -103,3 +103,29 @@ async def test_a_deleted_object_leaves_the_metrics(store: LocalCluster, engine: 
     store.delete(API, "Rollout", "web", "shop")
     await engine.step()
     assert scrape(engine).get("rollout_info", set()) == set()
+
+
+async def test_out_of_sync_and_a_waiting_wave_are_timed_on_the_clock(
+    store: LocalCluster, engine: Engine, clock: VirtualClock
+) -> None:
+    app = {"apiVersion": API, "kind": "Application",
+           "metadata": {"name": "web", "namespace": "argocd"}, "spec": {"project": "default"}}
+    running = {"phase": "Running", "wave": {"phase": "Sync", "wave": 1, "applied": True}}
+    put(store, app, {"sync": {"status": "OutOfSync"}, "operationState": running})
+    await engine.step()
+    clock.advance(90)
+    put(store, app, {"sync": {"status": "OutOfSync"}, "operationState": running,
+                     "health": {"status": "Progressing"}})  # a change: the clocks go on
+    await engine.step()
+    clock.advance(30)
+    got = scrape(engine)
+    assert got["headway_app_out_of_sync_seconds"] == {
+        ((("name", "web"), ("namespace", "argocd")), 120.0)}
+    assert got["headway_app_sync_wave_waiting_seconds"] == {
+        ((("name", "web"), ("namespace", "argocd"), ("phase", "Sync"), ("wave", "1")), 120.0)}
+    passed = {**running, "wave": {"phase": "Sync", "wave": 1, "applied": True, "passed": True}}
+    put(store, app, {"sync": {"status": "Synced"}, "operationState": passed})
+    await engine.step()
+    got = scrape(engine)
+    assert got.get("headway_app_out_of_sync_seconds", set()) == set()
+    assert got.get("headway_app_sync_wave_waiting_seconds", set()) == set()

@@ -11,7 +11,11 @@ traffic_router, phase}`, `rollout_info_replicas_desired` / `_available` / `_upda
 metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
 the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
 name}` and `headway_rollout_git_revert{namespace, name, result}` (the last Git convergence
-outcome: Reverted, AlreadyReverted, Refused, Disabled). docs/metrics.md has the whole table.
+outcome: Reverted, AlreadyReverted, Refused, Disabled), and two durations measured on the
+clock from the first step that saw the state (so they restart with the process):
+`headway_app_out_of_sync_seconds{name, namespace}` and
+`headway_app_sync_wave_waiting_seconds{name, namespace, phase, wave}` (a running sync's
+current wave, not yet passed). docs/metrics.md has the whole table.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
@@ -64,6 +70,12 @@ METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
     "analysis_run_metric_phase": ("1 for the current phase of each metric of a run.",
                                   ("namespace", "name", "metric", "type", "phase")),
     "headway_rollout_aborted": ("1 while the Rollout is aborted.", ("namespace", "name")),
+    "headway_app_out_of_sync_seconds": (
+        "How long the Application has been OutOfSync, as this process saw it.",
+        ("name", "namespace")),
+    "headway_app_sync_wave_waiting_seconds": (
+        "How long a running sync has been at its current wave without passing it.",
+        ("name", "namespace", "phase", "wave")),
     "headway_rollout_git_revert": (
         "1 for the outcome of the Git revert after the Rollout's last abort.",
         ("namespace", "name", "result")),
@@ -160,6 +172,23 @@ def analysis_run_samples(run: Obj) -> list[Sample]:
     return out
 
 
+def application_waits(app: Obj) -> dict[tuple[str, ...], tuple[str, tuple[str, ...]]]:
+    """The states of an app whose duration is a metric: state key -> (metric, labels)."""
+    namespace, name = _meta(app)
+    status = app.get("status") or {}
+    out: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+    if (status.get("sync") or {}).get("status") == "OutOfSync":
+        out[("out-of-sync",)] = ("headway_app_out_of_sync_seconds", (name, namespace))
+    operation = status.get("operationState") or {}
+    cursor = operation.get("wave") or {}
+    if operation.get("phase") == "Running" and cursor and not cursor.get("passed"):
+        phase, wave = str(cursor.get("phase") or ""), str(cursor.get("wave", ""))
+        out[("wave", phase, wave)] = (
+            "headway_app_sync_wave_waiting_seconds", (name, namespace, phase, wave)
+        )
+    return out
+
+
 _SAMPLERS = {
     "Application": application_samples,
     "Rollout": rollout_samples,
@@ -170,22 +199,40 @@ _SAMPLERS = {
 class ObjectMetrics(Collector):
     """The latest samples per object; Prometheus reads them at scrape time."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
         self._samples: dict[tuple[str, str, str], list[Sample]] = {}
+        # per object: state key -> (metric, labels, first seen at)
+        self._since: dict[tuple[str, str, str], dict[tuple[str, ...], tuple[Any, ...]]] = {}
         self._lock = threading.Lock()
 
     def observe(self, kind: str, obj: Obj) -> None:
         samples = _SAMPLERS[kind](obj)
+        key = (kind, *_meta(obj))
+        now = self._clock.now().timestamp()
+        waits = application_waits(obj) if kind == "Application" else {}
         with self._lock:
-            self._samples[(kind, *_meta(obj))] = samples
+            self._samples[key] = samples
+            before = self._since.get(key, {})
+            self._since[key] = {
+                state: (metric, labels, before[state][2] if state in before else now)
+                for state, (metric, labels) in waits.items()
+            }
 
     def forget(self, kind: str, namespace: str, name: str) -> None:
         with self._lock:
             self._samples.pop((kind, namespace, name), None)
+            self._since.pop((kind, namespace, name), None)
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
+        now = self._clock.now().timestamp()
         with self._lock:
             samples = [s for group in self._samples.values() for s in group]
+            samples += [
+                Sample(metric, labels, now - since)
+                for states in self._since.values()
+                for metric, labels, since in states.values()
+            ]
         families = {
             metric: GaugeMetricFamily(metric, help_text, labels=list(labels))
             for metric, (help_text, labels) in METRIC_HELP.items()

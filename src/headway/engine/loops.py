@@ -159,7 +159,7 @@ def _notifications(parts: LoopParts) -> list[StepController]:
 
 
 def _metrics(parts: LoopParts) -> list[StepController]:
-    metrics = ObjectMetrics()
+    metrics = ObjectMetrics(parts.clock)
     parts.registry.register(metrics)
     kinds = ("Application", "Rollout", "AnalysisRun")
     return [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
