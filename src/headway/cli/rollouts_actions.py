@@ -32,8 +32,6 @@ from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
 from headway.model.obj import Obj
 from headway.rollout.replica_sets import HASH_LABEL, view_of
-from headway.rollout.run_evidence import promotion_refusal
-from headway.rollout.runs import run_view_of
 
 __all__ = [
     "ARGO_API",
@@ -110,6 +108,8 @@ def _edit_spec(
 def _refuse_without_evidence(cluster: Cluster, ro: Obj, *, full: bool) -> None:
     """Raise when the rollout's runs forbid a promote (see `run_evidence`)."""
     from headway.controllers.rollout_inputs import owned_runs
+    from headway.rollout.run_evidence import promotion_refusal
+    from headway.rollout.runs import run_view_of
     meta = ro["metadata"]
     if (ro.get("status") or {}).get("abort"):
         raise RolloutCommandError(f"rollout '{meta['name']}' is aborted; use `retry` first")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -19,10 +19,11 @@ from rich.tree import Tree
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.model.rollout import Rollout
 from headway.rollout.canary_replicas import replica_weight_percent
-from headway.rollout.canary_steps import set_weight_at, step_label
 from headway.rollout.replica_sets import HASH_LABEL, view_of
+
+if TYPE_CHECKING:  # the model loads only where a Rollout is parsed, not for --help
+    from headway.model.rollout import Rollout
 
 __all__ = ["RolloutSummary", "render", "summarize", "weight_line"]
 
@@ -74,6 +75,7 @@ def summarize(
 
 def weight_line(summary: RolloutSummary) -> str:
     """`setWeight 10 -> 1 of 4 pods = 25%` without a router; `canary 10%, stable 90%` with."""
+    from headway.rollout.canary_steps import set_weight_at
     status, ro = summary.status, summary.rollout
     canary = ro.spec.strategy.canary if ro else None
     if canary is None:
@@ -151,6 +153,7 @@ def _pauses(status: Mapping[str, Any]) -> str:
 
 
 def _steps(summary: RolloutSummary) -> RenderableType | None:
+    from headway.rollout.canary_steps import step_label
     ro = summary.rollout
     if ro is None or ro.spec.strategy.canary is None or not ro.spec.strategy.canary.steps:
         return None
