@@ -96,8 +96,9 @@ def up(
         ),
     ] = 0,
 ) -> None:
-    """Start the runtime (in the background unless --foreground); it also serves the
-    Kubernetes API on 127.0.0.1 (`headway runtime kubeconfig` for kubectl)."""
+    """Start the runtime (in the background unless --foreground; one per state directory,
+    held by the lock runtime.lock); it also serves the Kubernetes API on 127.0.0.1
+    (`headway runtime kubeconfig` for kubectl)."""
     if state_dir.exists() and not state_dir.is_dir():
         raise typer.BadParameter(f"{state_dir} is not a directory", param_hint="'--state-dir'")
     paths = RuntimePaths(state_dir)
