@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from headway.cluster.errors import StaleVersion
 from headway.cluster.local.kubeapi import tables
 from kubeapi.conftest import Api
 from kubeapi.objects import configmap, deployment, widget_crd
@@ -150,3 +151,32 @@ def test_an_unforeseen_failure_is_a_500_status_not_a_text_page(
     response = httpx2.get(f"{api.url}{CM}", headers={"accept": TABLE})
     body = _status(response, 500, "InternalError")
     assert "RuntimeError: printer exploded" in body["message"]
+
+
+def test_a_conflict_that_is_not_about_versions_is_not_called_a_modification(api: Api) -> None:
+    """The stale-version wording comes from the store's `StaleVersion` type, not from a word in
+    a message: a write into a namespace being deleted (of an object whose name says "stale")
+    is a 409 that says what it is."""
+    api.store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"}})
+    held = configmap("keep")
+    held["metadata"].update(namespace="going", finalizers=["example.com/hold"])
+    api.store.create(held)
+    api.store.delete("v1", "Namespace", "going")
+    fresh = configmap("stale-free")
+    fresh["metadata"]["namespace"] = "going"
+    body = _status(httpx2.post(f"{api.url}/api/v1/namespaces/going/configmaps", json=fresh),
+                   409, "Conflict")
+    assert "being terminated" in body["message"]
+    assert "the object has been modified" not in body["message"]
+
+
+def test_the_store_raises_stale_version_for_a_stale_precondition(api: Api) -> None:
+    created = api.store.create(deployment("v", replicas=1))
+    api.store.update(deployment("v", replicas=2))
+    stale = dict(deployment("v", replicas=3))
+    stale["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]
+    with pytest.raises(StaleVersion):
+        api.store.update(stale)
+    with pytest.raises(StaleVersion):
+        api.store.patch_status("apps/v1", "Deployment", "v", "default", {"replicas": 1},
+                               resource_version=created["metadata"]["resourceVersion"])

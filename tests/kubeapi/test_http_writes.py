@@ -166,3 +166,22 @@ def test_an_access_review_is_answered_allowed_and_not_stored(api: Api) -> None:
     assert answered["spec"] == review["spec"]
     listed = httpx2.get(f"{api.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
     assert listed.status_code == 405
+
+
+def test_a_dry_run_put_is_the_stores_update_without_the_write(api: Api) -> None:
+    created = api.store.create(configmap("d", a="1"))
+    version = created["metadata"]["resourceVersion"]
+    changed = dict(configmap("d", a="2"))
+    changed["metadata"]["resourceVersion"] = version
+    answer = _ok(httpx2.put(f"{api.url}{CM}/d", params={"dryRun": "All"}, json=changed))
+    assert answer["data"] == {"a": "2"}
+    live = api.store.get("v1", "ConfigMap", "d", "default")
+    assert live["data"] == {"a": "1"} and live["metadata"]["resourceVersion"] == version
+    bad = dict(configmap("d", a="3"))
+    bad["metadata"]["resourceVersion"] = version
+    bad["data"] = {"a": 3}  # not a string: the store's schema check refuses it, dry or not
+    refused = httpx2.put(f"{api.url}{CM}/d", params={"dryRun": "All"}, json=bad)
+    assert refused.status_code == 422, refused.text
+    api.store.update(configmap("d", a="5"))  # `version` is stale now: the usual 409
+    stale = httpx2.put(f"{api.url}{CM}/d", params={"dryRun": "All"}, json=changed)
+    assert stale.status_code == 409 and "has been modified" in stale.json()["message"]

@@ -13,6 +13,7 @@ __all__ = [
     "Invalid",
     "NamespaceNotFound",
     "NotFound",
+    "StaleVersion",
     "Throttled",
     "UnknownKind",
 ]
@@ -36,6 +37,12 @@ class NamespaceNotFound(NotFound):
 
 class Conflict(ClusterError):
     """A write carried a stale resourceVersion, or the object already exists."""
+
+
+class StaleVersion(Conflict):
+    """A write's resourceVersion precondition names a version the object has moved past
+    (Kubernetes' optimistic-concurrency 409, "the object has been modified"): read it again
+    and retry."""
 
 
 class AlreadyExists(Conflict):

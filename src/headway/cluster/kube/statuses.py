@@ -29,6 +29,9 @@ from headway.cluster import errors
 
 __all__ = ["error_for", "parse_status", "retry_after_seconds"]
 
+# kube-apiserver's fixed wording for a stale resourceVersion (its OptimisticLockErrorMsg);
+# a 409 without causes also answers a uid precondition, which is no stale version.
+_OPTIMISTIC_LOCK = "the object has been modified"
 _MANAGER = re.compile(r'conflict with "([^"]*)"')
 _NAMESPACE = re.compile(r'^namespaces "([^"]*)" not found')
 
@@ -79,6 +82,8 @@ def _conflict(message: str, reason: str, details: dict[str, Any]) -> errors.Clus
         return errors.AlreadyExists(message)
     causes = [c for c in details.get("causes") or [] if isinstance(c, dict)]
     fields = [c for c in causes if c.get("type") == "FieldManagerConflict"]
+    if not fields and _OPTIMISTIC_LOCK in message:
+        return errors.StaleVersion(message)
     if not fields:
         return errors.Conflict(message)
     conflicts = []

@@ -3,7 +3,7 @@ preconditions, and no new finalizers on an object being deleted."""
 
 from __future__ import annotations
 
-from headway.cluster.errors import Conflict, Invalid
+from headway.cluster.errors import Conflict, Invalid, StaleVersion
 from headway.cluster.local.objects import ObjectKey
 from headway.model.obj import Obj
 
@@ -28,9 +28,9 @@ def stale(key: ObjectKey, given: str, live: Obj) -> str:
 
 
 def check_version(key: ObjectKey, given: str | None, live: Obj) -> None:
-    """`Conflict` when a resourceVersion was given and the live object is at another."""
+    """`StaleVersion` when a resourceVersion was given and the live object is at another."""
     if given is not None and given != resource_version_of(live):
-        raise Conflict(stale(key, given, live))
+        raise StaleVersion(stale(key, given, live))
 
 
 def check_preconditions(obj: Obj, live: Obj | None, key: ObjectKey) -> None:
@@ -41,7 +41,7 @@ def check_preconditions(obj: Obj, live: Obj | None, key: ObjectKey) -> None:
             raise Conflict(f"{key} does not exist, but the write carries a precondition")
         return
     if given_rv and str(given_rv) != resource_version_of(live):
-        raise Conflict(stale(key, str(given_rv), live))
+        raise StaleVersion(stale(key, str(given_rv), live))
     if given_uid and given_uid != live["metadata"]["uid"]:
         raise Conflict(f"{key}: uid precondition {given_uid} does not match the live object")
 

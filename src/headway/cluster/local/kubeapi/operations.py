@@ -131,20 +131,9 @@ def replace(cluster: LocalCluster, req: Request) -> Obj:
 
 
 def _write(cluster: LocalCluster, req: Request, obj: Obj) -> Obj:
-    if req.dry_run:
-        live = get(cluster, req)
-        if obj["metadata"].get("resourceVersion") not in (None, live["metadata"]
-                                                           ["resourceVersion"]):
-            raise Conflict("the object has been modified; please apply your changes to the "
-                           "latest version and try again")
-        return dict(obj, metadata=dict(live["metadata"], **_managed_meta(obj)))
+    """PUT: the store's update, also for `dryRun=All` (every check, nothing stored)."""
     return cluster.update(obj, field_manager=req.writer, with_status=not req.kind.has_status,
-                          field_validation=req.field_validation)
-
-
-def _managed_meta(obj: Obj) -> dict[str, Any]:
-    keep = ("labels", "annotations", "finalizers", "ownerReferences")
-    return {k: v for k, v in obj["metadata"].items() if k in keep}
+                          field_validation=req.field_validation, dry_run=req.dry_run)
 
 
 def _write_status(cluster: LocalCluster, req: Request, obj: Obj, rv: str | None) -> Obj:

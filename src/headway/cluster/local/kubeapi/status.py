@@ -19,6 +19,7 @@ from headway.cluster.errors import (
     Invalid,
     NamespaceNotFound,
     NotFound,
+    StaleVersion,
     UnknownKind,
 )
 from headway.model.yamlload import format_path
@@ -100,7 +101,7 @@ def status_for(error: ClusterError, target: Target) -> ApiError:
     if isinstance(error, UnknownKind):
         return ApiError(404, "NotFound", f"the server could not find the requested resource "
                                          f"({error})")
-    if isinstance(error, Conflict) and "stale" in str(error):
+    if isinstance(error, StaleVersion):
         return ApiError(409, "Conflict", f"Operation cannot be fulfilled on {what}: the object "
                         f"has been modified; please apply your changes to the latest version "
                         f"and try again ({error})")
