@@ -217,3 +217,21 @@ async def test_a_secret_never_reaches_logs_state_or_messages(
     written: list[Any] = [state, caplog.text, delivery.last_error, delivery.notification.message]
     assert not [text for text in written if TOKEN in text]
     assert "***" in delivery.last_error and "***" in delivery.notification.message
+
+
+async def test_a_bad_service_setting_is_a_failed_delivery_and_the_worker_goes_on(
+    world: World, receiver: Receiver
+) -> None:
+    world.configure(**{
+        "service.webhook.receiver": f"url: {receiver.url}\nbasicAuth: {{username: u}}\n",
+        "service.webhook.other": f"url: {receiver.url}/other\n",
+    })
+    world.app("Failed", annotations={
+        **SUBSCRIBE, "notifications.argoproj.io/subscribe.on-sync-failed.other": "",
+    })
+    world.apps.step(WEB)
+    await eventually(lambda: receiver.requests, timeout=10, what="the other service's call")
+    await eventually(lambda: world.sent("false") == 1, timeout=10, what="the bad one failing")
+    failed = [d for d in world.core.state.outbox.values() if d.attempts == 1]
+    assert [d.last_error for d in failed] == ["receiver: KeyError: 'password'"]
+    assert [r.path for r in receiver.requests] == ["/other"]

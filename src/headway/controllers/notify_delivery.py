@@ -122,6 +122,10 @@ class DeliveryWorker:
             self._metrics.deliveries.labels(**labels, succeeded="false").inc()
             self._failed(delivery, str(err))
             return
+        except Exception as err:  # a bad service setting must not stop the worker
+            self._metrics.deliveries.labels(**labels, succeeded="false").inc()
+            self._failed(delivery, redactor.text(f"{n.service}: {type(err).__name__}: {err}"))
+            return
         self._metrics.deliveries.labels(**labels, succeeded="true").inc()
         self._state.outbox.pop(n.key, None)
 
