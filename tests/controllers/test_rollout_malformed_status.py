@@ -12,9 +12,13 @@ from typing import Any
 
 import pytest
 from rollout_harness import Harness, rollout
+from typer.testing import CliRunner
 
+from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 
+runner = CliRunner()
+_register_all()
 STEPS = [{"setWeight": 25}, {"pause": {}}, {"setWeight": 50}, {"pause": {}}]
 
 
@@ -75,3 +79,24 @@ def test_mended_status_lets_the_rollout_go_on(tmp_path: Path, clock: VirtualCloc
     status = h.status()
     assert status["phase"] == "Paused"
     assert all(c["type"] != "InvalidSpec" for c in status["conditions"])
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"pauseConditions": 5}, "status.pauseConditions"),
+        ({"conditions": 5, "canary": "x"}, "status.conditions"),
+        ({"currentStepIndex": "two"}, "status.currentStepIndex"),
+    ],
+)
+def test_the_cli_views_show_a_malformed_status_instead_of_failing(
+    tmp_path: Path, clock: VirtualClock, changes: dict[str, Any], field: str
+) -> None:
+    h = _paused_update(tmp_path, clock)
+    h.patch_status(changes)
+    shown = runner.invoke(app, ["rollouts", "get", "web", "--state-dir", str(tmp_path)])
+    assert shown.exception is None, shown.output
+    assert f"InvalidSpec: {field}: expected" in " ".join(shown.output.split())
+    described = runner.invoke(app, ["describe", "rollout", "web", "--state-dir", str(tmp_path)])
+    assert described.exception is None, described.output
+    assert "Conditions:" in described.output

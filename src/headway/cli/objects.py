@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -277,8 +277,7 @@ def describe(
             ("Created", meta.get("creationTimestamp")),
         ):
             typer.echo(f"{label + ':':<14}{value}")
-        status = dict(obj.get("status") or {})
-        conditions = status.pop("conditions", [])
+        status, conditions = _status_and_conditions(obj.get("status"))
         dumped = yaml.safe_dump(status, sort_keys=False) if status else "{}\n"
         typer.echo("Status:\n" + _indent(dumped))
         typer.echo("Conditions:")
@@ -287,6 +286,19 @@ def describe(
             typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
         typer.echo("Events:")
         _describe_events(redact_urls_in(events_for(cluster, obj)[-15:]))
+
+
+def _status_and_conditions(found: object) -> tuple[object, list[Mapping[str, Any]]]:
+    """The status to print as YAML and the conditions to print as rows; a status or a
+    conditions list of another shape (written through the API) is printed as it is."""
+    if not isinstance(found, Mapping):
+        return found, []
+    status = dict(found)
+    conditions = status.get("conditions") or []
+    if not isinstance(conditions, list) or not all(isinstance(c, Mapping) for c in conditions):
+        return status, []
+    status.pop("conditions", None)
+    return status, conditions
 
 
 def _describe_events(recent: list[Obj]) -> None:

@@ -150,11 +150,17 @@ def get(
 ) -> None:
     """A Rollout: status, steps, weights, ReplicaSets, pods and analysis runs."""
     from headway.controllers.rollout_inputs import parse_rollout_object
+    from headway.rollout.status_shape import status_problem
+
     console = Console()
     with _open(state_dir) as cluster:
 
         def view() -> RenderableType:
             obj = cluster.get(actions.ARGO_API, "Rollout", name, namespace)
+            malformed = status_problem(obj.get("status"))
+            if malformed:  # nothing of the status can be trusted to show
+                return Text(f"InvalidSpec: {malformed} (the controller does not act on it "
+                            "until the status is mended)", "red")
             rollout, problem = parse_rollout_object(obj)
             shown = render(summarize(cluster, namespace, name, rollout))
             if not problem:

@@ -207,8 +207,8 @@ def undo(cluster: Cluster, namespace: str, name: str, *, to_revision: int | None
     else:
         target = next((rs for rs in sets if view_of(rs).revision == to_revision), None)
     if target is None:
-        wanted = "a previous revision" if to_revision is None else f"revision {to_revision}"
-        raise RolloutCommandError(f"rollout '{name}' has no {wanted}")
+        wanted = "no previous revision" if to_revision is None else f"no revision {to_revision}"
+        raise RolloutCommandError(f"rollout '{name}' has {wanted}")
     template = copy.deepcopy(target["spec"]["template"])
     (template.get("metadata") or {}).get("labels", {}).pop(HASH_LABEL, None)
     _edit_spec(cluster, namespace, name, lambda spec: spec.update(template=template))
