@@ -20,9 +20,11 @@ import httpx2
 import typer
 
 from headway.cli.runtime import running_pid
+from headway.cli.serve_lease import keep_leading, lead
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 from headway.clock import Clock, SystemClock
 from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.protocol import Cluster
 from headway.controllers.app_sources import DEFAULT_POLL_SECONDS
 from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
 from headway.engine import Engine, EngineSettings
@@ -56,26 +58,45 @@ async def serve(settings: EngineSettings, target: Target | None = None) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     target = target or Target(state_dir)
     with _leading(state_dir, clock), open_target(target, need_store=False) as cluster:
-        async with httpx2.AsyncClient() as http:
-            try:
-                engine = Engine(cluster=cluster, clock=clock, http=http, settings=settings)
-            except OSError as err:  # e.g. the --metrics-port is taken
-                port = settings.metrics_port
-                hint = f" (--metrics-port {port})" if port else ""
-                print(f"error: cannot start the controllers{hint}: {err}", file=sys.stderr)
-                raise SystemExit(1) from None
-            names = ", ".join(engine.controllers)
-            where = f"state {state_dir}" + (", Kubernetes API" if target.is_kubernetes else "")
-            print(f"serving {names} (pid {os.getpid()}, {where})", flush=True)
-            if not target.is_kubernetes and running_pid(RuntimePaths(state_dir)) is None:
-                # Allowed (the runtime may come later), but a wrong --state-dir looks the same.
-                print(
-                    f"note: no local runtime is running with state {state_dir}: Pods will not "
-                    "start until `headway runtime up` runs there",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            await engine.run(stop)
+        lease = await lead(cluster, clock, stop) if target.is_kubernetes else None
+        if target.is_kubernetes and lease is None:
+            return  # stopped while a standby
+        lost = asyncio.Event()
+        renewing = asyncio.create_task(keep_leading(lease, stop, lost)) if lease else None
+        try:
+            await _run_engine(settings, target, cluster, clock, stop)
+        finally:
+            if renewing is not None and lease is not None:
+                stop.set()
+                await renewing
+                lease.release()
+        if lost.is_set():
+            raise SystemExit(1)
+
+
+async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster,
+                      clock: Clock, stop: asyncio.Event) -> None:
+    state_dir = settings.state_dir
+    async with httpx2.AsyncClient() as http:
+        try:
+            engine = Engine(cluster=cluster, clock=clock, http=http, settings=settings)
+        except OSError as err:  # e.g. the --metrics-port is taken
+            port = settings.metrics_port
+            hint = f" (--metrics-port {port})" if port else ""
+            print(f"error: cannot start the controllers{hint}: {err}", file=sys.stderr)
+            raise SystemExit(1) from None
+        names = ", ".join(engine.controllers)
+        where = f"state {state_dir}" + (", Kubernetes API" if target.is_kubernetes else "")
+        print(f"serving {names} (pid {os.getpid()}, {where})", flush=True)
+        if not target.is_kubernetes and running_pid(RuntimePaths(state_dir)) is None:
+            # Allowed (the runtime may come later), but a wrong --state-dir looks the same.
+            print(
+                f"note: no local runtime is running with state {state_dir}: Pods will not "
+                "start until `headway runtime up` runs there",
+                file=sys.stderr,
+                flush=True,
+            )
+        await engine.run(stop)
 
 
 def _namespace_patterns(text: str) -> list[str]:

@@ -11,7 +11,8 @@ gives the lead up.
 so a killed serve never blocks the next one and there is no stale lock to clean up.
 
 On Kubernetes the same role belongs to a `coordination.k8s.io` Lease (renewed by the leader,
-taken over when it expires); that backend is not built yet.
+taken over when it expires): `lease_lock.LeaseLock`, which `headway serve --kubeconfig`
+takes.
 """
 
 from __future__ import annotations
