@@ -285,3 +285,18 @@ class CountingLists:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.store, name)
+
+
+def app_with_presync_and_syncfail_hooks(tmp_path: Path, clock: VirtualClock) -> Harness:
+    """The automated Application `shop`: a PreSync Job `migrate` (deleted when it fails), a
+    SyncFail Job `notify` and a ConfigMap `settings`."""
+    files = {
+        "app/all.yaml": manifests(
+            hook_job("migrate", "PreSync", policy="HookFailed"),
+            hook_job("notify", "SyncFail"),
+            config_map("settings"),
+        )
+    }
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("shop", h.remote.url, path="app", automated={}))
+    return h

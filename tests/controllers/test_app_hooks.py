@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app_harness import (
+    app_with_presync_and_syncfail_hooks,
     application,
     config_map,
     hook_job,
@@ -46,15 +47,7 @@ def test_presync_hook_runs_first_and_hook_succeeded_deletes_it(
 def test_failing_presync_hook_stops_the_sync_before_anything_is_applied(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    files = {
-        "app/all.yaml": manifests(
-            hook_job("migrate", "PreSync", policy="HookFailed"),
-            hook_job("notify", "SyncFail"),
-            config_map("settings"),
-        )
-    }
-    h = make_harness(tmp_path, clock, files)
-    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h = app_with_presync_and_syncfail_hooks(tmp_path, clock)
     h.run("shop", _waiting_on("migrate"))
     h.finish_job("migrate", ok=False)
     status = h.run("shop", lambda s: phase(s) == "Failed")

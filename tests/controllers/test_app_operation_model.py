@@ -10,6 +10,7 @@ from typing import Any
 from app_harness import (
     APPS_NS,
     Harness,
+    app_with_presync_and_syncfail_hooks,
     application,
     config_map,
     hook_job,
@@ -61,15 +62,7 @@ def test_each_persisted_state_of_a_successful_sync_round_trips(
 def test_each_persisted_state_of_a_failed_sync_round_trips(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
-    files = {
-        "app/all.yaml": manifests(
-            hook_job("migrate", "PreSync", policy="HookFailed"),
-            hook_job("notify", "SyncFail"),
-            config_map("settings"),
-        )
-    }
-    h = make_harness(tmp_path, clock, files)
-    h.install(application("shop", h.remote.url, path="app", automated={}))
+    h = app_with_presync_and_syncfail_hooks(tmp_path, clock)
     states = _states_until_finished(h, {"migrate": False})
     assert states[-1]["phase"] == "Failed"
     assert states[-1].get("syncFailHooksRun") is True
