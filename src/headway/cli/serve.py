@@ -176,6 +176,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
 
+        Also the Git convergence of aborted rollouts, notifications in Argo's format
+        (docs/notifications.md) and the object metrics of /metrics (docs/metrics.md).
+
         Against the local runtime's store, or a Kubernetes cluster with --kubeconfig /
         --context / --in-cluster. One serve per state directory: a second one there exits 1
         naming the running one.
