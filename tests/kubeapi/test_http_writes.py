@@ -185,3 +185,23 @@ def test_a_dry_run_put_is_the_stores_update_without_the_write(api: Api) -> None:
     api.store.update(configmap("d", a="5"))  # `version` is stale now: the usual 409
     stale = httpx2.put(f"{api.url}{CM}/d", params={"dryRun": "All"}, json=changed)
     assert stale.status_code == 409 and "has been modified" in stale.json()["message"]
+
+
+def test_a_dry_run_status_write_is_checked_like_a_real_one(api: Api) -> None:
+    """`dryRun=All` on `/status` answered the request body back unchecked; now the store's
+    patch_status runs every check and stores nothing."""
+    created = api.store.create(deployment("web", replicas=2))
+    version = created["metadata"]["resourceVersion"]
+    body = dict(created, status={"replicas": 2})
+    answer = _ok(httpx2.put(f"{api.url}{DEPLOY}/web/status", params={"dryRun": "All"},
+                            json=body))
+    assert answer["status"] == {"replicas": 2}
+    live = api.store.get("apps/v1", "Deployment", "web", "default")
+    assert live.get("status") != {"replicas": 2}
+    assert live["metadata"]["resourceVersion"] == version
+    api.store.update(deployment("web", replicas=3))  # `version` is stale now
+    stale = httpx2.put(f"{api.url}{DEPLOY}/web/status", params={"dryRun": "All"}, json=body)
+    assert stale.status_code == 409, stale.text
+    missing = httpx2.put(f"{api.url}{DEPLOY}/nope/status", params={"dryRun": "All"},
+                         json=dict(body, metadata={"name": "nope", "namespace": "default"}))
+    assert missing.status_code == 404, missing.text

@@ -461,7 +461,10 @@ class LocalCluster:
         status: Obj,
         *,
         resource_version: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
+        """Replace the status subresource (`resource_version` a precondition); `dry_run`
+        checks everything and returns the result without storing it."""
         if not isinstance(status, Mapping):
             raise Invalid(f"{kind} {name}: status must be a mapping")
         problem = not_json(dict(status))
@@ -477,6 +480,8 @@ class LocalCluster:
                 return _presented(live, api_version)
             updated = clone(live)
             updated["status"] = clone(dict(status))
+            if dry_run:
+                return _presented(updated, api_version)
             stored = self._commit(conn, updated, live)
         return _presented(stored, api_version)
 

@@ -137,11 +137,9 @@ def _write(cluster: LocalCluster, req: Request, obj: Obj) -> Obj:
 
 
 def _write_status(cluster: LocalCluster, req: Request, obj: Obj, rv: str | None) -> Obj:
-    if req.dry_run:
-        return obj
     return cluster.patch_status(req.kind.api_version, req.kind.kind, req.path.name,
                                 req.path.namespace, obj.get("status") or {},
-                                resource_version=rv)
+                                resource_version=rv, dry_run=req.dry_run)
 
 
 def patch(cluster: LocalCluster, req: Request) -> Obj:
