@@ -2,8 +2,8 @@
 
 Objects cross this boundary as plain JSON-like dicts shaped exactly like Kubernetes
 objects (`apiVersion`, `kind`, `metadata`, `spec`, `status`). Backends: the local runtime
-(`headway.cluster.local`) and, later, Kubernetes through lightkube. The contract tests in
-`tests/cluster/contract/` run the same cases against every backend.
+(`headway.cluster.local`) and Kubernetes through lightkube (`headway.cluster.kube`). The
+contract tests in `tests/cluster/contract/` run the same cases against every backend.
 """
 
 from __future__ import annotations
