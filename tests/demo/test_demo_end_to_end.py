@@ -14,9 +14,9 @@ import httpx2
 import pygit2
 import pytest
 
-from headway.cli.demo_observe import revision_requests
 from headway.clock import SystemClock
 from headway.cluster.local.store import LocalCluster
+from headway.demo.observe import revision_requests
 
 pytestmark = pytest.mark.slow
 

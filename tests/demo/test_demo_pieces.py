@@ -16,13 +16,13 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from headway.cli import demo
-from headway.cli.demo_layout import DemoLayout, DemoSetupError, examples_dir
-from headway.cli.demo_observe import RunView, narrate, revision_requests, rollout_view, run_views
-from headway.cli.demo_repo import ROLLOUT_FILE, DemoRepo
-from headway.cli.demo_summary import FinalState
-from headway.cli.demo_traffic import NOT_THE_APP, TrafficGenerator
 from headway.cli.main import _register_all, app
+from headway.demo import launch
+from headway.demo.layout import DemoLayout, DemoSetupError, examples_dir
+from headway.demo.observe import RunView, narrate, revision_requests, rollout_view, run_views
+from headway.demo.repo import ROLLOUT_FILE, DemoRepo
+from headway.demo.summary import FinalState
+from headway.demo.traffic import NOT_THE_APP, TrafficGenerator
 
 
 def rollout(image: str, **status: Any) -> dict[str, Any]:
@@ -203,7 +203,7 @@ def test_traffic_generator_stays_on_loopback() -> None:
 
 
 def test_traffic_since_reports_each_version_between_two_tallies() -> None:
-    from headway.cli.demo_traffic import TrafficCounts, traffic_since
+    from headway.demo.traffic import TrafficCounts, traffic_since
 
     first = TrafficCounts({("v2", 200): 100})
     later = TrafficCounts({("v2", 200): 150, ("v3", 200): 4, ("v3", 500): 2, ("(no answer)", 0): 1})
@@ -229,8 +229,8 @@ def test_narration_of_progress_and_promotion() -> None:
 def test_a_used_directory_is_refused_and_nothing_in_it_is_stopped(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from headway.cli.demo import _run
-    from headway.cli.demo_run import DemoOptions
+    from headway.demo.launch import run_demo
+    from headway.demo.run import DemoOptions
 
     child = subprocess.Popen(["true"])
     child.wait()
@@ -241,7 +241,7 @@ def test_a_used_directory_is_refused_and_nothing_in_it_is_stopped(tmp_path: Path
     # Someone else's state: had the demo tried to stop it, the dead pid's file would be gone.
     (state / "serve.pid").write_text(f"{gone}\n")
     console = Console(record=True, width=200)
-    code = _run(console, DemoOptions(tmp_path), temporary=False)
+    code = run_demo(console, DemoOptions(tmp_path), temporary=False)
     assert code == 1
     assert "is not empty" in console.export_text()
     assert (state / "serve.pid").read_text() == f"{gone}\n"
@@ -256,7 +256,7 @@ def test_kept_demo_hints_name_a_runnable_program_on_unwrapped_lines(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # `headway` is not on PATH
     monkeypatch.setattr(sys, "argv", [str(script), "demo", "--keep"])
     console = Console(record=True, width=40)
-    demo._explore_hints(console, tmp_path / "run")
+    launch.explore_hints(console, tmp_path / "run")
     lines = console.export_text().splitlines()
     assert f"  {script} get pods -n demo -o wide" in lines
     assert f"Stop it with: {script} demo --stop --dir {tmp_path / 'run'}" in lines

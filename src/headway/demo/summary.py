@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.table import Table
 
-from headway.cli.demo_observe import RevisionRequests
-from headway.cli.demo_repo import GitCommit
+from headway.demo.observe import RevisionRequests
+from headway.demo.repo import GitCommit
 
 __all__ = ["DemoSummary", "FinalState", "ReleaseOutcome", "render_summary"]
 

@@ -17,8 +17,12 @@ import httpx2
 import yaml
 from rich.console import Console
 
-from headway.cli.demo_layout import DemoLayout, DemoSetupError, examples_dir
-from headway.cli.demo_observe import (
+from headway.clock import SystemClock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.runtime import RuntimePaths
+from headway.cluster.local.store import LocalCluster
+from headway.demo.layout import DemoLayout, DemoSetupError, examples_dir
+from headway.demo.observe import (
     RevisionRequests,
     RolloutView,
     narrate,
@@ -26,7 +30,7 @@ from headway.cli.demo_observe import (
     rollout_view,
     run_views,
 )
-from headway.cli.demo_processes import (
+from headway.demo.processes import (
     metrics_address,
     serve_controllers,
     start_runtime,
@@ -34,14 +38,11 @@ from headway.cli.demo_processes import (
     stop_runtime,
     stop_serve,
 )
-from headway.cli.demo_repo import DemoRepo
-from headway.cli.demo_summary import DemoSummary, FinalState, ReleaseOutcome
-from headway.cli.demo_traffic import TrafficCounts, TrafficGenerator, traffic_since
-from headway.cli.demo_webhook import DEMO_TRIGGERS, DemoWebhook
-from headway.clock import SystemClock
-from headway.cluster.errors import NotFound
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
+from headway.demo.repo import DemoRepo
+from headway.demo.summary import DemoSummary, FinalState, ReleaseOutcome
+from headway.demo.traffic import TrafficCounts, TrafficGenerator, traffic_since
+from headway.demo.waiting import WaitTimedOut, wait_until
+from headway.demo.webhook import DEMO_TRIGGERS, DemoWebhook
 from headway.engine import ALL_LOOPS, controller_names
 
 __all__ = ["DemoFailed", "DemoOptions", "DemoSession"]
@@ -151,29 +152,38 @@ class DemoSession:
                 self._done_runs.add(run.name)
         return rollout_view(rollout, fresh)
 
-    def watch(
-        self, until: Callable[[RolloutView], bool], *, what: str, timeout: float | None = None
-    ) -> RolloutView:
-        deadline = time.monotonic() + (timeout or self.options.stage_timeout)
-        while True:
-            current = self.view()
-            if current is not None:
-                lines = narrate(self._last, current)
-                for line in lines:
-                    self.say(line, "red" if "ABORTED" in line or "Failed" in line else "")
-                if any(line.startswith(("step", "all", "ABORTED")) for line in lines):
-                    self._say_traffic()
-                self._last = current
-                if until(current):
-                    return current
-            if time.monotonic() > deadline:
-                seen = f"phase {current.phase}: {current.message}" if current else "no Rollout yet"
-                raise DemoFailed(
-                    f"{what} did not happen within {timeout or self.options.stage_timeout:.0f}s "
-                    f"(last seen: {seen}); logs: {self.layout.serve_log}, "
-                    f"{RuntimePaths(self.layout.state).log}"
-                )
-            time.sleep(0.2)
+    def narrate_change(self, current: RolloutView | None) -> None:
+        """Say what changed since the last look (steps, weights, analysis, the abort) and,
+        at a step or the abort, the traffic each version answered since the previous one."""
+        if current is None:
+            return
+        lines = narrate(self._last, current)
+        for line in lines:
+            self.say(line, "red" if "ABORTED" in line or "Failed" in line else "")
+        if any(line.startswith(("step", "all", "ABORTED")) for line in lines):
+            self._say_traffic()
+        self._last = current
+
+    def watch(self, until: Callable[[RolloutView], bool], *, what: str) -> RolloutView:
+        """Narrate the Rollout until `until` holds; DemoFailed after the stage timeout."""
+        try:
+            seen = wait_until(
+                self.view,
+                lambda current: current is not None and until(current),
+                timeout=self.options.stage_timeout,
+                what=what,
+                progress=self.narrate_change,
+            )
+        except WaitTimedOut as err:
+            last: RolloutView | None = err.last
+            said = f"phase {last.phase}: {last.message}" if last else "no Rollout yet"
+            raise DemoFailed(
+                f"{what} did not happen within {self.options.stage_timeout:.0f}s "
+                f"(last seen: {said}); logs: {self.layout.serve_log}, "
+                f"{RuntimePaths(self.layout.state).log}"
+            ) from None
+        assert seen is not None  # `done` holds only for a view
+        return seen
 
     def _say_traffic(self) -> None:
         """Answers per version since the previous traffic line."""
@@ -217,14 +227,18 @@ class DemoSession:
 
     def _virtual_service_address(self) -> str:
         assert self.cluster is not None
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            vs = self.cluster.get("networking.istio.io/v1beta1", "VirtualService", "web", NAMESPACE)
-            address = (vs["metadata"].get("annotations") or {}).get("headway.dev/address")
-            if address:
-                return str(address)
-            time.sleep(0.2)
-        raise DemoFailed("the local mesh gave the VirtualService no address within 20s")
+        cluster = self.cluster
+
+        def address() -> str:
+            vs = cluster.get("networking.istio.io/v1beta1", "VirtualService", "web", NAMESPACE)
+            return str((vs["metadata"].get("annotations") or {}).get("headway.dev/address") or "")
+
+        try:
+            return wait_until(address, bool, timeout=20, what="the VirtualService's address")
+        except WaitTimedOut:
+            raise DemoFailed(
+                "the local mesh gave the VirtualService no address within 20s"
+            ) from None
 
     def release_good(self, tag: str) -> None:
         self.stage(f"2. Releasing {tag}, a good release")
@@ -254,17 +268,21 @@ class DemoSession:
     def _await_revert(self, bad_sha: str, stable_tag: str) -> None:
         self.stage("4. Converging Git")
         repo = self._repo()
-        deadline = time.monotonic() + self.options.stage_timeout
-        while not repo.reverts_since(bad_sha):
-            if time.monotonic() > deadline:
-                self._note(
-                    f"no revert commit appeared in {self.layout.repo}; see "
-                    "`headway describe rollout web -n demo` (GitConvergence condition)"
-                )
-                return
-            self.watch(lambda v: True, what="")  # keep narrating
-            time.sleep(0.2)
-        revert = repo.reverts_since(bad_sha)[0]
+        try:
+            reverts = wait_until(
+                lambda: repo.reverts_since(bad_sha),
+                bool,
+                timeout=self.options.stage_timeout,
+                what="Headway's revert commit",
+                progress=lambda _: self.narrate_change(self.view()),  # the abort settles meanwhile
+            )
+        except WaitTimedOut:
+            self._note(
+                f"no revert commit appeared in {self.layout.repo}; see "
+                "`headway describe rollout web -n demo` (GitConvergence condition)"
+            )
+            return
+        revert = reverts[0]
         self.summary = replace(self.summary, revert=revert)
         self.say(f"Headway committed {revert.short}: {revert.subject}", "bold")
         self.watch(
@@ -276,12 +294,16 @@ class DemoSession:
     def _await_notifications(self) -> None:
         webhook = self.webhook
         assert webhook is not None
-        deadline = time.monotonic() + self.options.stage_timeout
-        while not set(DEMO_TRIGGERS) <= set(webhook.heard()):
-            if time.monotonic() > deadline:
-                self._note(f"the webhook receiver heard only {webhook.heard()}")
-                return
-            time.sleep(0.2)
+        try:
+            wait_until(
+                webhook.heard,
+                lambda heard: set(DEMO_TRIGGERS) <= set(heard),
+                timeout=self.options.stage_timeout,
+                what="the webhook receiver hearing the abort and the revert",
+            )
+        except WaitTimedOut:
+            self._note(f"the webhook receiver heard only {webhook.heard()}")
+            return
         heard = [t for t in webhook.heard() if t in DEMO_TRIGGERS]
         self.say(f"webhook receiver heard {', '.join(heard)}", "bold")
 
@@ -335,19 +357,26 @@ class DemoSession:
         return revision_requests(text, pod_hash)
 
     def _application_status(self, *, settle: float) -> dict[str, Any]:
-        """The Application's status once it reports Synced (waiting up to `settle` s)."""
+        """The Application's status once it reports Synced (waiting up to `settle` s), else
+        the status last seen ({} when there is no Application)."""
         assert self.cluster is not None
-        deadline = time.monotonic() + settle
-        while True:
+        cluster = self.cluster
+
+        def status() -> dict[str, Any] | None:
             try:
-                app = self.cluster.get(API, "Application", "web", "argocd")
+                app = cluster.get(API, "Application", "web", "argocd")
             except NotFound:
-                return {}
-            status: dict[str, Any] = app.get("status") or {}
-            synced = (status.get("sync") or {}).get("status") == "Synced"
-            if synced or time.monotonic() > deadline:
-                return status
-            time.sleep(0.2)
+                return None
+            return dict(app.get("status") or {})
+
+        def synced(seen: dict[str, Any] | None) -> bool:
+            return seen is None or (seen.get("sync") or {}).get("status") == "Synced"
+
+        try:
+            found = wait_until(status, synced, timeout=settle, what="the Application syncing")
+        except WaitTimedOut as err:
+            found = err.last
+        return found or {}
 
     def _final_state(self) -> FinalState | None:
         view = self.view()

@@ -9,10 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from headway.cli.demo_layout import DemoLayout, DemoSetupError
+from headway.demo.layout import DemoLayout, DemoSetupError
+from headway.demo.waiting import WaitTimedOut, wait_until
 
 __all__ = [
     "metrics_address",
@@ -54,14 +54,19 @@ def stop_runtime(layout: DemoLayout) -> str:
 
 def metrics_address(layout: DemoLayout, *, timeout: float = 15.0) -> str:
     """The mesh's runtime-wide metrics address (`host:port`) from `runtime.json`, or ""."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def recorded() -> str:
         with contextlib.suppress(OSError, ValueError):
             info = json.loads((layout.state / "runtime.json").read_text())
-            if info.get("metricsAddress"):
-                return str(info["metricsAddress"])
-        time.sleep(0.1)
-    return ""
+            return str(info.get("metricsAddress") or "")
+        return ""
+
+    try:
+        return wait_until(
+            recorded, bool, timeout=timeout, what="the mesh's metrics address", interval=0.1
+        )
+    except WaitTimedOut:
+        return ""
 
 
 def start_serve(layout: DemoLayout, *extra: str) -> int:
@@ -79,20 +84,33 @@ def start_serve(layout: DemoLayout, *extra: str) -> int:
     return child.pid
 
 
+def _announced_controllers(layout: DemoLayout, pid: int) -> list[str]:
+    """The names in serve's start line (`serving a, b (pid ...)`), [] before it is written;
+    DemoSetupError when serve has exited instead."""
+    with contextlib.suppress(OSError):
+        for line in layout.serve_log.read_text(errors="replace").splitlines():
+            if line.startswith("serving ") and "(pid" in line:
+                names = line.removeprefix("serving ").split(" (pid", 1)[0]
+                return [n.strip() for n in names.split(",") if n.strip()]
+    if not _alive(pid):
+        tail = layout.serve_log.read_text(errors="replace")[-800:]
+        raise DemoSetupError(f"`headway serve` exited; its log ends:\n{tail}")
+    return []
+
+
 def serve_controllers(layout: DemoLayout, pid: int, *, timeout: float = 20.0) -> list[str]:
-    """The controller names `headway serve` printed on start (`serving a, b (pid ...)`)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            for line in layout.serve_log.read_text(errors="replace").splitlines():
-                if line.startswith("serving ") and "(pid" in line:
-                    names = line.removeprefix("serving ").split(" (pid", 1)[0]
-                    return [n.strip() for n in names.split(",") if n.strip()]
-        if not _alive(pid):
-            tail = layout.serve_log.read_text(errors="replace")[-800:]
-            raise DemoSetupError(f"`headway serve` exited; its log ends:\n{tail}")
-        time.sleep(0.1)
-    raise DemoSetupError(f"`headway serve` did not start within {timeout:.0f}s")
+    """Wait for `headway serve` to be ready: it prints the controllers it runs once they are
+    built and it holds the state directory's lock. Returns their names."""
+    try:
+        return wait_until(
+            lambda: _announced_controllers(layout, pid),
+            bool,
+            timeout=timeout,
+            what="`headway serve` starting",
+            interval=0.1,
+        )
+    except WaitTimedOut:
+        raise DemoSetupError(f"`headway serve` did not start within {timeout:.0f}s") from None
 
 
 def _alive(pid: int) -> bool:
@@ -121,12 +139,22 @@ def stop_serve(layout: DemoLayout, *, grace: float = 10.0) -> bool:
         layout.serve_pid.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _alive(pid):
+    if not _exited(pid, timeout=grace):
         os.kill(pid, signal.SIGKILL)
-        while _alive(pid):
-            time.sleep(0.05)
+        _exited(pid, timeout=grace)
     layout.serve_pid.unlink(missing_ok=True)
+    return True
+
+
+def _exited(pid: int, *, timeout: float) -> bool:
+    try:
+        wait_until(
+            lambda: _alive(pid),
+            lambda alive: not alive,
+            timeout=timeout,
+            what=f"pid {pid} exiting",
+            interval=0.05,
+        )
+    except WaitTimedOut:
+        return False
     return True
