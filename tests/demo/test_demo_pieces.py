@@ -271,3 +271,20 @@ def test_a_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, result.output
         assert "is a file" in " ".join(result.output.replace("│", " ").split())
+
+
+def test_serve_is_ready_when_it_names_its_controllers_and_an_exit_is_said_at_once(
+    tmp_path: Path,
+) -> None:
+    from headway.demo.processes import serve_controllers
+
+    layout = DemoLayout(tmp_path)
+    layout.state.mkdir()
+    layout.serve_log.write_text("note: something first\n")
+    child = subprocess.Popen(["true"])
+    child.wait()
+    # An exited serve that never said it was serving: the wait ends with its log, not a timeout.
+    with pytest.raises(DemoSetupError, match="exited; its log ends:\nnote: something first"):
+        serve_controllers(layout, child.pid, timeout=30)
+    layout.serve_log.write_text("serving rollouts, applications (pid 1, state x)\n")
+    assert serve_controllers(layout, child.pid, timeout=0) == ["rollouts", "applications"]
