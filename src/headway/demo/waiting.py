@@ -3,8 +3,9 @@ passes, narrating what each look saw.
 
 The demo runs real processes on real time, so it never sleeps a fixed time hoping something
 happened: every wait (the mesh's metrics address, `headway serve` being ready, a Rollout
-reaching a phase, Headway's revert commit, the Application syncing it, serve exiting) goes
-through `wait_until`, which names what was awaited and what was seen last when it gives up.
+reaching a phase, Headway's revert commit, the webhook hearing it, the Application syncing it,
+serve exiting) goes through `wait_until`, which names what was awaited and what was seen last
+when it gives up.
 """
 
 from __future__ import annotations
