@@ -153,11 +153,18 @@ def _start_in_background(paths: RuntimePaths, config: Path | None, api_port: int
     raise typer.Exit(1)
 
 
+def _lock_holder_pid(paths: RuntimePaths) -> int | None:
+    """The pid of a runtime that holds the lock but has no pidfile (still starting, or its
+    pidfile was removed): `down` stops it all the same."""
+    holder = holder_of(paths.lock)
+    return holder.pid if holder is not None and holder.pid and process_alive(holder.pid) else None
+
+
 @runtime_app.command("down")
 def down(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Stop the runtime and every process it started; verify none remain."""
     paths = RuntimePaths(state_dir)
-    pid = running_pid(paths)
+    pid = running_pid(paths) or _lock_holder_pid(paths)
     if pid is not None:
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
