@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from headway.check.drill_engine import DrillEngine, DrillSettings
 from headway.check.manifest import as_dict, group_of, name_of, namespace_of
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
@@ -68,6 +69,8 @@ class CheckContext:
     * `load_problems` — files of the repository that could not be read as YAML.
     * `external_templates` — (Cluster)AnalysisTemplate names the check config declares as
       installed from outside the repository.
+    * `drill` — the drill engine the drill rules replay Rollouts with (None: they are off),
+      and `drill_settings` — the scenario it plays (`drill:` in the check config).
     """
 
     units: tuple[AppUnit, ...]
@@ -77,6 +80,8 @@ class CheckContext:
     library_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     load_problems: tuple[Diagnostic, ...] = ()
     external_templates: frozenset[str] = frozenset()
+    drill: DrillEngine | None = None
+    drill_settings: DrillSettings = field(default_factory=DrillSettings)
 
     @cached_property
     def all_objects(self) -> tuple[Document, ...]:

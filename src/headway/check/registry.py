@@ -9,6 +9,7 @@ from headway.check import (
     analysis_rules,
     application,
     diffing,
+    drill_gates,
     empty_result,
     ordering,
     progressive,
@@ -125,6 +126,11 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     ),
     RegisteredCheck(
         (template_refs.MISSING_ANALYSIS_TEMPLATE,), template_refs.check_missing_templates
+    ),
+    RegisteredCheck((template_refs.UNPASSED_TEMPLATE_ARG,), template_refs.check_unpassed_args),
+    RegisteredCheck(
+        (drill_gates.ANALYSIS_NEVER_FIRES, drill_gates.ANALYSIS_FALSE_ABORTS),
+        drill_gates.check_drill_gates,
     ),
     RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
     RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),

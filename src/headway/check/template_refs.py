@@ -13,9 +13,15 @@ from collections.abc import Iterable
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.gates import GateRef, gate_refs
-from headway.check.manifest import name_of
+from headway.check.manifest import as_dict, as_list, name_of
+from headway.model.yamlload import Document
 
-__all__ = ["MISSING_ANALYSIS_TEMPLATE", "check_missing_templates"]
+__all__ = [
+    "MISSING_ANALYSIS_TEMPLATE",
+    "UNPASSED_TEMPLATE_ARG",
+    "check_missing_templates",
+    "check_unpassed_args",
+]
 
 MISSING_ANALYSIS_TEMPLATE = Rule(
     id="HW212",
@@ -26,6 +32,18 @@ MISSING_ANALYSIS_TEMPLATE = Rule(
     "Rollout cannot start its analysis and stalls or errors mid-release.",
     hint="Fix the templateName, add the template to the repository, or list a template "
     "installed by other means under `externalTemplates:` in the check config.",
+)
+
+UNPASSED_TEMPLATE_ARG = Rule(
+    id="HW213",
+    slug="unpassed-template-arg",
+    severity=Severity.ERROR,
+    title="An analysis template argument with no value that the Rollout never passes",
+    rationale="An argument with no value, no valueFrom and no value from the Rollout cannot be "
+    "resolved: the controller cannot create the AnalysisRun, and the release stalls or errors "
+    "at the gate (often a `stable-hash` arg added for a comparison and never wired).",
+    hint="Pass it in the Rollout's analysis `args:` (a pod-template hash with `valueFrom: "
+    "{podTemplateHashValue: Stable}` or `Latest`), or give it a `value` in the template.",
 )
 
 _KINDS = ("AnalysisTemplate", "ClusterAnalysisTemplate")
@@ -78,3 +96,35 @@ def check_missing_templates(ctx: CheckContext) -> Iterable[Finding]:
                     app=unit.name,
                     hint=_suggestion(ctx, kind, ref.template_name),
                 )
+
+
+def _unvalued_args(template: Document) -> list[str]:
+    """Template args with neither a `value` nor a `valueFrom`: the caller must pass them."""
+    spec = as_dict(as_dict(template.obj).get("spec"))
+    return [
+        str(arg["name"])
+        for arg in map(as_dict, as_list(spec.get("args")))
+        if arg.get("name") and arg.get("value") is None and not arg.get("valueFrom")
+    ]
+
+
+def check_unpassed_args(ctx: CheckContext) -> Iterable[Finding]:
+    for unit in ctx.units:
+        for rollout in unit.of_kind("Rollout"):
+            for ref in gate_refs(ctx, unit, rollout):
+                if ref.template is None:
+                    continue
+                passed = {str(a.get("name")) for a in ref.args}
+                for name in _unvalued_args(ref.template):
+                    if name in passed:
+                        continue
+                    yield finding_at(
+                        UNPASSED_TEMPLATE_ARG,
+                        rollout,
+                        path=(*ref.path, "templateName"),
+                        message=f"{ref.template_kind}/{ref.template_name} declares arg "
+                        f"{name!r} with no value, and Rollout/{rollout.name} does not pass it "
+                        f"in its {_where(ref)} ({'.'.join(map(str, ref.path[:-2]))}.args): the "
+                        "analysis cannot be created and the rollout stalls or errors there",
+                        app=unit.name,
+                    )

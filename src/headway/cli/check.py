@@ -26,6 +26,7 @@ from headway.check.registry import ALL_RULES, run_checks
 from headway.cli.check_loader import RepositoryLoader, collect_crds
 from headway.cli.check_report import render_json, render_sarif, render_text
 from headway.cli.check_transition import TransitionError, transition_findings
+from headway.drill.scenario import ScenarioError, parse_scenario
 from headway.model import yamlload
 from headway.model.diagnostics import Severity
 from headway.source.tree import FilesystemTree, GitTree, TreeReader
@@ -110,9 +111,13 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
             continue
         try:
             data = yamlload.load_one(file.read_text(encoding="utf-8"))
-            return parse_config(data, str(file), {r.id for r in ALL_RULES}), file.parent
+            config = parse_config(data, str(file), {r.id for r in ALL_RULES})
+            parse_scenario(config.drill.scenario)
+            return config, file.parent
         except UnicodeDecodeError:
             raise UsageError(f"{file}:1: not UTF-8 text") from None
+        except ScenarioError as err:
+            raise UsageError(f"{file}: drill.scenario: {err}") from None
         except (yaml.YAMLError, ConfigError) as err:
             text = _yaml_error(file, err) if isinstance(err, yaml.YAMLError) else str(err)
             raise UsageError(text) from None
@@ -162,6 +167,7 @@ def build_loader(
         other_trees=_other_trees(config, config_dir),
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
         external_templates=config.external_templates,
+        drill_settings=config.drill,
     )
     return loader, repo
 

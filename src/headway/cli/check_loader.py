@@ -19,6 +19,7 @@ from typing import cast
 import yaml
 
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
+from headway.check.drill_engine import DrillEngine, DrillSettings
 from headway.check.manifest import (
     app_sources,
     as_dict,
@@ -28,6 +29,7 @@ from headway.check.manifest import (
     namespace_of,
     normalize_repo_url,
 )
+from headway.cli.check_drill import drill_gate
 from headway.model import support, yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
@@ -76,6 +78,8 @@ class RepositoryLoader:
     other_trees: Mapping[str, TreeReader] = field(default_factory=dict)
     custom_health: frozenset[str] = frozenset()
     external_templates: frozenset[str] = frozenset()
+    drill: DrillEngine | None = drill_gate
+    drill_settings: DrillSettings = field(default_factory=DrillSettings)
     base_crds: tuple[Document, ...] = ()
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
@@ -165,6 +169,8 @@ class RepositoryLoader:
             library_paths=libraries,
             load_problems=tuple(self.diagnostics),
             external_templates=self.external_templates,
+            drill=self.drill,
+            drill_settings=self.drill_settings,
         )
 
     def _add_validation_errors(self, documents: list[Document]) -> None:
