@@ -2,20 +2,22 @@
 
 The same code as `headway drill` (plan, replay, summary), only the user's template side, with
 the check config's scenario, a bounded number of replays and a fixed seed. Answers are cached
-by the Rollout's canary strategy, its templates and the settings: the same Rollout rendered
-for several environments is drilled once.
+by what the replay depends on (weights, pauses, each metric's policy, reading and conditions;
+not names) and the settings: a Rollout rendered for several environments, or one template
+copied per service, is drilled once.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import replace
 
 from headway.check.drill_engine import DrillSettings, DrillVerdict
 from headway.drill.metrics import DrillError
-from headway.drill.plan import rollout_plan
+from headway.drill.plan import RolloutPlan, rollout_plan
+from headway.drill.replay import AnalysisPlan
 from headway.drill.scenario import parse_scenario
-from headway.drill.summary import drill
+from headway.drill.summary import DrillSummary, drill
 from headway.model.analysis import AnalysisTemplate, parse_analysis_template
 from headway.model.diagnostics import Severity
 from headway.model.durations import parse_duration
@@ -25,25 +27,83 @@ from headway.model.yamlload import Document
 __all__ = ["drill_gate"]
 
 _CACHE_SIZE = 256
-_VERDICTS: dict[tuple[str, DrillSettings], DrillVerdict] = {}
+_SUMMARIES: dict[tuple[str, DrillSettings], DrillSummary] = {}
 
 
 def drill_gate(
     rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
 ) -> DrillVerdict:
     """The drill's numbers for `rollout` on the settings' scenario, or why it cannot run."""
-    strategy = (rollout.obj.get("spec") or {}).get("strategy")
-    key = json.dumps(
-        [strategy, {name: doc.obj.get("spec") for name, doc in templates.items()}],
-        sort_keys=True,
-        default=str,
+    plan = _plan(rollout, templates)
+    if isinstance(plan, str):
+        return DrillVerdict(unreadable=plan)
+    key = (_plan_key(plan), settings)
+    summary = _SUMMARIES.get(key)
+    if summary is None:
+        if len(_SUMMARIES) >= _CACHE_SIZE:
+            _SUMMARIES.clear()
+        summary = _SUMMARIES[key] = drill(
+            plan,
+            parse_scenario(settings.scenario),
+            rps=settings.rps,
+            runs=settings.runs,
+            horizon=int(parse_duration(settings.horizon, bare_seconds=False)),
+            seed=settings.seed,
+        )
+    return DrillVerdict(
+        detected=summary.detected,
+        paused=summary.paused,
+        promoted=summary.promoted,
+        undecided=summary.undecided,
+        median_abort=summary.median_abort,
+        bad_requests=summary.bad_requests,
+        false_aborts=summary.false_aborts,
+        whole_service_metrics=_whole_service_metrics(plan),
     )
-    cached = _VERDICTS.get((key, settings))
-    if cached is None:
-        if len(_VERDICTS) >= _CACHE_SIZE:
-            _VERDICTS.clear()
-        cached = _VERDICTS[key, settings] = _drill(rollout, templates, settings)
-    return cached
+
+
+def _analyses(plan: RolloutPlan) -> list[AnalysisPlan | None]:
+    return [s.analysis for s in plan.stages if s.analysis] + [plan.background]
+
+
+def _whole_service_metrics(plan: RolloutPlan) -> tuple[str, ...]:
+    names = {
+        m.policy.name: None
+        for analysis in _analyses(plan)
+        if analysis is not None
+        for m in analysis.metrics
+        if m.reading is not None and not m.reading.canary_only
+    }
+    return tuple(names)
+
+
+def _analysis_key(analysis: AnalysisPlan | None) -> object:
+    """What decides an analysis's outcomes on simulated traffic: not names, not query text."""
+    if analysis is None:
+        return None
+    return tuple(
+        (
+            replace(m.policy, name=str(index)),
+            None if m.reading is None else replace(m.reading, described=""),
+            None
+            if m.metric is None
+            else (
+                m.metric.success_condition,
+                m.metric.failure_condition,
+                m.metric.on_empty,
+                m.metric.on_non_finite,
+            ),
+            m.judge,
+        )
+        for index, m in enumerate(analysis.metrics)
+    )
+
+
+def _plan_key(plan: RolloutPlan) -> str:
+    """Two Rollouts with the same key replay identically: one drill answers both (the 1,000
+    per-service copies of one template a platform repository holds are drilled once)."""
+    stages = [(s.weight, s.pause, s.paused, _analysis_key(s.analysis)) for s in plan.stages]
+    return repr((stages, _analysis_key(plan.background), plan.background_from))
 
 
 def _parsed_templates(templates: Mapping[str, Document]) -> dict[str, AnalysisTemplate] | str:
@@ -56,42 +116,14 @@ def _parsed_templates(templates: Mapping[str, Document]) -> dict[str, AnalysisTe
     return parsed
 
 
-def _drill(
-    document: Document, templates: Mapping[str, Document], settings: DrillSettings
-) -> DrillVerdict:
+def _plan(document: Document, templates: Mapping[str, Document]) -> RolloutPlan | str:
     rollout, diagnostics = parse_rollout(document)
     if rollout is None or any(d.severity is Severity.ERROR for d in diagnostics):
-        return DrillVerdict(unreadable="the Rollout does not validate (headway validate says why)")
+        return "the Rollout does not validate (headway validate says why)"
     parsed = _parsed_templates(templates)
     if isinstance(parsed, str):
-        return DrillVerdict(unreadable=parsed)
+        return parsed
     try:
-        plan = rollout_plan(rollout, parsed)
+        return rollout_plan(rollout, parsed)
     except DrillError as error:
-        return DrillVerdict(unreadable=str(error))
-    summary = drill(
-        plan,
-        parse_scenario(settings.scenario),
-        rps=settings.rps,
-        runs=settings.runs,
-        horizon=int(parse_duration(settings.horizon, bare_seconds=False)),
-        seed=settings.seed,
-    )
-    planned = [s.analysis for s in plan.stages if s.analysis] + [plan.background]
-    whole = {
-        m.policy.name: None
-        for analysis in planned
-        if analysis is not None
-        for m in analysis.metrics
-        if m.reading is not None and not m.reading.canary_only
-    }
-    return DrillVerdict(
-        detected=summary.detected,
-        paused=summary.paused,
-        promoted=summary.promoted,
-        undecided=summary.undecided,
-        median_abort=summary.median_abort,
-        bad_requests=summary.bad_requests,
-        false_aborts=summary.false_aborts,
-        whole_service_metrics=tuple(whole),
-    )
+        return str(error)
