@@ -6,7 +6,13 @@ from typing import Any
 
 from headway.notify.catalog import CATALOG
 from headway.notify.config import load_config
-from headway.notify.decide import Decision, Subscription, decide, subscriptions
+from headway.notify.decide import (
+    Decision,
+    Subscription,
+    decide,
+    global_subscriptions,
+    subscriptions,
+)
 
 CONFIG = load_config(
     {"service.webhook.receiver": "url: http://127.0.0.1:9/\n",
@@ -99,3 +105,31 @@ def test_a_condition_that_cannot_be_evaluated_is_a_problem_not_a_crash() -> None
                       subscribed=[Subscription("on-x", "receiver", "")], notified=frozenset())
     assert decision.notifications == ()
     assert decision.problems and decision.problems[0].startswith("trigger on-x[0] on Application")
+
+
+def test_the_configmaps_subscriptions_cover_objects_their_selector_matches() -> None:
+    config = load_config(
+        {"subscriptions": "- recipients: [slack:deploys, email:ops@example.com]\n"
+                          "  triggers: [on-sync-failed]\n  selector: team=shop,env in (prod)\n"
+                          "- recipients: ['receiver:']\n",
+         "defaultTriggers": "[on-deployed]\n"},
+        secret={}, source="argocd/cm", catalog=CATALOG,
+    )
+    assert config.problems == ()
+    assert global_subscriptions(config, {"team": "shop", "env": "prod"}) == (
+        Subscription("on-deployed", "receiver", ""),
+        Subscription("on-sync-failed", "email", "ops@example.com"),
+        Subscription("on-sync-failed", "slack", "deploys"),
+    )
+    assert global_subscriptions(config, {"team": "shop", "env": "dev"}) == (
+        Subscription("on-deployed", "receiver", ""),
+    )
+
+
+def test_a_bad_subscriptions_entry_is_a_problem_naming_the_field() -> None:
+    config = load_config({"subscriptions": "- recipients: [nocolon]\n"}, secret={},
+                         source="argocd/cm", catalog={})
+    assert config.problems == (
+        "ConfigMap argocd/cm key subscriptions: [0].recipients: 'nocolon' is not "
+        "<service>:<recipient>",
+    )

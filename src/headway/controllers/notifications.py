@@ -37,7 +37,14 @@ from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.notify.catalog import CATALOG, event_trigger
 from headway.notify.config import NotifyConfig, Service, load_config
-from headway.notify.decide import Decision, Notification, decide, subscriptions
+from headway.notify.decide import (
+    Decision,
+    Notification,
+    Subscription,
+    decide,
+    global_subscriptions,
+    subscriptions,
+)
 from headway.redaction import Redactor
 
 __all__ = ["STATE_FILE", "AppNotifications", "EventNotifications", "Notifications"]
@@ -143,6 +150,15 @@ def secret_data(secret: Obj) -> dict[str, str]:
     return values
 
 
+def subscribed(obj: Obj, config: NotifyConfig) -> tuple[Subscription, ...]:
+    """The object's `subscribe.*` annotations and the ConfigMap's `subscriptions` that
+    select it."""
+    meta = obj.get("metadata") or {}
+    mine = subscriptions(meta.get("annotations") or {}, config.default_triggers)
+    shared = global_subscriptions(config, meta.get("labels") or {})
+    return tuple(sorted(set(mine) | set(shared)))
+
+
 def _key(obj: Obj) -> list[ObjectKey]:
     meta = obj.get("metadata") or {}
     return [ObjectKey(str(meta.get("namespace") or ""), str(meta.get("name")))]
@@ -168,8 +184,7 @@ class AppNotifications:
             core.state.out_of_sync_since.pop(subject, None)
             return None
         config = core.config("Application")
-        annotations = (app.get("metadata") or {}).get("annotations") or {}
-        subs = subscriptions(annotations, config.default_triggers)
+        subs = subscribed(app, config)
         env = {"app": app, "headway": self._headway_facts(subject, app)}
         if not subs:
             return None
@@ -227,8 +242,7 @@ class EventNotifications:
             return None
         subject = f"Rollout {key.namespace}/{involved.get('name')}"
         config = core.config("Rollout")
-        annotations = (rollout.get("metadata") or {}).get("annotations") or {}
-        subs = subscriptions(annotations, config.default_triggers)
+        subs = subscribed(rollout, config)
         if not any(s.trigger == trigger for s in subs):
             return None
         decision = decide(

@@ -10,7 +10,9 @@ The keys are those of `argocd-notifications-cm` / `argo-rollouts-notification-co
 * `service.<type>` or `service.<type>.<name>`: YAML settings of a webhook, slack, email or
   apprise service; a `$key` inside a string setting is the value of `key` in the Secret;
 * `context`: YAML map given to templates as `.context`; `defaultTriggers`: YAML list used by
-  `subscribe.<service>` annotations that name no trigger.
+  `subscribe.<service>` annotations that name no trigger;
+* `subscriptions`: YAML list of `{recipients: ["<service>:<recipient>"], triggers, selector}`,
+  subscriptions for every object whose labels match `selector` (all objects without one).
 
 Built-in keys (`catalog.py`) sit under the user's: a user key of the same name replaces one.
 A key that cannot be read becomes a problem naming the ConfigMap, the key, the line and the
@@ -27,11 +29,13 @@ from typing import Any
 import yaml
 
 from headway.expr import ConditionError, Program, compile_condition
+from headway.model.selectors import Selector, SelectorError, parse_selector
 from headway.notify.gotemplate import GoTemplate, TemplateError, parse_template
 
 __all__ = [
     "SERVICE_KINDS",
     "Condition",
+    "GlobalSubscription",
     "NotifyConfig",
     "Service",
     "Template",
@@ -82,12 +86,23 @@ class Service:
 
 
 @dataclass(frozen=True)
+class GlobalSubscription:
+    """One entry of the `subscriptions` key: (service, recipient) pairs for these triggers
+    (empty: the default triggers) on objects whose labels match `selector` (None: all)."""
+
+    destinations: tuple[tuple[str, str], ...]
+    triggers: tuple[str, ...]
+    selector: Selector | None
+
+
+@dataclass(frozen=True)
 class NotifyConfig:
     triggers: Mapping[str, tuple[Condition, ...]] = field(default_factory=dict)
     templates: Mapping[str, Template] = field(default_factory=dict)
     services: Mapping[str, Service] = field(default_factory=dict)
     context: Mapping[str, Any] = field(default_factory=dict)
     default_triggers: tuple[str, ...] = ()
+    subscriptions: tuple[GlobalSubscription, ...] = ()
     secret_values: tuple[str, ...] = ()  # every value of the Secret, to mask in what is sent
     problems: tuple[str, ...] = ()
 
@@ -110,6 +125,7 @@ def load_config(
     services: dict[str, Service] = {}
     context: dict[str, Any] = {}
     defaults: tuple[str, ...] = ()
+    global_subscriptions: tuple[GlobalSubscription, ...] = ()
     problems: list[str] = []
     for key in sorted(merged):
         where = f"ConfigMap {source} key {key}" if key in data else f"built-in key {key}"
@@ -126,6 +142,8 @@ def load_config(
                 context = dict(_mapping(value, "context"))
             elif key == "defaultTriggers":
                 defaults = tuple(str(t) for t in _list(value, "defaultTriggers"))
+            elif key == "subscriptions":
+                global_subscriptions = _subscriptions(value)
         except _KeyError as err:
             problems.append(f"{where}: {err}")
     problems += _dangling(triggers, templates)
@@ -135,6 +153,7 @@ def load_config(
         services=services,
         context=context,
         default_triggers=defaults,
+        subscriptions=global_subscriptions,
         secret_values=tuple(str(v) for v in secret.values()),
         problems=tuple(problems),
     )
@@ -241,6 +260,25 @@ def _service(rest: str, value: Any, secret: Mapping[str, str]) -> Service:
     if kind == "apprise" and not settings.get("urls"):
         raise _KeyError("urls: required (a list of Apprise URLs)")
     return Service(name=name or kind, kind=kind, settings=_with_secrets(settings, secret))
+
+
+def _subscriptions(value: Any) -> tuple[GlobalSubscription, ...]:
+    out = []
+    for index, item in enumerate(_list(value, "subscriptions")):
+        spec = _mapping(item, f"[{index}]")
+        destinations = []
+        for recipient in _list(spec.get("recipients") or [], f"[{index}].recipients"):
+            service, sep, to = str(recipient).partition(":")
+            if not sep or not service:
+                raise _KeyError(f"[{index}].recipients: {recipient!r} is not <service>:<recipient>")
+            destinations.append((service, to))
+        triggers = tuple(str(t) for t in _list(spec.get("triggers") or [], f"[{index}].triggers"))
+        try:
+            selector = parse_selector(str(spec["selector"])) if spec.get("selector") else None
+        except SelectorError as err:
+            raise _KeyError(f"[{index}].selector: {err}") from None
+        out.append(GlobalSubscription(tuple(destinations), triggers, selector))
+    return tuple(out)
 
 
 def _dangling(

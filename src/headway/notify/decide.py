@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.expr import ConditionError, Program
-from headway.notify.config import Condition, NotifyConfig, Template
+from headway.model.selectors import matches
+from headway.notify.config import Condition, GlobalSubscription, NotifyConfig, Template
 from headway.notify.gotemplate import REPO_FUNCTIONS, TemplateError
 from headway.redaction import Redactor
 
@@ -29,6 +30,7 @@ __all__ = [
     "Notification",
     "Subscription",
     "decide",
+    "global_subscriptions",
     "subscriptions",
 ]
 
@@ -87,6 +89,23 @@ def subscriptions(
         recipients = [r.strip() for r in str(value or "").split(";") if r.strip()] or [""]
         found.update(Subscription(t, service, r) for t in triggers for r in recipients)
     return tuple(sorted(found))
+
+
+def global_subscriptions(
+    config: NotifyConfig, labels: Mapping[str, str]
+) -> tuple[Subscription, ...]:
+    """The subscriptions of the ConfigMap's `subscriptions` key that cover an object with
+    these labels."""
+    found: set[Subscription] = set()
+    for entry in config.subscriptions:
+        if entry.selector is None or matches(entry.selector, labels):
+            found.update(_expand(entry, config.default_triggers))
+    return tuple(sorted(found))
+
+
+def _expand(entry: GlobalSubscription, default_triggers: Iterable[str]) -> set[Subscription]:
+    triggers = entry.triggers or tuple(default_triggers)
+    return {Subscription(t, s, r) for t in triggers for s, r in entry.destinations}
 
 
 def decide(
