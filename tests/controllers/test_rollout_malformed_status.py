@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rollout_harness import Harness, rollout
+from rollout_harness import API, Harness, rollout
+from test_rollout_analysis import _update as update_waiting_on_an_analysis_step
 from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
@@ -100,3 +101,17 @@ def test_the_cli_views_show_a_malformed_status_instead_of_failing(
     described = runner.invoke(app, ["describe", "rollout", "web", "--state-dir", str(tmp_path)])
     assert described.exception is None, described.output
     assert "Conditions:" in described.output
+
+
+@pytest.mark.parametrize("run_status", [{"metricResults": 5}, {"metricResults": ["x"]}])
+def test_a_malformed_analysis_run_status_reads_as_undecided(
+    tmp_path: Path, clock: VirtualClock, run_status: dict[str, Any]
+) -> None:
+    """The Rollout controller reads its runs' status too: garbage there is a run that has
+    not decided (the step waits), never a traceback."""
+    h, _stable, _new = update_waiting_on_an_analysis_step(tmp_path, clock)
+    (run,) = h.runs()
+    h.cluster.patch_status(API, "AnalysisRun", run["metadata"]["name"], "default", run_status)
+    h.settle()
+    assert h.status()["phase"] == "Progressing"
+    assert h.status()["currentStepIndex"] == 1

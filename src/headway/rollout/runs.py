@@ -59,7 +59,10 @@ class RunView:
 
 def _failure_detail(status: Mapping[str, Any]) -> str:
     """Which metric decided the run, when the run's own message does not say."""
-    for result in status.get("metricResults") or []:
+    results = status.get("metricResults")
+    for result in results if isinstance(results, list) else []:
+        if not isinstance(result, Mapping):
+            continue  # a malformed entry written through the API says nothing
         phase = result.get("phase")
         if phase in ("Failed", "Error", "Inconclusive"):
             detail = f'Metric "{result.get("name")}" assessed {phase}'
@@ -70,7 +73,8 @@ def _failure_detail(status: Mapping[str, Any]) -> str:
 def run_view_of(run: Mapping[str, Any]) -> RunView:
     meta = run.get("metadata") or {}
     labels = meta.get("labels") or {}
-    status = run.get("status") or {}
+    found = run.get("status")
+    status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}  # garbage: Pending
     step = str(labels.get(STEP_INDEX_LABEL, ""))
     message = str(status.get("message") or "") or _failure_detail(status)
     return RunView(
