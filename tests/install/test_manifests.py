@@ -10,10 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from headway.source.errors import RenderError
 from install.conftest import DEPLOY, HELM_ONLY_LABELS, REPO, by_kind, helm, kustomize
 
 ARGO_KINDS = {"Application", "AppProject", "Rollout", "AnalysisTemplate",
@@ -154,7 +152,10 @@ def test_check_passes_on_applications_that_install_headway(tmp_path: Path) -> No
     assert "2 Applications checked" in done.stdout
 
 
-def test_the_chart_refuses_a_second_replica() -> None:
-    """Two serves would both act (no Lease yet): the render fails, saying why."""
-    with pytest.raises(RenderError, match="replicas must be 1"):
-        helm({"replicas": 2})
+def test_more_replicas_are_standbys_named_by_their_pod() -> None:
+    """Replicas elect a leader over a Lease, each named by its Pod (POD_NAME)."""
+    [deployment] = by_kind(helm({"replicas": 2}), "Deployment")
+    assert deployment["spec"]["replicas"] == 2
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}

@@ -1,19 +1,24 @@
-"""Issue 11: a Rollout walked through an analysis step and aborted by a failed run, with
-every cluster call recorded as the RBAC verb and resource it needs on a real API: each one
-must be in the engine's access table (and so in the install's ClusterRole)."""
+"""Issue 11: a Rollout walked through an analysis step and aborted by a failed run, and two
+replicas electing a leader, with every cluster call recorded as the RBAC verb and resource it
+needs on a real API: each one must be in the engine's access table (and so in the install's
+ClusterRole)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from controllers.rollout_harness import Harness, rollout, template
 from headway.clock import VirtualClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local import LocalCluster
 from headway.cluster.protocol import Cluster
+from headway.controllers.lease_lock import LeaseLock
 from headway.controllers.rollout import RolloutController
 from headway.engine.access import REQUIRED_ACCESS
+from headway.state_lock import LockHeld
 
 STEPS = [
     {"setWeight": 25},
@@ -93,5 +98,26 @@ def test_a_canary_with_analysis_and_abort_needs_only_granted_access(
     assert h.status()["abort"] is True  # the scenario reached the abort it is about
     touched = {(api, kind) for _, api, kind, _ in recorder.calls}
     assert {("apps/v1", "ReplicaSet"), ("argoproj.io/v1alpha1", "AnalysisRun")} <= touched
+    missing = sorted(c for c in recorder.calls if not _granted(*c))
+    assert not missing, f"not in REQUIRED_ACCESS: {missing}"
+
+
+def test_leader_election_needs_only_granted_access(tmp_path: Path, clock: VirtualClock) -> None:
+    """Two replicas: one creates the Lease and renews it, the other waits, then takes it over
+    after the holder released it."""
+    with LocalCluster(tmp_path / "leases.db", clock) as store:
+        store.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}})
+        recorder = RecordingCluster(store)
+        leader = LeaseLock(cast(Cluster, recorder), clock, identity="a")
+        standby = LeaseLock(cast(Cluster, recorder), clock, identity="b")
+        leader.acquire()
+        clock.advance(2)
+        assert leader.renew()
+        with pytest.raises(LockHeld):
+            standby.acquire()
+        leader.release()
+        standby.acquire()
+    assert {verb for verb, _, kind, _ in recorder.calls if kind == "Lease"} >= {
+        "get", "create", "update"}
     missing = sorted(c for c in recorder.calls if not _granted(*c))
     assert not missing, f"not in REQUIRED_ACCESS: {missing}"

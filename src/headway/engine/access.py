@@ -71,6 +71,8 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
            "argocd-cm health scripts, argocd-notifications-cm"),
     Access("v1", "Namespace", "namespaces", (*READ, *_APPLY),
            "apps' destination namespaces; --apps creates the control namespace"),
+    Access("coordination.k8s.io/v1", "Lease", "leases", ("get", *_APPLY, "update"),
+           "leader election among replicas of serve (argocd/headway-controller)"),
 )
 
 SYNC_ACCESS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
