@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import httpx2
 import pytest
 
 from cluster.kube.replay import FIXTURES, load, replayed
@@ -19,9 +20,14 @@ from headway.cluster.errors import (
     StaleVersion,
     Throttled,
 )
-from headway.cluster.kube.transport import RetryPolicy
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import RetryPolicy, Transport
 from headway.cluster.protocol import WatchEventType
 
+DISCOVERY = {**load("discovery.json")["documents"]}
+DISCOVERY["/api/v1"] = {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+    {"name": "pods", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+    {"name": "pods/log", "namespaced": True, "kind": "Pod", "verbs": ["get"]}]}
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",
               "metadata": {"name": "web", "namespace": "prod"}, "spec": {"replicas": 3}}
 
@@ -112,3 +118,21 @@ def test_a_watch_asks_for_bookmarks_and_resumes_from_the_last_one() -> None:
         (WatchEventType.ADDED, "510"), (WatchEventType.DELETED, "655")]
     assert [r.url.params["resourceVersion"] for r in replay.seen] == ["500", "640"]
     assert not replay.exchanges  # the second stream was opened from the bookmark's version
+
+
+def test_a_pods_log_is_read_from_the_log_subresource_as_text() -> None:
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path in DISCOVERY:
+            return httpx2.Response(200, json=DISCOVERY[request.url.path])
+        seen.append(request)
+        return httpx2.Response(200, text="line 1\nline 2\n")
+
+    client = httpx2.Client(transport=httpx2.MockTransport(answer), base_url="https://k:6443")
+    with KubeCluster(Transport(client)) as cluster:
+        text = cluster.pod_log("web-1", "prod", container="app", previous=True)
+    assert text == "line 1\nline 2\n"
+    (request,) = seen
+    assert request.url.path == "/api/v1/namespaces/prod/pods/web-1/log"
+    assert dict(request.url.params) == {"container": "app", "previous": "true"}
