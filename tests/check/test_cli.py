@@ -121,6 +121,8 @@ def test_config_disables_rules(tmp_path: Path, config_name: str) -> None:
         ("disabled: [HW301]\n", "unknown key"),
         ("repositories: [a]\n", "repositories"),
         ("disable: [\n", "check.yaml:2: YAML syntax error: did not find expected node content"),
+        ("drill: {scenario: errors=lots}\n", "check.yaml: drill.scenario: errors=lots"),
+        ("drill: {maxFalseAborts: 150%}\n", "check.yaml: drill.maxFalseAborts"),
     ],
 )
 def test_bad_config_is_a_usage_error(tmp_path: Path, text: str, message: str) -> None:

@@ -10,6 +10,7 @@ import pytest
 from check.conftest import FIXTURES, CheckDir
 from headway.check.config import ConfigError, parse_config
 from headway.check.drill_engine import DrillSettings
+from headway.cli import check_drill
 
 NEVER_FIRES = FIXTURES / "HW214-analysis-never-fires"
 
@@ -49,3 +50,33 @@ def test_drill_config_is_read_and_checked() -> None:
         parse_config({"drill": {"horizon": "soon"}}, "check.yaml", set())
     with pytest.raises(ConfigError, match=r"unknown key 'rate'"):
         parse_config({"drill": {"rate": 1}}, "check.yaml", set())
+
+
+def test_copies_of_one_template_per_service_are_drilled_once(
+    tmp_path: Path, check_dir: CheckDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three services, each with its own Rollout and template names: one drill answers all."""
+    drilled: list[object] = []
+    real = check_drill.drill
+
+    def counting(*args: object, **kwargs: object) -> object:
+        drilled.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(check_drill, "drill", counting)
+    monkeypatch.setattr(check_drill, "_SUMMARIES", {})
+    found = NEVER_FIRES / "found"
+    for service in ("cart", "search", "payments"):
+        for name in ("rollout.yaml", "template.yaml"):
+            text = (found / name).read_text()
+            renamed = text.replace("checkout-service", service).replace(
+                "checkout-slo-check", f"{service}-slo"
+            )
+            (tmp_path / f"{service}-{name}").write_text(renamed)
+    findings = [f for f in check_dir(tmp_path) if f.rule == "HW214"]
+    assert sorted(f.resource for f in findings) == [
+        "Rollout/cart",
+        "Rollout/payments",
+        "Rollout/search",
+    ]
+    assert len(drilled) == 1

@@ -114,3 +114,24 @@ def test_the_example_repository_stays_clean() -> None:
     example = Path(__file__).parents[2] / "examples" / "gitops-repo"
     findings, apps = run_check(example)
     assert apps >= 1 and _hw212(findings) == []
+
+
+@pytest.mark.parametrize(
+    ("arg", "flagged"),
+    [
+        ("- name: stable-hash\n", True),
+        ("- name: stable-hash\n    value: abc\n", False),
+        ("- name: stable-hash\n    valueFrom:\n      secretKeyRef: {name: s, key: k}\n", False),
+    ],
+)
+def test_unpassed_arg_unless_it_has_a_value_or_valuefrom(
+    tmp_path: Path, check_dir: CheckDir, arg: str, flagged: bool
+) -> None:
+    """HW213: the judge's stable-hash arg, declared in the template and never passed."""
+    near_miss = FIXTURES / "HW213-unpassed-template-arg" / "near_miss"
+    shutil.copytree(near_miss, tmp_path, dirs_exist_ok=True)
+    template = tmp_path / "template.yaml"
+    text = template.read_text()
+    template.write_text(text.replace("  - name: threshold\n", f"  {arg}  - name: threshold\n"))
+    found = [f for f in check_dir(tmp_path) if f.rule == "HW213"]
+    assert [("'stable-hash'" in f.message) for f in found] == ([True] if flagged else [])
