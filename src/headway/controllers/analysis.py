@@ -82,7 +82,8 @@ class AnalysisController:
             obj = cluster.get(API_VERSION, KIND, name, namespace)
         except NotFound:
             return None
-        status = obj.get("status") or {}
+        found = obj.get("status") or {}
+        status: Mapping[str, object] = found if isinstance(found, Mapping) else {}
         if status.get("phase") in {str(p) for p in COMPLETED}:
             return None
         if obj["metadata"].get("deletionTimestamp"):
@@ -91,10 +92,10 @@ class AnalysisController:
             prepared = prepare_run(obj, cluster)
             for item in prepared.metrics:
                 self._providers.for_metric(item.metric)
+            started_at, results = read_results(status)
         except (RunProblem, UnsupportedProvider) as problem:
             self._write(cluster, obj, _error_status(str(problem), status, now), Redactor())
             return None
-        started_at, results = read_results(status)
         started_at = started_at or now
         results = await self._measure_due(
             cluster, obj, prepared, results=results, started_at=started_at, now=now

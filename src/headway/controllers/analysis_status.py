@@ -17,6 +17,7 @@ from headway.analysis.assessment import RunAssessment, RunSummary
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import MetricPolicy
 from headway.analysis.results import MetricResult
+from headway.controllers.analysis_args import RunProblem
 from headway.kubetime import format_precise_time, parse_time
 from headway.providers.protocol import RecordedMeasurement
 
@@ -58,9 +59,12 @@ def _read_measurement(raw: Mapping[str, Any]) -> RecordedMeasurement | None:
     )
 
 
-def _read_result(raw: Mapping[str, Any]) -> MetricResult:
-    measurements = [_read_measurement(m) for m in raw.get("measurements") or []]
-    counters = {attr: int(raw.get(key) or 0) for key, attr in _COUNTERS}
+def _read_result(raw: Mapping[str, Any], where: str) -> MetricResult:
+    listed = raw.get("measurements") or []
+    if not isinstance(listed, list) or not all(isinstance(m, Mapping) for m in listed):
+        raise RunProblem(f"{where}.measurements: expected a list of mappings, found {listed!r}")
+    measurements = [_read_measurement(m) for m in listed]
+    counters = {attr: _counter(raw.get(key), f"{where}.{key}") for key, attr in _COUNTERS}
     return MetricResult(
         name=str(raw.get("name", "")),
         measurements=tuple(m for m in measurements if m is not None),
@@ -71,13 +75,24 @@ def _read_result(raw: Mapping[str, Any]) -> MetricResult:
 
 
 def read_results(status: Mapping[str, Any]) -> tuple[datetime | None, dict[str, MetricResult]]:
-    """When the run started (None: not yet) and each metric's results so far."""
+    """When the run started (None: not yet) and each metric's results so far. A status of
+    another shape (written through the API) raises `RunProblem` naming the field: the run
+    ends in Error rather than measuring on garbage."""
     results = {}
-    for raw in status.get("metricResults") or []:
+    listed = status.get("metricResults") or []
+    if not isinstance(listed, list):
+        raise RunProblem(f"status.metricResults: expected a list, found {listed!r}")
+    for index, raw in enumerate(listed):
         if isinstance(raw, Mapping) and raw.get("name"):
-            result = _read_result(raw)
+            result = _read_result(raw, f"status.metricResults[{index}]")
             results[result.name] = result
     return parse_time(status.get("startedAt")), results
+
+
+def _counter(value: object, where: str) -> int:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return int(value or 0)
+    raise RunProblem(f"{where}: expected an integer, found {value!r}")
 
 
 def _measurement_status(measurement: Any) -> dict[str, Any]:
