@@ -11,6 +11,7 @@ from check.conftest import FIXTURES, CheckDir
 from headway.check.config import ConfigError, parse_config
 from headway.check.drill_engine import DrillSettings
 from headway.cli import check_drill
+from headway.drill import summary
 
 NEVER_FIRES = FIXTURES / "HW214-analysis-never-fires"
 
@@ -57,13 +58,13 @@ def test_copies_of_one_template_per_service_are_drilled_once(
 ) -> None:
     """Three services, each with its own Rollout and template names: one drill answers all."""
     drilled: list[object] = []
-    real = check_drill.drill
+    real = summary.drill
 
     def counting(*args: object, **kwargs: object) -> object:
         drilled.append(args)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(check_drill, "drill", counting)
+    monkeypatch.setattr(summary, "drill", counting)
     monkeypatch.setattr(check_drill, "_SUMMARIES", {})
     found = NEVER_FIRES / "found"
     for service in ("cart", "search", "payments"):

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from headway.check.drill_engine import DrillSettings, DrillVerdict
-from headway.drill.metrics import DrillError
-from headway.drill.plan import RolloutPlan, rollout_plan
-from headway.drill.replay import AnalysisPlan
-from headway.drill.scenario import parse_scenario
-from headway.drill.summary import DrillSummary, drill
 from headway.model.analysis import AnalysisTemplate, parse_analysis_template
 from headway.model.diagnostics import Severity
 from headway.model.durations import parse_duration
 from headway.model.rollout import parse_rollout
 from headway.model.yamlload import Document
+
+if TYPE_CHECKING:  # the drill (numpy, the judge) loads on the first Rollout it replays
+    from headway.drill.plan import RolloutPlan
+    from headway.drill.replay import AnalysisPlan
+    from headway.drill.summary import DrillSummary
 
 __all__ = ["drill_gate"]
 
@@ -34,6 +35,9 @@ def drill_gate(
     rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
 ) -> DrillVerdict:
     """The drill's numbers for `rollout` on the settings' scenario, or why it cannot run."""
+    from headway.drill.scenario import parse_scenario
+    from headway.drill.summary import drill
+
     plan = _plan(rollout, templates)
     if isinstance(plan, str):
         return DrillVerdict(unreadable=plan)
@@ -117,6 +121,9 @@ def _parsed_templates(templates: Mapping[str, Document]) -> dict[str, AnalysisTe
 
 
 def _plan(document: Document, templates: Mapping[str, Document]) -> RolloutPlan | str:
+    from headway.drill.metrics import DrillError
+    from headway.drill.plan import rollout_plan
+
     rollout, diagnostics = parse_rollout(document)
     if rollout is None or any(d.severity is Severity.ERROR for d in diagnostics):
         return "the Rollout does not validate (headway validate says why)"
