@@ -216,13 +216,18 @@ class Kubelet:
         run = self._runs.pop(uid, None)
         if run is None:
             return
-        task = asyncio.create_task(self._stop_run(run, run.grace_seconds, release=finalize))
+        task = asyncio.create_task(
+            self._stop_run(run, run.grace_seconds, release=finalize, forget=True))
         self._stopping.add(task)
         self._releasing.add(uid)
         task.add_done_callback(self._stopping.discard)
         task.add_done_callback(lambda _: self._releasing.discard(uid))
 
-    async def _stop_run(self, run: PodRun, grace: float, release: Obj | None = None) -> None:
+    async def _stop_run(
+        self, run: PodRun, grace: float, release: Obj | None = None, *, forget: bool = False
+    ) -> None:
+        """Stop the Pod's processes; `forget` (the Pod is deleted or gone) also removes its
+        sandbox, which a runtime shutting down keeps for the next start."""
         stops = []
         for crun in run.containers.values():
             crun.cancel_probes()
@@ -240,8 +245,10 @@ class Kubelet:
                     )
                 )
         await asyncio.gather(*stops, return_exceptions=True)
+        if forget:
+            identity = {"name": run.name, "namespace": run.namespace, "uid": run.uid}
+            self._launcher.remove_sandbox({"metadata": identity})
         if release is not None:  # processes gone: let the store finish deleting the Pod
-            self._launcher.remove_sandbox(release)
             with contextlib.suppress(NotFound):
                 self._claim(release, run.port, hold=False, ports=run.ports)
 

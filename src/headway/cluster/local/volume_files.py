@@ -76,6 +76,9 @@ class PodSandboxes:
 
     def __init__(self, root: Path) -> None:
         self._root = root
+        # What each volume directory was last made to hold: a refresh that finds the same
+        # content reads no files back.
+        self._written: dict[Path, tuple[VolumeFile, ...]] = {}
 
     def sandbox(self, pod: Mapping[str, Any]) -> Path:
         meta = pod["metadata"]
@@ -91,8 +94,9 @@ class PodSandboxes:
             path = where / plan.name
             if plan.files is None:
                 path.mkdir(parents=True, exist_ok=True)
-            else:
+            elif self._written.get(path) != plan.files or not path.is_dir():
                 write_volume(path, plan.files)
+                self._written[path] = plan.files
             dirs[plan.name] = path
         return dirs
 
@@ -115,7 +119,10 @@ class PodSandboxes:
         return places
 
     def remove(self, pod: Mapping[str, Any]) -> None:
-        shutil.rmtree(self.sandbox(pod), ignore_errors=True)
+        sandbox = self.sandbox(pod)
+        shutil.rmtree(sandbox, ignore_errors=True)
+        for path in [p for p in self._written if p.is_relative_to(sandbox)]:
+            del self._written[path]
 
 
 def _copied(source: Path, copy: Path) -> Path:
