@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cluster.local_runtime.harness import running_runtime
+from headway.model.obj import Obj
 from polling import eventually
 
 pytestmark = pytest.mark.slow
@@ -29,14 +30,14 @@ while True:
 """
 
 
-def objects() -> list[dict[str, object]]:
-    config = {"apiVersion": "v1", "kind": "ConfigMap",
+def objects() -> list[Obj]:
+    config: Obj = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": "settings", "namespace": "default"},
               "data": {"greeting": "hello", "app.conf": "v1"}}
-    secret = {"apiVersion": "v1", "kind": "Secret",
+    secret: Obj = {"apiVersion": "v1", "kind": "Secret",
               "metadata": {"name": "creds", "namespace": "default"},
               "data": {"token": base64.b64encode(b"s3cret").decode()}}
-    pod = {
+    pod: Obj = {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "reader", "namespace": "default"},
         "spec": {
@@ -88,3 +89,27 @@ async def test_a_process_reads_its_volumes_and_sees_a_config_map_update(tmp_path
         await eventually(lambda: last_line(log) == updated, what="the updated ConfigMap")
         runtime.cluster.delete("v1", "Pod", "reader", "default")
         await eventually(lambda: not sandbox.exists(), what="the sandbox removed")
+
+
+async def test_a_volume_type_the_runtime_cannot_make_is_a_config_error(tmp_path: Path) -> None:
+    pod = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "claim", "namespace": "default"},
+        "spec": {
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            "containers": [{"name": "app", "image": "none",
+                            "command": [sys.executable, "-c", "print('ran')"],
+                            "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+        },
+    }
+    async with running_runtime(tmp_path) as runtime:
+        runtime.cluster.apply(pod, field_manager="test")
+
+        def waiting() -> dict[str, str]:
+            status = runtime.cluster.get("v1", "Pod", "claim", "default").get("status") or {}
+            state = ((status.get("containerStatuses") or [{}])[0]).get("state") or {}
+            return dict(state.get("waiting") or {})
+
+        reason = await eventually(lambda: waiting().get("reason"), what="a waiting reason")
+        assert reason == "CreateContainerConfigError"
+        assert "persistentVolumeClaim is not supported" in waiting()["message"]
+        assert not (tmp_path / "logs" / "default" / "claim" / "app.log").exists()
