@@ -83,6 +83,18 @@ def test_a_422_is_invalid_with_the_servers_field_message() -> None:
         cluster.apply({**DEPLOYMENT, "spec": {"replicas": -1}}, field_manager="headway")
 
 
+def test_field_validation_is_sent_when_asked_for_and_only_then() -> None:
+    cluster, replay = replayed("422-invalid.json")
+    with pytest.raises(Invalid):
+        cluster.apply({**DEPLOYMENT, "spec": {"replicas": -1}}, field_manager="headway",
+                      field_validation="Strict")
+    assert replay.seen[0].url.params["fieldValidation"] == "Strict"
+    cluster, replay = replayed("422-invalid.json")
+    with pytest.raises(Invalid):
+        cluster.apply({**DEPLOYMENT, "spec": {"replicas": -1}}, field_manager="headway")
+    assert "fieldValidation" not in replay.seen[0].url.params
+
+
 def test_a_403_is_forbidden_naming_the_object_and_the_missing_permission() -> None:
     cluster, _ = replayed("403-forbidden.json")
     with pytest.raises(Forbidden) as caught:
