@@ -32,12 +32,36 @@ def resolve_kind(cluster: Cluster, name: str) -> ResourceKind:
     from headway.cluster.local.kinds import SHORT_NAMES  # the kind table's kubectl names
 
     plurals = {short: plural for plural, shorts in SHORT_NAMES.items() for short in shorts}
-    wanted = plurals.get(name.lower(), name.lower())
-    for kind in cluster.discovery():
-        if wanted in (kind.kind.lower(), kind.plural, kind.plural.rstrip("s")):
-            return kind
+    kinds = cluster.discovery()
+    found = _kind_named(kinds, plurals.get(name.lower(), name.lower()))
+    if found is None:  # not a built-in name: the short names CRDs declare
+        crd_names = _crd_short_names(cluster)
+        found = _kind_named(kinds, crd_names.get(name.lower(), name.lower()))
+    if found is not None:
+        return found
     typer.echo(f'error: the server doesn\'t have a resource type "{name}"', err=True)
     raise typer.Exit(1)
+
+
+def _kind_named(kinds: list[ResourceKind], wanted: str) -> ResourceKind | None:
+    for kind in kinds:
+        if wanted in (kind.kind.lower(), kind.plural, kind.plural.rstrip("s")):
+            return kind
+    return None
+
+
+def _crd_short_names(cluster: Cluster) -> dict[str, str]:
+    """Short name -> plural, from each CustomResourceDefinition's `spec.names.shortNames`."""
+    try:
+        crds = cluster.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    except ClusterError:
+        return {}
+    found = {}
+    for crd in crds:
+        names = (crd.get("spec") or {}).get("names") or {}
+        for short in names.get("shortNames") or ():
+            found[str(short).lower()] = str(names.get("plural") or "")
+    return found
 
 
 def _age(obj: Obj, stamp: str | None = None) -> str:

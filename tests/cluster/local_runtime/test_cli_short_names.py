@@ -54,3 +54,16 @@ def test_get_and_describe_take_a_short_name(tmp_path: Path) -> None:
     described = runner.invoke(app, ["describe", "hpa", "web", *state])
     assert described.exit_code == 0, described.output
     assert "HorizontalPodAutoscaler" in described.output
+
+
+def test_a_crds_short_names_reach_its_kind(tmp_path: Path) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "caches.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"kind": "Cache", "plural": "caches", "shortNames": ["kc"]},
+                 "versions": [{"name": "v1", "served": True, "storage": True}]},
+    }
+    with LocalCluster(tmp_path / "cluster.db", SystemClock()) as cluster:
+        cluster.apply(crd, field_manager="test")
+        assert resolve_kind(cluster, "kc").kind == "Cache"
