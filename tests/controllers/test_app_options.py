@@ -294,3 +294,22 @@ def test_a_running_operation_whose_sources_cannot_render_ends_in_error(
     assert phase(status) == "Error"
     assert message(status).startswith("ComparisonError:")
     assert status["history"][-1]["phase"] == "Error"
+
+
+def test_an_unknown_field_fails_the_sync_unless_validate_is_false(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    typo = config_map("a")
+    typo["dta"] = {"k": "v"}  # a misspelt `data`: the API server refuses it under Strict
+    files = {"app/all.yaml": manifests(typo)}
+    h = make_harness(tmp_path, clock, files)
+    h.install(application("strict", h.remote.url, path="app", automated={}))
+    status = h.run("strict", lambda s: phase(s) in ("Failed", "Error"))
+    assert message(status).endswith("(dry run): ConfigMap/a: ConfigMap a: dta: unknown field")
+    assert not h.exists("ConfigMap", "a")
+    lenient = application("lenient", h.remote.url, path="app", automated={},
+                          options=("Validate=false",))
+    h.install(lenient)
+    status = h.run("lenient", _done)
+    assert phase(status) == "Succeeded", message(status)
+    assert "dta" not in h.get("ConfigMap", "a")

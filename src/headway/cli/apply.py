@@ -176,20 +176,14 @@ def _field_validation(flag: str) -> FieldValidation:
 def _apply(
     cluster: Cluster, doc: Document, obj: Obj, *, force: bool, field_validation: FieldValidation
 ) -> Obj:
-    """Apply with the field validation asked for: the local store checks schemas itself (and
-    warns here, with lines); a Kubernetes API server gets it as `fieldValidation`."""
-    from headway.cluster.kube import KubeCluster
+    """Apply with the field validation asked for; the local store's unknown fields are
+    printed here, with their lines, before `Warn` drops them."""
     from headway.cluster.local.store import LocalCluster
 
-    if isinstance(cluster, LocalCluster):
-        if field_validation == "Warn":
-            _warn_unknown_fields(cluster, doc, obj)
-        return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force,
-                             field_validation=field_validation)
-    if isinstance(cluster, KubeCluster):
-        return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force,
-                             field_validation=field_validation)
-    return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force)
+    if field_validation == "Warn" and isinstance(cluster, LocalCluster):
+        _warn_unknown_fields(cluster, doc, obj)
+    return cluster.apply(obj, field_manager=FIELD_MANAGER, force=force,
+                         field_validation=field_validation)
 
 
 def _report_invalid(doc: Document, err: Invalid) -> None:

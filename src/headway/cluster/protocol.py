@@ -17,6 +17,7 @@ from headway.model.obj import Obj
 
 __all__ = [
     "Cluster",
+    "FieldValidation",
     "ListPage",
     "PropagationPolicy",
     "ResourceKind",
@@ -25,6 +26,8 @@ __all__ = [
 ]
 
 PropagationPolicy = Literal["Foreground", "Background", "Orphan"]
+# Kubernetes' `fieldValidation`: what a write does with a field its kind does not declare.
+FieldValidation = Literal["Strict", "Warn", "Ignore"]
 
 
 class WatchEventType(StrEnum):
@@ -115,13 +118,16 @@ class Cluster(Protocol):
         field_manager: str,
         force: bool = False,
         dry_run: bool = False,
+        field_validation: FieldValidation = "Strict",
     ) -> Obj:
         """Server-side apply: create or update the fields `field_manager` owns.
 
         Fields this manager applied before and omits now are removed; a field owned by
         another manager with a different value is a `FieldConflict` unless `force`.
         A `metadata.resourceVersion` in `obj` is a precondition (`Conflict` when stale).
-        Status is never written through apply.
+        Status is never written through apply. A value of the wrong type is `Invalid`; an
+        unknown field too under `field_validation` `Strict` (kubectl's default), and is
+        dropped under `Warn` and `Ignore` (Argo CD's `Validate=false`).
         """
         ...
 

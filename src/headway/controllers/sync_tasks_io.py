@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from headway.cluster.errors import ClusterError, NotFound
-from headway.cluster.protocol import Cluster, PropagationPolicy
+from headway.cluster.protocol import Cluster, FieldValidation, PropagationPolicy
 from headway.controllers import exit_points
 from headway.controllers.app_status import owner_of
 from headway.diff import CompiledRule, apply_ignore_rules_to_desired
@@ -125,7 +125,8 @@ class TaskRunner:
             return None
         try:
             self._cluster.apply(
-                dict(task.target), field_manager=FIELD_MANAGER, force=True, dry_run=True
+                dict(task.target), field_manager=FIELD_MANAGER, force=True, dry_run=True,
+                field_validation=_field_validation(task),
             )
         except ClusterError as err:
             return f"{task.key}: {err}"
@@ -143,7 +144,8 @@ class TaskRunner:
             if task.options.replace and task.live is not None:
                 message = self._replace(target, task.live)
             else:
-                self._cluster.apply(target, field_manager=FIELD_MANAGER, force=True)
+                self._cluster.apply(target, field_manager=FIELD_MANAGER, force=True,
+                                    field_validation=_field_validation(task))
                 message = f"{task.key.kind.lower()}/{task.key.name} " + (
                     "configured" if task.live is not None else "created"
                 )
@@ -229,3 +231,9 @@ def _operation_of(obj: Mapping[str, Any]) -> str | None:
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     value = annotations.get(OPERATION_ANNOTATION)
     return str(value) if value is not None else None
+
+
+def _field_validation(task: SyncTask) -> FieldValidation:
+    """Argo CD applies with kubectl's validation unless the sync option `Validate=false`
+    asks it not to (`kubectl apply --validate=false`: unknown fields are dropped)."""
+    return "Strict" if task.options.validate else "Ignore"

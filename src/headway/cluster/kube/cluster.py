@@ -14,13 +14,19 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from headway.cluster import errors
 from headway.cluster.kube import connection, watching
 from headway.cluster.kube.discovery import Discovery, ServedKind
 from headway.cluster.kube.transport import DEFAULT_RETRY, Params, RetryPolicy, Transport
-from headway.cluster.protocol import ListPage, PropagationPolicy, ResourceKind, WatchEvent
+from headway.cluster.protocol import (
+    FieldValidation,
+    ListPage,
+    PropagationPolicy,
+    ResourceKind,
+    WatchEvent,
+)
 from headway.model.obj import Obj
 
 __all__ = ["KubeCluster"]
@@ -153,7 +159,7 @@ class KubeCluster:
 
     def apply(self, obj: Obj, *, field_manager: str, force: bool = False,
               dry_run: bool = False,
-              field_validation: Literal["Strict", "Warn", "Ignore"] | None = None) -> Obj:
+              field_validation: FieldValidation | None = None) -> Obj:
         """Server-side apply; `field_validation`, when given, is sent as `fieldValidation`
         (the server's default otherwise)."""
         served, name, namespace = self._target(obj)

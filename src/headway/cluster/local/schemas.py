@@ -21,9 +21,10 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from headway.cluster.local.schema_fastpath import Check, compile_check
+from headway.cluster.protocol import FieldValidation
 from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import format_path
@@ -42,7 +43,6 @@ __all__ = [
     "without_unknown_fields",
 ]
 
-FieldValidation = Literal["Strict", "Warn", "Ignore"]
 FIELD_VALIDATIONS: tuple[FieldValidation, ...] = ("Strict", "Warn", "Ignore")
 KUBERNETES_VERSION = "1.37"
 _SCHEMA_DIR = f"v{KUBERNETES_VERSION}.0-local-strict"
