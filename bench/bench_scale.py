@@ -23,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import io
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -244,6 +246,8 @@ async def run(apps: int, steady_seconds: float, root: Path) -> None:
 
 
 def main() -> None:
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a run cut short still shows its phases
+        sys.stdout.reconfigure(line_buffering=True)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--apps", type=int, default=10_000)
     parser.add_argument("--steady-seconds", type=float, default=35.0)
