@@ -406,11 +406,13 @@ class LocalCluster:
         kind's schema first (see `schemas`): `field_validation` decides what an unknown
         field does, as Kubernetes' query parameter of that name does."""
         validate_object(obj)
-        ssa.check_applied_lists(managed_content(obj))
+        applied = managed_content(obj)
+        ssa.check_applied_lists(applied)
         with self._db.write() as conn:
             served = self._resolve_for_write(conn, obj)
-            obj = self._schema_checked(conn, obj, served, field_validation)
-            applied = managed_content(obj)
+            checked = self._schema_checked(conn, obj, served, field_validation)
+            if checked is not obj:  # unknown fields dropped
+                obj, applied = checked, managed_content(checked)
             key = self._key(served, obj["metadata"]["name"], obj["metadata"].get("namespace"))
             live = database.fetch(conn, key)
             if live is None:
