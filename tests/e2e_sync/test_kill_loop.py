@@ -18,8 +18,16 @@ from typing import Any
 
 import pytest
 
-from e2e_sync.e2e_helpers import API, Remote, application, default_project, dump, python_job
-from e2e_sync.test_killed_controller import _operation, _serve, _serving, _stop
+from e2e_sync.e2e_helpers import (
+    API,
+    Remote,
+    application,
+    default_project,
+    dump,
+    python_job,
+    stop_gently,
+)
+from e2e_sync.test_killed_controller import _operation, _serve, _serving
 from headway.clock import SystemClock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.store import LocalCluster
@@ -128,7 +136,7 @@ def test_serve_killed_at_random_points_of_a_sync_runs_each_hook_once(tmp_path: P
     finally:
         hooks.stopped.set()
         if last is not None:
-            _stop(last)
+            stop_gently(last, grace_seconds=30)
         hooks.join(timeout=5)
         store.close()
 
@@ -166,7 +174,7 @@ def test_serve_killed_between_creating_a_hook_and_recording_it_does_not_create_i
     finally:
         hooks.stopped.set()
         if last is not None:
-            _stop(last)
+            stop_gently(last, grace_seconds=30)
         if hooks.is_alive():
             hooks.join(timeout=5)
         store.close()
