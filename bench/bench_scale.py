@@ -159,14 +159,13 @@ def rss_mb() -> tuple[float, float]:
     return current, peak
 
 
-async def drain(manager: Manager) -> int:
-    """Step until nothing is due now; returns the steps taken."""
+async def drain(manager: Manager, controller: CountingController, apps: int) -> int:
+    """Step until every app was reconciled once; returns the steps taken. (Not "until nothing
+    is due": a pass longer than the 30 s resync queues every app again, without end.)"""
     steps = 0
-    while True:
-        taken = await manager.run_once()
-        steps += taken
-        if taken == 0 and (manager.next_due() or 0.0) > 0.0:
-            return steps
+    while controller.reconciles < apps:
+        steps += await manager.run_once()
+    return steps
 
 
 async def steady(manager: Manager, seconds: float) -> tuple[float, float]:
@@ -217,7 +216,7 @@ async def run(apps: int, steady_seconds: float, root: Path) -> None:
     manager.register(sources)
 
     wall = time.perf_counter()
-    steps = await drain(manager)
+    steps = await drain(manager, controller, apps)
     first = time.perf_counter() - wall
     per_app = first / apps
     synced = sum(
