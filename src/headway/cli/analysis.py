@@ -32,7 +32,8 @@ from headway.analysis.measurement import (
 from headway.analysis.verdict import ON_EMPTY_MODES, ON_NON_FINITE_MODES, headway_outcome
 from headway.check.analysis_rules import query_of
 from headway.cli import analysis_run
-from headway.model.yamlload import Document, load_documents
+from headway.cli.manifest_input import read_documents, usage_error
+from headway.model.yamlload import Document
 
 __all__ = ["analysis_app", "register"]
 
@@ -62,24 +63,6 @@ class _MetricSpec:
         return f"{self.document.kind or 'document'}/{self.document.name or '?'}"
 
 
-def _usage_error(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
-def _load(path: Path) -> list[Document]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _usage_error(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise _usage_error(f"cannot read {path}: {err}") from None
-    loaded = load_documents(text, str(path))
-    if loaded.diagnostics:
-        raise _usage_error("\n".join(str(d) for d in loaded.diagnostics))
-    return loaded.documents
-
-
 def _metrics_of(document: Document) -> list[_MetricSpec]:
     spec = document.obj.get("spec") if isinstance(document.obj, dict) else None
     metrics = spec.get("metrics") if isinstance(spec, dict) else None
@@ -103,9 +86,9 @@ def _find_metric(
     if not matches:
         known = ", ".join(f"{m.spec.get('name')} ({m.owner})" for m in candidates) or "none"
         scope = f" of template {template}" if template else ""
-        raise _usage_error(f"no metric named {name!r} in {file}{scope}; metrics: {known}")
+        raise usage_error(f"no metric named {name!r} in {file}{scope}; metrics: {known}")
     places = ", ".join(f"{m.owner} (line {m.document.line})" for m in matches)
-    raise _usage_error(
+    raise usage_error(
         f"metric {name!r} is defined in several documents: {places}; choose with --template NAME"
     )
 
@@ -115,7 +98,7 @@ def _condition(metric: _MetricSpec, field: str) -> str:
     if value is None or isinstance(value, str):
         return value or ""
     path = ("spec", "metrics", metric.index, field)
-    raise _usage_error(str(metric.document.diagnostic(path, f"{field} must be a string")))
+    raise usage_error(str(metric.document.diagnostic(path, f"{field} must be a string")))
 
 
 def _mode(metric: _MetricSpec, field: str, modes: tuple[str, ...]) -> str | None:
@@ -125,7 +108,7 @@ def _mode(metric: _MetricSpec, field: str, modes: tuple[str, ...]) -> str | None
         return value if isinstance(value, str) else None
     path = ("spec", "metrics", metric.index, field)
     problem = f"{field} must be one of {', '.join(modes)}, not {value!r}"
-    raise _usage_error(str(metric.document.diagnostic(path, problem)))
+    raise usage_error(str(metric.document.diagnostic(path, problem)))
 
 
 def _query(metric: _MetricSpec) -> str:
@@ -140,12 +123,12 @@ def _parse_value(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise _usage_error(f"--value is not valid JSON ({err}): {_shortened(text)}") from None
+        raise usage_error(f"--value is not valid JSON ({err}): {_shortened(text)}") from None
     except ValueError:  # the only other ValueError: an integer past Python's digit limit
         limit = sys.get_int_max_str_digits()
-        raise _usage_error(f"--value has an integer of more than {limit} digits") from None
+        raise usage_error(f"--value has an integer of more than {limit} digits") from None
     except RecursionError:
-        raise _usage_error("--value is nested too deeply") from None
+        raise usage_error("--value is nested too deeply") from None
 
 
 def _shortened(text: str, limit: int = 200) -> str:
@@ -190,7 +173,7 @@ def evaluate(
 ) -> None:
     """What one measured result decides: Headway's phase, and Argo Rollouts' when it differs."""
     result = _parse_value(value)
-    found = _find_metric(_load(template), metric, template_name, template)
+    found = _find_metric(read_documents(template), metric, template_name, template)
     conditions = compile_metric_conditions(
         metric,
         success_condition=_condition(found, "successCondition"),

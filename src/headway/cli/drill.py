@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from headway.analysis.sequential import known_rates_stopping
+from headway.cli.manifest_input import read_documents, usage_error
 from headway.drill.metrics import DrillError
 from headway.drill.plan import RolloutPlan, judge_plan, rollout_plan
 from headway.drill.scenario import Scenario, ScenarioError, parse_scenario
@@ -24,12 +25,11 @@ from headway.drill.summary import DrillSummary, drill
 from headway.model.analysis import AnalysisTemplate, parse_analysis_template
 from headway.model.durations import DurationError, parse_duration
 from headway.model.rollout import Rollout, parse_rollout
-from headway.model.yamlload import Document, load_documents
+from headway.model.yamlload import Document
 from headway.providers.judge import JUDGE_PLUGIN, JudgeConfig, JudgeConfigError, judge_config
 
 __all__ = ["drill_command", "register"]
 
-EXIT_USAGE = 2
 TEMPLATE_KINDS = ("AnalysisTemplate", "ClusterAnalysisTemplate")
 _FLAGS = {
     "worseBy": "--judge-worse-by",
@@ -41,32 +41,14 @@ _FLAGS = {
 }
 
 
-def _usage_error(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
-def _documents(path: Path) -> list[Document]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _usage_error(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise _usage_error(f"cannot read {path}: {err}") from None
-    loaded = load_documents(text, str(path))
-    if loaded.diagnostics:
-        raise _usage_error("\n".join(str(d) for d in loaded.diagnostics))
-    return loaded.documents
-
-
 def _rollout(documents: list[Document], path: Path) -> Rollout:
     found = [d for d in documents if d.kind == "Rollout"]
     if len(found) != 1:
-        raise _usage_error(f"{path}: expected one Rollout, found {len(found)}")
+        raise usage_error(f"{path}: expected one Rollout, found {len(found)}")
     rollout, diagnostics = parse_rollout(found[0])
     errors = [d for d in diagnostics if d.severity == "error"]
     if rollout is None or errors:
-        raise _usage_error("\n".join(str(d) for d in errors or diagnostics))
+        raise usage_error("\n".join(str(d) for d in errors or diagnostics))
     return rollout
 
 
@@ -76,7 +58,7 @@ def _templates(documents: list[Document]) -> dict[str, AnalysisTemplate]:
         template, diagnostics = parse_analysis_template(document)
         errors = [d for d in diagnostics if d.severity == "error"]
         if template is None or errors:
-            raise _usage_error("\n".join(str(d) for d in errors or diagnostics))
+            raise usage_error("\n".join(str(d) for d in errors or diagnostics))
         templates[template.metadata.name or ""] = template
     return templates
 
@@ -107,7 +89,7 @@ class _JudgeOptions:
         except JudgeConfigError as error:
             message = str(error)
             flag = next((f for field, f in _FLAGS.items() if field in message), "--judge-*")
-            raise _usage_error(f"{flag}: {message}") from None
+            raise usage_error(f"{flag}: {message}") from None
 
 
 def _row(name: str, values: Sequence[str]) -> str:
@@ -199,19 +181,19 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
         played = parse_scenario(scenario)
         seconds = int(parse_duration(horizon, bare_seconds=False))
     except (ScenarioError, DurationError) as error:
-        raise _usage_error(str(error)) from None
+        raise usage_error(str(error)) from None
     if runs < 1 or rps <= 0 or seconds <= 0:
-        raise _usage_error("--runs, --rps and --horizon must be above 0")
-    documents = _documents(rollout_file)
+        raise usage_error("--runs, --rps and --horizon must be above 0")
+    documents = read_documents(rollout_file)
     rollout = _rollout(documents, rollout_file)
     templates = _templates(documents)
     for path in template or []:
-        templates.update(_templates(_documents(path)))
+        templates.update(_templates(read_documents(path)))
     judge = _JudgeOptions(worse_by, false_abort, miss, every, deadline, slower_than).config()
     try:
         plans: list[RolloutPlan] = [rollout_plan(rollout, templates), judge_plan(rollout, judge)]
     except DrillError as error:
-        raise _usage_error(str(error)) from None
+        raise usage_error(str(error)) from None
     summaries = [
         drill(plan, played, rps=rps, runs=runs, horizon=seconds, seed=seed) for plan in plans
     ]
