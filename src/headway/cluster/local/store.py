@@ -340,12 +340,7 @@ class LocalCluster:
         self, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> Obj:
         with self._db.read() as conn:
-            served = self._resolve(conn, api_version, kind)
-            paths = self._scale_paths(conn, served, api_version)
-            key = self._key(served, name, namespace)
-            live = database.fetch(conn, key)
-        if live is None:
-            raise NotFound(f"{key} not found")
+            _, paths, live = self._scale_target(conn, api_version, kind, name, namespace)
         return scale.scale_of(live, paths)
 
     def update_scale(
@@ -361,12 +356,7 @@ class LocalCluster:
         dry_run: bool = False,
     ) -> Obj:
         with self._db.write() as conn:
-            served = self._resolve(conn, api_version, kind)
-            paths = self._scale_paths(conn, served, api_version)
-            key = self._key(served, name, namespace)
-            live = database.fetch(conn, key)
-            if live is None:
-                raise NotFound(f"{key} not found")
+            key, paths, live = self._scale_target(conn, api_version, kind, name, namespace)
             preconditions.check_version(key, resource_version, live)
             old = managed_content(live)
             content = scale.with_replicas(old, replicas, paths, where=str(key))
@@ -378,6 +368,23 @@ class LocalCluster:
                 return scale.scale_of(updated, paths)
             stored = self._commit(conn, updated, live)
         return scale.scale_of(stored, paths)
+
+    def _scale_target(
+        self,
+        conn: sqlite3.Connection,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None,
+    ) -> tuple[ObjectKey, scale.ScalePaths, Obj]:
+        """The object behind a scale subresource, with its scale paths (`NotFound` if absent)."""
+        served = self._resolve(conn, api_version, kind)
+        paths = self._scale_paths(conn, served, api_version)
+        key = self._key(served, name, namespace)
+        live = database.fetch(conn, key)
+        if live is None:
+            raise NotFound(f"{key} not found")
+        return key, paths, live
 
     def _scale_paths(
         self, conn: sqlite3.Connection, served: ServedKind, api_version: str
