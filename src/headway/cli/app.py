@@ -90,16 +90,21 @@ def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
     from headway.controllers.app_sources import SourceReader
     from headway.controllers.application import ApplicationController
     from headway.controllers.cluster_registry import ClusterRegistry
+    from headway.engine.destinations import connect_destination
     from headway.source.git import GitCache
 
     with _open(state_dir) as store:
         clock = SystemClock()
         reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
+        clusters = ClusterRegistry(store, connect=connect_destination, clock=clock)
         controller = ApplicationController(
-            store=store, clusters=ClusterRegistry(store), sources=reader, clock=clock
+            store=store, clusters=clusters, sources=reader, clock=clock
         )
         _get(store, name, namespace)
-        comparison, errors = controller.compare(name, namespace)
+        try:
+            comparison, errors = controller.compare(name, namespace)
+        finally:
+            clusters.close()
     if comparison is None:
         typer.echo(redact_url_credentials("error: " + "; ".join(errors)), err=True)
         raise typer.Exit(2)

@@ -96,7 +96,10 @@ async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster
                 file=sys.stderr,
                 flush=True,
             )
-        await engine.run(stop)
+        try:
+            await engine.run(stop)
+        finally:
+            engine.close()
 
 
 def _namespace_patterns(text: str) -> list[str]:

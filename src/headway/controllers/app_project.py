@@ -55,12 +55,22 @@ class ProjectGuard:
     # Kinds discovery (or a CRD in the app) says are cluster-scoped, beyond the built-in table:
     # a cluster-scoped custom kind must meet clusterResourceWhitelist, not the namespace rules.
     cluster_scoped: frozenset[tuple[str, str]] = frozenset()
+    # A namespace-scoped destination (its cluster Secret's `namespaces`): writes go only
+    # there, and cluster-scoped kinds only with `clusterResources: "true"`, as in Argo CD.
+    cluster_namespaces: tuple[str, ...] = ()
+    cluster_resources: bool = False
 
     def source(self, repo_url: str) -> str | None:
         refusal = rules.source_refusal(self.project.name, self.project.spec, repo_url)
         return None if refusal is None else str(refusal)
 
     def destination(self, namespace: str) -> str | None:
+        if self.cluster_namespaces and namespace not in self.cluster_namespaces:
+            return (
+                f"cluster {self.cluster_name} ({self.server}) is limited to namespaces "
+                f"{', '.join(self.cluster_namespaces)} by its cluster Secret: "
+                f"namespace {namespace or '-'} is not one of them"
+            )
         refusal = rules.destination_refusal(
             self.project.name,
             self.project.spec,
@@ -85,5 +95,11 @@ class ProjectGuard:
         )
         if refusal is not None:
             return str(refusal)
+        if not namespaced and self.cluster_namespaces and not self.cluster_resources:
+            return (
+                f"{key.group or 'core'}/{key.kind} {key.name}: cluster {self.cluster_name} is "
+                "limited to namespaces by its cluster Secret, which does not set "
+                'clusterResources: "true"'
+            )
         # A namespaced object written without a namespace lands in `default`.
         return self.destination(key.namespace or "default") if namespaced else None

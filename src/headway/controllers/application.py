@@ -229,7 +229,13 @@ class ApplicationController:
             setup.conditions.append(self._condition("InvalidSpecError", str(source_namespace)))
             return setup
         setup.cluster = entry.cluster
-        setup.guard = ProjectGuard(project, entry.server, entry.name)
+        setup.guard = ProjectGuard(
+            project,
+            entry.server,
+            entry.name,
+            cluster_namespaces=entry.namespaces,
+            cluster_resources=entry.cluster_resources,
+        )
         refusals = [setup.guard.source(str(s.get("repoURL") or "")) for s in raw_sources(raw)]
         refusals.append(setup.guard.destination(destination.namespace or ""))
         for refusal in filter(None, refusals):

@@ -3,6 +3,7 @@
     engine = Engine(cluster=cluster, clock=clock, http=http, settings=EngineSettings())
     await engine.step()          # one pass: read watches, take every due step
     await engine.run()           # until engine.stop() (or the given event) is set
+    engine.close()               # the clients of other destination clusters
 
 Building the engine builds the controllers of `settings.loops` (the Application loop
 publishes `settings.apps` and starts its `/metrics` server then). The engine neither opens
@@ -18,8 +19,10 @@ import httpx2
 
 from headway.clock import Clock
 from headway.cluster.protocol import Cluster
+from headway.controllers.cluster_registry import Connect
 from headway.controllers.manager import Manager, StepController
 from headway.controllers.repo_credentials import RepoCredentialsProvider
+from headway.engine.destinations import connect_destination
 from headway.engine.loops import BUILDERS, LoopParts
 from headway.engine.settings import EngineSettings, Loop
 from headway.source.git import GitCache
@@ -44,10 +47,12 @@ class Engine:
         http: httpx2.AsyncClient,
         settings: EngineSettings | None = None,
         git: GitCache | None = None,
+        connect: Connect | None = connect_destination,
     ) -> None:
         self.settings = settings or EngineSettings()
         self.git = git or default_git_cache(cluster, self.settings)
-        parts = LoopParts(cluster, clock, http, self.git, self.settings)
+        parts = LoopParts(cluster, clock, http, self.git, self.settings, connect=connect)
+        self.clusters = parts.clusters  # in-cluster, and what cluster Secrets register
         self.registry = parts.registry  # what `/metrics` serves (settings.metrics_port)
         self._manager = Manager(cluster, clock, resync_seconds=self.settings.resync_seconds)
         self._stop = asyncio.Event()
@@ -83,6 +88,10 @@ class Engine:
     def stop(self) -> None:
         """Ask `run()` to return after the step in progress."""
         self._stop.set()
+
+    def close(self) -> None:
+        """Close the clients built for other clusters (not the store the engine was given)."""
+        self.clusters.close()
 
 
 async def _either(outer: asyncio.Event, inner: asyncio.Event) -> None:

@@ -23,7 +23,7 @@ from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, Definiti
 from headway.controllers.app_sources import SourceReader
 from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.application import ApplicationController
-from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.cluster_registry import ClusterRegistry, Connect
 from headway.controllers.convergence import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
 from headway.controllers.notifications import AppNotifications, EventNotifications, Notifications
@@ -45,7 +45,9 @@ ARGO_API = "argoproj.io/v1alpha1"
 @dataclass(frozen=True)
 class LoopParts:
     """What every loop is built from: the store, the clock, one HTTP client, one Git cache,
-    and the one metrics registry that `/metrics` serves."""
+    the one metrics registry that `/metrics` serves, and the destination clusters
+    (the store itself as in-cluster, and those cluster Secrets register, reached by
+    `connect`)."""
 
     cluster: Cluster
     clock: Clock
@@ -53,6 +55,13 @@ class LoopParts:
     git: GitCache
     settings: EngineSettings
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    connect: Connect | None = None
+    clusters: ClusterRegistry = field(init=False)
+
+    def __post_init__(self) -> None:
+        clusters = ClusterRegistry(self.cluster, connect=self.connect, clock=self.clock,
+                                   namespace=DEFAULT_APPS_NAMESPACE)
+        object.__setattr__(self, "clusters", clusters)
 
 
 def runtime_metrics_address(state_dir: Path) -> str | None:
@@ -124,7 +133,7 @@ def _applications(parts: LoopParts) -> list[StepController]:
     reader = SourceReader(git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds)
     controller = ApplicationController(
         store=parts.cluster,
-        clusters=ClusterRegistry(parts.cluster),
+        clusters=parts.clusters,
         sources=reader,
         clock=parts.clock,
         health=health_registry(parts.cluster, settings.health_scripts, clock=parts.clock),

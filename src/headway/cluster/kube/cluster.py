@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from headway.cluster import errors
+from headway.cluster.cluster_secrets import ClusterSecret
 from headway.cluster.kube import connection, watching
 from headway.cluster.kube.discovery import Discovery, ServedKind
 from headway.cluster.kube.transport import DEFAULT_RETRY, Params, RetryPolicy, Transport
@@ -72,6 +73,13 @@ class KubeCluster:
         """A client from a kubeconfig file and context, or the Pod's service account
         (see `connection.load_config`)."""
         config = connection.load_config(kubeconfig, context, in_cluster=in_cluster)
+        return cls(Transport(connection.http_client(config), retry=retry))
+
+    @classmethod
+    def for_destination(cls, cluster: ClusterSecret, *,
+                        retry: RetryPolicy = DEFAULT_RETRY) -> KubeCluster:
+        """A client of a destination registered by an Argo CD cluster Secret."""
+        config = connection.destination_config(cluster)
         return cls(Transport(connection.http_client(config), retry=retry))
 
     def close(self) -> None:

@@ -13,8 +13,9 @@ from lightkube.config.kubeconfig import DEFAULT_KUBECONFIG, KubeConfig, SingleCo
 from lightkube.core.exceptions import ConfigError
 
 from headway.cluster import errors
+from headway.cluster.cluster_secrets import ClusterSecret, kubeconfig_for
 
-__all__ = ["http_client", "load_config"]
+__all__ = ["destination_config", "http_client", "load_config"]
 
 IN_CLUSTER = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -44,6 +45,25 @@ def load_config(kubeconfig: Path | None, context: str | None, *,
         if config is not None:
             raise errors.ClusterError(f"context {config.context_name!r} names no user")
         raise errors.ClusterError(f"kubeconfig {kubeconfig} has no context {context!r}")
+    return config
+
+
+def destination_config(cluster: ClusterSecret) -> SingleConfig:
+    """The connection settings of a cluster Secret's destination. A clear `ClusterError`
+    naming the cluster (never a credential) when they cannot be used."""
+    if cluster.credentials.tls.server_name:
+        raise errors.ClusterError(
+            f"cluster {cluster.name} ({cluster.server}): tlsClientConfig.serverName is not "
+            "supported by Headway's Kubernetes client; put the certificate's name in `server`"
+        )
+    try:
+        config = KubeConfig.from_dict(kubeconfig_for(cluster)).get()
+    except (ConfigError, ValueError, KeyError, TypeError) as error:
+        raise errors.ClusterError(
+            f"cluster {cluster.name} ({cluster.server}): its config cannot be used "
+            f"({type(error).__name__})"
+        ) from None
+    assert config is not None
     return config
 
 
