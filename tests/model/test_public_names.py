@@ -14,8 +14,10 @@ MODULES = [
     "appproject",
     "durations",
     "k8s",
+    "key_paths",
     "manifests",
     "owned_replica_set",
+    "promotion_pipeline",
     "quantities",
     "rollout",
     "rollout_steps",
@@ -46,4 +48,5 @@ def test_every_parser_is_dispatched() -> None:
         "AnalysisTemplate",
         "ClusterAnalysisTemplate",
         "AnalysisRun",
+        "PromotionPipeline",
     }

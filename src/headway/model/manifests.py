@@ -9,11 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from headway.model import analysis, application, appproject, k8s, rollout
+from headway.model import analysis, application, appproject, k8s, promotion_pipeline, rollout
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
 
-__all__ = ["ARGO_GROUP", "ARGO_VERSION", "PARSERS", "Manifest", "is_object", "parse_manifest"]
+__all__ = [
+    "ARGO_GROUP",
+    "ARGO_VERSION",
+    "PARSERS",
+    "SERVED_VERSIONS",
+    "Manifest",
+    "is_object",
+    "parse_manifest",
+]
 
 ARGO_GROUP = "argoproj.io"
 ARGO_VERSION = "v1alpha1"
@@ -24,6 +32,7 @@ Manifest = (
     | rollout.Rollout
     | analysis.AnalysisTemplate
     | analysis.AnalysisRun
+    | promotion_pipeline.PromotionPipeline
     | k8s.K8sObject
 )
 Parser = Callable[[Document], tuple[Any, list[Diagnostic]]]
@@ -35,7 +44,13 @@ PARSERS: dict[tuple[str, str], Parser] = {
     (ARGO_GROUP, "AnalysisTemplate"): analysis.parse_analysis_template,
     (ARGO_GROUP, "ClusterAnalysisTemplate"): analysis.parse_analysis_template,
     (ARGO_GROUP, "AnalysisRun"): analysis.parse_analysis_run,
+    (
+        promotion_pipeline.PIPELINE_GROUP,
+        promotion_pipeline.PIPELINE_KIND,
+    ): promotion_pipeline.parse_promotion_pipeline,
 }
+# The one version each group's kinds are served at (Argo's kinds and Headway's own).
+SERVED_VERSIONS = {ARGO_GROUP: ARGO_VERSION, promotion_pipeline.PIPELINE_GROUP: "v1alpha1"}
 
 
 # Build inputs that look like objects but are never applied (kustomization.yaml files).
@@ -68,8 +83,9 @@ def parse_manifest(document: Document) -> tuple[Manifest | None, list[Diagnostic
     parser = PARSERS.get((group, kind))
     if parser is None:
         return k8s.parse_object(document)
-    if version != ARGO_VERSION:
-        message = f'"{api_version}" is not served for {kind}; use {ARGO_GROUP}/{ARGO_VERSION}'
+    if version != SERVED_VERSIONS[group]:
+        served = f"{group}/{SERVED_VERSIONS[group]}"
+        message = f'"{api_version}" is not served for {kind}; use {served}'
         return None, [document.diagnostic(("apiVersion",), message)]
     view, diagnostics = parser(document)
     return view, diagnostics
