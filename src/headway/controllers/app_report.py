@@ -3,7 +3,7 @@ see of it. Purely computational."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +18,7 @@ __all__ = [
     "comparison_conditions",
     "condition",
     "keep_transition_times",
+    "live_images",
     "metrics_sample",
     "without_stamps",
     "worth_writing",
@@ -50,8 +51,30 @@ def compared_status(
         "sync": sync,
         "health": health,
         "resources": [r.to_status() for r in comparison.resources],
+        "summary": {"images": live_images(comparison.live.values())},
         "reconciledAt": format_time(now),
     }
+
+
+def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec") or {}
+    if obj.get("kind") == "Pod":
+        return spec
+    if obj.get("kind") == "CronJob":
+        spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    return (spec.get("template") or {}).get("spec") or {}
+
+
+def live_images(live: Iterable[Mapping[str, Any]]) -> list[str]:
+    """`status.summary.images`: every container image the app's live workloads run, sorted
+    (Argo CD lists the images of its resource tree the same way)."""
+    images: set[str] = set()
+    for obj in live:
+        spec = _pod_spec(obj)
+        for container in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            if isinstance(container, Mapping) and container.get("image"):
+                images.add(str(container["image"]))
+    return sorted(images)
 
 
 def comparison_conditions(

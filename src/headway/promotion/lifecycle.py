@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from headway.kubetime import format_precise_time
-from headway.promotion.approval import GateVerdict, judge_gate
+from headway.promotion.approval import ApprovalOutcome, GateVerdict, judge_gate
 from headway.promotion.live import LiveState, LiveVerdict, image_matches
 from headway.promotion.record import (
     TERMINAL,
@@ -128,6 +128,9 @@ def decide(ctx: Context) -> Plan:
 def _before_commit(ctx: Context) -> Plan:
     spec, status = ctx.spec, ctx.status
     if ctx.git.promotion_commit:  # committed by a step that was killed before recording it
+        if status.approval is not None:  # the approval that let it through is recorded too
+            record, _ = _judged(ctx, status.approval)
+            ctx = replace(ctx, status=replace(status, approval=record))
         return _committed(ctx, ctx.git.promotion_commit, "found in history after a restart")
     if ctx.stage.previous and not ctx.upstream_passed and spec.break_glass is None:
         return _end(
@@ -182,21 +185,7 @@ def _gate(ctx: Context) -> Plan:
             (event,),
             requeue_after=min(stage.approval_timeout, _APPROVAL_LOOK_SECONDS),
         )
-    outcome = judge_gate(
-        spec.decisions,
-        approvers=stage.approvers,
-        author=spec.author,
-        requested_at=record.requested_at,
-        deadline=record.deadline,
-        now=ctx.now,
-    )
-    ignored = tuple(f"{i.decision.verdict} by {i.decision.by}: {i.reason}" for i in outcome.ignored)
-    record = replace(record, verdict=outcome.verdict.value, ignored=ignored)
-    if outcome.decided_by is not None:
-        by = outcome.decided_by
-        record = replace(
-            record, decided_by=by.by, decided_at=format_precise_time(by.at), via=by.via
-        )
+    record, outcome = _judged(ctx, record)
     status = replace(status, approval=record)
     if outcome.verdict is GateVerdict.WAITING:
         left = (record.deadline - ctx.now).total_seconds()
@@ -209,6 +198,26 @@ def _gate(ctx: Context) -> Plan:
     if outcome.verdict is GateVerdict.TIMED_OUT:
         return _end(replace(ctx, status=status), Phase.TIMED_OUT, outcome.message)
     return _commit(replace(ctx, status=status.moved(status.phase, outcome.message)))
+
+
+def _judged(ctx: Context, record: ApprovalRecord) -> tuple[ApprovalRecord, ApprovalOutcome]:
+    """The gate judged now, and the record that says so (who decided, what was ignored)."""
+    outcome = judge_gate(
+        ctx.spec.decisions,
+        approvers=ctx.stage.approvers,
+        author=ctx.spec.author,
+        requested_at=record.requested_at,
+        deadline=record.deadline,
+        now=ctx.now,
+    )
+    ignored = tuple(f"{i.decision.verdict} by {i.decision.by}: {i.reason}" for i in outcome.ignored)
+    record = replace(record, verdict=outcome.verdict.value, ignored=ignored)
+    if outcome.decided_by is not None:
+        by = outcome.decided_by
+        record = replace(
+            record, decided_by=by.by, decided_at=format_precise_time(by.at), via=by.via
+        )
+    return record, outcome
 
 
 def _committed(ctx: Context, commit: str, how: str) -> Plan:

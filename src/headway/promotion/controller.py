@@ -1,0 +1,256 @@
+"""The promotion controller: one step of one `Promotion` per call, decided by the pure core.
+
+    read the Promotion -> resolve its environment (pipeline, repository edge)
+    -> gather facts (Git, the Application and its Rollouts, the sibling promotions)
+    -> lifecycle.decide -> do the plan's one action -> write the status once -> events
+
+Every fact is read again on each step, and the only side effects are idempotent by what they
+leave behind: a promotion commit carries `Headway-Promotion: <name>` (found again after a
+restart, so never committed twice), a revert carries `Headway-Revert-Of`, the next
+environment's Promotion has a name derived from this one. A test hook (`hook`) is called at
+each point where a kill can land, so the resume tests stop the controller exactly there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+
+from headway.clock import Clock
+from headway.cluster.errors import AlreadyExists, ClusterError, Conflict, NotFound
+from headway.cluster.events import record_event
+from headway.cluster.protocol import Cluster
+from headway.controllers.manager import ObjectKey
+from headway.kubetime import format_precise_time
+from headway.model.obj import Obj
+from headway.promotion import facts
+from headway.promotion.lifecycle import Action, ActionKind, Context, GitFacts, Plan, decide
+from headway.promotion.live import LiveState, LiveVerdict, image_matches, judge_live
+from headway.promotion.record import (
+    API_VERSION,
+    KIND,
+    TERMINAL,
+    PromotionSpec,
+    PromotionStatus,
+    read_spec,
+    read_status,
+    status_json,
+)
+
+__all__ = ["FIELD_MANAGER", "PromotionController", "next_name", "promotion_object"]
+
+log = logging.getLogger(__name__)
+
+FIELD_MANAGER = "headway-promotions"
+_RESOLVE_RETRY_SECONDS = 30.0
+
+Hook = Callable[[str], None]
+"""Called with "before-action", "after-action" and "after-status" (tests kill there)."""
+
+
+def next_name(spec: PromotionSpec, environment: str) -> str:
+    """The next environment's Promotion, named from this one so it is created once."""
+    digest = hashlib.sha256(f"{spec.name}->{environment}".encode()).hexdigest()[:8]
+    return f"{spec.pipeline}-{environment}-{digest}"
+
+
+def promotion_object(spec: PromotionSpec) -> Obj:
+    """A Promotion as stored, from its spec (used by the CLI and for the next environment)."""
+    body: Obj = {
+        "pipeline": spec.pipeline,
+        "environment": spec.environment,
+        "image": spec.image,
+        "author": spec.author,
+        "requestedAt": format_precise_time(spec.requested_at),
+        "origin": spec.origin,
+    }
+    if spec.break_glass is not None:
+        body["breakGlass"] = {"by": spec.break_glass.by, "reason": spec.break_glass.reason}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {
+            "name": spec.name,
+            "namespace": spec.namespace,
+            "labels": {
+                "headway.dev/pipeline": spec.pipeline,
+                "headway.dev/environment": spec.environment,
+            },
+        },
+        "spec": body,
+    }
+
+
+class PromotionController:
+    name = "promotions"
+    watches: Sequence[tuple[str, str]] = (
+        (API_VERSION, KIND),
+        (facts.ARGO_API, "Application"),
+        (facts.ARGO_API, "Rollout"),
+    )
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        clock: Clock,
+        *,
+        resolve: facts.StageResolver,
+        hook: Hook | None = None,
+    ) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._resolve = resolve
+        self._hook = hook or (lambda _point: None)
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") == KIND:
+            return [ObjectKey(str(meta.get("namespace") or "default"), str(meta.get("name")))]
+        # An Application or Rollout changed: every promotion still in progress may care.
+        keys = []
+        for promotion in self._cluster.list(API_VERSION, KIND):
+            if read_status(promotion).phase not in TERMINAL:
+                pmeta = promotion["metadata"]
+                keys.append(ObjectKey(str(pmeta.get("namespace")), str(pmeta["name"])))
+        return keys
+
+    def step(self, key: ObjectKey) -> float | None:
+        try:
+            obj = self._cluster.get(API_VERSION, KIND, key.name, key.namespace)
+        except NotFound:
+            return None
+        spec, status = read_spec(obj), read_status(obj)
+        if status.phase in TERMINAL:
+            return None
+        resolved = self._resolve(spec)
+        if isinstance(resolved, str):  # fails closed: nothing is committed without settings
+            self._write(obj, status.moved(status.phase, resolved))
+            return _RESOLVE_RETRY_SECONDS
+        plan = decide(self._context(spec, status, resolved))
+        return self._carry_out(obj, spec, plan, resolved.repo)
+
+    def _context(
+        self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
+    ) -> Context:
+        repo, stage = resolved.repo, resolved.stage
+        siblings = facts.promotions_of(self._cluster, spec)
+        commit = status.commit or repo.find_commit(spec.name)
+        git = GitFacts(
+            pinned=repo.pinned(),
+            promotion_commit=commit if not status.commit else "",
+            revert_commit=repo.find_revert(commit) if commit else "",
+            config_change=repo.config_change() if not status.commit else "",
+            exempt=repo.exempt(),
+        )
+        app, rollouts = facts.app_and_rollouts(
+            self._cluster, stage.application, resolved.app_namespace
+        )
+        synced = self._synced(app, repo, commit)
+        # A commit that keeps the tag (a hotfix nonce) is judged by the synced revision.
+        moves_tag = not commit or not image_matches(status.previous_image, spec.image)
+        if app:
+            live = judge_live(
+                app, rollouts, target=spec.image, moves_tag=moves_tag, synced_to_commit=synced
+            )
+        else:
+            live = LiveVerdict(LiveState.WAITING, f"Application {stage.application} not found")
+        return Context(
+            spec=spec,
+            status=status,
+            stage=stage,
+            git=git,
+            live=live,
+            queue=facts.queue_of(spec, siblings),
+            synced=synced,
+            upstream_passed=facts.upstream_passed(spec, stage, siblings),
+            now=self._clock.now(),
+        )
+
+    @staticmethod
+    def _synced(app: Obj, repo: facts.EnvironmentRepo, commit: str) -> bool:
+        sync = (app.get("status") or {}).get("sync") or {}
+        revisions = [sync.get("revision"), *(sync.get("revisions") or [])]
+        if not commit:
+            return False
+        return any(isinstance(r, str) and r and repo.contains(r, commit) for r in revisions)
+
+    def _carry_out(
+        self, obj: Obj, spec: PromotionSpec, plan: Plan, repo: facts.EnvironmentRepo
+    ) -> float | None:
+        status = plan.status
+        if plan.action is not None:
+            self._hook("before-action")
+            status = self._act(spec, plan.action, status, repo)
+            self._hook("after-action")
+        self._write(obj, status)
+        self._hook("after-status")
+        for event_type, reason, message in plan.events:
+            self._event(obj, reason, message, warning=event_type == "Warning")
+        return plan.requeue_after
+
+    def _act(
+        self,
+        spec: PromotionSpec,
+        action: Action,
+        status: PromotionStatus,
+        repo: facts.EnvironmentRepo,
+    ) -> PromotionStatus:
+        if action.kind is ActionKind.COMMIT:
+            sha = repo.commit_image(action.image, promotion=spec, previous=status.previous_image)
+            return replace(status, commit=sha, message=f"{status.message}: {sha[:12]}")
+        if action.kind is ActionKind.REVERT:
+            sha = repo.revert_image(action.image, promotion=spec, commit=status.commit)
+            return replace(status, revert_commit=sha)
+        if action.kind is ActionKind.START_NEXT:
+            name = next_name(spec, action.environment)
+            self._start_next(spec, name, action.environment)
+            return replace(status, next_promotion=name)
+        return status  # REQUEST_APPROVAL: the ApprovalRequested event is the notification
+
+    def _start_next(self, spec: PromotionSpec, name: str, environment: str) -> None:
+        following = replace(
+            spec,
+            name=name,
+            environment=environment,
+            requested_at=self._clock.now(),
+            origin="auto",
+            break_glass=None,
+            decisions=(),
+        )
+        with contextlib.suppress(AlreadyExists):
+            self._cluster.apply(promotion_object(following), field_manager=FIELD_MANAGER)
+
+    def _write(self, obj: Obj, status: PromotionStatus) -> None:
+        meta = obj["metadata"]
+        body = status_json(status)
+        for _ in range(3):
+            try:
+                current = self._cluster.get(API_VERSION, KIND, meta["name"], meta["namespace"])
+                if (current.get("status") or {}) == body:
+                    return
+                self._cluster.patch_status(
+                    API_VERSION,
+                    KIND,
+                    meta["name"],
+                    meta["namespace"],
+                    body,
+                    resource_version=current["metadata"].get("resourceVersion"),
+                )
+                return
+            except Conflict:
+                continue  # a decision was recorded meanwhile: the status is still ours
+
+    def _event(self, obj: Obj, reason: str, message: str, *, warning: bool) -> None:
+        with contextlib.suppress(ClusterError):  # best effort: the status carries it too
+            record_event(
+                self._cluster,
+                self._clock,
+                involved=obj,
+                reason=reason,
+                message=message,
+                event_type="Warning" if warning else "Normal",
+                component=FIELD_MANAGER,
+            )
