@@ -85,6 +85,12 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "as `argocd app` does.",
     ),
     CommandEntry(
+        "cluster",
+        "headway.cli.clusters",
+        "Destination clusters, registered as Argo CD cluster Secrets in namespace argocd of the "
+        "cluster Headway runs against (the local runtime, or --kubeconfig/--context).",
+    ),
+    CommandEntry(
         "demo",
         "headway.cli.demo",
         "Run the demo: deploy v1, a good v2 canary, a bad v3 aborted and reverted in Git.",
