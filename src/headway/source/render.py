@@ -34,6 +34,7 @@ __all__ = [
     "Renderer",
     "choose_renderer",
     "render",
+    "render_key",
 ]
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -143,7 +144,7 @@ class RenderCache:
 
     def render(self, request: RenderRequest) -> RenderResult:
         renderer = choose_renderer(request)
-        key = _cache_key(renderer, request)
+        key = render_key(renderer, request)
         with self._lock:
             cached = self._entries.get(key)
             if cached is not None:
@@ -172,7 +173,8 @@ def _without_node_trees(result: RenderResult) -> RenderResult:
     return replace(result, documents=documents)
 
 
-def _cache_key(renderer: Renderer, request: RenderRequest) -> str:
+def render_key(renderer: Renderer, request: RenderRequest) -> str:
+    """What a render depends on: the renderer, the render parameters and its inputs' ids."""
     parameters = {
         "renderer": renderer.name,
         # Where the content came from does not matter once its object ids are in `inputs`.

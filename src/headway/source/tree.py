@@ -180,10 +180,14 @@ class GitTree:
         raise PathNotFound(path, f"{self._description} (too many symlink hops)")
 
     def object_id(self, path: str = "") -> str:
-        obj = self._object(path)
-        if obj is None:
-            raise PathNotFound(path, self._description)
-        return str(obj.id)
+        # The tree entry names the id: loading the object (a blob's whole content) is not needed.
+        clean = normalize_path(path)
+        if not clean:
+            return str(self._tree.id)
+        try:
+            return str(self._tree[clean].id)
+        except KeyError:
+            raise PathNotFound(path, self._description) from None
 
     def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
         escaping: list[EscapingLink] = []
