@@ -41,6 +41,7 @@ from headway.source.render import (
     RenderRequest,
     RenderResult,
     choose_renderer,
+    render_key,
 )
 from headway.source.render_directory import (
     DirectoryRenderer,
@@ -50,7 +51,7 @@ from headway.source.render_directory import (
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
-__all__ = ["RenderOutcome", "RepositoryLoader", "normalize_url"]
+__all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "normalize_url"]
 
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -70,6 +71,27 @@ class RenderOutcome:
 
 
 @dataclass
+class RenderMemo:
+    """Parses and renders shared by loaders of several revisions of one repository (`headway
+    diff`): a file parses once per blob, a source renders once per set of inputs, so what
+    a change leaves alone is never parsed or rendered twice."""
+
+    parses: dict[tuple[str, str], LoadResult] = field(default_factory=dict)
+    renders: dict[str, RenderResult] = field(default_factory=dict)
+    rendered: int = 0  # renders that ran (the others came from `renders`)
+    # A shared document validates once; the document is kept so its id stays its own.
+    validated: dict[int, tuple[Document, list[Diagnostic]]] = field(default_factory=dict)
+
+    def validate(self, documents: list[Document]) -> list[Diagnostic]:
+        found: list[Diagnostic] = []
+        for doc in documents:
+            if id(doc) not in self.validated:
+                self.validated[id(doc)] = (doc, validate_documents([doc]))
+            found.extend(self.validated[id(doc)][1])
+        return found
+
+
+@dataclass
 class RepositoryLoader:
     """Loads one checkout (`tree`) plus mapped other repositories into a `CheckContext`."""
 
@@ -81,6 +103,7 @@ class RepositoryLoader:
     drill: DrillEngine | None = drill_gate
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
     base_crds: tuple[Document, ...] = ()
+    memo: RenderMemo | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
     _listing: dict[int, list[str]] = field(default_factory=dict)
@@ -100,15 +123,29 @@ class RepositoryLoader:
     def parse(self, tree: TreeReader, path: str) -> LoadResult:
         key = (id(tree), path)
         if key not in self._parsed:
-            try:
-                text = tree.read(path).decode("utf-8", errors="replace")
-            except SourceError:
-                text = ""
-            result = load_documents(text, path)
+            result = self._parse_shared(tree, path)
             self._parsed[key] = result
             if tree is self.tree:
                 self.diagnostics.extend(result.diagnostics)
         return self._parsed[key]
+
+    def _parse_shared(self, tree: TreeReader, path: str) -> LoadResult:
+        memo_key = None
+        if self.memo is not None:
+            try:
+                memo_key = (tree.object_id(path), path)
+            except SourceError:
+                memo_key = None
+            if memo_key is not None and memo_key in self.memo.parses:
+                return self.memo.parses[memo_key]
+        try:
+            text = tree.read(path).decode("utf-8", errors="replace")
+        except SourceError:
+            text = ""
+        result = load_documents(text, path)
+        if self.memo is not None and memo_key is not None:
+            self.memo.parses[memo_key] = result
+        return result
 
     def manifest_files(self) -> list[str]:
         """Manifest files of the checkout, leaving out Helm chart contents and tool config."""
@@ -177,7 +214,8 @@ class RepositoryLoader:
         """What `headway validate` rejects in the scanned and rendered objects (each once)."""
         unique = list({id(d): d for d in documents}.values())
         seen = {(d.file, d.line, d.field, d.message) for d in self.diagnostics}
-        for problem in validate_documents(unique):
+        problems = self.memo.validate(unique) if self.memo else validate_documents(unique)
+        for problem in problems:
             key = (problem.file, problem.line, problem.field, problem.message)
             if problem.severity is Severity.ERROR and key not in seen:
                 seen.add(key)
@@ -237,7 +275,7 @@ class RepositoryLoader:
         if support.source_gaps(source):
             return RenderOutcome()  # validate's error on the field says it (HW003), once
         try:
-            result = self._renderer(request, tree).render(request)
+            result = self._render(request, tree)
         except SourceError as err:
             return RenderOutcome(problem=f"Application/{app.name}: {err}")
         return RenderOutcome(
@@ -246,6 +284,16 @@ class RepositoryLoader:
             problem="; ".join(str(d) for d in self._new_errors(result)),
             library_paths=tuple(library_paths(tree, request.path)),
         )
+
+    def _render(self, request: RenderRequest, tree: TreeReader) -> RenderResult:
+        renderer = self._renderer(request, tree)
+        if self.memo is None:
+            return renderer.render(request)
+        key = render_key(renderer, request)
+        if key not in self.memo.renders:
+            self.memo.renders[key] = renderer.render(request)
+            self.memo.rendered += 1
+        return self.memo.renders[key]
 
     def _renderer(self, request: RenderRequest, tree: TreeReader) -> Renderer:
         """The renderer serve would choose; a directory one reads files through `parse`."""
