@@ -66,6 +66,11 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "headway.cli.check",
         "Check a GitOps repository for the traps that cause outages, with no cluster.",
     ),
+    CommandEntry(
+        "diff",
+        "headway.cli.diff",
+        "Render every Application a change affects at both revisions and show the difference.",
+    ),
     CommandEntry("rollouts", "headway.cli.rollouts", "Watch and steer Rollouts."),
     CommandEntry(
         "drill",

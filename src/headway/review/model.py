@@ -1,0 +1,55 @@
+"""The review of one change: per Application, what changes, how a sync gets there, and what
+the checks say. Every output format (text, Markdown, JSON) is written from this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from headway.review.changes import ResourceChange
+from headway.review.findings import MarkedFinding
+from headway.review.sync_preview import SyncPreview
+
+__all__ = ["AppChange", "AppReview", "Review"]
+
+
+class AppChange(StrEnum):
+    ADDED = "added"  # the Application exists only at HEAD
+    REMOVED = "removed"  # only at BASE: Argo CD deletes its resources if it has the finalizer
+    CHANGED = "changed"  # it renders differently
+    UNCHANGED = "unchanged"  # the change touches what it reads, but it renders the same
+
+
+@dataclass(frozen=True)
+class AppReview:
+    name: str
+    namespace: str
+    change: AppChange
+    reasons: tuple[str, ...]  # why it counts as affected: changed files it reads, its spec
+    resources: tuple[ResourceChange, ...] = ()
+    sync: SyncPreview | None = None
+    findings: tuple[MarkedFinding, ...] = ()
+    errors: tuple[str, ...] = ()  # what failed to render, at which revision
+
+    @property
+    def new_findings(self) -> int:
+        return sum(1 for f in self.findings if f.new)
+
+
+@dataclass(frozen=True)
+class Review:
+    base: str  # the revisions as given and their commits
+    head: str
+    base_commit: str
+    head_commit: str
+    changed_files: tuple[str, ...]
+    apps: tuple[AppReview, ...]
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether any Application renders differently (or appears, or goes)."""
+        return any(a.change is not AppChange.UNCHANGED for a in self.apps)
+
+    @property
+    def head_errors(self) -> tuple[str, ...]:
+        return tuple(e for a in self.apps for e in a.errors if e.startswith("HEAD"))

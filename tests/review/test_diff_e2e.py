@@ -1,0 +1,201 @@
+"""`headway diff BASE..HEAD` on real Git repositories: directory, Kustomize, Helm with
+`$values`, multi-source and app-of-apps, through the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+from typer.testing import CliRunner
+
+from headway.cli.main import app as cli
+from review.repo import ORIGIN, GitopsRepo, application, config_map, deployment
+
+runner = CliRunner()
+
+CHART = "apiVersion: v2\nname: api\nversion: 0.1.0\n"
+CHART_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+        - name: api
+          image: "registry.example.com/api:{{ .Values.tag }}"
+"""
+MULTI_SOURCE = f"""\
+  sources:
+    - repoURL: {ORIGIN}
+      path: charts/api
+      targetRevision: HEAD
+      helm:
+        valueFiles: [$values/env/prod/api.yaml]
+    - repoURL: {ORIGIN}
+      targetRevision: HEAD
+      ref: values
+"""
+KUSTOMIZATION = "resources: [deployment.yaml]\nnamePrefix: prod-\n"
+
+
+def _diff(root: Path, *args: str) -> tuple[int, str]:
+    result = runner.invoke(cli, ["diff", "HEAD~1..HEAD", "--repo", str(root), *args])
+    return result.exit_code, result.output
+
+
+def _json(root: Path) -> dict[str, Any]:
+    code, output = _diff(root, "--format", "json")
+    assert code in (0, 1), output
+    document: dict[str, Any] = json.loads(output)
+    return document
+
+
+def _apps(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {a["name"]: a for a in document["apps"]}
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> GitopsRepo:
+    """Four Applications, one per source kind, and an untouched one."""
+    repo = GitopsRepo(tmp_path)
+    repo.commit(
+        {
+            "apps/web.yaml": application("web", path="web"),
+            "apps/shop.yaml": application("shop", path="kustomize/shop"),
+            "apps/api.yaml": application("api", sources=MULTI_SOURCE),
+            "apps/quiet.yaml": application("quiet", path="quiet"),
+            "web/deploy.yaml": deployment("web", "shop/web:1.0"),
+            "kustomize/shop/kustomization.yaml": KUSTOMIZATION,
+            "kustomize/shop/deployment.yaml": deployment("shop", "shop/shop:1.0"),
+            "charts/api/Chart.yaml": CHART,
+            "charts/api/values.yaml": "replicas: 1\ntag: '1.0'\n",
+            "charts/api/templates/deployment.yaml": CHART_TEMPLATE,
+            "env/prod/api.yaml": "replicas: 3\n",
+            "quiet/cm.yaml": config_map("quiet", a="1"),
+        }
+    )
+    return repo
+
+
+def test_a_values_file_change_diffs_the_helm_app_that_reads_it(fleet: GitopsRepo) -> None:
+    fleet.commit({"env/prod/api.yaml": "replicas: 3\ntag: '2.0'\n"})
+    apps = _apps(_json(fleet.root))
+    assert list(apps) == ["api"]
+    api = apps["api"]
+    assert api["change"] == "changed"
+    assert "it reads env/prod/api.yaml, which changed" in api["reasons"]
+    [resource] = api["resources"]
+    assert (resource["kind"], resource["name"], resource["change"]) == (
+        "Deployment",
+        "api",
+        "changed",
+    )
+    assert "+      - image: registry.example.com/api:2.0" in resource["diff"]
+
+
+def test_a_kustomize_base_change_renders_through_kustomize(fleet: GitopsRepo) -> None:
+    fleet.commit({"kustomize/shop/deployment.yaml": deployment("shop", "shop/shop:2.0")})
+    apps = _apps(_json(fleet.root))
+    assert list(apps) == ["shop"]
+    [resource] = apps["shop"]["resources"]
+    assert resource["name"] == "prod-shop"  # the namePrefix shows the render really ran
+
+
+def test_directory_app_added_removed_and_pruned(fleet: GitopsRepo) -> None:
+    fleet.commit(
+        {
+            "web/deploy.yaml": deployment("web", "shop/web:2.0", wave=1),
+            "web/cm.yaml": config_map("web-config", level="info"),
+        }
+    )
+    fleet.commit({"web/cm.yaml": None, "apps/new.yaml": application("new", path="quiet")})
+    document = _json(fleet.root)
+    apps = _apps(document)
+    assert apps["new"]["change"] == "added"
+    web = apps["web"]
+    [removed] = web["resources"]
+    assert (removed["kind"], removed["change"]) == ("ConfigMap", "removed")
+    prunes = [p for step in web["sync"]["steps"] for p in step["prunes"]]
+    assert prunes == ["ConfigMap/shop/web-config: deleted"]
+    assert "quiet" not in apps  # `new` reads quiet/, but nothing under it changed
+
+
+def test_app_of_apps_child_added_by_the_parent_render(fleet: GitopsRepo) -> None:
+    fleet.commit(
+        {
+            "root/parent.yaml": application("root", path="children", namespace="argocd"),
+            "children/child.yaml": application("child", path="quiet"),
+        }
+    )
+    fleet.commit({"children/child.yaml": application("child", path="web")})
+    apps = _apps(_json(fleet.root))
+    assert set(apps) == {"root", "child"}
+    child = apps["child"]
+    assert child["change"] == "changed"
+    assert "its Application manifest changed" in child["reasons"]
+    kinds = sorted((r["kind"], r["change"]) for r in child["resources"])
+    assert kinds == [("ConfigMap", "removed"), ("Deployment", "added")]
+
+
+def test_no_affected_application_exits_0(fleet: GitopsRepo) -> None:
+    fleet.commit({"README.md": "docs only\n"})
+    code, output = _diff(fleet.root)
+    assert code == 0, output
+    assert "0 Applications affected" in output
+
+
+def test_changes_exit_1_and_text_shows_the_diff(fleet: GitopsRepo) -> None:
+    fleet.commit({"web/deploy.yaml": deployment("web", "shop/web:2.0")})
+    code, output = _diff(fleet.root)
+    assert code == 1, output
+    assert "== Application shop/web: changed" in output
+    assert "+      - image: shop/web:2.0" in output
+
+
+def test_head_that_does_not_render_exits_2(fleet: GitopsRepo) -> None:
+    fleet.commit({"charts/api/templates/deployment.yaml": "{{ .Values.broken.field }\n"})
+    code, output = _diff(fleet.root)
+    assert code == 2, output
+    assert "HEAD:" in output
+
+
+@pytest.mark.parametrize("spec", ["HEAD", "..HEAD", "nope..HEAD"])
+def test_bad_range_exits_2(fleet: GitopsRepo, spec: str) -> None:
+    result = runner.invoke(cli, ["diff", spec, "--repo", str(fleet.root)])
+    assert result.exit_code == 2
+    assert "error:" in result.output
+
+
+def test_three_dots_diff_from_the_fork_point(fleet: GitopsRepo) -> None:
+    fork = fleet.commit({"web/deploy.yaml": deployment("web", "shop/web:2.0")})
+    fleet.repo.branches.local.create("feature", fleet.repo[fork].peel(pygit2.Commit))
+    fleet.commit({"quiet/cm.yaml": config_map("quiet", a="2")})  # main moves on
+    fleet.repo.checkout("refs/heads/feature")
+    fleet.commit({"kustomize/shop/deployment.yaml": deployment("shop", "shop/shop:3.0")})
+    result = runner.invoke(
+        cli, ["diff", "main...feature", "--repo", str(fleet.root), "--format", "json"]
+    )
+    apps = _apps(json.loads(result.output))
+    assert list(apps) == ["shop"]  # main's own change to quiet/ is not the branch's
+
+
+def test_findings_new_at_head_are_marked(fleet: GitopsRepo) -> None:
+    project = "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: shop\n"
+    fleet.commit({"apps/project.yaml": project})
+    no_finalizer = application("web", path="web").replace(
+        "  finalizers: [resources-finalizer.argocd.argoproj.io]\n", ""
+    )
+    fleet.commit({"apps/web.yaml": no_finalizer})
+    web = _apps(_json(fleet.root))["web"]
+    marked = {(f["rule"], f["new"]) for f in web["findings"]}
+    assert ("HW303", True) in marked
