@@ -32,7 +32,7 @@ import yaml
 
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.kubeapi.server import ApiServer
+from headway.cluster.local.api.kubeapi.server import ApiServer
 
 OBJECTS = 300
 WRITES = 40

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx2
 
 from headway.clock import SystemClock
-from headway.cluster.local.mesh import VIRTUAL_SERVICE_API
+from headway.cluster.local.mesh.virtual_services import VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj

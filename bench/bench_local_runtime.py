@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from headway.clock import SystemClock
-from headway.cluster.local.network import free_port
+from headway.cluster.local.kubelet.network import free_port
 from headway.cluster.local.runtime import Runtime
 from headway.cluster.local.services import Backend, TcpProxy
 

@@ -28,7 +28,8 @@ from typing import Any
 from _timing import per_call_us
 from bench_store import pod
 from headway.clock import SystemClock
-from headway.cluster.local import LocalCluster, schemas
+from headway.cluster.local import LocalCluster
+from headway.cluster.local.api import schemas
 
 OBJECTS = 400
 ROUNDS = 5

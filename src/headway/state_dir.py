@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RUNTIME_LOCK", "RuntimePaths", "read_runtime_info"]
+__all__ = ["RUNTIME_LOCK", "RuntimePaths", "container_log_path", "read_runtime_info"]
 
 RUNTIME_LOCK = "runtime.lock"
 
@@ -43,6 +43,11 @@ class RuntimePaths:
     @property
     def logs_dir(self) -> Path:
         return self.state_dir / "logs"
+
+
+def container_log_path(logs_dir: Path, namespace: str, pod: str, container: str) -> Path:
+    """Where the kubelet appends a container's output and the `pods/log` API reads it."""
+    return logs_dir / namespace / pod / f"{container}.log"
 
 
 def read_runtime_info(paths: RuntimePaths) -> dict[str, object]:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from headway.cluster.errors import FieldConflict, Invalid
-from headway.cluster.local.apply import (
+from headway.cluster.local.api.apply import (
     ManagedEntry,
     apply_fields,
     check_applied_lists,
@@ -16,7 +16,7 @@ from headway.cluster.local.apply import (
     merge,
     update_fields,
 )
-from headway.cluster.local.fieldpaths import MISSING, field_set, render_path, value_at
+from headway.cluster.local.api.fieldpaths import MISSING, field_set, render_path, value_at
 
 NOW = "2026-01-01T00:00:00Z"
 

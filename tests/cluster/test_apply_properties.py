@@ -8,7 +8,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from headway.cluster.errors import FieldConflict
-from headway.cluster.local.apply import ManagedEntry, apply_fields
+from headway.cluster.local.api.apply import ManagedEntry, apply_fields
 
 NOW = "2026-01-01T00:00:00Z"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.local.gc import (
+from headway.cluster.local.api.gc import (
     CRD_FINALIZER,
     FOREGROUND_FINALIZER,
     NAMESPACE_FINALIZER,

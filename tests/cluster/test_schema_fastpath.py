@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from headway.cluster.local.schema_fastpath import compile_check
-from headway.cluster.local.schemas import builtin_check
+from headway.cluster.local.api.schema_fastpath import compile_check
+from headway.cluster.local.api.schemas import builtin_check
 
 POD: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Pod",

@@ -12,7 +12,7 @@ import pytest
 from headway.clock import VirtualClock
 from headway.cluster.errors import Invalid
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.schemas import builtin_check
+from headway.cluster.local.api.schemas import builtin_check
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from headway.cluster.local import database
+from headway.cluster.local.api import database
 
 
 def plan(equalities: dict[str, str], namespace: str | None) -> str:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from headway.cli import rollouts as cli_rollouts
 from headway.cli.main import _register_all, app
 from headway.clock import SystemClock, VirtualClock
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 
 STEPS = [{"setWeight": 10}, {"pause": {}}, {"setWeight": 60}, {"pause": {}}]
 runner = CliRunner()
@@ -91,7 +91,7 @@ def test_pause_set_image_and_undo(tmp_path: Path, clock: VirtualClock) -> None:
 
 
 def test_restart_replaces_pods_one_at_a_time(tmp_path: Path, clock: VirtualClock) -> None:
-    from headway.cluster.local.replicasets import sync_replica_sets
+    from headway.cluster.local.workloads.replicasets import sync_replica_sets
 
     h = Harness(tmp_path, clock)
     h.apply(rollout(replicas=2, canary={"steps": STEPS}))

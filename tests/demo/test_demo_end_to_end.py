@@ -15,7 +15,7 @@ import pygit2
 import pytest
 
 from headway.clock import SystemClock
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 from headway.demo.observe import revision_requests
 
 pytestmark = pytest.mark.slow

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.local.apply import ManagedEntry, encode_managed_fields
-from headway.cluster.local.fieldpaths import field_set
+from headway.cluster.local.api.apply import ManagedEntry, encode_managed_fields
+from headway.cluster.local.api.fieldpaths import field_set
 from headway.diff import compile_rules, diff_resource
 from headway.diff.managed_fields import decode_owners, owned_paths, resolve_element_path
 from headway.model.application import IgnoreDifferences

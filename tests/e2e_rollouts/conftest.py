@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from headway.cluster.local.processes import RUNTIME_ID_ENV
+from headway.cluster.local.kubelet.processes import RUNTIME_ID_ENV
 
 
 def _mentions(pid: int, needles: list[bytes]) -> bool:

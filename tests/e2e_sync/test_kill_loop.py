@@ -30,7 +30,7 @@ from e2e_sync.e2e_helpers import (
 from e2e_sync.test_killed_controller import _operation, _serve, _serving
 from headway.clock import SystemClock
 from headway.cluster.errors import ClusterError
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 from headway.controllers import exit_points
 from polling import wait_for
 

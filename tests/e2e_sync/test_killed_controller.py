@@ -26,7 +26,7 @@ from e2e_sync.e2e_helpers import (
 )
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 from polling import wait_for
 
 pytestmark = pytest.mark.slow

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from fuzz.shapes import JSON
 from fuzz.test_yaml_aliases import LAUGHS
-from headway.cluster.local.kubeapi.bodies import decode
-from headway.cluster.local.kubeapi.status import ApiError
+from headway.cluster.local.api.kubeapi.bodies import decode
+from headway.cluster.local.api.kubeapi.status import ApiError
 
 CONTENT_TYPES = ["application/json", "application/apply-patch+yaml", "application/yaml"]
 

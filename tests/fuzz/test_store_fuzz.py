@@ -19,7 +19,7 @@ from fuzz.shapes import JSONISH, TEXT, WRONG
 from fuzz.test_entry_points_fuzz import core_object
 from headway.clock import VirtualClock
 from headway.cluster.errors import ClusterError, Invalid, NotFound
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 
 OPERATIONS = st.sampled_from(["apply", "force-apply", "create", "update", "status", "delete"])
 

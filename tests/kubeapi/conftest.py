@@ -15,8 +15,8 @@ import pytest
 
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.kubeapi.server import ApiServer
-from headway.cluster.local.kubeapi.watchstream import WatchSettings
+from headway.cluster.local.api.kubeapi.server import ApiServer
+from headway.cluster.local.api.kubeapi.watchstream import WatchSettings
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from headway.cluster.errors import StaleVersion
-from headway.cluster.local.kubeapi import tables
+from headway.cluster.local.api.kubeapi import tables
 from kubeapi.conftest import Api
 from kubeapi.objects import configmap, deployment, widget_crd
 

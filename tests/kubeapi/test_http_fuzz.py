@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.kubeapi.server import build_app
+from headway.cluster.local.api.kubeapi.server import build_app
 from kubeapi.objects import configmap, deployment, widget_crd
 
 _PREFIXES = ["/api/v1", "/apis/apps/v1", "/apis/example.com/v1", "/apis/nope/v9", "/api/v2"]

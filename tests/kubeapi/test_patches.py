@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from headway.cluster.local.kubeapi.patches import json_patch, merge_patch, strategic_merge_patch
-from headway.cluster.local.kubeapi.status import ApiError
+from headway.cluster.local.api.kubeapi.patches import json_patch, merge_patch, strategic_merge_patch
+from headway.cluster.local.api.kubeapi.status import ApiError
 
 POD_SPEC = {
     "containers": [

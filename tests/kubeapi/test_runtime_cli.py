@@ -11,7 +11,7 @@ import yaml
 
 from headway.cli.runtime import kubeconfig_text
 from headway.clock import SystemClock
-from headway.cluster.local.kubeapi.server import ApiServer, ApiServerError
+from headway.cluster.local.api.kubeapi.server import ApiServer, ApiServerError
 from kubeapi.conftest import Kubectl, headway
 
 

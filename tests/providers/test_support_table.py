@@ -7,7 +7,7 @@ import httpx2
 import pytest
 
 from headway.clock import VirtualClock
-from headway.cluster.local.kinds import BUILTIN_KINDS
+from headway.cluster.local.api.kinds import BUILTIN_KINDS
 from headway.model import support
 from headway.providers.http_auth import UnsupportedAuth, auth_headers
 from headway.providers.registry import default_registry

@@ -6,7 +6,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from headway.cluster.local.mesh_world import workload_name
+from headway.cluster.local.mesh.world import workload_name
 from headway.routers.mesh_metric_dialects import render_istio, render_nginx
 from headway.routers.mesh_metrics import PlaneSeries, Workload
 from headway.routers.metrics import RequestMetrics

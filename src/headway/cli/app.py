@@ -24,7 +24,7 @@ from headway.redaction import redact_url_credentials
 from headway.state_dir import RuntimePaths
 
 if TYPE_CHECKING:  # the store, Git and the controllers load only in the commands using them
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
     from headway.controllers.app_status import Comparison
 
 __all__ = ["compare", "find", "open_store", "read_app", "register"]
@@ -50,7 +50,7 @@ apps = typer.Typer(
 def open_store(state_dir: Path, *, create: bool = False) -> LocalCluster:
     """The store; without `create`, a missing one is an error pointing at `runtime up`."""
     from headway.clock import SystemClock
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
 
     paths = RuntimePaths(state_dir)
     if create:

@@ -13,15 +13,15 @@ import typer
 from headway.cli.objects import resolve_kind
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, FieldConflict, Invalid, NotFound
-from headway.cluster.local.objects import validate_object
+from headway.cluster.local.api.objects import validate_object
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.model.schema import describe
 from headway.model.yamlload import Document, format_path, load_documents
 
 if TYPE_CHECKING:
-    from headway.cluster.local.schemas import FieldValidation
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.schemas import FieldValidation
+    from headway.cluster.local.api.store import LocalCluster
 
 StateDir = Annotated[
     Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
@@ -178,7 +178,7 @@ def _apply(
 ) -> Obj:
     """Apply with the field validation asked for; the local store's unknown fields are
     printed here, with their lines, before `Warn` drops them."""
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
 
     if field_validation == "Warn" and isinstance(cluster, LocalCluster):
         _warn_unknown_fields(cluster, doc, obj)

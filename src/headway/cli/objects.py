@@ -17,7 +17,7 @@ from headway.cluster.protocol import Cluster, ResourceKind
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials, redact_urls_in
-from headway.state_dir import RuntimePaths
+from headway.state_dir import RuntimePaths, container_log_path
 
 StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state directory.")]
 Namespace = Annotated[
@@ -29,7 +29,7 @@ OUTPUT_FORMATS = ("", "yaml", "json", "wide")
 
 def resolve_kind(cluster: Cluster, name: str) -> ResourceKind:
     """A kind by name, plural or short name, case-insensitive."""
-    from headway.cluster.local.kinds import SHORT_NAMES  # the kind table's kubectl names
+    from headway.cluster.local.api.kinds import SHORT_NAMES  # the kind table's kubectl names
 
     plurals = {short: plural for plural, shorts in SHORT_NAMES.items() for short in shorts}
     kinds = cluster.discovery()
@@ -413,9 +413,7 @@ def _container(obj: Obj, pod: str, container: str | None) -> str:
 
 def _print_local_log(state_dir: Path, pod: str, namespace: str, name: str, *,
                      previous: bool) -> None:
-    from headway.cluster.local.pod_launch import log_path
-
-    path = log_path(RuntimePaths(state_dir).logs_dir, namespace, pod, str(name))
+    path = container_log_path(RuntimePaths(state_dir).logs_dir, namespace, pod, str(name))
     if previous:
         path = path.with_name(f"{name}.previous.log")
     if not path.exists():

@@ -29,7 +29,7 @@ from headway.model.obj import Obj
 from headway.state_dir import RuntimePaths
 
 if TYPE_CHECKING:  # the store loads only when a command runs (not for --help)
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
 
 rollouts_app = typer.Typer(help="Watch and steer Rollouts.", no_args_is_help=True)
 set_app = typer.Typer(help="Change a Rollout's spec.", no_args_is_help=True)
@@ -50,7 +50,7 @@ def _open(state_dir: Path) -> LocalCluster:
         typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
         raise typer.Exit(1)
     from headway.clock import SystemClock
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
 
     return LocalCluster(paths.db, SystemClock())
 

@@ -16,16 +16,16 @@ from typing import Annotated
 import typer
 
 from headway.clock import SystemClock
-from headway.cluster.local.images import RuntimeConfigError
-from headway.cluster.local.kubeapi.server import ApiServerError
-from headway.cluster.local.processes import (
+from headway.cluster.local.api.kubeapi.server import ApiServerError
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.kubelet.images import RuntimeConfigError
+from headway.cluster.local.kubelet.processes import (
     find_marked_processes,
     kill_marked_processes,
     process_alive,
 )
 from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
 from headway.cluster.local.services import service_ports
-from headway.cluster.local.store import LocalCluster
 from headway.local_mesh.planes import RouterPlanes, stop_leftover_routers
 from headway.state_lock import LockHeld, holder_of
 

@@ -57,7 +57,7 @@ def open_target(target: Target, *, need_store: bool = True) -> Iterator[Cluster]
             yield kube
         return
     from headway.clock import SystemClock
-    from headway.cluster.local.store import LocalCluster
+    from headway.cluster.local.api.store import LocalCluster
 
     paths = RuntimePaths(target.state_dir)
     if need_store and not paths.db.exists():

@@ -19,8 +19,8 @@ from rich.console import Console
 
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
+from headway.cluster.local.api.store import LocalCluster
 from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.local.store import LocalCluster
 from headway.demo.layout import DemoLayout, DemoSetupError, examples_dir
 from headway.demo.observe import (
     RevisionRequests,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from headway.cluster.local.gateway_plan import GatewayRoute, choose_route
+from headway.cluster.local.mesh.gateway_plan import GatewayRoute, choose_route
 from headway.routers import http1
 from headway.routers.exchange import Exchange, UpstreamFailed
 from headway.routers.protocol import Endpoint

@@ -24,8 +24,10 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from headway.cluster.local.mesh_plan import HeaderCondition
-from headway.cluster.local.mesh_plane import (
+from headway.cluster.local.kubelet.network import LOOPBACK
+from headway.cluster.local.kubelet.processes import process_alive
+from headway.cluster.local.mesh.plan import HeaderCondition
+from headway.cluster.local.mesh.plane import (
     DataPlane,
     DataPlaneError,
     DataPlanes,
@@ -34,8 +36,6 @@ from headway.cluster.local.mesh_plane import (
     PlaneDestination,
     PlaneRoute,
 )
-from headway.cluster.local.network import LOOPBACK
-from headway.cluster.local.processes import process_alive
 from headway.local_mesh.gateway_listener import GatewayListener
 from headway.routers import mesh_metric_dialects
 from headway.routers.embedded import EmbeddedRouter

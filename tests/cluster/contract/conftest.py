@@ -22,8 +22,8 @@ from headway.clock import SystemClock, VirtualClock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.kube import KubeCluster
 from headway.cluster.local import LocalCluster
-from headway.cluster.local.kubeapi.server import ApiServer
-from headway.cluster.local.kubeapi.watchstream import WatchSettings
+from headway.cluster.local.api.kubeapi.server import ApiServer
+from headway.cluster.local.api.kubeapi.watchstream import WatchSettings
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 

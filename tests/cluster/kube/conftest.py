@@ -9,7 +9,7 @@ import pytest
 
 from headway.cli.runtime import kubeconfig_text
 from headway.clock import SystemClock
-from headway.cluster.local.kubeapi.server import ApiServer
+from headway.cluster.local.api.kubeapi.server import ApiServer
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import httpx2
 
 from cluster.local_runtime.harness import deployment, service, write_config
 from headway.clock import SystemClock
-from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API
+from headway.cluster.local.mesh.virtual_services import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj

@@ -13,7 +13,7 @@ import pytest
 
 from cluster.local_mesh.harness import deploy_two_versions, virtual_service, wait_realized
 from cluster.local_mesh.harness import mesh_runtime as running
-from headway.cluster.local.mesh_gateways import GATEWAY_API
+from headway.cluster.local.mesh.gateways import GATEWAY_API
 from polling import eventually
 
 pytestmark = pytest.mark.slow

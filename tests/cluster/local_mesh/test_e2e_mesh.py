@@ -32,7 +32,7 @@ from cluster.local_mesh.harness import (
 from cluster.local_mesh.harness import mesh_runtime as running
 from headway.cli import objects as objects_cli
 from headway.cli import runtime as runtime_cli
-from headway.cluster.local.processes import find_marked_processes
+from headway.cluster.local.kubelet.processes import find_marked_processes
 from headway.cluster.local.runtime import read_runtime_info
 from headway.cluster.protocol import Cluster
 from headway.rollout.plan import HeaderRoute

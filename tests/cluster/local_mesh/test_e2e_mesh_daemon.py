@@ -14,8 +14,8 @@ from cluster.local_runtime.harness import REPO, deployment, write_config
 from cluster.local_runtime.test_e2e_daemon import headway
 from conftest import require_program
 from headway.clock import SystemClock
-from headway.cluster.local.processes import find_marked_processes
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.kubelet.processes import find_marked_processes
 from headway.local_mesh.planes import haproxy_dir
 from polling import wait_for
 

@@ -24,9 +24,9 @@ from cluster.local_mesh.harness import mesh_runtime as running
 from cluster.local_mesh.test_e2e_mesh import istio
 from conftest import require_program
 from headway.cli.runtime import runtime_app
-from headway.cluster.local.images import RuntimeConfigError, load_runtime_config
-from headway.cluster.local.network import free_port
-from headway.cluster.local.processes import process_alive
+from headway.cluster.local.kubelet.images import RuntimeConfigError, load_runtime_config
+from headway.cluster.local.kubelet.network import free_port
+from headway.cluster.local.kubelet.processes import process_alive
 from headway.cluster.local.runtime import read_runtime_info
 from headway.local_mesh.planes import RouterPlane, RouterPlanes, haproxy_dir
 from headway.rollout.plan import HeaderRoute

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.local.gateway_plan import GatewayRoute, choose_route, plan_gateway
+from headway.cluster.local.mesh.gateway_plan import GatewayRoute, choose_route, plan_gateway
 
 
 def gateway(*servers: dict[str, Any], name: str = "edge") -> dict[str, Any]:

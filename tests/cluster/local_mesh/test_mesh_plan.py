@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headway.cluster.local.mesh_plan import (
+from headway.cluster.local.mesh.plan import (
     HeaderCondition,
     MeshPlanError,
     ServiceRef,

@@ -11,11 +11,15 @@ import pytest
 
 from headway.clock import VirtualClock
 from headway.cluster.events import events_for
-from headway.cluster.local.gateway_plan import GatewayRoute
-from headway.cluster.local.mesh import ADDRESS_ANNOTATION, VIRTUAL_SERVICE_API, Mesh
-from headway.cluster.local.mesh_gateways import GATEWAY_API
-from headway.cluster.local.mesh_plane import PlaneConfig
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.mesh.gateway_plan import GatewayRoute
+from headway.cluster.local.mesh.gateways import GATEWAY_API
+from headway.cluster.local.mesh.plane import PlaneConfig
+from headway.cluster.local.mesh.virtual_services import (
+    ADDRESS_ANNOTATION,
+    VIRTUAL_SERVICE_API,
+    Mesh,
+)
 from headway.model.obj import Obj
 
 

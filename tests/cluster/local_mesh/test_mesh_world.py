@@ -8,15 +8,15 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from headway.cluster.local.mesh_plan import ServiceRef, plan_virtual_service
-from headway.cluster.local.mesh_plane import PlaneEndpoint, plane_config
-from headway.cluster.local.mesh_status import (
+from headway.cluster.local.mesh.plan import ServiceRef, plan_virtual_service
+from headway.cluster.local.mesh.plane import PlaneEndpoint, plane_config
+from headway.cluster.local.mesh.status import (
     error_status,
     keep_transition_times,
     realized_status,
     same_status,
 )
-from headway.cluster.local.mesh_world import MeshWorld, rollout_roles
+from headway.cluster.local.mesh.world import MeshWorld, rollout_roles
 from headway.model.obj import Obj
 from headway.routers.mesh_metrics import PlaneSeries, render_labelled
 from headway.routers.metrics import RequestMetrics

@@ -129,7 +129,7 @@ async def get_text(url: str) -> tuple[int, str]:
 
 def running_image_tags(runtime_id: str) -> list[str]:
     """HEADWAY_IMAGE_TAG of every live process this runtime started, read from /proc."""
-    from headway.cluster.local.processes import find_marked_processes
+    from headway.cluster.local.kubelet.processes import find_marked_processes
 
     tags = []
     for pid in find_marked_processes(runtime_id):

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
 from headway.clock import SystemClock
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 
 _register_all()
 runner = CliRunner()

@@ -10,7 +10,7 @@ from cluster.store_bypass import force_field
 from headway.cli.main import _register_all, app
 from headway.clock import SystemClock
 from headway.cluster.events import record_event
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 
 _register_all()
 runner = CliRunner()

@@ -15,9 +15,9 @@ import pytest
 from cluster.local_runtime.harness import deployment
 from cluster.store_bypass import force_field
 from headway.clock import VirtualClock
-from headway.cluster.local import deployments, jobs, replicasets
-from headway.cluster.local.images import BackoffConfig
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.kubelet.images import BackoffConfig
+from headway.cluster.local.workloads import deployments, jobs, replicasets
 from headway.kubetime import format_time
 from headway.model.obj import Obj
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from headway.cluster.local import deployment_math as dm
+from headway.cluster.local.workloads import deployment_math as dm
 from headway.kube.pod_template import SAFE_ALPHABET, pod_template_hash
 
 R = dm.ReplicaSetCounts

@@ -13,8 +13,12 @@ import pytest
 
 from cluster.local_runtime.harness import deployment, headway, service, write_config
 from headway.clock import SystemClock
-from headway.cluster.local.processes import find_marked_processes, pids_in_group, process_alive
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.kubelet.processes import (
+    find_marked_processes,
+    pids_in_group,
+    process_alive,
+)
 from polling import wait_for
 
 pytestmark = pytest.mark.slow

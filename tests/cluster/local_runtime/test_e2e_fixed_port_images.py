@@ -21,8 +21,8 @@ from cluster.local_runtime.harness import (
     service,
     service_url,
 )
-from headway.cluster.local.pod_facts import is_ready
 from headway.cluster.local.services import service_ports
+from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 from polling import eventually
 

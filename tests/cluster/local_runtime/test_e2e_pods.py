@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from cluster.local_runtime.harness import get_text, running_runtime, service, service_url
-from headway.cluster.local.pod_facts import is_ready
-from headway.cluster.local.processes import process_alive
+from headway.cluster.local.kubelet.processes import process_alive
+from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 from polling import eventually
 

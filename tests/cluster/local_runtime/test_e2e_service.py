@@ -14,8 +14,8 @@ from cluster.local_runtime.harness import (
     service,
     service_url,
 )
-from headway.cluster.local.network import free_port
-from headway.cluster.local.pod_facts import is_ready
+from headway.cluster.local.kubelet.network import free_port
+from headway.kube.pod_facts import is_ready
 from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from cluster.local_runtime.harness import APP
-from headway.cluster.local.images import load_runtime_config, resolve_launch
+from headway.cluster.local.kubelet.images import load_runtime_config, resolve_launch
 
 
 def test_example_config_runs_the_example_app() -> None:

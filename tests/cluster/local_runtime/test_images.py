@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from headway.cluster.local.images import (
+from headway.cluster.local.kubelet.images import (
     ImageNotMapped,
     RuntimeConfigError,
     load_runtime_config,

@@ -6,7 +6,7 @@ import json
 from itertools import count
 from typing import Any
 
-from headway.cluster.local.pod_ports import assign_ports, local_port, port_env
+from headway.cluster.local.kubelet.pod_ports import assign_ports, local_port, port_env
 
 
 def pod(ports: list[dict[str, Any]], annotations: dict[str, str] | None = None) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from headway.clock import EPOCH
-from headway.cluster.local.containers import ContainerRun, should_restart, terminated_state
-from headway.cluster.local.pod_status import pod_phase, pod_status
-from headway.cluster.local.pods import PodRun
+from headway.cluster.local.kubelet.containers import ContainerRun, should_restart, terminated_state
+from headway.cluster.local.kubelet.pod_status import pod_phase, pod_status
+from headway.cluster.local.kubelet.pods import PodRun
 from headway.kubetime import format_time
 
 

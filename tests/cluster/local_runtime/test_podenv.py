@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from headway.cluster.local.podenv import EnvConfigError, expand_references, resolve_container_env
+from headway.cluster.local.kubelet.podenv import (
+    EnvConfigError,
+    expand_references,
+    resolve_container_env,
+)
 
 POD = {"metadata": {"name": "web-abc", "namespace": "shop", "uid": "u-1", "labels": {"app": "web"}}}
 OBJECTS: dict[tuple[str, str], dict[str, Any]] = {

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from headway.cluster.local import probes
-from headway.cluster.local.network import free_port
+from headway.cluster.local.kubelet import probes
+from headway.cluster.local.kubelet.network import free_port
 
 
 def _fold(spec: probes.ProbeSpec, results: list[bool], start: bool) -> list[bool]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from headway.clock import VirtualClock
-from headway.cluster.local import restart_backoff as rb
+from headway.cluster.local.kubelet import restart_backoff as rb
 
 
 def _restart_times(clock: VirtualClock, crashes: int, *, run_for: float = 0.0) -> list[float]:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cluster.local_runtime.harness import headway, write_config
-from headway.cluster.local.processes import process_alive
+from headway.cluster.local.kubelet.processes import process_alive
 
 pytestmark = pytest.mark.slow
 

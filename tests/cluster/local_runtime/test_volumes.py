@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from headway.cluster.local.podenv import EnvConfigError
-from headway.cluster.local.volume_files import PodSandboxes, write_volume
-from headway.cluster.local.volumes import VolumeFile, rewrite_mount_paths, volume_plan
+from headway.cluster.local.kubelet.podenv import EnvConfigError
+from headway.cluster.local.kubelet.volume_files import PodSandboxes, write_volume
+from headway.cluster.local.kubelet.volumes import VolumeFile, rewrite_mount_paths, volume_plan
 
 POD: dict[str, Any] = {
     "metadata": {"name": "web", "namespace": "shop", "uid": "1234abcd-0000",

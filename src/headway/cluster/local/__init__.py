@@ -2,6 +2,6 @@
 local runtime that turns workloads into processes)."""
 
 from headway.cluster.events import events_for, record_event
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.store import LocalCluster
 
 __all__ = ["LocalCluster", "events_for", "record_event"]

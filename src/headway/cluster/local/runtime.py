@@ -19,7 +19,7 @@ endpoints. A step runs when the
 store changed, when a probe or process changed, and at least every `resync_seconds`.
 
 With an `api_port`, the runtime also serves the Kubernetes REST API over its store on
-127.0.0.1 (`headway.cluster.local.kubeapi`, on a thread of its own; docs/kubernetes.md).
+127.0.0.1 (`headway.cluster.local.api.kubeapi`, on a thread of its own; docs/kubernetes.md).
 
 Shutdown (SIGTERM/SIGINT): stop every container (SIGTERM, then SIGKILL after the grace
 period, capped by `shutdown_grace_seconds`), close the proxies, then kill anything still
@@ -41,20 +41,20 @@ from pathlib import Path
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
 from headway.cluster.events import record_event
-from headway.cluster.local import deployments, jobs, replicasets
-from headway.cluster.local.images import (
+from headway.cluster.local.api.kubeapi.server import ApiServer
+from headway.cluster.local.api.store import LocalCluster
+from headway.cluster.local.kubelet.images import (
     CONFIG_FILE_NAME,
     RuntimeConfig,
     RuntimeConfigError,
     load_runtime_config,
 )
-from headway.cluster.local.kubeapi.server import ApiServer
-from headway.cluster.local.mesh import Mesh
-from headway.cluster.local.mesh_plane import DataPlanes
-from headway.cluster.local.pods import Kubelet
-from headway.cluster.local.processes import kill_marked_processes
+from headway.cluster.local.kubelet.pods import Kubelet
+from headway.cluster.local.kubelet.processes import kill_marked_processes
+from headway.cluster.local.mesh.plane import DataPlanes
+from headway.cluster.local.mesh.virtual_services import Mesh
 from headway.cluster.local.services import ServiceProxies
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.workloads import deployments, jobs, replicasets
 from headway.model.obj import Obj
 from headway.state_dir import RUNTIME_LOCK, RuntimePaths, read_runtime_info
 from headway.state_lock import DirLock

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import ClusterError
-from headway.cluster.local.network import LOOPBACK, free_port
-from headway.cluster.local.pod_facts import is_ready
-from headway.cluster.local.pod_ports import local_port
-from headway.cluster.local.replicasets import owner_reference
+from headway.cluster.local.kubelet.network import LOOPBACK, free_port
+from headway.cluster.local.kubelet.pod_ports import local_port
+from headway.cluster.local.workloads.replicasets import owner_reference
 from headway.cluster.protocol import Cluster
+from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 
 __all__ = ["Backend", "ServiceProxies", "TcpProxy", "service_ports"]

@@ -1,0 +1,273 @@
+"""The local kubelet: every Pod in the store runs as real processes, one per container.
+
+Each sync compares the Pods in the store with the processes it runs:
+
+* a new Pod gets a local port (annotation `headway.dev/port`, kept for the Pod's life),
+  `status.podIP: 127.0.0.1`, and its containers started (image -> command by the runtime
+  config; env with `PORT`, `HOSTNAME`, ConfigMap/Secret/field references);
+* a Pod's volumes are files in its sandbox, kept up to date while it runs
+  (`volume_files.py`), and removed with it;
+* an exited container is restarted by `restartPolicy` with the kubelet's back-off
+  (`CrashLoopBackOff` while it waits); a failed liveness probe kills and restarts it;
+* a Pod that is gone from the store, or being deleted, is stopped: SIGTERM to each
+  container's process group, SIGKILL after `terminationGracePeriodSeconds`;
+* the status (phase, conditions, containerStatuses) is written when it changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from headway.clock import Clock
+from headway.cluster.errors import NotFound
+from headway.cluster.local.kubelet import containers as ctr
+from headway.cluster.local.kubelet import pod_ports
+from headway.cluster.local.kubelet.images import RuntimeConfig
+from headway.cluster.local.kubelet.network import free_port
+from headway.cluster.local.kubelet.pod_launch import ContainerLauncher
+from headway.cluster.local.kubelet.pod_status import pod_status
+from headway.cluster.protocol import Cluster
+from headway.kubetime import format_time
+from headway.model.obj import Obj
+
+__all__ = ["PORT_ANNOTATION", "Kubelet", "PodRun"]
+
+PORT_ANNOTATION = "headway.dev/port"
+_log = logging.getLogger("headway.runtime")
+FIELD_MANAGER = "headway-kubelet"
+FINALIZER = "headway.dev/process"  # held while the Pod's processes run
+
+EventSink = Callable[[Obj, str, str, str], None]
+"""(involved object, type Normal|Warning, reason, message)."""
+
+
+@dataclass
+class PodRun:
+    uid: str
+    namespace: str
+    name: str
+    port: int
+    started_at: str
+    ports: dict[str, int] = field(default_factory=dict)  # declared containerPort -> local
+    grace_seconds: float = 30.0  # spec.terminationGracePeriodSeconds
+    containers: dict[str, ctr.ContainerRun] = field(default_factory=dict)
+
+
+class Kubelet:
+    """Runs the store's Pods as processes; `sync()` is one step, `shutdown()` stops all."""
+
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        clock: Clock,
+        logs_dir: Path,
+        config: Callable[[], RuntimeConfig],
+        runtime_id: str,
+        wake: Callable[[], None] = lambda: None,
+        events: EventSink = lambda obj, kind, reason, message: None,
+    ) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._events = events
+        self._wake = wake
+        self._runs: dict[str, PodRun] = {}
+        self._stopping: set[asyncio.Task[None]] = set()
+        self._releasing: set[str] = set()
+        self._launcher = ContainerLauncher(
+            cluster=cluster,
+            clock=clock,
+            logs_dir=logs_dir,
+            config=config,
+            runtime_id=runtime_id,
+            events=events,
+            on_probe=self._probe_changed,
+        )
+
+    @property
+    def runs(self) -> Mapping[str, PodRun]:
+        return self._runs
+
+    def _probe_changed(self) -> None:
+        self._wake()
+
+    async def sync(self) -> None:
+        """One pass over every Pod in the store."""
+        pods = self._cluster.list("v1", "Pod")
+        seen: set[str] = set()
+        for pod in pods:
+            uid = str(pod["metadata"].get("uid", ""))
+            seen.add(uid)
+            if pod["metadata"].get("deletionTimestamp"):
+                self._on_deleting(uid, pod)
+                continue
+            try:
+                await self._sync_pod(pod)
+            except NotFound:
+                continue  # deleted while we worked on it
+            except Exception as err:
+                message = f"{type(err).__name__}: {err}"
+                _log.warning(
+                    "pod %s/%s: %s",
+                    pod["metadata"].get("namespace"),
+                    pod["metadata"]["name"],
+                    message,
+                )
+                self._events(pod, "Warning", "FailedSync", message)
+        for uid in list(self._runs):
+            if uid not in seen:
+                self._begin_stop(uid, finalize=None)
+
+    async def _sync_pod(self, pod: Obj) -> None:
+        uid = str(pod["metadata"]["uid"])
+        run = self._runs.get(uid)
+        if run is None:
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                return  # finished before this runtime started: nothing to run
+            run = self._admit(pod)
+            self._runs[uid] = run
+        spec = pod.get("spec") or {}
+        policy = str(spec.get("restartPolicy") or "Always")
+        for container in spec.get("containers") or []:
+            crun = run.containers[str(container.get("name"))]
+            await self._launcher.step(
+                pod=pod,
+                run_port=run.port,
+                container=container,
+                crun=crun,
+                policy=policy,
+                declared=run.ports,
+            )
+        if (pod.get("spec") or {}).get("volumes"):
+            self._launcher.refresh_volumes(pod)
+        status = pod_status(pod=pod, run=run, now=self._clock.now())
+        if status != (pod.get("status") or {}):
+            self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
+        if status["phase"] in ("Succeeded", "Failed"):
+            # Nothing runs any more: forget the Pod and let it be deleted without us.
+            del self._runs[uid]
+            self._claim(pod, run.port, hold=False, ports=run.ports)
+
+    def _admit(self, pod: Obj) -> PodRun:
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        raw_port = str(annotations.get(PORT_ANNOTATION, ""))
+        port = int(raw_port) if raw_port.isdigit() else free_port()
+        ports = pod_ports.assign_ports(pod, port, free_port)
+        self._claim(pod, port, hold=True, ports=ports)
+        status = pod.get("status") or {}
+        previous = {s.get("name"): s for s in status.get("containerStatuses") or []}
+        run = PodRun(
+            uid=str(meta["uid"]),
+            namespace=str(meta.get("namespace") or "default"),
+            name=str(meta["name"]),
+            port=port,
+            ports=ports,
+            started_at=str(status.get("startTime") or format_time(self._clock.now())),
+            grace_seconds=_grace(pod),
+        )
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            name = str(container.get("name"))
+            crun = ctr.ContainerRun(name=name, image=str(container.get("image") or ""))
+            before = previous.get(name) or {}
+            crun.restart_count = int(before.get("restartCount") or 0)
+            crun.starts = 1 if before.get("state", {}).get("running") or crun.restart_count else 0
+            run.containers[name] = crun
+        return run
+
+    def _claim(
+        self, pod: Obj, port: int, *, hold: bool, ports: Mapping[str, int] | None = None
+    ) -> None:
+        """Apply the kubelet's fields: the port annotations, and the finalizer while `hold`
+        (`ports` None keeps the declared ports the Pod recorded)."""
+        meta = pod["metadata"]
+        declared = pod_ports.recorded_ports(pod) if ports is None else dict(ports)
+        annotations = {PORT_ANNOTATION: str(port)}
+        if declared:
+            annotations[pod_ports.PORTS_ANNOTATION] = json.dumps(declared, sort_keys=True)
+        body_meta: dict[str, object] = {
+            "name": meta["name"],
+            "namespace": meta.get("namespace") or "default",
+            "annotations": annotations,
+        }
+        if hold:
+            body_meta["finalizers"] = [FINALIZER]
+        self._cluster.apply(
+            {"apiVersion": "v1", "kind": "Pod", "metadata": body_meta},
+            field_manager=FIELD_MANAGER,
+            force=True,
+        )
+
+    def _on_deleting(self, uid: str, pod: Obj) -> None:
+        if uid in self._runs:
+            self._begin_stop(uid, finalize=pod)
+        elif uid not in self._releasing and FINALIZER in (pod["metadata"].get("finalizers") or []):
+            raw = str((pod["metadata"].get("annotations") or {}).get(PORT_ANNOTATION, "0"))
+            with contextlib.suppress(NotFound):  # nothing runs for it here: release at once
+                self._claim(pod, int(raw) if raw.isdigit() else 0, hold=False)
+
+    def _begin_stop(self, uid: str, *, finalize: Obj | None) -> None:
+        run = self._runs.pop(uid, None)
+        if run is None:
+            return
+        task = asyncio.create_task(
+            self._stop_run(run, run.grace_seconds, release=finalize, forget=True))
+        self._stopping.add(task)
+        self._releasing.add(uid)
+        task.add_done_callback(self._stopping.discard)
+        task.add_done_callback(lambda _: self._releasing.discard(uid))
+
+    async def _stop_run(
+        self, run: PodRun, grace: float, release: Obj | None = None, *, forget: bool = False
+    ) -> None:
+        """Stop the Pod's processes; `forget` (the Pod is deleted or gone) also removes its
+        sandbox, which a runtime shutting down keeps for the next start."""
+        stops = []
+        for crun in run.containers.values():
+            crun.cancel_probes()
+            if crun.stopping is not None:
+                stops.append(crun.stopping)
+            elif crun.handle is not None:
+                stops.append(
+                    asyncio.ensure_future(
+                        ctr.stop_process(
+                            crun.handle,
+                            grace_seconds=grace,
+                            clock=self._clock,
+                            pre_stop=crun.pre_stop,
+                        )
+                    )
+                )
+        await asyncio.gather(*stops, return_exceptions=True)
+        if forget:
+            identity = {"name": run.name, "namespace": run.namespace, "uid": run.uid}
+            self._launcher.remove_sandbox({"metadata": identity})
+        if release is not None:  # processes gone: let the store finish deleting the Pod
+            with contextlib.suppress(NotFound):
+                self._claim(release, run.port, hold=False, ports=run.ports)
+
+    async def shutdown(self, *, grace_cap: float | None = None) -> None:
+        """Stop every container this kubelet runs and wait until their groups are gone."""
+        for uid in list(self._runs):
+            run = self._runs.pop(uid)
+            grace = run.grace_seconds if grace_cap is None else min(run.grace_seconds, grace_cap)
+            task = asyncio.create_task(self._stop_run(run, grace))
+            self._stopping.add(task)
+        if self._stopping:
+            await asyncio.gather(*self._stopping, return_exceptions=True)
+
+    def live_process_groups(self) -> list[int]:
+        return [
+            c.handle.pid for r in self._runs.values() for c in r.containers.values() if c.handle
+        ]
+
+
+def _grace(pod: Obj) -> float:
+    raw = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+    return float(raw) if isinstance(raw, int | float) and raw >= 0 else 30.0
