@@ -20,8 +20,8 @@ from typing import Any, Literal
 import pytest
 
 from headway.cluster.errors import FieldConflict, NotFound
-from headway.cluster.local.fieldpaths import render_path
-from headway.cluster.local.store import LocalCluster
+from headway.cluster.local.api.fieldpaths import render_path
+from headway.cluster.local.api.store import LocalCluster
 from headway.model.obj import Obj
 
 REPO = Path(__file__).resolve().parents[3]
