@@ -21,6 +21,7 @@ __all__ = ["READ", "REQUIRED_ACCESS", "SYNC_ACCESS", "Access", "cluster_role_rul
 READ = ("get", "list", "watch")
 _APPLY = ("create", "patch")  # server-side apply: a PATCH that may create
 _ARGO = "argoproj.io/v1alpha1"
+_HEADWAY = "headway.dev/v1alpha1"
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,12 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
            "apps' destination namespaces; --apps creates the control namespace"),
     Access("coordination.k8s.io/v1", "Lease", "leases", ("get", *_APPLY, "update"),
            "leader election among replicas of serve (argocd/headway-controller)"),
+    Access(_HEADWAY, "Promotion", "promotions", (*READ, *_APPLY),
+           "stepped through their lifecycle; a success starts the next environment's"),
+    Access(_HEADWAY, "Promotion", "promotions/status", ("update", "patch"),
+           "each promotion's phase, commit and approval record"),
+    Access(_HEADWAY, "PromotionPipeline", "promotionpipelines", READ,
+           "a promotion's environments, gates and target files"),
 )
 
 SYNC_ACCESS: tuple[tuple[str, str, tuple[str, ...]], ...] = (

@@ -33,6 +33,8 @@ from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
 from headway.model.obj import Obj
+from headway.promotion.controller import PromotionController
+from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
 from headway.state_dir import RuntimePaths, read_runtime_info
@@ -174,6 +176,11 @@ def _metrics(parts: LoopParts) -> list[StepController]:
     return [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
 
 
+def _promotions(parts: LoopParts) -> list[StepController]:
+    resolver = PipelineResolver(parts.cluster, git=parts.git)
+    return [PromotionController(parts.cluster, parts.clock, resolve=resolver)]
+
+
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.ROLLOUTS: _rollouts,
     Loop.ANALYSIS: _analysis,
@@ -181,4 +188,5 @@ BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.GIT_CONVERGENCE: _git_convergence,
     Loop.NOTIFICATIONS: _notifications,
     Loop.METRICS: _metrics,
+    Loop.PROMOTIONS: _promotions,
 }

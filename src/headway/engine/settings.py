@@ -26,6 +26,7 @@ class Loop(enum.Enum):
     GIT_CONVERGENCE = "git-convergence"
     NOTIFICATIONS = "notifications"
     METRICS = "metrics"
+    PROMOTIONS = "promotions"
 
 
 ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
@@ -38,6 +39,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.GIT_CONVERGENCE: ("git-convergence",),
     Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
     Loop.METRICS: ("metrics-applications", "metrics-rollouts", "metrics-analysisruns"),
+    Loop.PROMOTIONS: ("promotions",),
 }
 
 

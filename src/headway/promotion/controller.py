@@ -39,6 +39,8 @@ from headway.promotion.record import (
     read_status,
     status_json,
 )
+from headway.redaction import redact_url_credentials
+from headway.source.errors import SourceError
 
 __all__ = ["FIELD_MANAGER", "PromotionController", "next_name", "promotion_object"]
 
@@ -129,8 +131,20 @@ class PromotionController:
         if isinstance(resolved, str):  # fails closed: nothing is committed without settings
             self._write(obj, status.moved(status.phase, resolved))
             return _RESOLVE_RETRY_SECONDS
-        plan = decide(self._context(spec, status, resolved))
-        return self._carry_out(obj, spec, plan, resolved.repo)
+        try:
+            plan = decide(self._context(spec, status, resolved))
+            return self._carry_out(obj, spec, plan, resolved.repo)
+        except (SourceError, ValueError) as err:  # a remote down, a target file it cannot edit
+            message = f"cannot go on: {type(err).__name__}: {redact_url_credentials(str(err))}"
+            self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
+            return _RESOLVE_RETRY_SECONDS
+
+    def _refetch(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        try:
+            return self._cluster.get(API_VERSION, KIND, meta["name"], meta["namespace"])
+        except NotFound:
+            return obj
 
     def _context(
         self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved

@@ -1,0 +1,166 @@
+"""The repository edge of one environment: read what its file pins, commit a promotion, find
+that commit again after a restart, re-commit the previous image on failure.
+
+Commits go through the branch writers Git convergence already uses (`open_branch`: a local
+repository committed in place, or a remote fetched, committed and pushed); the file edit is
+`image_targets.promotion_edit`, so only the image key (and the hotfix keys) change. A commit
+carries `Headway-Promotion: <promotion>`; a re-commit of the previous image also carries
+`Headway-Revert-Of: <commit>`, the trailer Git convergence looks for, so the two never take
+the same commit back twice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+import pygit2
+
+from headway.controllers.convergence_git import BranchMoved, BranchWriter
+from headway.model.promotion_pipeline import Environment
+from headway.promotion.image_targets import promotion_edit, read_image
+from headway.promotion.record import PromotionSpec
+from headway.source.errors import PushRejected, SourceError
+from headway.source.image_history import REVERT_TRAILER, find_revert_of
+
+__all__ = ["PROMOTION_TRAILER", "GitEnvironment", "promotion_message"]
+
+PROMOTION_TRAILER = "Headway-Promotion"
+_HISTORY_LIMIT = 1000
+_ATTEMPTS = 3
+
+ConfigCheck = Callable[[str, str], str]
+"""(text at the last promotion, text about to be committed) -> why it is config, or ""."""
+
+
+def promotion_message(
+    spec: PromotionSpec, env: Environment, *, previous: str, image: str, revert_of: str = ""
+) -> str:
+    """A structured commit message: a subject `git log --oneline` reads, then trailers."""
+    if revert_of:
+        subject = f"promote {spec.pipeline} {env.name}: back to {image} ({spec.image} failed)"
+    else:
+        subject = f"promote {spec.pipeline} {env.name}: {image}"
+    lines = [
+        subject,
+        "",
+        f"{env.target.file}: {previous or 'unset'} -> {image}",
+        "",
+        f"{PROMOTION_TRAILER}: {spec.name}",
+        f"Headway-Pipeline: {spec.pipeline}",
+        f"Headway-Environment: {env.name}",
+        f"Headway-Image: {image}",
+        f"Headway-Previous-Image: {previous}",
+        f"Headway-Requested-By: {spec.author}",
+    ]
+    if spec.break_glass is not None:
+        lines.append(f"Headway-Break-Glass: {spec.break_glass.by}: {spec.break_glass.reason}")
+    if revert_of:
+        lines.append(f"{REVERT_TRAILER}: {revert_of}")
+    return "\n".join(lines) + "\n"
+
+
+class GitEnvironment:
+    def __init__(
+        self,
+        *,
+        writer: BranchWriter,
+        env: Environment,
+        repository: str,
+        config_check: ConfigCheck | None = None,
+    ) -> None:
+        self._writer = writer
+        self._env = env
+        self._repository = repository
+        self._config_check = config_check
+        self._file = env.target.file
+
+    def _text_at(self, commit: str) -> str:
+        tree = self._writer.repo[commit].peel(pygit2.Commit).tree
+        try:
+            blob = tree[self._file]
+        except KeyError:
+            raise SourceError(f"{self._file} is not in {commit[:12]}") from None
+        if not isinstance(blob, pygit2.Blob):
+            raise SourceError(f"{self._file} in {commit[:12]} is not a file")
+        return blob.data.decode("utf-8")
+
+    def _history(self) -> Iterator[pygit2.Commit]:
+        repo = self._writer.repo
+        commit = repo[self._writer.refresh()].peel(pygit2.Commit)
+        for _ in range(_HISTORY_LIMIT):
+            yield commit
+            if not commit.parents:
+                return
+            commit = commit.parents[0]
+
+    def pinned(self) -> str:
+        tip = self._writer.refresh()
+        return read_image(
+            self._text_at(tip), self._env.target, repository=self._repository, file=self._file
+        )
+
+    def find_commit(self, promotion: str) -> str:
+        line = re.compile(rf"^{PROMOTION_TRAILER}:\s*{re.escape(promotion)}\s*$", re.MULTILINE)
+        for commit in self._history():
+            message = commit.message or ""
+            if line.search(message) and f"{REVERT_TRAILER}:" not in message:
+                return str(commit.id)
+        return ""
+
+    def find_revert(self, commit: str) -> str:
+        tip = self._writer.refresh()
+        return find_revert_of(self._writer.repo, tip=tip, commit=commit) or ""
+
+    def exempt(self) -> bool:
+        return bool(self._env.gate.exempt) and self._config_check is not None
+
+    def config_change(self) -> str:
+        if self._config_check is None:
+            return ""
+        tip = self._writer.refresh()
+        last = self._last_promoted(tip)
+        return self._config_check(self._text_at(last), self._text_at(tip)) if last else ""
+
+    def _last_promoted(self, tip: str) -> str:
+        for commit in self._history():
+            if f"{PROMOTION_TRAILER}:" in (commit.message or ""):
+                return str(commit.id)
+        return ""
+
+    def contains(self, revision: str, commit: str) -> bool:
+        if revision == commit:
+            return True
+        repo = self._writer.repo
+        try:
+            return bool(repo.descendant_of(revision, commit))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False  # a revision this clone has not fetched yet
+
+    def commit_image(self, image: str, *, promotion: PromotionSpec, previous: str) -> str:
+        return self._write(image, promotion, revert_of="")
+
+    def revert_image(self, image: str, *, promotion: PromotionSpec, commit: str) -> str:
+        return self._write(image, promotion, revert_of=commit)
+
+    def _write(self, image: str, spec: PromotionSpec, *, revert_of: str) -> str:
+        moved = ""
+        for _ in range(_ATTEMPTS):
+            tip = self._writer.refresh()
+            edit = promotion_edit(
+                self._text_at(tip),
+                self._env,
+                image=image,
+                repository=self._repository,
+                file=self._file,
+            )
+            message = promotion_message(
+                spec, self._env, previous=edit.previous, image=image, revert_of=revert_of
+            )
+            try:
+                return self._writer.write(
+                    parent=tip, edits={self._file: edit.text.encode()}, message=message
+                )
+            except (BranchMoved, PushRejected) as err:
+                moved = str(err)
+        raise SourceError(f"the branch kept moving ({_ATTEMPTS} attempts): {moved}")

@@ -1,0 +1,96 @@
+"""The repository edge on a real Git repository: a promotion commit changes only the image
+key and carries its trailers, is found again by its promotion's name, and the re-commit of
+the previous image is found as its revert (the trailer Git convergence also honours)."""
+
+from __future__ import annotations
+
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from headway.controllers.convergence_git import LocalBranch
+from headway.model.promotion_pipeline import parse_promotion_pipeline
+from headway.model.yamlload import Document
+from headway.promotion.environment_repo import GitEnvironment
+from headway.promotion.environments import stage_of
+from headway.promotion.record import PromotionSpec
+from headway.source.git_commits import BotIdentity
+
+VALUES = "# the web app in dev\nimage:\n  repository: registry.local/web\n  tag: v1  # moved by Headway\nreplicas: 2\n"
+PIPELINE = {
+    "apiVersion": "headway.dev/v1alpha1",
+    "kind": "PromotionPipeline",
+    "metadata": {"name": "web", "namespace": "argocd"},
+    "spec": {
+        "image": "registry.local/web",
+        "environments": [
+            {
+                "name": "dev",
+                "application": "web-dev",
+                "autoPromote": True,
+                "target": {"file": "values-dev.yaml", "helm": {"key": "image.tag"}},
+            },
+            {
+                "name": "prod",
+                "application": "web-prod",
+                "target": {"file": "values-prod.yaml", "helm": {"key": "image.tag"}},
+                "gate": {"approval": {"required": True, "approvers": ["lead"]}},
+            },
+        ],
+    },
+}
+
+
+def _repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    (path / "values-dev.yaml").write_text(VALUES)
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "."],
+        ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    return path
+
+
+def _spec(name: str) -> PromotionSpec:
+    return PromotionSpec(
+        name=name,
+        namespace="argocd",
+        pipeline="web",
+        environment="dev",
+        image="registry.local/web:v2",
+        author="dev",
+        requested_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+
+def test_commit_find_and_revert(tmp_path: Path) -> None:
+    path = _repo(tmp_path)
+    pipeline, problems = parse_promotion_pipeline(Document(PIPELINE, "pipeline", 0, 0))
+    assert pipeline is not None and not problems
+    dev = pipeline.spec.environments[0]
+    assert stage_of(pipeline, dev).auto_next == "prod"
+    assert stage_of(pipeline, pipeline.spec.environments[1]).previous == "dev"
+    writer = LocalBranch(path, "main", BotIdentity("Headway", "headway@localhost"))
+    repo = GitEnvironment(writer=writer, env=dev, repository="registry.local/web")
+    assert repo.pinned() == "registry.local/web:v1"
+    assert repo.find_commit("web-dev-1") == ""
+
+    sha = repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-1"), previous="")
+    assert repo.pinned() == "registry.local/web:v2"
+    assert repo.find_commit("web-dev-1") == sha
+    assert repo.find_commit("web-dev-2") == ""
+    assert (path / "values-dev.yaml").read_text() == VALUES.replace("tag: v1", "tag: v2")
+    message = pygit2.Repository(str(path))[sha].message
+    assert "Headway-Promotion: web-dev-1" in message
+    assert "Headway-Previous-Image: registry.local/web:v1" in message
+
+    revert = repo.revert_image("registry.local/web:v1", promotion=_spec("web-dev-1"), commit=sha)
+    assert repo.find_revert(sha) == revert
+    assert repo.find_commit("web-dev-1") == sha  # the revert is not the promotion's commit
+    assert repo.pinned() == "registry.local/web:v1"
+    assert repo.contains(revert, sha) and not repo.contains(sha, revert)
