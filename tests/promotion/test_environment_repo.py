@@ -18,7 +18,10 @@ from headway.promotion.environments import stage_of
 from headway.promotion.record import PromotionSpec
 from headway.source.git_commits import BotIdentity
 
-VALUES = "# the web app in dev\nimage:\n  repository: registry.local/web\n  tag: v1  # moved by Headway\nreplicas: 2\n"
+VALUES = (
+    "# the web app in dev\nimage:\n  repository: registry.local/web\n"
+    "  tag: v1  # moved by Headway\nreplicas: 2\n"
+)
 PIPELINE = {
     "apiVersion": "headway.dev/v1alpha1",
     "kind": "PromotionPipeline",
