@@ -23,7 +23,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NO_VALUE", "GoTemplate", "TemplateError", "parse_template"]
+__all__ = [
+    "NO_VALUE",
+    "GoTemplate",
+    "TemplateError",
+    "TemplateFunction",
+    "parse_template",
+    "text_of",
+    "truth",
+]
 
 
 class TemplateError(ValueError):
@@ -42,6 +50,11 @@ _TOKEN = re.compile(
     r"""\s*(?:(?P<str>"(?:\\.|[^"\\])*"|`[^`]*`)|(?P<punct>:=|[(),|])|(?P<word>[^\s(),|]+))"""
 )
 _RANGE_VARS = re.compile(r"^(\$\w*)(?:\s*,\s*(\$\w*))?\s*:=\s*(.*)$", re.DOTALL)
+
+
+#: A template function: called with the evaluator (for `fail`) and the arguments, the piped
+#: value last.
+TemplateFunction = Callable[[Any, list[Any]], Any]
 
 
 # ---- the tree ---------------------------------------------------------------------------
@@ -78,9 +91,20 @@ class GoTemplate:
     name: str
     nodes: tuple[Any, ...]
 
-    def render(self, data: Mapping[str, Any]) -> str:
+    def render(
+        self,
+        data: Mapping[str, Any],
+        *,
+        missing_key_error: bool = False,
+        functions: Mapping[str, TemplateFunction] | None = None,
+    ) -> str:
+        """The text for `data`. `missing_key_error` is Go's `missingkey=error` option (a
+        missing map key fails instead of printing `<no value>`); `functions` add to or
+        replace the built-in ones (the ApplicationSet renderer adds its Sprig subset)."""
         out: list[str] = []
-        _Renderer(self.name, out).run(self.nodes, data, {"$": data})
+        table = {**_FUNCTIONS, **functions} if functions else _FUNCTIONS
+        renderer = _Renderer(self.name, out, _Options(missing_key_error, table))
+        renderer.run(self.nodes, data, {"$": data})
         return "".join(out)
 
 
@@ -202,10 +226,17 @@ def _text_of(value: Any) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class _Options:
+    missing_key_error: bool
+    functions: Mapping[str, TemplateFunction]
+
+
 class _Renderer:
-    def __init__(self, name: str, out: list[str]) -> None:
+    def __init__(self, name: str, out: list[str], options: _Options) -> None:
         self._name = name
         self._out = out
+        self._options = options
 
     def run(self, nodes: Sequence[Any], dot: Any, scope: dict[str, Any]) -> None:
         for node in nodes:
@@ -252,7 +283,7 @@ class _Renderer:
         found = _TOKEN.finditer(text)
         tokens = [m.group(m.lastgroup or "word") for m in found if m.group(0).strip()]
         try:
-            value, rest = _Evaluator(self._name, dot, scope).pipeline(tokens)
+            value, rest = _Evaluator(self._name, dot, scope, self._options).pipeline(tokens)
         except TemplateError as err:
             raise TemplateError(f"{err} in {{{{{text}}}}}") from None
         if rest:
@@ -261,10 +292,11 @@ class _Renderer:
 
 
 class _Evaluator:
-    def __init__(self, name: str, dot: Any, scope: dict[str, Any]) -> None:
+    def __init__(self, name: str, dot: Any, scope: dict[str, Any], options: _Options) -> None:
         self._name = name
         self._dot = dot
         self._scope = scope
+        self._options = options
 
     def fail(self, message: str) -> TemplateError:
         return TemplateError(f"template {self._name}: {message}")
@@ -279,7 +311,8 @@ class _Evaluator:
         if not tokens:
             raise self.fail("empty command")
         head = tokens[0]
-        if head in _FUNCTIONS or head == "call":
+        functions = self._options.functions
+        if head in functions or head == "call":
             args: list[Any] = []
             tokens = tokens[1:]
             while tokens and tokens[0] not in ("|", ")"):
@@ -289,7 +322,7 @@ class _Evaluator:
                 args.append(piped[0])
             if head == "call":
                 return _call(self, args), tokens
-            return _FUNCTIONS[head](self, args), tokens
+            return functions[head](self, args), tokens
         if piped is not None:
             raise self.fail(f"{head} is not a function")
         return self.operand(tokens)
@@ -312,13 +345,25 @@ class _Evaluator:
         if re.fullmatch(r"-?\d+(\.\d+)?", word):
             return float(word) if "." in word else int(word)
         if word.startswith("."):
-            return _path(self._dot, word[1:])
+            return self._walk(self._dot, word[1:])
         if word.startswith("$"):
             name, _, path = word.partition(".")
             if name not in self._scope:
                 raise self.fail(f"undefined variable {name}")
-            return _path(self._scope[name], path)
+            return self._walk(self._scope[name], path)
         raise self.fail(f"function {word!r} not defined")
+
+
+    def _walk(self, value: Any, path: str) -> Any:
+        if not self._options.missing_key_error:
+            return _path(value, path)
+        for key in filter(None, path.split(".")):
+            if not isinstance(value, Mapping):
+                raise self.fail(f"can't evaluate field {key} in {_text_of(value)!r}")
+            if key not in value:
+                raise self.fail(f'map has no entry for key "{key}"')
+            value = value[key]
+        return value
 
 
 def _path(value: Any, path: str) -> Any:
@@ -389,7 +434,7 @@ def _or(ev: _Evaluator, args: list[Any]) -> Any:
     return args[-1] if args else NO_VALUE
 
 
-_FUNCTIONS: dict[str, Callable[[_Evaluator, list[Any]], Any]] = {
+_FUNCTIONS: dict[str, TemplateFunction] = {
     "not": _arity(1, lambda a: not _truth(a)),
     "and": _and,
     "or": _or,
@@ -416,3 +461,7 @@ _FUNCTIONS: dict[str, Callable[[_Evaluator, list[Any]], Any]] = {
 
 #: What `.repo` offers templates, as Argo CD's notifications do.
 REPO_FUNCTIONS: Mapping[str, Any] = {"RepoURLToHTTPS": _repo_url_to_https}
+
+#: Go's truth and text of a value, for function tables written outside this module.
+truth = _truth
+text_of = _text_of
