@@ -1,0 +1,191 @@
+"""An ApplicationSet and its inputs -> the Applications it generates, or why it cannot. Pure.
+
+Every generator runs, every parameter set renders the template (the generator's own
+`template` filled from the set's), then `templatePatch`; the Application gets the set's
+namespace and, unless `syncPolicy.preserveResourcesOnDeletion`, the resources finalizer.
+The first error of any kind stops generation as a whole (`Generation.error`): the controller
+then changes no Application, so a bad template edit cannot reach every generated app at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from headway.appset.generators import Context, GeneratorError, Params, generate_params
+from headway.appset.inputs import InputError, Inputs
+from headway.appset.render import (
+    RenderFailure,
+    TemplateMode,
+    fill_missing,
+    merge_patch,
+    mode_of,
+    render_text,
+    render_value,
+)
+from headway.notify.gotemplate import TemplateError
+
+__all__ = [
+    "ARGO_API",
+    "PARAMS_ERROR",
+    "RENDER_ERROR",
+    "RESOURCES_FINALIZER",
+    "VALIDATION_ERROR",
+    "GeneratedApp",
+    "Generation",
+    "GenerationError",
+    "generate",
+]
+
+ARGO_API = "argoproj.io/v1alpha1"
+RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+PARAMS_ERROR = "ApplicationGenerationFromParamsError"
+RENDER_ERROR = "RenderTemplateParamsError"
+VALIDATION_ERROR = "ApplicationValidationError"
+
+PathPart = str | int
+
+
+@dataclass(frozen=True)
+class GeneratedApp:
+    """One generated Application and where its template is in the ApplicationSet."""
+
+    name: str
+    manifest: dict[str, Any]
+    template_path: tuple[PathPart, ...]
+
+
+@dataclass(frozen=True)
+class GenerationError:
+    """Why generation stopped: Argo's reason, a message, and the field of the set to blame."""
+
+    reason: str
+    message: str
+    path: tuple[PathPart, ...]
+
+
+@dataclass(frozen=True)
+class Generation:
+    apps: tuple[GeneratedApp, ...] = ()
+    error: GenerationError | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.apps)
+
+
+def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
+    """The Applications of `appset` (a manifest) given `inputs`; an error stops them all."""
+    spec = appset.get("spec") or {}
+    mode = mode_of(spec)
+    context = Context(mode, inputs)
+    namespace = str((appset.get("metadata") or {}).get("namespace") or "argocd")
+    apps: list[GeneratedApp] = []
+    for index, generator in enumerate(spec.get("generators") or []):
+        path: tuple[PathPart, ...] = ("spec", "generators", index)
+        try:
+            params = generate_params(generator, context=context, path=path)
+        except GeneratorError as err:
+            return Generation(error=GenerationError(PARAMS_ERROR, err.message, err.path))
+        except InputError as err:
+            return Generation(error=GenerationError(PARAMS_ERROR, str(err), path))
+        template, template_path = _template_for(spec, generator, path)
+        for item in params:
+            try:
+                manifest = _render(spec, template, item, mode, namespace)
+            except RenderFailure as err:
+                return Generation(
+                    error=GenerationError(RENDER_ERROR, err.message, (*template_path, *err.path))
+                )
+            apps.append(GeneratedApp(_name(manifest), manifest, template_path))
+    duplicate = _duplicate(apps)
+    if duplicate:
+        return Generation(error=duplicate)
+    return Generation(apps=tuple(apps))
+
+
+def _template_for(
+    spec: Mapping[str, Any], generator: Any, path: tuple[PathPart, ...]
+) -> tuple[Mapping[str, Any], tuple[PathPart, ...]]:
+    base = spec.get("template") or {}
+    own = generator.get("template") if isinstance(generator, Mapping) else None
+    if isinstance(own, Mapping) and own:
+        return fill_missing(own, base), (*path, "template")
+    return base, ("spec", "template")
+
+
+def _render(
+    spec: Mapping[str, Any],
+    template: Mapping[str, Any],
+    params: Params,
+    mode: TemplateMode,
+    namespace: str,
+) -> dict[str, Any]:
+    meta = render_value(dict(template.get("metadata") or {}), params, mode, ("metadata",))
+    body = render_value(dict(template.get("spec") or {}), params, mode, ("spec",))
+    app: dict[str, Any] = {
+        "apiVersion": ARGO_API,
+        "kind": "Application",
+        "metadata": _metadata(meta, namespace, spec),
+        "spec": body,
+    }
+    patch = spec.get("templatePatch")
+    if patch:
+        app = _patched(app, str(patch), params, mode)
+    return app
+
+
+def _metadata(meta: Mapping[str, Any], namespace: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in meta.items() if k in ("name", "labels", "annotations", "finalizers")}
+    out["namespace"] = namespace
+    preserve = (spec.get("syncPolicy") or {}).get("preserveResourcesOnDeletion") is True
+    if not preserve and not out.get("finalizers"):
+        out["finalizers"] = [RESOURCES_FINALIZER]
+    return out
+
+
+def _patched(app: dict[str, Any], patch: str, params: Params, mode: TemplateMode) -> dict[str, Any]:
+    """`templatePatch` rendered and merged in; the project stays the template's, as in Argo."""
+    where: tuple[PathPart, ...] = ("spec", "templatePatch")
+    try:
+        text = render_text(patch, params, mode)
+    except TemplateError as err:
+        raise RenderFailure(where, f"error replacing values in templatePatch: {err}") from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise RenderFailure(
+            where, f"invalid templatePatch (not YAML after rendering): {err}"
+        ) from None
+    if loaded is None:
+        return app
+    if not isinstance(loaded, Mapping):
+        raise RenderFailure(where, "invalid templatePatch: it must render to a mapping")
+    patched: dict[str, Any] = merge_patch(app, loaded)
+    patched.setdefault("spec", {})["project"] = (app.get("spec") or {}).get("project")
+    return patched
+
+
+def _name(manifest: Mapping[str, Any]) -> str:
+    return str((manifest.get("metadata") or {}).get("name") or "")
+
+
+def _duplicate(apps: list[GeneratedApp]) -> GenerationError | None:
+    seen: set[str] = set()
+    for app in apps:
+        if not app.name:
+            return GenerationError(
+                RENDER_ERROR,
+                "a generated Application has no name",
+                (*app.template_path, "metadata", "name"),
+            )
+        if app.name in seen:
+            message = f"ApplicationSet generates more than one Application named {app.name!r}"
+            return GenerationError(
+                VALIDATION_ERROR, message, (*app.template_path, "metadata", "name")
+            )
+        seen.add(app.name)
+    return None

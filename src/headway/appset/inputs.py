@@ -1,0 +1,100 @@
+"""What generators read from outside the ApplicationSet, as a narrow protocol. Pure.
+
+The controller implements `Inputs` over the Git cache and the store's cluster Secrets;
+`headway check` over the checked-out tree; tests over dicts. A read that fails raises
+`InputError`, and generation stops on it: a failed listing is never read as "no
+directories", which would delete every generated Application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = [
+    "IN_CLUSTER_NAME",
+    "IN_CLUSTER_SERVER",
+    "ClusterSecret",
+    "InputError",
+    "Inputs",
+    "StaticInputs",
+    "directories_of",
+]
+
+IN_CLUSTER_NAME = "in-cluster"
+IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
+
+
+class InputError(RuntimeError):
+    """An input could not be read (a repository that cannot be fetched, a missing revision)."""
+
+
+@dataclass(frozen=True)
+class ClusterSecret:
+    """An Argo CD cluster Secret (`argocd.argoproj.io/secret-type: cluster`) as generators see
+    it: its `name`, `server` and `project` data and its own labels and annotations."""
+
+    name: str
+    server: str
+    project: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+class Inputs(Protocol):
+    def clusters(self) -> Sequence[ClusterSecret]:
+        """Every cluster Secret of the controller's namespace."""
+        ...
+
+    def directories(self, repo_url: str, revision: str) -> Sequence[str]:
+        """Every directory of the repository at `revision`, hidden ones left out."""
+        ...
+
+    def files(self, repo_url: str, revision: str) -> Sequence[str]:
+        """Every file path of the repository at `revision`."""
+        ...
+
+    def read(self, repo_url: str, revision: str, path: str) -> bytes:
+        """One file's content."""
+        ...
+
+
+def directories_of(files: Iterable[str]) -> list[str]:
+    """The directories holding `files`, sorted, without hidden ones and what is under them
+    (Argo CD's repo server skips directories whose name starts with a dot)."""
+    found: set[str] = set()
+    for path in files:
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            if parts[depth - 1].startswith("."):
+                break
+            found.add("/".join(parts[:depth]))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class StaticInputs:
+    """Inputs from values: cluster Secrets, and per repository URL a {path: content} map
+    (directories are derived from the file paths). A repository not given is an
+    `InputError`, as an unreachable one would be."""
+
+    cluster_secrets: tuple[ClusterSecret, ...] = ()
+    repositories: Mapping[str, Mapping[str, bytes]] = field(default_factory=dict)
+
+    def clusters(self) -> Sequence[ClusterSecret]:
+        return self.cluster_secrets
+
+    def _repo(self, repo_url: str) -> Mapping[str, bytes]:
+        if repo_url not in self.repositories:
+            raise InputError(f"repository {repo_url!r} is not available")
+        return self.repositories[repo_url]
+
+    def directories(self, repo_url: str, revision: str) -> Sequence[str]:
+        return directories_of(self._repo(repo_url))
+
+    def files(self, repo_url: str, revision: str) -> Sequence[str]:
+        return sorted(self._repo(repo_url))
+
+    def read(self, repo_url: str, revision: str, path: str) -> bytes:
+        return self._repo(repo_url)[path]
