@@ -14,7 +14,7 @@ import yaml
 
 from install.conftest import DEPLOY, HELM_ONLY_LABELS, REPO, by_kind, helm, kustomize
 
-ARGO_KINDS = {"Application", "AppProject", "Rollout", "AnalysisTemplate",
+ARGO_KINDS = {"Application", "ApplicationSet", "AppProject", "Rollout", "AnalysisTemplate",
               "ClusterAnalysisTemplate", "AnalysisRun"}
 
 
@@ -67,6 +67,8 @@ def test_the_argo_crds_declare_argos_subresources(kustomized: list[dict[str, Any
     }
     [run] = crds["AnalysisRun"]["spec"]["versions"]
     assert run["subresources"] == {"status": {}}
+    [appset] = crds["ApplicationSet"]["spec"]["versions"]
+    assert appset["subresources"] == {"status": {}}
     assert crds["ClusterAnalysisTemplate"]["spec"]["scope"] == "Cluster"
     for crd in crds.values():
         [version] = crd["spec"]["versions"]

@@ -92,6 +92,21 @@ def _pod_columns(p: Obj) -> list[str]:
     return [ready, waiting[0] if waiting and waiting[0] else phase, restarts]
 
 
+def _appset_columns(appset: Obj) -> list[str]:
+    """How many Applications the set manages, and its ErrorOccurred / RolloutProgressing."""
+    status = appset.get("status") or {}
+    conditions = {c.get("type"): c for c in status.get("conditions") or []}
+    error = conditions.get("ErrorOccurred") or {}
+    rollout = conditions.get("RolloutProgressing") or {}
+    if error.get("status") == "True":
+        return [str(len(status.get("resources") or [])), "Error", str(error.get("message") or "")]
+    if rollout.get("status") == "True":
+        return [str(len(status.get("resources") or [])), "Progressing", str(rollout.get("message"))]
+    up_to_date = (conditions.get("ResourcesUpToDate") or {}).get("status") == "True"
+    state = "Healthy" if up_to_date else "Unknown"
+    return [str(len(status.get("resources") or [])), state, ""]
+
+
 COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
     "Pod": (["READY", "STATUS", "RESTARTS"], _pod_columns),
     "Deployment": (
@@ -137,7 +152,9 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
         ],
     ),
     "Endpoints": (["ENDPOINTS"], lambda e: [_endpoint_list(e)]),
+    "ApplicationSet": (["APPS", "STATUS", "MESSAGE"], _appset_columns),
 }
+
 
 
 def _service_ports(service: Obj) -> list[int]:

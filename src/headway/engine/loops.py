@@ -23,6 +23,7 @@ from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, Definiti
 from headway.controllers.app_sources import SourceReader
 from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.application import ApplicationController
+from headway.controllers.appset import ApplicationSetController
 from headway.controllers.cluster_registry import ClusterRegistry, Connect
 from headway.controllers.convergence import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
@@ -181,6 +182,14 @@ def _promotions(parts: LoopParts) -> list[StepController]:
     return [PromotionController(parts.cluster, parts.clock, resolve=resolver)]
 
 
+def _applicationsets(parts: LoopParts) -> list[StepController]:
+    controller = ApplicationSetController(
+        cluster=parts.cluster, clock=parts.clock, git=parts.git,
+        namespace=DEFAULT_APPS_NAMESPACE, poll_seconds=parts.settings.app_poll_seconds,
+    )
+    return [controller]
+
+
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.ROLLOUTS: _rollouts,
     Loop.ANALYSIS: _analysis,
@@ -189,4 +198,5 @@ BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.NOTIFICATIONS: _notifications,
     Loop.METRICS: _metrics,
     Loop.PROMOTIONS: _promotions,
+    Loop.APPLICATIONSETS: _applicationsets,
 }

@@ -27,6 +27,7 @@ class Loop(enum.Enum):
     NOTIFICATIONS = "notifications"
     METRICS = "metrics"
     PROMOTIONS = "promotions"
+    APPLICATIONSETS = "applicationsets"
 
 
 ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
@@ -40,6 +41,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
     Loop.METRICS: ("metrics-applications", "metrics-rollouts", "metrics-analysisruns"),
     Loop.PROMOTIONS: ("promotions",),
+    Loop.APPLICATIONSETS: ("applicationsets",),
 }
 
 

@@ -62,6 +62,7 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
     ("argoproj.io/v1alpha1", "Application", "applications", True),
     ("argoproj.io/v1alpha1", "AppProject", "appprojects", True),
+    ("argoproj.io/v1alpha1", "ApplicationSet", "applicationsets", True),
     # Headway's promotion kinds (docs/promotion.md): a pipeline and one promotion in it.
     ("headway.dev/v1alpha1", "PromotionPipeline", "promotionpipelines", True),
     ("headway.dev/v1alpha1", "Promotion", "promotions", True),
@@ -95,7 +96,8 @@ SHORT_NAMES: dict[str, tuple[str, ...]] = {
     "customresourcedefinitions": ("crd", "crds"), "rollouts": ("ro",),
     "analysisruns": ("ar",), "analysistemplates": ("at",),
     "clusteranalysistemplates": ("cat",), "applications": ("app", "apps"),
-    "appprojects": ("appproj", "appprojs"), "virtualservices": ("vs",),
+    "appprojects": ("appproj", "appprojs"), "applicationsets": ("appset", "appsets"),
+    "virtualservices": ("vs",),
     "destinationrules": ("dr",), "gateways": ("gw",), "serviceentries": ("se",),
 }
 

@@ -1,0 +1,193 @@
+"""The ApplicationSet controller: a step-function loop over `argoproj.io/v1alpha1
+ApplicationSet`s of the control namespace (`argocd`).
+
+One step for a set:
+
+    read the set -> read its inputs (Git trees, cluster Secrets: `appset_inputs`)
+    -> generate (`headway.appset.generate`, pure) -> admit each Application against its
+    AppProject (`headway.appset.admission`) -> decide (`headway.appset.plan`, pure)
+    -> create / update / delete Applications -> write the set's status once
+
+A generation error writes only the status: no Application is created, changed or deleted
+(docs/applicationset.md, docs/reliability.md). The set is looked at again when it changes,
+when an Application it owns changes (RollingSync follows their sync and health), when a
+cluster Secret changes, and every Git poll interval.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from headway.appset.admission import refusals
+from headway.appset.generate import Generation, generate
+from headway.appset.inputs import InputError
+from headway.appset.plan import Plan, decide
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError, Conflict, NotFound
+from headway.cluster.events import record_event
+from headway.cluster.protocol import Cluster
+from headway.controllers.app_project import load_project
+from headway.controllers.appset_inputs import FetchTimes, StepInputs
+from headway.controllers.manager import ObjectKey
+from headway.model.appproject import AppProject
+from headway.model.obj import Obj
+from headway.source.git import GitCache
+
+__all__ = ["ARGO_API", "FIELD_MANAGER", "ApplicationSetController"]
+
+log = logging.getLogger(__name__)
+
+ARGO_API = "argoproj.io/v1alpha1"
+FIELD_MANAGER = "applicationset-controller"
+
+
+class ApplicationSetController:
+    """Step controller for ApplicationSets (the manager's `StepController`)."""
+
+    name = "applicationsets"
+    watches: Sequence[tuple[str, str]] = (
+        (ARGO_API, "ApplicationSet"),
+        (ARGO_API, "Application"),
+        ("v1", "Secret"),
+    )
+
+    def __init__(
+        self, *, cluster: Cluster, clock: Clock, git: GitCache, namespace: str, poll_seconds: float
+    ) -> None:
+        self._cluster = cluster
+        self._clock = clock
+        self._git = git
+        self._namespace = namespace
+        self._poll = poll_seconds
+        self._fetched = FetchTimes()
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        kind = obj.get("kind")
+        if kind == "ApplicationSet":
+            return [ObjectKey(str(meta.get("namespace") or self._namespace), str(meta.get("name")))]
+        if kind == "Application":
+            return [
+                ObjectKey(str(meta.get("namespace") or ""), str(ref.get("name")))
+                for ref in meta.get("ownerReferences") or []
+                if ref.get("kind") == "ApplicationSet"
+            ]
+        labels = meta.get("labels") or {}
+        if kind == "Secret" and labels.get("argocd.argoproj.io/secret-type") == "cluster":
+            return [ObjectKey(self._namespace, str(s["metadata"]["name"])) for s in self._sets()]
+        return []
+
+    def _sets(self) -> list[Obj]:
+        try:
+            return self._cluster.list(ARGO_API, "ApplicationSet", namespace=self._namespace)
+        except ClusterError:
+            return []
+
+    def step(self, key: ObjectKey) -> float | None:
+        if key.namespace != self._namespace:
+            return None  # ApplicationSets are served from the control namespace only
+        try:
+            appset = self._cluster.get(ARGO_API, "ApplicationSet", key.name, key.namespace)
+        except NotFound:
+            return None
+        if (appset.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        inputs = StepInputs(
+            cluster=self._cluster,
+            namespace=self._namespace,
+            git=self._git,
+            clock=self._clock,
+            fetched=self._fetched,
+            poll_seconds=self._poll,
+        )
+        generation = generate(appset, inputs)
+        invalid: dict[str, str] = {}
+        if generation.error is None:
+            invalid = self._refusals(generation, inputs)
+        owned = self._owned(appset, generation)
+        plan = decide(appset, generation, owned, invalid=invalid, now=self._clock.now())
+        self._execute(appset, plan)
+        return self._poll
+
+    def _refusals(self, generation: Generation, inputs: StepInputs) -> dict[str, str]:
+        names = {str((a.manifest.get("spec") or {}).get("project") or "") for a in generation.apps}
+        projects: dict[str, AppProject | None] = {}
+        for name in names:
+            try:
+                projects[name] = load_project(self._cluster, name, self._namespace)
+            except ValueError:
+                projects[name] = None
+        try:
+            clusters = inputs.clusters()
+        except InputError as err:
+            return {a.name: str(err) for a in generation.apps}
+        return refusals(generation.apps, projects=projects, clusters=clusters)
+
+    def _owned(self, appset: Obj, generation: Generation) -> list[Obj]:
+        """The Applications this set controls, and unowned ones it generates (adopted, as
+        Argo CD does; one another controller owns is left alone and reported)."""
+        uid = (appset.get("metadata") or {}).get("uid")
+        apps = self._cluster.list(ARGO_API, "Application", namespace=self._namespace)
+        out: list[Obj] = []
+        for app in apps:
+            refs = [
+                r
+                for r in (app.get("metadata") or {}).get("ownerReferences") or []
+                if r.get("controller")
+            ]
+            mine = any(r.get("uid") == uid for r in refs)
+            adoptable = not refs and app["metadata"]["name"] in generation.names
+            if mine or adoptable:
+                out.append(app)
+        return out
+
+    def _execute(self, appset: Obj, plan: Plan) -> None:
+        name = str(appset["metadata"]["name"])
+        for manifest in plan.creates:
+            self._write(appset, manifest, create=True)
+        for manifest in plan.updates:
+            self._write(appset, manifest, create=False)
+        for app_name in plan.deletes:
+            try:
+                self._cluster.delete(ARGO_API, "Application", app_name, self._namespace)
+                self._event(appset, "Deleted", f'Deleted Application "{app_name}"')
+            except NotFound:
+                pass
+        self._write_status(appset, plan.status, name)
+
+    def _write(self, appset: Obj, manifest: Mapping[str, Any], *, create: bool) -> None:
+        app_name = str(manifest["metadata"]["name"])
+        try:
+            if create:
+                self._cluster.apply(dict(manifest), field_manager=FIELD_MANAGER)
+            else:
+                self._cluster.update(dict(manifest), field_manager=FIELD_MANAGER)
+        except Conflict:
+            return  # changed under us: the watch brings the set back with the new version
+        action = "created" if create else "updated"
+        self._event(appset, action, f'{action} Application "{app_name}"')
+
+    def _write_status(self, appset: Obj, status: Obj, name: str) -> None:
+        if status == appset.get("status"):
+            return
+        try:
+            self._cluster.patch_status(ARGO_API, "ApplicationSet", name, self._namespace, status)
+        except (NotFound, Conflict):
+            return
+
+    def _event(self, appset: Obj, reason: str, message: str) -> None:
+        try:
+            record_event(
+                self._cluster,
+                self._clock,
+                involved=appset,
+                reason=reason,
+                message=message,
+                component=FIELD_MANAGER,
+            )
+        except ClusterError as err:
+            log.warning(
+                "applicationset %s: event not recorded: %s", appset["metadata"]["name"], err
+            )

@@ -1,0 +1,146 @@
+"""The ApplicationSet generators' inputs read from the world: cluster Secrets from the
+store and repository trees from the Git cache (`headway.appset.inputs.Inputs`).
+
+One `StepInputs` serves one reconcile: each repository is fetched at most once per poll
+interval and its tree read once per step, so a set with a matrix of git generators reads a
+revision once. A Git failure is an `InputError`: generation stops and no Application changes.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from headway.appset.inputs import ClusterSecret, InputError, directories_of
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
+from headway.source.errors import SourceError
+from headway.source.git import GitCache
+from headway.source.tree import TreeReader
+
+__all__ = ["CLUSTER_SECRET_SELECTOR", "FetchTimes", "StepInputs", "TreeInputs", "cluster_secrets"]
+
+CLUSTER_SECRET_SELECTOR = "argocd.argoproj.io/secret-type=cluster"
+
+
+def _text(data: Mapping[str, Any], key: str) -> str:
+    raw = data.get(key)
+    if not isinstance(raw, str):
+        return ""
+    try:
+        return base64.b64decode(raw).decode("utf-8")
+    except ValueError:
+        return ""
+
+
+def cluster_secrets(cluster: Cluster, namespace: str) -> list[ClusterSecret]:
+    """The Argo CD cluster Secrets of `namespace` (`data` base64, `stringData` plain)."""
+    try:
+        found = cluster.list(
+            "v1", "Secret", namespace=namespace, label_selector=CLUSTER_SECRET_SELECTOR
+        )
+    except ClusterError as err:
+        raise InputError(f"cannot list cluster Secrets in {namespace}: {err}") from None
+    out: list[ClusterSecret] = []
+    for secret in found:
+        data = secret.get("data") or {}
+        plain = secret.get("stringData") or {}
+        meta = secret.get("metadata") or {}
+        values = {k: str(plain.get(k) or _text(data, k)) for k in ("name", "server", "project")}
+        out.append(
+            ClusterSecret(
+                name=values["name"],
+                server=values["server"],
+                project=values["project"],
+                labels=dict(meta.get("labels") or {}),
+                annotations=dict(meta.get("annotations") or {}),
+            )
+        )
+    return sorted(out, key=lambda c: c.name)
+
+
+@dataclass
+class TreeInputs:
+    """Inputs over trees: `tree_for(url, revision)` answers a `TreeReader` or raises
+    `InputError`; cluster Secrets are given. Used by `headway check` over a checkout."""
+
+    tree_for: Callable[[str, str], TreeReader]
+    secrets: Sequence[ClusterSecret] = ()
+    _files: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def clusters(self) -> Sequence[ClusterSecret]:
+        return self.secrets
+
+    def _listing(self, repo_url: str, revision: str) -> list[str]:
+        key = (repo_url, revision)
+        if key not in self._files:
+            try:
+                self._files[key] = self.tree_for(repo_url, revision).files()
+            except SourceError as err:
+                raise InputError(f"cannot list {repo_url} at {revision}: {err}") from None
+        return self._files[key]
+
+    def directories(self, repo_url: str, revision: str) -> Sequence[str]:
+        return directories_of(self._listing(repo_url, revision))
+
+    def files(self, repo_url: str, revision: str) -> Sequence[str]:
+        return self._listing(repo_url, revision)
+
+    def read(self, repo_url: str, revision: str, path: str) -> bytes:
+        try:
+            return self.tree_for(repo_url, revision).read(path)
+        except SourceError as err:
+            raise InputError(f"cannot read {path} from {repo_url} at {revision}: {err}") from None
+
+
+@dataclass
+class FetchTimes:
+    """When each repository was last fetched (the clock's monotonic time)."""
+
+    last: dict[str, float] = field(default_factory=dict)
+
+
+class StepInputs(TreeInputs):
+    """The inputs of one reconcile: Git through the cache, Secrets through the store."""
+
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        namespace: str,
+        git: GitCache,
+        clock: Clock,
+        fetched: FetchTimes,
+        poll_seconds: float,
+    ) -> None:
+        super().__init__(tree_for=self._tree)
+        self._cluster = cluster
+        self._namespace = namespace
+        self._git = git
+        self._clock = clock
+        self._fetched = fetched
+        self._poll = poll_seconds
+        self._trees: dict[tuple[str, str], TreeReader] = {}
+        self._secrets: list[ClusterSecret] | None = None
+        self.revisions: dict[str, str] = {}  # repository -> the commit each revision read
+
+    def clusters(self) -> Sequence[ClusterSecret]:
+        if self._secrets is None:
+            self._secrets = cluster_secrets(self._cluster, self._namespace)
+        return self._secrets
+
+    def _tree(self, url: str, revision: str) -> TreeReader:
+        key = (url, revision)
+        if key not in self._trees:
+            repo = self._git.repository(url)
+            now = self._clock.monotonic()
+            last = self._fetched.last.get(url)
+            if last is None or now - last >= self._poll:
+                repo.fetch()
+                self._fetched.last[url] = now
+            self._trees[key] = repo.tree(revision)
+            self.revisions[f"{url}@{revision}"] = repo.resolve(revision)
+        return self._trees[key]

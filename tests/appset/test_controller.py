@@ -1,0 +1,145 @@
+"""Issue 15: the ApplicationSet controller on the local store with a real Git remote — apps
+generated from git directories, owned by the set; a bad template edit or an unreadable
+repository changes no Application; an emptied directory deletes nothing."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e_sync.e2e_helpers import API, Remote, default_project
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.controllers.appset import ApplicationSetController
+from headway.controllers.manager import ObjectKey
+from headway.source.git import GitCache
+
+KEY = ObjectKey("argocd", "addons")
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"
+
+
+def _appset(url: str, name_template: str = "{{.path.basename}}") -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "ApplicationSet",
+        "metadata": {"name": "addons", "namespace": "argocd"},
+        "spec": {
+            "goTemplate": True,
+            "goTemplateOptions": ["missingkey=error"],
+            "generators": [
+                {"git": {"repoURL": url, "revision": "main", "directories": [{"path": "addons/*"}]}}
+            ],
+            "template": {
+                "metadata": {"name": name_template},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": url, "targetRevision": "main", "path": "{{.path.path}}"},
+                    "destination": {
+                        "server": "https://kubernetes.default.svc",
+                        "namespace": "{{.path.basename}}",
+                    },
+                },
+            },
+        },
+    }
+
+
+class World:
+    def __init__(self, tmp_path: Path, store: LocalCluster) -> None:
+        self.remote = Remote(tmp_path / "remote.git")
+        self.remote.commit(
+            {"addons/metrics/cm.yaml": CM, "addons/logging/cm.yaml": CM}, "two addons"
+        )
+        self.store = store
+        self.clock = VirtualClock()
+        git = GitCache(tmp_path / "git-cache")
+        self.controller = ApplicationSetController(
+            cluster=store, clock=self.clock, git=git, namespace="argocd", poll_seconds=0.001
+        )
+        store.apply(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
+            field_manager="t",
+        )
+        store.apply(default_project(), field_manager="t")
+
+    def apply(self, appset: dict[str, Any]) -> None:
+        self.store.apply(appset, field_manager="t", force=True)
+        self.clock.advance(1)
+        self.controller.step(KEY)
+
+    def apps(self) -> dict[str, dict[str, Any]]:
+        return {
+            a["metadata"]["name"]: a
+            for a in self.store.list(API, "Application", namespace="argocd")
+        }
+
+    def conditions(self) -> dict[str, dict[str, Any]]:
+        status = self.store.get(API, "ApplicationSet", "addons", "argocd").get("status") or {}
+        return {c["type"]: c for c in status.get("conditions") or []}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    with LocalCluster(tmp_path / "cluster.db", VirtualClock()) as store:
+        yield World(tmp_path, store)
+
+
+def test_git_directories_generate_owned_applications(world: World) -> None:
+    world.apply(_appset(world.remote.url))
+    apps = world.apps()
+    assert sorted(apps) == ["logging", "metrics"]
+    owner = apps["metrics"]["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("ApplicationSet", "addons", True)
+    assert apps["metrics"]["spec"]["source"]["path"] == "addons/metrics"
+    assert world.conditions()["ResourcesUpToDate"]["status"] == "True"
+    world.remote.commit({"addons/tracing/cm.yaml": CM}, "a third addon")
+    world.clock.advance(5)
+    world.controller.step(KEY)
+    assert sorted(world.apps()) == ["logging", "metrics", "tracing"]
+
+
+def test_a_bad_template_edit_changes_no_application(world: World) -> None:
+    world.apply(_appset(world.remote.url))
+    before = {n: a["metadata"]["resourceVersion"] for n, a in world.apps().items()}
+    world.apply(_appset(world.remote.url, "{{.path.basenme}}"))  # a typo
+    after = {n: a["metadata"]["resourceVersion"] for n, a in world.apps().items()}
+    assert after == before
+    conditions = world.conditions()
+    assert conditions["ErrorOccurred"]["status"] == "True"
+    assert conditions["ErrorOccurred"]["reason"] == "RenderTemplateParamsError"
+    assert 'no entry for key "basenme"' in conditions["ErrorOccurred"]["message"]
+    assert conditions["ParametersGenerated"]["status"] == "False"
+
+
+def test_an_unreadable_repository_changes_no_application(world: World, tmp_path: Path) -> None:
+    world.apply(_appset(world.remote.url))
+    before = {n: a["metadata"]["resourceVersion"] for n, a in world.apps().items()}
+    shutil.rmtree(tmp_path / "remote.git")
+    world.clock.advance(5)
+    world.controller.step(KEY)
+    assert {n: a["metadata"]["resourceVersion"] for n, a in world.apps().items()} == before
+    assert world.conditions()["ErrorOccurred"]["reason"] == "ApplicationGenerationFromParamsError"
+
+
+def test_an_emptied_directory_listing_deletes_nothing(world: World) -> None:
+    world.apply(_appset(world.remote.url))
+    appset = _appset(world.remote.url)
+    appset["spec"]["generators"][0]["git"]["directories"] = [{"path": "adons/*"}]  # a renamed path
+    world.apply(appset)
+    assert sorted(world.apps()) == ["logging", "metrics"]
+    assert world.conditions()["ErrorOccurred"]["reason"] == "EmptyGenerationRefused"
+
+
+def test_a_project_that_refuses_the_destination_keeps_the_application_out(world: World) -> None:
+    project = default_project()
+    project["spec"]["destinations"] = [{"server": "*", "namespace": "metrics"}]
+    world.store.apply(project, field_manager="t", force=True)
+    world.apply(_appset(world.remote.url))
+    assert sorted(world.apps()) == ["metrics"]
+    error = world.conditions()["ErrorOccurred"]
+    assert error["reason"] == "ApplicationValidationError"
+    assert "application logging" in error["message"]
