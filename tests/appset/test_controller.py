@@ -143,3 +143,25 @@ def test_a_project_that_refuses_the_destination_keeps_the_application_out(world:
     error = world.conditions()["ErrorOccurred"]
     assert error["reason"] == "ApplicationValidationError"
     assert "application logging" in error["message"]
+
+
+def test_the_clusters_generator_reads_cluster_secrets_from_the_store(world: World) -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "c-edge",
+            "namespace": "argocd",
+            "labels": {"argocd.argoproj.io/secret-type": "cluster", "tier": "edge"},
+        },
+        "stringData": {"name": "edge-1", "server": "https://edge-1:6443"},
+    }
+    world.store.apply(secret, field_manager="t")
+    appset = _appset(world.remote.url, "guestbook-{{.name}}")
+    appset["spec"]["generators"] = [{"clusters": {}}]
+    appset["spec"]["template"]["spec"]["source"]["path"] = "addons/metrics"
+    appset["spec"]["template"]["spec"]["destination"] = {"server": "{{.server}}", "namespace": "gb"}
+    world.apply(appset)
+    apps = world.apps()
+    assert sorted(apps) == ["guestbook-edge-1", "guestbook-in-cluster"]
+    assert apps["guestbook-edge-1"]["spec"]["destination"]["server"] == "https://edge-1:6443"

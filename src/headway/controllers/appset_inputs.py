@@ -8,13 +8,13 @@ revision once. A Git failure is an `InputError`: generation stops and no Applica
 
 from __future__ import annotations
 
-import base64
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from headway.appset.inputs import ClusterSecret, InputError, directories_of
 from headway.clock import Clock
+from headway.cluster.cluster_secrets import ClusterSecretError, parse_cluster_secret
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.source.errors import SourceError
@@ -23,21 +23,15 @@ from headway.source.tree import TreeReader
 
 __all__ = ["CLUSTER_SECRET_SELECTOR", "FetchTimes", "StepInputs", "TreeInputs", "cluster_secrets"]
 
+log = logging.getLogger(__name__)
+
 CLUSTER_SECRET_SELECTOR = "argocd.argoproj.io/secret-type=cluster"
 
 
-def _text(data: Mapping[str, Any], key: str) -> str:
-    raw = data.get(key)
-    if not isinstance(raw, str):
-        return ""
-    try:
-        return base64.b64decode(raw).decode("utf-8")
-    except ValueError:
-        return ""
-
-
 def cluster_secrets(cluster: Cluster, namespace: str) -> list[ClusterSecret]:
-    """The Argo CD cluster Secrets of `namespace` (`data` base64, `stringData` plain)."""
+    """The Argo CD cluster Secrets of `namespace`, read as the cluster registry reads them
+    (`headway.cluster.cluster_secrets`); one that registers no usable cluster is left out,
+    as it registers no destination either."""
     try:
         found = cluster.list(
             "v1", "Secret", namespace=namespace, label_selector=CLUSTER_SECRET_SELECTOR
@@ -46,15 +40,17 @@ def cluster_secrets(cluster: Cluster, namespace: str) -> list[ClusterSecret]:
         raise InputError(f"cannot list cluster Secrets in {namespace}: {err}") from None
     out: list[ClusterSecret] = []
     for secret in found:
-        data = secret.get("data") or {}
-        plain = secret.get("stringData") or {}
+        try:
+            parsed = parse_cluster_secret(secret)
+        except ClusterSecretError as err:
+            log.warning("cluster generator: %s", err)
+            continue
         meta = secret.get("metadata") or {}
-        values = {k: str(plain.get(k) or _text(data, k)) for k in ("name", "server", "project")}
         out.append(
             ClusterSecret(
-                name=values["name"],
-                server=values["server"],
-                project=values["project"],
+                name=parsed.name,
+                server=parsed.server,
+                project=parsed.project,
                 labels=dict(meta.get("labels") or {}),
                 annotations=dict(meta.get("annotations") or {}),
             )
