@@ -34,6 +34,7 @@ __all__ = [
     "remove_scalar",
     "scalar_text",
     "set_scalar",
+    "value_end",
 ]
 
 
@@ -131,8 +132,23 @@ def scalar_text(value: str | bool) -> str:
         return "true" if value else "false"
     if _PLAIN.fullmatch(value) and _reads_as(value) == value:
         return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    return '"' + "".join(_escaped(char) for char in value) + '"'
+
+
+def _escaped(char: str) -> str:
+    """One character inside a double-quoted YAML scalar (non-printables as escapes)."""
+    if char in ('"', "\\"):
+        return "\\" + char
+    if char.isprintable() and char not in "\u2028\u2029\ufeff":
+        return char
+    code = ord(char)
+    return (
+        f"\\x{code:02x}"
+        if code <= 0xFF
+        else f"\\u{code:04x}"
+        if code <= 0xFFFF
+        else f"\\U{code:08x}"
+    )
 
 
 # What YAML 1.2 readers (ruamel, Go's yaml.v3 in Helm and Kustomize) take for a number even
@@ -151,7 +167,7 @@ def _reads_as(text: str) -> Any:
         return None
 
 
-def _token_end(line: str, column: int, flow: bool) -> int:
+def value_end(line: str, column: int, flow: bool) -> int:
     """Where the scalar starting at `column` ends on its line."""
     quote = line[column : column + 1]
     if quote in ("'", '"'):
@@ -180,7 +196,7 @@ def _token_end(line: str, column: int, flow: bool) -> int:
 def _splice_value(lines: list[str], found: Located, new: str | bool) -> None:
     line = lines[found.line]
     flow = bool(found.owner.fa.flow_style())
-    end = _token_end(line, found.column, flow)
+    end = value_end(line, found.column, flow)
     old = line[found.column : end]
     text = scalar_text(new)
     if isinstance(new, str) and old[:1] in ("'", '"') and not text.startswith('"'):
@@ -202,10 +218,15 @@ def _expected_after(
     data = [plain_data(doc) for doc in documents]
     node = data[index]
     concrete = _concrete(documents[index], path)
-    for part in concrete[:-1]:
+    for depth, part in enumerate(concrete[:-1]):
         if isinstance(node, dict) and part not in node:
             node[part] = {}
         node = node[part]
+        if not isinstance(node, dict | list):
+            where = as_text(path.parts[: depth + 1])
+            raise YamlEditError(f"{where} holds a scalar; {as_text(path.parts)} cannot go under it")
+    if not isinstance(node, dict | list):
+        raise YamlEditError(f"{as_text(path.parts)}: its parent is not a mapping")
     if remove:
         node.pop(concrete[-1], None)
         _prune_empty(data[index], concrete[:-1])
