@@ -225,13 +225,13 @@ def _expected_after(
         if not isinstance(node, dict | list):
             where = as_text(path.parts[: depth + 1])
             raise YamlEditError(f"{where} holds a scalar; {as_text(path.parts)} cannot go under it")
-    if not isinstance(node, dict | list):
-        raise YamlEditError(f"{as_text(path.parts)}: its parent is not a mapping")
-    if remove:
+    if remove and isinstance(node, dict):
         node.pop(concrete[-1], None)
         _prune_empty(data[index], concrete[:-1])
-    else:
+    elif isinstance(node, dict | list) and not remove:
         node[concrete[-1]] = value
+    else:
+        raise YamlEditError(f"{as_text(path.parts)}: its parent is not a mapping")
     return data
 
 
