@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 from hypothesis import HealthCheck, settings
 
 from headway.clock import VirtualClock
+from system_programs import require_program
+
+__all__ = ["clock", "require_program"]  # require_program: imported from here by many tests
 
 pytest_plugins = ["prometheus_support"]
 
@@ -22,19 +22,3 @@ settings.load_profile("headway")
 @pytest.fixture
 def clock() -> VirtualClock:
     return VirtualClock()
-
-
-def require_program(name: str) -> str:
-    """The path of a system program the test needs.
-
-    Under scripts/test (HEADWAY_REQUIRE_SYSTEM_PACKAGES=1) a missing program fails the test,
-    so CI can never go green by skipping; elsewhere the test is skipped with a hint.
-    """
-    sbin = f"/usr/sbin/{name}"
-    path = shutil.which(name) or (sbin if os.path.exists(sbin) else None)
-    if path:
-        return path
-    message = f"{name} is not installed; run scripts/install-system-packages"
-    if os.environ.get("HEADWAY_REQUIRE_SYSTEM_PACKAGES") == "1":
-        pytest.fail(message)
-    pytest.skip(message)

@@ -17,11 +17,11 @@ import pytest
 from rollout_harness import API, Harness, rollout, service, template
 from typer.testing import CliRunner
 
-from headway.cli import rollouts_actions
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.controllers.manager import ObjectKey
 from headway.controllers.rollout import RolloutController
+from headway.steering import rollouts as rollouts_actions
 
 runner = CliRunner()
 _register_all()

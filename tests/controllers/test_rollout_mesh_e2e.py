@@ -13,13 +13,13 @@ import httpx2
 import pytest
 from test_rollout_e2e import API, APP, _phase
 
-from headway.cli import rollouts_actions
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
 from headway.controllers.manager import Manager
 from headway.controllers.rollout import RolloutController
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
+from headway.steering import rollouts as rollouts_actions
 from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from e2e_rollouts.manifests import (
 )
 from e2e_rollouts.stage import Stage, request_versions, vector_value
 from e2e_rollouts.test_canary_traffic import settled
-from headway.cli import rollouts_actions
+from headway.steering import rollouts as rollouts_actions
 from prometheus_support import PrometheusServer, StartPrometheus
 
 pytestmark = [pytest.mark.slow, pytest.mark.prometheus]

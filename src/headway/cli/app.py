@@ -10,6 +10,7 @@ executes and records in history; `terminate` marks the running operation Termina
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -18,10 +19,11 @@ import typer
 
 from headway import kubetime
 from headway.cli import app_view, app_wait
-from headway.cluster.errors import Conflict, NotFound
+from headway.cluster.errors import NotFound
 from headway.controllers.app_names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
 from headway.state_dir import RuntimePaths
+from headway.steering import apps as steering
 
 if TYPE_CHECKING:  # the store, Git and the controllers load only in the commands using them
     from headway.cluster.local.api.store import LocalCluster
@@ -40,6 +42,7 @@ ListNamespace = Annotated[
     ),
 ]
 DEFAULT_STATE = Path(".headway")
+WHO = "headway-cli"  # the operations' initiatedBy.username and the field managers' prefix
 
 apps = typer.Typer(
     help="Argo CD Applications: status, diff, operations, and create, set, delete and wait "
@@ -87,58 +90,25 @@ def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
     """Render the app from Git in this process (fresh caches: a hard refresh by nature) and
     compare it with live; errors that prevent it end the command with exit 2."""
     from headway.clock import SystemClock
-    from headway.controllers.app_sources import SourceReader
-    from headway.controllers.application import ApplicationController
-    from headway.controllers.cluster_registry import ClusterRegistry
-    from headway.engine.destinations import connect_destination
-    from headway.source.git import GitCache
+    from headway.steering.app_diff import compare as compare_app
 
     with _open(state_dir) as store:
-        clock = SystemClock()
-        reader = SourceReader(git=GitCache(state_dir / "git-cache-cli"), clock=clock)
-        clusters = ClusterRegistry(store, connect=connect_destination, clock=clock)
-        controller = ApplicationController(
-            store=store, clusters=clusters, sources=reader, clock=clock
-        )
         _get(store, name, namespace)
-        try:
-            comparison, errors = controller.compare(name, namespace)
-        finally:
-            clusters.close()
+        comparison, errors = compare_app(
+            store, state_dir=state_dir, clock=SystemClock(), name=name, namespace=namespace
+        )
     if comparison is None:
         typer.echo(redact_url_credentials("error: " + "; ".join(errors)), err=True)
         raise typer.Exit(2)
     return comparison
 
 
-def _write_operation(store: LocalCluster, app: dict[str, Any], operation: dict[str, Any]) -> None:
-    """Write `operation` unless one is pending or running (as Argo CD refuses with "another
-    operation is already in progress"); the read `resourceVersion` makes the check and the
-    write one step, so two CLIs racing cannot both win."""
-    from headway.controllers import app_operations as ops
-
-    name = app["metadata"]["name"]
-    state = (app.get("status") or {}).get("operationState")
-    if isinstance(app.get("operation"), dict):
-        pending = app_view.describe_operation(app["operation"])
-        typer.echo(
-            f"error: {name} already has a requested operation the controller has not started:"
-            f" {pending}; wait for it, or withdraw it with `headway app terminate {name}`",
-            err=True,
-        )
-        raise typer.Exit(1)
-    if ops.is_running(state):
-        typer.echo(
-            f"error: another operation is already in progress on {name}:"
-            f" {app_view.describe_state(state or {})}",
-            err=True,
-        )
-        raise typer.Exit(1)
-    body = {k: v for k, v in app.items() if k != "status"}
+def _steer(request: Callable[[], str]) -> None:
+    """Print what `request` did, or exit 1 with the reason it was refused."""
     try:
-        store.update({**body, "operation": operation}, field_manager="headway-cli-operation")
-    except Conflict:
-        typer.echo(f"error: {name} changed while the operation was written; try again", err=True)
+        typer.echo(request())
+    except steering.AppCommandError as err:
+        typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
 
 
@@ -175,15 +145,6 @@ def _resource_selector(text: str, app: dict[str, Any]) -> dict[str, str]:
     raise typer.Exit(2)
 
 
-def _history_match(entries: list[dict[str, Any]], wanted: str) -> list[dict[str, Any]]:
-    """Entries with the history ID `wanted`; failing that, whose revision starts with it
-    (at least 7 characters, so a short ID is never read as a revision prefix)."""
-    by_id = [e for e in entries if str(e.get("id")) == wanted]
-    if by_id or len(wanted) < 7:
-        return by_id
-    return [e for e in entries if str(e.get("revision", "")).startswith(wanted.lower())]
-
-
 @apps.command("list")
 def list_apps(state_dir: StateDir = DEFAULT_STATE, namespace: ListNamespace = "") -> None:
     """Every Application (of one namespace with `-N`) with its sync status, health and last
@@ -210,16 +171,7 @@ HardRefresh = Annotated[
 
 
 def _request_refresh(store: LocalCluster, name: str, namespace: str, *, hard: bool) -> None:
-    """Write `argocd.argoproj.io/refresh` for the controller, which removes it once done."""
-    from headway.controllers.app_refresh import REFRESH_ANNOTATION
-
-    annotations = {REFRESH_ANNOTATION: "hard" if hard else "normal"}
-    body = {
-        "apiVersion": APP_API_VERSION,
-        "kind": "Application",
-        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
-    }
-    store.apply(body, field_manager="headway-cli-refresh", force=True)
+    steering.request_refresh(store, name, namespace, hard=hard, who=WHO)
 
 
 def _refreshed(store: LocalCluster, name: str, namespace: str) -> None:
@@ -312,23 +264,23 @@ def sync_app(
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
     """Ask the controller to sync the application (recorded in history)."""
-    from headway.controllers import app_operations as ops
-
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         selected = [_resource_selector(r, app) for r in resource or []]
         if selected:
             typer.echo("warning: selective sync: hooks do not run", err=True)
-        operation = ops.sync_operation(
-            initiated_by="headway-cli",
-            revisions=[revision] if revision else [],
-            prune=prune,
-            dry_run=dry_run,
-            resources=selected,
-            retry_limit=retry_limit,
+        _steer(
+            lambda: steering.request_sync(
+                store,
+                app,
+                who=WHO,
+                revisions=[revision] if revision else [],
+                prune=prune,
+                dry_run=dry_run,
+                resources=selected,
+                retry_limit=retry_limit,
+            )
         )
-        _write_operation(store, app, operation)
-        typer.echo(f"sync of {name} requested")
         if wait:
             _wait(store, app, timeout)
 
@@ -354,28 +306,9 @@ def rollback(
 ) -> None:
     """Sync to the revision of a history entry (refused while automated sync is on, as in
     Argo CD: it would sync forward again at once)."""
-    from headway.controllers import app_operations as ops
-
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
-        automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
-        if isinstance(automated, dict) and automated.get("enabled", True) is not False:
-            typer.echo("error: rollback cannot be initiated when auto-sync is enabled", err=True)
-            raise typer.Exit(1)
-        entries = (app.get("status") or {}).get("history") or []
-        match = _history_match(entries, revision)
-        if not match:
-            typer.echo(
-                f"error: no history entry {revision!r} (see `headway app history`)", err=True
-            )
-            raise typer.Exit(1)
-        entry = match[-1]
-        revisions = entry.get("revisions") or [entry.get("revision")]
-        operation = ops.sync_operation(initiated_by="headway-cli", revisions=revisions, prune=False)
-        _write_operation(store, app, operation)
-        typer.echo(
-            f"rollback of {name} to {str(revisions[0])[:12]} (history {entry.get('id')}) requested"
-        )
+        _steer(lambda: steering.request_rollback(store, app, who=WHO, wanted=revision))
 
 
 @apps.command("terminate")
@@ -386,44 +319,9 @@ def terminate(
 ) -> None:
     """Stop the running operation: running hooks are deleted and it ends Failed. A requested
     operation the controller has not started yet is withdrawn."""
-    from headway.controllers import app_operations as ops
-
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
-        if isinstance(app.get("operation"), dict):
-            _withdraw_operation(store, app)
-            return
-        status = dict(app.get("status") or {})
-        state = dict(status.get("operationState") or {})
-        if not ops.is_running(state):
-            typer.echo(f"error: no operation is running on {name}", err=True)
-            raise typer.Exit(1)
-        status["operationState"] = {**state, "phase": "Terminating"}
-        store.patch_status(
-            APP_API_VERSION,
-            "Application",
-            name,
-            namespace,
-            status,
-            resource_version=app["metadata"]["resourceVersion"],
-        )
-        typer.echo(f"operation on {name} is terminating")
-
-
-def _withdraw_operation(store: LocalCluster, app: dict[str, Any]) -> None:
-    name = app["metadata"]["name"]
-    pending = app_view.describe_operation(app["operation"])
-    body = {k: v for k, v in app.items() if k not in ("status", "operation")}
-    try:
-        store.update(body, field_manager="headway-cli-operation")
-    except Conflict:  # the controller took it meanwhile: terminate that instead
-        typer.echo(
-            f"error: {name} changed meanwhile (the controller may have started it); "
-            "run terminate again",
-            err=True,
-        )
-        raise typer.Exit(1) from None
-    typer.echo(f"requested operation on {name} withdrawn: {pending}")
+        _steer(lambda: steering.terminate(store, app, who=WHO))
 
 
 @apps.command("confirm-prune")

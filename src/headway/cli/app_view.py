@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from headway.steering.apps import describe_operation, describe_state
+
 __all__ = [
     "app_details",
     "app_table",
@@ -54,26 +56,6 @@ def app_table(apps: Sequence[Mapping[str, Any]]) -> str:
             ]
         )
     return table(["NAME", "NAMESPACE", "PROJECT", "SYNC", "HEALTH", "OPERATION", "REVISION"], rows)
-
-
-def describe_operation(operation: Mapping[str, Any]) -> str:
-    """One line for a requested `operation`: `sync to REV (prune, dry run) of KIND/NAME by WHO`."""
-    sync = operation.get("sync") or {}
-    text = "sync to " + (str(sync.get("revision") or "")[:12] or "the target revision")
-    flags = [f for f, on in (("prune", sync.get("prune")), ("dry run", sync.get("dryRun"))) if on]
-    if flags:
-        text += f" ({', '.join(flags)})"
-    selected = sync.get("resources") or []
-    if selected:
-        text += " of " + ",".join(f"{r.get('kind')}/{r.get('name')}" for r in selected)
-    who = operation.get("initiatedBy") or {}
-    return text + " by " + ("automated sync" if who.get("automated") else str(who.get("username")))
-
-
-def describe_state(state: Mapping[str, Any]) -> str:
-    """`PHASE: message` of an operation state (the message only when there is one)."""
-    message = state.get("message")
-    return f"{state.get('phase')}: {message}" if message else str(state.get("phase"))
 
 
 def app_details(app: Mapping[str, Any]) -> str:

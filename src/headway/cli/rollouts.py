@@ -22,11 +22,11 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from headway.cli import rollouts_actions as actions
 from headway.cli.rollouts_view import render, summarize
 from headway.cluster.errors import NotFound
 from headway.model.obj import Obj
 from headway.state_dir import RuntimePaths
+from headway.steering import rollouts as actions
 
 if TYPE_CHECKING:  # the store loads only when a command runs (not for --help)
     from headway.cluster.local.api.store import LocalCluster

@@ -1,103 +1,29 @@
 """The `headway rollouts get` view: what a Rollout is doing, read from the cluster.
 
-`summarize()` gathers plain data (testable without a terminal); `render()` lays it out with
-rich: the status line, the steps with the current one marked, the weights (for a canary
-without a router, the real share of pods: "setWeight 10 -> 1 of 4 pods = 25%"), the
-ReplicaSets with their pods, and the AnalysisRuns with each metric's last measurement.
+`headway.steering.rollout_summary.summarize()` gathers plain data (the dashboard reads the
+same); `render()` lays it out with rich: the status line, the steps with the current one
+marked, the weights (for a canary without a router, the real share of pods: "setWeight 10 ->
+1 of 4 pods = 25%"), the ReplicaSets with their pods, and the AnalysisRuns with each metric's
+last measurement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.canary_replicas import replica_weight_percent
 from headway.rollout.replica_sets import HASH_LABEL, view_of
-
-if TYPE_CHECKING:  # the model loads only where a Rollout is parsed, not for --help
-    from headway.model.rollout import Rollout
+from headway.steering.rollout_summary import RolloutSummary, summarize, weight_line
 
 __all__ = ["RolloutSummary", "render", "summarize", "weight_line"]
 
-ARGO_API = "argoproj.io/v1alpha1"
 _PHASE_STYLE = {"Healthy": "green", "Progressing": "yellow", "Paused": "cyan", "Degraded": "red"}
-
-
-@dataclass(frozen=True)
-class RolloutSummary:
-    obj: Obj
-    rollout: Rollout | None
-    replica_sets: tuple[Obj, ...]
-    pods: Mapping[str, tuple[Obj, ...]]  # ReplicaSet name -> pods
-    runs: tuple[Obj, ...]
-
-    @property
-    def status(self) -> Mapping[str, Any]:
-        return self.obj.get("status") or {}
-
-
-def _owned(items: list[Obj], uid: str) -> list[Obj]:
-    return [
-        o
-        for o in items
-        if any(r.get("uid") == uid for r in (o["metadata"].get("ownerReferences") or []))
-    ]
-
-
-def summarize(
-    cluster: Cluster, namespace: str, name: str, rollout: Rollout | None
-) -> RolloutSummary:
-    obj = cluster.get(ARGO_API, "Rollout", name, namespace)
-    uid = str(obj["metadata"].get("uid"))
-    sets = sorted(
-        _owned(cluster.list("apps/v1", "ReplicaSet", namespace=namespace), uid),
-        key=lambda rs: view_of(rs).revision,
-        reverse=True,
-    )
-    pods = cluster.list("v1", "Pod", namespace=namespace)
-    by_set = {
-        rs["metadata"]["name"]: tuple(_owned(pods, str(rs["metadata"]["uid"]))) for rs in sets
-    }
-    runs = sorted(
-        _owned(cluster.list(ARGO_API, "AnalysisRun", namespace=namespace), uid),
-        key=lambda r: str(r["metadata"].get("creationTimestamp", "")),
-    )
-    return RolloutSummary(obj, rollout, tuple(sets), by_set, tuple(runs))
-
-
-def weight_line(summary: RolloutSummary) -> str:
-    """`setWeight 10 -> 1 of 4 pods = 25%` without a router; `canary 10%, stable 90%` with."""
-    from headway.rollout.canary_steps import set_weight_at
-    status, ro = summary.status, summary.rollout
-    canary = ro.spec.strategy.canary if ro else None
-    if canary is None:
-        return ""
-    weights = (status.get("canary") or {}).get("weights")
-    if canary.traffic_routing is not None and weights:
-        verified = weights.get("verified")
-        note = "" if verified is None else (" (verified)" if verified else " (not yet applied)")
-        return f"canary {weights['canary']['weight']}%, stable {weights['stable']['weight']}%{note}"
-    index = int(status.get("currentStepIndex") or 0)
-    wanted = set_weight_at(canary.steps, index) if canary.steps else 100
-    current = status.get("currentPodHash")
-    canary_pods = sum(
-        int((rs.get("status") or {}).get("availableReplicas") or 0)
-        for rs in summary.replica_sets
-        if view_of(rs).pod_hash == current
-    )
-    total = sum(
-        int((rs.get("status") or {}).get("availableReplicas") or 0) for rs in summary.replica_sets
-    )
-    percent = replica_weight_percent(canary_pods, total - canary_pods)
-    return f"setWeight {wanted} -> {canary_pods} of {total} pods = {percent:.0f}%"
 
 
 def _header(summary: RolloutSummary) -> Table:

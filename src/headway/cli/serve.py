@@ -9,10 +9,13 @@ engine until SIGTERM or Ctrl-C.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -48,7 +51,17 @@ def _leading(state_dir: Path, clock: Clock) -> StateDirLock:
     return lock
 
 
-async def serve(settings: EngineSettings, target: Target | None = None) -> None:
+@dataclass(frozen=True)
+class UiSettings:
+    """Where the dashboard listens (`--ui-port`, `--ui-address`); port 0: not served."""
+
+    port: int = 0
+    address: str = "127.0.0.1"
+
+
+async def serve(
+    settings: EngineSettings, target: Target | None = None, ui: UiSettings | None = None
+) -> None:
     clock = SystemClock()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -64,7 +77,7 @@ async def serve(settings: EngineSettings, target: Target | None = None) -> None:
         lost = asyncio.Event()
         renewing = asyncio.create_task(keep_leading(lease, stop, lost)) if lease else None
         try:
-            await _run_engine(settings, target, cluster, clock, stop)
+            await _run_engine(settings, target, cluster, clock, stop, ui=ui or UiSettings())
         finally:
             if renewing is not None and lease is not None:
                 stop.set()
@@ -75,7 +88,7 @@ async def serve(settings: EngineSettings, target: Target | None = None) -> None:
 
 
 async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster,
-                      clock: Clock, stop: asyncio.Event) -> None:
+                      clock: Clock, stop: asyncio.Event, *, ui: UiSettings) -> None:
     state_dir = settings.state_dir
     async with httpx2.AsyncClient() as http:
         try:
@@ -97,9 +110,51 @@ async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster
                 flush=True,
             )
         try:
-            await engine.run(stop)
+            async with _dashboard(ui, engine, cluster, clock, state_dir):
+                await engine.run(stop)
         finally:
             engine.close()
+
+
+@contextlib.asynccontextmanager
+async def _dashboard(
+    ui: UiSettings, engine: Engine, cluster: Cluster, clock: Clock, state_dir: Path
+) -> AsyncIterator[None]:
+    """The dashboard next to the engine when `--ui-port` asks for it; its URL printed, and
+    its token too the one time it is made."""
+    if not ui.port:
+        yield
+        return
+    from headway.dashboard.server import DashboardServer, is_loopback
+
+    if not is_loopback(ui.address):
+        print(
+            f"warning: the dashboard listens on {ui.address}: whoever reaches it reads every "
+            "application and rollout (reading needs no login), and the token and session "
+            "cross the network in clear unless a TLS proxy is in front",
+            file=sys.stderr,
+            flush=True,
+        )
+    server = DashboardServer(
+        cluster=cluster, clock=clock, state_dir=state_dir, address=ui.address, port=ui.port,
+        git=engine.git,
+    )
+    try:
+        started = await server.start()
+    except (OSError, SystemExit) as err:
+        print(f"error: cannot start the dashboard (--ui-port {ui.port}): {err}", file=sys.stderr)
+        raise SystemExit(1) from None
+    print(f"dashboard at {started.url}", flush=True)
+    if started.new_token:
+        print(
+            f"dashboard token (shown this once; only its hash is kept, in {started.token_file}):"
+            f" {started.new_token}",
+            flush=True,
+        )
+    try:
+        yield
+    finally:
+        await server.stop()
 
 
 def _namespace_patterns(text: str) -> list[str]:
@@ -173,6 +228,24 @@ def register(app: typer.Typer) -> None:
                 ),
             ),
         ] = "",
+        ui_port: Annotated[
+            int,
+            typer.Option(
+                "--ui-port",
+                min=0,
+                max=65535,
+                help="Serve the web dashboard on PORT of --ui-address (0: not served);"
+                " see docs/dashboard.md.",
+            ),
+        ] = 0,
+        ui_address: Annotated[
+            str,
+            typer.Option(
+                "--ui-address",
+                help="The address the dashboard listens on; anything but loopback is warned"
+                " about (reading needs no login).",
+            ),
+        ] = "127.0.0.1",
         kubeconfig: Kubeconfig = None,
         context: Context = None,
         in_cluster: InCluster = False,
@@ -180,7 +253,9 @@ def register(app: typer.Typer) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
 
         Also the Git convergence of aborted rollouts, notifications in Argo's format
-        (docs/notifications.md) and the object metrics of /metrics (docs/metrics.md).
+        (docs/notifications.md), the object metrics of /metrics (docs/metrics.md) and, with
+        --ui-port, the web dashboard (docs/dashboard.md): read-only without a login; actions
+        need the token printed the first time it starts on a state directory.
 
         Against the local runtime's store, or a Kubernetes cluster with --kubeconfig /
         --context / --in-cluster. One serve per state directory: a second one there exits 1
@@ -195,4 +270,5 @@ def register(app: typer.Typer) -> None:
             health_scripts=health_scripts,
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
         )
-        asyncio.run(serve(settings, Target(state_dir, kubeconfig, context, in_cluster)))
+        target = Target(state_dir, kubeconfig, context, in_cluster)
+        asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address)))

@@ -1,0 +1,178 @@
+"""Manual operations on an Argo CD Application, as `argocd app` performs them: the request is
+written to the Application and the controller (`headway serve`) carries it out.
+
+* sync / rollback: an `operation` (refused while one is requested or running, as Argo CD
+  refuses with "another operation is already in progress"; rollback also while automated
+  sync is on, which would sync forward again at once);
+* terminate: the running operation becomes `Terminating`; a requested one not started yet
+  is withdrawn;
+* refresh: the `argocd.argoproj.io/refresh` annotation, removed by the controller once done.
+
+`who` names the surface asking (`headway-cli`, `headway-dashboard`): it is the operation's
+`initiatedBy.username` and the prefix of the field managers written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from headway.cluster.errors import Conflict
+from headway.cluster.protocol import Cluster
+from headway.controllers import app_operations as ops
+from headway.controllers.app_names import APP_API_VERSION
+from headway.controllers.app_refresh import REFRESH_ANNOTATION
+from headway.model.obj import Obj
+
+__all__ = [
+    "AppCommandError",
+    "describe_operation",
+    "describe_state",
+    "history_match",
+    "request_refresh",
+    "request_rollback",
+    "request_sync",
+    "terminate",
+    "withdraw_operation",
+]
+
+
+class AppCommandError(Exception):
+    """A request that cannot be carried out; the message says why."""
+
+
+def describe_operation(operation: Mapping[str, Any]) -> str:
+    """One line for a requested `operation`: `sync to REV (prune, dry run) of KIND/NAME by WHO`."""
+    sync = operation.get("sync") or {}
+    text = "sync to " + (str(sync.get("revision") or "")[:12] or "the target revision")
+    flags = [f for f, on in (("prune", sync.get("prune")), ("dry run", sync.get("dryRun"))) if on]
+    if flags:
+        text += f" ({', '.join(flags)})"
+    selected = sync.get("resources") or []
+    if selected:
+        text += " of " + ",".join(f"{r.get('kind')}/{r.get('name')}" for r in selected)
+    who = operation.get("initiatedBy") or {}
+    return text + " by " + ("automated sync" if who.get("automated") else str(who.get("username")))
+
+
+def describe_state(state: Mapping[str, Any]) -> str:
+    """`PHASE: message` of an operation state (the message only when there is one)."""
+    message = state.get("message")
+    return f"{state.get('phase')}: {message}" if message else str(state.get("phase"))
+
+
+def _write_operation(cluster: Cluster, app: Obj, operation: Obj, *, who: str) -> None:
+    """Write `operation` unless one is pending or running; the read `resourceVersion` makes
+    the check and the write one step, so two requests racing cannot both win."""
+    name = app["metadata"]["name"]
+    state = (app.get("status") or {}).get("operationState")
+    if isinstance(app.get("operation"), dict):
+        raise AppCommandError(
+            f"{name} already has a requested operation the controller has not started:"
+            f" {describe_operation(app['operation'])}; wait for it, or withdraw it with"
+            f" `headway app terminate {name}`"
+        )
+    if ops.is_running(state):
+        raise AppCommandError(
+            f"another operation is already in progress on {name}: {describe_state(state or {})}"
+        )
+    body = {k: v for k, v in app.items() if k != "status"}
+    try:
+        cluster.update({**body, "operation": operation}, field_manager=f"{who}-operation")
+    except Conflict:
+        raise AppCommandError(
+            f"{name} changed while the operation was written; try again"
+        ) from None
+
+
+def request_sync(
+    cluster: Cluster,
+    app: Obj,
+    *,
+    who: str,
+    revisions: Sequence[str] = (),
+    prune: bool = False,
+    dry_run: bool = False,
+    resources: Sequence[Mapping[str, str]] = (),
+    retry_limit: int = 0,
+) -> str:
+    operation = ops.sync_operation(
+        initiated_by=who,
+        revisions=list(revisions),
+        prune=prune,
+        dry_run=dry_run,
+        resources=[dict(r) for r in resources],
+        retry_limit=retry_limit,
+    )
+    _write_operation(cluster, app, operation, who=who)
+    return f"sync of {app['metadata']['name']} requested"
+
+
+def history_match(entries: Sequence[Mapping[str, Any]], wanted: str) -> list[Mapping[str, Any]]:
+    """Entries with the history ID `wanted`; failing that, whose revision starts with it
+    (at least 7 characters, so a short ID is never read as a revision prefix)."""
+    by_id = [e for e in entries if str(e.get("id")) == wanted]
+    if by_id or len(wanted) < 7:
+        return by_id
+    return [e for e in entries if str(e.get("revision", "")).startswith(wanted.lower())]
+
+
+def request_rollback(cluster: Cluster, app: Obj, *, who: str, wanted: str) -> str:
+    """Sync to the revision of history entry `wanted` (an ID, or a revision it records)."""
+    name = app["metadata"]["name"]
+    automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
+    if isinstance(automated, dict) and automated.get("enabled", True) is not False:
+        raise AppCommandError("rollback cannot be initiated when auto-sync is enabled")
+    match = history_match((app.get("status") or {}).get("history") or [], wanted)
+    if not match:
+        raise AppCommandError(f"no history entry {wanted!r} (see `headway app history`)")
+    entry = match[-1]
+    revisions = entry.get("revisions") or [entry.get("revision")]
+    operation = ops.sync_operation(initiated_by=who, revisions=revisions, prune=False)
+    _write_operation(cluster, app, operation, who=who)
+    return f"rollback of {name} to {str(revisions[0])[:12]} (history {entry.get('id')}) requested"
+
+
+def terminate(cluster: Cluster, app: Obj, *, who: str) -> str:
+    """Stop the running operation (it ends Failed), or withdraw a requested one."""
+    name, namespace = app["metadata"]["name"], app["metadata"]["namespace"]
+    if isinstance(app.get("operation"), dict):
+        return withdraw_operation(cluster, app, who=who)
+    status = dict(app.get("status") or {})
+    state = dict(status.get("operationState") or {})
+    if not ops.is_running(state):
+        raise AppCommandError(f"no operation is running on {name}")
+    status["operationState"] = {**state, "phase": "Terminating"}
+    cluster.patch_status(
+        APP_API_VERSION,
+        "Application",
+        name,
+        namespace,
+        status,
+        resource_version=app["metadata"]["resourceVersion"],
+    )
+    return f"operation on {name} is terminating"
+
+
+def withdraw_operation(cluster: Cluster, app: Obj, *, who: str) -> str:
+    name = app["metadata"]["name"]
+    pending = describe_operation(app["operation"])
+    body = {k: v for k, v in app.items() if k not in ("status", "operation")}
+    try:
+        cluster.update(body, field_manager=f"{who}-operation")
+    except Conflict:  # the controller took it meanwhile: terminate that instead
+        raise AppCommandError(
+            f"{name} changed meanwhile (the controller may have started it); run terminate again"
+        ) from None
+    return f"requested operation on {name} withdrawn: {pending}"
+
+
+def request_refresh(cluster: Cluster, name: str, namespace: str, *, hard: bool, who: str) -> None:
+    """Write `argocd.argoproj.io/refresh` for the controller, which removes it once done."""
+    annotations = {REFRESH_ANNOTATION: "hard" if hard else "normal"}
+    body = {
+        "apiVersion": APP_API_VERSION,
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": namespace, "annotations": annotations},
+    }
+    cluster.apply(body, field_manager=f"{who}-refresh", force=True)
