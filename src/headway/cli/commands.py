@@ -96,6 +96,18 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "cluster Headway runs against (the local runtime, or --kubeconfig/--context).",
     ),
     CommandEntry(
+        "promote",
+        "headway.cli.promote",
+        "Promote an image into one environment of a pipeline (a commit, behind its gates).",
+    ),
+    CommandEntry(
+        "approve",
+        "headway.cli.promote",
+        "Approve a promotion waiting at its gate (not your own change; you must be listed).",
+    ),
+    CommandEntry("deny", "headway.cli.promote", "Deny a promotion waiting at its gate."),
+    CommandEntry("promotions", "headway.cli.promote", "List, show and follow promotions."),
+    CommandEntry(
         "demo",
         "headway.cli.demo",
         "Run the demo: deploy v1, a good v2 canary, a bad v3 aborted and reverted in Git.",

@@ -132,7 +132,8 @@ def _before_commit(ctx: Context) -> Plan:
             record, _ = _judged(ctx, status.approval)
             ctx = replace(ctx, status=replace(status, approval=record))
         return _committed(ctx, ctx.git.promotion_commit, "found in history after a restart")
-    if ctx.stage.previous and not ctx.upstream_passed and spec.break_glass is None:
+    skips = ctx.stage.previous and ctx.stage.approval_required and not ctx.upstream_passed
+    if skips and spec.break_glass is None:
         return _end(
             ctx,
             Phase.REFUSED,
