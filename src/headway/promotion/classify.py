@@ -21,14 +21,16 @@ off may be (it only gives analysis back).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from headway.model.key_paths import KeyPath, as_text
+from headway.model.key_paths import KeyPath, as_text, parse_key_path
+from headway.model.promotion_pipeline import Environment
+from headway.promotion.image_targets import target_document
 from headway.promotion.yaml_edits import (
     YamlEditError,
     load_round_trip,
@@ -37,7 +39,14 @@ from headway.promotion.yaml_edits import (
     value_end,
 )
 
-__all__ = ["ChangeKind", "Classification", "KeyChange", "classify_change"]
+__all__ = [
+    "ChangeKind",
+    "Classification",
+    "KeyChange",
+    "classify_change",
+    "classify_for_environment",
+    "config_check",
+]
 
 Concrete = tuple[int, tuple[str | int, ...]]  # (document, path with list indices)
 
@@ -309,3 +318,32 @@ def classify_change(
         changes.extend(_data_changes(before, after))
         held = any(change.why_held for change in changes)
     return Classification(ChangeKind.CONFIG if held else ChangeKind.EXEMPT, tuple(changes), file)
+
+
+def classify_for_environment(old: str, new: str, env: Environment, *, file: str) -> Classification:
+    """`classify_change` with the environment's keys: what Headway writes there, what its gate
+    exempts, its skip flag, and the document of a manifest target."""
+    try:
+        document = target_document(new, env.target, file=file)
+    except YamlEditError as err:
+        return Classification(ChangeKind.CONFIG, (KeyChange(0, "", str(err)),), file)
+    skip = () if env.hotfix is None else (parse_key_path(env.hotfix.skip_analysis_key),)
+    return classify_change(
+        old,
+        new,
+        automation_keys=env.automation_keys,
+        exempt_keys=env.exempt_keys,
+        skip_flags=skip,
+        document=document,
+        file=file,
+    )
+
+
+def config_check(env: Environment) -> Callable[[str, str], str]:
+    """(the file at the last promotion, the file now) -> why that is a config change, or ""."""
+    file = env.target.file
+
+    def reason(old: str, new: str) -> str:
+        return classify_for_environment(old, new, env, file=file).reason
+
+    return reason

@@ -113,14 +113,19 @@ class GitEnvironment:
         return find_revert_of(self._writer.repo, tip=tip, commit=commit) or ""
 
     def exempt(self) -> bool:
-        return bool(self._env.gate.exempt) and self._config_check is not None
+        """The environment lets an image change alone skip its gate: its `gate.exempt` lists
+        the image key (and a config check looks at everything else)."""
+        exempted = {str(key) for key in self._env.exempt_keys}
+        return self._config_check is not None and str(self._env.target.key) in exempted
 
     def config_change(self) -> str:
         if self._config_check is None:
             return ""
         tip = self._writer.refresh()
         last = self._last_promoted(tip)
-        return self._config_check(self._text_at(last), self._text_at(tip)) if last else ""
+        if not last:  # nothing known-good to compare with: fail closed where it would exempt
+            return "no earlier promotion to compare the file with" if self.exempt() else ""
+        return self._config_check(self._text_at(last), self._text_at(tip))
 
     def _last_promoted(self, tip: str) -> str:
         for commit in self._history():

@@ -24,6 +24,7 @@ from headway.model.promotion_pipeline import (
     parse_promotion_pipeline,
 )
 from headway.model.yamlload import Document
+from headway.promotion import classify
 from headway.promotion.environment_repo import ConfigCheck, GitEnvironment
 from headway.promotion.facts import ARGO_API, Resolved
 from headway.promotion.lifecycle import Stage
@@ -77,7 +78,7 @@ class PipelineResolver:
         *,
         git: GitCache,
         identity: BotIdentity | None = None,
-        config_check: Callable[[Environment], ConfigCheck] | None = None,
+        config_check: Callable[[Environment], ConfigCheck] | None = classify.config_check,
     ) -> None:
         self._cluster = cluster
         self._git = git
