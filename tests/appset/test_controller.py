@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from e2e_sync.e2e_helpers import API, Remote, default_project
+from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.appset import ApplicationSetController
@@ -165,3 +167,19 @@ def test_the_clusters_generator_reads_cluster_secrets_from_the_store(world: Worl
     apps = world.apps()
     assert sorted(apps) == ["guestbook-edge-1", "guestbook-in-cluster"]
     assert apps["guestbook-edge-1"]["spec"]["destination"]["server"] == "https://edge-1:6443"
+
+
+def test_headway_get_applicationsets_shows_apps_and_state(world: World, tmp_path: Path) -> None:
+    _register_all()
+    world.apply(_appset(world.remote.url))
+    args = ["get", "applicationsets", "-n", "argocd", "--state-dir", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    header, row = result.output.splitlines()[:2]
+    assert header.split()[:4] == ["NAME", "APPS", "STATUS", "MESSAGE"]
+    assert row.split()[:3] == ["addons", "2", "Healthy"]
+    world.apply(_appset(world.remote.url, "{{.nope}}"))
+    result = CliRunner().invoke(
+        app, ["get", "appsets", "-n", "argocd", "--state-dir", str(tmp_path)]
+    )
+    assert "Error" in result.output and 'no entry for key "nope"' in result.output

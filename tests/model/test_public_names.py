@@ -11,6 +11,7 @@ MODULES = [
     "analysis_providers",
     "application",
     "application_sources",
+    "applicationset",
     "appproject",
     "durations",
     "k8s",
@@ -43,6 +44,7 @@ def test_every_parser_is_dispatched() -> None:
     kinds = {kind for _, kind in manifests.PARSERS}
     assert kinds == {
         "Application",
+        "ApplicationSet",
         "AppProject",
         "Rollout",
         "AnalysisTemplate",

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from headway.appset.generators import Context, GeneratorError, Params, generate_params
-from headway.appset.inputs import InputError, Inputs
+from headway.appset.inputs import InputError, Inputs, InputUnavailable
 from headway.appset.render import (
     RenderFailure,
     TemplateMode,
@@ -65,6 +65,7 @@ class GenerationError:
     reason: str
     message: str
     path: tuple[PathPart, ...]
+    unavailable: bool = False  # an input the reader does not have (InputUnavailable)
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,8 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
         except GeneratorError as err:
             return Generation(error=GenerationError(PARAMS_ERROR, err.message, err.path))
         except InputError as err:
-            return Generation(error=GenerationError(PARAMS_ERROR, str(err), path))
+            missing = isinstance(err, InputUnavailable)
+            return Generation(error=GenerationError(PARAMS_ERROR, str(err), path, missing))
         template, template_path = _template_for(spec, generator, path)
         for item in params:
             try:

@@ -17,6 +17,7 @@ __all__ = [
     "IN_CLUSTER_SERVER",
     "ClusterSecret",
     "InputError",
+    "InputUnavailable",
     "Inputs",
     "StaticInputs",
     "directories_of",
@@ -28,6 +29,10 @@ IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 
 class InputError(RuntimeError):
     """An input could not be read (a repository that cannot be fetched, a missing revision)."""
+
+
+class InputUnavailable(InputError):
+    """An input the reader does not have at all (`headway validate` reads no repository)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class StaticInputs:
 
     def _repo(self, repo_url: str) -> Mapping[str, bytes]:
         if repo_url not in self.repositories:
-            raise InputError(f"repository {repo_url!r} is not available")
+            raise InputUnavailable(f"repository {repo_url!r} is not available")
         return self.repositories[repo_url]
 
     def directories(self, repo_url: str, revision: str) -> Sequence[str]:

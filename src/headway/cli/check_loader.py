@@ -18,6 +18,8 @@ from typing import cast
 
 import yaml
 
+from headway.appset.documents import render_documents
+from headway.appset.inputs import ClusterSecret, InputUnavailable
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
 from headway.check.drill_engine import DrillEngine, DrillSettings
 from headway.check.manifest import (
@@ -30,6 +32,12 @@ from headway.check.manifest import (
     normalize_repo_url,
 )
 from headway.cli.check_drill import drill_gate
+from headway.cluster.cluster_secrets import (
+    ClusterSecretError,
+    is_cluster_secret,
+    parse_cluster_secret,
+)
+from headway.controllers.appset_inputs import TreeInputs
 from headway.model import support, yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
@@ -178,6 +186,7 @@ class RepositoryLoader:
         documents = [d for d in scanned if _is_object(d)]
         apps: dict[tuple[str, str], Document] = {}
         queue = [d for d in documents if _is_application(d)]
+        queue.extend(self._generated_applications(documents))
         units: list[AppUnit] = []
         unresolved: list[UnresolvedSource] = []
         owned: set[str] = set()
@@ -209,6 +218,26 @@ class RepositoryLoader:
             drill=self.drill,
             drill_settings=self.drill_settings,
         )
+
+    def _generated_applications(self, documents: list[Document]) -> list[Document]:
+        """The Applications of the repository's ApplicationSets, their lines those of the
+        templates; git generators read this checkout (or a mapped repository) whatever their
+        revision, the clusters generator the cluster Secrets the repository holds."""
+        inputs = TreeInputs(tree_for=self._generator_tree, secrets=_cluster_secrets(documents))
+        # A repository not at hand is an error, as an Application's unresolved source is
+        # (HW002): the generated Applications would go unchecked.
+        rendered = render_documents(documents, inputs, missing_inputs=Severity.ERROR)
+        self.diagnostics.extend(rendered.diagnostics)
+        return list(rendered.applications)
+
+    def _generator_tree(self, url: str, revision: str) -> TreeReader:
+        tree = self._tree_for(url)
+        if tree is None:
+            raise InputUnavailable(
+                f"repository {url!r} is not available: neither this repository nor mapped to "
+                "a local path (.headway/check.yaml), so this ApplicationSet was not checked"
+            )
+        return tree
 
     def _add_validation_errors(self, documents: list[Document]) -> None:
         """What `headway validate` rejects in the scanned and rendered objects (each once)."""
@@ -331,6 +360,23 @@ class RepositoryLoader:
             for d in result.diagnostics
             if d.severity is Severity.ERROR and (d.file, d.line) not in known
         ]
+
+
+def _cluster_secrets(documents: list[Document]) -> list[ClusterSecret]:
+    """The Argo CD cluster Secrets among the repository's manifests, as generators see them."""
+    out: list[ClusterSecret] = []
+    for doc in documents:
+        if doc.kind != "Secret" or not is_cluster_secret(as_dict(doc.obj)):
+            continue
+        try:
+            parsed = parse_cluster_secret(as_dict(doc.obj))
+        except ClusterSecretError:
+            continue  # validate reports what the Secret lacks
+        meta = as_dict(as_dict(doc.obj).get("metadata"))
+        labels = {str(k): str(v) for k, v in as_dict(meta.get("labels")).items()}
+        annotations = {str(k): str(v) for k, v in as_dict(meta.get("annotations")).items()}
+        out.append(ClusterSecret(parsed.name, parsed.server, parsed.project, labels, annotations))
+    return sorted(out, key=lambda c: c.name)
 
 
 def _is_object(doc: Document) -> bool:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from headway.model import analysis, application, appproject, k8s, promotion_pipeline, rollout
+from headway.model import (
+    analysis,
+    application,
+    applicationset,
+    appproject,
+    k8s,
+    promotion_pipeline,
+    rollout,
+)
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
 
@@ -40,6 +48,7 @@ Parser = Callable[[Document], tuple[Any, list[Diagnostic]]]
 PARSERS: dict[tuple[str, str], Parser] = {
     (ARGO_GROUP, "Application"): application.parse_application,
     (ARGO_GROUP, "AppProject"): appproject.parse_appproject,
+    (ARGO_GROUP, "ApplicationSet"): applicationset.parse_application_set,
     (ARGO_GROUP, "Rollout"): rollout.parse_rollout,
     (ARGO_GROUP, "AnalysisTemplate"): analysis.parse_analysis_template,
     (ARGO_GROUP, "ClusterAnalysisTemplate"): analysis.parse_analysis_template,

@@ -91,6 +91,18 @@ class Document:
             line = child_line
         return line
 
+    def derived(self, obj: Any, path: Sequence[PathPart]) -> Document:
+        """A document for `obj` (an object generated from a template in this one, such as an
+        ApplicationSet's Application) whose field lines are looked up under `path` here, so
+        its diagnostics point into the template."""
+        node, line = self._node, self.line
+        for part in path:
+            child = _child(node, part)
+            if child is None:
+                break
+            node, line = child
+        return Document(obj, self.file, self.index, line, node)
+
     def diagnostic(
         self, path: Sequence[PathPart], message: str, severity: Severity = Severity.ERROR
     ) -> Diagnostic:

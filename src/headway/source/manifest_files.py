@@ -11,8 +11,12 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from headway.appset.documents import once_per_template, render_documents
+from headway.appset.inputs import StaticInputs
+from headway.model import manifests
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.validate import ValidationReport, file_problem, validate_text
+from headway.model.validate import ValidationReport, file_problem, validate_documents
+from headway.model.yamlload import load_documents
 
 __all__ = ["check_paths", "find_helm_charts", "find_manifest_files", "validate_paths"]
 
@@ -88,4 +92,21 @@ def _check_file(path: Path) -> ValidationReport:
         return ValidationReport(1, 0, [file_problem(str(path), "not UTF-8 text")])
     except OSError as err:
         return ValidationReport(1, 0, [file_problem(str(path), err.strerror or str(err))])
-    return validate_text(text, str(path))
+    return _validate_with_sets(text, str(path))
+
+
+def _validate_with_sets(text: str, file: str) -> ValidationReport:
+    """`validate_text`, plus the Applications each ApplicationSet of the file generates,
+    validated as written ones are; a set whose generators need a repository is not rendered
+    here (a warning says so: `headway check` renders it)."""
+    loaded = load_documents(text, file)
+    objects = [d for d in loaded.documents if manifests.is_object(d)]
+    sets = render_documents(objects, StaticInputs(), missing_inputs=Severity.WARNING)
+    generated = [d for d in validate_documents(sets.applications) if d.severity is Severity.ERROR]
+    diagnostics = [
+        *validate_documents(objects),
+        *loaded.diagnostics,
+        *sets.diagnostics,
+        *once_per_template(generated),
+    ]
+    return ValidationReport(1, len(objects), sorted(diagnostics, key=lambda d: d.line))

@@ -1,0 +1,91 @@
+"""An ApplicationSet document rendered into Application documents for `headway validate`
+and `headway check`. Pure.
+
+Each generated Application becomes a `Document` whose field lines are those of the template
+it came from, so a problem in a generated Application is reported at the template's file
+and line; a generation error is one diagnostic at the failing field of the set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from headway.appset.generate import generate
+from headway.appset.inputs import Inputs
+from headway.model.applicationset import parse_application_set
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document
+
+__all__ = [
+    "Rendered",
+    "is_application_set",
+    "once_per_template",
+    "render_document",
+    "render_documents",
+]
+
+NOT_RENDERED = "not rendered:"
+
+
+@dataclass(frozen=True)
+class Rendered:
+    applications: tuple[Document, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+
+def is_application_set(document: Document) -> bool:
+    obj = document.obj
+    return (
+        isinstance(obj, dict)
+        and obj.get("kind") == "ApplicationSet"
+        and str(obj.get("apiVersion", "")).startswith("argoproj.io/")
+    )
+
+
+def render_document(
+    document: Document, inputs: Inputs, *, missing_inputs: Severity = Severity.ERROR
+) -> Rendered:
+    """The Applications `document` generates from `inputs`, or the diagnostic of why not.
+    An input that is not available (a repository not at hand) is reported at
+    `missing_inputs` severity: `headway validate` has no repositories and says so."""
+    generation = generate(document.obj, inputs)
+    if generation.error is not None:
+        error = generation.error
+        severity = missing_inputs if error.unavailable else Severity.ERROR
+        message = f"{NOT_RENDERED} {error.message}" if error.unavailable else error.message
+        return Rendered(diagnostics=(document.diagnostic(error.path, message, severity),))
+    apps = tuple(document.derived(app.manifest, app.template_path) for app in generation.apps)
+    return Rendered(applications=apps)
+
+
+def render_documents(
+    documents: Sequence[Document], inputs: Inputs, *, missing_inputs: Severity
+) -> Rendered:
+    """Every ApplicationSet among `documents` rendered (those whose own fields are valid:
+    `headway validate` reports the others); the Applications, then the problems."""
+    apps: list[Document] = []
+    problems: list[Diagnostic] = []
+    for document in documents:
+        if not is_application_set(document):
+            continue
+        _, diagnostics = parse_application_set(document)
+        if any(d.severity is Severity.ERROR for d in diagnostics):
+            continue
+        rendered = render_document(document, inputs, missing_inputs=missing_inputs)
+        apps.extend(rendered.applications)
+        problems.extend(rendered.diagnostics)
+    return Rendered(tuple(apps), tuple(problems))
+
+
+def once_per_template(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per template field and message: every Application rendered from one
+    template repeats the same problem."""
+    seen: set[tuple[str, int, str, str]] = set()
+    out: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        key = (diagnostic.file, diagnostic.line, diagnostic.field, diagnostic.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(diagnostic)
+    return out

@@ -1,0 +1,131 @@
+"""Issue 15: `headway validate` and `headway check` render ApplicationSets and run their
+rules on the generated Applications, reporting template errors at the set's file and line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from headway.check.registry import run_checks
+from headway.cli.check_loader import RepositoryLoader, normalize_url
+from headway.model.diagnostics import Severity
+from headway.source.manifest_files import check_paths
+from headway.source.tree import FilesystemTree
+
+SELF = "https://github.com/example/platform.git"
+ROLLOUT = Path(__file__).parents[1] / "check/fixtures/HW201-canary-without-steps/found/rollout.yaml"
+
+SET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: services
+  namespace: argocd
+spec:
+  goTemplate: true
+  goTemplateOptions: ["missingkey=error"]
+  generators:
+    - git:
+        repoURL: {url}
+        revision: HEAD
+        directories:
+          - path: services/*
+  template:
+    metadata:
+      name: '{name}'
+    spec:
+      project: default
+      source:
+        repoURL: {url}
+        targetRevision: HEAD
+        path: '{{{{.path.path}}}}'
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: '{{{{.path.basename}}}}'
+"""
+
+
+def _repo(root: Path, name: str = "{{.path.basename}}", url: str = SELF) -> Path:
+    (root / "sets").mkdir(parents=True)
+    (root / "sets/services.yaml").write_text(SET.format(url=url, name=name))
+    for service in ("checkout", "search"):
+        (root / "services" / service).mkdir(parents=True)
+    shutil.copy(ROLLOUT, root / "services/checkout/rollout.yaml")
+    (root / "services/search/cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n"
+    )
+    return root
+
+
+def _loader(root: Path) -> RepositoryLoader:
+    return RepositoryLoader(tree=FilesystemTree(root), self_urls=frozenset({normalize_url(SELF)}))
+
+
+def test_check_renders_the_set_and_checks_each_generated_application(tmp_path: Path) -> None:
+    context = _loader(_repo(tmp_path)).load()
+    names = sorted(unit.name for unit in context.applications)
+    assert names == ["checkout", "search"]
+    findings = run_checks(context)
+    [canary] = [f for f in findings if f.rule == "HW201"]
+    assert canary.app == "checkout" and canary.file == "services/checkout/rollout.yaml"
+
+
+def test_check_reports_a_template_error_at_the_template_line(tmp_path: Path) -> None:
+    context = _loader(_repo(tmp_path, name="{{.path.basenme}}")).load()
+    assert context.applications == ()
+    [problem] = [d for d in context.load_problems if d.kind == "ApplicationSet"]
+    assert (problem.file, problem.line, problem.field) == (
+        "sets/services.yaml",
+        17,
+        "spec.template.metadata.name",
+    )
+    assert 'no entry for key "basenme"' in problem.message
+    findings = run_checks(context)
+    assert any(f.file == "sets/services.yaml" and f.line == 17 for f in findings)
+
+
+def test_check_says_when_a_generator_repository_is_not_at_hand(tmp_path: Path) -> None:
+    context = _loader(_repo(tmp_path, url="https://github.com/example/other.git")).load()
+    [problem] = [d for d in context.load_problems if d.kind == "ApplicationSet"]
+    assert problem.severity is Severity.ERROR  # never skipped silently, as HW002 for a source
+    assert "not available" in problem.message and "was not checked" in problem.message
+    assert [f.rule for f in run_checks(context) if f.file == "sets/services.yaml"] == ["HW003"]
+
+
+def test_validate_checks_generated_applications_at_the_template_line(tmp_path: Path) -> None:
+    (tmp_path / "set.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\n"
+        "metadata: {name: envs, namespace: argocd}\n"
+        "spec:\n"
+        "  generators:\n"
+        "    - list: {elements: [{env: dev}, {env: prod}]}\n"
+        "  template:\n"
+        "    metadata: {name: 'web-{{env}}'}\n"
+        "    spec:\n"
+        "      project: default\n"
+        "      source: {repoURL: 'https://x', path: web}\n"
+        "      destination: {server: 'https://kubernetes.default.svc', namespace: '{{env}}'}\n"
+        "      syncPolicy: {syncOptions: ['CreateNamespace=ture']}\n"
+    )
+    report = check_paths([tmp_path])
+    [error] = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    assert (error.line, error.kind, error.field) == (
+        13,
+        "Application",
+        "spec.syncPolicy.syncOptions[0]",
+    )
+    assert error.name == "web-dev"  # one report per template field, not one per generated app
+
+
+def test_validate_rejects_bad_set_fields_and_notes_unrendered_git_sets(tmp_path: Path) -> None:
+    _repo(tmp_path)
+    text = (tmp_path / "sets/services.yaml").read_text()
+    (tmp_path / "sets/services.yaml").write_text(
+        text.replace('["missingkey=error"]', '["missingkey=eror"]')
+    )
+    report = check_paths([tmp_path / "sets"])
+    [error] = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    assert error.field == "spec.goTemplateOptions[0]" and error.line == 8
+    (tmp_path / "sets/services.yaml").write_text(text)
+    [note] = check_paths([tmp_path / "sets"]).diagnostics
+    assert note.severity is Severity.WARNING and note.message.startswith("not rendered:")
