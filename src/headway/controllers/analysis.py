@@ -40,8 +40,14 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
+from headway.controllers.analysis_journal import (
+    record_measurement_decision,
+    record_verdict,
+    verdict_event,
+)
 from headway.controllers.analysis_measure import recorded
 from headway.controllers.analysis_status import read_results, run_status
+from headway.decisions import DecisionJournal, NullJournal
 from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
 from headway.providers.protocol import MeasurementRequest, RecordedMeasurement, RunRef, decided
@@ -69,11 +75,17 @@ class AnalysisController:
     """Executes AnalysisRuns with the providers it is given."""
 
     def __init__(
-        self, *, providers: ProviderRegistry, clock: Clock, rules: SafetyRules = HEADWAY_RULES
+        self,
+        *,
+        providers: ProviderRegistry,
+        clock: Clock,
+        rules: SafetyRules = HEADWAY_RULES,
+        journal: DecisionJournal | None = None,
     ) -> None:
         self._providers = providers
         self._clock = clock
         self._rules = rules
+        self._journal = journal or NullJournal()
 
     async def step(
         self, cluster: Cluster, namespace: str, name: str, now: datetime
@@ -110,8 +122,13 @@ class AnalysisController:
         new_status = run_status(
             verdict=verdict, results=results, policies=prepared.policies, started_at=started_at
         )
-        self._write(cluster, obj, new_status, Redactor.of(prepared.secrets))
+        redactor = Redactor.of(prepared.secrets)
+        self._write(cluster, obj, new_status, redactor)
         if verdict.phase in COMPLETED:
+            record_verdict(
+                self._journal, run=_run_ref(obj), verdict=verdict, at=now, redactor=redactor
+            )
+            verdict_event(cluster, self._clock, run=obj, verdict=verdict, redactor=redactor)
             return None
         due = next_run_check_at(
             prepared.policies, results, run_started_at=started_at, terminating=prepared.terminate
@@ -148,7 +165,9 @@ class AnalysisController:
                 terminating=prepared.terminate,
                 redactor=Redactor.of(prepared.secrets),
             )
-            updated[name] = await self._record(item, request, current or MetricResult(name), answer)
+            updated[name] = await self._record(
+                item, request, current or MetricResult(name), answer, secrets=prepared.secrets
+            )
         return updated
 
     async def _take(
@@ -191,8 +210,17 @@ class AnalysisController:
         request: MeasurementRequest,
         result: MetricResult,
         measurement: RecordedMeasurement,
+        *,
+        secrets: tuple[str, ...],
     ) -> MetricResult:
         updated = retain(record_measurement(result, measurement), item.policy.measurement_limit)
+        record_measurement_decision(
+            self._journal,
+            run=request.run,
+            item=item,
+            measurement=measurement,
+            redactor=Redactor.of(secrets),
+        )
         if measurement.completed:
             try:
                 provider = self._providers.for_metric(item.metric)
@@ -221,7 +249,9 @@ class AnalysisController:
             request = _request(cluster, obj, item, current, now)
             provider = self._providers.for_metric(item.metric)
             answer = recorded(item.metric, item.conditions, await provider.terminate(request, last))
-            updated[item.policy.name] = await self._record(item, request, current, answer)
+            updated[item.policy.name] = await self._record(
+                item, request, current, answer, secrets=prepared.secrets
+            )
         return updated
 
     def _write(self, cluster: Cluster, obj: Obj, status: Obj, redactor: Redactor) -> None:
