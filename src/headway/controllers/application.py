@@ -23,6 +23,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
 from headway.controllers import app_report as report
 from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
+from headway.controllers.app_journal import record_operation_step
 from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
 from headway.controllers.app_metrics import AppMetrics
 from headway.controllers.app_names import APP_API_VERSION
@@ -38,6 +39,7 @@ from headway.controllers.app_status import CONTROL_NAMESPACE, Comparison, instan
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sync_executor import ExecutorInput, step_operation
 from headway.controllers.sync_tasks_io import FIELD_MANAGER, StatusReplacing
+from headway.decisions import DecisionJournal, NullJournal
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
@@ -84,8 +86,10 @@ class ApplicationController:
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         control_namespace: str = CONTROL_NAMESPACE,
         app_namespaces: Sequence[str] = (),
+        journal: DecisionJournal | None = None,
     ) -> None:
         self._store = store
+        self._journal = journal or NullJournal()
         self._control_namespace = control_namespace
         self._app_namespaces = tuple(app_namespaces)
         self._clusters = clusters
@@ -563,6 +567,13 @@ class ApplicationController:
             return self._poll
         except Conflict:
             return 0.0
+        record_operation_step(
+            self._journal,
+            app=raw,
+            before=old.get("operationState"),
+            after=status.get("operationState"),
+            at=self._now(),
+        )
         return wait
 
 
