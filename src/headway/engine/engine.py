@@ -22,6 +22,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.cluster_registry import Connect
 from headway.controllers.manager import Manager, StepController
 from headway.controllers.repo_credentials import RepoCredentialsProvider
+from headway.decisions import DecisionJournal, SqliteJournal, journal_path
 from headway.engine.destinations import connect_destination
 from headway.engine.loops import BUILDERS, LoopParts
 from headway.engine.settings import EngineSettings, Loop
@@ -48,10 +49,15 @@ class Engine:
         settings: EngineSettings | None = None,
         git: GitCache | None = None,
         connect: Connect | None = connect_destination,
+        journal: DecisionJournal | None = None,
     ) -> None:
         self.settings = settings or EngineSettings()
         self.git = git or default_git_cache(cluster, self.settings)
-        parts = LoopParts(cluster, clock, http, self.git, self.settings, connect=connect)
+        self._own_journal = journal is None
+        self.journal = journal or SqliteJournal(journal_path(self.settings.state_dir))
+        parts = LoopParts(
+            cluster, clock, http, self.git, self.settings, connect=connect, journal=self.journal
+        )
         self.clusters = parts.clusters  # in-cluster, and what cluster Secrets register
         self.registry = parts.registry  # what `/metrics` serves (settings.metrics_port)
         self._manager = Manager(cluster, clock, resync_seconds=self.settings.resync_seconds)
@@ -90,8 +96,11 @@ class Engine:
         self._stop.set()
 
     def close(self) -> None:
-        """Close the clients built for other clusters (not the store the engine was given)."""
+        """Close the clients built for other clusters and the decision journal it opened (not
+        the store or a journal the engine was given)."""
         self.clusters.close()
+        if self._own_journal and isinstance(self.journal, SqliteJournal):
+            self.journal.close()
 
 
 async def _either(outer: asyncio.Event, inner: asyncio.Event) -> None:

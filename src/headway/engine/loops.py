@@ -30,6 +30,7 @@ from headway.controllers.manager import ObjectKey, StepController
 from headway.controllers.notifications import AppNotifications, EventNotifications, Notifications
 from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
 from headway.controllers.rollout import RolloutController
+from headway.decisions import DecisionJournal, NullJournal
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
@@ -59,6 +60,7 @@ class LoopParts:
     settings: EngineSettings
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     connect: Connect | None = None
+    journal: DecisionJournal = field(default_factory=NullJournal)
     clusters: ClusterRegistry = field(init=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +90,7 @@ class AnalysisRunSteps:
                 parts.http, parts.clock, traffic_address=lambda: runtime_metrics_address(state_dir)
             ),
             clock=parts.clock,
+            journal=parts.journal,
         )
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
@@ -143,6 +146,7 @@ def _applications(parts: LoopParts) -> list[StepController]:
         poll_seconds=settings.app_poll_seconds,
         control_namespace=DEFAULT_APPS_NAMESPACE,
         app_namespaces=list(settings.app_namespaces),
+        journal=parts.journal,
     )
     if settings.apps is not None:  # publish once now, so the manager's first watch sees them
         for problem in DefinitionsWatcher(settings.apps).sync(parts.cluster) or []:
