@@ -71,6 +71,11 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "headway.cli.diff",
         "Render every Application a change affects at both revisions and show the difference.",
     ),
+    CommandEntry(
+        "explain",
+        "headway.cli.explain",
+        "The story of an object's last operation, in plain words.",
+    ),
     CommandEntry("rollouts", "headway.cli.rollouts", "Watch and steer Rollouts."),
     CommandEntry(
         "drill",
