@@ -13,6 +13,7 @@ import pygit2
 from headway.controllers.convergence_git import LocalBranch
 from headway.model.promotion_pipeline import parse_promotion_pipeline
 from headway.model.yamlload import Document
+from headway.promotion.classify import config_check
 from headway.promotion.environment_repo import GitEnvironment
 from headway.promotion.environments import stage_of
 from headway.promotion.record import PromotionSpec
@@ -97,3 +98,26 @@ def test_commit_find_and_revert(tmp_path: Path) -> None:
     assert repo.find_commit("web-dev-1") == sha  # the revert is not the promotion's commit
     assert repo.pinned() == "registry.local/web:v1"
     assert repo.contains(revert, sha) and not repo.contains(sha, revert)
+
+
+def test_a_hand_edit_since_the_last_promotion_is_a_config_change(tmp_path: Path) -> None:
+    path = _repo(tmp_path)
+    pipeline, _ = parse_promotion_pipeline(Document(PIPELINE, "pipeline", 0, 0))
+    assert pipeline is not None
+    writer = LocalBranch(path, "main", BotIdentity("Headway", "headway@localhost"))
+    dev = pipeline.spec.environments[0]
+    repo = GitEnvironment(
+        writer=writer, env=dev, repository="registry.local/web", config_check=config_check(dev)
+    )
+    assert not repo.exempt()
+    repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-1"), previous="")
+    assert repo.config_change() == ""
+    values = path / "values-dev.yaml"
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=path, check=True)
+    values.write_text(values.read_text().replace("replicas: 2", "replicas: 5"))
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "by hand"],
+        cwd=path,
+        check=True,
+    )
+    assert "replicas" in repo.config_change()
