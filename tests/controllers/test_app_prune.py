@@ -19,6 +19,7 @@ from app_harness import (
 
 from headway.clock import VirtualClock
 from headway.cluster.errors import NotFound
+from headway.controllers.app_deletion import DELETION_PATIENCE_SECONDS
 from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
 from headway.controllers.application import APP_API_VERSION
 from headway.kubetime import format_time
@@ -195,3 +196,34 @@ def test_prune_propagation_policy_orphan_keeps_the_dependents(
     h.run("shop", lambda s: not h.exists("Deployment", "web") and _synced(s))
     left = h.store.get("apps/v1", "ReplicaSet", "web-1", "demo")
     assert not left["metadata"].get("ownerReferences")
+
+
+def test_a_cascade_held_by_a_finalizer_waits_then_says_what_holds_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    held = config_map("held")
+    held["metadata"]["finalizers"] = ["example.com/backup-first"]  # as a real controller's
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(held)})
+    app = application("shop", h.remote.url, path="app", automated={})
+    app["metadata"]["finalizers"] = ["resources-finalizer.argocd.argoproj.io"]
+    h.install(app)
+    h.run("shop", _synced)
+    h.store.delete(APP_API_VERSION, "Application", "shop", APPS_NS)
+    h.step("shop")
+    assert h.app("shop")["status"]["conditions"] == []  # deleting is normal at first
+    clock.advance(DELETION_PATIENCE_SECONDS)
+    h.step("shop")
+    (condition,) = h.app("shop")["status"]["conditions"]
+    assert (condition["type"], condition["message"]) == (
+        "DeletionError",
+        "still waiting after 120s for the cluster to delete: ConfigMap/held (deleting, "
+        "held by finalizers example.com/backup-first)",
+    )
+    live = h.get("ConfigMap", "held")
+    live["metadata"]["finalizers"] = []  # the finalizer's controller lets go
+    h.store.update(live, field_manager="backup-controller")
+    for _ in range(3):
+        if h.step("shop") is None:
+            break
+    with pytest.raises(NotFound):
+        h.app("shop")

@@ -12,6 +12,7 @@ is removed and the Application goes. Without a finalizer nothing cascades.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from headway import kubetime
@@ -21,7 +22,18 @@ from headway.controllers import app_operations as ops
 from headway.controllers.app_live import LiveReader
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
 
-__all__ = ["RESOURCES_FINALIZER", "RESOURCES_FINALIZER_BACKGROUND", "cascade_delete"]
+__all__ = [
+    "DELETION_PATIENCE_SECONDS",
+    "RESOURCES_FINALIZER",
+    "RESOURCES_FINALIZER_BACKGROUND",
+    "cascade_delete",
+    "deletion_problem",
+]
+
+# A real API server deletes asynchronously: foreground deletion holds an object until the
+# garbage collector removed its dependents, and finalizers hold it until their controller
+# lets go. Waiting is normal; waiting this long without the objects going gets a condition.
+DELETION_PATIENCE_SECONDS = 120.0
 
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 RESOURCES_FINALIZER_BACKGROUND = "resources-finalizer.argocd.argoproj.io/background"
@@ -79,5 +91,28 @@ def cascade_delete(
         except ClusterError as err:
             waiting.append(f"{key} ({err})")
             continue
-        waiting.append(f"{key} (deleting)")
+        waiting.append(f"{key} (deleting{_holders(obj)})")
     return "; ".join(waiting) if waiting else None
+
+
+def _holders(obj: Mapping[str, Any]) -> str:
+    finalizers = (obj.get("metadata") or {}).get("finalizers") or []
+    return f", held by finalizers {', '.join(map(str, finalizers))}" if finalizers else ""
+
+
+def deletion_problem(waiting: str, app: Mapping[str, Any], *, now: datetime) -> str | None:
+    """What the DeletionError condition says while a cascade waits, if anything: what blocks
+    it (a project, a confirmation, an error) at once; objects the cluster is still deleting
+    only once they outlived `DELETION_PATIENCE_SECONDS`. Purely computational."""
+    items = waiting.split("; ")
+    blocked = [w for w in items if "(deleting" not in w]
+    if blocked:
+        return "; ".join(blocked)
+    deleted_at = kubetime.parse_time((app.get("metadata") or {}).get("deletionTimestamp"))
+    if deleted_at is None:
+        return None
+    elapsed = (now - deleted_at).total_seconds()
+    if elapsed < DELETION_PATIENCE_SECONDS:
+        return None
+    return (f"still waiting after {int(elapsed)}s for the cluster to delete: "
+            + "; ".join(items))

@@ -12,13 +12,19 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from headway.cluster.errors import ClusterError, NotFound
+from headway.cluster.errors import ClusterError, Invalid, NotFound, UnknownKind
 from headway.cluster.protocol import Cluster, ResourceKind
 from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
 from headway.model.obj import Obj
 from headway.sync.resources import ResourceKey, key_of
 
-__all__ = ["LiveReader", "existing_namespaces", "orphans"]
+__all__ = ["LiveReader", "LiveStateUnknown", "existing_namespaces", "orphans"]
+
+
+class LiveStateUnknown(ClusterError):
+    """The cluster would not say what is live (a 403 on a list, a 429 that persisted): the
+    app's live state is unknown, which must never read as "missing" (a sync would create
+    what exists, a prune would miss what it should delete)."""
 
 # Kinds an app never manages directly; listing them on every refresh would only cost time.
 _SKIPPED_KINDS = frozenset({"Event", "Endpoints", "Lease"})
@@ -98,8 +104,12 @@ class LiveReader:
                 objects = self._cluster.list(
                     kind.api_version, kind.kind, label_selector={TRACKING_LABEL: app}
                 )
-            except ClusterError:
+            except NotFound:  # the kind is not served any more (a CRD went away)
+                self.forget_discovery()
                 continue
+            except ClusterError as err:
+                raise LiveStateUnknown(f"cannot list {kind.kind} ({kind.api_version}): {err}") \
+                    from None
             for obj in objects:
                 if _managed_by(obj, app):
                     found[key_of(obj)] = obj
@@ -122,9 +132,11 @@ class LiveReader:
             )
         except NotFound:
             return None
-        except ClusterError:
+        except (UnknownKind, Invalid):
             self.forget_discovery()  # a CRD may have appeared or gone
             return None
+        except ClusterError as err:
+            raise LiveStateUnknown(f"cannot read {key}: {err}") from None
 
 
 def _labelled(obj: Mapping[str, Any] | None, app: str) -> bool:

@@ -22,9 +22,14 @@ from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers import app_operations as ops
 from headway.controllers import app_report as report
-from headway.controllers.app_deletion import cascade_delete, cascade_finalizer
+from headway.controllers.app_deletion import cascade_delete, cascade_finalizer, deletion_problem
 from headway.controllers.app_journal import record_operation_step
-from headway.controllers.app_live import LiveReader, existing_namespaces, orphans
+from headway.controllers.app_live import (
+    LiveReader,
+    LiveStateUnknown,
+    existing_namespaces,
+    orphans,
+)
 from headway.controllers.app_metrics import AppMetrics
 from headway.controllers.app_names import APP_API_VERSION
 from headway.controllers.app_project import ProjectGuard, load_project
@@ -59,6 +64,9 @@ from headway.sync.windows import AppTarget, window_decision
 
 __all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
+# How soon an app whose live state the cluster would not give (403, a persisting 429) looks
+# again: the condition says why meanwhile.
+LIVE_UNKNOWN_RETRY_SECONDS = 30.0
 
 
 @dataclass
@@ -141,7 +149,10 @@ class ApplicationController:
             rules = compile_rules(app.spec.ignore_differences)
         except IgnoreRuleError as err:
             return None, [str(err)]
-        return self._compare(app, setup.cluster, desired_state, rules), []
+        try:
+            return self._compare(app, setup.cluster, desired_state, rules), []
+        except LiveStateUnknown as err:
+            return None, [str(err)]
 
     def _compare(
         self,
@@ -182,14 +193,16 @@ class ApplicationController:
         name, namespace = str(raw["metadata"]["name"]), str(raw["metadata"].get("namespace"))
         instance = instance_name(name, namespace, control_namespace=self._control_namespace)
         scoped = replace(guard, cluster_scoped=self._reader(cluster).cluster_scoped())
-        waiting = cascade_delete(
-            raw, cluster, self._reader(cluster), instance=instance, refuse=scoped.resource
-        )
+        try:
+            waiting = cascade_delete(
+                raw, cluster, self._reader(cluster), instance=instance, refuse=scoped.resource
+            )
+        except LiveStateUnknown as err:
+            status["conditions"] = [self._condition("DeletionError", str(err))]
+            return self._write(raw, status, LIVE_UNKNOWN_RETRY_SECONDS, None)
         if waiting is not None:
-            blocked = [w for w in waiting.split("; ") if not w.endswith("(deleting)")]
-            status["conditions"] = [
-                self._condition("DeletionError", "; ".join(blocked)) for _ in blocked[:1]
-            ]
+            problem = deletion_problem(waiting, raw, now=self._now())
+            status["conditions"] = [self._condition("DeletionError", problem)] if problem else []
             return self._write(raw, status, 2.0, None)
         meta = {**raw["metadata"]}
         meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
@@ -350,7 +363,12 @@ class ApplicationController:
         except IgnoreRuleError as err:
             status["conditions"] = [self._condition("ComparisonError", str(err))]
             return self._write(raw, status, self._poll, app)
-        comparison = self._compare(app, cluster, desired_state, rules)
+        try:
+            comparison = self._compare(app, cluster, desired_state, rules)
+        except LiveStateUnknown as err:  # never compare (or sync) against a guess
+            status["conditions"] = [self._condition("ComparisonError", str(err))]
+            status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
+            return self._write(raw, status, min(self._poll, LIVE_UNKNOWN_RETRY_SECONDS), app)
         status.update(report.compared_status(raw, comparison, desired_state.revisions, self._now()))
         status["conditions"] = report.comparison_conditions(
             comparison, desired_state.warnings, self._now()

@@ -17,11 +17,12 @@ Events are recorded only once the status they describe is written.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from headway.clock import Clock
-from headway.cluster.errors import Conflict, NotFound
+from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.rollout_actions import RouterFactory, execute_plan, note, record_events
@@ -32,6 +33,7 @@ from headway.controllers.rollout_inputs import (
     parse_rollout_object,
 )
 from headway.model.obj import Obj
+from headway.model.rollout import Rollout
 from headway.rollout import conditions as cond
 from headway.rollout.context import RolloutContext
 from headway.rollout.reconcile import decide
@@ -41,7 +43,10 @@ from headway.rollout.status_shape import status_problem, usable_conditions
 from headway.routers.istio import IstioReconciler
 from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
 
-__all__ = ["RolloutController", "istio_router"]
+__all__ = ["API_REFUSAL_RETRY_SECONDS", "RolloutController", "istio_router"]
+
+API_REFUSAL_RETRY_SECONDS = 10.0
+log = logging.getLogger(__name__)
 
 
 def istio_router(cluster: Cluster) -> RouterFactory:
@@ -114,6 +119,14 @@ class RolloutController:
         malformed = status_problem(obj.get("status"))
         if malformed is not None:
             return self._write_invalid(obj, malformed)  # decide nothing from garbage
+        try:
+            return self._decide_and_act(key, obj, rollout)
+        except (Conflict, NotFound):
+            raise  # a race with another writer: the manager steps again soon
+        except ClusterError as err:
+            return self._write_api_refusal(obj, err)
+
+    def _decide_and_act(self, key: ObjectKey, obj: Obj, rollout: Rollout) -> float | None:
         ctx = build_context(self._cluster, self._clock, obj, rollout)
         plan = decide(ctx)
         if self._after_decide is not None:
@@ -127,6 +140,7 @@ class RolloutController:
             return 5.0
         if self._stale(ctx):
             return 0.0
+        cond.remove_condition(status, cond.API_REFUSED)
         stored = self._store_status(obj, status)
         if stored == "conflict":
             return 0.0  # someone (a CLI command) changed the Rollout: decide again
@@ -160,6 +174,26 @@ class RolloutController:
         except NotFound:
             return "gone"
         return "written"
+
+    def _write_api_refusal(self, obj: Obj, err: ClusterError) -> float:
+        """The API refused a write of the plan (admission, RBAC, throttling): say so on the
+        Rollout, with the server's message naming the object, and try again later. The rest
+        of the status stays as it was: the plan was not carried out."""
+        found = obj.get("status")
+        status = dict(found) if isinstance(found, dict) else {}
+        if not usable_conditions(status):
+            status["conditions"] = []
+        reason = type(err).__name__
+        message = f"the API server refused a write ({reason}): {err}"
+        cond.set_condition(status, cond.API_REFUSED, true=True, reason=reason, message=message,
+                           now=self._clock.now())
+        try:
+            if self._store_status(obj, status) == "written":
+                note(self._cluster, self._clock, obj, cond.API_REFUSED, message, warning=True)
+        except ClusterError as also:  # the status write refused too: the log is all there is
+            log.warning("Rollout %s/%s: %s; and its status cannot be written: %s",
+                        obj["metadata"].get("namespace"), obj["metadata"]["name"], message, also)
+        return API_REFUSAL_RETRY_SECONDS
 
     def _write_invalid(self, obj: Obj, problem: str) -> float | None:
         """Report a spec or status the controller cannot run (InvalidSpec, Degraded) and

@@ -28,6 +28,9 @@ __all__ = [
 ABORTED = "RolloutAborted"
 TIMED_OUT = "ProgressDeadlineExceeded"
 INVALID_SPEC = "InvalidSpec"
+# The API server refused a write the plan needed (admission 422/400, RBAC 403, 429 that
+# persisted): the Rollout says so until a step goes through. Headway's own condition type.
+API_REFUSED = "ReconcileError"
 
 
 def get_condition(status: Mapping[str, Any], kind: str) -> dict[str, Any] | None:

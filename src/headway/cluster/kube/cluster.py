@@ -95,7 +95,7 @@ class KubeCluster:
 
     def discovery(self) -> list[ResourceKind]:
         self.kinds.invalidate()
-        return [served.kind for served in self.kinds.all()]
+        return [served.kind for served in self.kinds.all() if served.listable]
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Obj:
         served = self._served(api_version, kind, namespace)

@@ -24,6 +24,7 @@ class ServedKind:
     kind: ResourceKind
     has_status: bool
     has_scale: bool
+    listable: bool = True  # its verbs include `list` (a review kind is only created)
 
     def collection_path(self, namespace: str | None) -> str:
         api_version = self.kind.api_version
@@ -48,8 +49,10 @@ def kinds_in(resource_list: dict[str, Any]) -> list[ServedKind]:
             continue
         kind = ResourceKind(api_version=api_version, kind=str(resource.get("kind", "")),
                             plural=plural, namespaced=bool(resource.get("namespaced")))
+        verbs = resource.get("verbs")
+        listable = not isinstance(verbs, list) or "list" in verbs
         served.append(ServedKind(kind=kind, has_status=f"{plural}/status" in names,
-                                 has_scale=f"{plural}/scale" in names))
+                                 has_scale=f"{plural}/scale" in names, listable=listable))
     return served
 
 
