@@ -15,7 +15,7 @@ from app_harness import Harness, application, deployment, make_harness, manifest
 from cluster.kube.faults import FaultyApi
 from headway.clock import SystemClock, VirtualClock
 from headway.cluster.kube import KubeCluster
-from headway.cluster.local.kubeapi.server import ApiServer
+from headway.cluster.local.api.kubeapi.server import ApiServer
 from headway.controllers.application import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 
