@@ -199,3 +199,56 @@ def test_findings_new_at_head_are_marked(fleet: GitopsRepo) -> None:
     web = _apps(_json(fleet.root))["web"]
     marked = {(f["rule"], f["new"]) for f in web["findings"]}
     assert ("HW303", True) in marked
+
+
+APPSET = f"""\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: services
+  namespace: argocd
+spec:
+  generators:
+    - git:
+        repoURL: {ORIGIN}
+        revision: HEAD
+        directories:
+          - path: services/*
+  template:
+    metadata:
+      name: "svc-{{{{path.basename}}}}"
+      finalizers: [resources-finalizer.argocd.argoproj.io]
+    spec:
+      project: shop
+      source:
+        repoURL: {ORIGIN}
+        targetRevision: HEAD
+        path: "{{{{path}}}}"
+      destination:
+        server: https://kubernetes.default.svc
+        namespace: "{{{{path.basename}}}}"
+"""
+
+
+def test_applicationset_generated_apps_are_found_and_diffed(tmp_path: Path) -> None:
+    repo = GitopsRepo(tmp_path)
+    repo.commit(
+        {
+            "sets/services.yaml": APPSET,
+            "services/cart/cm.yaml": config_map("cart", level="info"),
+            "services/pay/cm.yaml": config_map("pay", level="info"),
+        }
+    )
+    repo.commit(
+        {
+            "services/cart/cm.yaml": config_map("cart", level="debug"),
+            "services/search/cm.yaml": config_map("search", level="info"),
+        }
+    )
+    apps = _apps(_json(tmp_path))
+    assert {name: a["change"] for name, a in apps.items()} == {
+        "svc-cart": "changed",
+        "svc-search": "added",
+    }
+    [resource] = apps["svc-cart"]["resources"]
+    assert (resource["namespace"], resource["name"]) == ("cart", "cart")
