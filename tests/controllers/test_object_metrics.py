@@ -129,3 +129,26 @@ async def test_out_of_sync_and_a_waiting_wave_are_timed_on_the_clock(
     got = scrape(engine)
     assert got.get("headway_app_out_of_sync_seconds", set()) == set()
     assert got.get("headway_app_sync_wave_waiting_seconds", set()) == set()
+
+
+async def test_a_runs_measured_value_and_counts_are_metrics(
+    store: LocalCluster, engine: Engine
+) -> None:
+    measured = [{"phase": "Successful", "value": "[0.01]"}, {"phase": "Failed", "value": "[0.09]"}]
+    put(store, {"apiVersion": API, "kind": "AnalysisRun",
+                "metadata": {"name": "web-2-1", "namespace": "shop"},
+                "spec": {"metrics": [{"name": "errors", "provider": {"prometheus": {}}},
+                                     {"name": "smoke", "provider": {"web": {}}}]}},
+        {"phase": "Failed", "metricResults": [
+            {"name": "errors", "phase": "Failed", "count": 2, "successful": 1, "failed": 1,
+             "measurements": measured},
+            {"name": "smoke", "phase": "Successful", "count": 1, "successful": 1,
+             "measurements": [{"phase": "Successful", "value": '{"ok": true}'}]}]})
+    await engine.step()
+    got = scrape(engine)
+    assert got["headway_analysis_run_metric_value"] == {
+        ((("metric", "errors"), ("name", "web-2-1"), ("namespace", "shop")), 0.09)}
+    counts = {(dict(labels)["metric"], dict(labels)["phase"]): value
+              for labels, value in got["headway_analysis_run_metric_measurements"]}
+    assert counts[("errors", "Failed")] == 1.0 and counts[("errors", "Successful")] == 1.0
+    assert counts[("smoke", "Successful")] == 1.0 and counts[("smoke", "Error")] == 0.0

@@ -69,6 +69,12 @@ METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
                                  ("namespace", "name", "metric", "type")),
     "analysis_run_metric_phase": ("1 for the current phase of each metric of a run.",
                                   ("namespace", "name", "metric", "type", "phase")),
+    "headway_analysis_run_metric_value": (
+        "The last measured value of each metric of a run, when it is one number.",
+        ("namespace", "name", "metric")),
+    "headway_analysis_run_metric_measurements": (
+        "How many measurements of each metric of a run ended in each phase.",
+        ("namespace", "name", "metric", "phase")),
     "headway_rollout_aborted": ("1 while the Rollout is aborted.", ("namespace", "name")),
     "headway_app_out_of_sync_seconds": (
         "How long the Application has been OutOfSync, as this process saw it.",
@@ -169,7 +175,42 @@ def analysis_run_samples(run: Obj) -> list[Sample]:
                    1.0 if p == current else 0.0)
             for p in MEASUREMENT_PHASES
         ]
+    for result in status.get("metricResults") or []:
+        out += _measured(namespace, name, result)
     return out
+
+
+_COUNTED = (("successful", "Successful"), ("failed", "Failed"),
+            ("inconclusive", "Inconclusive"), ("error", "Error"))
+
+
+def _measured(namespace: str, name: str, result: Obj) -> list[Sample]:
+    """What a metric measured (the decision journal keeps every value; a scrape sees the
+    last): the counters of its result and its last value when that is one number
+    (`0.09`, `[0.09]`)."""
+    metric = str(result.get("name"))
+    out = [
+        Sample("headway_analysis_run_metric_measurements", (namespace, name, metric, phase),
+               float(result.get(key) or 0))
+        for key, phase in _COUNTED
+    ]
+    measurements = result.get("measurements") or []
+    value = _one_number(measurements[-1].get("value")) if measurements else None
+    if value is not None:
+        out.append(Sample("headway_analysis_run_metric_value", (namespace, name, metric), value))
+    return out
+
+
+def _one_number(text: object) -> float | None:
+    try:
+        parsed = json.loads(str(text))
+    except ValueError:
+        return None
+    if isinstance(parsed, list) and len(parsed) == 1:
+        parsed = parsed[0]
+    if isinstance(parsed, bool) or not isinstance(parsed, int | float):
+        return None
+    return float(parsed)
 
 
 def application_waits(app: Obj) -> dict[tuple[str, ...], tuple[str, tuple[str, ...]]]:
