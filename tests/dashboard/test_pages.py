@@ -6,7 +6,7 @@ import json
 import re
 
 import httpx2
-from dashboard_env import Scene
+from dashboard_env import API, Scene
 
 
 def get(scene: Scene, path: str) -> httpx2.Response:
@@ -94,3 +94,23 @@ def test_missing_objects_are_404_pages(scene: Scene) -> None:
 def test_promotions_page_has_its_place(scene: Scene) -> None:
     page = get(scene, "/promotions")
     assert page.status_code == 200 and "Promotions" in page.text
+
+
+def test_a_failed_runs_chart_marks_where_the_rollout_aborts(scene: Scene) -> None:
+    run = scene.harness.runs()[0]
+    failing = [{"phase": "Failed", "value": "[0.3]", "startedAt": "2026-01-01T00:00:30Z",
+                "finishedAt": "2026-01-01T00:00:31Z"}]
+    result = run["status"]["metricResults"][0]
+    status = {**{k: v for k, v in run["status"].items() if k != "completedAt"}, "phase": "Failed",
+              "metricResults": [{**result, "phase": "Failed",
+                                 "measurements": result["measurements"] + failing}]}
+    scene.harness.cluster.patch_status(API, "AnalysisRun", run["metadata"]["name"], "default",
+                                       status)
+    text = get(scene, "/rollouts/default/web").text
+    found = re.search(r'data-metric="error-rate" data-chart="([^"]*)"', text)
+    assert found is not None
+    data = json.loads(found.group(1).replace("&#34;", '"').replace("&quot;", '"'))
+    assert data["points"][-1][1:] == [0.3, "Failed"]
+    assert data["points"][-1][1] >= data["failure"]
+    # Headway writes no completedAt: the run ended with the measurement that failed it
+    assert data["markers"] == [{"at": data["points"][-1][0], "label": "run Failed: rollout aborts"}]

@@ -3,6 +3,7 @@ checked against the state it claims to come from (the store, the repository, the
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -60,6 +61,7 @@ def test_demo_releases_aborts_reverts_tells_the_truth_and_stops_clean(tmp_path: 
     result = headway("demo", "--dir", str(root), "--keep", timeout=240)
     try:
         check_the_facts(root, result)
+        check_the_dashboard(result.stdout)
         assert processes_mentioning(str(root))  # --keep really left it running
     finally:
         stopped = headway("demo", "--stop", "--dir", str(root), timeout=120)
@@ -121,3 +123,19 @@ def check_the_facts(root: Path, result: subprocess.CompletedProcess[str]) -> Non
     heard = re.search(r"webhook receiver heard (.+)", output)
     triggers = set(heard.group(1).strip().split(", ")) if heard else set()
     assert triggers == {"on-rollout-aborted", "on-revert-committed"}
+
+
+def check_the_dashboard(output: str) -> None:
+    """The kept demo's dashboard answers at the printed URL, and v3's abort is on its chart:
+    the failed run's measurements above the threshold and the marker where it failed."""
+    found = re.search(r"Dashboard: (http://127\.0\.0\.1:\d+/)rollouts/demo/web", output)
+    assert found, f"no dashboard address in the --keep hints:\n{output}"
+    page = httpx2.get(found.group(1) + "rollouts/demo/web", timeout=30).text
+    charts = [
+        json.loads(html.unescape(data))
+        for data in re.findall(r'data-chart="([^"]*)"', page)
+    ]
+    failed = [c for c in charts if any(p[2] == "Failed" for p in c["points"])]
+    assert failed, "no chart shows a Failed measurement"
+    assert any(m["label"] == "run Failed: rollout aborts" for c in failed for m in c["markers"])
+

@@ -32,7 +32,9 @@ WATCHED: tuple[tuple[str, str], ...] = (
     ("apps/v1", "ReplicaSet"),
     ("v1", "Pod"),
 )
-_WATCH_SECONDS = 5.0  # how long one watch call waits for events before it is made again
+# How long one watch call waits for events before it is made again: also how long stopping
+# may wait for a watch thread.
+_WATCH_SECONDS = 1.0
 _QUEUE_LIMIT = 100  # a stream this far behind is closed (the browser reconnects)
 
 

@@ -122,13 +122,27 @@ class RunCard:
     metrics: tuple[MetricChart, ...]
 
 
+def _ended_at(status: Mapping[str, Any]) -> float | None:
+    """When a finished run ended: `completedAt` where the writer records it (Argo does),
+    else its last measurement's end (the one that decided it)."""
+    ends = [
+        _epoch(m.get("finishedAt"))
+        for r in status.get("metricResults") or [] if isinstance(r, Mapping)
+        for m in r.get("measurements") or [] if isinstance(m, Mapping)
+    ]
+    known = [e for e in ends if e is not None]
+    return _epoch(status.get("completedAt")) or (max(known) if known else None)
+
+
 def run_card(run: Obj, aborted_at: float | None) -> RunCard:
     status = run.get("status") if isinstance(run.get("status"), Mapping) else {}
     status = status or {}
     specs = {str(m.get("name")): m for m in (run.get("spec") or {}).get("metrics") or []}
     phase = str(status.get("phase") or "Pending")
-    ends = {f"run {phase}": _epoch(status.get("completedAt")) if phase != "Running" else None,
-            "rollout aborted": aborted_at}
+    ended = _ended_at(status) if phase not in ("Pending", "Running") else None
+    # A Failed or Errored run aborts its Rollout (Argo's rule): say so where it happened.
+    label = f"run {phase}" + (": rollout aborts" if phase in ("Failed", "Error") else "")
+    ends = {label: ended, "rollout aborted": aborted_at}
     results = [r for r in status.get("metricResults") or [] if isinstance(r, Mapping)]
     charts = [_chart(specs.get(str(r.get("name")), {}), r, ends) for r in results]
     return RunCard(

@@ -66,7 +66,9 @@ class _EmbeddedServer(uvicorn.Server):
 
 def _listen(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    listening = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off only on sockets that say they are TCP (with
+    # proto 0, every kept-alive response waited 40 ms for a delayed ACK).
+    listening = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((address, port))
@@ -106,6 +108,7 @@ class DashboardServer:
         self._stop = threading.Event()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
+        self._watchers: list[threading.Thread] = []
 
     async def start(self) -> Started:
         """Listen and start following the store; an OSError when the port is taken."""
@@ -123,7 +126,7 @@ class DashboardServer:
                 self._task.result()
                 raise OSError(f"the dashboard stopped while starting on {self.url}")
             await asyncio.sleep(0.01)
-        start_watching(self._cluster, self.board.hub, self._stop)
+        self._watchers = start_watching(self._cluster, self.board.hub, self._stop)
         return Started(self.url, self._new_token, self._state_dir / TOKEN_FILE)
 
     @property
@@ -136,10 +139,13 @@ class DashboardServer:
         return f"http://{host}:{self.port}/"
 
     async def stop(self) -> None:
+        """Stop serving, and wait for the watch threads (the store may close next)."""
         self._stop.set()
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             await self._task
+        for thread in self._watchers:
+            await asyncio.to_thread(thread.join)
 
     async def __aenter__(self) -> Started:
         return await self.start()

@@ -33,9 +33,14 @@ def cli_command() -> str:
     return f"{sys.executable} -m headway"
 
 
-def explore_hints(console: Console, root: Path) -> None:
+def explore_hints(console: Console, root: Path, dashboard: str = "") -> None:
     console.rule("Still running (--keep)")
     hw = cli_command()
+    if dashboard:
+        console.print(
+            f"Dashboard: {dashboard}rollouts/demo/web  (the steps, the weights, and v3's "
+            "analysis failing on its chart)", soft_wrap=True, highlight=False,
+        )
     # No soft wrapping: a command broken over two lines cannot be pasted.
     console.print(f"cd {root}", soft_wrap=True)
     for command in (
@@ -98,7 +103,8 @@ def run_demo(console: Console, options: DemoOptions, *, temporary: bool) -> int:
     _close(session)
     root, keep = session.options.root, session.options.keep
     if keep and code == 0:
-        explore_hints(console, root)
+        address = session.dashboard
+        explore_hints(console, root, address.url if address else "")
     elif keep and session.created:
         console.print(f"left running for a look; stop it with: headway demo --stop --dir {root}")
     elif temporary:

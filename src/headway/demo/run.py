@@ -21,6 +21,7 @@ from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.api.store import LocalCluster
 from headway.cluster.local.runtime import RuntimePaths
+from headway.demo.dashboard import DashboardAddress, announced_dashboard, free_port
 from headway.demo.layout import DemoLayout, DemoSetupError, examples_dir
 from headway.demo.observe import (
     RevisionRequests,
@@ -77,6 +78,7 @@ class DemoSession:
         self.cluster: LocalCluster | None = None
         self.traffic: TrafficGenerator | None = None
         self.metrics = ""
+        self.dashboard: DashboardAddress | None = None
         self._last: RolloutView | None = None
         self._done_runs: set[str] = set()
         self._traffic_seen: TrafficCounts | None = None
@@ -114,12 +116,16 @@ class DemoSession:
         self.webhook = DemoWebhook()
         self.webhook.install(self.cluster)
         self.say(f"webhook receiver at {self.webhook.url} (notifications service `demo`)")
-        pid = start_serve(self.layout)
+        pid = start_serve(self.layout, "--ui-port", str(free_port()))
         names = serve_controllers(self.layout, pid)
         missing = [n for n in REQUIRED_CONTROLLERS if n not in names]
         if missing:
             raise DemoSetupError(f"`headway serve` runs no {', '.join(missing)} controller")
         self.say(f"controllers running (headway serve, pid {pid}): {', '.join(names)}")
+        self.dashboard = announced_dashboard(self.layout)
+        if self.dashboard is not None:
+            self.say(f"dashboard at {self.dashboard.url} (actions: log in with the token "
+                     f"{self.dashboard.token or 'serve printed in its log'})")
 
     def _install_application(self) -> None:
         assert self.cluster is not None
