@@ -27,12 +27,18 @@ PIPELINE: dict[str, Any] = {
     "spec": {
         "image": "registry.local/web",
         "environments": [
-            {"name": "dev", "application": "web-dev",
-             "target": {"file": "dev.yaml", "helm": {"key": "image.tag"}},
-             "gate": {"approval": {"required": True, "approvers": ["lead", "dev"]}}},
-            {"name": "prod", "application": "web-prod",
-             "target": {"file": "prod.yaml", "helm": {"key": "image.tag"}},
-             "gate": {"approval": {"required": True, "approvers": ["lead", "dev"]}}},
+            {
+                "name": "dev",
+                "application": "web-dev",
+                "target": {"file": "dev.yaml", "helm": {"key": "image.tag"}},
+                "gate": {"approval": {"required": True, "approvers": ["lead", "dev"]}},
+            },
+            {
+                "name": "prod",
+                "application": "web-prod",
+                "target": {"file": "prod.yaml", "helm": {"key": "image.tag"}},
+                "gate": {"approval": {"required": True, "approvers": ["lead", "dev"]}},
+            },
         ],
     },
 }
@@ -41,8 +47,10 @@ PIPELINE: dict[str, Any] = {
 @pytest.fixture
 def store(tmp_path: Path) -> LocalCluster:
     cluster = LocalCluster(tmp_path / "cluster.db", SystemClock())
-    cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
-                  field_manager="test")
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
+        field_manager="test",
+    )
     cluster.apply(copy.deepcopy(PIPELINE), field_manager="test")
     return cluster
 
@@ -56,10 +64,17 @@ def _cli(tmp_path: Path, *args: str, code: int = 0) -> str:
 def _awaiting(store: LocalCluster, name: str) -> None:
     obj = store.get(API_VERSION, KIND, name, "argocd")
     now = "2099-01-01T00:00:00Z"
-    store.patch_status(API_VERSION, KIND, name, "argocd", {
-        "phase": "AwaitingApproval", "message": "",
-        "approval": {"requestedAt": obj["spec"]["requestedAt"], "deadline": now},
-    })
+    store.patch_status(
+        API_VERSION,
+        KIND,
+        name,
+        "argocd",
+        {
+            "phase": "AwaitingApproval",
+            "message": "",
+            "approval": {"requestedAt": obj["spec"]["requestedAt"], "deadline": now},
+        },
+    )
 
 
 def _only(store: LocalCluster) -> str:
@@ -68,15 +83,37 @@ def _only(store: LocalCluster) -> str:
 
 
 def test_skipping_to_a_gated_environment_is_refused(tmp_path: Path, store: LocalCluster) -> None:
-    out = _cli(tmp_path, "promote", "web", "--to", "prod", "--image", "v2", "--as", "dev",
-               code=1)
+    out = _cli(tmp_path, "promote", "web", "--to", "prod", "--image", "v2", "--as", "dev", code=1)
     assert "has not succeeded in dev" in out and "--break-glass" in out
     assert store.list(API_VERSION, KIND) == []
-    out = _cli(tmp_path, "promote", "web", "--to", "prod", "--image", "v2", "--as", "dev",
-               "--break-glass", code=2)
+    out = _cli(
+        tmp_path,
+        "promote",
+        "web",
+        "--to",
+        "prod",
+        "--image",
+        "v2",
+        "--as",
+        "dev",
+        "--break-glass",
+        code=2,
+    )
     assert "--reason" in out
-    out = _cli(tmp_path, "promote", "web", "--to", "prod", "--image", "v2", "--as", "dev",
-               "--break-glass", "--reason", "prod is down")
+    out = _cli(
+        tmp_path,
+        "promote",
+        "web",
+        "--to",
+        "prod",
+        "--image",
+        "v2",
+        "--as",
+        "dev",
+        "--break-glass",
+        "--reason",
+        "prod is down",
+    )
     assert "BREAK-GLASS" in out
     spec = read_spec(store.get(API_VERSION, KIND, _only(store), "argocd"))
     assert spec.break_glass is not None and spec.break_glass.reason == "prod is down"

@@ -1,0 +1,136 @@
+"""The forge a repository lives on: pull requests, and approvals given as issue comments.
+
+A plain Git remote needs no forge: promotions are direct commits (`convergence_git`). A
+repository on a forge can instead have each promotion go through a branch and a pull request
+that Headway merges (`forge_branch.PullRequestBranch`), and take approvals from comments.
+
+`Forge` is the small protocol; `github.GitHubForge` implements it over GitHub's REST API.
+Reading decisions from comments is pure and lives here: a comment is a decision only when its
+whole body (surrounding whitespace aside) is exactly `approved` or `denied`, and only if it was
+never edited — a maintainer may edit someone else's comment on GitHub, so an edited comment
+no longer proves what its author said. Who may decide is the approval gate's business
+(`approval.judge_gate`); this module only says who said what, when.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+__all__ = [
+    "Comment",
+    "CommentDecision",
+    "Forge",
+    "ForgeConflict",
+    "ForgeError",
+    "ForgeNotFound",
+    "Issue",
+    "PullRequest",
+    "Verdict",
+    "decisions",
+    "parse_decision",
+]
+
+
+class ForgeError(Exception):
+    """A forge request that failed; the message names the request and the forge's reason."""
+
+
+class ForgeNotFound(ForgeError):
+    """The repository, pull request or issue does not exist (or the token may not see it)."""
+
+
+class ForgeConflict(ForgeError):
+    """The pull request cannot be merged as asked: its head moved, or it conflicts."""
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    url: str  # the page a person opens
+    head: str  # the branch proposed
+    head_sha: str
+    base: str
+    open: bool
+    merged: bool
+    merge_commit: str  # the commit on `base` once merged ("" before)
+
+
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    url: str
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    author: str
+    author_is_bot: bool
+    body: str
+    created_at: datetime
+    updated_at: datetime
+    url: str
+
+
+class Verdict(StrEnum):
+    APPROVED = "approved"
+    DENIED = "denied"
+
+
+@dataclass(frozen=True)
+class CommentDecision:
+    verdict: Verdict
+    author: str
+    at: datetime
+    comment_id: int
+    url: str
+
+
+def parse_decision(comment: Comment) -> CommentDecision | None:
+    """The decision a comment states, or None: anything but an exact, unedited `approved` or
+    `denied` from a person is conversation (`Approved!`, `lgtm`, `approved, but...`)."""
+    if comment.author_is_bot or comment.updated_at != comment.created_at:
+        return None
+    body = comment.body.strip()
+    if body not in (Verdict.APPROVED.value, Verdict.DENIED.value):
+        return None
+    return CommentDecision(
+        Verdict(body), comment.author, comment.created_at, comment.id, comment.url
+    )
+
+
+def decisions(comments: Iterable[Comment]) -> list[CommentDecision]:
+    """Every decision among `comments`, oldest first."""
+    found = [d for d in (parse_decision(c) for c in comments) if d is not None]
+    return sorted(found, key=lambda d: (d.at, d.comment_id))
+
+
+class Forge(Protocol):
+    """What promotion needs from a forge. Every method raises `ForgeError` on failure."""
+
+    def find_pull_request(self, *, head: str) -> PullRequest | None:
+        """The most recent pull request proposing branch `head` (open or not), or None."""
+        ...
+
+    def open_pull_request(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        """Propose branch `head` (already pushed) for `base`."""
+        ...
+
+    def merge_pull_request(self, number: int, *, head_sha: str, title: str, message: str) -> str:
+        """Merge as one commit whose message is `title` + `message`, only if the head is still
+        `head_sha`; returns the commit on the base branch. `ForgeConflict` otherwise."""
+        ...
+
+    def open_issue(self, *, title: str, body: str) -> Issue:
+        """An issue to collect approval comments on."""
+        ...
+
+    def comments(self, number: int) -> list[Comment]:
+        """Every comment of issue (or pull request) `number`, oldest first."""
+        ...
+
+    def post_comment(self, number: int, body: str) -> Comment: ...

@@ -1,0 +1,201 @@
+"""`Forge` over GitHub's REST API (version 2022-11-28), through the project's HTTP client.
+
+Endpoints used: pulls (list by head, create, merge), issues (create), issue comments (list,
+create). A pull request is merged with `merge_method: squash`, so the base branch gets exactly
+one commit whose message is the promotion's structured message (its trailers included) and
+`git log` there reads as a direct promotion would; the merge is refused by GitHub when the head
+is no longer the commit Headway pushed (`sha`), which Headway reads as `ForgeConflict`.
+
+Errors are translated here, at the edge, into `ForgeError` and its two subclasses; the token is
+sent as a bearer header and never appears in a message.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx2
+
+from headway.kubetime import parse_time
+from headway.promotion.forge import (
+    Comment,
+    ForgeConflict,
+    ForgeError,
+    ForgeNotFound,
+    Issue,
+    PullRequest,
+)
+
+__all__ = ["API_URL", "GitHubForge", "github_repository"]
+
+API_URL = "https://api.github.com"
+API_VERSION = "2022-11-28"
+_MAX_PAGES = 50  # 5,000 comments: more than any approval issue holds
+_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+_REPO_URL = re.compile(
+    r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
+    r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
+)
+
+
+def github_repository(url: str) -> tuple[str, str] | None:
+    """(owner, repository) of a github.com clone URL, or None for any other remote."""
+    found = _REPO_URL.match(url.strip())
+    return (found.group("owner"), found.group("repo")) if found else None
+
+
+def _time(value: Any) -> datetime:
+    return parse_time(value) or datetime.fromtimestamp(0, UTC)
+
+
+def _pull_request(raw: dict[str, Any]) -> PullRequest:
+    head, base = raw.get("head") or {}, raw.get("base") or {}
+    merged = bool(raw.get("merged") or raw.get("merged_at"))
+    return PullRequest(
+        number=int(raw["number"]),
+        url=str(raw.get("html_url") or ""),
+        head=str(head.get("ref") or ""),
+        head_sha=str(head.get("sha") or ""),
+        base=str(base.get("ref") or ""),
+        open=raw.get("state") == "open",
+        merged=merged,
+        merge_commit=str(raw.get("merge_commit_sha") or "") if merged else "",
+    )
+
+
+def _comment(raw: dict[str, Any]) -> Comment:
+    user = raw.get("user") or {}
+    return Comment(
+        id=int(raw["id"]),
+        author=str(user.get("login") or ""),
+        author_is_bot=user.get("type") == "Bot",
+        body=str(raw.get("body") or ""),
+        created_at=_time(raw.get("created_at")),
+        updated_at=_time(raw.get("updated_at")),
+        url=str(raw.get("html_url") or ""),
+    )
+
+
+class GitHubForge:
+    """One repository on GitHub (or GitHub Enterprise, with its `api_url`)."""
+
+    def __init__(
+        self,
+        *,
+        owner: str,
+        repository: str,
+        client: httpx2.Client,
+        token: str = "",
+        api_url: str = API_URL,
+    ) -> None:
+        self._base = f"{api_url.rstrip('/')}/repos/{owner}/{repository}"
+        self._owner = owner
+        self._client = client
+        self._headers = {
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": "headway-promotion",
+        }
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _request(
+        self, method: str, url: str, *, body: dict[str, Any] | None = None, params: Any = None
+    ) -> httpx2.Response:
+        what = f"GitHub {method} {url.removeprefix(self._base) or '/'}"
+        try:
+            response = self._client.request(
+                method, url, json=body, params=params, headers=self._headers
+            )
+        except httpx2.HTTPError as err:
+            raise ForgeError(f"{what}: {type(err).__name__}: {err}") from None
+        if response.status_code >= 400:
+            raise _error(what, response)
+        return response
+
+    def _json(self, method: str, path: str, **kw: Any) -> Any:
+        response = self._request(method, f"{self._base}{path}", **kw)
+        try:
+            return response.json()
+        except ValueError:
+            raise ForgeError(f"GitHub {method} {path}: the answer is not JSON") from None
+
+    def _pages(self, path: str, params: dict[str, Any]) -> list[Any]:
+        """Every item of a listed resource, following the `Link: <...>; rel="next"` pages (the
+        next page's URL carries the query itself)."""
+        items: list[Any] = []
+        url: str | None = f"{self._base}{path}"
+        query: dict[str, Any] | None = params
+        for _ in range(_MAX_PAGES):
+            if url is None:
+                return items
+            response = self._request("GET", url, params=query)
+            page = response.json()
+            if not isinstance(page, list):
+                raise ForgeError(f"GitHub GET {path}: expected a list")
+            items.extend(page)
+            found = _NEXT.search(response.headers.get("link", ""))
+            url, query = (found.group(1), None) if found else (None, None)
+        raise ForgeError(f"GitHub GET {path}: more than {_MAX_PAGES} pages")
+
+    # -- the Forge protocol -------------------------------------------------------------------
+
+    def find_pull_request(self, *, head: str) -> PullRequest | None:
+        params = {"head": f"{self._owner}:{head}", "state": "all", "per_page": 10}
+        found = self._json("GET", "/pulls", params=params)
+        pulls = [_pull_request(raw) for raw in found if isinstance(raw, dict)]
+        return max(pulls, key=lambda pull: pull.number, default=None)
+
+    def open_pull_request(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        request = {"head": head, "base": base, "title": title, "body": body}
+        return _pull_request(self._json("POST", "/pulls", body=request))
+
+    def merge_pull_request(self, number: int, *, head_sha: str, title: str, message: str) -> str:
+        request = {
+            "sha": head_sha,
+            "merge_method": "squash",
+            "commit_title": title,
+            "commit_message": message,
+        }
+        answer = self._json("PUT", f"/pulls/{number}/merge", body=request)
+        if not answer.get("merged") or not answer.get("sha"):
+            raise ForgeConflict(f"pull request #{number} was not merged: {answer.get('message')}")
+        return str(answer["sha"])
+
+    def open_issue(self, *, title: str, body: str) -> Issue:
+        answer = self._json("POST", "/issues", body={"title": title, "body": body})
+        return Issue(int(answer["number"]), str(answer.get("html_url") or ""))
+
+    def comments(self, number: int) -> list[Comment]:
+        raw = self._pages(f"/issues/{number}/comments", {"per_page": 100})
+        return sorted((_comment(item) for item in raw), key=lambda c: (c.created_at, c.id))
+
+    def post_comment(self, number: int, body: str) -> Comment:
+        return _comment(self._json("POST", f"/issues/{number}/comments", body={"body": body}))
+
+
+def _error(what: str, response: httpx2.Response) -> ForgeError:
+    try:
+        payload = response.json()
+    except ValueError:
+        payload = {}
+    reason = payload.get("message") if isinstance(payload, dict) else None
+    details = payload.get("errors") if isinstance(payload, dict) else None
+    if isinstance(details, list) and details:
+        first = details[0]
+        extra = first.get("message") if isinstance(first, dict) else str(first)
+        reason = f"{reason}: {extra}" if extra else reason
+    status = response.status_code
+    text = f"{what}: HTTP {status}: {reason or response.reason_phrase}"
+    if status == 404:
+        return ForgeNotFound(text)
+    if status in (405, 409):  # not mergeable / the head moved
+        return ForgeConflict(text)
+    if status in (403, 429) and response.headers.get("x-ratelimit-remaining") == "0":
+        reset = response.headers.get("x-ratelimit-reset", "")
+        return ForgeError(f"{text} (rate limited until epoch second {reset})")
+    return ForgeError(text)
