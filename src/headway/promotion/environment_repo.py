@@ -11,13 +11,13 @@ the same commit back twice.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 import pygit2
 
 from headway.controllers.convergence_git import BranchMoved, BranchWriter
 from headway.model.promotion_pipeline import Environment
+from headway.promotion import trailers
 from headway.promotion.image_targets import promotion_edit, read_image
 from headway.promotion.record import PromotionSpec
 from headway.source.errors import PushRejected, SourceError
@@ -25,7 +25,7 @@ from headway.source.image_history import REVERT_TRAILER, find_revert_of
 
 __all__ = ["PROMOTION_TRAILER", "GitEnvironment", "promotion_message"]
 
-PROMOTION_TRAILER = "Headway-Promotion"
+PROMOTION_TRAILER = trailers.PROMOTION
 _HISTORY_LIMIT = 1000
 _ATTEMPTS = 3
 
@@ -101,10 +101,8 @@ class GitEnvironment:
         )
 
     def find_commit(self, promotion: str) -> str:
-        line = re.compile(rf"^{PROMOTION_TRAILER}:\s*{re.escape(promotion)}\s*$", re.MULTILINE)
         for commit in self._history():
-            message = commit.message or ""
-            if line.search(message) and f"{REVERT_TRAILER}:" not in message:
+            if trailers.promotion_of(commit.message or "") == promotion:
                 return str(commit.id)
         return ""
 
@@ -129,7 +127,8 @@ class GitEnvironment:
 
     def _last_promoted(self, tip: str) -> str:
         for commit in self._history():
-            if f"{PROMOTION_TRAILER}:" in (commit.message or ""):
+            message = commit.message or ""
+            if trailers.promotion_of(message) or trailers.promotion_of(message, reverts=True):
                 return str(commit.id)
         return ""
 

@@ -216,8 +216,11 @@ class GitRepository:
         elif name in self._repo.references:
             self._repo.references.delete(name)
 
-    def push(self, branch: str) -> None:
-        """Push the commit at `refs/heads/<branch>`; `PushRejected` when the remote moved."""
+    def push(self, branch: str, *, force: bool = False) -> None:
+        """Push the commit at `refs/heads/<branch>`; `PushRejected` when the remote moved.
+
+        `force` replaces the remote branch whatever it holds: only for a branch Headway owns
+        (a promotion's pull-request branch, rebuilt on a newer base)."""
         with self._lock:
             local = f"refs/heads/{branch}"
             if local not in self._repo.references:
@@ -225,7 +228,7 @@ class GitRepository:
             remote = self._repo.remotes["origin"]
             callbacks = _Callbacks(self._credentials)
             try:
-                remote.push([f"{local}:{local}"], callbacks=callbacks)
+                remote.push([f"{'+' if force else ''}{local}:{local}"], callbacks=callbacks)
             except pygit2.GitError as err:
                 if "fastforward" in str(err) or "not present locally" in str(err):
                     raise PushRejected(self.url, local, str(err)) from None
