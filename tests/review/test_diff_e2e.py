@@ -11,6 +11,8 @@ import pygit2
 import pytest
 from typer.testing import CliRunner
 
+from check.conftest import FIXTURES
+from check.gitrepo import commit_states
 from headway.cli.main import app as cli
 from review.repo import ORIGIN, GitopsRepo, application, config_map, deployment
 
@@ -252,3 +254,13 @@ def test_applicationset_generated_apps_are_found_and_diffed(tmp_path: Path) -> N
     }
     [resource] = apps["svc-cart"]["resources"]
     assert (resource["namespace"], resource["name"]) == ("cart", "cart")
+
+
+def test_the_state_between_two_merges_is_a_new_finding(tmp_path: Path) -> None:
+    """Seed 002 §5.4: keys moved to a new values file while the valueFiles list changed; the
+    end states are fine, the state in between drops an env var (HW401)."""
+    case = FIXTURES / "HW401-transition-drops-key" / "found"
+    commit_states(tmp_path, case / "before", case / "after")
+    apps = _apps(_json(tmp_path))
+    marked = [(f["rule"], f["new"]) for f in apps["payments-prod"]["findings"]]
+    assert ("HW401", True) in marked

@@ -31,6 +31,7 @@ from headway.cli.check import (
     load_config,
 )
 from headway.cli.check_loader import RenderMemo, RepositoryLoader
+from headway.cli.check_transition import transition_findings
 from headway.model.yamlload import Document
 from headway.review.app_review import AppRenders, review_app
 from headway.review.findings import mark_findings
@@ -80,26 +81,25 @@ def load_review(path: Path, spec: DiffRange, *, config_file: Path | None = None)
     if repo is None:
         raise UsageError(f"{path} is not in a Git repository")
     config, config_dir = load_config(path, config_file)
-    head_commit = _commit(repo, spec.head)
-    base_commit = _commit(repo, spec.base)
-    if spec.merge_base:
-        fork = repo.merge_base(base_commit.id, head_commit.id)
-        if fork is None:
-            raise UsageError(f"{spec.base} and {spec.head} have no common ancestor")
-        base_commit = repo[fork].peel(pygit2.Commit)
+    base_commit, head_commit = _commits(repo, spec)
     sub = _subpath(repo, path)
     memo = RenderMemo()
     loader, _ = build_loader(path, revision=None, config=config, config_dir=config_dir)
     if loader.drill is not None:
         loader.drill = _DrillMemo(loader.drill)
-    sides = [
+    base, head = (
         _load_side(repo, loader, commit, sub=sub, label=label, memo=memo)
         for commit, label in ((base_commit, spec.base), (head_commit, spec.head))
-    ]
-    base, head = sides
+    )
     changed = _changed_files(repo, base_commit, head_commit, sub)
+    between, _ = transition_findings(
+        repo,
+        f"{base_commit.id}..{head_commit.id}",
+        sub=sub,
+        make_loader=lambda tree: _memoized(loader.with_tree(tree), memo),
+    )
     findings = (
-        run_checks(head.context, disabled=config.disable),
+        [*run_checks(head.context, disabled=config.disable), *between],
         run_checks(base.context, disabled=config.disable),
     )
     urls = _self_urls(repo, config)
@@ -112,6 +112,22 @@ def load_review(path: Path, spec: DiffRange, *, config_file: Path | None = None)
         changed_files=changed,
         apps=apps,
     )
+
+
+def _commits(repo: pygit2.Repository, spec: DiffRange) -> tuple[pygit2.Commit, pygit2.Commit]:
+    head = _commit(repo, spec.head)
+    base = _commit(repo, spec.base)
+    if spec.merge_base:
+        fork = repo.merge_base(base.id, head.id)
+        if fork is None:
+            raise UsageError(f"{spec.base} and {spec.head} have no common ancestor")
+        base = repo[fork].peel(pygit2.Commit)
+    return base, head
+
+
+def _memoized(loader: RepositoryLoader, memo: RenderMemo) -> RepositoryLoader:
+    loader.memo = memo
+    return loader
 
 
 @dataclass
@@ -142,8 +158,7 @@ def _load_side(
     label: str,
     memo: RenderMemo,
 ) -> _Side:
-    side_loader = loader.with_tree(_tree_at(repo, commit, sub, label))
-    side_loader.memo = memo
+    side_loader = _memoized(loader.with_tree(_tree_at(repo, commit, sub, label)), memo)
     return _Side(commit, side_loader, side_loader.load())
 
 
