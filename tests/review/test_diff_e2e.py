@@ -264,3 +264,14 @@ def test_the_state_between_two_merges_is_a_new_finding(tmp_path: Path) -> None:
     apps = _apps(_json(tmp_path))
     marked = [(f["rule"], f["new"]) for f in apps["payments-prod"]["findings"]]
     assert ("HW401", True) in marked
+
+
+def test_a_yaml_error_at_head_is_named_not_read_as_a_removal(fleet: GitopsRepo) -> None:
+    broken = application("web", path="web").replace("spec:\n", "spec:\n  bad: [\n", 1)
+    fleet.commit({"apps/web.yaml": broken})
+    code, output = _diff(fleet.root)
+    assert code == 2, output
+    assert "error: HEAD: apps/web.yaml:" in output
+    assert "YAML syntax error" in output
+    document = json.loads(_diff(fleet.root, "--format", "json")[1])
+    assert document["problems"] and document["problems"][0].startswith("HEAD: apps/web.yaml:")

@@ -32,6 +32,7 @@ from headway.cli.check import (
 )
 from headway.cli.check_loader import RenderMemo, RepositoryLoader
 from headway.cli.check_transition import transition_findings
+from headway.model.diagnostics import Severity
 from headway.model.yamlload import Document
 from headway.review.app_review import AppRenders, review_app
 from headway.review.findings import mark_findings
@@ -111,6 +112,7 @@ def load_review(path: Path, spec: DiffRange, *, config_file: Path | None = None)
         head_commit=str(head_commit.id),
         changed_files=changed,
         apps=apps,
+        problems=_head_problems(head, changed),
     )
 
 
@@ -243,3 +245,13 @@ def _render_errors(key: AppKey, *, base: _Side, head: _Side) -> tuple[str, ...]:
             if (namespace_of(app), name_of(app)) == key:
                 errors.append(f"{label}: {problem.reason}")
     return tuple(errors)
+
+
+def _head_problems(head: _Side, changed: tuple[str, ...]) -> tuple[str, ...]:
+    """HEAD's errors in files the change touched: what `headway validate` would reject there."""
+    touched = set(changed)
+    return tuple(
+        f"HEAD: {d}"
+        for d in head.context.load_problems
+        if d.severity is Severity.ERROR and d.file in touched
+    )

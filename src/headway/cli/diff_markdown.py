@@ -92,6 +92,7 @@ _NOTE_ROOM = 400
 def render_markdown(review: Review, *, limit: int = DEFAULT_LIMIT) -> str:
     budget = _Budget(limit)
     head = [MARKER, f"### Headway diff `{review.base}..{review.head}`", "", summary_line(review)]
+    head += ["", *(f"> :x: {html.escape(p)}" for p in review.problems)] if review.problems else []
     head += ["", *_table(review), "", ""] if review.apps else [""]
     budget.add(redact_url_credentials("\n".join(head)))
     omitted_diffs, omitted_apps = 0, 0

@@ -73,6 +73,7 @@ def render_text(review: Review) -> str:
         f"headway diff {review.base}..{review.head} "
         f"({review.base_commit[:12]}..{review.head_commit[:12]})",
         summary_line(review),
+        *(f"error: {p}" for p in review.problems),
     ]
     for app in review.apps:
         lines += [
@@ -141,6 +142,7 @@ def render_json(review: Review) -> str:
         "base": {"revision": review.base, "commit": review.base_commit},
         "head": {"revision": review.head, "commit": review.head_commit},
         "changedFiles": list(review.changed_files),
+        "problems": list(review.problems),
         "summary": {
             **{str(c): sum(1 for a in review.apps if a.change is c) for c in AppChange},
             "newFindings": sum(a.new_findings for a in review.apps),

@@ -44,6 +44,9 @@ class Review:
     head_commit: str
     changed_files: tuple[str, ...]
     apps: tuple[AppReview, ...]
+    # HEAD's errors in the files the change touched (a YAML typo in an Application makes it
+    # look gone: this says why)
+    problems: tuple[str, ...] = ()
 
     @property
     def has_changes(self) -> bool:
@@ -52,4 +55,5 @@ class Review:
 
     @property
     def head_errors(self) -> tuple[str, ...]:
-        return tuple(e for a in self.apps for e in a.errors if e.startswith("HEAD"))
+        found = tuple(e for a in self.apps for e in a.errors if e.startswith("HEAD"))
+        return (*self.problems, *found)
