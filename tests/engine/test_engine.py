@@ -13,6 +13,7 @@ import pytest
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
+from headway.decisions import SqliteJournal, Subject, journal_path
 from headway.engine import ALL_LOOPS, Engine, EngineSettings, Loop, controller_names
 
 
@@ -103,3 +104,28 @@ def test_every_exported_name_is_documented() -> None:
     }
     assert public == set(engine.__all__)
     assert [name for name in engine.__all__ if f"`{name}" not in page] == []
+
+
+async def test_the_engine_keeps_decisions_in_its_state_directory(
+    store: LocalCluster, http: httpx2.AsyncClient, tmp_path: Path
+) -> None:
+    engine = _engine(store, http, tmp_path, frozenset({Loop.ANALYSIS}))
+    store.create(
+        {
+            "apiVersion": "argoproj.io/v1alpha1",
+            "kind": "AnalysisRun",
+            "metadata": {"name": "run", "namespace": "default"},
+            "spec": {"metrics": [{"name": "m", "provider": {"graphite": {"address": "x"}}}]},
+        }
+    )
+    await engine.step()
+    engine.close()
+    assert store.get("argoproj.io/v1alpha1", "AnalysisRun", "run", "default")["status"][
+        "phase"
+    ] == "Error"
+    journal = SqliteJournal(journal_path(tmp_path / "state"))
+    subject = Subject("AnalysisRun", "default", "run")
+    [operation] = journal.operations(subject)
+    records, _ = journal.records(subject, operation)
+    assert [(r.type, r.data["phase"]) for r in records] == [("verdict", "Error")]
+    journal.close()

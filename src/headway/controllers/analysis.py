@@ -42,6 +42,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
 from headway.controllers.analysis_journal import (
     record_measurement_decision,
+    record_refusal,
     record_verdict,
     verdict_event,
 )
@@ -107,6 +108,7 @@ class AnalysisController:
             started_at, results = read_results(status)
         except (RunProblem, UnsupportedProvider) as problem:
             self._write(cluster, obj, _error_status(str(problem), status, now), Redactor())
+            record_refusal(self._journal, run=_run_ref(obj), message=str(problem), at=now)
             return None
         started_at = started_at or now
         results = await self._measure_due(

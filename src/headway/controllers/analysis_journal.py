@@ -23,9 +23,9 @@ from headway.controllers.analysis_args import PreparedMetric
 from headway.decisions import DecisionJournal, Subject
 from headway.model.obj import Obj
 from headway.providers.protocol import RecordedMeasurement, RunRef
-from headway.redaction import Redactor
+from headway.redaction import Redactor, redact_url_credentials
 
-__all__ = ["record_measurement_decision", "record_verdict", "verdict_event"]
+__all__ = ["record_measurement_decision", "record_refusal", "record_verdict", "verdict_event"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,13 @@ def record_verdict(
     journal.record(
         _subject(run), operation=_operation(run), at=at, type="verdict", data=redactor.value(data)
     )
+
+
+def record_refusal(journal: DecisionJournal, *, run: RunRef, message: str, at: datetime) -> None:
+    """A run that could not start (a malformed spec or status, an unsupported provider) ends in
+    Error without a measurement: its verdict is the reason."""
+    data = {"phase": "Error", "message": redact_url_credentials(message), "metrics": []}
+    journal.record(_subject(run), operation=_operation(run), at=at, type="verdict", data=data)
 
 
 def verdict_event(
