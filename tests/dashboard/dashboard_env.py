@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from controllers.rollout_harness import Harness, rollout
-from headway.clock import VirtualClock
+from headway.clock import Clock, VirtualClock
 from headway.cluster.protocol import Cluster
 from headway.dashboard.server import DashboardServer
 from headway.model.obj import Obj
+from headway.source.git import GitCache
 
 API = "argoproj.io/v1alpha1"
 STEPS = [{"setWeight": 25}, {"pause": {}}, {"setWeight": 50}, {"pause": {}}]
@@ -30,14 +31,19 @@ class Served:
 
 
 @contextmanager
-def serving(cluster: Cluster, state_dir: Path) -> Iterator[Served]:
-    """The dashboard on a free loopback port until the block ends."""
+def serving(
+    cluster: Cluster, state_dir: Path, git: GitCache | None = None, clock: Clock | None = None
+) -> Iterator[Served]:
+    """The dashboard on a free loopback port until the block ends (reading commit messages
+    from `git`, the controller's cache, when given; its clock stamps decisions)."""
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     box: dict[str, Any] = {}
 
     async def main() -> None:
-        server = DashboardServer(cluster=cluster, clock=VirtualClock(), state_dir=state_dir)
+        server = DashboardServer(
+            cluster=cluster, clock=clock or VirtualClock(), state_dir=state_dir, git=git
+        )
         box["server"], box["started"] = server, await server.start()
         box["done"] = asyncio.Event()
         ready.set()

@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TOKEN_FILE", "Sessions", "TokenCheck", "ensure_token", "token_check"]
+__all__ = ["TOKEN_FILE", "Session", "Sessions", "TokenCheck", "ensure_token", "token_check"]
 
 TOKEN_FILE = "dashboard-token.sha256"
 _SESSION_LIMIT = 1000  # oldest sessions are forgotten past this many
@@ -63,23 +63,34 @@ def token_check(path: Path) -> TokenCheck:
     return TokenCheck(text)
 
 
+@dataclass(frozen=True)
+class Session:
+    csrf: str
+    identity: str  # who the person said they are at login ("" when they gave no name)
+
+
 class Sessions:
-    """Open sessions: an id (the cookie) -> its CSRF token. In memory: a restart logs
-    everyone out, which is the safe direction."""
+    """Open sessions: an id (the cookie) -> its CSRF token and identity. In memory: a
+    restart logs everyone out, which is the safe direction."""
 
     def __init__(self) -> None:
-        self._csrf: dict[str, str] = {}
+        self._open: dict[str, Session] = {}
 
-    def open(self) -> tuple[str, str]:
+    def open(self, identity: str = "") -> tuple[str, str]:
         """A new session's id and CSRF token."""
-        if len(self._csrf) >= _SESSION_LIMIT:
-            self._csrf.pop(next(iter(self._csrf)))
+        if len(self._open) >= _SESSION_LIMIT:
+            self._open.pop(next(iter(self._open)))
         session, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-        self._csrf[session] = csrf
+        self._open[session] = Session(csrf, identity.strip())
         return session, csrf
 
     def csrf_of(self, session: str | None) -> str | None:
-        return self._csrf.get(session or "")
+        found = self._open.get(session or "")
+        return found.csrf if found else None
+
+    def identity_of(self, session: str | None) -> str:
+        found = self._open.get(session or "")
+        return found.identity if found else ""
 
     def allows(self, session: str | None, csrf: str | None) -> bool:
         """Whether a request with this cookie and this CSRF header may act."""
@@ -87,4 +98,4 @@ class Sessions:
         return expected is not None and csrf is not None and hmac.compare_digest(expected, csrf)
 
     def close(self, session: str | None) -> None:
-        self._csrf.pop(session or "", None)
+        self._open.pop(session or "", None)

@@ -31,6 +31,7 @@ WATCHED: tuple[tuple[str, str], ...] = (
     (ARGO_API, "AnalysisRun"),
     ("apps/v1", "ReplicaSet"),
     ("v1", "Pod"),
+    ("headway.dev/v1alpha1", "Promotion"),
 )
 # How long one watch call waits for events before it is made again: also how long stopping
 # may wait for a watch thread.
@@ -54,6 +55,8 @@ def topics_of(obj: Obj) -> set[str]:
         return {"apps", f"app/{namespace}/{name}"}
     if kind == "Rollout":
         return {"rollouts", f"rollout/{namespace}/{name}"}
+    if kind == "Promotion":
+        return {"promotions"}
     owners = _owner_names(obj, "Rollout")
     if kind == "Pod":
         owners = [rs.rsplit("-", 1)[0] for rs in _owner_names(obj, "ReplicaSet")]

@@ -60,8 +60,10 @@ def dashboard_of(request: Request) -> Dashboard:
 
 def render(request: Request, template: str, status_code: int = 200, **context: Any) -> Response:
     """A page or fragment, with what every template needs: the CSRF token when logged in."""
-    csrf = dashboard_of(request).sessions.csrf_of(request.cookies.get(COOKIE))
-    context = {"request": request, "csrf": csrf, "logged_in": csrf is not None, **context}
+    sessions, session = dashboard_of(request).sessions, request.cookies.get(COOKIE)
+    csrf = sessions.csrf_of(session)
+    context = {"request": request, "csrf": csrf, "logged_in": csrf is not None,
+               "identity": sessions.identity_of(session), **context}
     return templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
@@ -112,7 +114,7 @@ async def login(request: Request) -> Response:
     back = back if back.startswith("/") and not back.startswith("//") else "/"
     if not _same_origin(request) or not board.token.accepts(token):
         return render(request, "login.html", status_code=401, error="wrong token", next=back)
-    session, _csrf = board.sessions.open()
+    session, _csrf = board.sessions.open(str(form.get("name") or ""))
     response = RedirectResponse(back, status_code=303)
     response.set_cookie(COOKIE, session, httponly=True, samesite="strict", path="/")
     return response
@@ -165,12 +167,8 @@ async def home(_request: Request) -> Response:
     return RedirectResponse("/applications", status_code=307)
 
 
-async def promotions(request: Request) -> Response:
-    return render(request, "promotions.html", section="promotions")
-
-
 def create_app(board: Dashboard) -> Starlette:
-    from headway.dashboard import routes_apps, routes_rollouts
+    from headway.dashboard import routes_apps, routes_promotions, routes_rollouts
 
     routes = [
         Route("/", home),
@@ -178,9 +176,9 @@ def create_app(board: Dashboard) -> Starlette:
         Route("/login", login, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),
         Route("/events", events),
-        Route("/promotions", promotions),
         *routes_apps.ROUTES,
         *routes_rollouts.ROUTES,
+        *routes_promotions.ROUTES,
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes)
