@@ -97,8 +97,7 @@ def explain_rollout(  # noqa: PLR0917 (typer maps each parameter to an option)
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """A Rollout's last update: each analysis measurement, its query, what it was judged by,
-    each verdict and why the Rollout stopped or went on."""
+    """A Rollout's last update: every measurement, its query and thresholds, each verdict."""
     journal = _journal(state_dir)
     with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         try:
@@ -118,8 +117,7 @@ def explain_application(  # noqa: PLR0917 (typer maps each parameter to an optio
     kubeconfig: Kubeconfig = None,
     context: Context = None,
 ) -> None:
-    """An Application's last sync: what each wave applied, why a wave waited (which resource,
-    in which health), and how it ended."""
+    """An Application's last sync: what each wave applied, why it waited, how it ended."""
     journal = _journal(state_dir)
     with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         try:
