@@ -33,11 +33,14 @@ __all__ = [
     "PIPELINE_VERSION",
     "Approval",
     "Environment",
+    "ForgeSettings",
     "Gate",
+    "GitHubSettings",
     "Hotfix",
     "ImageTarget",
     "PromotionPipeline",
     "PromotionPipelineSpec",
+    "SecretKey",
     "TargetKind",
     "parse_promotion_pipeline",
 ]
@@ -152,11 +155,31 @@ class Environment:
 
 
 @dataclass(frozen=True)
+class SecretKey:
+    name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class GitHubSettings:
+    api_url: str
+    token_secret: SecretKey  # a Secret in the pipeline's namespace holding the API token
+
+
+@dataclass(frozen=True)
+class ForgeSettings:
+    """Promote through pull requests on a forge (absent: direct commits)."""
+
+    github: GitHubSettings
+
+
+@dataclass(frozen=True)
 class PromotionPipelineSpec:
     image: str  # the repository whose tags move, without a tag
     repo_url: str | None  # where the target files live; None: the Applications' repository
     target_revision: str | None  # the branch promotions commit to; None: the Application's
     environments: tuple[Environment, ...]
+    forge: ForgeSettings | None
 
 
 @dataclass(frozen=True)
@@ -371,6 +394,20 @@ _ENVIRONMENT = s.Schema(
     Environment,
     checks=(_environment_checks,),
 )
+_SECRET_KEY = s.Schema(
+    "SecretKeySelector",
+    (s.Field("name", s.STR, required=True), s.Field("key", s.STR, required=True)),
+    SecretKey,
+)
+_GITHUB = s.Schema(
+    "GitHubForge",
+    (
+        s.Field("apiURL", s.STR, default="https://api.github.com", attr="api_url"),
+        s.Field("tokenSecret", s.Obj(_SECRET_KEY), required=True),
+    ),
+    GitHubSettings,
+)
+_FORGE = s.Schema("Forge", (s.Field("github", s.Obj(_GITHUB), required=True),), ForgeSettings)
 PIPELINE_SPEC = s.Schema(
     "PromotionPipelineSpec",
     (
@@ -378,6 +415,7 @@ PIPELINE_SPEC = s.Schema(
         s.Field("repoURL", s.STR),
         s.Field("targetRevision", s.STR),
         s.Field("environments", s.ListOf(s.Obj(_ENVIRONMENT)), required=True),
+        s.Field("forge", s.Obj(_FORGE)),
     ),
     PromotionPipelineSpec,
     checks=(_pipeline_checks,),

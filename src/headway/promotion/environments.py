@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import httpx2
+
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.app_sources import raw_sources
@@ -27,6 +29,8 @@ from headway.model.yamlload import Document
 from headway.promotion import classify
 from headway.promotion.environment_repo import ConfigCheck, GitEnvironment
 from headway.promotion.facts import ARGO_API, Resolved
+from headway.promotion.forge_branch import PullRequestBranch
+from headway.promotion.forge_setup import forge_for
 from headway.promotion.lifecycle import Stage
 from headway.promotion.record import PromotionSpec
 from headway.source.errors import SourceError
@@ -85,6 +89,7 @@ class PipelineResolver:
         self._identity = identity or BotIdentity("Headway", "headway@localhost")
         self._config_check = config_check
         self._writers: dict[tuple[str, str], BranchWriter] = {}
+        self._http: httpx2.Client | None = None  # made on the first pipeline with a forge
 
     def __call__(self, spec: PromotionSpec) -> Resolved | str:
         pipeline = load_pipeline(self._cluster, spec.pipeline, spec.namespace)
@@ -106,16 +111,32 @@ class PipelineResolver:
         if not url:
             return f"Application {env.application} names no repository to commit to"
         try:
-            writer = self._writer(url, revision)
+            writer = self._writer(url, revision, pipeline, spec.namespace)
         except SourceError as err:
             return f"cannot write to {url} {revision}: {err}"
+        if isinstance(writer, str):
+            return writer
         check = self._config_check(env) if self._config_check is not None else None
         repo = GitEnvironment(
             writer=writer, env=env, repository=pipeline.spec.image, config_check=check
         )
         return Resolved(stage_of(pipeline, env), app_namespace, repo)
 
-    def _writer(self, url: str, revision: str) -> BranchWriter:
+    def _writer(
+        self, url: str, revision: str, pipeline: PromotionPipeline, namespace: str
+    ) -> BranchWriter | str:
+        """Direct commits, or pull requests when the pipeline names a forge (not cached: its
+        token Secret is read again, so a rotated token takes effect on the next step)."""
+        settings = pipeline.spec.forge
+        if settings is not None:
+            if self._http is None:
+                self._http = httpx2.Client(timeout=30.0)
+            forge = forge_for(
+                settings, cluster=self._cluster, namespace=namespace, url=url, client=self._http
+            )
+            if isinstance(forge, str):
+                return forge
+            return PullRequestBranch(self._git.repository(url), revision, self._identity, forge)
         if (url, revision) not in self._writers:
             self._writers[(url, revision)] = open_branch(self._git, url, revision, self._identity)
         return self._writers[(url, revision)]

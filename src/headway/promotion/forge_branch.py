@@ -73,6 +73,11 @@ class PullRequestBranch:
     def branch(self) -> str:
         return self._base.branch
 
+    @property
+    def forge(self) -> Forge:
+        """The forge, for approval comments on the same repository."""
+        return self._forge
+
     def refresh(self) -> str:
         return self._base.refresh()
 
