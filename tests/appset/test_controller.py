@@ -183,3 +183,41 @@ def test_headway_get_applicationsets_shows_apps_and_state(world: World, tmp_path
         app, ["get", "appsets", "-n", "argocd", "--state-dir", str(tmp_path)]
     )
     assert "Error" in result.output and 'no entry for key "nope"' in result.output
+
+
+def test_an_application_another_controller_owns_is_left_alone(world: World) -> None:
+    platform = {
+        **_appset(world.remote.url),
+        "metadata": {"name": "platform", "namespace": "argocd"},
+    }
+    uid = world.store.apply(platform, field_manager="t")["metadata"]["uid"]
+    other = {
+        "apiVersion": API,
+        "kind": "Application",
+        "metadata": {
+            "name": "metrics",
+            "namespace": "argocd",
+            "ownerReferences": [
+                {
+                    "apiVersion": API,
+                    "kind": "ApplicationSet",
+                    "name": "platform",
+                    "uid": uid,
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": "https://elsewhere", "path": "x"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": "x"},
+        },
+    }
+    world.store.apply(other, field_manager="t")
+    world.apply(_appset(world.remote.url))
+    apps = world.apps()
+    assert apps["metrics"]["spec"]["source"]["repoURL"] == "https://elsewhere"
+    assert "logging" in apps
+    error = world.conditions()["ErrorOccurred"]
+    assert error["reason"] == "ApplicationValidationError"
+    assert "controlled by ApplicationSet/platform" in error["message"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from headway.appset.generate import GeneratedApp, Generation, GenerationError
-from headway.appset.plan import ALLOW_EMPTY_ANNOTATION, EMPTY_REFUSED, decide
+from headway.appset.plan import ALLOW_EMPTY_ANNOTATION, EMPTY_REFUSED, decide, with_write_error
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -168,3 +168,15 @@ def test_condition_transition_time_moves_only_when_the_status_changes() -> None:
     failed = decide(appset, Generation(error=error), [], invalid={}, now=later)
     stamps = {c["type"]: c["lastTransitionTime"] for c in failed.status["conditions"]}
     assert stamps["ErrorOccurred"] == "2026-01-02T04:00:00Z"
+
+
+def test_a_refused_write_is_reported_with_argos_reason() -> None:
+    done = decide(_appset(), _generation(_app("a")), [], invalid={}, now=NOW)
+    status = with_write_error(
+        done.status, "CreateApplicationError", "Application a: invalid", now=NOW
+    )
+    assert _conditions(status) == {
+        "ParametersGenerated": ("True", "ParametersGenerated"),
+        "ErrorOccurred": ("True", "CreateApplicationError"),
+        "ResourcesUpToDate": ("False", "ErrorOccurred"),
+    }

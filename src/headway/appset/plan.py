@@ -33,6 +33,7 @@ __all__ = [
     "owner_reference",
     "policy_of",
     "resources_status",
+    "with_write_error",
 ]
 
 ALLOW_EMPTY_ANNOTATION = "headway.dev/allow-empty"
@@ -358,3 +359,15 @@ def _status(
     status = dict(appset.get("status") or {})
     status["conditions"] = merged
     return status
+
+
+def with_write_error(
+    status: Mapping[str, Any], reason: str, message: str, *, now: datetime
+) -> dict[str, Any]:
+    """`status` after a write the store refused: `ErrorOccurred` with Argo's reason
+    (`CreateApplicationError`, `UpdateApplicationError`, `DeleteApplicationError`)."""
+    previous = list(status.get("conditions") or [])
+    kept = [c for c in previous if c.get("type") not in ("ErrorOccurred", "ResourcesUpToDate")]
+    conditions = [*kept, *_error_conditions(reason, message, params_generated=True)[1:]]
+    merged = _status({"status": dict(status)}, previous, conditions, now)
+    return merged

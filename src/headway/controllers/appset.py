@@ -23,7 +23,7 @@ from typing import Any
 from headway.appset.admission import refusals
 from headway.appset.generate import Generation, generate
 from headway.appset.inputs import InputError
-from headway.appset.plan import Plan, decide
+from headway.appset.plan import Plan, decide, with_write_error
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
@@ -103,10 +103,11 @@ class ApplicationSetController:
             poll_seconds=self._poll,
         )
         generation = generate(appset, inputs)
+        apps = self._cluster.list(ARGO_API, "Application", namespace=self._namespace)
         invalid: dict[str, str] = {}
         if generation.error is None:
-            invalid = self._refusals(generation, inputs)
-        owned = self._owned(appset, generation)
+            invalid = {**self._refusals(generation, inputs), **_foreign(appset, generation, apps)}
+        owned = _owned(appset, generation, apps)
         plan = decide(appset, generation, owned, invalid=invalid, now=self._clock.now())
         self._execute(appset, plan)
         return self._poll
@@ -125,39 +126,33 @@ class ApplicationSetController:
             return {a.name: str(err) for a in generation.apps}
         return refusals(generation.apps, projects=projects, clusters=clusters)
 
-    def _owned(self, appset: Obj, generation: Generation) -> list[Obj]:
-        """The Applications this set controls, and unowned ones it generates (adopted, as
-        Argo CD does; one another controller owns is left alone and reported)."""
-        uid = (appset.get("metadata") or {}).get("uid")
-        apps = self._cluster.list(ARGO_API, "Application", namespace=self._namespace)
-        out: list[Obj] = []
-        for app in apps:
-            refs = [
-                r
-                for r in (app.get("metadata") or {}).get("ownerReferences") or []
-                if r.get("controller")
-            ]
-            mine = any(r.get("uid") == uid for r in refs)
-            adoptable = not refs and app["metadata"]["name"] in generation.names
-            if mine or adoptable:
-                out.append(app)
-        return out
-
     def _execute(self, appset: Obj, plan: Plan) -> None:
+        """The plan's writes, then the status; a write the store refuses is reported in the
+        status (Argo's Create/Update/DeleteApplicationError) and the others still happen."""
         name = str(appset["metadata"]["name"])
+        failures: list[tuple[str, str]] = []
         for manifest in plan.creates:
-            self._write(appset, manifest, create=True)
+            failures.extend(self._write(appset, manifest, create=True))
         for manifest in plan.updates:
-            self._write(appset, manifest, create=False)
+            failures.extend(self._write(appset, manifest, create=False))
         for app_name in plan.deletes:
             try:
                 self._cluster.delete(ARGO_API, "Application", app_name, self._namespace)
                 self._event(appset, "Deleted", f'Deleted Application "{app_name}"')
             except NotFound:
                 pass
-        self._write_status(appset, plan.status, name)
+            except ClusterError as err:
+                failures.append(("DeleteApplicationError", f"Application {app_name}: {err}"))
+        status = plan.status
+        if failures:
+            reason, message = failures[0]
+            more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+            status = with_write_error(status, reason, message + more, now=self._clock.now())
+        self._write_status(appset, status, name)
 
-    def _write(self, appset: Obj, manifest: Mapping[str, Any], *, create: bool) -> None:
+    def _write(
+        self, appset: Obj, manifest: Mapping[str, Any], *, create: bool
+    ) -> list[tuple[str, str]]:
         app_name = str(manifest["metadata"]["name"])
         try:
             if create:
@@ -165,9 +160,13 @@ class ApplicationSetController:
             else:
                 self._cluster.update(dict(manifest), field_manager=FIELD_MANAGER)
         except Conflict:
-            return  # changed under us: the watch brings the set back with the new version
+            return []  # changed under us: the watch brings the set back with the new version
+        except ClusterError as err:
+            reason = "CreateApplicationError" if create else "UpdateApplicationError"
+            return [(reason, f"Application {app_name}: {err}")]
         action = "created" if create else "updated"
         self._event(appset, action, f'{action} Application "{app_name}"')
+        return []
 
     def _write_status(self, appset: Obj, status: Obj, name: str) -> None:
         if status == appset.get("status"):
@@ -191,3 +190,39 @@ class ApplicationSetController:
             log.warning(
                 "applicationset %s: event not recorded: %s", appset["metadata"]["name"], err
             )
+
+
+def _controller_uid(app: Obj) -> str | None:
+    refs = (app.get("metadata") or {}).get("ownerReferences") or []
+    return next((str(r.get("uid")) for r in refs if r.get("controller")), None)
+
+
+def _owned(appset: Obj, generation: Generation, apps: list[Obj]) -> list[Obj]:
+    """The Applications this set controls, and the unowned ones it generates (adopted, as
+    Argo CD does)."""
+    uid = str((appset.get("metadata") or {}).get("uid"))
+    names = generation.names
+    return [
+        app
+        for app in apps
+        if _controller_uid(app) == uid
+        or (_controller_uid(app) is None and app["metadata"]["name"] in names)
+    ]
+
+
+def _foreign(appset: Obj, generation: Generation, apps: list[Obj]) -> dict[str, str]:
+    """Generated names already taken by an Application another controller owns: refused,
+    never taken over."""
+    uid = str((appset.get("metadata") or {}).get("uid"))
+    out: dict[str, str] = {}
+    for app in apps:
+        name = app["metadata"]["name"]
+        owner = _controller_uid(app)
+        if name in generation.names and owner is not None and owner != uid:
+            refs = app["metadata"].get("ownerReferences") or []
+            ref = next(r for r in refs if r.get("controller"))
+            out[name] = (
+                f"application {name}: already exists and is controlled by "
+                f"{ref.get('kind')}/{ref.get('name')}; it is left alone"
+            )
+    return out
