@@ -5,6 +5,7 @@ the previous image is found as its revert (the trailer Git convergence also hono
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +24,7 @@ VALUES = (
     "# the web app in dev\nimage:\n  repository: registry.local/web\n"
     "  tag: v1  # moved by Headway\nreplicas: 2\n"
 )
+FIELD_KEY = "image.tag"
 PIPELINE = {
     "apiVersion": "headway.dev/v1alpha1",
     "kind": "PromotionPipeline",
@@ -51,6 +53,7 @@ def _repo(tmp_path: Path) -> Path:
     path = tmp_path / "repo"
     path.mkdir()
     (path / "values-dev.yaml").write_text(VALUES)
+    (path / "values-prod.yaml").write_text(VALUES)
     for args in (
         ["init", "-q", "-b", "main"],
         ["add", "."],
@@ -121,3 +124,19 @@ def test_a_hand_edit_since_the_last_promotion_is_a_config_change(tmp_path: Path)
         check=True,
     )
     assert "replicas" in repo.config_change()
+
+
+def test_another_environments_promotion_is_not_this_files_last_promotion(tmp_path: Path) -> None:
+    path = _repo(tmp_path)
+    pipeline, _ = parse_promotion_pipeline(Document(PIPELINE, "pipeline", 0, 0))
+    assert pipeline is not None
+    dev, prod = pipeline.spec.environments
+    prod = replace(prod, gate=replace(prod.gate, exempt=(FIELD_KEY,)))
+    writer = LocalBranch(path, "main", BotIdentity("Headway", "headway@localhost"))
+    dev_repo = GitEnvironment(writer=writer, env=dev, repository="registry.local/web")
+    prod_repo = GitEnvironment(
+        writer=writer, env=prod, repository="registry.local/web", config_check=config_check(prod)
+    )
+    dev_repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-1"), previous="")
+    assert prod_repo.exempt()
+    assert "no earlier promotion" in prod_repo.config_change()  # dev's commit does not count

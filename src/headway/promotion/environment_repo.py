@@ -126,9 +126,15 @@ class GitEnvironment:
         return self._config_check(self._text_at(last), self._text_at(tip))
 
     def _last_promoted(self, tip: str) -> str:
+        """The newest commit Headway wrote into this environment's file (a promotion or a
+        re-commit); another environment's promotion says nothing about this file."""
         for commit in self._history():
             message = commit.message or ""
-            if trailers.promotion_of(message) or trailers.promotion_of(message, reverts=True):
+            found = trailers.trailers(message)
+            promoted = trailers.promotion_of(message) or trailers.promotion_of(
+                message, reverts=True
+            )
+            if promoted and found.get("Headway-Environment") == [self._env.name]:
                 return str(commit.id)
         return ""
 
