@@ -114,3 +114,25 @@ def test_a_failed_runs_chart_marks_where_the_rollout_aborts(scene: Scene) -> Non
     assert data["points"][-1][1] >= data["failure"]
     # Headway writes no completedAt: the run ended with the measurement that failed it
     assert data["markers"] == [{"at": data["points"][-1][0], "label": "run Failed: rollout aborts"}]
+
+
+def test_malformed_objects_show_what_they_can_never_a_server_error(scene: Scene) -> None:
+    cluster = scene.harness.cluster
+    broken = {"apiVersion": API, "kind": "Application",
+              "metadata": {"name": "broken", "namespace": "argocd"},
+              "spec": {"project": 7, "source": "not a mapping", "ignoreDifferences": "x"}}
+    cluster.apply(broken, field_manager="test", force=True)
+    cluster.patch_status(API, "Application", "broken", "argocd", {
+        "sync": "Synced", "history": 5, "resources": "x", "conditions": [1],
+        "operationState": {"phase": "Running", "wave": 3, "operation": {"retry": "x"}},
+    })
+    run = scene.harness.runs()[0]
+    cluster.patch_status(API, "AnalysisRun", run["metadata"]["name"], "default",
+                         {"phase": "Failed", "metricResults": 5})
+    for path in ("/applications", "/applications/argocd/broken",
+                 "/applications/argocd/broken/body", "/rollouts/default/web",
+                 "/rollouts/default/web/body"):
+        answer = get(scene, path)
+        assert answer.status_code == 200, (path, answer.text[:300])
+        assert "Internal Server Error" not in answer.text
+    assert 'data-app="argocd/broken"' in get(scene, "/applications").text

@@ -15,10 +15,19 @@ from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.steering.apps import describe_operation, describe_state
 
-__all__ = ["TREE_KINDS", "AppPage", "AppRow", "TreeNode", "WaveWait", "app_page", "app_rows"]
+__all__ = [
+    "AppPage",
+    "AppRow",
+    "TreeNode",
+    "WaveWait",
+    "app_page",
+    "app_rows",
+    "history_entries",
+    "resource_entries",
+    "source_url",
+]
 
 _ENDED = ("Succeeded", "Failed", "Error")
-TREE_KINDS = ("ReplicaSet", "Pod", "AnalysisRun", "Job")
 
 
 @dataclass(frozen=True)
@@ -32,13 +41,41 @@ class AppRow:
     revision: str
 
 
+def _m(value: object) -> Mapping[str, Any]:
+    """A field that should be a mapping; anything else (a hand-edited status) reads as empty,
+    so a malformed object shows what it can instead of failing the page."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _l(value: object) -> list[Mapping[str, Any]]:
+    """A field that should be a list of mappings; other items are skipped."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def _status(app: Mapping[str, Any]) -> Mapping[str, Any]:
-    found = app.get("status")
-    return found if isinstance(found, Mapping) else {}
+    return _m(app.get("status"))
+
+
+def _source(app: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = _m(app.get("spec"))
+    return _m(spec.get("source")) or next(iter(_l(spec.get("sources"))), {})
+
+
+def source_url(app: Obj) -> str:
+    """The (first) source's repoURL as written, credentials included: for Git, never shown."""
+    return str(_source(app).get("repoURL") or "")
+
+
+def resource_entries(app: Obj) -> list[Mapping[str, Any]]:
+    return _l(_status(app).get("resources"))
+
+
+def history_entries(app: Obj) -> list[Mapping[str, Any]]:
+    return _l(_status(app).get("history"))
 
 
 def _revision(status: Mapping[str, Any]) -> str:
-    sync = status.get("sync") or {}
+    sync = _m(status.get("sync"))
     return str(sync.get("revision") or ",".join(sync.get("revisions") or []))
 
 
@@ -47,10 +84,10 @@ def app_row(app: Obj) -> AppRow:
     return AppRow(
         namespace=str(meta.get("namespace") or ""),
         name=str(meta["name"]),
-        project=str((app.get("spec") or {}).get("project") or ""),
-        sync=str((status.get("sync") or {}).get("status") or "Unknown"),
-        health=str((status.get("health") or {}).get("status") or "Unknown"),
-        operation=str((status.get("operationState") or {}).get("phase") or ""),
+        project=str(_m(app.get("spec")).get("project") or ""),
+        sync=str(_m(status.get("sync")).get("status") or "Unknown"),
+        health=str(_m(status.get("health")).get("status") or "Unknown"),
+        operation=str(_m(status.get("operationState")).get("phase") or ""),
         revision=_revision(status)[:12],
     )
 
@@ -114,7 +151,7 @@ class AppPage:
 def _children(owner_uid: str, live: Sequence[Obj]) -> tuple[TreeNode, ...]:
     nodes = []
     for obj in live:
-        refs = obj["metadata"].get("ownerReferences") or []
+        refs = _l(obj["metadata"].get("ownerReferences"))
         if not any(r.get("uid") == owner_uid for r in refs):
             continue
         status = obj.get("status") if isinstance(obj.get("status"), Mapping) else {}
@@ -125,8 +162,8 @@ def _children(owner_uid: str, live: Sequence[Obj]) -> tuple[TreeNode, ...]:
                 name=str(obj["metadata"]["name"]),
                 wave="",
                 sync="",
-                health=str((status or {}).get("phase") or ""),
-                message=str((status or {}).get("message") or ""),
+                health=str(_m(status).get("phase") or ""),
+                message=str(_m(status).get("message") or ""),
                 children=_children(str(obj["metadata"].get("uid")), live),
             )
         )
@@ -139,11 +176,11 @@ def resource_tree(
     """The app's resources (from its status) with what they own below them (ReplicaSets,
     Pods, AnalysisRuns, Jobs found live by owner reference)."""
     nodes = []
-    for r in _status(app).get("resources") or []:
+    for r in _l(_status(app).get("resources")):
         key = (str(r.get("kind")), str(r.get("namespace") or ""), str(r.get("name")))
         live = live_by_key.get(key)
         uid = str(live["metadata"].get("uid")) if live else ""
-        health = r.get("health") or {}
+        health = _m(r.get("health"))
         nodes.append(
             TreeNode(
                 kind=key[0],
@@ -161,17 +198,17 @@ def resource_tree(
 
 
 def wave_wait(app: Obj) -> WaveWait | None:
-    state = _status(app).get("operationState") or {}
+    state = _m(_status(app).get("operationState"))
     if not state or state.get("phase") in _ENDED:
         return None
     cursor = state.get("wave") if isinstance(state.get("wave"), Mapping) else None
     wave = int(cursor["wave"]) if cursor and isinstance(cursor.get("wave"), int) else None
     waiting = tuple(
-        f"{r.get('kind')}/{r.get('name')} is {(r.get('health') or {}).get('status')}"
-        for r in _status(app).get("resources") or []
+        f"{r.get('kind')}/{r.get('name')} is {_m(r.get('health')).get('status')}"
+        for r in _l(_status(app).get("resources"))
         if wave is not None
         and r.get("syncWave", 0) == wave
-        and (r.get("health") or {}).get("status") not in (None, "Healthy")
+        and _m(r.get("health")).get("status") not in (None, "Healthy")
     )
     return WaveWait(
         phase=str(state.get("phase")),
@@ -184,8 +221,8 @@ def wave_wait(app: Obj) -> WaveWait | None:
 
 def history_rows(app: Obj, commit_messages: Mapping[str, str]) -> tuple[HistoryRow, ...]:
     rows = []
-    for entry in reversed(_status(app).get("history") or []):
-        who = entry.get("initiatedBy") or {}
+    for entry in reversed(_l(_status(app).get("history"))):
+        who = _m(entry.get("initiatedBy"))
         revision = str(entry.get("revision") or "")
         rows.append(
             HistoryRow(
@@ -205,21 +242,23 @@ def history_rows(app: Obj, commit_messages: Mapping[str, str]) -> tuple[HistoryR
 
 def _retry(app: Obj) -> str:
     """The sync retry budget: attempts made of the limit, as the operation records them."""
-    state = _status(app).get("operationState") or {}
-    operation = state.get("operation") or app.get("operation") or {}
-    limit = (operation.get("retry") or {}).get("limit")
-    if limit is None:
+    state = _m(_status(app).get("operationState"))
+    operation = _m(state.get("operation")) or _m(app.get("operation"))
+    limit = _m(operation.get("retry")).get("limit")
+    if not isinstance(limit, int):
         return ""
-    made = int(state.get("retryCount") or 0)
+    made = state.get("retryCount") if isinstance(state.get("retryCount"), int) else 0
     return f"{made} of {'unlimited' if int(limit) < 0 else limit} retries used"
 
 
 def _ignored(app: Obj) -> tuple[str, ...]:
     out = []
-    for rule in (app.get("spec") or {}).get("ignoreDifferences") or []:
+    for rule in _l(_m(app.get("spec")).get("ignoreDifferences")):
         what = "/".join(str(rule.get(k)) for k in ("group", "kind", "name") if rule.get(k))
-        paths = [*(rule.get("jsonPointers") or []), *(rule.get("jqPathExpressions") or [])]
-        managers = [f"manager {m}" for m in rule.get("managedFieldsManagers") or []]
+        lists = [rule.get(k) for k in ("jsonPointers", "jqPathExpressions")]
+        paths = [str(p) for found in lists if isinstance(found, list) for p in found]
+        found = rule.get("managedFieldsManagers")
+        managers = [f"manager {m}" for m in found] if isinstance(found, list) else []
         out.append(f"{what}: {', '.join([*paths, *managers]) or 'everything'}")
     return tuple(out)
 
@@ -231,11 +270,11 @@ def app_page(
     owned: Sequence[Obj],
     commit_messages: Mapping[str, str],
 ) -> AppPage:
-    status, spec = _status(app), app.get("spec") or {}
-    source = spec.get("source") or (spec.get("sources") or [{}])[0]
-    destination = spec.get("destination") or {}
-    state = status.get("operationState") or {}
-    automated = (spec.get("syncPolicy") or {}).get("automated")
+    status, spec = _status(app), _m(app.get("spec"))
+    source = _source(app)
+    destination = _m(spec.get("destination"))
+    state = _m(status.get("operationState"))
+    automated = _m(spec.get("syncPolicy")).get("automated")
     return AppPage(
         row=app_row(app),
         repo=redact_url_credentials(str(source.get("repoURL") or "")),
@@ -244,7 +283,7 @@ def app_page(
         destination=f"{destination.get('server') or destination.get('name') or ''} "
         f"ns={destination.get('namespace') or ''}",
         health_message=redact_url_credentials(
-            str((status.get("health") or {}).get("message") or "")
+            str(_m(status.get("health")).get("message") or "")
         ),
         requested=describe_operation(app["operation"])
         if isinstance(app.get("operation"), Mapping) else "",
@@ -252,7 +291,7 @@ def app_page(
         last_result=describe_state(state) if state.get("phase") in _ENDED else "",
         conditions=tuple(
             (str(c.get("type")), redact_url_credentials(str(c.get("message"))))
-            for c in status.get("conditions") or []
+            for c in _l(status.get("conditions"))
         ),
         retry=_retry(app),
         tree=resource_tree(app, live_by_key, owned),

@@ -65,6 +65,11 @@ def measured_value(value: Any) -> float | None:
     return None
 
 
+def _items(value: object) -> list[Mapping[str, Any]]:
+    """The mappings of a list field; a malformed field (a number, a string) has none."""
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
 def _epoch(text: Any) -> float | None:
     moment = parse_time(text)
     return moment.timestamp() if moment else None
@@ -84,7 +89,7 @@ class MetricChart:
 def _chart(
     metric: Mapping[str, Any], result: Mapping[str, Any], ends: Mapping[str, float | None]
 ) -> MetricChart:
-    measurements = [m for m in result.get("measurements") or [] if isinstance(m, Mapping)]
+    measurements = _items(result.get("measurements"))
     points = []
     for m in measurements:
         at = _epoch(m.get("finishedAt") or m.get("startedAt"))
@@ -127,29 +132,28 @@ def _ended_at(status: Mapping[str, Any]) -> float | None:
     else its last measurement's end (the one that decided it)."""
     ends = [
         _epoch(m.get("finishedAt"))
-        for r in status.get("metricResults") or [] if isinstance(r, Mapping)
-        for m in r.get("measurements") or [] if isinstance(m, Mapping)
+        for r in _items(status.get("metricResults"))
+        for m in _items(r.get("measurements"))
     ]
     known = [e for e in ends if e is not None]
     return _epoch(status.get("completedAt")) or (max(known) if known else None)
 
 
 def run_card(run: Obj, aborted_at: float | None) -> RunCard:
-    status = run.get("status") if isinstance(run.get("status"), Mapping) else {}
-    status = status or {}
-    specs = {str(m.get("name")): m for m in (run.get("spec") or {}).get("metrics") or []}
+    status = _mapping(run.get("status"))
+    specs = {str(m.get("name")): m for m in _items(_mapping(run.get("spec")).get("metrics"))}
     phase = str(status.get("phase") or "Pending")
     ended = _ended_at(status) if phase not in ("Pending", "Running") else None
     # A Failed or Errored run aborts its Rollout (Argo's rule): say so where it happened.
     label = f"run {phase}" + (": rollout aborts" if phase in ("Failed", "Error") else "")
     ends = {label: ended, "rollout aborted": aborted_at}
-    results = [r for r in status.get("metricResults") or [] if isinstance(r, Mapping)]
+    results = _items(status.get("metricResults"))
     charts = [_chart(specs.get(str(r.get("name")), {}), r, ends) for r in results]
     return RunCard(
         name=str(run["metadata"]["name"]),
         phase=phase,
         message=redact_url_credentials(str(status.get("message") or "")),
-        revision_hash=str((run["metadata"].get("labels") or {}).get(HASH_LABEL, "")),
+        revision_hash=str(_mapping(run["metadata"].get("labels")).get(HASH_LABEL, "")),
         metrics=tuple(charts),
     )
 
@@ -249,7 +253,7 @@ def _sets(summary: RolloutSummary) -> tuple[SetRow, ...]:
                 name=str(p["metadata"]["name"]),
                 phase=str(_mapping(p.get("status")).get("phase") or "Pending"),
                 ready=any(c.get("type") == "Ready" and c.get("status") == "True"
-                          for c in _mapping(p.get("status")).get("conditions") or []),
+                          for c in _items(_mapping(p.get("status")).get("conditions"))),
             )
             for p in summary.pods.get(view.name, ())
         )
@@ -263,7 +267,7 @@ def rollout_page(summary: RolloutSummary, problem: str = "") -> RolloutPage:
     aborted_at = _epoch(status.get("abortedAt"))
     pauses = tuple(
         str(p.get("reason", "?")) + (f" since {p['startTime']}" if p.get("startTime") else "")
-        for p in status.get("pauseConditions") or [] if isinstance(p, Mapping)
+        for p in _items(status.get("pauseConditions"))
     )
     return RolloutPage(
         row=rollout_row(summary.obj),

@@ -13,7 +13,15 @@ from starlette.routing import Route
 from headway.cluster.errors import ClusterError, NotFound
 from headway.controllers.app_names import APP_API_VERSION
 from headway.dashboard import app_page
-from headway.dashboard.web import dashboard_of, flash, form_of, path_params, refusal, render
+from headway.dashboard.web import (
+    dashboard_of,
+    flash,
+    form_of,
+    path_params,
+    refusal,
+    render,
+    unreadable,
+)
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.steering import apps as steering
@@ -46,7 +54,7 @@ def _live(request: Request, app: Obj) -> tuple[dict[tuple[str, str, str], Obj], 
     cluster = dashboard_of(request).cluster
     live: dict[tuple[str, str, str], Obj] = {}
     namespaces: set[str] = set()
-    for r in (app.get("status") or {}).get("resources") or []:
+    for r in app_page.resource_entries(app):
         api = f"{r['group']}/{r.get('version')}" if r.get("group") else str(r.get("version"))
         key = (str(r.get("kind")), str(r.get("namespace") or ""), str(r.get("name")))
         try:
@@ -68,16 +76,19 @@ def _commit_messages(request: Request, app: Obj) -> dict[str, str]:
     reader: Callable[[str, str], str | None] | None = dashboard_of(request).commit_message
     if reader is None:
         return {}
-    spec = app.get("spec") or {}
-    source = spec.get("source") or (spec.get("sources") or [{}])[0]
-    url = str(source.get("repoURL") or "")
+    url = app_page.source_url(app)
     out = {}
-    for entry in (app.get("status") or {}).get("history") or []:
+    for entry in app_page.history_entries(app):
         revision = str(entry.get("revision") or "")
         message = reader(url, revision) if url and revision else None
         if message:
             out[revision] = message
     return out
+
+
+def _what(request: Request) -> str:
+    p = path_params(request)
+    return f"application {p['namespace']}/{p['name']}"
 
 
 def _page(request: Request) -> app_page.AppPage | None:
@@ -94,7 +105,10 @@ def _page(request: Request) -> app_page.AppPage | None:
 
 
 async def application(request: Request) -> Response:
-    page = _page(request)
+    try:
+        page = _page(request)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        return unreadable(request, _what(request), err, fragment=False)
     if page is None:
         return render(request, "missing.html", status_code=404, section="applications",
                       what=f"application {path_params(request)['namespace']}/"
@@ -103,7 +117,10 @@ async def application(request: Request) -> Response:
 
 
 async def application_body(request: Request) -> Response:
-    page = _page(request)
+    try:
+        page = _page(request)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        return unreadable(request, _what(request), err, fragment=True)
     if page is None:
         return render(request, "gone.html", status_code=200, what="this application")
     return render(request, "app_body.html", page=page)

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.dashboard import rollout_page
-from headway.dashboard.web import dashboard_of, flash, path_params, refusal, render
+from headway.dashboard.web import dashboard_of, flash, path_params, refusal, render, unreadable
 from headway.steering import rollouts as steering
 from headway.steering.rollout_summary import ARGO_API, RolloutSummary, summarize
 
@@ -39,6 +39,11 @@ async def rollouts_table(request: Request) -> Response:
     return render(request, "rollout_table.html", rows=_rows(request))
 
 
+def _what(request: Request) -> str:
+    p = path_params(request)
+    return f"rollout {p['namespace']}/{p['name']}"
+
+
 def _page(request: Request) -> rollout_page.RolloutPage | None:
     """The page of the Rollout, read as `headway rollouts get` reads it."""
     from headway.controllers.rollout_inputs import parse_rollout_object
@@ -59,7 +64,10 @@ def _page(request: Request) -> rollout_page.RolloutPage | None:
 
 
 async def rollout(request: Request) -> Response:
-    page = _page(request)
+    try:
+        page = _page(request)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        return unreadable(request, _what(request), err, fragment=False)
     if page is None:
         p = path_params(request)
         return render(request, "missing.html", status_code=404, section="rollouts",
@@ -68,7 +76,10 @@ async def rollout(request: Request) -> Response:
 
 
 async def rollout_body(request: Request) -> Response:
-    page = _page(request)
+    try:
+        page = _page(request)
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        return unreadable(request, _what(request), err, fragment=True)
     if page is None:
         return render(request, "gone.html", what="this rollout")
     return render(request, "rollout_body.html", page=page)

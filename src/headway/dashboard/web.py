@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from headway.dashboard.live import Hub
 
 __all__ = ["COOKIE", "CSRF_HEADER", "Dashboard", "create_app"]
 
+log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 COOKIE = "headway_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -74,6 +76,16 @@ def flash(message: str, *, ok: bool, status_code: int = 200) -> HTMLResponse:
     kind = "ok" if ok else "error"
     body = f'<div class="flash {kind}" role="status">{escape(message)}</div>'
     return HTMLResponse(body, status_code=status_code)
+
+
+def unreadable(request: Request, what: str, err: Exception, *, fragment: bool) -> Response:
+    """An object whose fields have shapes the page cannot show: one sentence naming it and
+    the problem, never a traceback (the log keeps the details)."""
+    log.warning("dashboard: cannot show %s", what, exc_info=err)
+    message = f"cannot show {what}: a field has an unexpected shape ({type(err).__name__}: {err})"
+    if fragment:
+        return flash(message, ok=False)
+    return render(request, "missing.html", status_code=200, what=what, problem=message)
 
 
 def _same_origin(request: Request) -> bool:
