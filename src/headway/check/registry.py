@@ -13,6 +13,7 @@ from headway.check import (
     empty_result,
     ordering,
     progressive,
+    promotion,
     releases,
     template_refs,
     transition,
@@ -168,6 +169,10 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((releases.SHARED_LIBRARY_ALL_ENVIRONMENTS,), releases.check_shared_library),
     RegisteredCheck((releases.HOOK_JOB_IN_SERVICE,), releases.check_hook_jobs),
     RegisteredCheck((releases.PRUNE_UNPROTECTED,), releases.check_prune_protection),
+    RegisteredCheck((promotion.UNGATED_LAST_ENVIRONMENT,), promotion.check_pipeline_gates),
+    RegisteredCheck(
+        (promotion.PIPELINE_UNKNOWN_APPLICATION,), promotion.check_pipeline_applications
+    ),
 )
 
 # Rules whose findings come from the CLI (they need renders of other revisions).
