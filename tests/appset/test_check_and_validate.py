@@ -129,3 +129,28 @@ def test_validate_rejects_bad_set_fields_and_notes_unrendered_git_sets(tmp_path:
     (tmp_path / "sets/services.yaml").write_text(text)
     [note] = check_paths([tmp_path / "sets"]).diagnostics
     assert note.severity is Severity.WARNING and note.message.startswith("not rendered:")
+
+
+def test_check_renders_an_application_set_that_an_application_deploys(tmp_path: Path) -> None:
+    """App of ApplicationSets: the set lives in another (mapped) repository, so only the
+    root Application's render brings it in."""
+    root = _repo(tmp_path / "platform")
+    bootstrap = tmp_path / "bootstrap"
+    bootstrap.mkdir()
+    shutil.move(str(root / "sets/services.yaml"), bootstrap / "services.yaml")
+    other = "https://github.com/example/bootstrap.git"
+    (root / "root-app.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+        "metadata: {name: bootstrap, namespace: argocd}\n"
+        "spec:\n"
+        "  project: default\n"
+        f"  source: {{repoURL: '{other}', path: .}}\n"
+        "  destination: {server: 'https://kubernetes.default.svc', namespace: argocd}\n"
+    )
+    loader = RepositoryLoader(
+        tree=FilesystemTree(root),
+        self_urls=frozenset({normalize_url(SELF)}),
+        other_trees={normalize_url(other): FilesystemTree(bootstrap)},
+    )
+    context = loader.load()
+    assert sorted(unit.name for unit in context.applications) == ["bootstrap", "checkout", "search"]

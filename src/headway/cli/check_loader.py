@@ -203,6 +203,7 @@ class RepositoryLoader:
             libraries[app.name] = library
             units.append(AppUnit(app.name, app, objects))
             queue.extend(d for d in objects if _is_application(d))
+            queue.extend(self._generated_applications(list(objects)))  # app-of-appsets
         plain = tuple(d for d in documents if d.file not in owned and not _is_application(d))
         if plain:
             units.append(AppUnit("", None, plain))

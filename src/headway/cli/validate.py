@@ -79,7 +79,8 @@ def validate(
     ] = OutputFormat.TEXT,
 ) -> None:
     """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums,
-    Argo's rules, and what Headway does not run yet. Helm charts are skipped (and said)."""
+    Argo's rules, and what Headway does not run yet. ApplicationSets are rendered and their
+    Applications checked too. Helm charts are skipped (and said)."""
     if not paths:
         typer.echo("error: give at least one file or directory to validate", err=True)
         raise typer.Exit(EXIT_USAGE)
