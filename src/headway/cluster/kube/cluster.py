@@ -20,6 +20,7 @@ from headway.cluster import errors
 from headway.cluster.cluster_secrets import ClusterSecret
 from headway.cluster.kube import connection, watching
 from headway.cluster.kube.discovery import Discovery, ServedKind
+from headway.cluster.kube.streams import StreamHub
 from headway.cluster.kube.transport import DEFAULT_RETRY, Params, RetryPolicy, Transport
 from headway.cluster.protocol import (
     FieldValidation,
@@ -60,12 +61,15 @@ def _describe(served: ServedKind, path: str) -> str:
 
 
 class KubeCluster:
-    """A client of one API server. `backlog_idle_seconds`: see `watching`."""
+    """A client of one API server. `backlog_idle_seconds`: see `watching`; `streams`:
+    answer "what happened since" from one long-lived watch per kind (`streams.py`)."""
 
-    def __init__(self, transport: Transport, *, backlog_idle_seconds: float = 0.25) -> None:
+    def __init__(self, transport: Transport, *, backlog_idle_seconds: float = 0.25,
+                 streams: bool = True) -> None:
         self.transport = transport
         self.kinds = Discovery(transport)
         self.backlog_idle_seconds = backlog_idle_seconds
+        self.streams = StreamHub(transport) if streams else None
 
     @classmethod
     def connect(cls, kubeconfig: Path | None = None, context: str | None = None, *,
@@ -83,6 +87,8 @@ class KubeCluster:
         return cls(Transport(connection.http_client(config), retry=retry))
 
     def close(self) -> None:
+        if self.streams is not None:
+            self.streams.close()
         self.transport.close()
 
     def __enter__(self) -> KubeCluster:
@@ -158,6 +164,10 @@ class KubeCluster:
               resource_version: str | None = None,
               timeout_seconds: float = 0.0) -> Iterator[WatchEvent]:
         served = self._served(api_version, kind, namespace)
+        if self.streams is not None and resource_version is not None and timeout_seconds <= 0:
+            streamed = self.streams.events_since(served, namespace, resource_version)
+            if streamed is not None:
+                return iter(streamed)
         request = watching.WatchRequest(
             served=served, namespace=namespace, resource_version=resource_version,
             timeout_seconds=timeout_seconds, backlog_idle_seconds=self.backlog_idle_seconds)
@@ -298,8 +308,11 @@ class KubeCluster:
               content_type: str = "application/json") -> Any:
         what = _describe(served, path)
         try:
-            return self.transport.request(method, path, what=what, params=params, body=body,
-                                          content_type=content_type)
+            answer = self.transport.request(method, path, what=what, params=params, body=body,
+                                            content_type=content_type)
+            if self.streams is not None and method != "GET" and not (params or {}).get("dryRun"):
+                self.streams.wrote(served, method, answer)
+            return answer
         except errors.UnknownKind:  # the path is not served (any more): the kind went away
             self.kinds.invalidate()
             self.kinds.find(served.kind.api_version, served.kind.kind)
