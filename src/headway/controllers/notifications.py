@@ -8,7 +8,10 @@ Two step controllers share one `Notifications` core:
 * `notifications-events` watches Events: an Event about a Rollout whose reason names a
   trigger (RolloutAborted -> on-rollout-aborted, GitReverted -> on-revert-committed, ...)
   fires it for that Rollout's subscriptions, with `argo-rollouts-notification-configmap` /
-  `argo-rollouts-notification-secret` from the `argo-rollouts` namespace (or `argocd`).
+  `argo-rollouts-notification-secret` from the `argo-rollouts` namespace (or `argocd`);
+  an Event about an Application whose reason names an Application event trigger
+  (ApprovalRequested -> on-approval-requested, recorded by the promotion controller) fires it
+  for that Application's subscriptions, with the Application configuration.
 
 Steps only decide and queue: the `DeliveryWorker` task sends. Dedup keys, handled events and
 the outbox live in `<state_dir>/notifications.json`, so a restart neither forgets a queued
@@ -35,6 +38,7 @@ from headway.controllers.notify_delivery import DeliveryWorker, NotifyMetrics, S
 from headway.controllers.notify_state import NotifyState
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
+from headway.notify.catalog import APPLICATION_EVENT_TRIGGERS as APP_EVENTS
 from headway.notify.catalog import CATALOG, event_trigger
 from headway.notify.config import NotifyConfig, Service, load_config
 from headway.notify.decide import (
@@ -56,6 +60,7 @@ STATE_FILE = "notifications.json"
 APP_CONFIG = ("argocd", "argocd-notifications-cm", "argocd-notifications-secret")
 ROLLOUT_CONFIG_NAMESPACES = ("argo-rollouts", "argocd")
 ROLLOUT_CONFIG = ("argo-rollouts-notification-configmap", "argo-rollouts-notification-secret")
+_EVENT_SUBJECTS = {False: "Rollout", True: "Application"}  # by "is an Application event"
 
 
 class Notifications:
@@ -219,7 +224,8 @@ class EventNotifications:
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         involved = obj.get("involvedObject") or {}
-        if involved.get("kind") != "Rollout" or not event_trigger(str(obj.get("reason"))):
+        trigger = event_trigger(str(obj.get("reason")))
+        if trigger is None or involved.get("kind") != _EVENT_SUBJECTS[trigger in APP_EVENTS]:
             return []
         return _key(obj)
 
@@ -234,19 +240,21 @@ class EventNotifications:
         if trigger is None or occurrence in core.state.events or self._is_history(event):
             return None
         involved = event.get("involvedObject") or {}
+        kind = _EVENT_SUBJECTS[trigger in APP_EVENTS]
         try:
-            rollout = core.cluster.get(
-                ARGO_API, "Rollout", str(involved.get("name")), key.namespace or None
+            about = core.cluster.get(
+                ARGO_API, kind, str(involved.get("name")), key.namespace or None
             )
         except ClusterError:
             return None
-        subject = f"Rollout {key.namespace}/{involved.get('name')}"
-        config = core.config("Rollout")
-        subs = subscribed(rollout, config)
+        subject = f"{kind} {key.namespace}/{involved.get('name')}"
+        config = core.config(kind)
+        subs = subscribed(about, config)
         if not any(s.trigger == trigger for s in subs):
             return None
+        name = "app" if kind == "Application" else "rollout"
         decision = decide(
-            config=config, subject=subject, env={"rollout": rollout, "event": event},
+            config=config, subject=subject, env={name: about, "event": event},
             subscribed=subs, notified=frozenset(), event=(trigger, occurrence),
         )
         core.state.events.append(occurrence)

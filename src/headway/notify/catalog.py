@@ -6,7 +6,9 @@ events, so they have no `when`). Headway adds:
 
 * on-sync-retry-exhausted: automated sync spent its retry budget on a failing revision;
 * on-out-of-sync-too-long: OutOfSync for `headway.outOfSyncSeconds` >= 30 minutes;
-* on-revert-committed / on-revert-failed: the Git revert after an abort was pushed / refused.
+* on-revert-committed / on-revert-failed: the Git revert after an abort was pushed / refused;
+* on-approval-requested: a promotion waits at an environment's approval gate (an event on the
+  environment's Application, so it fires for that Application's subscriptions).
 
 Templates are Headway's own wording; every template has `message` and `title`, and a webhook
 without a `webhook.<service>` part gets Headway's JSON body (see docs/notifications.md).
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["CATALOG", "EVENT_TRIGGERS", "event_trigger"]
+__all__ = ["APPLICATION_EVENT_TRIGGERS", "CATALOG", "EVENT_TRIGGERS", "event_trigger"]
 
 _OP = "app.status.operationState"
 
@@ -76,7 +78,11 @@ EVENT_TRIGGERS: Mapping[str, str] = {
     "ScalingReplicaSet": "on-scaling-replica-set",
     "GitReverted": "on-revert-committed",
     "GitRevertFailed": "on-revert-failed",
+    "ApprovalRequested": "on-approval-requested",
 }
+
+#: Event triggers whose events are about an Application (their templates read `.app`).
+APPLICATION_EVENT_TRIGGERS = frozenset({"on-approval-requested"})
 
 _EVENT_MESSAGES = {
     "on-rollout-aborted": "Rollout {{.rollout.metadata.name}} was aborted: {{.event.message}}",
@@ -95,6 +101,8 @@ _EVENT_MESSAGES = {
     "change was reverted in Git: {{.event.message}}",
     "on-revert-failed": "Rollout {{.rollout.metadata.name}} was aborted but the revert could "
     "not be committed to Git: {{.event.message}}",
+    "on-approval-requested": "A promotion into {{.app.metadata.name}} waits for approval: "
+    "{{.event.message}}",
 }
 
 
@@ -122,7 +130,8 @@ def _catalog() -> dict[str, str]:
     for trigger in EVENT_TRIGGERS.values():
         template = trigger.removeprefix("on-")
         keys[f"trigger.{trigger}"] = f"- send: [{template}]\n"
-        title = f"{trigger} {{{{.rollout.metadata.name}}}}"
+        subject = "app" if trigger in APPLICATION_EVENT_TRIGGERS else "rollout"
+        title = f"{trigger} {{{{.{subject}.metadata.name}}}}"
         keys[f"template.{template}"] = (
             f"title: {_quote(title)}\nmessage: {_quote(_EVENT_MESSAGES[trigger])}\n"
         )

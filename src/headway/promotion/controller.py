@@ -133,7 +133,7 @@ class PromotionController:
             return _RESOLVE_RETRY_SECONDS
         try:
             plan = decide(self._context(spec, status, resolved))
-            return self._carry_out(obj, spec, plan, resolved.repo)
+            return self._carry_out(obj, spec, plan, resolved)
         except (SourceError, ValueError) as err:  # a remote down, a target file it cannot edit
             message = f"cannot go on: {type(err).__name__}: {redact_url_credentials(str(err))}"
             self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
@@ -192,13 +192,15 @@ class PromotionController:
         return any(isinstance(r, str) and r and repo.contains(r, commit) for r in revisions)
 
     def _carry_out(
-        self, obj: Obj, spec: PromotionSpec, plan: Plan, repo: facts.EnvironmentRepo
+        self, obj: Obj, spec: PromotionSpec, plan: Plan, resolved: facts.Resolved
     ) -> float | None:
         status = plan.status
         if plan.action is not None:
             self._hook("before-action")
-            status = self._act(spec, plan.action, status, repo)
+            status = self._act(spec, plan.action, status, resolved.repo)
             self._hook("after-action")
+        if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
+            self._ask_for_approval(spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
         for event_type, reason, message in plan.events:
@@ -223,6 +225,24 @@ class PromotionController:
             self._start_next(spec, name, action.environment)
             return replace(status, next_promotion=name)
         return status  # REQUEST_APPROVAL: the ApprovalRequested event is the notification
+
+    def _ask_for_approval(
+        self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
+    ) -> None:
+        """The ApprovalRequested Event on the environment's Application: what its
+        `subscribe.on-approval-requested.<service>` subscriptions are told (docs/promotion.md).
+        """
+        stage = resolved.stage
+        app, _ = facts.app_and_rollouts(self._cluster, stage.application, resolved.app_namespace)
+        if not app or status.approval is None:
+            return
+        deadline = format_precise_time(status.approval.deadline)
+        message = (
+            f"promotion {spec.name}: {spec.image} into {spec.environment} (requested by "
+            f"{spec.author}) needs approve/deny from {', '.join(stage.approvers) or 'nobody'} "
+            f"before {deadline}; `headway approve {spec.name}` or `headway deny {spec.name}`"
+        )
+        self._event(app, "ApprovalRequested", message, warning=False)
 
     def _start_next(self, spec: PromotionSpec, name: str, environment: str) -> None:
         following = replace(
