@@ -180,3 +180,57 @@ def test_a_refused_write_is_reported_with_argos_reason() -> None:
         "ErrorOccurred": ("True", "CreateApplicationError"),
         "ResourcesUpToDate": ("False", "ErrorOccurred"),
     }
+
+
+def _with_revision(app: dict[str, Any], revision: str) -> dict[str, Any]:
+    return {
+        **app,
+        "spec": {**app["spec"], "source": {**app["spec"]["source"], "targetRevision": revision}},
+    }
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"jsonPointers": ["/spec/source/targetRevision"]},
+        {"jqPathExpressions": [".spec.source.targetRevision"]},
+        {"name": "a", "jsonPointers": ["/spec/source/targetRevision"]},
+    ],
+)
+def test_ignored_application_differences_keep_the_live_value(entry: dict[str, Any]) -> None:
+    appset = _appset()
+    appset["spec"]["ignoreApplicationDifferences"] = [entry]
+    live = _with_revision(_live("a"), "hotfix")  # changed by hand
+    assert (
+        decide(
+            appset, _generation(_with_revision(_app("a"), "HEAD")), [live], invalid={}, now=NOW
+        ).updates
+        == ()
+    )
+    moved = _with_revision(_app("a", "new-path"), "HEAD")
+    [update] = decide(appset, _generation(moved), [live], invalid={}, now=NOW).updates
+    assert update["spec"]["source"] == {
+        "repoURL": "r",
+        "path": "new-path",
+        "targetRevision": "hotfix",
+    }
+
+
+def test_without_ignore_a_hand_made_change_is_overwritten() -> None:
+    live = _with_revision(_live("a"), "hotfix")
+    [update] = decide(
+        _appset(), _generation(_with_revision(_app("a"), "HEAD")), [live], invalid={}, now=NOW
+    ).updates
+    assert update["spec"]["source"]["targetRevision"] == "HEAD"
+
+
+def test_an_ignore_rule_for_another_application_does_not_apply() -> None:
+    appset = _appset()
+    appset["spec"]["ignoreApplicationDifferences"] = [
+        {"name": "b", "jsonPointers": ["/spec/source/targetRevision"]}
+    ]
+    live = _with_revision(_live("a"), "hotfix")
+    [update] = decide(
+        appset, _generation(_with_revision(_app("a"), "HEAD")), [live], invalid={}, now=NOW
+    ).updates
+    assert update["spec"]["source"]["targetRevision"] == "HEAD"

@@ -22,6 +22,7 @@ from typing import Any
 
 from headway.appset import rolling_sync as rolling
 from headway.appset.generate import Generation
+from headway.appset.ignore import IgnoreError, compile_ignores, keep_ignored
 from headway.kubetime import format_time, parse_time
 
 __all__ = [
@@ -95,7 +96,16 @@ def decide(
         conditions = _error_conditions(error.reason, error.message, params_generated=False)
         return Plan(status=_status(appset, previous, conditions, now))
     live = {_name(a): a for a in owned}
-    desired = {a.name: a.manifest for a in generation.apps if a.name not in invalid}
+    try:
+        ignores = compile_ignores(spec.get("ignoreApplicationDifferences"))
+    except IgnoreError as err:
+        conditions = _error_conditions("UpdateApplicationError", str(err), params_generated=True)
+        return Plan(status=_status(appset, previous, conditions, now))
+    desired = {
+        a.name: keep_ignored(a.manifest, live[a.name], ignores) if a.name in live else a.manifest
+        for a in generation.apps
+        if a.name not in invalid
+    }
     rolled, app_status, rollout_conditions = _rolling(appset, desired, live, now)
     policy = policy_of(spec)
     creates = tuple(_owned_by(appset, m) for n, m in sorted(rolled.items()) if n not in live)

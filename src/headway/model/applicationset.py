@@ -34,6 +34,14 @@ def _template_or_patch(spec: Mapping[str, Any], path: s.Path, report: s.Reporter
         report.error(path, "an ApplicationSet needs a template (or a templatePatch)")
 
 
+_IGNORE = s.Schema(
+    "ApplicationSetResourceIgnoreDifferences",
+    (
+        s.Field("name", s.STR),
+        s.Field("jsonPointers", s.STRING_LIST),
+        s.Field("jqPathExpressions", s.STRING_LIST),
+    ),
+)
 _EXPRESSION = s.Schema(
     "ApplicationMatchExpression",
     (
@@ -92,7 +100,7 @@ APPLICATION_SET_SPEC = s.Schema(
                 )
             ),
         ),
-        s.Field("ignoreApplicationDifferences", s.ANY),
+        s.Field("ignoreApplicationDifferences", s.ListOf(s.Obj(_IGNORE))),
         s.Field("applyNestedSelectors", s.BOOL),
     ),
     checks=(_options, _template_or_patch),
