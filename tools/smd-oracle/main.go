@@ -139,17 +139,53 @@ func (s *state) do(op operation) (step, error) {
 	default:
 		return step{}, fmt.Errorf("operation must be Apply or Update, not %q", op.Operation)
 	}
-	if conflicts, ok := err.(merge.Conflicts); ok {
-		return s.current(err.Error(), conflicts)
+	if _, ok := err.(merge.Conflicts); ok {
+		conflicts, err := s.conflicts(object, string(key))
+		if err != nil {
+			return step{}, err
+		}
+		return s.current("conflict", conflicts)
 	}
 	if err != nil {
 		return s.current(err.Error(), nil)
 	}
 	if live != nil { // nil: the apply changed nothing in the object
-		s.live = live
+		cleaned := withoutNulls(live.AsValue().Unstructured(), s.live.AsValue().Unstructured())
+		if s.live, err = s.objectType.FromUnstructured(cleaned); err != nil {
+			return step{}, err
+		}
 	}
 	s.managers = stripped(managers, string(key))
 	return s.current("", nil)
+}
+
+// conflicts recomputes a refused apply's conflicts as the library decides them (each other
+// manager's fields that the apply adds or modifies). The library's own list cannot be
+// used: ConflictsFromManagers keeps the paths Set.Iterate hands it, and Iterate reuses
+// one buffer, so paths of the same manager overwrite each other (v4.1.2).
+func (s *state) conflicts(object *typed.TypedValue, key string) (merge.Conflicts, error) {
+	forced, _, err := s.updater.Apply(s.live, object, version, s.managers.Copy(), key, true)
+	if err != nil {
+		return nil, err
+	}
+	if forced == nil {
+		return nil, fmt.Errorf("an apply refused for conflicts changes nothing when forced")
+	}
+	compare, err := s.live.Compare(forced)
+	if err != nil {
+		return nil, err
+	}
+	changed := compare.Modified.Union(compare.Added)
+	out := merge.Conflicts{}
+	for manager, owned := range s.managers {
+		if manager == key {
+			continue
+		}
+		owned.Set().Intersection(changed).Iterate(func(p fieldpath.Path) {
+			out = append(out, merge.Conflict{Manager: manager, Path: p.Copy()})
+		})
+	}
+	return out, nil
 }
 
 func (s *state) current(message string, conflicts merge.Conflicts) (step, error) {
@@ -184,6 +220,29 @@ func (s *state) current(message string, conflicts merge.Conflicts) (step, error)
 		out.Conflicts = append(out.Conflicts, conflict{key.Manager, key.Operation, field})
 	}
 	return out, nil
+}
+
+// withoutNulls turns the nulls the library leaves where pruning emptied a map or a list
+// into an empty one of the same kind (as it was in `before`): the local store keeps the
+// emptied value, and a null would make the next comparison see a change that is not one.
+func withoutNulls(v, before interface{}) interface{} {
+	switch v := v.(type) {
+	case nil:
+		if _, ok := before.([]interface{}); ok {
+			return []interface{}{}
+		}
+		return map[string]interface{}{}
+	case map[string]interface{}:
+		old, _ := before.(map[string]interface{})
+		for key, child := range v {
+			v[key] = withoutNulls(child, old[key])
+		}
+	case []interface{}:
+		for i, child := range v {
+			v[i] = withoutNulls(child, nil) // items are never emptied to null
+		}
+	}
+	return v
 }
 
 // neverOwned are the fields the API server's field manager strips from the writer's set

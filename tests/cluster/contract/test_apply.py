@@ -161,7 +161,7 @@ def test_managed_fields_shape(cluster: Cluster) -> None:
     spec = entry["fieldsV1"]["f:spec"]
     assert spec["f:replicas"] == {}
     main = spec["f:template"]["f:spec"]["f:containers"]['k:{"name":"main"}']
-    assert main == {".": {}, "f:image": {}}
+    assert main == {".": {}, "f:image": {}, "f:name": {}}  # the key is owned too, as on Kubernetes
 
 
 def test_withdrawing_a_whole_map_removes_it(cluster: Cluster) -> None:

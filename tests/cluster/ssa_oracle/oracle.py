@@ -218,7 +218,14 @@ def _by_manager(owned: frozenset[tuple[str, str, frozenset[Field]]]) -> dict[str
 
 def comparable(value: Any, field: str = "") -> Any:
     """`value` with the order of keyed lists and sets left out (Kubernetes keeps their
-    order by its own rules; what they hold is what counts here)."""
+    order by its own rules; what they hold is what counts here).
+
+    A map emptied by a removal is `null` in the library's untyped values and `{}` once the
+    API server decodes it into a Go struct (a Deployment's spec); the sequences never write
+    `null`, so the two are the same here.
+    """
+    if value is None:
+        return {}
     if isinstance(value, dict):
         return {k: comparable(v, k) for k, v in value.items()}
     if isinstance(value, list):

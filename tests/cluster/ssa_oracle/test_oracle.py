@@ -40,3 +40,14 @@ def test_keyed_items_are_owned_by_key_and_identity_by_no_one() -> None:
     assert (manager, operation) == ("git", "Apply")
     assert {item, (*item, "f:image"), (*item, "f:name")} <= fields
     assert not any(f[:2] == ("f:metadata", "f:name") for f in fields)
+
+
+def test_every_conflicting_field_of_one_manager_is_reported() -> None:
+    # The library's own conflict list loses all but one path per shared buffer (v4.1.2);
+    # the oracle recomputes it, so both fields are named.
+    pod = {"spec": {"template": {"spec": {"nodeSelector": {"a": "1"},
+                                          "tolerations": [{"key": "spot"}]}}}}
+    change = {"spec": {"template": {"spec": {"nodeSelector": {"b": "1"}, "tolerations": []}}}}
+    steps = run_oracle([Operation("git", "Apply", pod), Operation("ops", "Apply", change)])
+    assert steps[1].conflicts == {
+        (".spec.template.spec.nodeSelector", "git"), (".spec.template.spec.tolerations", "git")}

@@ -9,7 +9,11 @@ Each manager (per operation, `Apply` or `Update`) owns a set of leaf paths.
   `FieldConflict` where another manager owns a field whose value would change (unless
   `force`, which moves ownership), removes fields the manager applied before and omits
   now (unless another manager owns them), and records the manager's new set.
-* `update_fields` gives a non-apply writer the fields it changed, taking them from others.
+* `update_fields` gives a non-apply writer the fields it added or changed, taking them from
+  others.
+
+These follow Kubernetes' structured-merge-diff library step for step, and are checked
+against it (tests/cluster/ssa_oracle/, docs/kubernetes.md).
 
 "Content" here is everything SSA manages: the object without `apiVersion`, `kind`,
 `status` and server-set metadata (see `managed_content` in `objects.py`).
@@ -28,11 +32,18 @@ from headway.cluster.local.api.fieldpaths import (
     FieldPath,
     field_set,
     keyless_items,
+    node_paths,
     render_path,
     value_at,
 )
 from headway.cluster.local.api.jsonvalues import clone
-from headway.cluster.local.api.listkeys import item_key, key_matches, list_keys, list_semantics
+from headway.cluster.local.api.listkeys import (
+    is_atomic_map,
+    item_key,
+    key_matches,
+    list_keys,
+    list_semantics,
+)
 
 __all__ = [
     "ApplyOutcome",
@@ -96,9 +107,13 @@ def apply_fields(
     # What this manager applies now is kept too: an omitted `{}` may have become a parent.
     mine_now = ManagedEntry(manager, "Apply", api_version, now, applied_paths)
     if previous is not None:
-        _remove_omitted(merged, previous.fields - applied_paths, [*others, mine_now])
+        owned = [p for e in [*others, mine_now] for p in e.fields]
+        merged = _pruned(merged, previous.fields, owned)
     kept = [e for e in entries if e is not previous]
-    return ApplyOutcome(merged, _normalized([*kept, mine_now], merged))
+    # The applier owns what it applied even where pruning took it away (an applied `{}`
+    # whose unowned contents went): structured-merge-diff never drops the applier's set.
+    mine = (mine_now,) if mine_now.fields else ()
+    return ApplyOutcome(merged, (*_normalized(kept, live, merged), *mine))
 
 
 def update_fields(
@@ -110,19 +125,64 @@ def update_fields(
     api_version: str,
     now: str,
 ) -> tuple[ManagedEntry, ...]:
-    """Ownership after `manager` replaced `old` with `new` by an ordinary write."""
-    entries = list(managed)
-    changed = frozenset(p for p in field_set(new) if _differs(old, new, p))
-    if not changed:
-        return _normalized(entries, new)
-    entries = [replace(e, fields=e.fields - changed) for e in entries]
+    """Ownership after `manager` replaced `old` with `new` by an ordinary write.
+
+    As structured-merge-diff records an update: the writer takes every field it added
+    (maps, lists and items included, not only their leaves) or changed, from whoever
+    owned it; a field that is gone is no one's.
+    """
+    before, after = node_paths(old), node_paths(new)
+    changed = (after - before) | {p for p in before & after if _value_changed(old, new, p)}
+    entries = [
+        replace(e, fields=_stored(_members(e.fields) - changed, new)) for e in managed
+    ]
     previous = next(
         (e for e in entries if e.manager == manager and e.operation == "Update"), None
     )
-    fields = changed | (previous.fields if previous else frozenset())
-    mine = ManagedEntry(manager, "Update", api_version, now, fields)
+    mine = changed | _members(previous.fields if previous else frozenset())
+    mine -= {_METADATA}  # identity's parent: the API server never records it as owned
+    entry = ManagedEntry(manager, "Update", api_version, now, _stored(mine, new))
     kept = [e for e in entries if e is not previous]
-    return _normalized([*kept, mine], new)
+    return _normalized([*kept, entry], old, new)
+
+
+_METADATA: FieldPath = ("f:metadata",)
+
+
+def _value_changed(old: Mapping[str, Any], new: Mapping[str, Any], path: FieldPath) -> bool:
+    """Whether the value at `path`, present in both, changed as one value (a scalar, an
+    atomic list or map); a map or keyed list changes only through what it holds."""
+    before, after = value_at(old, path), value_at(new, path)
+    field = path[-1][2:] if path[-1].startswith("f:") else ""
+    if isinstance(after, dict) and isinstance(before, dict) and not is_atomic_map(field):
+        return False
+    if isinstance(after, list) and isinstance(before, list) and field and (
+            list_semantics(field, [*before, *after]) != "atomic"):
+        return False
+    return bool(before != after)
+
+
+def _members(paths: Iterable[FieldPath]) -> frozenset[FieldPath]:
+    return frozenset(p[:-1] if p and p[-1] == "." else p for p in paths)
+
+
+def _stored(members: Iterable[FieldPath], content: Mapping[str, Any]) -> frozenset[FieldPath]:
+    """Member paths as the store keeps them: `.` after an item, or after a map or list
+    that holds something (the node itself, not its contents)."""
+    out = set()
+    for path in members:
+        out.add((*path, ".") if _holds_fields(content, path) else path)
+    return frozenset(out)
+
+
+def _holds_fields(content: Mapping[str, Any], path: FieldPath) -> bool:
+    """Whether `path` is an item, or a map or list owned field by field that holds some."""
+    if path[-1].startswith("k:"):
+        return True
+    value, field = value_at(content, path), path[-1][2:]
+    if isinstance(value, dict):
+        return bool(value) and not is_atomic_map(field)
+    return isinstance(value, list) and list_semantics(field, value) != "atomic" and bool(value)
 
 
 def _conflicts(
@@ -133,8 +193,8 @@ def _conflicts(
 ) -> list[tuple[FieldPath, str]]:
     found: set[tuple[FieldPath, str]] = set()
     for entry in entries:
-        if entry.manager == manager:
-            continue
+        if entry.manager == manager and entry.operation == "Apply":
+            continue  # its own updates are another owner, as on Kubernetes
         for path in entry.fields:
             if _differs(live, merged, path):
                 found.add((path, entry.manager))
@@ -143,34 +203,35 @@ def _conflicts(
 
 def _differs(before: Mapping[str, Any], after: Mapping[str, Any], path: FieldPath) -> bool:
     old, new = value_at(before, path), value_at(after, path)
-    if path and path[-1] == ".":  # the item's existence, not its contents
+    if path and path[-1] == ".":  # the node's existence, not its contents
         return (old is MISSING) != (new is MISSING)
-    if isinstance(old, dict) and isinstance(new, dict):  # owning a map is owning its existence
-        return False
-    return bool(old != new)
+    if old is MISSING or new is MISSING:
+        return old is not new
+    return _value_changed(before, after, path)
 
 
 def _normalized(
-    entries: list[ManagedEntry], content: Mapping[str, Any]
+    entries: list[ManagedEntry], before: Mapping[str, Any], after: Mapping[str, Any]
 ) -> tuple[ManagedEntry, ...]:
-    """Drop paths that no longer exist and entries that own nothing.
+    """Drop the paths this write removed, and entries left owning nothing.
 
-    A path that was a leaf and is now a parent (an applied `{}` that others filled) stays
-    owned: it names the map's existence.
+    Only a removal ends ownership, as in structured-merge-diff: a path owned while absent
+    (an applied `{}` whose unowned contents were pruned) stays owned until someone writes
+    it. A path that was a leaf and is now a parent (an applied `{}` that others filled)
+    stays owned: it names the map's existence.
     """
-    leaves = field_set(content)
 
-    def exists(path: FieldPath) -> bool:
-        return path in leaves or value_at(content, path) is not MISSING
+    def removed(path: FieldPath) -> bool:
+        return value_at(before, path) is not MISSING and value_at(after, path) is MISSING
 
-    out = [replace(e, fields=frozenset(p for p in e.fields if exists(p))) for e in entries]
+    out = [replace(e, fields=frozenset(p for p in e.fields if not removed(p))) for e in entries]
     return tuple(e for e in out if e.fields)
 
 
 def merge(live: Any, applied: Any, field: str = "") -> Any:
     """`applied` laid over `live`: maps merge by key, associative lists by item key,
     set-like lists by value; anything else is replaced."""
-    if isinstance(live, dict) and isinstance(applied, Mapping):
+    if isinstance(live, dict) and isinstance(applied, Mapping) and not is_atomic_map(field):
         out = dict(live)
         for key, value in applied.items():
             out[key] = merge(live[key], value, key) if key in live else clone(value)
@@ -194,16 +255,73 @@ def _merge_keyed(live: list[Any], applied: list[Any], keys: tuple[str, ...]) -> 
     return out
 
 
-def _remove_omitted(
-    content: dict[str, Any], omitted: Iterable[FieldPath], others: list[ManagedEntry]
-) -> None:
-    owned_elsewhere = [p for e in others for p in e.fields]
-    for path in sorted(omitted, key=len, reverse=True):
-        base = path[:-1] if path[-1] == "." else path
-        if any(q[: len(base)] == base for q in owned_elsewhere):
+def _pruned(
+    merged: dict[str, Any], last: frozenset[FieldPath], owned: Iterable[FieldPath]
+) -> dict[str, Any]:
+    """`merged` without what the applier applied last time (`last`) and omits now, unless
+    a manager (the applier now included) owns it or something under it.
+
+    Structured-merge-diff's pruning, step by step, on member paths (an item's `.` is the
+    item): remove everything `last` names, and every field above it; add back what anyone
+    owns; then take from `merged` only what that removed and `last` named. So a field the
+    applier held something under goes with all it holds once no one owns anything there,
+    including what no one owns (an empty keyed list, which names no field).
+    """
+    last_named = _with_named_parents(last)
+    owned_named = _with_named_parents([*owned, _NAME])
+    merged_named = _fields_of(merged)
+    pruned = _without(merged, last_named, emptied_as_null=True)
+    pruned = _without(merged, merged_named - (_fields_of(pruned) | owned_named),
+                      emptied_as_null=True)
+    dangling = (merged_named - _fields_of(pruned)) & last_named
+    return _without(merged, dangling)
+
+
+# Every object has a name, and every applied configuration names it: in the library's
+# view `metadata` is always held (the API server strips the name from what it records).
+_NAME: FieldPath = ("f:metadata", "f:name")
+
+
+def _fields_of(content: Mapping[str, Any]) -> frozenset[FieldPath]:
+    return _with_named_parents([*field_set(content), _NAME])
+
+
+def _with_named_parents(paths: Iterable[FieldPath]) -> frozenset[FieldPath]:
+    """Member paths (no trailing `.`), each with every field above it (`f:` elements)."""
+    out: set[FieldPath] = set()
+    for path in paths:
+        member = path[:-1] if path and path[-1] == "." else path
+        out.add(member)
+        out.update(member[:n] for n in range(1, len(member)) if member[n - 1].startswith("f:"))
+    return frozenset(out)
+
+
+def _without(
+    content: dict[str, Any], members: frozenset[FieldPath], *, emptied_as_null: bool = False
+) -> dict[str, Any]:
+    """`content` without `members`. With `emptied_as_null`, a list this empties becomes
+    null, as in the library's values, where a null is a field of its own (an empty list
+    is none): the pruning steps compare field sets of such intermediate results."""
+    out = clone(content)
+    emptied = set()
+    for path in sorted(members, key=len):  # outermost first: their contents go with them
+        if _is_key_field(path):
             continue
-        _remove(content, base)
-        _prune_empty_parents(content, base, owned_elsewhere)
+        if path[-1][:2] in ("k:", "v:") and value_at(out, path) is not MISSING:
+            emptied.add(path[:-1])
+        _remove(out, path)
+    for path in emptied if emptied_as_null else ():
+        holder = value_at(out, path[:-1])
+        if value_at(out, path) == [] and isinstance(holder, dict):
+            holder[path[-1][2:]] = None
+    return out
+
+
+def _is_key_field(path: FieldPath) -> bool:
+    """Whether `path` names one of the key fields of a keyed list's item."""
+    if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
+        return False
+    return path[-1][2:] in json.loads(path[-2][2:])
 
 
 def _remove(content: dict[str, Any], path: FieldPath) -> None:
@@ -219,28 +337,18 @@ def _remove(content: dict[str, Any], path: FieldPath) -> None:
         parent[:] = [i for i in parent if not key_matches(i, last[2:])]
 
 
-def _prune_empty_parents(
-    content: dict[str, Any], path: FieldPath, owned_elsewhere: list[FieldPath]
-) -> None:
-    """Remove maps left empty by a removal, unless someone owns them as they are."""
-    for depth in range(len(path) - 1, 0, -1):
-        prefix = path[:depth]
-        if not prefix[-1].startswith("f:") or prefix in owned_elsewhere:
-            return
-        value = value_at(content, prefix)
-        if value not in ({}, []):
-            return
-        _remove(content, prefix)
-
-
 def encode_managed_fields(entries: Iterable[ManagedEntry]) -> list[dict[str, Any]]:
     """The `metadata.managedFields` list, with `fieldsV1` as a nested trie of elements."""
     out = []
     for entry in entries:
         trie: dict[str, Any] = {}
+        # A field owned itself and through what it holds is written with a `.`, as
+        # Kubernetes does: otherwise its own membership would be lost in the trie.
+        parents = {p[:n] for p in entry.fields for n in range(1, len(p))}
         for path in sorted(entry.fields):
+            written = (*path, ".") if path in parents and path[-1] != "." else path
             node = trie
-            for element in path:
+            for element in written:
                 node = node.setdefault(element, {})
         out.append({
             "manager": entry.manager,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from headway.cluster.local.api.listkeys import (
+    is_atomic_map,
     item_key,
     key_matches,
     list_keys,
@@ -19,7 +20,9 @@ from headway.cluster.local.api.listkeys import (
     missing_keys,
 )
 
-__all__ = ["MISSING", "FieldPath", "field_set", "keyless_items", "render_path", "value_at"]
+__all__ = [
+    "MISSING", "FieldPath", "field_set", "keyless_items", "node_paths", "render_path", "value_at",
+]
 
 FieldPath = tuple[str, ...]
 
@@ -41,11 +44,13 @@ def field_set(content: Mapping[str, Any]) -> frozenset[FieldPath]:
 
 
 def _walk(value: Any, prefix: FieldPath, field: str, out: set[FieldPath]) -> None:
-    if isinstance(value, Mapping) and value:
+    if isinstance(value, Mapping) and value and not is_atomic_map(field):
         for key, child in value.items():
             _walk(child, (*prefix, f"f:{key}"), key, out)
-    elif isinstance(value, list) and value:
+    elif isinstance(value, list):
         semantics = list_semantics(field, value)
+        if semantics != "atomic" and not value:
+            return  # an empty keyed list or set names no field (structured-merge-diff)
         if semantics == "set":
             out.update((*prefix, "v:" + _dumps(v)) for v in value)
         elif semantics == "map":
@@ -53,13 +58,39 @@ def _walk(value: Any, prefix: FieldPath, field: str, out: set[FieldPath]) -> Non
             for item in value:
                 item_path = (*prefix, "k:" + item_key(item, keys))
                 out.add((*item_path, "."))
-                for key, child in item.items():
-                    if key not in keys:
-                        _walk(child, (*item_path, f"f:{key}"), key, out)
+                for key, child in item.items():  # key fields too, as Kubernetes owns them
+                    _walk(child, (*item_path, f"f:{key}"), key, out)
         else:
             out.add(prefix)
     else:
         out.add(prefix)
+
+
+def node_paths(content: Mapping[str, Any]) -> frozenset[FieldPath]:
+    """The path of every value in `content`, maps, lists and items included (an item's
+    path ends at its key, without `.`): what an update is compared by."""
+    out: set[FieldPath] = set()
+    for key, value in content.items():
+        _nodes(value, (f"f:{key}",), key, out)
+    return frozenset(out)
+
+
+def _nodes(value: Any, path: FieldPath, field: str, out: set[FieldPath]) -> None:
+    out.add(path)
+    if isinstance(value, Mapping) and not is_atomic_map(field):
+        for key, child in value.items():
+            _nodes(child, (*path, f"f:{key}"), key, out)
+    elif isinstance(value, list):
+        semantics = list_semantics(field, value)
+        if semantics == "set":
+            out.update((*path, "v:" + _dumps(v)) for v in value)
+        elif semantics == "map":
+            keys = list_keys(field, value)
+            for item in value:
+                item_path = (*path, "k:" + item_key(item, keys))
+                out.add(item_path)
+                for key, child in item.items():
+                    _nodes(child, (*item_path, f"f:{key}"), key, out)
 
 
 def _dumps(value: Any) -> str:

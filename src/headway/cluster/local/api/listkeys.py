@@ -1,8 +1,11 @@
-"""Which lists merge by item key, which by value, and which are replaced whole.
+"""Which lists merge by item key, which by value, and which lists and maps are replaced whole.
 
 Kubernetes gives some lists "strategic merge" keys: containers are merged by `name`,
 container ports by `containerPort` and `protocol`, and so on. The local store knows the
 common ones below; every other list is atomic (replaced whole, owned as one field).
+Maps merge key by key, except the selectors Kubernetes declares atomic (a LabelSelector is
+`+structType=atomic`, a Service's selector and a Pod's nodeSelector `+mapType=atomic`):
+one field, replaced whole, as a selector must be to mean what its writer meant.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-__all__ = ["canonical_key", "item_key", "key_matches", "list_keys", "list_semantics"]
+__all__ = [
+    "canonical_key", "is_atomic_map", "item_key", "key_matches", "list_keys", "list_semantics",
+]
 
 ListSemantics = Literal["map", "set", "atomic"]
 
@@ -28,6 +33,9 @@ _KEYED_LISTS: dict[str, tuple[str, ...]] = {
     "ownerReferences": ("uid",),
 }
 _SET_LISTS = frozenset({"finalizers"})
+_ATOMIC_MAPS = frozenset({
+    "selector", "nodeSelector", "podSelector", "namespaceSelector", "labelSelector",
+})
 _DEFAULTS = {"protocol": "TCP"}
 
 
@@ -37,6 +45,11 @@ def list_keys(field: str, items: Sequence[Any]) -> tuple[str, ...]:
         container = any(isinstance(i, Mapping) and "containerPort" in i for i in items)
         return ("containerPort", "protocol") if container else ("port", "protocol")
     return _KEYED_LISTS.get(field, ())
+
+
+def is_atomic_map(field: str) -> bool:
+    """Whether the map named `field` is one value (replaced and owned whole)."""
+    return field in _ATOMIC_MAPS
 
 
 def list_semantics(field: str, items: Sequence[Any]) -> ListSemantics:
