@@ -136,3 +136,25 @@ def test_malformed_objects_show_what_they_can_never_a_server_error(scene: Scene)
         assert answer.status_code == 200, (path, answer.text[:300])
         assert "Internal Server Error" not in answer.text
     assert 'data-app="argocd/broken"' in get(scene, "/applications").text
+
+
+def test_a_blue_green_rollout_shows_its_active_and_preview(scene: Scene) -> None:
+    from controllers.rollout_harness import rollout, service
+
+    h = scene.harness
+    strategy = {"activeService": "bg-active", "previewService": "bg-preview",
+                "autoPromotionEnabled": False}
+    h.apply(service("bg-active", app="bg"))
+    h.apply(service("bg-preview", app="bg"))
+    h.apply(rollout("bg", replicas=2, blue_green=strategy))
+    h.settle("bg")
+    h.apply(rollout("bg", image="app:v2", replicas=2, blue_green=strategy))
+    h.settle("bg")
+    status = h.status("bg")
+    text = get(scene, "/rollouts/default/bg").text
+    active = re.search(r'id="rollout-active">(\w+)<', text)
+    preview = re.search(r'id="rollout-preview">(\w+)<', text)
+    assert active is not None and preview is not None
+    assert active.group(1) == status["blueGreen"]["activeSelector"] == status["stableRS"]
+    assert preview.group(1) == status["blueGreen"]["previewSelector"] == status["currentPodHash"]
+    assert active.group(1) != preview.group(1)

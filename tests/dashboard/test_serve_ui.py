@@ -106,3 +106,14 @@ def test_a_taken_ui_port_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     assert serve.returncode == 1, out + err
     assert f"error: cannot start the dashboard (--ui-port {port})" in err
     assert "Traceback" not in err
+
+
+def test_a_damaged_token_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / TOKEN_FILE).write_text("not a digest\n")
+    serve = start(state, "--ui-port", str(free_port()))
+    _out, err = serve.communicate(timeout=60)
+    assert serve.returncode == 1
+    assert f"error: cannot start the dashboard: {state / TOKEN_FILE}: not a SHA-256" in err
+    assert "delete the file" in err and "Traceback" not in err

@@ -135,10 +135,14 @@ async def _dashboard(
             file=sys.stderr,
             flush=True,
         )
-    server = DashboardServer(
-        cluster=cluster, clock=clock, state_dir=state_dir, address=ui.address, port=ui.port,
-        git=engine.git,
-    )
+    try:
+        server = DashboardServer(
+            cluster=cluster, clock=clock, state_dir=state_dir, address=ui.address,
+            port=ui.port, git=engine.git,
+        )
+    except (OSError, ValueError) as err:  # the token file is unreadable or damaged
+        print(f"error: cannot start the dashboard: {err}", file=sys.stderr)
+        raise SystemExit(1) from None
     try:
         started = await server.start()
     except (OSError, SystemExit) as err:

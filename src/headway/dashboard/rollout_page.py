@@ -220,6 +220,8 @@ class RolloutPage:
     pauses: tuple[str, ...]
     aborted: bool
     weight: str
+    active: str  # blue-green: the active Service's selector hash
+    preview: str  # blue-green: the preview Service's selector hash
     steps: tuple[StepRow, ...]
     sets: tuple[SetRow, ...]
     runs: tuple[RunCard, ...]
@@ -276,6 +278,8 @@ def rollout_page(summary: RolloutSummary, problem: str = "") -> RolloutPage:
         pauses=pauses,
         aborted=bool(status.get("abort")),
         weight=weight_line(summary),
+        active=str(_mapping(status.get("blueGreen")).get("activeSelector") or ""),
+        preview=str(_mapping(status.get("blueGreen")).get("previewSelector") or ""),
         steps=_steps(summary),
         sets=_sets(summary),
         runs=tuple(run_card(r, aborted_at) for r in reversed(summary.runs)),
