@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from io import StringIO
 
-from _timing import per_call_us
 from ruamel.yaml import YAML
 
+from _timing import per_call_us
 from headway.model.key_paths import parse_key_path
 from headway.model.promotion_pipeline import HelmKey, ImageTarget
 from headway.promotion.classify import classify_change
