@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from e2e_sync.e2e_helpers import API, Remote, default_project
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
+from headway.cluster.errors import NotFound
 from headway.cluster.local import LocalCluster
 from headway.controllers.appset import ApplicationSetController
 from headway.controllers.manager import ObjectKey
@@ -221,3 +222,59 @@ def test_an_application_another_controller_owns_is_left_alone(world: World) -> N
     error = world.conditions()["ErrorOccurred"]
     assert error["reason"] == "ApplicationValidationError"
     assert "controlled by ApplicationSet/platform" in error["message"]
+
+
+def test_a_deleted_set_with_reverse_deletion_order_removes_the_last_step_first(
+    world: World,
+) -> None:
+    steps = [
+        {"matchExpressions": [{"key": "env", "operator": "In", "values": ["qa"]}]},
+        {"matchExpressions": [{"key": "env", "operator": "In", "values": ["live"]}]},
+    ]
+    appset = {
+        "apiVersion": API,
+        "kind": "ApplicationSet",
+        "metadata": {"name": "addons", "namespace": "argocd"},
+        "spec": {
+            "goTemplate": True,
+            "syncPolicy": {"preserveResourcesOnDeletion": True},
+            "strategy": {
+                "type": "RollingSync",
+                "deletionOrder": "Reverse",
+                "rollingSync": {"steps": steps},
+            },
+            "generators": [
+                {
+                    "list": {
+                        "elements": [
+                            {"env": "qa", "n": "1"},
+                            {"env": "live", "n": "1"},
+                            {"env": "live", "n": "2"},
+                        ]
+                    }
+                }
+            ],
+            "template": {
+                "metadata": {"name": "{{.env}}-{{.n}}", "labels": {"env": "{{.env}}"}},
+                "spec": {
+                    "project": "default",
+                    "source": {"repoURL": world.remote.url, "path": "addons/metrics"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "x"},
+                },
+            },
+        },
+    }
+    world.apply(appset)  # first step: the set takes the finalizer
+    live = world.store.get(API, "ApplicationSet", "addons", "argocd")
+    assert live["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+    world.controller.step(KEY)
+    assert sorted(world.apps()) == ["live-1", "live-2", "qa-1"]
+    world.store.delete(API, "ApplicationSet", "addons", "argocd")
+    gone: list[tuple[str, ...]] = []
+    for _ in range(4):
+        before = set(world.apps())
+        world.controller.step(KEY)
+        gone.append(tuple(sorted(before - set(world.apps()))))
+    assert gone == [("live-1",), ("live-2",), ("qa-1",), ()]  # one a step, the last step first
+    with pytest.raises(NotFound):
+        world.store.get(API, "ApplicationSet", "addons", "argocd")

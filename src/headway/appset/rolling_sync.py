@@ -32,9 +32,11 @@ __all__ = [
     "Steps",
     "advance",
     "app_steps",
+    "deletes_in_reverse",
     "disable_automated_sync",
     "is_rolling_sync",
     "progressing_condition",
+    "reverse_deletion_order",
     "statuses_from",
     "sync_operation",
     "update_statuses",
@@ -339,3 +341,26 @@ def sync_operation(manifest: Mapping[str, Any]) -> dict[str, Any]:
         "sync": sync,
         "retry": dict(policy.get("retry") or {"limit": 5}),
     }
+
+
+def deletes_in_reverse(spec: Mapping[str, Any]) -> bool:
+    """`strategy.deletionOrder: Reverse` under RollingSync with steps."""
+    strategy = spec.get("strategy") or {}
+    reverse = str(strategy.get("deletionOrder") or "").lower() == "reverse"
+    return is_rolling_sync(spec) and bool(_steps(spec)) and reverse
+
+
+def reverse_deletion_order(
+    spec: Mapping[str, Any], labels_by_app: Mapping[str, Mapping[str, str]]
+) -> list[str]:
+    """The Applications in the order a deleted set removes them: the last step first, those
+    no step selects after all the others (garbage collection takes them in Argo CD), names
+    sorted within a step."""
+    steps = app_steps(spec, labels_by_app)
+    count = len(_steps(spec))
+
+    def rank(name: str) -> tuple[int, str]:
+        index = steps.step_of.get(name)
+        return (count if index is None else count - index - 1, name)
+
+    return sorted(labels_by_app, key=rank)

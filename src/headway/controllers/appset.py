@@ -20,8 +20,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from headway.appset import rolling_sync as rolling
 from headway.appset.admission import refusals
-from headway.appset.generate import Generation, generate
+from headway.appset.generate import RESOURCES_FINALIZER, Generation, generate
 from headway.appset.inputs import InputError
 from headway.appset.plan import Plan, decide, with_write_error
 from headway.clock import Clock
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 
 ARGO_API = "argoproj.io/v1alpha1"
 FIELD_MANAGER = "applicationset-controller"
+REVERSE_DELETION_POLL = 10.0  # seconds between looks while deleting in reverse (Argo's)
 
 
 class ApplicationSetController:
@@ -93,7 +95,10 @@ class ApplicationSetController:
         except NotFound:
             return None
         if (appset.get("metadata") or {}).get("deletionTimestamp"):
-            return None
+            return self._finish_deletion(appset)
+        if rolling.deletes_in_reverse(appset.get("spec") or {}) and not _has_finalizer(appset):
+            self._set_finalizer(appset, present=True)
+            return 0.0  # the watch brings the set back with the finalizer
         inputs = StepInputs(
             cluster=self._cluster,
             namespace=self._namespace,
@@ -111,6 +116,38 @@ class ApplicationSetController:
         plan = decide(appset, generation, owned, invalid=invalid, now=self._clock.now())
         self._execute(appset, plan)
         return self._poll
+
+    def _finish_deletion(self, appset: Obj) -> float | None:
+        """A deleted set with `deletionOrder: Reverse` removes its Applications one at a
+        time, the last step first, waiting for each to be gone; then it lets go of its
+        finalizer (garbage collection takes what is left, as without the finalizer)."""
+        if not _has_finalizer(appset):
+            return None
+        apps = self._cluster.list(ARGO_API, "Application", namespace=self._namespace)
+        uid = str(appset["metadata"].get("uid"))
+        owned = {a["metadata"]["name"]: a for a in apps if _controller_uid(a) == uid}
+        spec = appset.get("spec") or {}
+        if rolling.deletes_in_reverse(spec):
+            labels = {n: dict(a["metadata"].get("labels") or {}) for n, a in owned.items()}
+            order = rolling.reverse_deletion_order(spec, labels)
+            steps = rolling.app_steps(spec, labels).step_of
+            for name in (n for n in order if n in steps):
+                if owned[name]["metadata"].get("deletionTimestamp"):
+                    return REVERSE_DELETION_POLL  # the previous one is still going
+                self._cluster.delete(ARGO_API, "Application", name, self._namespace)
+                self._event(appset, "Deleted", f'Deleted Application "{name}" (reverse order)')
+                return REVERSE_DELETION_POLL
+        self._set_finalizer(appset, present=False)
+        return None
+
+    def _set_finalizer(self, appset: Obj, *, present: bool) -> None:
+        meta = dict(appset["metadata"])
+        others = [f for f in meta.get("finalizers") or [] if f != RESOURCES_FINALIZER]
+        meta["finalizers"] = [*others, RESOURCES_FINALIZER] if present else others
+        try:
+            self._cluster.update({**appset, "metadata": meta}, field_manager=FIELD_MANAGER)
+        except (Conflict, NotFound):
+            return
 
     def _refusals(self, generation: Generation, inputs: StepInputs) -> dict[str, str]:
         names = {str((a.manifest.get("spec") or {}).get("project") or "") for a in generation.apps}
@@ -190,6 +227,10 @@ class ApplicationSetController:
             log.warning(
                 "applicationset %s: event not recorded: %s", appset["metadata"]["name"], err
             )
+
+
+def _has_finalizer(appset: Obj) -> bool:
+    return RESOURCES_FINALIZER in ((appset.get("metadata") or {}).get("finalizers") or [])
 
 
 def _controller_uid(app: Obj) -> str | None:
