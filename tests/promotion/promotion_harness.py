@@ -13,6 +13,7 @@ from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
 from headway.promotion.controller import Hook, PromotionController, promotion_object
 from headway.promotion.facts import Resolved
+from headway.promotion.forge_approvals import ApprovalChannel
 from headway.promotion.lifecycle import Stage
 from headway.promotion.record import API_VERSION, KIND, PromotionSpec, read_status
 
@@ -89,6 +90,7 @@ class Harness:
         self.store = LocalCluster(tmp_path / "cluster.db", self.clock)
         self.repo = FakeRepo({"dev": "v1", "staging": "v1", "prod": "v1"})
         self.env_repos = {env: self.repo.for_env(env) for env in STAGES}
+        self.approvals: ApprovalChannel | None = None
         self.store.apply(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
             field_manager="test",
@@ -100,7 +102,8 @@ class Harness:
     def resolve(self, spec: PromotionSpec) -> Resolved | str:
         if spec.environment not in STAGES:
             return f"pipeline {spec.pipeline} has no environment {spec.environment}"
-        return Resolved(STAGES[spec.environment], NS, self.env_repos[spec.environment])
+        stage, repo = STAGES[spec.environment], self.env_repos[spec.environment]
+        return Resolved(stage, NS, repo, self.approvals)
 
     def new_controller(self, hook: Hook | None = None) -> PromotionController:
         return PromotionController(self.store, self.clock, resolve=self.resolve, hook=hook)

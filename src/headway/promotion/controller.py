@@ -27,12 +27,14 @@ from headway.controllers.manager import ObjectKey
 from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
 from headway.promotion import facts
+from headway.promotion.forge import ForgeError
 from headway.promotion.lifecycle import Action, ActionKind, Context, GitFacts, Plan, decide
 from headway.promotion.live import LiveState, LiveVerdict, image_matches, judge_live
 from headway.promotion.record import (
     API_VERSION,
     KIND,
     TERMINAL,
+    Phase,
     PromotionSpec,
     PromotionStatus,
     read_spec,
@@ -134,7 +136,7 @@ class PromotionController:
         try:
             plan = decide(self._context(spec, status, resolved))
             return self._carry_out(obj, spec, plan, resolved)
-        except (SourceError, ValueError) as err:  # a remote down, a target file it cannot edit
+        except (SourceError, ValueError, ForgeError) as err:  # a remote or forge down, a bad file
             message = f"cannot go on: {type(err).__name__}: {redact_url_credentials(str(err))}"
             self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
             return _RESOLVE_RETRY_SECONDS
@@ -150,6 +152,11 @@ class PromotionController:
         self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
     ) -> Context:
         repo, stage = resolved.repo, resolved.stage
+        record = status.approval
+        if resolved.approvals is not None and record is not None and record.issue:
+            # Decisions commented on the forge's issue join those recorded on the object.
+            said = resolved.approvals.decisions(record.issue)
+            spec = replace(spec, decisions=(*spec.decisions, *said))
         siblings = facts.promotions_of(self._cluster, spec)
         commit = status.commit or repo.find_commit(spec.name)
         git = GitFacts(
@@ -200,9 +207,11 @@ class PromotionController:
             status = self._act(spec, plan.action, status, resolved.repo)
             self._hook("after-action")
         if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
+            status = self._open_issue(spec, status, resolved)
             self._ask_for_approval(spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
+        self._close_issue(read_status(obj), status, resolved)
         for event_type, reason, message in plan.events:
             self._event(obj, reason, message, warning=event_type == "Warning")
         return plan.requeue_after
@@ -225,6 +234,33 @@ class PromotionController:
             self._start_next(spec, name, action.environment)
             return replace(status, next_promotion=name)
         return status  # REQUEST_APPROVAL: the ApprovalRequested event is the notification
+
+    @staticmethod
+    def _open_issue(
+        spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
+    ) -> PromotionStatus:
+        """With a forge: the issue that collects `approved` / `denied` comments."""
+        record = status.approval
+        if resolved.approvals is None or record is None or record.issue:
+            return status
+        number, url = resolved.approvals.open(
+            spec, approvers=resolved.stage.approvers, deadline=record.deadline
+        )
+        return replace(status, approval=replace(record, issue=number, issue_url=url))
+
+    @staticmethod
+    def _close_issue(
+        before: PromotionStatus, after: PromotionStatus, resolved: facts.Resolved
+    ) -> None:
+        """The gate ended (either way, or the promotion was superseded): say so on the issue."""
+        record = after.approval
+        waited = before.phase is Phase.AWAITING_APPROVAL
+        if resolved.approvals is None or record is None or not record.issue or not waited:
+            return
+        if after.phase is Phase.AWAITING_APPROVAL:
+            return
+        with contextlib.suppress(ForgeError):  # best effort: the promotion's status says it
+            resolved.approvals.tell(record.issue, f"{after.phase.value}: {after.message}")
 
     def _ask_for_approval(
         self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved

@@ -29,6 +29,8 @@ from headway.model.yamlload import Document
 from headway.promotion import classify
 from headway.promotion.environment_repo import ConfigCheck, GitEnvironment
 from headway.promotion.facts import ARGO_API, Resolved
+from headway.promotion.forge import Forge
+from headway.promotion.forge_approvals import ForgeApprovals
 from headway.promotion.forge_branch import PullRequestBranch
 from headway.promotion.forge_setup import forge_for
 from headway.promotion.lifecycle import Stage
@@ -110,32 +112,35 @@ class PipelineResolver:
         )
         if not url:
             return f"Application {env.application} names no repository to commit to"
+        forge = self._forge(url, pipeline, spec.namespace)
+        if isinstance(forge, str):
+            return forge
         try:
-            writer = self._writer(url, revision, pipeline, spec.namespace)
+            writer = self._writer(url, revision, forge)
         except SourceError as err:
             return f"cannot write to {url} {revision}: {err}"
-        if isinstance(writer, str):
-            return writer
         check = self._config_check(env) if self._config_check is not None else None
         repo = GitEnvironment(
             writer=writer, env=env, repository=pipeline.spec.image, config_check=check
         )
-        return Resolved(stage_of(pipeline, env), app_namespace, repo)
+        approvals = ForgeApprovals(forge) if forge is not None else None
+        return Resolved(stage_of(pipeline, env), app_namespace, repo, approvals)
 
-    def _writer(
-        self, url: str, revision: str, pipeline: PromotionPipeline, namespace: str
-    ) -> BranchWriter | str:
-        """Direct commits, or pull requests when the pipeline names a forge (not cached: its
-        token Secret is read again, so a rotated token takes effect on the next step)."""
+    def _forge(self, url: str, pipeline: PromotionPipeline, namespace: str) -> Forge | str | None:
+        """The pipeline's forge (not cached: its token Secret is read again, so a rotated
+        token takes effect on the next step), None without one, or why it cannot be had."""
         settings = pipeline.spec.forge
-        if settings is not None:
-            if self._http is None:
-                self._http = httpx2.Client(timeout=30.0)
-            forge = forge_for(
-                settings, cluster=self._cluster, namespace=namespace, url=url, client=self._http
-            )
-            if isinstance(forge, str):
-                return forge
+        if settings is None:
+            return None
+        if self._http is None:
+            self._http = httpx2.Client(timeout=30.0)
+        return forge_for(
+            settings, cluster=self._cluster, namespace=namespace, url=url, client=self._http
+        )
+
+    def _writer(self, url: str, revision: str, forge: Forge | None) -> BranchWriter:
+        """Direct commits, or pull requests when the pipeline names a forge."""
+        if forge is not None:
             return PullRequestBranch(self._git.repository(url), revision, self._identity, forge)
         if (url, revision) not in self._writers:
             self._writers[(url, revision)] = open_branch(self._git, url, revision, self._identity)

@@ -14,6 +14,7 @@ from typing import Protocol
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
+from headway.promotion.forge_approvals import ApprovalChannel
 from headway.promotion.lifecycle import Queue, Stage
 from headway.promotion.live import image_matches
 from headway.promotion.record import (
@@ -82,6 +83,7 @@ class Resolved:
     stage: Stage
     app_namespace: str
     repo: EnvironmentRepo
+    approvals: ApprovalChannel | None = None  # a forge's issue comments, when configured
 
 
 class StageResolver(Protocol):

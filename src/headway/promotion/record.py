@@ -92,6 +92,8 @@ class ApprovalRecord:
     decided_at: str = ""
     via: str = ""
     ignored: tuple[str, ...] = ()
+    issue: int = 0  # the forge issue that collects approval comments (0: none)
+    issue_url: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ def _approval(raw: Any) -> ApprovalRecord | None:
         decided_at=str(raw.get("decidedAt") or ""),
         via=str(raw.get("via") or ""),
         ignored=tuple(str(i) for i in raw.get("ignored") or []),
+        issue=int(raw.get("issue") or 0) if str(raw.get("issue") or "0").isdigit() else 0,
+        issue_url=str(raw.get("issueUrl") or ""),
     )
 
 
@@ -197,6 +201,8 @@ def _approval_json(record: ApprovalRecord) -> dict[str, Any]:
         out.update(decidedBy=record.decided_by, decidedAt=record.decided_at, via=record.via)
     if record.ignored:
         out["ignored"] = list(record.ignored)
+    if record.issue:
+        out.update(issue=record.issue, issueUrl=record.issue_url)
     return out
 
 
