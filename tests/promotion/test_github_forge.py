@@ -8,12 +8,14 @@ from datetime import UTC, datetime
 import pytest
 from github_replay import Replay
 
+from headway.promotion.approval import GateVerdict, judge_gate
 from headway.promotion.forge import (
     Comment,
     ForgeConflict,
     ForgeError,
     ForgeNotFound,
     Verdict,
+    approval_decisions,
     decisions,
     parse_decision,
 )
@@ -110,6 +112,9 @@ def test_approval_comments_across_pages_become_decisions() -> None:
     # not decisions; "  approved\n" from lead is.
     assert [(d.verdict, d.author, d.comment_id) for d in found] == [(Verdict.APPROVED, "lead", 15)]
     assert found[0].at == datetime(2026, 12, 2, 2, 35, tzinfo=UTC)
+    [recorded] = approval_decisions(comments)
+    assert (recorded.verdict, recorded.by, recorded.via) == ("approve", "lead", "forge")
+    assert recorded.comment.endswith("#issuecomment-15")
     posted = github.post_comment(7, "Promoted: registry.local/web:v2 is live and Healthy in prod.")
     assert posted.author_is_bot and parse_decision(posted) is None
     assert replay.done
@@ -158,3 +163,27 @@ def test_edited_and_bot_comments_are_never_decisions() -> None:
 )
 def test_github_clone_urls_are_recognized(url: str, expected: tuple[str, str] | None) -> None:
     assert github_repository(url) == expected
+
+
+def test_comment_decisions_go_through_the_approval_gate() -> None:
+    github = forge(Replay("approval_issue_and_comments.json"))
+    github.open_issue(
+        title="Approve web-prod-1: registry.local/web:v2 to prod",
+        body="Comment exactly `approved` or `denied`.",
+    )
+    recorded = tuple(approval_decisions(github.comments(7)))
+    asked = datetime(2026, 12, 2, 2, 30, tzinfo=UTC)
+
+    def outcome(approvers: tuple[str, ...], author: str) -> GateVerdict:
+        return judge_gate(
+            recorded,
+            approvers=approvers,
+            author=author,
+            requested_at=asked,
+            deadline=datetime(2026, 12, 2, 3, 30, tzinfo=UTC),
+            now=datetime(2026, 12, 2, 2, 50, tzinfo=UTC),
+        ).verdict
+
+    assert outcome(("lead",), "dev") is GateVerdict.APPROVED
+    assert outcome(("ops",), "dev") is not GateVerdict.APPROVED  # "approved, after lunch"
+    assert outcome(("lead",), "lead") is not GateVerdict.APPROVED  # the author cannot approve

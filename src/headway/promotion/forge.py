@@ -20,6 +20,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from headway.promotion import approval
+
 __all__ = [
     "Comment",
     "CommentDecision",
@@ -30,6 +32,7 @@ __all__ = [
     "Issue",
     "PullRequest",
     "Verdict",
+    "approval_decisions",
     "decisions",
     "parse_decision",
 ]
@@ -107,6 +110,16 @@ def decisions(comments: Iterable[Comment]) -> list[CommentDecision]:
     """Every decision among `comments`, oldest first."""
     found = [d for d in (parse_decision(c) for c in comments) if d is not None]
     return sorted(found, key=lambda d: (d.at, d.comment_id))
+
+
+def approval_decisions(comments: Iterable[Comment]) -> list[approval.Decision]:
+    """The comments' decisions as the approval gate records them (`via: forge`, with the
+    comment's link), oldest first; the gate then applies its allow-list, author and time rules."""
+    verdicts = {Verdict.APPROVED: "approve", Verdict.DENIED: "deny"}
+    return [
+        approval.Decision(verdicts[d.verdict], d.author, d.at, via="forge", comment=d.url)
+        for d in decisions(comments)
+    ]
 
 
 class Forge(Protocol):
