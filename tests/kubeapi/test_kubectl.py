@@ -149,6 +149,20 @@ def test_delete_cascade_foreground_waits_for_the_replica_sets(kubectl: Kubectl) 
     assert replica_sets() == []
 
 
+def test_kubectl_wait_sees_a_new_crd_established(kubectl: Kubectl) -> None:
+    crd = widget_crd()
+    crd["metadata"]["name"] = "gadgets.example.org"
+    crd["spec"].update(group="example.org", names={"kind": "Gadget", "plural": "gadgets"})
+    kubectl("apply", "-f", "-", stdin=_manifest(crd))
+    waited = kubectl("wait", "--for", "condition=established", "--timeout=20s",
+                     "crd/gadgets.example.org")
+    assert "condition met" in waited.stdout
+    names = kubectl("get", "crd", "gadgets.example.org", "-o",
+                    "jsonpath={.status.acceptedNames.kind} {.status.acceptedNames.singular}")
+    assert names.stdout == "Gadget gadget"
+    kubectl("wait", "--for", "condition=NamesAccepted", "--timeout=20s", "crd/gadgets.example.org")
+
+
 def test_api_resources_and_a_custom_kind_after_creating_its_crd(kubectl: Kubectl) -> None:
     before = kubectl("api-resources", "--api-group=example.com", "-o", "name").stdout
     assert before.strip() == ""

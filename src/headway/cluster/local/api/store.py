@@ -25,6 +25,7 @@ from headway.cluster.errors import (
 )
 from headway.cluster.local.api import apply as ssa
 from headway.cluster.local.api import (
+    crd_status,
     database,
     gc,
     paging,
@@ -570,6 +571,8 @@ class LocalCluster:
         return format_time(self.clock.now())
 
     def _commit(self, conn: sqlite3.Connection, new: Obj, old: Obj | None) -> Obj:
+        if _is_crd(new) and "deletionTimestamp" not in new["metadata"]:
+            new["status"] = crd_status.served_status(new, now=self._now())  # served now
         stored = writes.commit(conn, new, old)
         uids = _gc_followups(conn, stored, old)
         if uids:
@@ -633,6 +636,11 @@ class LocalCluster:
                                     key.namespace)
         if "deletionTimestamp" in namespace["metadata"]:
             raise Conflict(f"{key}: namespace {key.namespace!r} is being terminated")
+
+
+def _is_crd(obj: Obj) -> bool:
+    return obj["kind"] == "CustomResourceDefinition" and str(obj["apiVersion"]).startswith(
+        CRD_GROUP + "/")
 
 
 def _selector(label_selector: SelectorLike) -> Any:
