@@ -24,7 +24,7 @@ def scene(tmp_path: Path, clock: VirtualClock) -> Iterator[Scene]:
     h = Harness(tmp_path, clock)
     canary = fill(h)
     state_dir = tmp_path / "state"
-    with serving(h.cluster, state_dir) as served:
+    with serving(h.cluster, state_dir, clock=clock) as served:
         yield Scene(h, served, state_dir, canary)
 
 

@@ -220,6 +220,8 @@ class RolloutPage:
     pauses: tuple[str, ...]
     aborted: bool
     weight: str
+    canary_hash: str
+    stable_hash: str
     active: str  # blue-green: the active Service's selector hash
     preview: str  # blue-green: the preview Service's selector hash
     steps: tuple[StepRow, ...]
@@ -278,6 +280,8 @@ def rollout_page(summary: RolloutSummary, problem: str = "") -> RolloutPage:
         pauses=pauses,
         aborted=bool(status.get("abort")),
         weight=weight_line(summary),
+        canary_hash=str(status.get("currentPodHash") or ""),
+        stable_hash=str(status.get("stableRS") or ""),
         active=str(_mapping(status.get("blueGreen")).get("activeSelector") or ""),
         preview=str(_mapping(status.get("blueGreen")).get("previewSelector") or ""),
         steps=_steps(summary),

@@ -63,6 +63,16 @@ def _page(request: Request) -> rollout_page.RolloutPage | None:
     return rollout_page.rollout_page(summary, f"InvalidSpec: {problem}" if problem else "")
 
 
+async def _observed(request: Request, page: rollout_page.RolloutPage) -> str:
+    """What the router counted for this Rollout's revisions since the last look."""
+    board = dashboard_of(request)
+    if board.traffic is None or page.row.strategy != "Canary":
+        return ""
+    key = f"{page.row.namespace}/{page.row.name}"
+    return await board.traffic.line(key, canary=page.canary_hash, stable=page.stable_hash,
+                                    now=board.clock.monotonic())
+
+
 async def rollout(request: Request) -> Response:
     try:
         page = _page(request)
@@ -72,7 +82,8 @@ async def rollout(request: Request) -> Response:
         p = path_params(request)
         return render(request, "missing.html", status_code=404, section="rollouts",
                       what=f"rollout {p['namespace']}/{p['name']}")
-    return render(request, "rollout.html", section="rollouts", page=page)
+    return render(request, "rollout.html", section="rollouts", page=page,
+                  observed=await _observed(request, page))
 
 
 async def rollout_body(request: Request) -> Response:
@@ -82,7 +93,7 @@ async def rollout_body(request: Request) -> Response:
         return unreadable(request, _what(request), err, fragment=True)
     if page is None:
         return render(request, "gone.html", what="this rollout")
-    return render(request, "rollout_body.html", page=page)
+    return render(request, "rollout_body.html", page=page, observed=await _observed(request, page))
 
 
 async def rollout_action(request: Request) -> Response:

@@ -24,6 +24,7 @@ from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.dashboard.access import TOKEN_FILE, Sessions, ensure_token
 from headway.dashboard.live import Hub, start_watching
+from headway.dashboard.traffic import TrafficObserver
 from headway.dashboard.web import Dashboard, create_app
 from headway.source.git import GitCache
 
@@ -104,6 +105,7 @@ class DashboardServer:
         self.board = Dashboard(
             cluster=cluster, state_dir=state_dir, clock=clock, token=check,
             sessions=Sessions(), commit_message=commit_message_reader(git) if git else None,
+            traffic=TrafficObserver(state_dir),
         )
         self._stop = threading.Event()
         self._server: uvicorn.Server | None = None

@@ -29,6 +29,7 @@ from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.dashboard.access import Sessions, TokenCheck
 from headway.dashboard.live import Hub
+from headway.dashboard.traffic import TrafficObserver
 
 __all__ = ["COOKIE", "CSRF_HEADER", "Dashboard", "create_app"]
 
@@ -50,6 +51,7 @@ class Dashboard:
     sessions: Sessions
     hub: Hub | None = None  # None: pages render but nothing streams (set when serving)
     commit_message: Any = None  # (repo URL, revision) -> str | None, when Git is at hand
+    traffic: TrafficObserver | None = None  # the router's own counts, where it has them
 
 
 templates = Jinja2Templates(directory=str(HERE / "templates"))
