@@ -158,3 +158,20 @@ def test_a_stale_synced_status_does_not_finish_a_step() -> None:
 def _with_path(app: dict[str, Any], path: str) -> dict[str, Any]:
     spec = {**app["spec"], "source": {**app["spec"]["source"], "path": path}}
     return {**app, "spec": spec}
+
+
+def test_a_lost_sync_operation_is_written_again() -> None:
+    """A new commit (same spec, new revision): dev-a becomes Pending and its sync operation
+    is written; that write is lost. The next step writes it again."""
+    world = World("v1")
+    world.reconcile("v1")
+    for name, app in world.apps.items():
+        sync = {**app["status"]["sync"], "status": "OutOfSync", "revision": "r2"}
+        world.apps[name] = {**app, "status": {**app["status"], "sync": sync}}
+    world.now += timedelta(seconds=10)
+    generation = Generation(tuple(GeneratedApp(n, _desired(n, "v1"), ()) for n in NAMES))
+    plan = decide(world.appset, generation, list(world.apps.values()), invalid={}, now=world.now)
+    assert [u["metadata"]["name"] for u in plan.updates] == ["dev-a"]
+    world.appset = {**world.appset, "status": plan.status}  # the status is written, the app is not
+    assert world.states()["dev-a"] == "Pending"
+    assert world.reconcile("v1") == {"dev-a"}

@@ -239,22 +239,17 @@ def _rolling(
         if (
             name in quiet
             and status.status == rolling.PENDING
-            and _newly_pending(name, previous, status)
+            and _sync_not_requested(live.get(name))
         ):
             quiet[name] = {**quiet[name], "operation": rolling.sync_operation(desired[name])}
     conditions = [_rollout_config_condition(steps), rolling.progressing_condition(spec, statuses)]
     return quiet, [statuses[n].to_obj() for n in sorted(statuses)], conditions
 
 
-def _newly_pending(
-    name: str, previous: Mapping[str, rolling.AppStatus], status: rolling.AppStatus
-) -> bool:
-    before = previous.get(name)
-    return (
-        before is None
-        or before.status != rolling.PENDING
-        or before.last_transition_time != status.last_transition_time
-    )
+def _sync_not_requested(live: Mapping[str, Any] | None) -> bool:
+    """A Pending Application gets the sync operation until it has one (it stays Pending only
+    until a sync starts after the transition), so a lost write is written again."""
+    return live is not None and not live.get("operation")
 
 
 def _rollout_config_condition(steps: rolling.Steps) -> dict[str, str]:
