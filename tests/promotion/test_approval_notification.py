@@ -31,21 +31,28 @@ async def http() -> AsyncIterator[httpx2.AsyncClient]:
 
 def _notifier(h: Harness, http: httpx2.AsyncClient, url: str, state: Path) -> Notifications:
     h.store.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "argocd-notifications-cm", "namespace": NS},
-         "data": {"service.webhook.receiver": f"url: {url}\n"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "argocd-notifications-cm", "namespace": NS},
+            "data": {"service.webhook.receiver": f"url: {url}\n"},
+        },
         field_manager="test",
     )
     app = h.store.get(ARGO, "Application", "web-prod", NS)
     key = "notifications.argoproj.io/subscribe.on-approval-requested.receiver"
     h.store.apply(
-        {"apiVersion": ARGO, "kind": "Application",
-         "metadata": {"name": "web-prod", "namespace": NS, "annotations": {key: ""}}},
+        {
+            "apiVersion": ARGO,
+            "kind": "Application",
+            "metadata": {"name": "web-prod", "namespace": NS, "annotations": {key: ""}},
+        },
         field_manager="subscriber",
     )
     assert app["metadata"]["name"] == "web-prod"
-    return Notifications(cluster=h.store, clock=h.clock, http=http, state_dir=state,
-                         registry=CollectorRegistry())
+    return Notifications(
+        cluster=h.store, clock=h.clock, http=http, state_dir=state, registry=CollectorRegistry()
+    )
 
 
 async def test_the_prod_gate_notifies_its_subscribers_once(

@@ -26,8 +26,16 @@ class IssueForge:
         self.said[number] = []
         return Issue(number, f"https://forge/issues/{number}")
 
-    def comment(self, number: int, author: str, body: str, at: datetime, *,
-                bot: bool = False, edited: bool = False) -> None:
+    def comment(
+        self,
+        number: int,
+        author: str,
+        body: str,
+        at: datetime,
+        *,
+        bot: bool = False,
+        edited: bool = False,
+    ) -> None:
         cid = sum(len(c) for c in self.said.values()) + 1
         updated = at + timedelta(seconds=30) if edited else at
         self.said[number].append(

@@ -139,3 +139,20 @@ def test_a_value_written_across_lines_is_refused_not_mangled() -> None:
     target = ImageTarget("v.yaml", HelmKey("image.tag"), None, None)
     with pytest.raises(YamlEditError, match="edit it by hand"):
         set_image(text, target, f"{REPO}:new", file="v.yaml")
+
+
+def test_a_values_key_holding_the_whole_reference_gets_the_whole_reference() -> None:
+    text = "# one string\nworker:\n  image: registry.local/worker:v1   # pinned\n"
+    target = ImageTarget("v.yaml", HelmKey("worker.image", holds="image"), None, None)
+    assert read_image(text, target, repository="ignored", file="v") == "registry.local/worker:v1"
+    new = set_image(text, target, "registry.local/worker:v2", file="v")
+    assert new == text.replace("worker:v1", "worker:v2")
+
+
+def test_added_lines_follow_the_files_line_endings() -> None:
+    text = "image:\r\n  tag: v1\r\n"
+    env = environment(ImageTarget("v.yaml", HelmKey("image.tag"), None, None), HOTFIX)
+    fix = promotion_edit(text, env, image=f"{REPO}:v2", repository=REPO, file="v", nonce="n")
+    assert "\n" not in fix.text.replace("\r\n", "")
+    back = promotion_edit(fix.text, env, image=f"{REPO}:v1", repository=REPO, file="v")
+    assert back.text == text

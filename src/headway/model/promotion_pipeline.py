@@ -61,6 +61,7 @@ class TargetKind(StrEnum):
 @dataclass(frozen=True)
 class HelmKey:
     key: str
+    holds: str = "tag"  # "tag", or "image" for a key written as a whole `repository:tag`
 
 
 @dataclass(frozen=True)
@@ -104,8 +105,9 @@ class ImageTarget:
 
     @property
     def writes_whole_image(self) -> bool:
-        """A manifest field holds `repo:tag`; a values key or a Kustomize newTag the tag only."""
-        return self.manifest is not None
+        """A manifest field, or a values key declared `holds: image`, holds `repo:tag`; any
+        other values key, and a Kustomize newTag, the tag only."""
+        return self.manifest is not None or (self.helm is not None and self.helm.holds == "image")
 
 
 @dataclass(frozen=True)
@@ -330,7 +332,17 @@ _TARGET = s.Schema(
     (
         s.Field("file", s.STR, required=True),
         s.Field(
-            "helm", s.Obj(s.Schema("HelmKey", (s.Field("key", s.STR, required=True),), HelmKey))
+            "helm",
+            s.Obj(
+                s.Schema(
+                    "HelmKey",
+                    (
+                        s.Field("key", s.STR, required=True),
+                        s.Field("holds", s.Enum(("tag", "image")), default="tag"),
+                    ),
+                    HelmKey,
+                )
+            ),
         ),
         s.Field(
             "kustomize",

@@ -362,14 +362,15 @@ def _insert(
         at = _block_end(lines, key_line, column + 1) + 1
     else:
         at = len(lines)
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"  # the file's own
     if at > 0 and at <= len(lines) and not lines[at - 1].endswith("\n"):
-        lines[at - 1] += "\n"
+        lines[at - 1] += newline
     new_lines = []
     for offset, part in enumerate(missing):
         key = scalar_text(str(part))
         head = " " * (column + offset * step) + key + ":"
         last = offset == len(missing) - 1
-        new_lines.append(f"{head} {scalar_text(value)}\n" if last else f"{head}\n")
+        new_lines.append(f"{head} {scalar_text(value)}{newline}" if last else f"{head}{newline}")
     lines[at:at] = new_lines
 
 
