@@ -34,6 +34,7 @@ class SquashingForge:
         self.repo = pygit2.Repository(str(remote))
         self.pulls: dict[int, PullRequest] = {}
         self.before_merge: Callable[[], None] = lambda: None
+        self.refusal = ""  # a reason to refuse every merge (a required check not passed yet)
 
     def _tip(self, branch: str) -> pygit2.Commit:
         return self.repo.references[f"refs/heads/{branch}"].peel(pygit2.Commit)
@@ -51,6 +52,8 @@ class SquashingForge:
 
     def merge_pull_request(self, number: int, *, head_sha: str, title: str, message: str) -> str:
         self.before_merge()
+        if self.refusal:
+            raise ForgeConflict(self.refusal)
         pull = self.pulls[number]
         head, base = self._tip(pull.head), self._tip(pull.base)
         if str(head.id) != head_sha:
@@ -186,3 +189,16 @@ def test_branch_names_follow_the_promotion() -> None:
     revert = "s\n\nHeadway-Promotion: p1\nHeadway-Revert-Of: " + "a" * 40 + "\n"
     assert head_branch(revert) == "headway/p1-revert"
     assert head_branch("no trailers").startswith("headway/change-")
+
+
+def test_a_merge_refused_by_a_check_is_shown_and_retried_on_the_same_pull_request(
+    setup: tuple,  # type: ignore[type-arg]
+) -> None:
+    remote, forge, repo, _ = setup
+    forge.refusal = 'HTTP 405: Required status check "ci" is expected.'
+    with pytest.raises(ForgeConflict, match="Required status check"):
+        repo.commit_image("registry.local/web:v2", promotion=_spec("p1", "v2"), previous="")
+    assert len(_main_log(remote)) == 1 and [p.open for p in forge.pulls.values()] == [True]
+    forge.refusal = ""
+    sha = repo.commit_image("registry.local/web:v2", promotion=_spec("p1", "v2"), previous="")
+    assert len(forge.pulls) == 1 and repo.find_commit("p1") == sha

@@ -21,6 +21,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from headway.promotion import approval
+from headway.source.errors import SourceError
 
 __all__ = [
     "Comment",
@@ -38,8 +39,11 @@ __all__ = [
 ]
 
 
-class ForgeError(Exception):
-    """A forge request that failed; the message names the request and the forge's reason."""
+class ForgeError(SourceError):
+    """A forge request that failed; the message names the request and the forge's reason.
+
+    A `SourceError`, like any other failure to write to the repository: the promotion shows
+    it and tries again on its next step."""
 
 
 class ForgeNotFound(ForgeError):

@@ -12,8 +12,10 @@ repository edge (`environment_repo.GitEnvironment`) writes through it unchanged.
    commit carrying the promotion's message and trailers.
 
 A promotion resumed after a crash finds its pull request already merged and returns that
-merge commit: never a second pull request or commit. A merge the forge refuses (the head or the
-base moved, a conflict) is `BranchMoved`, and the edge rebuilds the commit on the new tip.
+merge commit: never a second pull request or commit. A merge the forge refuses after the base
+moved is `BranchMoved`, and the edge rebuilds the commit on the new tip; refused with the base
+where it was (a required status check, branch protection), it is the forge's `ForgeConflict`,
+shown on the promotion, and the next step tries the same pull request again.
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ class PullRequestBranch:
                 pull.number, head_sha=result.sha, title=title, message=body
             )
         except ForgeConflict as err:
-            raise BranchMoved(str(err)) from None
+            if self.refresh() != parent:  # the base moved: rebuild the commit on its new tip
+                raise BranchMoved(str(err)) from None
+            raise  # refused for another reason (a required check): shown, tried again later
         self._git.fetch()
         return merged
