@@ -278,3 +278,30 @@ def test_a_deleted_set_with_reverse_deletion_order_removes_the_last_step_first(
     assert gone == [("live-1",), ("live-2",), ("qa-1",), ()]  # one a step, the last step first
     with pytest.raises(NotFound):
         world.store.get(API, "ApplicationSet", "addons", "argocd")
+
+
+def test_the_refresh_annotation_fetches_git_at_once_and_is_removed(tmp_path: Path) -> None:
+    with LocalCluster(tmp_path / "cluster.db", VirtualClock()) as store:
+        world = World(tmp_path, store)
+        world.controller = ApplicationSetController(
+            cluster=store,
+            clock=world.clock,
+            git=GitCache(tmp_path / "cache-2"),
+            namespace="argocd",
+            poll_seconds=3600,
+        )
+        world.apply(_appset(world.remote.url))
+        world.remote.commit({"addons/tracing/cm.yaml": CM}, "a third addon")
+        world.clock.advance(5)
+        world.controller.step(KEY)
+        assert sorted(world.apps()) == ["logging", "metrics"]  # not fetched: the poll is an hour
+        refreshed = _appset(world.remote.url)
+        refreshed["metadata"]["annotations"] = {
+            "argocd.argoproj.io/application-set-refresh": "true"
+        }
+        world.apply(refreshed)
+        assert sorted(world.apps()) == ["logging", "metrics", "tracing"]
+        annotations = world.store.get(API, "ApplicationSet", "addons", "argocd")["metadata"].get(
+            "annotations"
+        )
+        assert "argocd.argoproj.io/application-set-refresh" not in (annotations or {})

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 ARGO_API = "argoproj.io/v1alpha1"
 FIELD_MANAGER = "applicationset-controller"
+REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh"
 REVERSE_DELETION_POLL = 10.0  # seconds between looks while deleting in reverse (Argo's)
 
 
@@ -99,15 +100,17 @@ class ApplicationSetController:
         if rolling.deletes_in_reverse(appset.get("spec") or {}) and not _has_finalizer(appset):
             self._set_finalizer(appset, present=True)
             return 0.0  # the watch brings the set back with the finalizer
+        refresh = REFRESH_ANNOTATION in ((appset.get("metadata") or {}).get("annotations") or {})
         inputs = StepInputs(
             cluster=self._cluster,
             namespace=self._namespace,
             git=self._git,
             clock=self._clock,
-            fetched=self._fetched,
+            fetched=FetchTimes() if refresh else self._fetched,  # refresh: fetch every repository
             poll_seconds=self._poll,
         )
         generation = generate(appset, inputs)
+        self._fetched.last.update(inputs.fetched.last)
         apps = self._cluster.list(ARGO_API, "Application", namespace=self._namespace)
         invalid: dict[str, str] = {}
         if generation.error is None:
@@ -115,7 +118,27 @@ class ApplicationSetController:
         owned = _owned(appset, generation, apps)
         plan = decide(appset, generation, owned, invalid=invalid, now=self._clock.now())
         self._execute(appset, plan)
+        if refresh and generation.error is None:
+            self._clear_refresh(appset)
         return self._poll
+
+    def _clear_refresh(self, appset: Obj) -> None:
+        """Drop the refresh annotation once the set was generated with freshly fetched Git
+        (as Argo CD does; on an error it stays, and every step fetches again)."""
+        try:
+            live = self._cluster.get(
+                ARGO_API, "ApplicationSet", appset["metadata"]["name"], self._namespace
+            )
+        except NotFound:
+            return
+        meta = dict(live["metadata"])
+        meta["annotations"] = {
+            k: v for k, v in (meta.get("annotations") or {}).items() if k != REFRESH_ANNOTATION
+        }
+        try:
+            self._cluster.update({**live, "metadata": meta}, field_manager=FIELD_MANAGER)
+        except Conflict:
+            return
 
     def _finish_deletion(self, appset: Obj) -> float | None:
         """A deleted set with `deletionOrder: Reverse` removes its Applications one at a

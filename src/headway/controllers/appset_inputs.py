@@ -117,7 +117,7 @@ class StepInputs(TreeInputs):
         self._namespace = namespace
         self._git = git
         self._clock = clock
-        self._fetched = fetched
+        self.fetched = fetched
         self._poll = poll_seconds
         self._trees: dict[tuple[str, str], TreeReader] = {}
         self._secrets: list[ClusterSecret] | None = None
@@ -133,10 +133,10 @@ class StepInputs(TreeInputs):
         if key not in self._trees:
             repo = self._git.repository(url)
             now = self._clock.monotonic()
-            last = self._fetched.last.get(url)
+            last = self.fetched.last.get(url)
             if last is None or now - last >= self._poll:
                 repo.fetch()
-                self._fetched.last[url] = now
+                self.fetched.last[url] = now
             self._trees[key] = repo.tree(revision)
             self.revisions[f"{url}@{revision}"] = repo.resolve(revision)
         return self._trees[key]
