@@ -37,6 +37,10 @@ PIPELINE = {
                 "application": "web-dev",
                 "autoPromote": True,
                 "target": {"file": "values-dev.yaml", "helm": {"key": "image.tag"}},
+                "hotfix": {
+                    "skipAnalysisKey": "rollout.skipAnalysis",
+                    "nonceKey": 'podAnnotations["headway.dev/nonce"]',
+                },
             },
             {
                 "name": "prod",
@@ -140,3 +144,21 @@ def test_another_environments_promotion_is_not_this_files_last_promotion(tmp_pat
     dev_repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-1"), previous="")
     assert prod_repo.exempt()
     assert "no earlier promotion" in prod_repo.config_change()  # dev's commit does not count
+
+
+def test_a_hotfix_marks_the_file_and_the_next_promotion_clears_it(tmp_path: Path) -> None:
+    path = _repo(tmp_path)
+    pipeline, _ = parse_promotion_pipeline(Document(PIPELINE, "pipeline", 0, 0))
+    assert pipeline is not None
+    writer = LocalBranch(path, "main", BotIdentity("Headway", "headway@localhost"))
+    repo = GitEnvironment(
+        writer=writer, env=pipeline.spec.environments[0], repository="registry.local/web"
+    )
+    hotfix = replace(_spec("web-dev-hot"), image="registry.local/web:v1", hotfix_reason="stuck")
+    sha = repo.commit_image("registry.local/web:v1", promotion=hotfix, previous="")
+    marked = (path / "values-dev.yaml").read_text()
+    assert "skipAnalysis: true" in marked and "web-dev-hot" in marked
+    message = pygit2.Repository(str(path))[sha].message
+    assert "Headway-Hotfix: stuck (nonce web-dev-hot)" in message
+    repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-2"), previous="")
+    assert (path / "values-dev.yaml").read_text() == VALUES.replace("tag: v1", "tag: v2")

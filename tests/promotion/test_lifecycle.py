@@ -213,3 +213,16 @@ def test_git_moving_off_the_image_while_verifying_is_superseded() -> None:
     moved = decide(replace(ctx, git=GitFacts(pinned="v3")))
     assert moved.status.phase is Phase.SUPERSEDED
     assert "not a timeout" in moved.status.message
+
+
+def test_a_hotfix_commits_the_same_tag_is_gated_and_recorded() -> None:
+    hotfix = replace(SPEC, image="v1", hotfix_reason="relayer stuck")
+    exempt = GitFacts(pinned="v1", exempt=True)
+    held = decide(_ctx(spec=hotfix, git=exempt))
+    assert held.status.phase is Phase.AWAITING_APPROVAL  # skipping analysis is never exempt
+    ungated = decide(_ctx(spec=hotfix, git=exempt, stage=replace(PROD, approval_required=False)))
+    assert ungated.action is not None and ungated.action.kind is ActionKind.COMMIT
+    assert any(reason == "Hotfix" for _, reason, _ in ungated.events)
+    assert "relayer stuck" in ungated.status.notes[-1]
+    same = decide(_ctx(git=GitFacts(pinned="v2"), stage=replace(PROD, approval_required=False)))
+    assert same.action is None  # a normal promotion of the pinned image commits nothing

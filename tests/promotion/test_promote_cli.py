@@ -145,3 +145,35 @@ def test_identity_falls_back_to_the_environment(
     monkeypatch.setenv("HEADWAY_USER", "ci-bot")
     _cli(tmp_path, "promote", "web", "--to", "dev", "--image", "v3")
     assert read_spec(store.get(API_VERSION, KIND, _only(store), "argocd")).author == "ci-bot"
+
+
+def _succeeded(store: LocalCluster, name: str, env: str, tag: str, at: str) -> None:
+    store.apply({
+        "apiVersion": API_VERSION, "kind": KIND,
+        "metadata": {"name": name, "namespace": "argocd"},
+        "spec": {"pipeline": "web", "environment": env, "image": f"registry.local/web:{tag}",
+                 "author": "dev", "requestedAt": at},
+    }, field_manager="test")
+    store.patch_status(API_VERSION, KIND, name, "argocd", {"phase": "Succeeded", "message": ""})
+
+
+def test_rollback_promotes_the_previous_good_image_through_the_gate(
+    tmp_path: Path, store: LocalCluster
+) -> None:
+    out = _cli(tmp_path, "promote", "web", "--to", "prod", "--rollback", "--as", "dev", code=1)
+    assert "nothing to roll back to" in out
+    _succeeded(store, "p2", "prod", "v2", "2026-01-01T00:00:00Z")
+    _succeeded(store, "p3", "prod", "v3", "2026-01-02T00:00:00Z")
+    _cli(tmp_path, "promote", "web", "--to", "prod", "--rollback", "--as", "dev")
+    [new] = [p for p in store.list(API_VERSION, KIND) if p["metadata"]["name"] not in ("p2", "p3")]
+    spec = read_spec(new)
+    assert (spec.image, spec.origin, spec.environment) == ("registry.local/web:v2", "rollback",
+                                                          "prod")
+
+
+def test_a_hotfix_needs_a_reason_and_hotfix_keys(tmp_path: Path, store: LocalCluster) -> None:
+    assert "--reason" in _cli(tmp_path, "promote", "web", "--to", "dev", "--image", "v2",
+                              "--hotfix", "--as", "dev", code=2)
+    out = _cli(tmp_path, "promote", "web", "--to", "dev", "--image", "v2", "--hotfix",
+               "--reason", "stuck", "--as", "dev", code=1)
+    assert "declares no hotfix keys" in out

@@ -2,6 +2,7 @@
 
     headway promote APP --to ENV --image TAG [--break-glass --reason TEXT]
     headway promote APP --to ENV --rollback
+    headway promote APP --to ENV --image TAG --hotfix --reason TEXT
     headway approve PROMOTION [--comment TEXT]
     headway deny PROMOTION [--comment TEXT]
     headway promotions list [--app APP] | get PROMOTION | watch PROMOTION
@@ -84,7 +85,13 @@ def promote(  # noqa: PLR0917 (typer maps each parameter to an option)
         bool,
         typer.Option("--break-glass", help="Skip the pipeline and the gate (needs --reason)."),
     ] = False,
-    reason: Annotated[str, typer.Option("--reason", help="Why break-glass (recorded).")] = "",
+    hotfix: Annotated[
+        bool,
+        typer.Option("--hotfix", help="Skip analysis, force a new pod template (needs --reason)."),
+    ] = False,
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why break-glass or hotfix (recorded).")
+    ] = "",
     as_user: As = None,
     namespace: Namespace = DEFAULT_NAMESPACE,
     state_dir: StateDir = DEFAULT_STATE,
@@ -97,8 +104,8 @@ def promote(  # noqa: PLR0917 (typer maps each parameter to an option)
 
     if rollback == (image is not None):
         raise _fail("give exactly one of --image TAG and --rollback", 2)
-    if break_glass != bool(reason.strip()):
-        raise _fail("--break-glass needs --reason TEXT, and --reason only goes with it", 2)
+    if (break_glass or hotfix) != bool(reason.strip()):
+        raise _fail("--break-glass and --hotfix need --reason TEXT; --reason goes with them", 2)
     request = Request(
         pipeline=app,
         namespace=namespace,
@@ -107,6 +114,7 @@ def promote(  # noqa: PLR0917 (typer maps each parameter to an option)
         author=identity(as_user),
         rollback=rollback,
         break_glass_reason=reason.strip() if break_glass else "",
+        hotfix_reason=reason.strip() if hotfix else "",
     )
     with open_target(_target(state_dir, kubeconfig, context)) as cluster:
         try:
@@ -114,6 +122,7 @@ def promote(  # noqa: PLR0917 (typer maps each parameter to an option)
         except RequestRefused as err:
             raise _fail(str(err)) from None
     glass = " (BREAK-GLASS, recorded)" if spec.break_glass else ""
+    glass += " (HOTFIX: analysis skipped, recorded)" if spec.hotfix_reason else ""
     typer.echo(f"promotion {spec.name}: {spec.image} -> {spec.environment} by {spec.author}{glass}")
 
 

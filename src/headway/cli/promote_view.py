@@ -50,6 +50,8 @@ def details(obj: Obj) -> str:
     ]
     if spec.break_glass is not None:
         lines.append(f"Break-glass: {spec.break_glass.by}: {spec.break_glass.reason}")
+    if spec.hotfix_reason:
+        lines.append(f"Hotfix:      {spec.hotfix_reason} (analysis skipped, nonce {spec.name})")
     if status.previous_image:
         lines.append(f"Previous:    {status.previous_image}")
     if status.commit:

@@ -73,6 +73,8 @@ def promotion_object(spec: PromotionSpec) -> Obj:
     }
     if spec.break_glass is not None:
         body["breakGlass"] = {"by": spec.break_glass.by, "reason": spec.break_glass.reason}
+    if spec.hotfix_reason:
+        body["hotfix"] = {"reason": spec.hotfix_reason}
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -289,6 +291,7 @@ class PromotionController:
             origin="auto",
             break_glass=None,
             decisions=(),
+            hotfix_reason="",  # a hotfix is for the environment it was asked for only
         )
         with contextlib.suppress(AlreadyExists):
             self._cluster.apply(promotion_object(following), field_manager=FIELD_MANAGER)

@@ -55,6 +55,8 @@ def promotion_message(
     ]
     if spec.break_glass is not None:
         lines.append(f"Headway-Break-Glass: {spec.break_glass.by}: {spec.break_glass.reason}")
+    if spec.hotfix_reason and not revert_of:
+        lines.append(f"Headway-Hotfix: {spec.hotfix_reason} (nonce {spec.hotfix_nonce})")
     if revert_of:
         lines.append(f"{REVERT_TRAILER}: {revert_of}")
     return "\n".join(lines) + "\n"
@@ -163,6 +165,7 @@ class GitEnvironment:
                 image=image,
                 repository=self._repository,
                 file=self._file,
+                nonce="" if revert_of else spec.hotfix_nonce,
             )
             message = promotion_message(
                 spec, self._env, previous=edit.previous, image=image, revert_of=revert_of

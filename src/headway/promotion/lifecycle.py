@@ -162,6 +162,8 @@ def _before_commit(ctx: Context) -> Plan:
 def _needs_approval(ctx: Context) -> bool:
     if ctx.spec.break_glass is not None or not ctx.stage.approval_required:
         return False
+    if ctx.spec.hotfix_reason:
+        return True  # turning analysis off is never exempt
     return not (ctx.git.exempt and not ctx.git.config_change)
 
 
@@ -237,11 +239,15 @@ def _committed(ctx: Context, commit: str, how: str) -> Plan:
 
 def _commit(ctx: Context) -> Plan:
     spec, status = ctx.spec, ctx.status
-    notes = status.notes
+    declared: list[tuple[str, str]] = []  # (event reason, note): recorded, and warned about
     if spec.break_glass is not None:
         glass = spec.break_glass
-        notes = (*notes, f"break-glass by {glass.by}: {glass.reason}")
-    if image_matches(ctx.git.pinned, spec.image):
+        declared.append(("BreakGlass", f"break-glass by {glass.by}: {glass.reason}"))
+    if spec.hotfix_reason:
+        note = f"hotfix by {spec.author} (analysis skipped, nonce {spec.hotfix_nonce}): "
+        declared.append(("Hotfix", note + spec.hotfix_reason))
+    notes = (*status.notes, *(note for _, note in declared))
+    if not spec.hotfix_reason and image_matches(ctx.git.pinned, spec.image):
         message = f"Git already pins {spec.image} in {spec.environment}: nothing to commit"
         new = status.moved(
             Phase.COMMITTED, message, committed_at=ctx.now, previous_image="", notes=notes
@@ -254,9 +260,7 @@ def _commit(ctx: Context) -> Plan:
         previous_image=ctx.git.pinned,
         notes=notes,
     )
-    events: tuple[tuple[str, str, str], ...] = ()
-    if spec.break_glass is not None:
-        events = (("Warning", "BreakGlass", notes[-1]),)
+    events = tuple(("Warning", reason, note) for reason, note in declared)
     return Plan(new, Action(ActionKind.COMMIT, spec.image, spec.environment), events, 0.0)
 
 
@@ -315,7 +319,10 @@ def _revert(ctx: Context) -> Plan:
         )
     if not status.previous_image:
         return _end(ctx, Phase.FAILED, f"{stopped}; no previous image to re-commit")
-    if image_matches(ctx.git.pinned, status.previous_image) or not status.commit:
+    marks_left = bool(spec.hotfix_reason)  # a re-commit also takes the hotfix marks out
+    if not status.commit or (
+        image_matches(ctx.git.pinned, status.previous_image) and not marks_left
+    ):
         return _end(ctx, Phase.FAILED, f"{stopped}; Git pins {ctx.git.pinned} again")
     plan = _end(ctx, Phase.FAILED, f"{stopped}; re-committed {status.previous_image}")
     return replace(plan, action=Action(ActionKind.REVERT, status.previous_image, spec.environment))

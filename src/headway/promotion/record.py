@@ -81,6 +81,12 @@ class PromotionSpec:
     origin: str = "cli"  # cli | auto | rollback
     break_glass: BreakGlass | None = None
     decisions: tuple[Decision, ...] = ()
+    hotfix_reason: str = ""  # a hotfix: skip analysis and force a new pod template (nonce)
+
+    @property
+    def hotfix_nonce(self) -> str:
+        """The nonce a hotfix writes: the promotion's name, so a resumed step writes the same."""
+        return self.name if self.hotfix_reason else ""
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,9 @@ def read_spec(obj: Obj) -> PromotionSpec:
             else None
         ),
         decisions=tuple(d for d in decisions if d is not None),
+        hotfix_reason=str((spec.get("hotfix") or {}).get("reason") or "")
+        if isinstance(spec.get("hotfix"), dict)
+        else "",
     )
 
 

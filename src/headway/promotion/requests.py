@@ -58,6 +58,7 @@ class Request:
     author: str
     rollback: bool = False
     break_glass_reason: str = ""
+    hotfix_reason: str = ""
 
 
 def full_image(pipeline: PromotionPipeline, image: str) -> str:
@@ -115,6 +116,11 @@ def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> P
             f"pipeline {request.pipeline} has no environment "
             f"{request.environment!r} (it has: {names})"
         )
+    if request.hotfix_reason and env.hotfix is None:
+        raise RequestRefused(
+            f"environment {env.name} of pipeline {request.pipeline} declares no hotfix keys "
+            "(hotfix.skipAnalysisKey, hotfix.nonceKey)"
+        )
     image = (
         previous_good_image(cluster, request)
         if request.rollback
@@ -148,6 +154,7 @@ def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> P
             if request.break_glass_reason
             else None
         ),
+        hotfix_reason=request.hotfix_reason,
     )
     cluster.apply(promotion_object(spec), field_manager=FIELD_MANAGER)
     return spec
