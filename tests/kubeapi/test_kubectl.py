@@ -12,6 +12,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
 import yaml
 
 from kubeapi.conftest import Kubectl
@@ -249,18 +250,33 @@ def test_auth_can_i_and_whoami_say_everything_is_allowed(kubectl: Kubectl) -> No
     assert "headway-local" in kubectl("auth", "whoami").stdout
 
 
-def test_generator_commands_need_the_yaml_pipeline(kubectl: Kubectl) -> None:
-    """kubectl's generators (`create namespace`, `create deployment`, `run`, `expose`) send
-    protobuf bodies, which the local API does not decode: a clear 415, and the documented
-    workaround through YAML works."""
-    refused = kubectl.run("create", "namespace", "generated")
+@pytest.mark.parametrize("generator", [
+    ("create", "namespace", "generated"),
+    ("create", "configmap", "generated", "--from-literal=colour=blue"),
+    ("create", "secret", "generic", "generated", "--from-literal=token=x"),
+    ("create", "deployment", "generated", "--image=kubeapi-test/talker", "--replicas=0"),
+])
+def test_create_generators_say_to_pipe_through_yaml_and_that_works(
+    kubectl: Kubectl, generator: tuple[str, ...]
+) -> None:
+    """`kubectl create KIND NAME` sends a protobuf body, which the local API does not
+    decode: the 415 says so and shows the YAML pipeline, and that pipeline creates it."""
+    refused = kubectl.run(*generator)
     assert refused.returncode == 1
-    assert "Error from server (UnsupportedMediaType)" in refused.stderr
     assert "application/vnd.kubernetes.protobuf" in refused.stderr
-    generated = kubectl("create", "namespace", "generated", "--dry-run=client", "-o", "yaml")
-    kubectl("apply", "-f", "-", stdin=generated.stdout)
-    assert kubectl("get", "namespace", "generated", "-o", "name").stdout == (
-        "namespace/generated\n")
+    assert "--dry-run=client -o yaml | kubectl apply -f -" in refused.stderr
+    generated = kubectl(*generator, "--dry-run=client", "-o", "yaml")
+    created = kubectl("apply", "-f", "-", stdin=generated.stdout)
+    assert "generated created" in created.stdout
+
+
+def test_run_and_expose_send_json_and_work(kubectl: Kubectl) -> None:
+    kubectl("run", "ran", "--image=kubeapi-test/talker", "--restart=Never")
+    assert kubectl("get", "pod", "ran", "-o", "name").stdout == "pod/ran\n"
+    kubectl("create", "-f", "-", stdin=_manifest(deployment("exposed", replicas=0)))
+    kubectl("expose", "deployment", "exposed", "--port=80")
+    port = kubectl("get", "service", "exposed", "-o", "jsonpath={.spec.ports[0].port}")
+    assert port.stdout == "80"
 
 
 def test_edit_and_delete_by_label_and_all(kubectl: Kubectl) -> None:

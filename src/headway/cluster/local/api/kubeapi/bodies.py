@@ -20,11 +20,25 @@ from headway.model.obj import Obj
 __all__ = ["decode", "object_for", "scale_replicas", "tidy"]
 
 
+# kubectl's generators (create deployment/configmap/secret/namespace..., run, expose) send
+# built-in kinds as protobuf whatever the server says (client-go forces protobuf for its
+# typed clients and falls back to JSON only from CBOR), and no maintained library gives
+# Python Kubernetes' protobuf schemas: so the answer says how to send YAML instead.
+_PROTOBUF_REFUSED = (
+    "the body is protobuf ({}), which the local runtime's API does not decode (it takes "
+    "application/json and application/yaml); kubectl create/run/expose always send "
+    "protobuf: generate YAML and apply it instead, e.g. kubectl create deployment web "
+    "--image=nginx --dry-run=client -o yaml | kubectl apply -f -"
+)
+
+
 def decode(body: bytes, content_type: str) -> Any:
     """The body as JSON-like data (YAML when the content type says so)."""
     if not body.strip():
         return None
-    if "protobuf" in content_type or "cbor" in content_type:
+    if "protobuf" in content_type:
+        raise ApiError(415, "UnsupportedMediaType", _PROTOBUF_REFUSED.format(content_type))
+    if "cbor" in content_type:  # client-go retries a refused CBOR body as JSON by itself
         raise ApiError(415, "UnsupportedMediaType",
                        f"the body of the request was in an unknown format - accepted media "
                        f"types include: application/json, application/yaml "
