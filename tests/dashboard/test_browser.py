@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dashboard_env import Scene
+from dashboard_env import API, Scene
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
@@ -108,3 +108,31 @@ def test_an_action_is_refused_without_the_token_and_works_with_it(
              what="the abort shown live")
     assert not_reloaded(browser)
     shoot(browser, "action-done")
+
+
+def test_an_application_refreshes_on_request_and_updates_live(
+    scene: Scene, browser: WebDriver
+) -> None:
+    url, cluster = scene.served.url, scene.harness.cluster
+    browser.get(url + "/login?next=/applications/argocd/guestbook")
+    browser.find_element(By.ID, "token").send_keys(scene.served.token)
+    browser.find_element(By.ID, "login").click()
+    wait_for(lambda: browser.find_elements(By.ID, "logout"), what="logged in")
+    wait_for(lambda: stream_open(browser), what="the event stream open")
+    assert text_of(browser, "app-sync") == "OutOfSync"
+    mark_page(browser)
+    browser.find_element(By.ID, "action-refresh").click()
+    wait_for(lambda: confirm(browser), what="the confirmation")
+    wait_for(lambda: "refresh of guestbook requested" in text_of(browser, "flash"),
+             what="the action's answer")
+    app = cluster.get(API, "Application", "guestbook", "argocd")
+    assert app["metadata"]["annotations"]["argocd.argoproj.io/refresh"] == "normal"
+    # the controller's next status: synced, the operation over
+    status = {**app["status"], "sync": {"status": "Synced", "revision": "c" * 40}}
+    status["operationState"] = {**status["operationState"], "phase": "Succeeded",
+                                "message": "successfully synced (all tasks run)"}
+    cluster.patch_status(API, "Application", "guestbook", "argocd", status)
+    wait_for(lambda: text_of(browser, "app-sync") == "Synced", what="Synced on screen")
+    assert "Last result: Succeeded" in text_of(browser, "app-operation")
+    assert not_reloaded(browser)
+    shoot(browser, "application-synced")
