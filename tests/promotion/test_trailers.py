@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from headway.model.promotion_pipeline import Approval, Environment, Gate, HelmKey, ImageTarget
+from headway.promotion.environment_repo import promotion_message
+from headway.promotion.record import BreakGlass, PromotionSpec
 from headway.promotion.trailers import promotion_of, trailers
 
 PROMOTION = """promote web prod: registry.local/web:v2
@@ -38,3 +43,32 @@ def test_prose_that_quotes_a_trailer_is_not_one() -> None:
         "Headway-Promotion": ["a", "b"]
     }
     assert promotion_of("subject\n\nHeadway-Promotion: a\nHeadway-Promotion: b\n") == ""
+
+
+def test_a_reason_typed_on_several_lines_keeps_the_commit_findable() -> None:
+    env = Environment(
+        "prod",
+        "web-prod",
+        None,
+        ImageTarget("values.yaml", HelmKey("image.tag"), None, None),
+        False,
+        600.0,
+        Gate(Approval(True, ("lead",), 3600.0), ()),
+        None,
+    )
+    spec = PromotionSpec(
+        name="web-prod-7",
+        namespace="argocd",
+        pipeline="web",
+        environment="prod",
+        image="registry.local/web:v2",
+        author="dev",
+        requested_at=datetime(2026, 1, 1, tzinfo=UTC),
+        break_glass=BreakGlass("alice", "relayer down\n\nsee the incident channel"),
+        hotfix_reason="nonce stuck\non the signer",
+    )
+    message = promotion_message(spec, env, previous="registry.local/web:v1", image=spec.image)
+    assert promotion_of(message) == "web-prod-7"
+    found = trailers(message)
+    assert found["Headway-Break-Glass"] == ["alice: relayer down see the incident channel"]
+    assert found["Headway-Hotfix"][0].startswith("nonce stuck on the signer (nonce ")

@@ -46,19 +46,21 @@ def promotion_message(
         "",
         f"{env.target.file}: {previous or 'unset'} -> {image}",
         "",
-        f"{PROMOTION_TRAILER}: {spec.name}",
-        f"Headway-Pipeline: {spec.pipeline}",
-        f"Headway-Environment: {env.name}",
-        f"Headway-Image: {image}",
-        f"Headway-Previous-Image: {previous}",
-        f"Headway-Requested-By: {spec.author}",
+        trailers.line(PROMOTION_TRAILER, spec.name),
+        trailers.line("Headway-Pipeline", spec.pipeline),
+        trailers.line("Headway-Environment", env.name),
+        trailers.line("Headway-Image", image),
+        trailers.line("Headway-Previous-Image", previous),
+        trailers.line("Headway-Requested-By", spec.author),
     ]
     if spec.break_glass is not None:
-        lines.append(f"Headway-Break-Glass: {spec.break_glass.by}: {spec.break_glass.reason}")
+        glass = f"{spec.break_glass.by}: {spec.break_glass.reason}"
+        lines.append(trailers.line("Headway-Break-Glass", glass))
     if spec.hotfix_reason and not revert_of:
-        lines.append(f"Headway-Hotfix: {spec.hotfix_reason} (nonce {spec.hotfix_nonce})")
+        hotfix = f"{spec.hotfix_reason} (nonce {spec.hotfix_nonce})"
+        lines.append(trailers.line("Headway-Hotfix", hotfix))
     if revert_of:
-        lines.append(f"{REVERT_TRAILER}: {revert_of}")
+        lines.append(trailers.line(REVERT_TRAILER, revert_of))
     return "\n".join(lines) + "\n"
 
 

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PROMOTION", "REVERT_OF", "promotion_of", "trailers"]
+__all__ = ["PROMOTION", "REVERT_OF", "line", "promotion_of", "trailers"]
 
 PROMOTION = "Headway-Promotion"
 REVERT_OF = "Headway-Revert-Of"
 _LINE = re.compile(r"([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*?)\s*")
+
+
+def line(key: str, value: str) -> str:
+    """`Key: value` with the value on one line: a reason typed with newlines would otherwise end
+    the trailer paragraph early, and the commit would no longer be found as its promotion's."""
+    return f"{key}: {' '.join(value.split())}"
 
 
 def trailers(message: str) -> dict[str, list[str]]:
