@@ -296,3 +296,14 @@ def test_duplicate_generated_names_stop_generation() -> None:
         generation.error is not None
         and "more than one Application named 'x'" in generation.error.message
     )
+
+
+def test_list_elements_yaml_adds_elements() -> None:
+    generator = {
+        "list": {"elements": [{"env": "qa"}], "elementsYaml": "- env: live\n- env: perf\n"}
+    }
+    assert _names(generate(_set([generator], _template("{{.env}}"), **GO), INPUTS)) == [
+        "qa",
+        "live",
+        "perf",
+    ]

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from headway.appset import git_params
 from headway.appset.inputs import IN_CLUSTER_NAME, IN_CLUSTER_SERVER, ClusterSecret, Inputs
 from headway.appset.paths import sanitize_name
@@ -144,8 +146,6 @@ def _string(value: Any, path: tuple[str | int, ...]) -> str:
 
 
 def _elements_yaml(text: Any, path: tuple[str | int, ...]) -> list[Params]:
-    import yaml
-
     try:
         loaded = yaml.safe_load(str(text))
     except yaml.YAMLError as err:

@@ -107,25 +107,7 @@ def decide(
         if a.name not in invalid
     }
     rolled, app_status, rollout_conditions = _rolling(appset, desired, live, now)
-    policy = policy_of(spec)
-    creates = tuple(_owned_by(appset, m) for n, m in sorted(rolled.items()) if n not in live)
-    updates: tuple[dict[str, Any], ...] = ()
-    if policy in ("sync", "create-update"):
-        updates = tuple(
-            merged
-            for n, m in sorted(rolled.items())
-            if n in live
-            if (merged := _updated(appset, m, live[n])) is not None
-        )
-    deletes: tuple[str, ...] = ()
-    conditions = _success_conditions(invalid)
-    if policy in ("sync", "create-delete"):
-        deletes = tuple(sorted(set(live) - generation.names))
-        if deletes and not generation.apps and not _allows_empty(appset):
-            deletes = ()
-            conditions = _error_conditions(
-                EMPTY_REFUSED, _empty_message(len(live)), params_generated=True
-            )
+    deletes, conditions = _deletes(appset, generation, live, invalid)
     status = _status(appset, previous, [*conditions, *rollout_conditions], now)
     status.pop("applicationStatus", None)
     if app_status is not None:
@@ -133,7 +115,41 @@ def decide(
     status["resources"] = resources_status(
         [live.get(n) or m for n, m in sorted({**live, **rolled}.items()) if n not in deletes]
     )
-    return Plan(creates, updates, deletes, status)
+    return Plan(_creates(appset, rolled, live), _updates(appset, rolled, live), deletes, status)
+
+
+def _creates(
+    appset: Mapping[str, Any], rolled: Mapping[str, Any], live: Mapping[str, Any]
+) -> tuple[dict[str, Any], ...]:
+    return tuple(_owned_by(appset, m) for n, m in sorted(rolled.items()) if n not in live)
+
+
+def _updates(
+    appset: Mapping[str, Any], rolled: Mapping[str, Any], live: Mapping[str, Any]
+) -> tuple[dict[str, Any], ...]:
+    """What `applicationsSync` lets the set rewrite, and only what changes."""
+    if policy_of(appset.get("spec") or {}) not in ("sync", "create-update"):
+        return ()
+    found = (_updated(appset, m, live[n]) for n, m in sorted(rolled.items()) if n in live)
+    return tuple(u for u in found if u is not None)
+
+
+def _deletes(
+    appset: Mapping[str, Any],
+    generation: Generation,
+    live: Mapping[str, Any],
+    invalid: Mapping[str, str],
+) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    """The owned Applications no longer generated, when the policy deletes, and the
+    conditions; zero generated Applications delete nothing without the annotation."""
+    conditions = _success_conditions(invalid)
+    if policy_of(appset.get("spec") or {}) not in ("sync", "create-delete"):
+        return (), conditions
+    deletes = tuple(sorted(set(live) - generation.names))
+    if deletes and not generation.apps and not _allows_empty(appset):
+        message = _empty_message(len(live))
+        return (), _error_conditions(EMPTY_REFUSED, message, params_generated=True)
+    return deletes, conditions
 
 
 def resources_status(apps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -183,54 +183,56 @@ def update_statuses(
 
 
 def _next_status(current: AppStatus, app: AppState, stamp: str) -> AppStatus:
-    revisions_changed = current.target_revisions != app.revisions
-    spec_changed = not app.spec_matches
-    if revisions_changed or spec_changed:
-        message = (
-            BOTH_CHANGED
-            if revisions_changed and spec_changed
-            else (REVISION_CHANGED if revisions_changed else SPEC_CHANGED)
-        )
-        current = replace(
-            current,
-            target_revisions=app.revisions,
-            message=message,
-            status=WAITING,
-            last_transition_time=stamp,
-        )
+    current = _waiting_on_change(current, app, stamp)
     synced = app.sync_status == "Synced" and app.compared_current and app.spec_matches
+    healthy = synced and app.health_status == "Healthy"
     if current.status == WAITING:
-        if synced and app.health_status == "Healthy":
-            return _moved(
-                current,
-                HEALTHY,
-                "Application resource has synced, updating status to Healthy",
-                stamp,
-            )
+        if healthy:
+            message = "Application resource has synced, updating status to Healthy"
+            return _moved(current, HEALTHY, message, stamp)
         if synced:
-            return _moved(
-                current,
-                PROGRESSING,
-                "Application resource has synced, updating status to Progressing",
-                stamp,
-            )
+            message = "Application resource has synced, updating status to Progressing"
+            return _moved(current, PROGRESSING, message, stamp)
         return current
     if current.status == PENDING:
-        since = parse_time(current.last_transition_time)
-        if app.operation_started is not None and (since is None or app.operation_started >= since):
-            message = (
-                "Application resource became Progressing, "
-                "updating status from Pending to Progressing"
-            )
-            current = _moved(current, PROGRESSING, message, stamp)
-        elif app.has_error:
-            message = (
-                "Application resource has error and cannot sync, updating status to Progressing"
-            )
-            current = _moved(current, PROGRESSING, message, stamp)
-    if current.status == PROGRESSING and synced and app.health_status == "Healthy":
+        current = _pending_next(current, app, stamp)
+    if current.status == PROGRESSING and healthy:
         message = "Application resource became Healthy, updating status from Progressing to Healthy"
         return _moved(current, HEALTHY, message, stamp)
+    return current
+
+
+def _waiting_on_change(current: AppStatus, app: AppState, stamp: str) -> AppStatus:
+    """Back to Waiting when the Application's revision or spec changed."""
+    revisions_changed = current.target_revisions != app.revisions
+    spec_changed = not app.spec_matches
+    if not (revisions_changed or spec_changed):
+        return current
+    if revisions_changed and spec_changed:
+        message = BOTH_CHANGED
+    else:
+        message = REVISION_CHANGED if revisions_changed else SPEC_CHANGED
+    return replace(
+        current,
+        target_revisions=app.revisions,
+        message=message,
+        status=WAITING,
+        last_transition_time=stamp,
+    )
+
+
+def _pending_next(current: AppStatus, app: AppState, stamp: str) -> AppStatus:
+    """Pending becomes Progressing once a sync started after the transition (or the
+    Application reports an error that keeps it from syncing)."""
+    since = parse_time(current.last_transition_time)
+    if app.operation_started is not None and (since is None or app.operation_started >= since):
+        message = (
+            "Application resource became Progressing, updating status from Pending to Progressing"
+        )
+        return _moved(current, PROGRESSING, message, stamp)
+    if app.has_error:
+        message = "Application resource has error and cannot sync, updating status to Progressing"
+        return _moved(current, PROGRESSING, message, stamp)
     return current
 
 
