@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import shutil
 import statistics
 import sys
@@ -30,6 +31,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import httpx2
@@ -82,16 +85,30 @@ async def first_pass(cluster: Cluster, cache: Path, apps: int) -> float:
     return time.perf_counter() - started
 
 
-@contextmanager
-def api_over(db: Path, *, streams: bool = True) -> Iterator[KubeCluster]:
+def serve_api(db: Path, address: Queue[str], stop: Event) -> None:
+    """The local runtime's API over `db`, in a process of its own (as `headway runtime up`
+    runs it): in the bench's own process its threads would take the controllers' GIL."""
     server = ApiServer(db_path=db, clock=SystemClock())
     server.start()
-    client = httpx2.Client(base_url=f"http://{server.address}", timeout=60.0)
+    address.put(server.address)
+    stop.wait()
+    server.stop()
+
+
+@contextmanager
+def api_over(db: Path, *, streams: bool = True) -> Iterator[KubeCluster]:
+    context = multiprocessing.get_context("spawn")
+    address: Queue[str] = context.Queue()
+    stop = context.Event()
+    process = context.Process(target=serve_api, args=(db, address, stop))
+    process.start()
+    client = httpx2.Client(base_url=f"http://{address.get(timeout=60)}", timeout=60.0)
     try:
         with KubeCluster(Transport(client), streams=streams) as cluster:
             yield cluster
     finally:
-        server.stop()
+        stop.set()
+        process.join(timeout=30)
 
 
 def poll_seconds(cluster: KubeCluster, db: Path, cache: Path) -> list[float]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError, Invalid, NotFound, UnknownKind
 from headway.cluster.protocol import Cluster, ResourceKind
+from headway.controllers.app_live_watched import WatchedObjects
 from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
 from headway.model.obj import Obj
 from headway.sync.resources import ResourceKey, key_of
@@ -39,6 +40,10 @@ class LiveReader:
         self._kinds: list[ResourceKind] | None = None
         self._scoped: frozenset[tuple[str, str]] | None = None
         self._answers: dict[str, tuple[str, tuple[ResourceKey, ...], dict[ResourceKey, Obj]]] = {}
+        # Over the Kubernetes API (a client with watch streams), objects are kept from
+        # watches instead of listed per app and kind (app_live_watched.py).
+        streamed = getattr(cluster, "streams", None) is not None
+        self._watched = WatchedObjects(cluster, self.kinds) if streamed else None
 
     def kinds(self) -> list[ResourceKind]:
         if self._kinds is None:
@@ -99,20 +104,9 @@ class LiveReader:
 
     def _read(self, app: str, desired: Sequence[Mapping[str, Any]]) -> dict[ResourceKey, Obj]:
         found: dict[ResourceKey, Obj] = {}
-        for kind in self.kinds():
-            try:
-                objects = self._cluster.list(
-                    kind.api_version, kind.kind, label_selector={TRACKING_LABEL: app}
-                )
-            except NotFound:  # the kind is not served any more (a CRD went away)
-                self.forget_discovery()
-                continue
-            except ClusterError as err:
-                raise LiveStateUnknown(f"cannot list {kind.kind} ({kind.api_version}): {err}") \
-                    from None
-            for obj in objects:
-                if _managed_by(obj, app):
-                    found[key_of(obj)] = obj
+        for obj in self._labelled(app):
+            if _managed_by(obj, app):
+                found[key_of(obj)] = obj
         for wanted in desired:
             key = key_of(wanted)
             listed = found.get(key)
@@ -123,6 +117,27 @@ class LiveReader:
                 current = self._get(wanted, key)
                 if current is not None:
                     found[key] = current
+        return found
+
+    def _labelled(self, app: str) -> list[Obj]:
+        """Objects whose tracking label names `app`: from the watched objects, or one list
+        per kind. A refused read raises `LiveStateUnknown`, never reads as "none"."""
+        if self._watched is not None:
+            try:
+                return self._watched.labelled(app)
+            except ClusterError as err:
+                raise LiveStateUnknown(str(err)) from None
+        found: list[Obj] = []
+        for kind in self.kinds():
+            try:
+                found += self._cluster.list(
+                    kind.api_version, kind.kind, label_selector={TRACKING_LABEL: app}
+                )
+            except NotFound:  # the kind is not served any more (a CRD went away)
+                self.forget_discovery()
+            except ClusterError as err:
+                raise LiveStateUnknown(f"cannot list {kind.kind} ({kind.api_version}): {err}") \
+                    from None
         return found
 
     def _get(self, obj: Mapping[str, Any], key: ResourceKey) -> Obj | None:

@@ -34,6 +34,7 @@ class FaultyApi:
 
     def __post_init__(self) -> None:
         self._real = httpx2.Client(base_url=self.base_url)
+        self._clusters: list[KubeCluster] = []
 
     def inject(self, fixture: str, *, times: int | None = None) -> None:
         for fault in load(fixture)["faults"]:
@@ -51,8 +52,11 @@ class FaultyApi:
                     request.url.path):
                 fault.answered += 1
                 return _response(fault.response)
+        params = dict(request.url.params)
+        if params.get("watch") == "true":  # answered whole: let the stream end soon, and
+            params["timeoutSeconds"] = "1"  # the watcher reopen it from where it was
         forwarded = self._real.request(request.method, request.url.path,
-                                       params=request.url.params, content=request.content,
+                                       params=params, content=request.content,
                                        headers={k: v for k, v in request.headers.items()
                                                 if k.lower() not in ("host", "content-length")})
         return httpx2.Response(forwarded.status_code, headers=forwarded.headers,
@@ -63,7 +67,11 @@ class FaultyApi:
         client = httpx2.Client(transport=httpx2.MockTransport(self.handle),
                                base_url=self.base_url)
         record = sleeps.append if sleeps is not None else (lambda _: None)
-        return KubeCluster(Transport(client, retry=retry, sleep=record))
+        cluster = KubeCluster(Transport(client, retry=retry, sleep=record))
+        self._clusters.append(cluster)
+        return cluster
 
     def close(self) -> None:
+        for cluster in self._clusters:
+            cluster.close()  # its watch streams first
         self._real.close()

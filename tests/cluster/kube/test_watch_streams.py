@@ -19,6 +19,7 @@ from headway.cluster.kube import KubeCluster
 from headway.cluster.kube.streams import KindStream
 from headway.cluster.kube.transport import Transport
 from headway.cluster.local.api.store import LocalCluster
+from headway.controllers.app_live import LiveReader
 from polling import wait_for
 
 
@@ -123,3 +124,42 @@ def test_a_forgotten_version_relists_and_callers_from_before_list_again(
         stream.close()
     with open_kube(_url(config)) as fresh, pytest.raises(Gone):
         list(fresh.watch("v1", "ConfigMap", namespace="quiet", resource_version=old))
+
+
+def _tracked(name: str, app: str) -> dict[str, Any]:
+    cm = _config_map(name)
+    cm["metadata"]["labels"] = {"app.kubernetes.io/instance": app}
+    return cm
+
+
+def _lists(seen: list[httpx2.Request]) -> list[str]:
+    return [r.url.path for r in seen if r.method == "GET" and "watch" not in r.url.params
+            and r.url.params.get("labelSelector")]
+
+
+def test_apps_live_objects_come_from_the_watched_objects_not_a_list_per_app_and_kind(
+    api: tuple[Path, Path], counted: tuple[KubeCluster, list[httpx2.Request]]
+) -> None:
+    cluster, seen = counted
+    cluster.apply(_tracked("one-a", "one"), field_manager="test")
+    cluster.apply(_tracked("two-a", "two"), field_manager="test")
+    reader = LiveReader(cluster)
+    assert [k.name for k in reader.managed("one", [])] == ["one-a"]
+    kinds = len(reader.kinds())
+    assert len(_lists(seen)) == kinds  # each kind listed once, for every app
+    seen.clear()
+    assert [k.name for k in reader.managed("two", [])] == ["two-a"]
+    assert _lists(seen) == []
+    with open_kube(_url(api[0])) as other:
+        other.apply(_tracked("two-b", "two"), field_manager="other")
+        other.delete("v1", "ConfigMap", "two-a", "default")
+
+    def names() -> list[str]:
+        return sorted(k.name for k in reader.managed("two", []))
+
+    assert wait_for(lambda: names() == ["two-b"], timeout=30, what="the other client's writes")
+    untracked = cluster.get("v1", "ConfigMap", "one-a", "default")
+    untracked["metadata"]["labels"] = {}
+    cluster.update(untracked, field_manager="test")  # our own write: seen at once
+    assert reader.managed("one", []) == {}
+    assert _lists(seen) == []

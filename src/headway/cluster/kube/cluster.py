@@ -173,6 +173,14 @@ class KubeCluster:
             timeout_seconds=timeout_seconds, backlog_idle_seconds=self.backlog_idle_seconds)
         return watching.watch_events(self.transport, request)
 
+    def follow_from(self, api_version: str, kind: str, resource_version: str, *,
+                    namespace: str | None = None) -> None:
+        """The caller holds the kind's state at `resource_version` (it just listed): open
+        its watch stream from there now (not part of `Cluster`; see streams.py)."""
+        if self.streams is not None:
+            served = self._served(api_version, kind, namespace)
+            self.streams.follow_from(served, namespace, resource_version)
+
     # ---- writes ----------------------------------------------------------------------
 
     def apply(self, obj: Obj, *, field_manager: str, force: bool = False,

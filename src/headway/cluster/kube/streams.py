@@ -105,7 +105,7 @@ class KindStream:
                 self._follow()
             except errors.Gone:
                 expired = True
-            except errors.ClusterError as err:
+            except Exception as err:
                 if self._closed:
                     return
                 log.warning("%s: %s; reopening in %.0f s", self.what, err, self._retry_seconds)
@@ -180,6 +180,14 @@ class StreamHub:
         if deleted:  # a delete's answer may carry no version: wait briefly for its event
             stream.wait_for_any_after(stream.position, timeout=self._delete_wait)
         return stream.since(version)
+
+    def follow_from(self, served: ServedKind, namespace: str | None, version: str) -> None:
+        """Open the kind's stream from `version`, a list's version the caller already holds
+        the state of, so its first question is answered from the stream too."""
+        key = (served.kind.api_version, served.kind.kind, namespace)
+        with self._lock:
+            if key not in self._streams:
+                self._streams[key] = KindStream(self._transport, served, namespace, version)
 
     def wrote(self, served: ServedKind, method: str, answer: object) -> None:
         """Remember a write of ours (its version), to wait for its event on the next read."""
