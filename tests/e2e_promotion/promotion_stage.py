@@ -206,8 +206,10 @@ class PromotionStage:
 
 @contextlib.asynccontextmanager
 async def promotion_stage(
-    tmp_path: Path, pipeline_obj: Obj, *, bad_tags: str = ""
+    tmp_path: Path, pipeline_obj: Obj, *, bad_tags: str = "", in_process: bool = True
 ) -> AsyncIterator[PromotionStage]:
+    """`in_process=False`: no engine here; the controllers are `headway serve` processes the
+    test runs over `tmp_path/state`."""
     remote = Remote(tmp_path / "remote.git")
     remote.commit({f"envs/{env}/rollout.yaml": dump(rollout(env, "v1")) for env in ENVS}, "v1")
     clock = SystemClock()
@@ -226,8 +228,10 @@ async def promotion_stage(
                               resync_seconds=5.0)
     stop = asyncio.Event()
     async with httpx2.AsyncClient() as http:
-        engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
-        tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(engine.run(stop))]
+        tasks = [asyncio.create_task(runtime.run(stop))]
+        if in_process:
+            engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
+            tasks.append(asyncio.create_task(engine.run(stop)))
         try:
             await eventually(lambda: all(stage.app_runs(env, "v1") for env in ENVS),
                              timeout=90, what="every environment Healthy on v1")
