@@ -22,11 +22,14 @@ def test_kubectl_applies_the_install_and_serves_the_argo_kinds(
     wanted = {c["metadata"]["name"] for c in by_kind(kustomize(), "CustomResourceDefinition")}
     assert wanted <= names
 
-    def argo_kinds() -> set[str]:
-        listed = kubectl("api-resources", "--api-group=argoproj.io", "-o", "name").stdout
-        return set(listed.split())
+    groups = {name.split(".", 1)[1] for name in wanted}  # argoproj.io, headway.dev
 
-    wait_for(lambda: argo_kinds() >= wanted, timeout=30, what="api-resources lists Argo kinds")
+    def served() -> set[str]:
+        listed = [kubectl("api-resources", f"--api-group={g}", "-o", "name").stdout
+                  for g in sorted(groups)]
+        return {name for text in listed for name in text.split()}
+
+    wait_for(lambda: served() >= wanted, timeout=30, what="api-resources lists the CRDs' kinds")
     [role] = json.loads(kubectl("get", "clusterrole", "headway-controller", "-o",
                                 "json").stdout)["rules"][:1]
     assert role["apiGroups"] == ["argoproj.io"]

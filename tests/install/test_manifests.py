@@ -16,6 +16,7 @@ from install.conftest import DEPLOY, HELM_ONLY_LABELS, REPO, by_kind, helm, kust
 
 ARGO_KINDS = {"Application", "ApplicationSet", "AppProject", "Rollout", "AnalysisTemplate",
               "ClusterAnalysisTemplate", "AnalysisRun"}
+HEADWAY_KINDS = {"Promotion", "PromotionPipeline"}
 
 
 def _without_helm_labels(obj: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +59,9 @@ def test_the_install_holds_what_serve_needs(kustomized: list[dict[str, Any]]) ->
 
 def test_the_argo_crds_declare_argos_subresources(kustomized: list[dict[str, Any]]) -> None:
     crds = {c["spec"]["names"]["kind"]: c for c in by_kind(kustomized, "CustomResourceDefinition")}
-    assert set(crds) == ARGO_KINDS
+    assert set(crds) == ARGO_KINDS | HEADWAY_KINDS
+    [promotion] = crds["Promotion"]["spec"]["versions"]
+    assert promotion["subresources"] == {"status": {}}
     [rollout] = crds["Rollout"]["spec"]["versions"]
     assert rollout["subresources"]["scale"] == {
         "specReplicasPath": ".spec.replicas",
