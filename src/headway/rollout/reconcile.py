@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from headway.model import support
 from headway.model.rollout_steps import AnalysisTemplateRef
+from headway.model.selectors import SelectorError, selector_from_object
 from headway.rollout import conditions as cond
 from headway.rollout.analysis_runs import template_key
 from headway.rollout.analysis_slots import supersede_all
@@ -26,6 +29,7 @@ from headway.rollout.canary import reconcile_canary
 from headway.rollout.context import Draft, RolloutContext
 from headway.rollout.history import reconcile_history
 from headway.rollout.plan import Plan
+from headway.rollout.replica_sets import HASH_LABEL
 from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
 
@@ -109,18 +113,15 @@ def _counters(d: Draft) -> None:
     ctx = d.ctx
     sets = ctx.sets.all
     new = ctx.sets.new
-    selector = (ctx.obj.get("spec") or {}).get("selector") or {}
-    labels = selector.get("matchLabels") or {}
     d.status.update(
         replicas=sum(rs.status_replicas for rs in sets),
         updatedReplicas=new.status_replicas if new else 0,
         readyReplicas=sum(rs.ready for rs in sets),
         availableReplicas=sum(rs.available for rs in sets),
-        HPAReplicas=sum(rs.status_replicas for rs in sets),
-        selector=",".join(f"{k}={v}" for k, v in sorted(labels.items())),
         observedGeneration=str((ctx.obj.get("metadata") or {}).get("generation", 1)),
         currentPodHash=ctx.current_hash,
     )
+    d.status.update(scale_status(ctx, d.status))
     d.status.setdefault("canary", {})
     if ctx.rollout.spec.strategy.blue_green is None:
         d.status.pop("blueGreen", None)
@@ -129,6 +130,36 @@ def _counters(d: Draft) -> None:
     if not d.status.get("controllerPause") or d.pause_conditions:
         return
     d.status["controllerPause"] = False  # a user resumed; Argo clears it the same way
+
+
+def scale_status(ctx: RolloutContext, status: Mapping[str, Any]) -> dict[str, Any]:
+    """What the scale subresource shows an autoscaler (`status.HPAReplicas`, `selector`).
+
+    As Argo writes them: a canary counts the pods of every ReplicaSet and shows the Rollout's
+    selector; a blue-green Rollout with an active ReplicaSet counts only the active pods and
+    shows that ReplicaSet's selector (the Rollout's plus its pod hash), so an HPA averages
+    over the pods that take traffic, not over an idle preview.
+    """
+    selector = dict((ctx.obj.get("spec") or {}).get("selector") or {})
+    counted = ctx.sets.all
+    active_hash = str((status.get("blueGreen") or {}).get("activeSelector") or "")
+    active = next((rs for rs in counted if active_hash and rs.pod_hash == active_hash), None)
+    if ctx.rollout.spec.strategy.blue_green is not None and active is not None:
+        labels = {**(selector.get("matchLabels") or {}), HASH_LABEL: active.pod_hash}
+        selector, counted = {**selector, "matchLabels": labels}, (active,)
+    return {
+        "HPAReplicas": sum(rs.status_replicas for rs in counted),
+        "selector": format_label_selector(selector),
+    }
+
+
+def format_label_selector(selector: Mapping[str, Any]) -> str:
+    """Kubernetes' FormatLabelSelector: `a=b,c in (d,e)`, `<none>` for an empty one."""
+    try:
+        text = str(selector_from_object(selector, path="spec.selector"))
+    except SelectorError:
+        return ""  # the spec check reports a malformed selector
+    return text or "<none>"
 
 
 def decide(ctx: RolloutContext) -> Plan:
