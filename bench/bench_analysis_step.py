@@ -18,7 +18,7 @@ from pathlib import Path
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,

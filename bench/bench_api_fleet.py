@@ -45,9 +45,9 @@ from headway.cluster.kube.transport import Transport
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.api.kubeapi.server import ApiServer
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
+from headway.controllers.app.sources import SourceReader
+from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import Manager
 from headway.source.git import GitCache

@@ -27,8 +27,8 @@ import pygit2
 import yaml
 
 from headway.clock import SystemClock
-from headway.controllers.app_refresh import ComparisonCache
-from headway.controllers.app_sources import SourceReader
+from headway.controllers.app.refresh import ComparisonCache
+from headway.controllers.app.sources import SourceReader
 from headway.health import assess
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document

@@ -36,13 +36,13 @@ import yaml
 
 from headway.clock import SystemClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_status import prepare_desired
-from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
+from headway.controllers.app.sources import SourceReader
+from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import Manager
 from headway.source.git import GitCache
+from headway.sync.comparison import prepare_desired
 
 APPS_NS = "argocd"
 FLEET_NS = "fleet"

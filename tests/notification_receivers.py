@@ -99,7 +99,7 @@ class RolloutNotifier:
     def __init__(self, cluster: Any, clock: Any, http: Any, state_dir: Path, url: str) -> None:
         from prometheus_client.registry import CollectorRegistry
 
-        from headway.controllers.notifications import EventNotifications, Notifications
+        from headway.controllers.notifications.controller import EventNotifications, Notifications
 
         for obj in (
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argo-rollouts"}},

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from headway.analysis.measurement import MeasurementPhase, compile_metric_conditions
 from headway.cli import analysis
-from headway.controllers.analysis_measure import recorded
+from headway.controllers.analysis.measure import recorded
 from headway.model.analysis import parse_analysis_template
 from headway.model.yamlload import load_documents
 from headway.providers.protocol import ProviderMeasurement

@@ -17,7 +17,7 @@ from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local import LocalCluster
-from headway.controllers.appset import ApplicationSetController
+from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.manager import ObjectKey
 from headway.source.git import GitCache
 

@@ -16,7 +16,7 @@ from headway.check.registry import run_checks
 from headway.cli.check_loader import RepositoryLoader, normalize_url
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.appset import ApplicationSetController
+from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.manager import ObjectKey
 from headway.model.diagnostics import Severity
 from headway.source.git import GitCache

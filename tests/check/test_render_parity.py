@@ -22,7 +22,7 @@ from headway.check.manifest import app_sources
 from headway.check.registry import run_checks
 from headway.cli.check_loader import RepositoryLoader, normalize_url
 from headway.clock import VirtualClock
-from headway.controllers.app_sources import SourceReader
+from headway.controllers.app.sources import SourceReader
 from headway.model.application import parse_application
 from headway.source.git import GitCache
 from headway.source.tree import FilesystemTree

@@ -11,7 +11,7 @@ from typing import Any
 from headway.analysis.measurement import MeasurementPhase
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.model.obj import Obj
 from headway.providers.protocol import (
     MeasurementRequest,

@@ -13,8 +13,8 @@ import yaml
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
+from headway.controllers.app.sources import SourceReader
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.source.git import GitCache
 

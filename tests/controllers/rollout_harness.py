@@ -14,7 +14,7 @@ from typing import Any
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.model.obj import Obj
 
 API = "argoproj.io/v1alpha1"

@@ -11,7 +11,7 @@ from analysis_fakes import NS, ScriptedProvider, analysis_run, metric
 
 from headway.clock import EPOCH, VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.controllers.manager import Manager, ObjectKey
 from headway.model.obj import Obj
 from headway.providers.registry import ProviderRegistry

@@ -16,7 +16,7 @@ from cluster.kube.faults import FaultyApi
 from headway.clock import SystemClock, VirtualClock
 from headway.cluster.kube import KubeCluster
 from headway.cluster.local.api.kubeapi.server import ApiServer
-from headway.controllers.application import ApplicationController
+from headway.controllers.app.controller import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 
 DESTINATION = "https://kube.example:6443"

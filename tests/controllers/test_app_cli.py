@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
-from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
+from headway.controllers.app.operations import CONFIRM_PRUNE_ANNOTATION
 
 _register_all()
 runner = CliRunner()

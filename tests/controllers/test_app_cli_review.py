@@ -24,9 +24,9 @@ from headway.cli.app_view import describe_state
 from headway.cli.app_wait import NO_CONTROLLER, Waited, operation_identity, wait
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
-from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
-from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
-from headway.controllers.application import APP_API_VERSION
+from headway.controllers.app.controller import APP_API_VERSION
+from headway.controllers.app.definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.app.operations import CONFIRM_PRUNE_ANNOTATION
 
 _register_all()
 runner = CliRunner()

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from headway.cli import app_edit
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
-from headway.controllers.app_deletion import RESOURCES_FINALIZER
+from headway.controllers.app.deletion import RESOURCES_FINALIZER
 
 _register_all()
 runner = CliRunner()

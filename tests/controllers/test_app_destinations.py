@@ -23,7 +23,7 @@ from headway.clock import VirtualClock
 from headway.cluster.cluster_secrets import ClusterSecret
 from headway.cluster.local import LocalCluster
 from headway.cluster.protocol import Cluster
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 
 REMOTE = "https://remote.example.com:6443"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from headway.cli.main import app as cli
 from headway.clock import VirtualClock
-from headway.controllers.application import ApplicationController
+from headway.controllers.app.controller import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.decisions import SqliteJournal, journal_path
 

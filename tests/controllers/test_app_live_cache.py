@@ -15,8 +15,8 @@ from app_harness import CountingLists
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.app_live import LiveReader
-from headway.controllers.app_status import prepare_desired
+from headway.controllers.app.live import LiveReader
+from headway.sync.comparison import prepare_desired
 from headway.sync.resources import key_of
 
 

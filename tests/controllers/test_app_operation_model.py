@@ -19,7 +19,7 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
-from headway.controllers.application import APP_API_VERSION as APP_API
+from headway.controllers.app.controller import APP_API_VERSION as APP_API
 from headway.sync.operation_state import OperationState
 
 

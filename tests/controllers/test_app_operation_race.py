@@ -26,7 +26,7 @@ from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.cluster.protocol import WatchEventType
-from headway.controllers.application import ApplicationController
+from headway.controllers.app.controller import ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.model.obj import Obj
 

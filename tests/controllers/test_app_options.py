@@ -18,7 +18,7 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
-from headway.controllers.app_status import TRACKING_ANNOTATION
+from headway.sync.comparison import TRACKING_ANNOTATION
 
 
 def _done(s: dict[str, Any]) -> bool:

@@ -281,7 +281,7 @@ def _harness_with_argocd_cm(
 ) -> Harness:
     """A harness whose controller reads its health customizations from an `argocd-cm`
     holding `settings`, as `headway serve` builds it."""
-    from headway.controllers.application import ApplicationController
+    from headway.controllers.app.controller import ApplicationController
     from headway.controllers.cluster_registry import ClusterRegistry
     from headway.engine import health_registry
 

@@ -29,7 +29,7 @@ from app_harness import (
 
 from headway.clock import VirtualClock
 from headway.cluster.errors import ClusterError
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
 from headway.controllers.cluster_registry import ClusterRegistry
 
 IN_CLUSTER = "https://kubernetes.default.svc"

@@ -19,9 +19,9 @@ from app_harness import (
 
 from headway.clock import VirtualClock
 from headway.cluster.errors import NotFound
-from headway.controllers.app_deletion import DELETION_PATIENCE_SECONDS
-from headway.controllers.app_operations import CONFIRM_PRUNE_ANNOTATION
-from headway.controllers.application import APP_API_VERSION
+from headway.controllers.app.controller import APP_API_VERSION
+from headway.controllers.app.deletion import DELETION_PATIENCE_SECONDS
+from headway.controllers.app.operations import CONFIRM_PRUNE_ANNOTATION
 from headway.kubetime import format_time
 
 

@@ -11,7 +11,7 @@ from app_harness import APPS_NS, Harness, application, make_harness, manifests, 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.health import HealthStatus, assess
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from app_harness import APPS_NS, application, config_map, make_harness, manifests, phase
 
 from headway.clock import VirtualClock
-from headway.controllers.app_definitions import DefinitionsWatcher, load_definitions
-from headway.controllers.app_sources import LocalRefWatcher
-from headway.controllers.application import APP_API_VERSION
+from headway.controllers.app.controller import APP_API_VERSION
+from headway.controllers.app.definitions import DefinitionsWatcher, load_definitions
+from headway.controllers.app.sources import LocalRefWatcher
 from headway.kubetime import format_time
 from headway.model.application import parse_application
 from headway.model.yamlload import Document

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from headway.cli import app as app_cli
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
-from headway.controllers import app_sources
-from headway.controllers.app_refresh import REFRESH_ANNOTATION
+from headway.controllers.app import sources as app_sources
+from headway.controllers.app.refresh import REFRESH_ANNOTATION
 from headway.source import render as render_module
 
 _register_all()

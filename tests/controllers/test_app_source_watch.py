@@ -10,9 +10,9 @@ from app_harness import CountingLists, Remote, application
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_steps import SourceWatchSteps
-from headway.controllers.application import ApplicationController
+from headway.controllers.app.controller import ApplicationController
+from headway.controllers.app.sources import SourceReader
+from headway.controllers.app.steps import SourceWatchSteps
 
 
 class Recorder:

@@ -3,7 +3,7 @@ checks for "target image live" (Synced alone is not it)."""
 
 from __future__ import annotations
 
-from headway.controllers.app_report import live_images
+from headway.controllers.app.report import live_images
 
 
 def test_images_of_every_workload_kind_sorted_and_unique() -> None:

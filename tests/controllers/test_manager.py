@@ -83,7 +83,7 @@ async def test_failures_back_off(tmp_path: Path, clock: VirtualClock) -> None:
 async def test_rollout_controller_through_the_manager(tmp_path: Path, clock: VirtualClock) -> None:
     from rollout_harness import rollout
 
-    from headway.controllers.rollout import RolloutController
+    from headway.controllers.rollout.controller import RolloutController
 
     cluster = LocalCluster(tmp_path / "db", clock)
     manager = Manager(cluster, clock)

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.steering import rollouts as rollouts_actions
 
 runner = CliRunner()

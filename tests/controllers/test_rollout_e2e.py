@@ -13,7 +13,7 @@ import pytest
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
 from headway.controllers.manager import Manager
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.model.obj import Obj
 from polling import eventually, eventually_async
 

@@ -16,7 +16,7 @@ from test_rollout_e2e import API, APP, _phase
 from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
 from headway.controllers.manager import Manager
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
 from headway.steering import rollouts as rollouts_actions

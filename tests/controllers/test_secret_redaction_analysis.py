@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.providers.protocol import MeasurementRequest, ProviderMeasurement
 from headway.providers.registry import ProviderRegistry, default_registry
 

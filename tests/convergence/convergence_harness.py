@@ -8,7 +8,7 @@ from typing import Any
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.convergence import ConvergenceController
+from headway.controllers.convergence.controller import ConvergenceController
 from headway.controllers.manager import ObjectKey
 from headway.model.obj import Obj
 from headway.source.git import GitCache

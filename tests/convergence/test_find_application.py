@@ -10,7 +10,7 @@ from convergence_harness import application
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.convergence import find_application
+from headway.controllers.convergence.controller import find_application
 
 
 def _rollout(instance: str) -> dict[str, object]:

@@ -10,9 +10,9 @@ import pygit2
 import pytest
 from gitwork import WorkRepo
 
-from headway.controllers.convergence_facts import FailedMetric, FailedRelease, ImageSwap
-from headway.controllers.convergence_git import BranchWriter, RemoteBranch, open_branch
-from headway.controllers.convergence_revert import RevertResult, revert_release
+from headway.controllers.convergence.facts import FailedMetric, FailedRelease, ImageSwap
+from headway.controllers.convergence.git import BranchWriter, RemoteBranch, open_branch
+from headway.controllers.convergence.revert import RevertResult, revert_release
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.image_scope import application_scopes

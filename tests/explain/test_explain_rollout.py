@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from headway.cli.main import app as cli
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.decisions import SqliteJournal, Subject, journal_path
 from headway.providers.protocol import (
     MeasurementRequest,

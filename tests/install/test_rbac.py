@@ -67,7 +67,7 @@ async def engine(tmp_path: Path) -> AsyncIterator[Engine]:
 async def test_every_kind_a_controller_watches_may_be_listed_and_watched(engine: Engine) -> None:
     """The Application loop also watches the kinds apps deploy (Deployments, HPAs...): those
     are the sync role's; everything else must be in the engine's own table."""
-    from headway.controllers.app_steps import MANAGED_KINDS
+    from headway.controllers.app.steps import MANAGED_KINDS
 
     table = {(e.api_version, e.kind): e for e in REQUIRED_ACCESS if "/" not in e.resource}
     watched = {w for name in controller_names(ALL_LOOPS) for w in engine.controller(name).watches}

@@ -16,7 +16,7 @@ from headway.cluster.errors import NotFound
 from headway.cluster.local import LocalCluster
 from headway.cluster.protocol import Cluster
 from headway.controllers.lease_lock import LeaseLock
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.engine.access import REQUIRED_ACCESS
 from headway.state_lock import LockHeld
 

@@ -18,7 +18,7 @@ from prometheus_client.registry import CollectorRegistry
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.notifications import AppNotifications, Notifications
+from headway.controllers.notifications.controller import AppNotifications, Notifications
 from headway.model.obj import Obj
 from notification_receivers import Mailbox, Receiver, free_port, serve_receiver, serve_smtp
 from polling import eventually

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.registry import CollectorRegistry
 from promotion_harness import ARGO, NS, Harness
 
-from headway.controllers.notifications import EventNotifications, Notifications
+from headway.controllers.notifications.controller import EventNotifications, Notifications
 from notification_receivers import Receiver, serve_receiver
 from polling import eventually
 

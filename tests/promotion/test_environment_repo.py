@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygit2
 
-from headway.controllers.convergence_git import LocalBranch
+from headway.controllers.convergence.git import LocalBranch
 from headway.model.promotion_pipeline import parse_promotion_pipeline
 from headway.model.yamlload import Document
 from headway.promotion.classify import config_check

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from headway.controllers.convergence_git import LocalBranch
+from headway.controllers.convergence.git import LocalBranch
 from headway.model.promotion_pipeline import Environment, parse_promotion_pipeline
 from headway.model.yamlload import Document
 from headway.promotion.classify import config_check

@@ -9,7 +9,7 @@ import httpx2
 
 from headway.clock import Clock
 from headway.cluster.local import LocalCluster
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.model import schema as s
 from headway.model.analysis import METRIC, Metric
 from headway.providers.protocol import MeasurementRequest, RunRef

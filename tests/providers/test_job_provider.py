@@ -14,7 +14,7 @@ from provider_support import RunDriver, analysis_run
 from cluster.local_runtime.harness import running_runtime
 from headway.clock import SystemClock, VirtualClock
 from headway.cluster.errors import NotFound
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.providers.registry import default_registry
 from polling import eventually_async
 

@@ -14,7 +14,7 @@ import pytest
 from provider_support import RunDriver, analysis_run
 
 from headway.clock import VirtualClock
-from headway.controllers.analysis import AnalysisController
+from headway.controllers.analysis.controller import AnalysisController
 from headway.providers.judge import JudgeConfigError, judge_config
 from headway.providers.registry import default_registry
 

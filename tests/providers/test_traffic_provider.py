@@ -12,7 +12,7 @@ from provider_support import request_for
 
 from headway.analysis.measurement import MeasurementPhase, compile_metric_conditions
 from headway.clock import VirtualClock
-from headway.controllers.analysis_measure import recorded
+from headway.controllers.analysis.measure import recorded
 from headway.providers.traffic import TrafficProvider
 from headway.providers.traffic_window import Counters, ScrapeHistory, SeriesKey, quantile
 from headway.routers.embedded import EmbeddedRouter

@@ -16,7 +16,7 @@ from provider_support import request_for
 
 from headway.analysis.measurement import MeasurementPhase, compile_metric_conditions
 from headway.clock import VirtualClock
-from headway.controllers.analysis_measure import recorded
+from headway.controllers.analysis.measure import recorded
 from headway.providers.jsonpath import JsonPathError, JsonPathMiss, compile_path, find_first
 from headway.providers.web import WebProvider
 from prometheus_support import free_port

@@ -35,7 +35,7 @@ from headway.clock import Clock, SystemClock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
-from headway.controllers.analysis import API_VERSION, KIND, AnalysisController
+from headway.controllers.analysis.controller import API_VERSION, KIND, AnalysisController
 from headway.model.analysis import parse_analysis_template
 from headway.model.diagnostics import Severity
 from headway.model.obj import Obj

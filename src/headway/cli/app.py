@@ -20,14 +20,14 @@ import typer
 from headway import kubetime
 from headway.cli import app_view, app_wait
 from headway.cluster.errors import NotFound
-from headway.controllers.app_names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
+from headway.controllers.app.names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
 from headway.state_dir import RuntimePaths
 from headway.steering import apps as steering
 
 if TYPE_CHECKING:  # the store, Git and the controllers load only in the commands using them
     from headway.cluster.local.api.store import LocalCluster
-    from headway.controllers.app_status import Comparison
+    from headway.sync.comparison import Comparison
 
 __all__ = ["compare", "find", "open_store", "read_app", "register"]
 
@@ -332,7 +332,7 @@ def confirm_prune(
 ) -> None:
     """Approve the prunes a running operation waits for (`Prune=confirm`), or the deletions
     a deleted application waits for (`Delete=confirm`); refused when nothing waits."""
-    from headway.controllers import app_operations as ops
+    from headway.controllers.app import operations as ops
 
     with _open(state_dir) as store:
         waiting = ops.waiting_for_confirmation(_get(store, name, namespace))

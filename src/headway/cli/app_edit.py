@@ -17,7 +17,7 @@ import typer
 from headway.cli import app as app_cli
 from headway.cli import app_define as define
 from headway.cli import app_view, app_wait
-from headway.controllers.app_names import DEFAULT_APPS_NAMESPACE
+from headway.controllers.app.names import DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
 
 __all__ = ["add_commands"]
@@ -233,7 +233,7 @@ def delete(
 ) -> None:
     """Delete an Application, and with --cascade (the default) every resource it deployed:
     the controller deletes them, then the Application goes (as `argocd app delete`)."""
-    from headway.controllers import app_deletion
+    from headway.controllers.app import deletion as app_deletion
 
     finalizers = {
         "foreground": app_deletion.RESOURCES_FINALIZER,

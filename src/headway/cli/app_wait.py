@@ -67,7 +67,7 @@ def wait(
 ) -> Waited:
     """Poll `read()` until the operation requested after the state `previous` ends; each
     change of its phase or message goes to `progress`. `timeout` 0 waits without limit."""
-    from headway.controllers import app_operations as ops
+    from headway.controllers.app import operations as ops
 
     start = monotonic()
     shown, hinted = "", False
@@ -149,7 +149,7 @@ def _health_passes(health: str, want: WaitFor) -> bool:
 
 def state_reached(app: Mapping[str, Any], want: WaitFor) -> bool:
     """Whether `app` is in every state `want` asks for (purely computational)."""
-    from headway.controllers import app_operations as ops
+    from headway.controllers.app import operations as ops
 
     state = app_state(app)
     operation_over = not isinstance(app.get("operation"), dict) and not ops.is_running(
@@ -202,7 +202,7 @@ def wait_refreshed(
     pause: Callable[[float], None],
 ) -> bool:
     """Whether the controller took the refresh request (removed the annotation) in time."""
-    from headway.controllers.app_refresh import REFRESH_ANNOTATION
+    from headway.controllers.app.refresh import REFRESH_ANNOTATION
 
     start = monotonic()
     while REFRESH_ANNOTATION in ((read().get("metadata") or {}).get("annotations") or {}):

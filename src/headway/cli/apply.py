@@ -212,7 +212,7 @@ def ensure_control_namespace(cluster: Cluster, namespace: object) -> None:
     """Create Headway's control namespace (`argocd`, where Applications and AppProjects live)
     the first time something is applied into it, as installing Argo CD would have: applying
     an Application must not depend on `headway serve` having run first."""
-    from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE
+    from headway.controllers.app.definitions import DEFAULT_APPS_NAMESPACE
 
     if namespace != DEFAULT_APPS_NAMESPACE:
         return

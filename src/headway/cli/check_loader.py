@@ -37,7 +37,7 @@ from headway.cluster.cluster_secrets import (
     is_cluster_secret,
     parse_cluster_secret,
 )
-from headway.controllers.appset_inputs import TreeInputs
+from headway.controllers.appset.inputs import TreeInputs
 from headway.model import support, yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents

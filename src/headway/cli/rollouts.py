@@ -149,7 +149,7 @@ def get(
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the view live.")] = False,
 ) -> None:
     """A Rollout: status, steps, weights, ReplicaSets, pods and analysis runs."""
-    from headway.controllers.rollout_inputs import parse_rollout_object
+    from headway.controllers.rollout.inputs import parse_rollout_object
     from headway.rollout.status_shape import status_problem
 
     console = Console()

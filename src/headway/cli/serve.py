@@ -28,7 +28,7 @@ from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_tar
 from headway.clock import Clock, SystemClock
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import DEFAULT_POLL_SECONDS
+from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
 from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
 from headway.engine import Engine, EngineSettings
 

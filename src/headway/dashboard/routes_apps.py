@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from headway.cluster.errors import ClusterError, NotFound
-from headway.controllers.app_names import APP_API_VERSION
+from headway.controllers.app.names import APP_API_VERSION
 from headway.dashboard import app_page
 from headway.dashboard.web import (
     dashboard_of,

@@ -46,7 +46,7 @@ def _what(request: Request) -> str:
 
 def _page(request: Request) -> rollout_page.RolloutPage | None:
     """The page of the Rollout, read as `headway rollouts get` reads it."""
-    from headway.controllers.rollout_inputs import parse_rollout_object
+    from headway.controllers.rollout.inputs import parse_rollout_object
     from headway.rollout.status_shape import status_problem
 
     cluster, p = dashboard_of(request).cluster, path_params(request)

@@ -18,18 +18,22 @@ from prometheus_client.registry import CollectorRegistry
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.controllers.analysis import AnalysisController
-from headway.controllers.app_definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_steps import ApplicationSteps, SourceWatchSteps
-from headway.controllers.application import ApplicationController
-from headway.controllers.appset import ApplicationSetController
+from headway.controllers.analysis.controller import AnalysisController
+from headway.controllers.app.controller import ApplicationController
+from headway.controllers.app.definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
+from headway.controllers.app.sources import SourceReader
+from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
+from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.cluster_registry import ClusterRegistry, Connect
-from headway.controllers.convergence import ConvergenceController
+from headway.controllers.convergence.controller import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
-from headway.controllers.notifications import AppNotifications, EventNotifications, Notifications
+from headway.controllers.notifications.controller import (
+    AppNotifications,
+    EventNotifications,
+    Notifications,
+)
 from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
-from headway.controllers.rollout import RolloutController
+from headway.controllers.rollout.controller import RolloutController
 from headway.decisions import DecisionJournal, NullJournal
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry

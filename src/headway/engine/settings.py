@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.controllers.app_sources import DEFAULT_POLL_SECONDS
+from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
 
 __all__ = ["ALL_LOOPS", "CONTROLLER_NAMES", "EngineSettings", "Loop", "controller_names"]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 
 import pygit2
 
-from headway.controllers.convergence_git import BranchMoved, BranchWriter
+from headway.controllers.convergence.git import BranchMoved, BranchWriter
 from headway.model.promotion_pipeline import Environment
 from headway.promotion import trailers
 from headway.promotion.image_targets import promotion_edit, read_image

@@ -14,8 +14,7 @@ import httpx2
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import raw_sources
-from headway.controllers.convergence_git import BranchWriter, open_branch
+from headway.controllers.convergence.git import BranchWriter, open_branch
 from headway.model.diagnostics import Severity
 from headway.model.promotion_pipeline import (
     PIPELINE_GROUP,
@@ -38,6 +37,7 @@ from headway.promotion.record import PromotionSpec
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
+from headway.source.spec import raw_sources
 
 __all__ = ["PIPELINE_API", "PipelineResolver", "load_pipeline", "stage_of"]
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 import pygit2
 
-from headway.controllers.convergence_git import BranchMoved, RemoteBranch
+from headway.controllers.convergence.git import BranchMoved, RemoteBranch
 from headway.promotion import trailers
 from headway.promotion.forge import Forge, ForgeConflict
 from headway.source.git import GitRepository

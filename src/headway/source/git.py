@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pygit2
 from pygit2.enums import CredentialType, FetchPrune
@@ -39,6 +40,7 @@ __all__ = [
     "GitCache",
     "GitCredentials",
     "GitRepository",
+    "local_repo_path",
 ]
 
 _FETCH_REFSPECS = ["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"]
@@ -112,6 +114,15 @@ class _Callbacks(pygit2.RemoteCallbacks):
     def push_update_reference(self, refname: str, message: str | None) -> None:
         if message:
             self.rejections.append((refname, message))
+
+
+def local_repo_path(url: str) -> Path | None:
+    """The directory of a `file://` URL or plain path, None for network remotes."""
+    if url.startswith("file://"):
+        return Path(unquote(urlparse(url).path))
+    if "://" not in url and not url.startswith("git@"):
+        return Path(url)
+    return None
 
 
 def _normal_url(url: str) -> str:

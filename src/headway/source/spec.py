@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict, cast
 
 __all__ = [
     "ApplicationSource",
@@ -11,6 +12,7 @@ __all__ = [
     "HelmSpec",
     "KustomizeReplica",
     "KustomizeSpec",
+    "raw_sources",
     "spec_section",
 ]
 
@@ -77,3 +79,13 @@ def spec_section(source: ApplicationSource, name: str) -> dict[str, Any]:
     """`source[name]` as a mapping; absent or null sections read as empty."""
     value = source.get(name)
     return dict(value) if isinstance(value, dict) else {}
+
+
+def raw_sources(raw: Mapping[str, Any]) -> list[ApplicationSource]:
+    """`spec.sources` when given (Argo CD then ignores `source`), else `[spec.source]`."""
+    spec = raw.get("spec") or {}
+    listed = spec.get("sources")
+    if isinstance(listed, list) and listed:
+        return [cast(ApplicationSource, s) for s in listed if isinstance(s, dict)]
+    single = spec.get("source")
+    return [cast(ApplicationSource, single)] if isinstance(single, dict) else []

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from headway.clock import Clock
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import SourceReader
-from headway.controllers.app_status import Comparison
-from headway.controllers.application import ApplicationController
+from headway.controllers.app.controller import ApplicationController
+from headway.controllers.app.sources import SourceReader
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.engine.destinations import connect_destination
 from headway.source.git import GitCache
+from headway.sync.comparison import Comparison
 
 __all__ = ["compare"]
 

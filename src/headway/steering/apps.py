@@ -19,9 +19,9 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
-from headway.controllers import app_operations as ops
-from headway.controllers.app_names import APP_API_VERSION
-from headway.controllers.app_refresh import REFRESH_ANNOTATION
+from headway.controllers.app import operations as ops
+from headway.controllers.app.names import APP_API_VERSION
+from headway.controllers.app.refresh import REFRESH_ANNOTATION
 from headway.model.obj import Obj
 
 __all__ = [

@@ -107,7 +107,7 @@ def _edit_spec(
 
 def _refuse_without_evidence(cluster: Cluster, ro: Obj, *, full: bool) -> None:
     """Raise when the rollout's runs forbid a promote (see `run_evidence`)."""
-    from headway.controllers.rollout_inputs import owned_runs
+    from headway.controllers.rollout.inputs import owned_runs
     from headway.rollout.run_evidence import promotion_refusal
     from headway.rollout.runs import run_view_of
     meta = ro["metadata"]

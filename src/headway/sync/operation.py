@@ -1,6 +1,6 @@
 """One step of a sync operation, decided: `decide(ctx) -> Action`. Purely computational.
 
-The executor (`controllers/sync_executor.py`) reads the state and the plan, asks `decide` what
+The executor (`controllers/app/sync_executor.py`) reads the state and the plan, asks `decide` what
 the next unit of work is, does it (the only I/O), and hands what happened back to one of the
 pure transitions below, which return the next state (`Continue`) or the end (`Finish`):
 

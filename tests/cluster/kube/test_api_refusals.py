@@ -14,7 +14,7 @@ from cluster.kube.faults import FaultyApi
 from headway.clock import VirtualClock
 from headway.cluster.kube import KubeCluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout import API_REFUSAL_RETRY_SECONDS, RolloutController
+from headway.controllers.rollout.controller import API_REFUSAL_RETRY_SECONDS, RolloutController
 
 API = "argoproj.io/v1alpha1"
 

@@ -19,7 +19,7 @@ from headway.cluster.kube import KubeCluster
 from headway.cluster.kube.streams import KindStream
 from headway.cluster.kube.transport import Transport
 from headway.cluster.local.api.store import LocalCluster
-from headway.controllers.app_live import LiveReader
+from headway.controllers.app.live import LiveReader
 from polling import wait_for
 
 

@@ -11,8 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
-from urllib.parse import unquote, urlparse
+from typing import Any
 
 import pygit2
 
@@ -21,10 +20,10 @@ from headway.model.application import Application
 from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
 from headway.source.errors import RenderError, SourceError
-from headway.source.git import GitCache
+from headway.source.git import GitCache, local_repo_path
 from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import ResolvedSource, render_requests
-from headway.source.spec import ApplicationSource
+from headway.source.spec import ApplicationSource, raw_sources
 from headway.source.tree import GitTree
 
 __all__ = [
@@ -32,8 +31,6 @@ __all__ = [
     "DesiredState",
     "LocalRefWatcher",
     "SourceReader",
-    "local_repo_path",
-    "raw_sources",
 ]
 
 # Argo CD's `timeout.reconciliation` default: 3 minutes.
@@ -56,15 +53,6 @@ class DesiredState:
     @property
     def revision(self) -> str:
         return self.revisions[0] if self.revisions else ""
-
-
-def local_repo_path(url: str) -> Path | None:
-    """The directory of a `file://` URL or plain path, None for network remotes."""
-    if url.startswith("file://"):
-        return Path(unquote(urlparse(url).path))
-    if "://" not in url and not url.startswith("git@"):
-        return Path(url)
-    return None
 
 
 class LocalRefWatcher:
@@ -310,16 +298,6 @@ def _request_identity(request: RenderRequest) -> list[Any]:
     source = {k: v for k, v in request.source.items() if k != "targetRevision"}
     inputs = renderer.inputs(request)
     return [renderer.name, source, inputs, request.app_name, request.namespace]
-
-
-def raw_sources(raw: Mapping[str, Any]) -> list[ApplicationSource]:
-    """`spec.sources` when given (Argo CD then ignores `source`), else `[spec.source]`."""
-    spec = raw.get("spec") or {}
-    listed = spec.get("sources")
-    if isinstance(listed, list) and listed:
-        return [cast(ApplicationSource, s) for s in listed if isinstance(s, dict)]
-    single = spec.get("source")
-    return [cast(ApplicationSource, single)] if isinstance(single, dict) else []
 
 
 def _pinned(

@@ -15,7 +15,7 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_names import DEFAULT_APPS_NAMESPACE
+from headway.controllers.app.names import DEFAULT_APPS_NAMESPACE
 from headway.model.application import parse_application
 from headway.model.appproject import parse_appproject
 from headway.model.diagnostics import Diagnostic, Severity

@@ -21,12 +21,13 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_definitions import DefinitionsWatcher
-from headway.controllers.app_sources import LocalRefWatcher, SourceReader, raw_sources
-from headway.controllers.app_status import instance_of, owner_of
-from headway.controllers.application import APP_API_VERSION, ApplicationController
+from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
+from headway.controllers.app.definitions import DefinitionsWatcher
+from headway.controllers.app.sources import LocalRefWatcher, SourceReader
 from headway.controllers.manager import ObjectKey
 from headway.model.obj import Obj
+from headway.source.spec import raw_sources
+from headway.sync.comparison import instance_of, owner_of
 
 __all__ = ["MANAGED_KINDS", "ApplicationSteps", "SourceWatchSteps"]
 

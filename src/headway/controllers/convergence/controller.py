@@ -35,9 +35,7 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import raw_sources
-from headway.controllers.app_status import instance_name
-from headway.controllers.convergence_facts import (
+from headway.controllers.convergence.facts import (
     ARGO_API,
     AbortIdentity,
     FailedRelease,
@@ -45,21 +43,23 @@ from headway.controllers.convergence_facts import (
     failed_release,
     is_aborted,
 )
-from headway.controllers.convergence_git import BranchWriter, open_branch
-from headway.controllers.convergence_record import (
+from headway.controllers.convergence.git import BranchWriter, open_branch
+from headway.controllers.convergence.record import (
     CONDITION_TYPE,
     STATE_ANNOTATION,
     ConvergenceState,
     condition_for,
     read_state,
 )
-from headway.controllers.convergence_revert import RevertOutcome, RevertResult, revert_release
+from headway.controllers.convergence.revert import RevertOutcome, RevertResult, revert_release
 from headway.controllers.manager import ObjectKey
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.image_scope import application_scopes
+from headway.source.spec import raw_sources
+from headway.sync.comparison import instance_name
 
 __all__ = [
     "REVERT_ANNOTATION",

@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from headway.controllers.app_metrics import AppSample
-from headway.controllers.app_sources import raw_sources
-from headway.controllers.app_status import Comparison
+from headway.controllers.app.metrics import AppSample
 from headway.kubetime import format_time, parse_time
 from headway.model.obj import Obj
+from headway.source.spec import raw_sources
+from headway.sync.comparison import Comparison
 
 __all__ = [
     "compared_status",

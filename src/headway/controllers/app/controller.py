@@ -20,30 +20,28 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
-from headway.controllers import app_operations as ops
-from headway.controllers import app_report as report
-from headway.controllers.app_deletion import cascade_delete, cascade_finalizer, deletion_problem
-from headway.controllers.app_journal import record_operation_step
-from headway.controllers.app_live import (
+from headway.controllers.app import operations as ops
+from headway.controllers.app import report
+from headway.controllers.app.deletion import cascade_delete, cascade_finalizer, deletion_problem
+from headway.controllers.app.journal import record_operation_step
+from headway.controllers.app.live import (
     LiveReader,
     LiveStateUnknown,
     existing_namespaces,
     orphans,
 )
-from headway.controllers.app_metrics import AppMetrics
-from headway.controllers.app_names import APP_API_VERSION
-from headway.controllers.app_project import ProjectGuard, load_project
-from headway.controllers.app_refresh import ComparisonCache, take_refresh_request
-from headway.controllers.app_sources import (
+from headway.controllers.app.metrics import AppMetrics
+from headway.controllers.app.names import APP_API_VERSION
+from headway.controllers.app.project import ProjectGuard, load_project
+from headway.controllers.app.refresh import ComparisonCache, take_refresh_request
+from headway.controllers.app.sources import (
     DEFAULT_POLL_SECONDS,
     DesiredState,
     SourceReader,
-    raw_sources,
 )
-from headway.controllers.app_status import CONTROL_NAMESPACE, Comparison, instance_name
+from headway.controllers.app.sync_executor import ExecutorInput, step_operation
+from headway.controllers.app.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
-from headway.controllers.sync_executor import ExecutorInput, step_operation
-from headway.controllers.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.decisions import DecisionJournal, NullJournal
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
@@ -51,6 +49,7 @@ from headway.model.application import Application, parse_application
 from headway.model.obj import Obj
 from headway.model.yamlload import Document
 from headway.redaction import redact_url_credentials, redact_urls_in
+from headway.source.spec import raw_sources
 from headway.sync import project as project_rules
 from headway.sync.autosync import (
     AutoSyncAction,
@@ -58,6 +57,7 @@ from headway.sync.autosync import (
     ResourceState,
     decide_auto_sync,
 )
+from headway.sync.comparison import CONTROL_NAMESPACE, Comparison, instance_name
 from headway.sync.operation_state import OperationPhase, OperationState
 from headway.sync.options import SyncOptions, parse_option_items
 from headway.sync.windows import AppTarget, window_decision

@@ -17,9 +17,8 @@ from typing import Protocol
 import pygit2
 from pygit2.enums import CheckoutStrategy
 
-from headway.controllers.app_sources import local_repo_path
 from headway.source.errors import SourceError, UnknownRevision
-from headway.source.git import GitCache, GitRepository
+from headway.source.git import GitCache, GitRepository, local_repo_path
 from headway.source.git_commits import BotIdentity, build_edit_commit
 
 __all__ = ["BranchMoved", "BranchWriter", "LocalBranch", "RemoteBranch", "open_branch"]

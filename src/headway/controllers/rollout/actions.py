@@ -17,7 +17,7 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
-from headway.controllers.rollout_inputs import ARGO_API, FIELD_MANAGER, write_replica_set
+from headway.controllers.rollout.inputs import ARGO_API, FIELD_MANAGER, write_replica_set
 from headway.model.obj import Obj
 from headway.rollout.plan import Plan, TrafficDecision
 from headway.rollout.replica_sets import HASH_LABEL, SCALE_DOWN_DEADLINE_ANNOTATION

@@ -34,8 +34,8 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.notify_delivery import DeliveryWorker, NotifyMetrics, Sender
-from headway.controllers.notify_state import NotifyState
+from headway.controllers.notifications.delivery import DeliveryWorker, NotifyMetrics, Sender
+from headway.controllers.notifications.state import NotifyState
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.notify.catalog import APPLICATION_EVENT_TRIGGERS as APP_EVENTS

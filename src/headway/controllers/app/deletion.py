@@ -18,8 +18,8 @@ from typing import Any
 from headway import kubetime
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, PropagationPolicy
-from headway.controllers import app_operations as ops
-from headway.controllers.app_live import LiveReader
+from headway.controllers.app import operations as ops
+from headway.controllers.app.live import LiveReader
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
 
 __all__ = [

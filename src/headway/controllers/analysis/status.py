@@ -17,7 +17,7 @@ from headway.analysis.assessment import RunAssessment, RunSummary
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.policy import MetricPolicy
 from headway.analysis.results import MetricResult
-from headway.controllers.analysis_args import RunProblem
+from headway.controllers.analysis.args import RunProblem
 from headway.kubetime import format_precise_time, parse_time
 from headway.providers.protocol import RecordedMeasurement
 

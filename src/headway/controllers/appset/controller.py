@@ -3,7 +3,7 @@ ApplicationSet`s of the control namespace (`argocd`).
 
 One step for a set:
 
-    read the set -> read its inputs (Git trees, cluster Secrets: `appset_inputs`)
+    read the set -> read its inputs (Git trees, cluster Secrets: `inputs`)
     -> generate (`headway.appset.generate`, pure) -> admit each Application against its
     AppProject (`headway.appset.admission`) -> decide (`headway.appset.plan`, pure)
     -> create / update / delete Applications -> write the set's status once
@@ -29,8 +29,8 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_project import load_project
-from headway.controllers.appset_inputs import FetchTimes, StepInputs
+from headway.controllers.app.project import load_project
+from headway.controllers.appset.inputs import FetchTimes, StepInputs
 from headway.controllers.manager import ObjectKey
 from headway.model.appproject import AppProject
 from headway.model.obj import Obj

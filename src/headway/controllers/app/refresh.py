@@ -17,11 +17,11 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
-from headway.controllers.app_sources import DesiredState, SourceReader
-from headway.controllers.app_status import Assess, Comparison, compare_app, prepare_desired
-from headway.controllers.sync_tasks_io import FIELD_MANAGER
+from headway.controllers.app.sources import DesiredState, SourceReader
+from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
 from headway.diff import CompiledRule
 from headway.model.obj import Obj
+from headway.sync.comparison import Assess, Comparison, compare_app, prepare_desired
 from headway.sync.resources import ResourceKey
 
 __all__ = [

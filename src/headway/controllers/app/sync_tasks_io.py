@@ -11,9 +11,9 @@ from typing import Any, Protocol, runtime_checkable
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, FieldValidation, PropagationPolicy
 from headway.controllers import exit_points
-from headway.controllers.app_status import owner_of
 from headway.diff import CompiledRule, apply_ignore_rules_to_desired
 from headway.model.obj import Obj
+from headway.sync.comparison import owner_of
 from headway.sync.options import PropagationPolicy as OptionPolicy
 from headway.sync.resources import ResourceKey
 from headway.sync.tasks import Disposition, SyncTask

@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from headway.controllers.convergence_facts import AbortIdentity
-from headway.controllers.convergence_revert import RevertOutcome, RevertResult
+from headway.controllers.convergence.facts import AbortIdentity
+from headway.controllers.convergence.revert import RevertOutcome, RevertResult
 from headway.kubetime import format_time
 from headway.redaction import redact_url_credentials
 

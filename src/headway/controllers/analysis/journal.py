@@ -19,7 +19,7 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError
 from headway.cluster.events import EventType, record_event
 from headway.cluster.protocol import Cluster
-from headway.controllers.analysis_args import PreparedMetric
+from headway.controllers.analysis.args import PreparedMetric
 from headway.decisions import DecisionJournal, Subject
 from headway.model.obj import Obj
 from headway.providers.protocol import RecordedMeasurement, RunRef

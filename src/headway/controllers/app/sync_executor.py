@@ -20,7 +20,7 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
-from headway.controllers.sync_tasks_io import TaskResult, TaskRunner, api_version_of
+from headway.controllers.app.sync_tasks_io import TaskResult, TaskRunner, api_version_of
 from headway.health import HealthResult
 from headway.kubetime import format_time
 from headway.model.obj import Obj

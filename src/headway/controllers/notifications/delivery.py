@@ -20,7 +20,7 @@ from prometheus_client import Counter, Gauge
 from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import Clock
-from headway.controllers.notify_state import NotifyState
+from headway.controllers.notifications.state import NotifyState
 from headway.notifiers import DeliveryError, send
 from headway.notify.config import Service
 from headway.notify.decide import Notification

@@ -39,15 +39,15 @@ from headway.analysis.schedule import measurement_due, next_run_check_at
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
-from headway.controllers.analysis_args import PreparedMetric, PreparedRun, RunProblem, prepare_run
-from headway.controllers.analysis_journal import (
+from headway.controllers.analysis.args import PreparedMetric, PreparedRun, RunProblem, prepare_run
+from headway.controllers.analysis.journal import (
     record_measurement_decision,
     record_refusal,
     record_verdict,
     verdict_event,
 )
-from headway.controllers.analysis_measure import recorded
-from headway.controllers.analysis_status import read_results, run_status
+from headway.controllers.analysis.measure import recorded
+from headway.controllers.analysis.status import read_results, run_status
 from headway.decisions import DecisionJournal, NullJournal
 from headway.kubetime import format_precise_time
 from headway.model.obj import Obj

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 from headway.cluster.errors import ClusterError, Gone, NotFound
 from headway.cluster.protocol import Cluster, ResourceKind, WatchEventType
-from headway.controllers.app_status import TRACKING_LABEL
 from headway.model.obj import Obj
+from headway.sync.comparison import TRACKING_LABEL
 from headway.sync.resources import ResourceKey, key_of
 
 __all__ = ["WatchedObjects"]

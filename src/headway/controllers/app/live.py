@@ -14,9 +14,9 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError, Invalid, NotFound, UnknownKind
 from headway.cluster.protocol import Cluster, ResourceKind
-from headway.controllers.app_live_watched import WatchedObjects
-from headway.controllers.app_status import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
+from headway.controllers.app.live_watched import WatchedObjects
 from headway.model.obj import Obj
+from headway.sync.comparison import TRACKING_ANNOTATION, TRACKING_LABEL, owner_of
 from headway.sync.resources import ResourceKey, key_of
 
 __all__ = ["LiveReader", "LiveStateUnknown", "existing_namespaces", "orphans"]

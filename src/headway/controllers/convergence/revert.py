@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from headway.controllers.convergence_facts import FailedRelease, ImageSwap, describe_failure
-from headway.controllers.convergence_git import BranchMoved, BranchWriter
+from headway.controllers.convergence.facts import FailedRelease, ImageSwap, describe_failure
+from headway.controllers.convergence.git import BranchMoved, BranchWriter
 from headway.source.errors import PushRejected, SourceError, UnknownRevision
 from headway.source.image_history import (
     REVERT_TRAILER,

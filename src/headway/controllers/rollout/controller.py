@@ -25,8 +25,8 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
-from headway.controllers.rollout_actions import RouterFactory, execute_plan, note, record_events
-from headway.controllers.rollout_inputs import (
+from headway.controllers.rollout.actions import RouterFactory, execute_plan, note, record_events
+from headway.controllers.rollout.inputs import (
     ARGO_API,
     build_context,
     owned_runs,
