@@ -13,21 +13,26 @@ import asyncio
 import os
 import random
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from e2e_promotion.promotion_stage import IMAGE, PromotionStage, pipeline, promotion_stage
 from e2e_rollouts.test_killed_serve import ServeProcesses
+from headway.controllers import exit_points
 from headway.promotion.record import read_spec
 
 pytestmark = pytest.mark.slow
 
 
-async def _kill_loop(serve: ServeProcesses, stop: asyncio.Event, kills: list[int]) -> None:
+async def _kill_loop(
+    serve: ServeProcesses, stop: asyncio.Event, kills: list[int], rng: random.Random
+) -> None:
     current = serve.started[-1]
     while not stop.is_set():
-        await asyncio.sleep(random.uniform(1.0, 3.0))
+        await asyncio.sleep(rng.uniform(1.0, 3.0))
         os.kill(current.pid, signal.SIGKILL)
         await asyncio.to_thread(current.wait, 10)
         kills.append(current.pid)
@@ -48,7 +53,9 @@ async def test_a_walk_through_repeated_kills_commits_each_environment_once(
         walk = pipeline(prod_timeout="10m")
         async with promotion_stage(tmp_path, walk, in_process=False) as stage:
             stop, kills = asyncio.Event(), list[int]()
-            killer = asyncio.create_task(_kill_loop(serve, stop, kills))
+            seed = random.randrange(2**32)
+            print(f"kill loop seed {seed}")  # shown with a failure, so it replays
+            killer = asyncio.create_task(_kill_loop(serve, stop, kills, random.Random(seed)))
             try:
                 stage.cli("promote", "web", "--to", "dev", "--image", "v2", "--as", "dev")
                 prod = await stage.until_phase(
@@ -68,5 +75,36 @@ async def test_a_walk_through_repeated_kills_commits_each_environment_once(
             ]
             assert stage.status(prod)["approval"]["decidedBy"] == "lead"
             assert stage.pinned("prod") == f"{IMAGE}:v2"
+    finally:
+        serve.stop_all()
+
+
+async def test_serve_exiting_between_the_commit_and_its_record_commits_once(
+    tmp_path: Path,
+) -> None:
+    """The narrow window opened on purpose: `serve` exits right after the dev commit, before
+    the promotion's status says so; the next process finds the commit by its trailer."""
+    serve = ServeProcesses(tmp_path / "state", tmp_path / "serve.log")
+    env = {**os.environ, exit_points.ENV: "promotion-commit-done"}
+    command = [str(Path(sys.executable).parent / "headway"), "serve", "--state-dir",
+               str(tmp_path / "state")]
+    try:
+        with (tmp_path / "serve.log").open("ab") as out:
+            first = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        serve.started.append(first)
+        async with promotion_stage(tmp_path, pipeline(), in_process=False) as stage:
+            # v1 is synced by this first process: it exits only at a promotion commit.
+            stage.cli("promote", "web", "--to", "dev", "--image", "v2", "--as", "dev")
+            assert await asyncio.to_thread(first.wait, 60) == 137
+            dev = stage.newest("dev", "v2")
+            assert "commit" not in stage.status(dev)  # committed, not recorded
+            assert len(_commits(stage)) == 1
+            serve.wait_serving(serve.start())
+            await stage.until_phase(lambda: dev, "Succeeded", 120, "v2 live in dev")
+            dev_commits = [
+                c for c in stage.log()
+                if "Headway-Environment: dev" in c.message and "Headway-Promotion:" in c.message
+            ]
+            assert [str(c.id) for c in dev_commits] == [stage.status(dev)["commit"]]
     finally:
         serve.stop_all()

@@ -23,6 +23,7 @@ from headway.clock import Clock
 from headway.cluster.errors import AlreadyExists, ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
+from headway.controllers import exit_points
 from headway.controllers.manager import ObjectKey
 from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
@@ -208,6 +209,8 @@ class PromotionController:
             self._hook("before-action")
             status = self._act(spec, plan.action, status, resolved.repo)
             self._hook("after-action")
+            # The window a random kill rarely hits: acted, not yet recorded (kill trials).
+            exit_points.reached(f"promotion-{plan.action.kind.value.lower()}-done")
         if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
             status = self._open_issue(spec, status, resolved)
             self._ask_for_approval(spec, status, resolved)
