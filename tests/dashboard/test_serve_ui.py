@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx2
@@ -117,3 +118,28 @@ def test_a_damaged_token_file_is_one_line_naming_it(tmp_path: Path) -> None:
     assert serve.returncode == 1
     assert f"error: cannot start the dashboard: {state / TOKEN_FILE}: not a SHA-256" in err
     assert "delete the file" in err and "Traceback" not in err
+
+
+def test_sigterm_with_an_open_event_stream_ends_it_and_exits_cleanly(tmp_path: Path) -> None:
+    port = free_port()
+    serve = start(tmp_path / "state", "--ui-port", str(port))
+    ended: list[str] = []
+    opened = threading.Event()
+
+    def follow() -> None:
+        with httpx2.stream("GET", f"http://127.0.0.1:{port}/events", timeout=120) as stream:
+            for line in stream.iter_lines():
+                if line.startswith(": connected"):
+                    opened.set()
+        ended.append("the server ended the stream")
+
+    try:
+        first_lines(serve, 2)
+        reader = threading.Thread(target=follow, daemon=True)
+        reader.start()
+        assert opened.wait(60), "the stream did not open"
+    finally:
+        err = stop(serve)  # asserts exit code 0
+    reader.join(60)
+    assert ended == ["the server ended the stream"]
+    assert "Traceback" not in err and "CancelledError" not in err

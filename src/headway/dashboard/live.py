@@ -20,7 +20,7 @@ from headway.cluster.errors import Gone
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 
-__all__ = ["WATCHED", "Hub", "topics_of"]
+__all__ = ["CLOSED", "WATCHED", "Hub", "topics_of"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,8 @@ WATCHED: tuple[tuple[str, str], ...] = (
 # How long one watch call waits for events before it is made again: also how long stopping
 # may wait for a watch thread.
 _WATCH_SECONDS = 1.0
-_QUEUE_LIMIT = 100  # a stream this far behind is closed (the browser reconnects)
+_QUEUE_LIMIT = 100  # a stream this far behind misses batches (its regions lag a change)
+CLOSED: frozenset[str] = frozenset({"\0closed"})  # the last batch a stream gets: end now
 
 
 def _owner_names(obj: Obj, kind: str) -> list[str]:
@@ -83,6 +84,14 @@ class Hub:
         batch = frozenset(topics)
         if batch:
             self.loop.call_soon_threadsafe(self._deliver, batch)
+
+    def close(self) -> None:
+        """End every open stream (called on the event loop, before the server stops, so
+        shutting down never waits on a stream that would otherwise never end)."""
+        for queue in list(self._subscribers):
+            if queue.full():  # make room: ending matters more than a missed batch
+                queue.get_nowait()
+            queue.put_nowait(CLOSED)
 
     def _deliver(self, batch: frozenset[str]) -> None:
         self.published += 1

@@ -143,6 +143,8 @@ class DashboardServer:
     async def stop(self) -> None:
         """Stop serving, and wait for the watch threads (the store may close next)."""
         self._stop.set()
+        if self.board.hub is not None:
+            self.board.hub.close()
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             await self._task

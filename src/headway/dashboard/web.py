@@ -28,7 +28,7 @@ from starlette.templating import Jinja2Templates
 from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.dashboard.access import Sessions, TokenCheck
-from headway.dashboard.live import Hub
+from headway.dashboard.live import CLOSED, Hub
 from headway.dashboard.traffic import TrafficObserver
 
 __all__ = ["COOKIE", "CSRF_HEADER", "Dashboard", "create_app"]
@@ -161,9 +161,14 @@ async def _changes(hub: Hub) -> AsyncIterator[str]:
             except TimeoutError:
                 yield ": keep-alive\n\n"
                 continue
+            if batch is CLOSED:
+                return
             topics = set(batch)
             while not queue.empty():  # what piled up meanwhile goes out as one event
-                topics |= queue.get_nowait()
+                more = queue.get_nowait()
+                if more is CLOSED:
+                    return
+                topics |= more
             yield _event(topics)
     finally:
         hub.unsubscribe(queue)
