@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from promotion_harness import Harness
+from promotion_harness import ARGO, NS, Harness
 
-from headway.promotion.controller import next_name
+from headway.cluster.local.api.store import LocalCluster
+from headway.promotion.controller import PromotionController, next_name
 from headway.promotion.record import API_VERSION, KIND, read_spec
 
 
@@ -141,3 +142,43 @@ def test_a_newer_promotion_supersedes_the_older_waiting_for_approval(tmp_path: P
     h.decide(prod, "approve", "lead@x.io")  # too late: superseded stays superseded
     h.step(prod)
     assert h.phase(prod) == "Superseded" and h.repo.pins["prod"] == "v1"
+
+
+def test_rollouts_are_read_from_the_applications_destination_cluster(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    remote = LocalCluster(tmp_path / "remote.db", h.clock)
+    remote.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dev"}},
+                 field_manager="test")
+    aborted = {
+        "apiVersion": ARGO, "kind": "Rollout", "metadata": {"name": "web", "namespace": "dev"},
+        "spec": {"template": {"spec": {"containers": [{"name": "app", "image": "web:v2"}]}}},
+    }
+    remote.apply(aborted, field_manager="test")
+    remote.patch_status(ARGO, "Rollout", "web", "dev",
+                        {"abort": True, "phase": "Degraded", "message": "analysis failed"})
+    h.promote("web-dev-1", "dev", "v2")
+    h.step("web-dev-1")
+    h.run_app("dev", "v2")
+    status = dict(h.store.get(ARGO, "Application", "web-dev", NS)["status"])
+    status["resources"] = [{"group": "argoproj.io", "kind": "Rollout", "name": "web",
+                            "namespace": "dev"}]
+    h.store.patch_status(ARGO, "Application", "web-dev", NS, status)
+    in_store = h.new_controller()
+    h.step("web-dev-1", in_store)  # no such Rollout in the store: it only sees the app Healthy
+    assert h.phase("web-dev-1") == "Succeeded"
+
+    (tmp_path / "second").mkdir()
+    h2 = Harness(tmp_path / "second")
+    h2.promote("web-dev-1", "dev", "v2")
+    h2.step("web-dev-1")
+    h2.run_app("dev", "v2")
+    h2.store.patch_status(ARGO, "Application", "web-dev", NS, {
+        **h2.store.get(ARGO, "Application", "web-dev", NS)["status"],
+        "resources": status["resources"],
+    })
+    remote_aware = PromotionController(
+        h2.store, h2.clock, resolve=h2.resolve, destination=lambda app: remote
+    )
+    h2.step("web-dev-1", remote_aware)
+    assert h2.phase("web-dev-1") == "Reverting"
+    assert "analysis failed" in h2.status("web-dev-1")["message"]

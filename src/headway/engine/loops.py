@@ -187,7 +187,14 @@ def _metrics(parts: LoopParts) -> list[StepController]:
 
 def _promotions(parts: LoopParts) -> list[StepController]:
     resolver = PipelineResolver(parts.cluster, git=parts.git)
-    return [PromotionController(parts.cluster, parts.clock, resolve=resolver)]
+
+    def destination(app: Obj) -> Cluster:
+        where = (app.get("spec") or {}).get("destination") or {}
+        return parts.clusters.resolve(server=where.get("server"), name=where.get("name")).cluster
+
+    return [
+        PromotionController(parts.cluster, parts.clock, resolve=resolver, destination=destination)
+    ]
 
 
 def _applicationsets(parts: LoopParts) -> list[StepController]:

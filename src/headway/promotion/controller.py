@@ -105,11 +105,13 @@ class PromotionController:
         clock: Clock,
         *,
         resolve: facts.StageResolver,
+        destination: facts.Destination | None = None,
         hook: Hook | None = None,
     ) -> None:
         self._cluster = cluster
         self._clock = clock
         self._resolve = resolve
+        self._destination = destination
         self._hook = hook or (lambda _point: None)
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
@@ -170,7 +172,7 @@ class PromotionController:
             exempt=repo.exempt(),
         )
         app, rollouts = facts.app_and_rollouts(
-            self._cluster, stage.application, resolved.app_namespace
+            self._cluster, stage.application, resolved.app_namespace, destination=self._destination
         )
         synced = self._synced(app, repo, commit)
         # A commit that keeps the tag (a hotfix nonce) is judged by the synced revision.

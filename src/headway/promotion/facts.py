@@ -7,7 +7,7 @@ from an `EnvironmentRepo`, the one edge to the repository, so tests can hand in 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -132,19 +132,30 @@ def upstream_passed(spec: PromotionSpec, stage: Stage, siblings: Sequence[Obj]) 
     return False
 
 
-def app_and_rollouts(cluster: Cluster, name: str, namespace: str) -> tuple[Obj, list[Obj]]:
-    """The Application ({} when missing) and the Rollouts its status lists."""
+Destination = Callable[[Obj], Cluster]
+"""An Application -> the cluster its resources live in (the store for in-cluster)."""
+
+
+def app_and_rollouts(
+    cluster: Cluster, name: str, namespace: str, *, destination: Destination | None = None
+) -> tuple[Obj, list[Obj]]:
+    """The Application ({} when missing) and the Rollouts its status lists, read from the
+    Application's destination cluster."""
     try:
         app = cluster.get(ARGO_API, "Application", name, namespace)
     except NotFound:
         return {}, []
+    try:
+        where = destination(app) if destination is not None else cluster
+    except (ClusterError, LookupError, ValueError):
+        return app, []  # an unknown destination: the Application's own health says so
     rollouts: list[Obj] = []
     for entry in (app.get("status") or {}).get("resources") or []:
         if entry.get("kind") != "Rollout" or entry.get("group") != "argoproj.io":
             continue
         try:
             rollouts.append(
-                cluster.get(ARGO_API, "Rollout", str(entry["name"]), entry.get("namespace"))
+                where.get(ARGO_API, "Rollout", str(entry["name"]), entry.get("namespace"))
             )
         except ClusterError:
             continue
