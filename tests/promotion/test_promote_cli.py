@@ -177,3 +177,12 @@ def test_a_hotfix_needs_a_reason_and_hotfix_keys(tmp_path: Path, store: LocalClu
     out = _cli(tmp_path, "promote", "web", "--to", "dev", "--image", "v2", "--hotfix",
                "--reason", "stuck", "--as", "dev", code=1)
     assert "declares no hotfix keys" in out
+
+
+def test_watch_exits_with_how_the_promotion_ended(tmp_path: Path, store: LocalCluster) -> None:
+    _succeeded(store, "p2", "prod", "v2", "2026-01-01T00:00:00Z")
+    assert "Succeeded" in _cli(tmp_path, "promotions", "watch", "p2", "--timeout", "5")
+    _succeeded(store, "p3", "prod", "v3", "2026-01-02T00:00:00Z")
+    store.patch_status(API_VERSION, KIND, "p3", "argocd",
+                       {"phase": "Denied", "message": "denied by lead via cli"})
+    assert "Denied: denied by lead" in _cli(tmp_path, "promotions", "watch", "p3", code=1)
