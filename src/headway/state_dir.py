@@ -44,6 +44,11 @@ class RuntimePaths:
     def logs_dir(self) -> Path:
         return self.state_dir / "logs"
 
+    @property
+    def volumes_dir(self) -> Path:
+        """Each PersistentVolumeClaim's data, `pvc-<claim uid>/` (kept across Pods)."""
+        return self.state_dir / "volumes"
+
 
 def container_log_path(logs_dir: Path, namespace: str, pod: str, container: str) -> Path:
     """Where the kubelet appends a container's output and the `pods/log` API reads it."""

@@ -95,7 +95,7 @@ async def test_a_volume_type_the_runtime_cannot_make_is_a_config_error(tmp_path:
     pod = {
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "claim", "namespace": "default"},
         "spec": {
-            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            "volumes": [{"name": "data", "hostPath": {"path": "/var/data"}}],
             "containers": [{"name": "app", "image": "none",
                             "command": [sys.executable, "-c", "print('ran')"],
                             "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
@@ -111,5 +111,5 @@ async def test_a_volume_type_the_runtime_cannot_make_is_a_config_error(tmp_path:
 
         reason = await eventually(lambda: waiting().get("reason"), what="a waiting reason")
         assert reason == "CreateContainerConfigError"
-        assert "persistentVolumeClaim is not supported" in waiting()["message"]
+        assert "hostPath is not supported" in waiting()["message"]
         assert not (tmp_path / "logs" / "default" / "claim" / "app.log").exists()

@@ -9,6 +9,8 @@ State directory layout (default `.headway/`):
                   the runtime id marks every child process
   runtime.log     the daemon's own output when started in the background
   logs/NS/POD/CONTAINER.log (and .previous.log)   container output
+  pods/NS/POD-UID/  each Pod's sandbox (its volumes' files)
+  volumes/pvc-UID/  each PersistentVolumeClaim's data, kept across Pods until the claim goes
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
 Each loop step runs the Deployment, ReplicaSet and Job controllers, then the Service
@@ -54,7 +56,7 @@ from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
 from headway.cluster.local.services import ServiceProxies
-from headway.cluster.local.workloads import deployments, jobs, replicasets
+from headway.cluster.local.workloads import deployments, jobs, replicasets, volume_claims
 from headway.model.obj import Obj
 from headway.state_dir import RUNTIME_LOCK, RuntimePaths, read_runtime_info
 from headway.state_lock import DirLock
@@ -185,6 +187,9 @@ class Runtime:
             deployments.sync_deployments(self.cluster, self._clock),
             replicasets.sync_replica_sets(self.cluster, self._clock),
             jobs.sync_jobs(self.cluster, self._clock, backoff=self._config().backoff),
+            volume_claims.sync_volume_claims(
+                self.cluster, self._clock, volumes_root=self.paths.volumes_dir
+            ),
         ]
         await self.proxies.sync()
         await self.kubelet.sync()

@@ -375,10 +375,13 @@ def _declared_ports(container: dict[str, Any]) -> dict[str, int]:
     return ports
 
 
+_CLUSTER_SCOPED = frozenset({"PersistentVolume"})
+
+
 def _lookup(cluster: Cluster, namespace: str) -> Callable[[str, str], Obj | None]:
     def lookup(kind: str, name: str) -> Obj | None:
         try:
-            return cluster.get("v1", kind, name, namespace)
+            return cluster.get("v1", kind, name, None if kind in _CLUSTER_SCOPED else namespace)
         except ClusterError:
             return None
 

@@ -17,7 +17,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from headway.cluster.local.kubelet.podenv import EnvConfigError, ObjectLookup
@@ -92,7 +92,10 @@ class PodSandboxes:
         for volume in (pod.get("spec") or {}).get("volumes") or []:
             plan = volume_plan(pod, volume, lookup)
             path = where / plan.name
-            if plan.files is None:
+            if plan.host_dir:
+                path = Path(plan.host_dir)
+                path.mkdir(parents=True, exist_ok=True)
+            elif plan.files is None:
                 path.mkdir(parents=True, exist_ok=True)
             elif self._written.get(path) != plan.files or not path.is_dir():
                 write_volume(path, plan.files)
@@ -106,13 +109,16 @@ class PodSandboxes:
         """(mount path, host path) of each of the container's mounts, longest mount path
         first, with the volumes written and `subPath` copies made for this start."""
         dirs = self.write_volumes(pod, lookup)
+        writable = _writable_volumes(pod)
         places = []
         for index, mount in enumerate(container_mounts(container)):
             if mount.volume not in dirs:
                 raise EnvConfigError(f'volumeMount "{mount.mount_path}": no volume named '
                                      f'"{mount.volume}"')
             host = dirs[mount.volume]
-            if mount.sub_path:
+            if mount.sub_path and mount.volume in writable:
+                host = _sub_directory(host, mount.sub_path)
+            elif mount.sub_path:
                 copy = self.sandbox(pod) / "subpaths" / str(container.get("name")) / str(index)
                 host = _copied(host / mount.sub_path, copy)
             places.append((mount.mount_path, str(host)))
@@ -123,6 +129,28 @@ class PodSandboxes:
         shutil.rmtree(sandbox, ignore_errors=True)
         for path in [p for p in self._written if p.is_relative_to(sandbox)]:
             del self._written[path]
+
+
+def _writable_volumes(pod: Mapping[str, Any]) -> set[str]:
+    """Volumes a container writes into (a claim, an `emptyDir`): a `subPath` of one is the
+    live directory, shared with other mounts, not a copy."""
+    return {
+        str(v.get("name"))
+        for v in (pod.get("spec") or {}).get("volumes") or []
+        if "persistentVolumeClaim" in v or "emptyDir" in v
+    }
+
+
+def _sub_directory(root: Path, sub_path: str) -> Path:
+    """`root/sub_path`, created as a directory when missing (as the kubelet does); a path
+    that leaves the volume is refused."""
+    parts = PurePosixPath(sub_path).parts
+    if sub_path.startswith("/") or ".." in parts:
+        raise EnvConfigError(f'subPath "{sub_path}" must be relative and stay inside its volume')
+    path = root.joinpath(*parts)
+    if not path.exists():
+        path.mkdir(parents=True)
+    return path
 
 
 def _copied(source: Path, copy: Path) -> Path:

@@ -46,10 +46,12 @@ class VolumeFile:
 
 @dataclass(frozen=True)
 class VolumePlan:
-    """One volume: `files` for a file-backed volume, None for an `emptyDir`."""
+    """One volume: `files` for a file-backed volume, None for an `emptyDir` or a claim;
+    `host_dir` is a claim's bound directory (kept across Pods), "" otherwise."""
 
     name: str
     files: tuple[VolumeFile, ...] | None
+    host_dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ def volume_plan(
     name = str(volume.get("name") or "")
     if "emptyDir" in volume:
         return VolumePlan(name, None)
+    if "persistentVolumeClaim" in volume:
+        return VolumePlan(name, None, _claim_directory(volume["persistentVolumeClaim"], lookup))
     for kind in _FILE_SOURCES:
         if kind in volume:
             spec = volume.get(kind) or {}
@@ -76,6 +80,23 @@ def volume_plan(
     kinds = sorted(k for k in volume if k != "name")
     raise EnvConfigError(f'volume "{name}": type {", ".join(kinds) or "(none)"} is not '
                          "supported by the local runtime")
+
+
+def _claim_directory(spec: Mapping[str, Any], lookup: ObjectLookup) -> str:
+    """The directory of the volume the claim is bound to; `EnvConfigError` until it is."""
+    name = str((spec or {}).get("claimName") or "")
+    claim = lookup("PersistentVolumeClaim", name)
+    if claim is None:
+        raise EnvConfigError(f'persistentvolumeclaim "{name}" not found')
+    bound = str((claim.get("spec") or {}).get("volumeName") or "")
+    if (claim.get("status") or {}).get("phase") != "Bound" or not bound:
+        raise EnvConfigError(f'persistentvolumeclaim "{name}" is not bound yet')
+    volume = lookup("PersistentVolume", bound)
+    path = ((volume or {}).get("spec") or {}).get("hostPath", {}).get("path")
+    if not path:
+        raise EnvConfigError(f'persistentvolume "{bound}" of claim "{name}" has no local '
+                             "directory (only volumes this runtime provisioned are mounted)")
+    return str(path)
 
 
 def _mode(raw: object, default: int) -> int:
