@@ -32,9 +32,9 @@ from headway.cluster.local.mesh.virtual_services import VIRTUAL_SERVICE_API
 from headway.cluster.local.runtime import Runtime
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
-from headway.routers.embedded import EmbeddedRouter
-from headway.routers.istio import IstioReconciler
-from headway.routers.protocol import Destination, Endpoint
+from headway.routers.control.istio import IstioReconciler
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
+from headway.routers.dataplane.protocol import Destination, Endpoint
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "app" / "server.py"
 FLIPS = 20

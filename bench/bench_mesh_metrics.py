@@ -11,9 +11,9 @@ serves it; prints both, the ratio, and the text sizes.
 from __future__ import annotations
 
 from _timing import per_call_us
-from headway.routers.mesh_metric_dialects import render_istio, render_nginx
-from headway.routers.mesh_metrics import PlaneSeries, Workload, render_labelled
-from headway.routers.metrics import RequestMetrics
+from headway.routers.dataplane.mesh_metric_dialects import render_istio, render_nginx
+from headway.routers.dataplane.mesh_metrics import PlaneSeries, Workload, render_labelled
+from headway.routers.dataplane.metrics import RequestMetrics
 
 VIRTUAL_SERVICES = 20
 ROUTES = ("", "canary-header")

@@ -20,10 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from headway.routers.embedded import EmbeddedRouter
-from headway.routers.haproxy import HAProxyRouter
-from headway.routers.metrics import RequestMetrics, render_prometheus
-from headway.routers.protocol import Destination, Endpoint
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
+from headway.routers.dataplane.metrics import RequestMetrics, render_prometheus
+from headway.routers.dataplane.protocol import Destination, Endpoint
 
 ROUNDS = 3
 THROUGHPUT_REQUESTS = 6000

@@ -11,8 +11,8 @@ from test_rollout_traffic import CRD, VS_API
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.rollout.plan import HeaderRoute
-from headway.routers.istio import IstioReconciler
-from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+from headway.routers.control.istio import IstioReconciler
+from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
 
 
 def _dest(host: str, weight: int) -> dict[str, Any]:

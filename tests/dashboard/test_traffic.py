@@ -10,7 +10,7 @@ import httpx2
 from dashboard_env import Scene
 
 from headway.dashboard.traffic import counts_by_hash, share_line
-from headway.routers.metrics import MetricsServer, RequestMetrics, render_prometheus
+from headway.routers.dataplane.metrics import MetricsServer, RequestMetrics, render_prometheus
 from headway.state_dir import RuntimePaths
 
 

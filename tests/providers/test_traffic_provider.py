@@ -15,7 +15,7 @@ from headway.clock import VirtualClock
 from headway.controllers.analysis.measure import recorded
 from headway.providers.traffic import TrafficProvider
 from headway.providers.traffic_window import Counters, ScrapeHistory, SeriesKey, quantile
-from headway.routers.embedded import EmbeddedRouter
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
 from routers.backends import Backend
 from routers.conftest import destinations, send
 

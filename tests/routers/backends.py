@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from headway.clock import VirtualClock
-from headway.routers.protocol import Endpoint
+from headway.routers.dataplane.protocol import Endpoint
 
 
 @dataclass

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import require_program
 from headway.clock import VirtualClock
-from headway.routers.embedded import EmbeddedRouter
-from headway.routers.protocol import Destination, TrafficRouter
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
+from headway.routers.dataplane.protocol import Destination, TrafficRouter
 from routers.backends import Backend
 
 RouterFactory = Callable[[], Awaitable[TrafficRouter]]
@@ -35,7 +35,7 @@ def backends(clock: VirtualClock) -> Iterator[Callable[[str, str], Backend]]:
 
 def _build(kind: str, clock: VirtualClock, work_dir: Path) -> TrafficRouter:
     if kind == "haproxy":
-        from headway.routers.haproxy import HAProxyRouter
+        from headway.routers.dataplane.haproxy.router import HAProxyRouter
 
         return HAProxyRouter(work_dir=work_dir, binary=require_program("haproxy"))
     return EmbeddedRouter(clock=clock)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from headway.routers.balancing import EndpointRotation, SmoothWeightedChooser
+from headway.routers.dataplane.embedded.balancing import EndpointRotation, SmoothWeightedChooser
 
 
 @given(st.lists(st.integers(min_value=0, max_value=100), min_size=1, max_size=5))

@@ -12,8 +12,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from headway.clock import VirtualClock
-from headway.routers.embedded import EmbeddedRouter
-from headway.routers.protocol import (
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
+from headway.routers.dataplane.protocol import (
     Destination,
     HeaderMatch,
     HeaderRoute,

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from conftest import require_program
-from headway.routers.haproxy import HAProxyRouter
-from headway.routers.protocol import (
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
+from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderMatch,

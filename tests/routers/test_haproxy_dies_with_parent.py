@@ -18,7 +18,7 @@ pytestmark = pytest.mark.haproxy
 _STARTER = """
 import asyncio, sys
 from pathlib import Path
-from headway.routers.haproxy import HAProxyRouter
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
 
 async def main() -> None:
     router = HAProxyRouter(work_dir=Path(sys.argv[1]), binary=sys.argv[2])

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from headway.routers import http1
+from headway.routers.dataplane import http1
 
 
 def reader_of(data: bytes) -> asyncio.StreamReader:

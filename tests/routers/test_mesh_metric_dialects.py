@@ -7,9 +7,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from headway.cluster.local.mesh.world import workload_name
-from headway.routers.mesh_metric_dialects import render_istio, render_nginx
-from headway.routers.mesh_metrics import PlaneSeries, Workload
-from headway.routers.metrics import RequestMetrics
+from headway.routers.dataplane.mesh_metric_dialects import render_istio, render_nginx
+from headway.routers.dataplane.mesh_metrics import PlaneSeries, Workload
+from headway.routers.dataplane.metrics import RequestMetrics
 
 
 def checkout_plane() -> PlaneSeries:

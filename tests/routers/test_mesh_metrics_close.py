@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from headway.routers.metrics import MetricsServer
+from headway.routers.dataplane.metrics import MetricsServer
 
 
 async def _nothing() -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from headway.routers.metrics import DEFAULT_BUCKETS, RequestMetrics, render_prometheus
+from headway.routers.dataplane.metrics import DEFAULT_BUCKETS, RequestMetrics, render_prometheus
 
 
 def parsed_samples(metrics: RequestMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from headway.routers.protocol import (
+from headway.routers.dataplane.protocol import (
     HeaderMatch,
     HeaderRoute,
     MatchKind,

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from headway.routers.protocol import (
+from headway.routers.dataplane.protocol import (
     Destination,
     HeaderMatch,
     HeaderRoute,

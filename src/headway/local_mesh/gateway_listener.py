@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 
 from headway.cluster.local.mesh.gateway_plan import GatewayRoute, choose_route
-from headway.routers import http1
-from headway.routers.exchange import Exchange, UpstreamFailed
-from headway.routers.protocol import Endpoint
-from headway.routers.upstreams import ConnectFailed, UpstreamPool
+from headway.routers.dataplane import http1
+from headway.routers.dataplane.embedded.exchange import Exchange, UpstreamFailed
+from headway.routers.dataplane.embedded.upstreams import ConnectFailed, UpstreamPool
+from headway.routers.dataplane.protocol import Endpoint
 
 __all__ = ["GatewayListener"]
 

@@ -37,12 +37,12 @@ from headway.cluster.local.mesh.plane import (
     PlaneRoute,
 )
 from headway.local_mesh.gateway_listener import GatewayListener
-from headway.routers import mesh_metric_dialects
-from headway.routers.embedded import EmbeddedRouter
-from headway.routers.haproxy import HAProxyRouter
-from headway.routers.mesh_metrics import PlaneSeries, Workload, render_labelled
-from headway.routers.metrics import MetricsServer
-from headway.routers.protocol import (
+from headway.routers.dataplane import mesh_metric_dialects
+from headway.routers.dataplane.embedded.router import EmbeddedRouter
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
+from headway.routers.dataplane.mesh_metrics import PlaneSeries, Workload, render_labelled
+from headway.routers.dataplane.metrics import MetricsServer
+from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderMatch,

@@ -1,6 +1,9 @@
-"""Traffic routers, one module each behind the `TrafficRouter` protocol.
+"""Traffic routing, in its two halves.
 
-`embedded.EmbeddedRouter` is an asyncio reverse proxy that needs nothing installed;
-`haproxy.HAProxyRouter` drives Debian's HAProxy through its runtime API. Both count requests
-per pod-template hash (`metrics`). See docs/traffic-routing.md.
+`control` is what the Rollout controller writes: a `TrafficRoutingReconciler` per mesh
+(`control.istio` edits a VirtualService through the `Cluster`). `dataplane` is what moves
+bytes: routers behind the `dataplane.protocol.TrafficRouter` protocol, `embedded` (an
+asyncio reverse proxy that needs nothing installed) and `haproxy` (Debian's HAProxy through
+its runtime API), both counting requests per pod-template hash (`dataplane.metrics`). The
+two halves import nothing of each other. See docs/traffic-routing.md.
 """

@@ -36,7 +36,7 @@ from headway.cluster.local.kubelet.processes import find_marked_processes
 from headway.cluster.local.runtime import read_runtime_info
 from headway.cluster.protocol import Cluster
 from headway.rollout.plan import HeaderRoute
-from headway.routers.istio import IstioReconciler
+from headway.routers.control.istio import IstioReconciler
 from polling import eventually, eventually_async
 
 pytestmark = pytest.mark.slow

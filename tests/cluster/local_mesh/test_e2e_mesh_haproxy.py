@@ -30,7 +30,7 @@ from headway.cluster.local.kubelet.processes import process_alive
 from headway.cluster.local.runtime import read_runtime_info
 from headway.local_mesh.planes import RouterPlane, RouterPlanes, haproxy_dir
 from headway.rollout.plan import HeaderRoute
-from headway.routers.haproxy import HAProxyRouter
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
 from polling import eventually
 
 pytestmark = pytest.mark.slow

@@ -18,8 +18,8 @@ from headway.cluster.local.mesh.status import (
 )
 from headway.cluster.local.mesh.world import MeshWorld, rollout_roles
 from headway.model.obj import Obj
-from headway.routers.mesh_metrics import PlaneSeries, render_labelled
-from headway.routers.metrics import RequestMetrics
+from headway.routers.dataplane.mesh_metrics import PlaneSeries, render_labelled
+from headway.routers.dataplane.metrics import RequestMetrics
 
 
 def pod(name: str, labels: dict[str, str], *, ready: bool = True, port: str = "4000") -> Obj:

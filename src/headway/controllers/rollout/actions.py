@@ -22,7 +22,7 @@ from headway.model.obj import Obj
 from headway.rollout.plan import Plan, TrafficDecision
 from headway.rollout.replica_sets import HASH_LABEL, SCALE_DOWN_DEADLINE_ANNOTATION
 from headway.rollout.runs import COMPLETED, SUPERSEDED_ANNOTATION
-from headway.routers.reconciler import TrafficRoutingReconciler
+from headway.routers.control.reconciler import TrafficRoutingReconciler
 
 __all__ = ["RouterFactory", "execute_plan", "note", "record_events"]
 

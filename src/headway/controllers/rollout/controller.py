@@ -40,8 +40,8 @@ from headway.rollout.reconcile import decide
 from headway.rollout.run_evidence import runs_changed
 from headway.rollout.runs import run_view_of
 from headway.rollout.status_shape import status_problem, usable_conditions
-from headway.routers.istio import IstioReconciler
-from headway.routers.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+from headway.routers.control.istio import IstioReconciler
+from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
 
 __all__ = ["API_REFUSAL_RETRY_SECONDS", "RolloutController", "istio_router"]
 

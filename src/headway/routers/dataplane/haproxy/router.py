@@ -19,16 +19,20 @@ import socket
 from collections.abc import Sequence
 from pathlib import Path
 
-from headway.routers import haproxy_config
-from headway.routers.haproxy_config import MAP_CONVERTERS, HAProxyLayout, map_path
-from headway.routers.haproxy_runtime import AdminSocket, HAProxyProcess, parse_server_stats
-from headway.routers.metrics import (
+from headway.routers.dataplane.haproxy import config as haproxy_config
+from headway.routers.dataplane.haproxy.config import MAP_CONVERTERS, HAProxyLayout, map_path
+from headway.routers.dataplane.haproxy.runtime import (
+    AdminSocket,
+    HAProxyProcess,
+    parse_server_stats,
+)
+from headway.routers.dataplane.metrics import (
     MetricsServer,
     MetricsSnapshot,
     RequestMetrics,
     render_prometheus,
 )
-from headway.routers.protocol import (
+from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderRoute,

@@ -15,16 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headway.clock import Clock, SystemClock
-from headway.routers import http1
-from headway.routers.balancing import EndpointRotation, SmoothWeightedChooser
-from headway.routers.exchange import Exchange, ExchangeResult, UpstreamFailed
-from headway.routers.metrics import (
+from headway.routers.dataplane import http1
+from headway.routers.dataplane.embedded.balancing import EndpointRotation, SmoothWeightedChooser
+from headway.routers.dataplane.embedded.exchange import Exchange, ExchangeResult, UpstreamFailed
+from headway.routers.dataplane.embedded.upstreams import ConnectFailed, UpstreamPool
+from headway.routers.dataplane.metrics import (
     MetricsServer,
     MetricsSnapshot,
     RequestMetrics,
     render_prometheus,
 )
-from headway.routers.protocol import (
+from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderRoute,
@@ -33,7 +34,6 @@ from headway.routers.protocol import (
     WeightDestination,
     validate_weights,
 )
-from headway.routers.upstreams import ConnectFailed, UpstreamPool
 
 __all__ = ["EmbeddedRouter"]
 

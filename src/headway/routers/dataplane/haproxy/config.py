@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.routers.protocol import MatchKind, RouterError
+from headway.routers.dataplane.protocol import MatchKind, RouterError
 
 __all__ = ["HAProxyLayout", "check_headers", "map_path", "render_config", "write_files"]
 

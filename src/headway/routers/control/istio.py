@@ -23,7 +23,7 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute
-from headway.routers.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError
 
 __all__ = ["FIELD_MANAGER", "VIRTUAL_SERVICE_API", "IstioReconciler"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headway.child_process import dies_with_this_process
-from headway.routers.haproxy_config import HAProxyLayout
-from headway.routers.protocol import RouterError
+from headway.routers.dataplane.haproxy.config import HAProxyLayout
+from headway.routers.dataplane.protocol import RouterError
 
 __all__ = ["AdminSocket", "HAProxyProcess", "ServerStats", "parse_server_stats"]
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from headway.routers.mesh_metrics import PlaneSeries, Workload
-from headway.routers.metrics import SeriesStats
+from headway.routers.dataplane.mesh_metrics import PlaneSeries, Workload
+from headway.routers.dataplane.metrics import SeriesStats
 
 __all__ = ["render_istio", "render_nginx"]
 

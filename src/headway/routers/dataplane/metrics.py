@@ -18,7 +18,7 @@ import bisect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from headway.routers import http1
+from headway.routers.dataplane import http1
 
 __all__ = [
     "DEFAULT_BUCKETS",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from headway.routers.metrics import MetricsSnapshot, SeriesStats
+from headway.routers.dataplane.metrics import MetricsSnapshot, SeriesStats
 
 __all__ = ["PlaneSeries", "Workload", "render_labelled"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
-from headway.routers.metrics import MetricsSnapshot
+from headway.routers.dataplane.metrics import MetricsSnapshot
 
 __all__ = [
     "Destination",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from headway.routers import http1
-from headway.routers.protocol import Endpoint
-from headway.routers.upstreams import UpstreamConnection, UpstreamPool
+from headway.routers.dataplane import http1
+from headway.routers.dataplane.embedded.upstreams import UpstreamConnection, UpstreamPool
+from headway.routers.dataplane.protocol import Endpoint
 
 __all__ = ["Exchange", "ExchangeResult", "UpstreamFailed"]
 

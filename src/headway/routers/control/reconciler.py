@@ -5,7 +5,7 @@ trafficroutingutil.go`): set the canary weight, set or remove a header route, ve
 weight took effect, remove every route the rollout manages, and name the router. A
 reconciler edits configuration objects through the `Cluster` (an Istio VirtualService,
 say); the data plane that realizes them (the local mesh's embedded router, HAProxy) is
-`headway.routers.protocol.TrafficRouter`, a different interface. Methods raise
+`headway.routers.dataplane.protocol.TrafficRouter`, a different interface. Methods raise
 `TrafficRoutingError` with a message a user can act on.
 """
 
