@@ -87,7 +87,9 @@ def apply_fields(
     entries = list(managed)
     applied_paths = field_set(applied)
     merged = merge(clone(live), applied)  # a copy: removals below edit it in place
-    conflicts = _conflicts(live, merged, entries, manager)
+    live_index, merged_index = node_paths(live), node_paths(merged)
+    conflicts = _conflicts(live, merged, entries, manager,
+                           live_index=live_index, merged_index=merged_index)
     if conflicts and not force:
         listed = "; ".join(f"{render_path(p)} (owned by {m})" for p, m in conflicts)
         raise FieldConflict(
@@ -108,12 +110,14 @@ def apply_fields(
     mine_now = ManagedEntry(manager, "Apply", api_version, now, applied_paths)
     if previous is not None:
         owned = [p for e in [*others, mine_now] for p in e.fields]
-        merged = _pruned(merged, previous.fields, owned)
+        pruned = _pruned(merged, previous.fields, owned)
+        merged, merged_index = pruned, merged_index if pruned is merged else node_paths(pruned)
     kept = [e for e in entries if e is not previous]
     # The applier owns what it applied even where pruning took it away (an applied `{}`
     # whose unowned contents went): structured-merge-diff never drops the applier's set.
     mine = (mine_now,) if mine_now.fields else ()
-    return ApplyOutcome(merged, (*_normalized(kept, live, merged), *mine))
+    normalized = _normalized(kept, live, merged, indexes=(live_index, merged_index))
+    return ApplyOutcome(merged, (*normalized, *mine))
 
 
 def update_fields(
@@ -132,27 +136,28 @@ def update_fields(
     owned it; a field that is gone is no one's.
     """
     before, after = node_paths(old), node_paths(new)
-    changed = (after - before) | {p for p in before & after if _value_changed(old, new, p)}
+    changed = (after.keys() - before.keys()) | {
+        p for p in before.keys() & after.keys() if _value_changed(before[p], after[p], p)}
     entries = [
-        replace(e, fields=_stored(_members(e.fields) - changed, new)) for e in managed
+        replace(e, fields=_stored(_members(e.fields) - changed, after)) for e in managed
     ]
     previous = next(
         (e for e in entries if e.manager == manager and e.operation == "Update"), None
     )
     mine = changed | _members(previous.fields if previous else frozenset())
     mine -= {_METADATA}  # identity's parent: the API server never records it as owned
-    entry = ManagedEntry(manager, "Update", api_version, now, _stored(mine, new))
+    entry = ManagedEntry(manager, "Update", api_version, now, _stored(mine, after))
     kept = [e for e in entries if e is not previous]
     return _normalized([*kept, entry], old, new)
 
 
 _METADATA: FieldPath = ("f:metadata",)
+Index = dict[FieldPath, Any]  # values by member path (node_paths)
 
 
-def _value_changed(old: Mapping[str, Any], new: Mapping[str, Any], path: FieldPath) -> bool:
-    """Whether the value at `path`, present in both, changed as one value (a scalar, an
+def _value_changed(before: Any, after: Any, path: FieldPath) -> bool:
+    """Whether a value present before and after changed as one value (a scalar, an
     atomic list or map); a map or keyed list changes only through what it holds."""
-    before, after = value_at(old, path), value_at(new, path)
     field = path[-1][2:] if path[-1].startswith("f:") else ""
     if isinstance(after, dict) and isinstance(before, dict) and not is_atomic_map(field):
         return False
@@ -166,20 +171,28 @@ def _members(paths: Iterable[FieldPath]) -> frozenset[FieldPath]:
     return frozenset(p[:-1] if p and p[-1] == "." else p for p in paths)
 
 
-def _stored(members: Iterable[FieldPath], content: Mapping[str, Any]) -> frozenset[FieldPath]:
+def _looked_up(index: Index, content: Mapping[str, Any], path: FieldPath) -> Any:
+    """The value at `path` (member or with `.`), from the index when it has it (a path
+    owned into an atomic value by an older store, or owned while absent, is looked for)."""
+    member = path[:-1] if path and path[-1] == "." else path
+    found = index.get(member, MISSING)
+    return found if found is not MISSING else value_at(content, member)
+
+
+def _stored(members: Iterable[FieldPath], index: Index) -> frozenset[FieldPath]:
     """Member paths as the store keeps them: `.` after an item, or after a map or list
     that holds something (the node itself, not its contents)."""
     out = set()
     for path in members:
-        out.add((*path, ".") if _holds_fields(content, path) else path)
+        out.add((*path, ".") if _holds_fields(index.get(path, MISSING), path) else path)
     return frozenset(out)
 
 
-def _holds_fields(content: Mapping[str, Any], path: FieldPath) -> bool:
+def _holds_fields(value: Any, path: FieldPath) -> bool:
     """Whether `path` is an item, or a map or list owned field by field that holds some."""
     if path[-1].startswith("k:"):
         return True
-    value, field = value_at(content, path), path[-1][2:]
+    field = path[-1][2:]
     if isinstance(value, dict):
         return bool(value) and not is_atomic_map(field)
     return isinstance(value, list) and list_semantics(field, value) != "atomic" and bool(value)
@@ -190,28 +203,36 @@ def _conflicts(
     merged: Mapping[str, Any],
     entries: list[ManagedEntry],
     manager: str,
+    *,
+    live_index: Index,
+    merged_index: Index,
 ) -> list[tuple[FieldPath, str]]:
+    before, after = live_index, merged_index
     found: set[tuple[FieldPath, str]] = set()
     for entry in entries:
         if entry.manager == manager and entry.operation == "Apply":
             continue  # its own updates are another owner, as on Kubernetes
         for path in entry.fields:
-            if _differs(live, merged, path):
+            old, new = _looked_up(before, live, path), _looked_up(after, merged, path)
+            if _differs(old, new, path):
                 found.add((path, entry.manager))
     return sorted(found, key=lambda c: (render_path(c[0]), c[1]))
 
 
-def _differs(before: Mapping[str, Any], after: Mapping[str, Any], path: FieldPath) -> bool:
-    old, new = value_at(before, path), value_at(after, path)
+def _differs(old: Any, new: Any, path: FieldPath) -> bool:
     if path and path[-1] == ".":  # the node's existence, not its contents
         return (old is MISSING) != (new is MISSING)
     if old is MISSING or new is MISSING:
         return old is not new
-    return _value_changed(before, after, path)
+    return _value_changed(old, new, path)
 
 
 def _normalized(
-    entries: list[ManagedEntry], before: Mapping[str, Any], after: Mapping[str, Any]
+    entries: list[ManagedEntry],
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    *,
+    indexes: tuple[Index, Index] | None = None,
 ) -> tuple[ManagedEntry, ...]:
     """Drop the paths this write removed, and entries left owning nothing.
 
@@ -220,9 +241,11 @@ def _normalized(
     it. A path that was a leaf and is now a parent (an applied `{}` that others filled)
     stays owned: it names the map's existence.
     """
+    old, new = indexes or (node_paths(before), node_paths(after))
 
     def removed(path: FieldPath) -> bool:
-        return value_at(before, path) is not MISSING and value_at(after, path) is MISSING
+        was = _looked_up(old, before, path) is not MISSING
+        return was and _looked_up(new, after, path) is MISSING
 
     out = [replace(e, fields=frozenset(p for p in e.fields if not removed(p))) for e in entries]
     return tuple(e for e in out if e.fields)
@@ -270,6 +293,8 @@ def _pruned(
     last_named = _with_named_parents(last)
     owned_named = _with_named_parents([*owned, _NAME])
     merged_named = _fields_of(merged)
+    if merged_named <= owned_named:
+        return merged  # everything is someone's: the steps below would add all of it back
     pruned = _without(merged, last_named, emptied_as_null=True)
     pruned = _without(merged, merged_named - (_fields_of(pruned) | owned_named),
                       emptied_as_null=True)
@@ -291,8 +316,15 @@ def _with_named_parents(paths: Iterable[FieldPath]) -> frozenset[FieldPath]:
     out: set[FieldPath] = set()
     for path in paths:
         member = path[:-1] if path and path[-1] == "." else path
+        if member in out:
+            continue
         out.add(member)
-        out.update(member[:n] for n in range(1, len(member)) if member[n - 1].startswith("f:"))
+        for n in range(len(member) - 1, 0, -1):  # innermost first: stop at a known one,
+            if member[n - 1][0] == "f":  # an `f:` element: a named field
+                prefix = member[:n]
+                if prefix in out:  # whose own parents are in already
+                    break
+                out.add(prefix)
     return frozenset(out)
 
 

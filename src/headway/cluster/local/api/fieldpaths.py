@@ -66,29 +66,30 @@ def _walk(value: Any, prefix: FieldPath, field: str, out: set[FieldPath]) -> Non
         out.add(prefix)
 
 
-def node_paths(content: Mapping[str, Any]) -> frozenset[FieldPath]:
-    """The path of every value in `content`, maps, lists and items included (an item's
-    path ends at its key, without `.`): what an update is compared by."""
-    out: set[FieldPath] = set()
+def node_paths(content: Mapping[str, Any]) -> dict[FieldPath, Any]:
+    """Every value in `content` by its path, maps, lists and items included (an item's
+    path ends at its key, without `.`); the inside of an atomic value has no paths. What
+    an update is compared by, and an index that spares walking lists for each path."""
+    out: dict[FieldPath, Any] = {}
     for key, value in content.items():
         _nodes(value, (f"f:{key}",), key, out)
-    return frozenset(out)
+    return out
 
 
-def _nodes(value: Any, path: FieldPath, field: str, out: set[FieldPath]) -> None:
-    out.add(path)
+def _nodes(value: Any, path: FieldPath, field: str, out: dict[FieldPath, Any]) -> None:
+    out[path] = value
     if isinstance(value, Mapping) and not is_atomic_map(field):
         for key, child in value.items():
             _nodes(child, (*path, f"f:{key}"), key, out)
     elif isinstance(value, list):
         semantics = list_semantics(field, value)
         if semantics == "set":
-            out.update((*path, "v:" + _dumps(v)) for v in value)
+            out.update(((*path, "v:" + _dumps(v)), v) for v in value)
         elif semantics == "map":
             keys = list_keys(field, value)
             for item in value:
                 item_path = (*path, "k:" + item_key(item, keys))
-                out.add(item_path)
+                out[item_path] = item
                 for key, child in item.items():
                     _nodes(child, (*item_path, f"f:{key}"), key, out)
 

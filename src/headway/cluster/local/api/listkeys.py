@@ -72,7 +72,16 @@ def canonical_key(key: Mapping[str, Any]) -> str:
 
 def item_key(item: Mapping[str, Any], keys: tuple[str, ...]) -> str:
     """The item's key as canonical JSON (`{"name":"web"}`), with defaults filled in."""
-    return canonical_key({k: item.get(k, _DEFAULTS.get(k)) for k in keys})
+    values = tuple(item.get(k, _DEFAULTS.get(k)) for k in keys)
+    if all(isinstance(v, str | int | float | bool) or v is None for v in values):
+        # The usual case, and a hot one: cached, by type too (1, 1.0 and True are equal).
+        return _scalar_key(keys, tuple((type(v).__name__, v) for v in values))
+    return canonical_key(dict(zip(keys, values, strict=True)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalar_key(keys: tuple[str, ...], typed_values: tuple[tuple[str, Any], ...]) -> str:
+    return canonical_key(dict(zip(keys, (v for _, v in typed_values), strict=True)))
 
 
 def key_matches(item: Any, key_json: str) -> bool:
