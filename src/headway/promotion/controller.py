@@ -172,7 +172,10 @@ class PromotionController:
             exempt=repo.exempt(),
         )
         app, rollouts = facts.app_and_rollouts(
-            self._cluster, stage.application, resolved.app_namespace, destination=self._destination
+            self._cluster,
+            name=stage.application,
+            namespace=resolved.app_namespace,
+            destination=self._destination,
         )
         synced = self._synced(app, repo, commit)
         # A commit that keeps the tag (a hotfix nonce) is judged by the synced revision.
@@ -191,7 +194,7 @@ class PromotionController:
             live=live,
             queue=facts.queue_of(spec, siblings),
             synced=synced,
-            upstream_passed=facts.upstream_passed(spec, stage, siblings),
+            upstream_passed=facts.upstream_passed(spec, stage=stage, siblings=siblings),
             now=self._clock.now(),
         )
 
@@ -276,7 +279,9 @@ class PromotionController:
         `subscribe.on-approval-requested.<service>` subscriptions are told (docs/promotion.md).
         """
         stage = resolved.stage
-        app, _ = facts.app_and_rollouts(self._cluster, stage.application, resolved.app_namespace)
+        app, _ = facts.app_and_rollouts(
+            self._cluster, name=stage.application, namespace=resolved.app_namespace
+        )
         if not app or status.approval is None:
             return
         deadline = format_precise_time(status.approval.deadline)

@@ -118,7 +118,7 @@ def queue_of(spec: PromotionSpec, siblings: Sequence[Obj]) -> Queue:
     return Queue(older_in_flight=older_in_flight, newer=newer)
 
 
-def upstream_passed(spec: PromotionSpec, stage: Stage, siblings: Sequence[Obj]) -> bool:
+def upstream_passed(spec: PromotionSpec, *, stage: Stage, siblings: Sequence[Obj]) -> bool:
     """The image succeeded in the previous environment (a rollback needs no upstream: the
     image it brings back was good here before)."""
     if not stage.previous or spec.origin == "rollback":
@@ -137,7 +137,7 @@ Destination = Callable[[Obj], Cluster]
 
 
 def app_and_rollouts(
-    cluster: Cluster, name: str, namespace: str, *, destination: Destination | None = None
+    cluster: Cluster, *, name: str, namespace: str, destination: Destination | None = None
 ) -> tuple[Obj, list[Obj]]:
     """The Application ({} when missing) and the Rollouts its status lists, read from the
     Application's destination cluster."""

@@ -18,7 +18,7 @@ from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
 from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
-from headway.model.promotion_pipeline import PromotionPipeline
+from headway.model.promotion_pipeline import Environment, PromotionPipeline
 from headway.promotion.approval import Decision, same_identity, why_not_counted
 from headway.promotion.controller import promotion_object
 from headway.promotion.environments import load_pipeline
@@ -106,9 +106,7 @@ def previous_good_image(cluster: Cluster, request: Request) -> str:
     )
 
 
-def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> PromotionSpec:
-    """Check the request against the pipeline and store the new Promotion."""
-    pipeline = _pipeline(cluster, request.pipeline, request.namespace)
+def _environment(pipeline: PromotionPipeline, request: Request) -> Environment:
     env = pipeline.environment(request.environment)
     if env is None:
         names = ", ".join(e.name for e in pipeline.spec.environments)
@@ -121,25 +119,39 @@ def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> P
             f"environment {env.name} of pipeline {request.pipeline} declares no hotfix keys "
             "(hotfix.skipAnalysisKey, hotfix.nonceKey)"
         )
-    image = (
-        previous_good_image(cluster, request)
-        if request.rollback
-        else full_image(pipeline, request.image)
-    )
-    before = (
-        pipeline.spec.environments[pipeline.spec.environments.index(env) - 1]
-        if pipeline.spec.environments.index(env) > 0
-        else None
-    )
-    gated = env.gate.approval.required
-    if before is not None and gated and not request.rollback and not request.break_glass_reason:
-        passed = _succeeded(cluster, (request.namespace, request.pipeline, before.name))
-        if not any(image_matches(s.image, image) for s in passed):
-            raise RequestRefused(
-                f"{image} has not succeeded in {before.name}: a promotion to {env.name} that "
-                "skips the pipeline is refused; declare it with --break-glass --reason TEXT "
-                "(it is recorded as such)"
-            )
+    return env
+
+
+def _check_pipeline_order(
+    cluster: Cluster, *, pipeline: PromotionPipeline, env: Environment, request: Request, image: str
+) -> None:
+    """Into a gated environment, the image must have succeeded in the one before it (unless
+    this is a rollback, or declared break-glass)."""
+    index = pipeline.spec.environments.index(env)
+    if index == 0 or not env.gate.approval.required:
+        return
+    if request.rollback or request.break_glass_reason:
+        return
+    before = pipeline.spec.environments[index - 1]
+    passed = _succeeded(cluster, (request.namespace, request.pipeline, before.name))
+    if not any(image_matches(s.image, image) for s in passed):
+        raise RequestRefused(
+            f"{image} has not succeeded in {before.name}: a promotion to {env.name} that "
+            "skips the pipeline is refused; declare it with --break-glass --reason TEXT "
+            "(it is recorded as such)"
+        )
+
+
+def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> PromotionSpec:
+    """Check the request against the pipeline and store the new Promotion."""
+    pipeline = _pipeline(cluster, request.pipeline, request.namespace)
+    env = _environment(pipeline, request)
+    if request.rollback:
+        image = previous_good_image(cluster, request)
+    else:
+        image = full_image(pipeline, request.image)
+    _check_pipeline_order(cluster, pipeline=pipeline, env=env, request=request, image=image)
+    glass = request.break_glass_reason
     spec = PromotionSpec(
         name=f"{request.pipeline}-{env.name}-{secrets.token_hex(4)}",
         namespace=request.namespace,
@@ -149,11 +161,7 @@ def request_promotion(cluster: Cluster, request: Request, *, now: datetime) -> P
         author=request.author,
         requested_at=now,
         origin="rollback" if request.rollback else "cli",
-        break_glass=(
-            BreakGlass(request.author, request.break_glass_reason)
-            if request.break_glass_reason
-            else None
-        ),
+        break_glass=BreakGlass(request.author, glass) if glass else None,
         hotfix_reason=request.hotfix_reason,
     )
     cluster.apply(promotion_object(spec), field_manager=FIELD_MANAGER)
