@@ -6,8 +6,12 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import yaml
+from typer.testing import CliRunner
+
 from headway.check.registry import run_checks
 from headway.cli.check_loader import RepositoryLoader, normalize_url
+from headway.cli.main import _register_all, app
 from headway.model.diagnostics import Severity
 from headway.source.manifest_files import check_paths
 from headway.source.tree import FilesystemTree
@@ -88,7 +92,7 @@ def test_check_says_when_a_generator_repository_is_not_at_hand(tmp_path: Path) -
     context = _loader(_repo(tmp_path, url="https://github.com/example/other.git")).load()
     [problem] = [d for d in context.load_problems if d.kind == "ApplicationSet"]
     assert problem.severity is Severity.ERROR  # never skipped silently, as HW002 for a source
-    assert "not available" in problem.message and "was not checked" in problem.message
+    assert "not available" in problem.message and "was not rendered" in problem.message
     assert [f.rule for f in run_checks(context) if f.file == "sets/services.yaml"] == ["HW003"]
 
 
@@ -154,3 +158,31 @@ def test_check_renders_an_application_set_that_an_application_deploys(tmp_path: 
     )
     context = loader.load()
     assert sorted(unit.name for unit in context.applications) == ["bootstrap", "checkout", "search"]
+
+
+def test_appset_generate_prints_the_applications_from_the_checkout(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    (root / ".headway").mkdir()
+    (root / ".headway/check.yaml").write_text(f"selfURLs: ['{SELF}']\n")
+    args = ["appset", "generate", str(root / "sets/services.yaml"), "--repo", str(root)]
+    _register_all()
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    apps = list(yaml.safe_load_all(result.stdout))
+    assert [a["metadata"]["name"] for a in apps] == ["checkout", "search"]
+    assert apps[0]["spec"]["source"]["path"] == "services/checkout"
+
+
+def test_appset_generate_reports_a_template_error_at_its_line(tmp_path: Path) -> None:
+    root = _repo(tmp_path, name="{{.path.basenme}}")
+    (root / ".headway").mkdir()
+    (root / ".headway/check.yaml").write_text(f"selfURLs: ['{SELF}']\n")
+    _register_all()
+    result = CliRunner().invoke(
+        app, ["appset", "generate", str(root / "sets/services.yaml"), "--repo", str(root)]
+    )
+    assert result.exit_code == 1
+    assert (
+        f"{root / 'sets/services.yaml'}:17: ApplicationSet/services: spec.template.metadata.name:"
+        in result.stderr
+    )

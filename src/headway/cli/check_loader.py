@@ -59,7 +59,7 @@ from headway.source.render_directory import (
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
-__all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "normalize_url"]
+__all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "cluster_secrets_in", "normalize_url"]
 
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -224,19 +224,21 @@ class RepositoryLoader:
         """The Applications of the repository's ApplicationSets, their lines those of the
         templates; git generators read this checkout (or a mapped repository) whatever their
         revision, the clusters generator the cluster Secrets the repository holds."""
-        inputs = TreeInputs(tree_for=self._generator_tree, secrets=_cluster_secrets(documents))
+        inputs = TreeInputs(tree_for=self.generator_tree, secrets=cluster_secrets_in(documents))
         # A repository not at hand is an error, as an Application's unresolved source is
         # (HW002): the generated Applications would go unchecked.
         rendered = render_documents(documents, inputs, missing_inputs=Severity.ERROR)
         self.diagnostics.extend(rendered.diagnostics)
         return list(rendered.applications)
 
-    def _generator_tree(self, url: str, revision: str) -> TreeReader:
+    def generator_tree(self, url: str, revision: str) -> TreeReader:
+        """The tree a git generator reads: this checkout or a mapped repository (whatever
+        the revision); `InputUnavailable` for any other repository."""
         tree = self._tree_for(url)
         if tree is None:
             raise InputUnavailable(
                 f"repository {url!r} is not available: neither this repository nor mapped to "
-                "a local path (.headway/check.yaml), so this ApplicationSet was not checked"
+                "a local path (.headway/check.yaml), so this ApplicationSet was not rendered"
             )
         return tree
 
@@ -363,7 +365,7 @@ class RepositoryLoader:
         ]
 
 
-def _cluster_secrets(documents: list[Document]) -> list[ClusterSecret]:
+def cluster_secrets_in(documents: list[Document]) -> list[ClusterSecret]:
     """The Argo CD cluster Secrets among the repository's manifests, as generators see them."""
     out: list[ClusterSecret] = []
     for doc in documents:

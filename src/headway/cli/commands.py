@@ -62,6 +62,11 @@ COMMANDS: tuple[CommandEntry, ...] = (
         "against its real providers (run).",
     ),
     CommandEntry(
+        "appset",
+        "headway.cli.appset",
+        "ApplicationSets: the Applications a set generates from this checkout (generate).",
+    ),
+    CommandEntry(
         "check",
         "headway.cli.check",
         "Check a GitOps repository for the traps that cause outages, with no cluster.",
