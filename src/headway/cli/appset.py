@@ -21,7 +21,7 @@ import yaml
 from headway.appset.documents import is_application_set, render_documents
 from headway.cli.check import UsageError, build_loader, load_config
 from headway.cli.check_loader import cluster_secrets_in
-from headway.controllers.appset_inputs import TreeInputs
+from headway.controllers.appset.inputs import TreeInputs
 from headway.model.diagnostics import Severity
 from headway.model.yamlload import load_documents
 
