@@ -28,13 +28,14 @@ from headway.cluster.local.kubelet.images import (
 )
 from headway.cluster.local.kubelet.lifecycle import pre_stop_hook
 from headway.cluster.local.kubelet.network import free_port
-from headway.cluster.local.kubelet.pod_ports import port_env
+from headway.cluster.local.kubelet.pod_ports import container_declared, container_ports, port_env
 from headway.cluster.local.kubelet.podenv import (
     EnvConfigError,
     expand_references,
     resolve_container_env,
 )
 from headway.cluster.local.kubelet.processes import RUNTIME_ID_ENV, start_process
+from headway.cluster.local.kubelet.service_env import service_links
 from headway.cluster.local.kubelet.volume_files import PodSandboxes
 from headway.cluster.local.kubelet.volumes import rewrite_mount_paths
 from headway.cluster.protocol import Cluster
@@ -191,11 +192,13 @@ class ContainerLauncher:
         declared: Mapping[str, int],
     ) -> tuple[LaunchSpec, int, dict[str, str], Mapping[str, int], MountPlaces] | None:
         """The command, port, env, declared ports and mounts of the next run; None
-        (container waiting) if not ready. Only the first container has declared ports of
-        its own."""
+        (container waiting) if not ready. Each container gets the local ports of the ports
+        it declares; the first container's `PORT` is the Pod's port, a later one's its
+        first declared port's (or a free one)."""
         first = crun.name == ((pod.get("spec") or {}).get("containers") or [{}])[0].get("name")
-        port = run_port if first else free_port()
-        declared = declared if first else {}
+        declared = container_ports(container, declared)
+        own = [declared[str(n)] for _, n in container_declared(container) if str(n) in declared]
+        port = run_port if first else (own[0] if own else free_port())
         try:
             launch = resolve_launch(self._config(), container, port=port, declared_ports=declared)
         except (ImageNotMapped, RuntimeConfigError) as err:
@@ -287,6 +290,7 @@ class ContainerLauncher:
         meta = pod["metadata"]
         namespace = str(meta.get("namespace") or "default")
         env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
+        env.update(service_links(pod, self._cluster.list("v1", "Service", namespace=namespace)))
         env.update(dict(launch.env))
         env["HOSTNAME"] = str(meta["name"])
         declared_env = resolve_container_env(pod, container, _lookup(self._cluster, namespace))
