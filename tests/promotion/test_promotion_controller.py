@@ -182,3 +182,19 @@ def test_rollouts_are_read_from_the_applications_destination_cluster(tmp_path: P
     h2.step("web-dev-1", remote_aware)
     assert h2.phase("web-dev-1") == "Reverting"
     assert "analysis failed" in h2.status("web-dev-1")["message"]
+
+
+def test_a_malformed_promotion_is_refused_naming_its_fields(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.store.apply({
+        "apiVersion": "headway.dev/v1alpha1", "kind": "Promotion",
+        "metadata": {"name": "web-dev-bad", "namespace": NS},
+        "spec": {"pipeline": "web", "environment": "dev", "decisions": [{"by": "lead"}]},
+    }, field_manager="test")
+    h.step("web-dev-bad")
+    status = h.status("web-dev-bad")
+    assert status["phase"] == "Refused"
+    assert "spec.image: required" in status["message"]
+    assert "spec.author: required" in status["message"]
+    assert "spec.decisions[0]" in status["message"]
+    assert h.repo.commits == []

@@ -40,6 +40,7 @@ from headway.promotion.record import (
     PromotionStatus,
     read_spec,
     read_status,
+    spec_problems,
     status_json,
 )
 from headway.redaction import redact_url_credentials
@@ -133,6 +134,11 @@ class PromotionController:
             return None
         spec, status = read_spec(obj), read_status(obj)
         if status.phase in TERMINAL:
+            return None
+        problems = spec_problems(obj)
+        if problems:  # fails closed: a promotion that does not say what it is does nothing
+            message = f"Promotion {key}: " + "; ".join(problems)
+            self._write(obj, status.moved(Phase.REFUSED, message, finished_at=self._clock.now()))
             return None
         resolved = self._resolve(spec)
         if isinstance(resolved, str):  # fails closed: nothing is committed without settings

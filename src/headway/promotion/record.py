@@ -11,7 +11,7 @@ the controller decided, so a controller killed at any point resumes from it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "PromotionStatus",
     "read_spec",
     "read_status",
+    "spec_problems",
     "status_json",
 ]
 
@@ -138,7 +139,9 @@ def read_spec(obj: Obj) -> PromotionSpec:
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     glass = spec.get("breakGlass")
-    decisions = (_decision(d) for d in spec.get("decisions") or [])
+    raw_decisions = spec.get("decisions")
+    listed: list[Any] = raw_decisions if isinstance(raw_decisions, list) else []
+    decisions = (_decision(d) for d in listed)
     requested = parse_time(spec.get("requestedAt")) or parse_time(meta.get("creationTimestamp"))
     return PromotionSpec(
         name=str(meta.get("name") or ""),
@@ -147,7 +150,7 @@ def read_spec(obj: Obj) -> PromotionSpec:
         environment=str(spec.get("environment") or ""),
         image=str(spec.get("image") or ""),
         author=str(spec.get("author") or ""),
-        requested_at=requested or datetime.min,
+        requested_at=requested or datetime.min.replace(tzinfo=UTC),
         origin=str(spec.get("origin") or "cli"),
         break_glass=(
             BreakGlass(str(glass.get("by") or ""), str(glass.get("reason") or ""))
@@ -159,6 +162,24 @@ def read_spec(obj: Obj) -> PromotionSpec:
         if isinstance(spec.get("hotfix"), dict)
         else "",
     )
+
+
+def spec_problems(obj: Obj) -> list[str]:
+    """What makes a stored Promotion unusable, each naming its field ([] when none)."""
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return ["spec: required (a mapping)"]
+    problems = [
+        f"spec.{key}: required (a non-empty string)"
+        for key in ("pipeline", "environment", "image", "author")
+        if not isinstance(spec.get(key), str) or not spec.get(key)
+    ]
+    if not isinstance(spec.get("decisions") or [], list):
+        problems.append("spec.decisions: must be a list")
+    for index, raw in enumerate(spec.get("decisions") or []):
+        if isinstance(spec.get("decisions"), list) and _decision(raw) is None:
+            problems.append(f"spec.decisions[{index}]: needs decision, by and an RFC 3339 at")
+    return problems
 
 
 def _approval(raw: Any) -> ApprovalRecord | None:
