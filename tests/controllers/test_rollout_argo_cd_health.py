@@ -104,3 +104,25 @@ def test_blue_green_states(
     h.patch_status({"pauseConditions": None})
     h.settle()
     assert _both_paths(argo_health, h.get()) == ("Healthy", "")
+
+
+def test_a_workload_ref_edit_waits_to_be_observed(
+    tmp_path: Path, clock: VirtualClock, argo_health: LuaHealthScript
+) -> None:
+    from test_rollout_workload_ref import deployment, referencing
+
+    h = Harness(tmp_path, clock)
+    h.apply(deployment())
+    h.apply(referencing("onsuccess"))
+    h.settle()
+    assert _both_paths(argo_health, h.get()) == ("Healthy", "")
+    h.apply(deployment(image="app:v2", replicas=0))
+    h.settle()
+    assert _both_paths(argo_health, h.get()) == ("Suspended", "CanaryPauseStep")
+    # an edit the controller has not seen: the generation annotation moved (as Argo's
+    # informer writes it), the status did not
+    h.apply(deployment(image="app:v3", replicas=0))
+    h.apply({**h.get(), "metadata": {**h.get()["metadata"], "annotations": {
+        "rollout.argoproj.io/workload-generation": "99"}}})
+    assert _read(argo_health, h.get()) == (
+        "Progressing", "Waiting for rollout spec update to be observed")

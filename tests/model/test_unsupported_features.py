@@ -62,7 +62,7 @@ apiVersion: argoproj.io/v1alpha1
 kind: Rollout
 metadata: {name: web}
 spec:
-  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  workloadRef: {apiVersion: apps/v1, kind: ReplicaSet, name: web}
   strategy: {canary: {}}
 ---
 apiVersion: argoproj.io/v1alpha1
@@ -71,7 +71,9 @@ metadata: {name: trial}
 spec: {templates: []}
 """
     gaps = _gaps(text)
-    assert gaps[0].startswith("m.yaml:5: Rollout/web: spec.workloadRef: not supported")
+    assert gaps[0].startswith(
+        "m.yaml:5: Rollout/web: spec.workloadRef: a workloadRef to anything but an apps/v1 "
+        "Deployment is not supported")
     assert gaps[1].startswith("m.yaml:9: Experiment/trial: kind: Experiment is not supported")
 
 

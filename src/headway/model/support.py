@@ -75,8 +75,13 @@ def source_gaps(source: Mapping[str, Any]) -> list[Gap]:
 def rollout_gaps(spec: Mapping[str, Any]) -> list[Gap]:
     """What in a Rollout's `spec` Headway refuses to run, in field order."""
     gaps: list[Gap] = []
-    if spec.get("workloadRef") is not None:
-        gaps.append(Gap(("workloadRef",), f"{NOT_YET}; set spec.template"))
+    ref = spec.get("workloadRef")
+    if ref is not None and (_mapping(ref).get("apiVersion"), _mapping(ref).get("kind")) != (
+        "apps/v1",
+        "Deployment",
+    ):
+        message = f"a workloadRef to anything but an apps/v1 Deployment is {NOT_YET}"
+        gaps.append(Gap(("workloadRef",), f"{message}; set spec.template"))
     strategy = _mapping(spec.get("strategy"))
     canary = _mapping(strategy.get("canary"))
     prefix: tuple[PathPart, ...] = ("strategy", "canary")

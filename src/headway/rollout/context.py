@@ -89,6 +89,7 @@ class Draft:
     events: list[tuple[str, str, str]] = field(default_factory=list)
     wakes: list[float] = field(default_factory=list)
     abort_message: str | None = None
+    workload_replicas: int | None = None
     invalid: str | None = None  # a reason the spec cannot be run (InvalidSpec)
 
     @classmethod
@@ -179,5 +180,6 @@ class Draft:
             delete_replica_sets=tuple(self.delete_replica_sets),
             delete_runs=tuple(self.delete_runs),
             events=tuple(self.events),
+            workload_replicas=self.workload_replicas,
             requeue_after=min(self.wakes) if self.wakes else None,
         )

@@ -37,4 +37,5 @@ class Plan:
     delete_replica_sets: tuple[str, ...] = ()  # beyond revisionHistoryLimit
     delete_runs: tuple[str, ...] = ()  # beyond the run history limits
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
+    workload_replicas: int | None = None  # the workloadRef Deployment's replicas; None: leave it
     requeue_after: float | None = None

@@ -3,7 +3,8 @@
 A straight list, as Argo Rollouts' controller reads:
 
 1. reject a spec Headway will not run (InvalidSpec: what `model/support.py` lists — experiment,
-   plugin and setMirrorRoute steps, routers other than Istio, workloadRef — and a missing
+   plugin and setMirrorRoute steps, routers other than Istio, a workloadRef to anything but
+   a Deployment — and a missing
    analysis template);
 2. a new pod template (or new steps) resets the steps, pauses and abort; going back to the
    stable template, or to a revision inside `rollbackWindow`, skips every step;
@@ -32,6 +33,7 @@ from headway.rollout.plan import Plan
 from headway.rollout.replica_sets import HASH_LABEL
 from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
+from headway.rollout.workload_ref import workload_observed_generation, workload_replicas
 
 __all__ = ["decide", "step_hash"]
 
@@ -122,6 +124,7 @@ def _counters(d: Draft) -> None:
         currentPodHash=ctx.current_hash,
     )
     d.status.update(scale_status(ctx, d.status))
+    d.status["workloadObservedGeneration"] = workload_observed_generation(ctx)
     d.status.setdefault("canary", {})
     if ctx.rollout.spec.strategy.blue_green is None:
         d.status.pop("blueGreen", None)
@@ -162,6 +165,13 @@ def format_label_selector(selector: Mapping[str, Any]) -> str:
     return text or "<none>"
 
 
+def _workload_scale(d: Draft) -> None:
+    new = d.ctx.sets.new
+    if new is not None:
+        replicas = d.scales.get(new.name, new.replicas)
+        d.workload_replicas = workload_replicas(d.ctx, new_replicas=replicas)
+
+
 def decide(ctx: RolloutContext) -> Plan:
     d = Draft.start(ctx)
     problem = invalid_spec(ctx)
@@ -179,6 +189,7 @@ def decide(ctx: RolloutContext) -> Plan:
         if not d.aborted:
             reconcile_restart(d, ctx.pods)
         reconcile_history(d)
+        _workload_scale(d)
         problem = d.invalid
     if problem is not None:
         d = Draft.start(ctx)

@@ -39,6 +39,7 @@ _STATUS: dict[str, _Shape] = {
     "availableReplicas": int,
     "collisionCount": int,
     "observedGeneration": (str, int),
+    "workloadObservedGeneration": str,
     "stableRS": str,
     "currentPodHash": str,
     "currentStepHash": str,

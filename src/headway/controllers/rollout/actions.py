@@ -18,6 +18,7 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers.rollout.inputs import ARGO_API, FIELD_MANAGER, write_replica_set
+from headway.controllers.rollout.workload import scale_workload
 from headway.model.obj import Obj
 from headway.rollout.plan import Plan, TrafficDecision
 from headway.rollout.replica_sets import HASH_LABEL, SCALE_DOWN_DEADLINE_ANNOTATION
@@ -143,6 +144,8 @@ def execute_plan(
     _create_runs(cluster, plan)
     _supersede_runs(cluster, namespace, plan)
     _replica_sets(cluster, namespace, plan)
+    if plan.workload_replicas is not None:
+        scale_workload(cluster, ro, plan.workload_replicas)
     _services(cluster, clock, ro, plan)
     for pod in plan.delete_pods:
         with contextlib.suppress(NotFound):

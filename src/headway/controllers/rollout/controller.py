@@ -32,6 +32,7 @@ from headway.controllers.rollout.inputs import (
     owned_runs,
     parse_rollout_object,
 )
+from headway.controllers.rollout.workload import referencing_rollouts, resolve_workload
 from headway.model.obj import Obj
 from headway.model.rollout import Rollout
 from headway.rollout import conditions as cond
@@ -78,6 +79,7 @@ class RolloutController:
         (ARGO_API, "Rollout"),
         ("apps/v1", "ReplicaSet"),
         (ARGO_API, "AnalysisRun"),
+        ("apps/v1", "Deployment"),  # the template of a Rollout with a workloadRef
     )
 
     def __init__(
@@ -99,6 +101,8 @@ class RolloutController:
         namespace = str(meta.get("namespace") or "default")
         if obj.get("kind") == "Rollout":
             return [ObjectKey(namespace, str(meta.get("name")))]
+        if obj.get("kind") == "Deployment":
+            return [ObjectKey(namespace, n) for n in referencing_rollouts(self._cluster, obj)]
         refs = meta.get("ownerReferences") or []
         return [
             ObjectKey(namespace, str(r["name"]))
@@ -120,6 +124,9 @@ class RolloutController:
         if malformed is not None:
             return self._write_invalid(obj, malformed)  # decide nothing from garbage
         try:
+            obj, unresolved = resolve_workload(self._cluster, obj)
+            if unresolved is not None:
+                return self._write_invalid(obj, unresolved)
             return self._decide_and_act(key, obj, rollout)
         except (Conflict, NotFound):
             raise  # a race with another writer: the manager steps again soon
