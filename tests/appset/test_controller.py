@@ -305,3 +305,35 @@ def test_the_refresh_annotation_fetches_git_at_once_and_is_removed(tmp_path: Pat
             "annotations"
         )
         assert "argocd.argoproj.io/application-set-refresh" not in (annotations or {})
+
+
+@pytest.mark.parametrize("policy", ["ignore", "create-only"])
+def test_a_field_another_writer_owns_is_not_reverted(world: World, policy: str) -> None:
+    """The seeds' ownership gotcha: a trusted preview deployer pins an image digest on a
+    generated Application; the set must not revert it on its next step."""
+    appset = _appset(world.remote.url)
+    if policy == "ignore":
+        appset["spec"]["ignoreApplicationDifferences"] = [
+            {"jqPathExpressions": [".spec.source.kustomize.images"]}
+        ]
+    else:
+        appset["spec"]["syncPolicy"] = {"applicationsSync": "create-only"}
+    world.apply(appset)
+    app = world.store.get(API, "Application", "metrics", "argocd")
+    pinned = ["registry.example/metrics@sha256:" + "a" * 64]
+    app["spec"]["source"]["kustomize"] = {"images": pinned}
+    world.store.update(app, field_manager="preview-deployer")
+    world.clock.advance(5)
+    world.controller.step(KEY)
+    assert world.apps()["metrics"]["spec"]["source"]["kustomize"] == {"images": pinned}
+    assert world.conditions()["ResourcesUpToDate"]["status"] == "True"
+
+
+def test_without_ignore_the_set_reverts_another_writers_field(world: World) -> None:
+    world.apply(_appset(world.remote.url))
+    app = world.store.get(API, "Application", "metrics", "argocd")
+    app["spec"]["source"]["kustomize"] = {"images": ["registry.example/metrics@sha256:" + "a" * 64]}
+    world.store.update(app, field_manager="preview-deployer")
+    world.clock.advance(5)
+    world.controller.step(KEY)
+    assert "kustomize" not in world.apps()["metrics"]["spec"]["source"]
