@@ -136,3 +136,31 @@ def test_an_application_refreshes_on_request_and_updates_live(
     assert "Last result: Succeeded" in text_of(browser, "app-operation")
     assert not_reloaded(browser)
     shoot(browser, "application-synced")
+
+
+def row_text(browser: WebDriver, app: str) -> str:
+    try:
+        rows = browser.find_elements(By.CSS_SELECTOR, f'tr[data-app="{app}"]')
+        return str(rows[0].text) if rows else ""
+    except StaleElementReferenceException:
+        return ""
+
+
+def test_the_applications_list_updates_a_row_and_gains_a_new_app_live(
+    scene: Scene, browser: WebDriver
+) -> None:
+    from dashboard_env import application, application_status
+
+    cluster = scene.harness.cluster
+    browser.get(scene.served.url + "/applications")
+    wait_for(lambda: stream_open(browser), what="the event stream open")
+    assert "OutOfSync" in row_text(browser, "argocd/guestbook")
+    mark_page(browser)
+    status = {**application_status(), "sync": {"status": "Synced", "revision": "c" * 40}}
+    cluster.patch_status(API, "Application", "guestbook", "argocd", status)
+    wait_for(lambda: "Synced" in row_text(browser, "argocd/guestbook").replace("OutOfSync", ""),
+             what="the guestbook row Synced")
+    cluster.apply(application("shop"), field_manager="test", force=True)
+    wait_for(lambda: row_text(browser, "argocd/shop"), what="the new app's row")
+    assert not_reloaded(browser)
+    shoot(browser, "applications-live")

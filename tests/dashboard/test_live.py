@@ -47,7 +47,8 @@ def test_topics_reach_a_rollout_from_its_runs_sets_and_pods() -> None:
     app = {"kind": "Application", "metadata": {"namespace": "argocd", "name": "guestbook"}}
     assert topics_of(run) == {"rollout/ns/web"}
     assert topics_of(pod) == {"rollout/ns/web"}
-    assert topics_of(app) == {"apps", "app/argocd/guestbook"}
+    assert topics_of(app) == {"app/argocd/guestbook"}  # its row and its page
+    assert topics_of(app, "ADDED") == topics_of(app, "DELETED") == {"apps", "app/argocd/guestbook"}
 
 
 def test_an_application_change_streams_its_topics(scene: Scene) -> None:

@@ -16,7 +16,7 @@ def get(scene: Scene, path: str) -> httpx2.Response:
 def test_applications_list_shows_sync_and_health(scene: Scene) -> None:
     page = get(scene, "/applications")
     assert page.status_code == 200
-    row = re.search(r'<tr data-app="argocd/guestbook">(.*?)</tr>', page.text, re.S)
+    row = re.search(r'<tr [^>]*data-app="argocd/guestbook"[^>]*>(.*?)</tr>', page.text, re.S)
     assert row is not None
     assert "OutOfSync" in row.group(1) and "Progressing" in row.group(1)
     assert "Running" in row.group(1)
@@ -158,3 +158,9 @@ def test_a_blue_green_rollout_shows_its_active_and_preview(scene: Scene) -> None
     assert active.group(1) == status["blueGreen"]["activeSelector"] == status["stableRS"]
     assert preview.group(1) == status["blueGreen"]["previewSelector"] == status["currentPodHash"]
     assert active.group(1) != preview.group(1)
+
+
+def test_a_row_of_the_list_is_served_alone_and_empty_once_gone(scene: Scene) -> None:
+    row = get(scene, "/applications/argocd/guestbook/row").text
+    assert row.startswith('<tr id="app-row/argocd/guestbook"') and "OutOfSync" in row
+    assert get(scene, "/applications/argocd/nope/row").text == ""

@@ -21,6 +21,7 @@ __all__ = [
     "TreeNode",
     "WaveWait",
     "app_page",
+    "app_row",
     "app_rows",
     "history_entries",
     "resource_entries",

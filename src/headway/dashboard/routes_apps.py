@@ -44,6 +44,19 @@ async def applications_table(request: Request) -> Response:
     return render(request, "app_table.html", rows=_rows(request))
 
 
+async def application_row(request: Request) -> Response:
+    """One row of the list, fetched again when that Application changes (empty once it is
+    gone: the list itself is fetched again then, as its `apps` topic says)."""
+    p = path_params(request)
+    try:
+        app = dashboard_of(request).cluster.get(
+            APP_API_VERSION, "Application", p["name"], p["namespace"]
+        )
+    except NotFound:
+        return Response("", media_type="text/html")
+    return render(request, "app_row.html", r=app_page.app_row(app))
+
+
 def _rows(request: Request) -> list[app_page.AppRow]:
     found = dashboard_of(request).cluster.list(APP_API_VERSION, "Application")
     return app_page.app_rows(found)
@@ -182,6 +195,7 @@ ROUTES = [
     Route("/applications/table", applications_table),
     Route("/applications/{namespace}/{name}", application),
     Route("/applications/{namespace}/{name}/body", application_body),
+    Route("/applications/{namespace}/{name}/row", application_row),
     Route("/applications/{namespace}/{name}/diff", application_diff),
     Route("/applications/{namespace}/{name}/actions/{action}", application_action,
           methods=["POST"]),

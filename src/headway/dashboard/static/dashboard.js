@@ -22,7 +22,7 @@
       inflight[id] = false;
       if (again[id]) { again[id] = false; fetchRegion(id); }
     };
-    htmx.ajax("GET", region.dataset.src, { target: "#" + id, swap: "outerHTML" })
+    htmx.ajax("GET", region.dataset.src, { target: region, swap: "outerHTML" })
       .then(done, done);
   }
 
