@@ -337,3 +337,12 @@ def test_without_ignore_the_set_reverts_another_writers_field(world: World) -> N
     world.clock.advance(5)
     world.controller.step(KEY)
     assert "kustomize" not in world.apps()["metrics"]["spec"]["source"]
+    warnings = [
+        e["message"]
+        for e in world.store.list("v1", "Event", namespace="argocd")
+        if e.get("type") == "Warning" and e.get("reason") == "FieldTakenBack"
+    ]
+    assert warnings == [
+        "Application metrics: spec.source.kustomize written by preview-deployer is set back to "
+        "the generated value; list it in ignoreApplicationDifferences to keep it"
+    ]

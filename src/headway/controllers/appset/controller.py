@@ -24,6 +24,7 @@ from headway.appset import rolling_sync as rolling
 from headway.appset.admission import refusals
 from headway.appset.generate import RESOURCES_FINALIZER, Generation, generate
 from headway.appset.inputs import InputError
+from headway.appset.ownership import taken_back
 from headway.appset.plan import Plan, decide, with_write_error
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
@@ -194,6 +195,7 @@ class ApplicationSetController:
         for manifest in plan.creates:
             failures.extend(self._write(appset, manifest, create=True))
         for manifest in plan.updates:
+            self._warn_taken_back(appset, manifest)
             failures.extend(self._write(appset, manifest, create=False))
         for app_name in plan.deletes:
             try:
@@ -209,6 +211,21 @@ class ApplicationSetController:
             more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
             status = with_write_error(status, reason, message + more, now=self._clock.now())
         self._write_status(appset, status, name)
+
+    def _warn_taken_back(self, appset: Obj, manifest: Mapping[str, Any]) -> None:
+        """A Warning Event on the set for each field the update takes back from another
+        writer (Argo CD reverts them silently)."""
+        name = str(manifest["metadata"]["name"])
+        try:
+            live = self._cluster.get(ARGO_API, "Application", name, self._namespace)
+        except NotFound:
+            return
+        for field in taken_back(live, manifest, manager=FIELD_MANAGER):
+            message = (
+                f"Application {name}: {field.field} written by {field.writer} is set back to "
+                "the generated value; list it in ignoreApplicationDifferences to keep it"
+            )
+            self._event(appset, "FieldTakenBack", message, warning=True)
 
     def _write(
         self, appset: Obj, manifest: Mapping[str, Any], *, create: bool
@@ -236,7 +253,7 @@ class ApplicationSetController:
         except (NotFound, Conflict):
             return
 
-    def _event(self, appset: Obj, reason: str, message: str) -> None:
+    def _event(self, appset: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         try:
             record_event(
                 self._cluster,
@@ -244,6 +261,7 @@ class ApplicationSetController:
                 involved=appset,
                 reason=reason,
                 message=message,
+                event_type="Warning" if warning else "Normal",
                 component=FIELD_MANAGER,
             )
         except ClusterError as err:
