@@ -226,3 +226,14 @@ def test_a_hotfix_commits_the_same_tag_is_gated_and_recorded() -> None:
     assert "relayer stuck" in ungated.status.notes[-1]
     same = decide(_ctx(git=GitFacts(pinned="v2"), stage=replace(PROD, approval_required=False)))
     assert same.action is None  # a normal promotion of the pinned image commits nothing
+
+
+def test_a_revert_by_git_convergence_seen_after_the_sync_back_is_still_a_failure() -> None:
+    ctx = _committed()
+    reverted = GitFacts(pinned="v1", promotion_commit="abc123", revert_commit="def456")
+    healthy_again = LiveVerdict(LiveState.WAITING, "Application web-prod does not run v2")
+    failing = decide(replace(ctx, git=reverted, live=healthy_again))
+    assert failing.status.phase is Phase.REVERTING
+    done = decide(replace(ctx, status=failing.status, git=reverted))
+    assert done.status.phase is Phase.FAILED and done.action is None
+    assert done.status.revert_commit == "def456"

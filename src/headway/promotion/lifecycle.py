@@ -268,6 +268,9 @@ def _verify(ctx: Context) -> Plan:
     spec, status, stage = ctx.spec, ctx.status, ctx.stage
     if ctx.live.state is LiveState.FAILED:
         return _start_revert(ctx, ctx.live.reason)
+    if ctx.git.revert_commit:  # Git convergence took it back first: a failure, not a supersede
+        taken = f"{ctx.git.revert_commit[:12]} took the commit back after its rollout failed"
+        return _start_revert(ctx, taken)
     if not image_matches(ctx.git.pinned, spec.image):
         return _end(
             ctx,
