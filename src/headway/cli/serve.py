@@ -264,7 +264,8 @@ def register(app: typer.Typer) -> None:
 
         Against the local runtime's store, or a Kubernetes cluster with --kubeconfig /
         --context / --in-cluster. One serve per state directory: a second one there exits 1
-        naming the running one.
+        naming the running one. Applications may also target other clusters, registered as
+        Argo CD cluster Secrets in namespace argocd (`headway cluster add`).
         """
         settings = EngineSettings(
             state_dir=state_dir,
