@@ -346,3 +346,20 @@ def test_without_ignore_the_set_reverts_another_writers_field(world: World) -> N
         "Application metrics: spec.source.kustomize written by preview-deployer is set back to "
         "the generated value; list it in ignoreApplicationDifferences to keep it"
     ]
+
+
+def test_headway_describe_applicationset_lines_up_its_conditions(
+    world: World, tmp_path: Path
+) -> None:
+    _register_all()
+    world.apply(_appset(world.remote.url))
+    args = ["describe", "applicationset", "addons", "-n", "argocd", "--state-dir", str(tmp_path)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = result.output.split("Conditions:\n", 1)[1].split("Events:", 1)[0].splitlines()
+    assert [r.split()[:2] for r in rows] == [
+        ["ErrorOccurred", "False"],
+        ["ParametersGenerated", "True"],
+        ["ResourcesUpToDate", "True"],
+    ]
+    assert len({r.index(r.split()[1]) for r in rows}) == 1  # the status column lines up

@@ -322,9 +322,15 @@ def describe(
         dumped = yaml.safe_dump(status, sort_keys=False) if status else "{}\n"
         typer.echo("Status:\n" + _indent(dumped))
         typer.echo("Conditions:")
+        # Columns fit the longest type and reason (ApplicationSet's run past 16 and 28).
+        width = max([16, *(len(str(c.get("type", ""))) + 2 for c in conditions)])
+        reason_width = max([28, *(len(str(c.get("reason", ""))) + 2 for c in conditions)])
         for c in conditions:
-            cells = (c.get("type", ""), c.get("status", ""), c.get("reason", ""))
-            typer.echo(f"  {cells[0]:<16}{cells[1]:<7}{cells[2]:<28}{c.get('message', '')}")
+            cells = (str(c.get("type", "")), str(c.get("status", "")), str(c.get("reason", "")))
+            typer.echo(
+                f"  {cells[0]:<{width}}{cells[1]:<7}{cells[2]:<{reason_width}}"
+                f"{c.get('message', '')}"
+            )
         typer.echo("Events:")
         _describe_events(redact_urls_in(events_for(cluster, obj)[-15:]))
 
