@@ -236,4 +236,5 @@ def comparable(value: Any, field: str = "") -> Any:
     return value
 
 
-_UNORDERED = frozenset({"containers", "env", "ports", "finalizers"})
+_UNORDERED = frozenset({
+    "containers", "initContainers", "env", "ports", "finalizers", "volumes", "volumeMounts"})

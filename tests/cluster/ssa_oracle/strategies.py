@@ -33,17 +33,38 @@ _resources = st.fixed_dictionaries({}, optional={
                               max_size=2),
     "requests": st.dictionaries(st.just("cpu"), st.sampled_from(["1", "2"]), max_size=1),
 })
-_containers = st.lists(
-    st.fixed_dictionaries({"name": st.sampled_from(["web", "side"])}, optional={
-        "image": st.sampled_from(["app:1", "app:2"]),
-        "args": _words,
-        "command": _words,
-        "env": _env,
-        "ports": _ports,
-        "resources": _resources,
-    }),
-    max_size=2, unique_by=lambda c: c["name"],
+_mounts = st.lists(
+    st.fixed_dictionaries({"mountPath": st.sampled_from(["/data", "/conf"])},
+                          optional={"name": st.sampled_from(["data", "conf"]),
+                                    "readOnly": st.booleans()}),
+    max_size=2, unique_by=lambda m: m["mountPath"],
 )
+_volumes = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from(["data", "conf"])}, optional={
+        "emptyDir": st.fixed_dictionaries({}, optional={"medium": st.just("Memory")}),
+        "configMap": st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])},
+                                           optional={"optional": st.booleans()}),
+    }),
+    max_size=2, unique_by=lambda v: v["name"],
+)
+
+
+def _container_list(names: list[str]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    return st.lists(
+        st.fixed_dictionaries({"name": st.sampled_from(names)}, optional={
+            "image": st.sampled_from(["app:1", "app:2"]),
+            "args": _words,
+            "command": _words,
+            "env": _env,
+            "ports": _ports,
+            "resources": _resources,
+            "volumeMounts": _mounts,
+        }),
+        max_size=2, unique_by=lambda c: c["name"],
+    )
+
+
+_containers = _container_list(["web", "side"])
 _tolerations = st.lists(
     st.fixed_dictionaries({"key": st.sampled_from(["spot", "gpu"])},
                           optional={"operator": st.just("Exists"),
@@ -52,6 +73,8 @@ _tolerations = st.lists(
 )
 _pod_spec = st.fixed_dictionaries({}, optional={
     "containers": _containers,
+    "initContainers": _container_list(["init"]),
+    "volumes": _volumes,
     "nodeSelector": _small_maps,
     "tolerations": _tolerations,
     "serviceAccountName": st.sampled_from(["web", "ops"]),
