@@ -121,3 +121,19 @@ def test_deciding_without_a_session_is_refused(waiting: tuple[LocalCluster, Serv
     answer = httpx2.post(f"{served.url}/promotions/argocd/{name}/actions/approve", timeout=30)
     assert answer.status_code == 401
     assert decisions(store, name) == []
+
+
+def test_the_page_shows_each_pipeline_with_its_gates_and_newest_promotion(
+    waiting: tuple[LocalCluster, Served, str]
+) -> None:
+    _store, served, _name = waiting
+    page = httpx2.get(served.url + "/promotions", timeout=30).text
+    pipeline = re.search(r'<div class="pipeline" data-pipeline="argocd/web">(.*?)</div>', page,
+                         re.S)
+    assert pipeline is not None
+    stage = re.search(r'data-env="dev">(.*?)</td>', pipeline.group(1), re.S)
+    assert stage is not None
+    assert "app web-dev" in stage.group(1)
+    assert "approval by lead, dev" in stage.group(1)
+    assert "<code>registry.local/web:v2</code>" in stage.group(1)
+    assert "AwaitingApproval" in stage.group(1)

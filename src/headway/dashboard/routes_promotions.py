@@ -17,8 +17,10 @@ from starlette.routing import Route
 
 from headway.cluster.errors import ClusterError, NotFound
 from headway.dashboard.web import COOKIE, dashboard_of, flash, path_params, refusal, render
+from headway.model.promotion_pipeline import PIPELINE_KIND, Environment
 from headway.promotion import record
 from headway.promotion.approval import Decision
+from headway.promotion.environments import PIPELINE_API, load_pipeline
 from headway.promotion.requests import RequestRefused, record_decision
 
 __all__ = ["ROUTES", "PromotionRow", "promotion_rows"]
@@ -62,14 +64,65 @@ def promotion_rows(request: Request) -> tuple[list[PromotionRow], str]:
     return [row for _, row in sorted(rows, key=lambda pair: (pair[0], pair[1].name))], ""
 
 
+@dataclass(frozen=True)
+class StageView:
+    environment: str
+    application: str
+    gate: str
+    latest: PromotionRow | None  # the newest promotion into this environment
+
+
+@dataclass(frozen=True)
+class PipelineView:
+    namespace: str
+    name: str
+    image: str
+    problem: str  # why the pipeline cannot be read, when it cannot
+    stages: tuple[StageView, ...]
+
+
+def _gate(env: Environment) -> str:
+    approval = env.gate.approval
+    if not approval.required:
+        return "automatic" if env.auto_promote else "no approval"
+    who = ", ".join(approval.approvers) or "nobody listed"
+    return f"approval by {who} within {approval.timeout:g} s"
+
+
+def pipeline_views(request: Request, rows: list[PromotionRow]) -> list[PipelineView]:
+    """Each pipeline's environments in order, with its gate and its newest promotion."""
+    cluster = dashboard_of(request).cluster
+    try:
+        found = cluster.list(PIPELINE_API, PIPELINE_KIND)
+    except ClusterError:
+        return []
+    views = []
+    for obj in found:
+        name, namespace = str(obj["metadata"]["name"]), str(obj["metadata"].get("namespace"))
+        pipeline = load_pipeline(cluster, name, namespace)
+        if isinstance(pipeline, str):
+            views.append(PipelineView(namespace, name, "", pipeline, ()))
+            continue
+        newest = {(r.namespace, r.pipeline, r.environment): r for r in rows}  # rows: oldest first
+        stages = tuple(
+            StageView(env.name, env.application, _gate(env),
+                      newest.get((namespace, name, env.name)))
+            for env in pipeline.spec.environments
+        )
+        views.append(PipelineView(namespace, name, pipeline.spec.image, "", stages))
+    return sorted(views, key=lambda v: (v.namespace, v.name))
+
+
 async def promotions(request: Request) -> Response:
     rows, problem = promotion_rows(request)
-    return render(request, "promotions.html", section="promotions", rows=rows, problem=problem)
+    return render(request, "promotions.html", section="promotions", rows=rows, problem=problem,
+                  pipelines=pipeline_views(request, rows))
 
 
 async def promotions_table(request: Request) -> Response:
     rows, problem = promotion_rows(request)
-    return render(request, "promotion_table.html", rows=rows, problem=problem)
+    return render(request, "promotion_table.html", rows=rows, problem=problem,
+                  pipelines=pipeline_views(request, rows))
 
 
 async def promotion_action(request: Request) -> Response:
