@@ -16,7 +16,7 @@ ROLLOUTS_CATALOG_TRIGGERS = {
 }
 HEADWAY_TRIGGERS = {
     "on-sync-retry-exhausted", "on-out-of-sync-too-long", "on-revert-committed",
-    "on-revert-failed", "on-approval-requested",
+    "on-revert-failed", "on-approval-requested", "on-promotion-failed",
 }
 
 
@@ -26,7 +26,8 @@ def test_the_built_in_catalog_reads_cleanly_and_has_every_default_trigger() -> N
     expected = ARGO_CD_CATALOG_TRIGGERS | ROLLOUTS_CATALOG_TRIGGERS | HEADWAY_TRIGGERS
     assert set(config.triggers) == expected
     assert set(EVENT_TRIGGERS.values()) == ROLLOUTS_CATALOG_TRIGGERS | {
-        "on-revert-committed", "on-revert-failed", "on-approval-requested"
+        "on-revert-committed", "on-revert-failed", "on-approval-requested",
+        "on-promotion-failed",
     }
 
 

@@ -75,3 +75,33 @@ async def test_the_prod_gate_notifies_its_subscribers_once(
     assert body["subject"] == "Application argocd/web-prod"
     assert "web-prod-1" in body["message"] and "headway approve web-prod-1" in body["message"]
     await core.worker.stop()
+
+
+async def test_a_failed_promotion_notifies_its_environments_subscribers(
+    tmp_path: Path, receiver: Receiver, http: httpx2.AsyncClient
+) -> None:
+    h = Harness(tmp_path)
+    core = _notifier(h, http, receiver.url, tmp_path / "state")
+    key = "notifications.argoproj.io/subscribe.on-promotion-failed.receiver"
+    h.store.apply(
+        {"apiVersion": ARGO, "kind": "Application",
+         "metadata": {"name": "web-dev", "namespace": NS, "annotations": {key: ""}}},
+        field_manager="subscriber",
+    )
+    events = EventNotifications(core)
+    h.promote("web-dev-1", "dev", "v2")
+    h.step("web-dev-1")
+    h.advance(600)  # never Healthy on v2 within healthyWithin
+    h.step("web-dev-1")
+    h.step("web-dev-1")
+    assert h.phase("web-dev-1") == "Failed"
+    for event in h.store.list("v1", "Event"):
+        for event_key in events.keys_for(event):
+            events.step(event_key)
+    await eventually(lambda: not core.state.outbox, timeout=10, what="every delivery")
+    [request] = receiver.requests
+    body = json.loads(request.body)
+    assert body["trigger"] == "on-promotion-failed"
+    assert body["subject"] == "Application argocd/web-dev"
+    assert "within 600s" in body["message"] and "pipeline stopped" in body["message"]
+    await core.worker.stop()

@@ -7,8 +7,9 @@ events, so they have no `when`). Headway adds:
 * on-sync-retry-exhausted: automated sync spent its retry budget on a failing revision;
 * on-out-of-sync-too-long: OutOfSync for `headway.outOfSyncSeconds` >= 30 minutes;
 * on-revert-committed / on-revert-failed: the Git revert after an abort was pushed / refused;
-* on-approval-requested: a promotion waits at an environment's approval gate (an event on the
-  environment's Application, so it fires for that Application's subscriptions).
+* on-approval-requested: a promotion waits at an environment's approval gate; on-promotion-failed:
+  a promotion failed there and the pipeline stopped (events on the environment's Application, so
+  they fire for that Application's subscriptions).
 
 Templates are Headway's own wording; every template has `message` and `title`, and a webhook
 without a `webhook.<service>` part gets Headway's JSON body (see docs/notifications.md).
@@ -79,10 +80,11 @@ EVENT_TRIGGERS: Mapping[str, str] = {
     "GitReverted": "on-revert-committed",
     "GitRevertFailed": "on-revert-failed",
     "ApprovalRequested": "on-approval-requested",
+    "PromotionFailed": "on-promotion-failed",
 }
 
 #: Event triggers whose events are about an Application (their templates read `.app`).
-APPLICATION_EVENT_TRIGGERS = frozenset({"on-approval-requested"})
+APPLICATION_EVENT_TRIGGERS = frozenset({"on-approval-requested", "on-promotion-failed"})
 
 _EVENT_MESSAGES = {
     "on-rollout-aborted": "Rollout {{.rollout.metadata.name}} was aborted: {{.event.message}}",
@@ -103,6 +105,8 @@ _EVENT_MESSAGES = {
     "not be committed to Git: {{.event.message}}",
     "on-approval-requested": "A promotion into {{.app.metadata.name}} waits for approval: "
     "{{.event.message}}",
+    "on-promotion-failed": "A promotion into {{.app.metadata.name}} failed and its previous "
+    "image was re-committed; the pipeline stopped: {{.event.message}}",
 }
 
 

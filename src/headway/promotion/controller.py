@@ -230,6 +230,9 @@ class PromotionController:
         self._close_issue(read_status(obj), status, resolved)
         for event_type, reason, message in plan.events:
             self._event(obj, reason, message, warning=event_type == "Warning")
+        if status.phase is Phase.FAILED and read_status(obj).phase is not Phase.FAILED:
+            text = f"promotion {spec.name}: {spec.image} in {spec.environment}: {status.message}"
+            self._tell_application(resolved, "PromotionFailed", text, warning=True)
         return plan.requeue_after
 
     def _act(
@@ -285,10 +288,7 @@ class PromotionController:
         `subscribe.on-approval-requested.<service>` subscriptions are told (docs/promotion.md).
         """
         stage = resolved.stage
-        app, _ = facts.app_and_rollouts(
-            self._cluster, name=stage.application, namespace=resolved.app_namespace
-        )
-        if not app or status.approval is None:
+        if status.approval is None:
             return
         deadline = format_precise_time(status.approval.deadline)
         message = (
@@ -296,7 +296,18 @@ class PromotionController:
             f"{spec.author}) needs approve/deny from {', '.join(stage.approvers) or 'nobody'} "
             f"before {deadline}; `headway approve {spec.name}` or `headway deny {spec.name}`"
         )
-        self._event(app, "ApprovalRequested", message, warning=False)
+        self._tell_application(resolved, "ApprovalRequested", message, warning=False)
+
+    def _tell_application(
+        self, resolved: facts.Resolved, reason: str, message: str, *, warning: bool
+    ) -> None:
+        """An Event on the environment's Application, where its notification subscriptions
+        are (on-approval-requested, on-promotion-failed)."""
+        app, _ = facts.app_and_rollouts(
+            self._cluster, name=resolved.stage.application, namespace=resolved.app_namespace
+        )
+        if app:
+            self._event(app, reason, message, warning=warning)
 
     def _start_next(self, spec: PromotionSpec, name: str, environment: str) -> None:
         following = replace(
