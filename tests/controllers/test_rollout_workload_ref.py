@@ -183,3 +183,29 @@ def test_the_argo_rollout_api_object_stays_as_written(tmp_path: Path, clock: Vir
     h.settle()
     spec = h.cluster.get(API, "Rollout", "web", "default")["spec"]
     assert "template" not in spec and "selector" not in spec
+
+
+def test_the_deployments_replica_set_of_the_same_name_is_left_alone(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """A Deployment and a Rollout both named `web` with one template hash to the same
+    ReplicaSet name; the Rollout counts a collision and takes the next hash, as Argo does."""
+    from headway.kube.pod_template import pod_template_hash
+
+    h = Harness(tmp_path, clock)
+    workload = h.apply(deployment())
+    template = workload["spec"]["template"]
+    theirs = f"web-{pod_template_hash(template, 0)}"
+    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+             "uid": workload["metadata"]["uid"], "controller": True}
+    h.apply({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+             "metadata": {"name": theirs, "namespace": "default", "ownerReferences": [owner]},
+             "spec": {"replicas": 4, "selector": {"matchLabels": {"app": "web", "h": "d"}},
+                      "template": {**template, "metadata": {"labels": {"app": "web", "h": "d"}}}}})
+    h.apply(referencing("progressively"))
+    h.settle()
+    status = h.status()
+    assert status["collisionCount"] == 1 and status["phase"] == "Healthy"
+    assert status["currentPodHash"] == pod_template_hash(template, 1)
+    found = h.cluster.get("apps/v1", "ReplicaSet", theirs, "default")
+    assert found["metadata"]["ownerReferences"] == [owner]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from headway.clock import Clock
-from headway.cluster.errors import NotFound
+from headway.cluster.errors import Invalid, NotFound
 from headway.cluster.protocol import Cluster
 from headway.kube.pod_template import pod_template_hash
 from headway.kubetime import parse_time
@@ -158,10 +158,37 @@ def _pods(cluster: Cluster, obj: Obj, sets: list[Obj]) -> tuple[PodView, ...]:
     )
 
 
-def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) -> RolloutContext:
-    spec = obj.get("spec") or {}
+_MAX_COLLISIONS = 10
+
+
+def _collision_free_hash(cluster: Cluster, obj: Obj) -> tuple[str, int]:
+    """The pod hash of the template and the collision count it takes (Argo's collisionCount).
+
+    A ReplicaSet named `<rollout>-<hash>` that this Rollout does not control is someone
+    else's: typically the Deployment of the same name a `workloadRef` migrates from, whose
+    identical template hashes the same. The count goes up until the name is free or ours."""
+    template = (obj.get("spec") or {}).get("template") or {}
     collisions = int((obj.get("status") or {}).get("collisionCount") or 0)
-    pod_hash = pod_template_hash(spec.get("template") or {}, collisions)
+    namespace = obj["metadata"].get("namespace") or "default"
+    uid = str(obj["metadata"].get("uid"))
+    for _ in range(_MAX_COLLISIONS):
+        pod_hash = pod_template_hash(template, collisions)
+        try:
+            found = cluster.get("apps/v1", "ReplicaSet", f"{obj['metadata']['name']}-{pod_hash}",
+                                namespace)
+        except NotFound:
+            return pod_hash, collisions
+        if owned_by(found, uid):
+            return pod_hash, collisions
+        collisions += 1
+    raise Invalid(f"Rollout {obj['metadata']['name']}: {_MAX_COLLISIONS} ReplicaSet names of its "
+                  "template are taken by objects it does not control")
+
+
+def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) -> RolloutContext:
+    pod_hash, collisions = _collision_free_hash(cluster, obj)
+    if collisions != int((obj.get("status") or {}).get("collisionCount") or 0):
+        obj = {**obj, "status": {**(obj.get("status") or {}), "collisionCount": collisions}}
     sets = _ensure_current_replica_set(cluster, obj, pod_hash)
     stable = str((obj.get("status") or {}).get("stableRS") or "")
     namespace = obj["metadata"].get("namespace") or "default"
