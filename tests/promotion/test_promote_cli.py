@@ -186,3 +186,13 @@ def test_watch_exits_with_how_the_promotion_ended(tmp_path: Path, store: LocalCl
     store.patch_status(API_VERSION, KIND, "p3", "argocd",
                        {"phase": "Denied", "message": "denied by lead via cli"})
     assert "Denied: denied by lead" in _cli(tmp_path, "promotions", "watch", "p3", code=1)
+
+
+def test_headway_get_promotions_shows_pipeline_environment_image_and_phase(
+    tmp_path: Path, store: LocalCluster
+) -> None:
+    _succeeded(store, "p2", "prod", "v2", "2026-01-01T00:00:00Z")
+    out = _cli(tmp_path, "get", "promotions", "-n", "argocd")
+    header, row = out.splitlines()[:2]
+    assert header.split()[:5] == ["NAME", "PIPELINE", "ENV", "IMAGE", "PHASE"]
+    assert row.split()[:5] == ["p2", "web", "prod", "registry.local/web:v2", "Succeeded"]

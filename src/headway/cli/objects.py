@@ -153,6 +153,15 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
     ),
     "Endpoints": (["ENDPOINTS"], lambda e: [_endpoint_list(e)]),
     "ApplicationSet": (["APPS", "STATUS", "MESSAGE"], _appset_columns),
+    "Promotion": (
+        ["PIPELINE", "ENV", "IMAGE", "PHASE"],
+        lambda p: [
+            str((p.get("spec") or {}).get("pipeline") or ""),
+            str((p.get("spec") or {}).get("environment") or ""),
+            str((p.get("spec") or {}).get("image") or ""),
+            str((p.get("status") or {}).get("phase") or "Pending"),
+        ],
+    ),
 }
 
 
