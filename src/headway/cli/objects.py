@@ -14,6 +14,7 @@ import yaml
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, ResourceKind
+from headway.kube.pod_columns import pod_ready_text, pod_restarts, pod_status_text
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials, redact_urls_in
@@ -80,16 +81,7 @@ def _field(obj: Obj, part: str, key: str, default: int) -> str:
 
 
 def _pod_columns(p: Obj) -> list[str]:
-    st = p.get("status") or {}
-    cs = st.get("containerStatuses") or []
-    total = len((p.get("spec") or {}).get("containers") or [])
-    ready = f"{sum(1 for c in cs if c.get('ready'))}/{total}"
-    waiting = [
-        c["state"]["waiting"].get("reason") for c in cs if "waiting" in (c.get("state") or {})
-    ]
-    phase = "Terminating" if p["metadata"].get("deletionTimestamp") else st.get("phase", "Pending")
-    restarts = str(sum(int(c.get("restartCount") or 0) for c in cs))
-    return [ready, waiting[0] if waiting and waiting[0] else phase, restarts]
+    return [pod_ready_text(p), pod_status_text(p), str(pod_restarts(p))]
 
 
 def _appset_columns(appset: Obj) -> list[str]:

@@ -48,6 +48,7 @@ class ContainerRun:
     kill_reason: str = ""
     image_attempts: int = 0
     image_retry_mono: float = 0.0
+    sidecar: bool = False  # an init container with `restartPolicy: Always`
 
     @property
     def running(self) -> bool:

@@ -29,6 +29,7 @@ from headway.cluster.errors import NotFound
 from headway.cluster.local.kubelet import containers as ctr
 from headway.cluster.local.kubelet import pod_ports
 from headway.cluster.local.kubelet.images import RuntimeConfig
+from headway.cluster.local.kubelet.init_sequence import container_policy, init_progress, is_sidecar
 from headway.cluster.local.kubelet.network import free_port
 from headway.cluster.local.kubelet.pod_launch import ContainerLauncher
 from headway.cluster.local.kubelet.pod_status import pod_status
@@ -57,6 +58,14 @@ class PodRun:
     ports: dict[str, int] = field(default_factory=dict)  # declared containerPort -> local
     grace_seconds: float = 30.0  # spec.terminationGracePeriodSeconds
     containers: dict[str, ctr.ContainerRun] = field(default_factory=dict)
+    init_containers: dict[str, ctr.ContainerRun] = field(default_factory=dict)  # in order
+    initialized: bool = False  # every init container completed once (it stays so)
+    init_failed: bool = False
+    sidecar_stop: asyncio.Task[None] | None = None  # stopping the sidecars once mains are done
+
+    @property
+    def sidecars(self) -> list[ctr.ContainerRun]:
+        return [c for c in self.init_containers.values() if c.sidecar]
 
 
 class Kubelet:
@@ -134,25 +143,82 @@ class Kubelet:
             self._runs[uid] = run
         spec = pod.get("spec") or {}
         policy = str(spec.get("restartPolicy") or "Always")
-        for container in spec.get("containers") or []:
-            crun = run.containers[str(container.get("name"))]
-            await self._launcher.step(
-                pod=pod,
-                run_port=run.port,
-                container=container,
-                crun=crun,
-                policy=policy,
-                declared=run.ports,
-            )
+        await self._step_init_containers(pod, run, policy)
+        mains = spec.get("containers") or []
+        if run.initialized and not self._main_finished(run):
+            for container in mains:
+                await self._step(pod, run, container, run.containers[str(container.get("name"))],
+                                 policy)
+        retired = not self._main_finished(run) or self._sidecars_stopped(run)
         if (pod.get("spec") or {}).get("volumes"):
             self._launcher.refresh_volumes(pod)
         status = pod_status(pod=pod, run=run, now=self._clock.now())
+        if not retired and status["phase"] in ("Succeeded", "Failed"):
+            status["phase"] = "Running"  # until its sidecars have stopped
         if status != (pod.get("status") or {}):
             self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
         if status["phase"] in ("Succeeded", "Failed"):
             # Nothing runs any more: forget the Pod and let it be deleted without us.
             del self._runs[uid]
             self._claim(pod, run.port, hold=False, ports=run.ports)
+
+    async def _step(
+        self, pod: Obj, run: PodRun, container: dict[str, object], crun: ctr.ContainerRun,
+        policy: str,
+    ) -> None:
+        await self._launcher.step(pod=pod, run_port=run.port, container=container, crun=crun,
+                                  policy=policy, declared=run.ports)
+
+    async def _step_init_containers(self, pod: Obj, run: PodRun, policy: str) -> None:
+        """Init containers in order, sidecars kept running (`init_sequence`); the main
+        containers wait (`PodInitializing`) until every init container has completed."""
+        specs = (pod.get("spec") or {}).get("initContainers") or []
+        if run.initialized:
+            names = tuple(c.name for c in run.sidecars)
+        else:
+            progress = init_progress(specs, run.init_containers)
+            run.initialized, run.init_failed = progress.initialized, progress.failed
+            names = progress.step
+        if self._main_finished(run):
+            return
+        for container in specs:
+            name = str(container.get("name"))
+            if name in names:
+                await self._step(pod, run, container, run.init_containers[name],
+                                 container_policy(policy, container, init=True))
+        if not run.initialized:  # what this step's exits and starts changed
+            after = init_progress(specs, run.init_containers)
+            run.initialized, run.init_failed = after.initialized, after.failed
+
+    def _main_finished(self, run: PodRun) -> bool:
+        """Nothing more will run: an init container failed for good, or every main container
+        terminated for good (then the sidecars are stopped)."""
+        return run.init_failed or (run.initialized and all(c.done for c in
+                                                           run.containers.values()))
+
+    def _sidecars_stopped(self, run: PodRun) -> bool:
+        """Whether the sidecars of a Pod whose main containers are done have stopped; starts
+        stopping them (in the background, last started first) the first time it is asked."""
+        if run.sidecar_stop is None:
+            run.sidecar_stop = asyncio.create_task(self._stop_sidecars(run))
+            run.sidecar_stop.add_done_callback(lambda _: self._wake())
+        return run.sidecar_stop.done()
+
+    async def _stop_sidecars(self, run: PodRun) -> None:
+        for crun in reversed(run.sidecars):
+            crun.done = True
+            crun.cancel_probes()
+            if crun.stopping is not None:
+                await asyncio.gather(crun.stopping, return_exceptions=True)
+            if crun.handle is None:
+                continue
+            await ctr.stop_process(crun.handle, grace_seconds=run.grace_seconds,
+                                   clock=self._clock, pre_stop=crun.pre_stop)
+            code = crun.handle.poll()
+            crun.terminated = ctr.terminated_state(
+                exit_code=0 if code is None else code, started=crun.started_at,
+                finished=self._clock.now())
+            crun.handle = None
 
     def _admit(self, pod: Obj) -> PodRun:
         meta = pod["metadata"]
@@ -174,11 +240,12 @@ class Kubelet:
         )
         for container in (pod.get("spec") or {}).get("containers") or []:
             name = str(container.get("name"))
-            crun = ctr.ContainerRun(name=name, image=str(container.get("image") or ""))
-            before = previous.get(name) or {}
-            crun.restart_count = int(before.get("restartCount") or 0)
-            crun.starts = 1 if before.get("state", {}).get("running") or crun.restart_count else 0
-            run.containers[name] = crun
+            run.containers[name] = _resumed(container, previous.get(name) or {})
+        init_previous = {s.get("name"): s for s in status.get("initContainerStatuses") or []}
+        for container in (pod.get("spec") or {}).get("initContainers") or []:
+            name = str(container.get("name"))
+            run.init_containers[name] = _resumed(container, init_previous.get(name) or {},
+                                                 init=True)
         return run
 
     def _claim(
@@ -228,8 +295,23 @@ class Kubelet:
     ) -> None:
         """Stop the Pod's processes; `forget` (the Pod is deleted or gone) also removes its
         sandbox, which a runtime shutting down keeps for the next start."""
+        start = self._clock.monotonic()
+        await self._stop_containers(list(run.containers.values()), grace)
+        for sidecar in reversed(run.sidecars):  # after the main containers, last first
+            left = max(0.0, grace - (self._clock.monotonic() - start))
+            await self._stop_containers([sidecar], left)
+        inits = [c for c in run.init_containers.values() if not c.sidecar]
+        await self._stop_containers(inits, grace)
+        if forget:
+            identity = {"name": run.name, "namespace": run.namespace, "uid": run.uid}
+            self._launcher.remove_sandbox({"metadata": identity})
+        if release is not None:  # processes gone: let the store finish deleting the Pod
+            with contextlib.suppress(NotFound):
+                self._claim(release, run.port, hold=False, ports=run.ports)
+
+    async def _stop_containers(self, runs: list[ctr.ContainerRun], grace: float) -> None:
         stops = []
-        for crun in run.containers.values():
+        for crun in runs:
             crun.cancel_probes()
             if crun.stopping is not None:
                 stops.append(crun.stopping)
@@ -245,12 +327,6 @@ class Kubelet:
                     )
                 )
         await asyncio.gather(*stops, return_exceptions=True)
-        if forget:
-            identity = {"name": run.name, "namespace": run.namespace, "uid": run.uid}
-            self._launcher.remove_sandbox({"metadata": identity})
-        if release is not None:  # processes gone: let the store finish deleting the Pod
-            with contextlib.suppress(NotFound):
-                self._claim(release, run.port, hold=False, ports=run.ports)
 
     async def shutdown(self, *, grace_cap: float | None = None) -> None:
         """Stop every container this kubelet runs and wait until their groups are gone."""
@@ -264,8 +340,30 @@ class Kubelet:
 
     def live_process_groups(self) -> list[int]:
         return [
-            c.handle.pid for r in self._runs.values() for c in r.containers.values() if c.handle
+            c.handle.pid
+            for r in self._runs.values()
+            for c in [*r.containers.values(), *r.init_containers.values()]
+            if c.handle
         ]
+
+
+def _resumed(
+    container: Mapping[str, object], before: Mapping[str, object], *, init: bool = False
+) -> ctr.ContainerRun:
+    """A container's record as a new runtime takes the Pod over: its restarts counted on,
+    and a plain init container that had completed stays completed (not run again)."""
+    crun = ctr.ContainerRun(name=str(container.get("name")),
+                            image=str(container.get("image") or ""),
+                            sidecar=init and is_sidecar(container))
+    state = before.get("state") if isinstance(before.get("state"), dict) else {}
+    assert isinstance(state, dict)
+    restarts = before.get("restartCount")
+    crun.restart_count = restarts if isinstance(restarts, int) else 0
+    crun.starts = 1 if state.get("running") or crun.restart_count else 0
+    finished = state.get("terminated")
+    if init and not crun.sidecar and isinstance(finished, dict) and finished.get("exitCode") == 0:
+        crun.done, crun.terminated, crun.waiting = True, dict(finished), None
+    return crun
 
 
 def _grace(pod: Obj) -> float:

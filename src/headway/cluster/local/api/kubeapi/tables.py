@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from headway.cluster.local.api.kubeapi.catalog import ApiKind
+from headway.kube.pod_columns import pod_ready_text, pod_restarts, pod_status_text
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 
@@ -68,24 +69,15 @@ def _count(obj: Obj, *keys: str) -> int:
 
 
 def _pod_ready(obj: Obj, _: datetime) -> str:
-    statuses = _path(obj, "status", "containerStatuses") or []
-    containers = _path(obj, "spec", "containers") or []
-    return f"{sum(1 for s in statuses if s.get('ready'))}/{len(containers)}"
+    return pod_ready_text(obj)
 
 
 def _pod_status(obj: Obj, _: datetime) -> str:
-    if "deletionTimestamp" in obj["metadata"]:
-        return "Terminating"
-    for status in _path(obj, "status", "containerStatuses") or []:
-        waiting = (status.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason"):
-            return str(waiting["reason"])
-    return str(_path(obj, "status", "reason") or _path(obj, "status", "phase") or "Pending")
+    return pod_status_text(obj)
 
 
 def _restarts(obj: Obj, _: datetime) -> int:
-    return sum(int(s.get("restartCount") or 0)
-               for s in _path(obj, "status", "containerStatuses") or [])
+    return pod_restarts(obj)
 
 
 def _service_ports(obj: Obj, _: datetime) -> str:

@@ -1,0 +1,142 @@
+"""End to end: init containers run in order to completion before the main containers,
+sidecars start in their place in the order, keep running and stop after the main
+containers; a failing init container shows as kubectl shows it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster.local_runtime.harness import running_runtime
+from headway.kube.pod_columns import pod_ready_text, pod_status_text
+from headway.model.obj import Obj
+from polling import eventually
+
+pytestmark = pytest.mark.slow
+
+# Appends "start NAME" to $ORDER, then: exits $EXIT (MODE=task), waits for $GATE to exist
+# (MODE=gate), or serves until SIGTERM and appends "stop NAME" (MODE=serve).
+STEP = """\
+import os, signal, sys, time
+order, name = os.environ['ORDER'], os.environ['NAME']
+def note(line):
+    with open(order, 'a') as f:
+        f.write(line + '\\n')
+note('start ' + name)
+mode = os.environ.get('MODE', 'task')
+if mode == 'task':
+    sys.exit(int(os.environ.get('EXIT', '0')))
+if mode == 'gate':
+    while not os.path.exists(os.environ['GATE']):
+        time.sleep(0.1)
+    sys.exit(0)
+def stop(*_):
+    note('stop ' + name)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+while True:
+    time.sleep(0.1)
+"""
+
+
+def step(name: str, order: Path, mode: str, **extra: Any) -> Obj:
+    env = [{"name": "ORDER", "value": str(order)}, {"name": "NAME", "value": name},
+           {"name": "MODE", "value": mode}]
+    env += [{"name": k, "value": str(v)} for k, v in extra.pop("env", {}).items()]
+    return {"name": name, "image": "none", "command": [sys.executable, "-c", STEP], "env": env,
+            **extra}
+
+
+def pod(name: str, *, init: list[Obj], main: list[Obj], policy: str = "Always") -> Obj:
+    return {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 5, "restartPolicy": policy,
+                 "initContainers": init, "containers": main},
+    }
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+async def test_init_containers_run_in_order_and_sidecars_stop_after_the_app(
+    tmp_path: Path,
+) -> None:
+    order, gate = tmp_path / "order.txt", tmp_path / "gate"
+    spec = pod("web", init=[
+        step("migrate", order, "task"),
+        step("proxy", order, "serve", restartPolicy="Always"),
+        step("wait", order, "gate", env={"GATE": gate}),
+    ], main=[step("app", order, "serve")])
+    async with running_runtime(tmp_path) as runtime:
+        cluster = runtime.cluster
+        cluster.apply(spec, field_manager="test")
+
+        def live() -> Obj:
+            return cluster.get("v1", "Pod", "web", "default")
+
+        await eventually(lambda: pod_status_text(live()) == "Init:2/3" and
+                         len(lines(order)) == 3, what="Init:2/3 while 'wait' runs")
+        assert lines(order) == ["start migrate", "start proxy", "start wait"]
+        assert live()["status"]["phase"] == "Pending"
+        conditions = {c["type"]: c for c in live()["status"]["conditions"]}
+        assert conditions["Initialized"]["message"] == "containers with incomplete status: [wait]"
+        app_state = live()["status"]["containerStatuses"][0]["state"]
+        assert app_state == {"waiting": {"reason": "PodInitializing"}}
+
+        gate.write_text("open")
+        await eventually(lambda: pod_status_text(live()) == "Running" and
+                         pod_ready_text(live()) == "2/2" and len(lines(order)) == 4,
+                         what="Running with app and sidecar")
+        assert lines(order) == ["start migrate", "start proxy", "start wait", "start app"]
+
+        cluster.delete("v1", "Pod", "web", "default")
+        await eventually(lambda: len(lines(order)) == 6, what="both stopped")
+        assert lines(order)[4:] == ["stop app", "stop proxy"]
+
+
+async def test_a_job_pod_with_a_sidecar_succeeds_once_its_main_container_is_done(
+    tmp_path: Path,
+) -> None:
+    order = tmp_path / "order.txt"
+    spec = pod("batch", policy="Never",
+               init=[step("proxy", order, "serve", restartPolicy="Always")],
+               main=[step("work", order, "task")])
+    async with running_runtime(tmp_path) as runtime:
+        runtime.cluster.apply(spec, field_manager="test")
+
+        def phase() -> str:
+            live = runtime.cluster.get("v1", "Pod", "batch", "default")
+            return str((live.get("status") or {}).get("phase"))
+
+        await eventually(lambda: phase() == "Succeeded", what="the Pod Succeeded")
+        assert lines(order) == ["start proxy", "start work", "stop proxy"]
+
+
+@pytest.mark.parametrize(("policy", "shown"), [("Never", "Init:Error"),
+                                                ("Always", "Init:CrashLoopBackOff")])
+async def test_a_failing_init_container_keeps_the_app_from_starting(
+    tmp_path: Path, policy: str, shown: str
+) -> None:
+    order = tmp_path / "order.txt"
+    spec = pod("web", policy=policy, init=[step("migrate", order, "task", env={"EXIT": 3})],
+               main=[step("app", order, "serve")])
+    async with running_runtime(tmp_path, backoff=2.0) as runtime:
+        runtime.cluster.apply(spec, field_manager="test")
+
+        def live() -> Obj:
+            return runtime.cluster.get("v1", "Pod", "web", "default")
+
+        await eventually(lambda: pod_status_text(live()) == shown, what=shown)
+        assert "start app" not in lines(order)
+        status = live()["status"]
+        assert status["phase"] == ("Failed" if policy == "Never" else "Pending")
+        migrate = status["initContainerStatuses"][0]
+        if policy == "Never":
+            assert migrate["state"]["terminated"]["exitCode"] == 3
+        else:
+            assert migrate["restartCount"] >= 1
+            assert migrate["lastState"]["terminated"]["exitCode"] == 3
