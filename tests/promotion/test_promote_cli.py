@@ -196,3 +196,11 @@ def test_headway_get_promotions_shows_pipeline_environment_image_and_phase(
     header, row = out.splitlines()[:2]
     assert header.split()[:5] == ["NAME", "PIPELINE", "ENV", "IMAGE", "PHASE"]
     assert row.split()[:5] == ["p2", "web", "prod", "registry.local/web:v2", "Succeeded"]
+
+
+def test_get_shows_the_release_through_the_pipeline(tmp_path: Path, store: LocalCluster) -> None:
+    _succeeded(store, "d2", "dev", "v2", "2026-01-01T00:00:00Z")
+    _succeeded(store, "p2", "prod", "v2", "2026-01-01T00:05:00Z")
+    _succeeded(store, "d3", "dev", "v3", "2026-01-01T00:06:00Z")
+    shown = _cli(tmp_path, "promotions", "get", "p2")
+    assert "Release:     dev Succeeded -> prod Succeeded" in shown

@@ -216,9 +216,12 @@ def get_promotion(
 ) -> None:
     """One promotion: what was asked, its gate and every decision, its commits."""
     from headway.cli.promote_view import details
+    from headway.promotion.record import API_VERSION, KIND
 
     with open_target(_target(state_dir, kubeconfig, context)) as cluster:
-        typer.echo(details(_get(cluster, namespace, name)))
+        obj = _get(cluster, namespace, name)
+        siblings = cluster.list(API_VERSION, KIND, namespace=namespace)
+        typer.echo(details(obj, siblings))
 
 
 @promotions_app.command("watch")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from headway.model.obj import Obj
 from headway.promotion.record import read_spec, read_status
 
-__all__ = ["details", "table"]
+__all__ = ["details", "release_line", "table"]
 
 
 def table(promotions: Sequence[Obj], *, pipeline: str | None = None) -> str:
@@ -37,7 +38,23 @@ def table(promotions: Sequence[Obj], *, pipeline: str | None = None) -> str:
     )
 
 
-def details(obj: Obj) -> str:
+def release_line(obj: Obj, siblings: Sequence[Obj]) -> str:
+    """The image's way through the pipeline so far: each environment's latest promotion of
+    it, in the order they were requested (`dev Succeeded -> staging Succeeded -> prod ...`)."""
+    spec = read_spec(obj)
+    latest: dict[str, tuple[datetime, str]] = {}
+    for other in siblings:
+        theirs = read_spec(other)
+        if theirs.pipeline != spec.pipeline or theirs.image != spec.image:
+            continue
+        known = latest.get(theirs.environment)
+        if known is None or known[0] <= theirs.requested_at:
+            latest[theirs.environment] = (theirs.requested_at, read_status(other).phase.value)
+    ordered = sorted(latest.items(), key=lambda item: item[1][0])
+    return " -> ".join(f"{env} {phase}" for env, (_, phase) in ordered)
+
+
+def details(obj: Obj, siblings: Sequence[Obj] = ()) -> str:
     spec, status = read_spec(obj), read_status(obj)
     lines = [
         f"Name:        {spec.name}",
@@ -48,6 +65,8 @@ def details(obj: Obj) -> str:
         f"Phase:       {status.phase.value}",
         f"Message:     {status.message}",
     ]
+    if siblings:
+        lines.append(f"Release:     {release_line(obj, siblings)}")
     if spec.break_glass is not None:
         lines.append(f"Break-glass: {spec.break_glass.by}: {spec.break_glass.reason}")
     if spec.hotfix_reason:
