@@ -3,7 +3,8 @@
 A field is named by a path of elements in the spirit of Kubernetes' `fieldsV1`:
 `f:<key>` for a map key, `k:<json of the key fields>` for an item of an associative list,
 `.` for the item itself (its existence), and `v:<json>` for a member of a set-like list.
-Each manager (per operation, `Apply` or `Update`) owns a set of leaf paths.
+Each manager (per operation, `Apply` or `Update`) owns a set of paths: leaves, and maps,
+lists or items it owns as such (ending in `.` when they hold fields).
 
 * `apply_fields` merges a manager's applied configuration into the live content, raises
   `FieldConflict` where another manager owns a field whose value would change (unless
@@ -91,12 +92,7 @@ def apply_fields(
     conflicts = _conflicts(live, merged, entries, manager,
                            live_index=live_index, merged_index=merged_index)
     if conflicts and not force:
-        listed = "; ".join(f"{render_path(p)} (owned by {m})" for p, m in conflicts)
-        raise FieldConflict(
-            f"apply by {manager!r} conflicts with other managers: {listed}; "
-            "apply with force to take ownership",
-            [(render_path(p), m) for p, m in conflicts],
-        )
+        raise _refusal(manager, conflicts)
     lost = {(m, p) for p, m in conflicts}
     entries = [
         replace(e, fields=frozenset(p for p in e.fields if (e.manager, p) not in lost))
@@ -118,6 +114,15 @@ def apply_fields(
     mine = (mine_now,) if mine_now.fields else ()
     normalized = _normalized(kept, live, merged, indexes=(live_index, merged_index))
     return ApplyOutcome(merged, (*normalized, *mine))
+
+
+def _refusal(manager: str, conflicts: list[tuple[FieldPath, str]]) -> FieldConflict:
+    listed = "; ".join(f"{render_path(p)} (owned by {m})" for p, m in conflicts)
+    return FieldConflict(
+        f"apply by {manager!r} conflicts with other managers: {listed}; "
+        "apply with force to take ownership",
+        [(render_path(p), m) for p, m in conflicts],
+    )
 
 
 def update_fields(
