@@ -109,3 +109,28 @@ async def test_a_watch_behind_the_history_relists(tmp_path: Path, clock: Virtual
     rec.calls.clear()
     await manager.run_once()
     assert sorted(rec.calls) == [ObjectKey("default", "a"), ObjectKey("default", "c")]
+
+
+class CountingLists(LocalCluster):
+    """The store, counting the lists the manager makes."""
+
+    lists = 0
+
+    def list_page(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        self.lists += 1
+        return super().list_page(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_kind_with_no_objects_is_listed_once_then_watched(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    cluster = CountingLists(tmp_path / "db", clock)
+    cluster.apply({**_cm("elsewhere"), "kind": "Secret", "data": {}}, field_manager="t")
+    manager, rec = Manager(cluster, clock), Recorder()  # watches ConfigMaps: none yet
+    manager.register(rec)
+    for _ in range(5):
+        assert await manager.run_once() == 0
+    assert cluster.lists == 1
+    cluster.apply(_cm("a"), field_manager="t")
+    assert await manager.run_once() == 1  # the first ConfigMap arrives by the watch
+    assert cluster.lists == 1

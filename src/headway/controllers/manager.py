@@ -105,6 +105,8 @@ class Manager:
         self._queue[item] = min(due, self._queue.get(item, due))
 
     def _events(self, watch: _Watch) -> list[Obj]:
+        if watch.resource_version is None:
+            return self._relist(watch)
         try:
             events = list(
                 self._cluster.watch(
@@ -112,11 +114,26 @@ class Manager:
                 )
             )
         except Gone:
-            watch.resource_version = None
-            return self._events(watch)
+            return self._relist(watch)
         for event in events:
             watch.resource_version = event.resource_version
         return [e.object for e in events if e.type in WatchEventType]
+
+    def _relist(self, watch: _Watch) -> list[Obj]:
+        """Every current object, and the list's version to watch from: a kind with no
+        objects yet is then watched too, not listed again on every poll."""
+        items: list[Obj] = []
+        version, token = "", None
+        while True:
+            page = self._cluster.list_page(watch.api_version, watch.kind, limit=500,
+                                           continue_token=token)
+            version = version or page.resource_version
+            items += page.items
+            token = page.continue_token or None
+            if token is None:
+                break
+        watch.resource_version = version if version not in ("", "0") else None
+        return items
 
     def poll(self) -> int:
         """Read new watch events and queue the keys they concern; returns how many objects."""
