@@ -152,3 +152,19 @@ async def test_a_runs_measured_value_and_counts_are_metrics(
               for labels, value in got["headway_analysis_run_metric_measurements"]}
     assert counts[("errors", "Failed")] == 1.0 and counts[("errors", "Successful")] == 1.0
     assert counts[("smoke", "Successful")] == 1.0 and counts[("smoke", "Error")] == 0.0
+
+
+async def test_application_sets_appear_under_argo_names(
+    store: LocalCluster, engine: Engine
+) -> None:
+    put(store, {"apiVersion": API, "kind": "ApplicationSet",
+                "metadata": {"name": "addons", "namespace": "argocd"},
+                "spec": {"generators": [], "template": {}}},
+        {"conditions": [{"type": "ResourcesUpToDate", "status": "False"}],
+         "resources": [{"name": "a"}, {"name": "b"}]})
+    await engine.step()
+    got = scrape(engine)
+    assert got["argocd_appset_info"] == {
+        ((("name", "addons"), ("namespace", "argocd"), ("resource_update_status", "False")), 1.0)}
+    assert got["argocd_appset_owned_applications"] == {
+        ((("name", "addons"), ("namespace", "argocd")), 2.0)}

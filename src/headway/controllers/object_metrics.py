@@ -1,12 +1,14 @@
-"""Prometheus metrics of Applications, Rollouts and AnalysisRuns, under Argo's names.
+"""Prometheus metrics of Applications, ApplicationSets, Rollouts and AnalysisRuns, under
+Argo's names.
 
 Samples are computed from each object when it changes (the `metrics-*` step controllers
 watch the three kinds) and kept in memory; a scrape only reads them, never the store.
 
 Argo CD: `argocd_app_info{name, namespace, project, dest_server, dest_namespace, repo,
-sync_status, health_status, operation, autosync_enabled}` and `argocd_app_condition{name,
-namespace, project, condition}`. Argo Rollouts: `rollout_info{namespace, name, strategy,
-traffic_router, phase}`, `rollout_info_replicas_desired` / `_available` / `_updated`,
+sync_status, health_status, operation, autosync_enabled}`, `argocd_app_condition{name,
+namespace, project, condition}`, `argocd_appset_info{name, namespace,
+resource_update_status}` and `argocd_appset_owned_applications{name, namespace}`. Argo
+Rollouts: `rollout_info{namespace, name, strategy, traffic_router, phase}`, `rollout_info_replicas_desired` / `_available` / `_updated`,
 `analysis_run_info{namespace, name, phase}`, `analysis_run_metric_type{namespace, name,
 metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
 the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
@@ -42,6 +44,7 @@ __all__ = [
     "Sample",
     "analysis_run_samples",
     "application_samples",
+    "application_set_samples",
     "rollout_samples",
 ]
 
@@ -85,6 +88,10 @@ METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
     "headway_rollout_git_revert": (
         "1 for the outcome of the Git revert after the Rollout's last abort.",
         ("namespace", "name", "result")),
+    "argocd_appset_info": ("Information about an ApplicationSet (always 1).",
+                           ("name", "namespace", "resource_update_status")),
+    "argocd_appset_owned_applications": ("Applications the ApplicationSet manages.",
+                                         ("name", "namespace")),
 }
 
 
@@ -230,8 +237,23 @@ def application_waits(app: Obj) -> dict[tuple[str, ...], tuple[str, tuple[str, .
     return out
 
 
+def application_set_samples(appset: Obj) -> list[Sample]:
+    """Argo CD's `argocd_appset_info` (with the ResourcesUpToDate condition's status) and
+    `argocd_appset_owned_applications`."""
+    namespace, name = _meta(appset)
+    status = appset.get("status") or {}
+    conditions = {str(c.get("type")): c for c in status.get("conditions") or []}
+    up_to_date = str((conditions.get("ResourcesUpToDate") or {}).get("status") or "Unknown")
+    owned = float(len(status.get("resources") or []))
+    return [
+        Sample("argocd_appset_info", (name, namespace, up_to_date), 1.0),
+        Sample("argocd_appset_owned_applications", (name, namespace), owned),
+    ]
+
+
 _SAMPLERS = {
     "Application": application_samples,
+    "ApplicationSet": application_set_samples,
     "Rollout": rollout_samples,
     "AnalysisRun": analysis_run_samples,
 }

@@ -181,7 +181,7 @@ def _notifications(parts: LoopParts) -> list[StepController]:
 def _metrics(parts: LoopParts) -> list[StepController]:
     metrics = ObjectMetrics(parts.clock)
     parts.registry.register(metrics)
-    kinds = ("Application", "Rollout", "AnalysisRun")
+    kinds = ("Application", "Rollout", "AnalysisRun", "ApplicationSet")
     return [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
 
 

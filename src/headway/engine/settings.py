@@ -39,7 +39,12 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.APPLICATIONS: ("applications", "application-sources"),
     Loop.GIT_CONVERGENCE: ("git-convergence",),
     Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
-    Loop.METRICS: ("metrics-applications", "metrics-rollouts", "metrics-analysisruns"),
+    Loop.METRICS: (
+        "metrics-applications",
+        "metrics-rollouts",
+        "metrics-analysisruns",
+        "metrics-applicationsets",
+    ),
     Loop.PROMOTIONS: ("promotions",),
     Loop.APPLICATIONSETS: ("applicationsets",),
 }
