@@ -8,7 +8,8 @@ Argo CD: `argocd_app_info{name, namespace, project, dest_server, dest_namespace,
 sync_status, health_status, operation, autosync_enabled}`, `argocd_app_condition{name,
 namespace, project, condition}`, `argocd_appset_info{name, namespace,
 resource_update_status}` and `argocd_appset_owned_applications{name, namespace}`. Argo
-Rollouts: `rollout_info{namespace, name, strategy, traffic_router, phase}`, `rollout_info_replicas_desired` / `_available` / `_updated`,
+Rollouts: `rollout_info{namespace, name, strategy, traffic_router, phase}`,
+`rollout_info_replicas_desired` / `_available` / `_updated`,
 `analysis_run_info{namespace, name, phase}`, `analysis_run_metric_type{namespace, name,
 metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
 the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
