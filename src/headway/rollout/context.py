@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from headway.kubetime import format_time
 from headway.model.rollout import Rollout
 from headway.rollout.plan import Plan, TrafficDecision
+from headway.rollout.pod_metadata import RoleMetadata
 from headway.rollout.replica_sets import ReplicaSetView, SortedReplicaSets
 from headway.rollout.runs import RunView
 
@@ -90,6 +91,7 @@ class Draft:
     wakes: list[float] = field(default_factory=list)
     abort_message: str | None = None
     workload_replicas: int | None = None
+    pod_metadata: dict[str, RoleMetadata] = field(default_factory=dict)
     invalid: str | None = None  # a reason the spec cannot be run (InvalidSpec)
 
     @classmethod
@@ -181,5 +183,6 @@ class Draft:
             delete_runs=tuple(self.delete_runs),
             events=tuple(self.events),
             workload_replicas=self.workload_replicas,
+            pod_metadata=dict(self.pod_metadata),
             requeue_after=min(self.wakes) if self.wakes else None,
         )

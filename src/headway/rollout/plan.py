@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from headway.rollout.pod_metadata import RoleMetadata
+
 __all__ = ["HeaderRoute", "Plan", "TrafficDecision"]
 
 
@@ -37,5 +39,6 @@ class Plan:
     delete_replica_sets: tuple[str, ...] = ()  # beyond revisionHistoryLimit
     delete_runs: tuple[str, ...] = ()  # beyond the run history limits
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
+    pod_metadata: Mapping[str, RoleMetadata] = field(default_factory=dict)  # ReplicaSet -> role
     workload_replicas: int | None = None  # the workloadRef Deployment's replicas; None: leave it
     requeue_after: float | None = None

@@ -30,6 +30,7 @@ from headway.rollout.canary import reconcile_canary
 from headway.rollout.context import Draft, RolloutContext
 from headway.rollout.history import reconcile_history
 from headway.rollout.plan import Plan
+from headway.rollout.pod_metadata import role_metadata
 from headway.rollout.replica_sets import HASH_LABEL
 from headway.rollout.restart import reconcile_restart
 from headway.rollout.status_conditions import update_conditions
@@ -190,6 +191,7 @@ def decide(ctx: RolloutContext) -> Plan:
             reconcile_restart(d, ctx.pods)
         reconcile_history(d)
         _workload_scale(d)
+        d.pod_metadata = role_metadata(ctx)
         problem = d.invalid
     if problem is not None:
         d = Draft.start(ctx)

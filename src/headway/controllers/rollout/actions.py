@@ -18,6 +18,7 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers.rollout.inputs import ARGO_API, FIELD_MANAGER, write_replica_set
+from headway.controllers.rollout.role_metadata import sync_role_metadata
 from headway.controllers.rollout.workload import scale_workload
 from headway.model.obj import Obj
 from headway.rollout.plan import Plan, TrafficDecision
@@ -143,6 +144,7 @@ def execute_plan(
     namespace = ro["metadata"].get("namespace") or "default"
     _create_runs(cluster, plan)
     _supersede_runs(cluster, namespace, plan)
+    sync_role_metadata(cluster, namespace, plan.pod_metadata)
     _replica_sets(cluster, namespace, plan)
     if plan.workload_replicas is not None:
         scale_workload(cluster, ro, plan.workload_replicas)

@@ -22,6 +22,7 @@ from headway.model.rollout import Rollout, parse_rollout
 from headway.model.rollout_steps import AnalysisTemplateRef
 from headway.model.yamlload import Document
 from headway.rollout.analysis_runs import template_key
+from headway.rollout.anti_affinity import injected_stable_hash, with_anti_affinity
 from headway.rollout.context import RolloutContext
 from headway.rollout.replica_sets import (
     REVISION_ANNOTATION,
@@ -108,17 +109,53 @@ def owned_runs(cluster: Cluster, ro: Mapping[str, Any]) -> list[Obj]:
     return [r for r in runs if owned_by(r, uid)]
 
 
+def _anti_affinity_block(ro: Obj) -> Mapping[str, Any] | None:
+    strategy = (ro.get("spec") or {}).get("strategy") or {}
+    block = (strategy.get("canary") or strategy.get("blueGreen") or {}).get("antiAffinity")
+    return block if isinstance(block, Mapping) else None
+
+
+def _anti_affinity_spec(ro: Obj, rs: Obj, pod_hash: str) -> dict[str, Any]:
+    """The ReplicaSet's pod spec with the stable-avoiding term `antiAffinity` asks for."""
+    return with_anti_affinity(
+        ((rs.get("spec") or {}).get("template") or {}).get("spec") or {},
+        _anti_affinity_block(ro),
+        stable_hash=str((ro.get("status") or {}).get("stableRS") or ""),
+        current_hash=pod_hash,
+        namespace=str(ro["metadata"].get("namespace") or "default"),
+    )
+
+
+def _stale_anti_affinity(ro: Obj, rs: Obj, pod_hash: str) -> bool:
+    """The term written earlier names a ReplicaSet that is stable no more (Argo rewrites it
+    while the new ReplicaSet is not the stable one)."""
+    block = _anti_affinity_block(ro)
+    stable = str((ro.get("status") or {}).get("stableRS") or "")
+    if block is None or not stable or stable == pod_hash:
+        return False
+    pod_spec = ((rs.get("spec") or {}).get("template") or {}).get("spec") or {}
+    named = injected_stable_hash(pod_spec, block)
+    return bool(named) and named != stable
+
+
 def _ensure_current_replica_set(cluster: Cluster, ro: Obj, pod_hash: str) -> list[Obj]:
     sets = _owned(cluster, "apps/v1", "ReplicaSet", ro)
     views = [view_of(rs) for rs in sets]
     current = next((rs for rs in sets if view_of(rs).pod_hash == pod_hash), None)
     if current is None:
         body = desired_replica_set(ro, pod_hash=pod_hash, revision=next_revision(views), replicas=0)
+        body["spec"]["template"]["spec"] = _anti_affinity_spec(ro, body, pod_hash)
         sets.append(cluster.apply(body, field_manager=FIELD_MANAGER))
-    elif view_of(current).revision < max(v.revision for v in views):
+        return sets
+    if _stale_anti_affinity(ro, current, pod_hash):
+        changed = copy.deepcopy(current)
+        changed["spec"]["template"]["spec"] = _anti_affinity_spec(ro, current, pod_hash)
+        current = write_replica_set(cluster, changed)
+        sets = [current if view_of(s).pod_hash == pod_hash else s for s in sets]
+    if view_of(current).revision < max(v.revision for v in views):
         revision = str(next_revision(views))
-        updated = write_replica_set(cluster, current, annotations={REVISION_ANNOTATION: revision})
-        sets = [updated if s is current else s for s in sets]
+        current = write_replica_set(cluster, current, annotations={REVISION_ANNOTATION: revision})
+        sets = [current if view_of(s).pod_hash == pod_hash else s for s in sets]
     return sets
 
 
