@@ -13,7 +13,8 @@ State directory layout (default `.headway/`):
   volumes/pvc-UID/  each PersistentVolumeClaim's data, kept across Pods until the claim goes
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
-Each loop step runs the Deployment, ReplicaSet and Job controllers, then the Service
+Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet and Job controllers
+and the volume binder, then the Service
 proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
 again (so readiness changes reach the endpoints in the same step), then the local mesh
 (when the runtime was given data planes) so VirtualService routers follow the same
@@ -56,7 +57,14 @@ from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
 from headway.cluster.local.services import ServiceProxies
-from headway.cluster.local.workloads import deployments, jobs, replicasets, volume_claims
+from headway.cluster.local.workloads import (
+    daemonsets,
+    deployments,
+    jobs,
+    replicasets,
+    statefulsets,
+    volume_claims,
+)
 from headway.model.obj import Obj
 from headway.state_dir import RUNTIME_LOCK, RuntimePaths, read_runtime_info
 from headway.state_lock import DirLock
@@ -186,6 +194,8 @@ class Runtime:
         wakes = [
             deployments.sync_deployments(self.cluster, self._clock),
             replicasets.sync_replica_sets(self.cluster, self._clock),
+            statefulsets.sync_stateful_sets(self.cluster, self._clock),
+            daemonsets.sync_daemon_sets(self.cluster, self._clock),
             jobs.sync_jobs(self.cluster, self._clock, backoff=self._config().backoff),
             volume_claims.sync_volume_claims(
                 self.cluster, self._clock, volumes_root=self.paths.volumes_dir
