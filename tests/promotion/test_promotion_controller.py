@@ -12,6 +12,7 @@ from promotion_harness import ARGO, NS, Harness
 
 from headway.cluster.local.api.store import LocalCluster
 from headway.promotion.controller import PromotionController, next_name
+from headway.promotion.environments import FetchOncePerStep
 from headway.promotion.record import API_VERSION, KIND, read_spec
 
 
@@ -198,3 +199,40 @@ def test_a_malformed_promotion_is_refused_naming_its_fields(tmp_path: Path) -> N
     assert "spec.author: required" in status["message"]
     assert "spec.decisions[0]" in status["message"]
     assert h.repo.commits == []
+
+
+def test_application_changes_wake_only_promotions_waiting_for_it_to_run(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.promote("web-dev-1", "dev", "v2")
+    h.promote("web-prod-9", "prod", "v9", origin="rollback")
+    h.step("web-dev-1")
+    h.step("web-prod-9")
+    assert (h.phase("web-dev-1"), h.phase("web-prod-9")) == ("Committed", "AwaitingApproval")
+    app = h.store.get(ARGO, "Application", "web-dev", NS)
+    keys = list(h.controller.keys_for(app))
+    assert [k.name for k in keys] == ["web-dev-1"]
+
+
+def test_a_step_fetches_a_remote_branch_once(tmp_path: Path) -> None:
+    class Counting:
+        def __init__(self) -> None:
+            self.refreshes = 0
+
+        repo = None
+        branch = "main"
+        remote = True
+
+        def refresh(self) -> str:
+            self.refreshes += 1
+            return "a" * 40
+
+        def write(self, *, parent: str, edits: object, message: str) -> str:
+            return "b" * 40
+
+    inner = Counting()
+    once = FetchOncePerStep(inner)  # type: ignore[arg-type]
+    assert once.refresh() == once.refresh() == "a" * 40
+    assert inner.refreshes == 1
+    once.write(parent="a" * 40, edits={}, message="m")
+    once.refresh()
+    assert inner.refreshes == 2

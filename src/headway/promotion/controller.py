@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 
 FIELD_MANAGER = "headway-promotions"
 _RESOLVE_RETRY_SECONDS = 30.0
+_WATCHING_LIVE = frozenset({Phase.COMMITTED, Phase.VERIFYING})
 
 Hook = Callable[[str], None]
 """Called with "before-action", "after-action" and "after-status" (tests kill there)."""
@@ -119,10 +120,11 @@ class PromotionController:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == KIND:
             return [ObjectKey(str(meta.get("namespace") or "default"), str(meta.get("name")))]
-        # An Application or Rollout changed: every promotion still in progress may care.
+        # An Application or Rollout changed: only a promotion waiting for an environment to
+        # run its commit depends on that (gates, queues and re-commits do not).
         keys = []
         for promotion in self._cluster.list(API_VERSION, KIND):
-            if read_status(promotion).phase not in TERMINAL:
+            if read_status(promotion).phase in _WATCHING_LIVE:
                 pmeta = promotion["metadata"]
                 keys.append(ObjectKey(str(pmeta.get("namespace")), str(pmeta["name"])))
         return keys

@@ -8,9 +8,10 @@ is a reason, not an exception: the controller shows it on the promotion and comm
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import httpx2
+import pygit2
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
@@ -39,7 +40,7 @@ from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.spec import raw_sources
 
-__all__ = ["PIPELINE_API", "PipelineResolver", "load_pipeline", "stage_of"]
+__all__ = ["PIPELINE_API", "FetchOncePerStep", "PipelineResolver", "load_pipeline", "stage_of"]
 
 PIPELINE_API = f"{PIPELINE_GROUP}/{PIPELINE_VERSION}"
 
@@ -73,6 +74,39 @@ def stage_of(pipeline: PromotionPipeline, env: Environment) -> Stage:
         previous=names[index - 1] if index > 0 else "",
         auto_next=following.name if following is not None and env.auto_promote else "",
     )
+
+
+class FetchOncePerStep:
+    """A branch writer whose `refresh` (a fetch, for a remote) runs once per promotion step,
+    however many facts the step reads; a write, made or refused, makes the next one real.
+
+    The resolver wraps the branch anew for every step, so a step sees one tip throughout and
+    a remote is fetched once per step, not once per question."""
+
+    def __init__(self, writer: BranchWriter) -> None:
+        self._writer = writer
+        self._tip: str | None = None
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        return self._writer.repo
+
+    @property
+    def branch(self) -> str:
+        return self._writer.branch
+
+    @property
+    def remote(self) -> bool:
+        return self._writer.remote
+
+    def refresh(self) -> str:
+        if self._tip is None:
+            self._tip = self._writer.refresh()
+        return self._tip
+
+    def write(self, *, parent: str, edits: Mapping[str, bytes], message: str) -> str:
+        self._tip = None
+        return self._writer.write(parent=parent, edits=edits, message=message)
 
 
 class PipelineResolver:
@@ -121,7 +155,10 @@ class PipelineResolver:
             return f"cannot write to {url} {revision}: {err}"
         check = self._config_check(env) if self._config_check is not None else None
         repo = GitEnvironment(
-            writer=writer, env=env, repository=pipeline.spec.image, config_check=check
+            writer=FetchOncePerStep(writer),
+            env=env,
+            repository=pipeline.spec.image,
+            config_check=check,
         )
         approvals = ForgeApprovals(forge) if forge is not None else None
         return Resolved(stage_of(pipeline, env), app_namespace, repo, approvals)
