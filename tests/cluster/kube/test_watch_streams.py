@@ -163,3 +163,19 @@ def test_apps_live_objects_come_from_the_watched_objects_not_a_list_per_app_and_
     cluster.update(untracked, field_manager="test")  # our own write: seen at once
     assert reader.managed("one", []) == {}
     assert _lists(seen) == []
+
+
+def test_more_open_streams_than_httpx_pools_by_default_do_not_starve_requests(
+    api: tuple[Path, Path]
+) -> None:
+    config, _ = api
+    with KubeCluster.connect(config) as cluster:
+        version = cluster.apply(_config_map("a"), field_manager="test")["metadata"][
+            "resourceVersion"]
+        served = cluster.kinds.find("v1", "ConfigMap")
+        assert cluster.streams is not None
+        for n in range(110):  # a cluster serving 110 kinds: a stream each
+            cluster.streams.follow_from(served, f"ns-{n}", version)
+        streams = cluster.streams
+        wait_for(lambda: streams.connected() == 110, timeout=60, what="110 open streams")
+        assert cluster.get("v1", "ConfigMap", "a", "default")["data"] == {"k": "a"}

@@ -68,6 +68,10 @@ def destination_config(cluster: ClusterSecret) -> SingleConfig:
 
 
 def http_client(config: SingleConfig, *, timeout: float = 30.0) -> httpx2.Client:
-    """An HTTP client to the configured server, authenticating as configured."""
+    """An HTTP client to the configured server, authenticating as configured. Its pool has
+    no connection limit: each watched kind keeps a stream open on a connection of its own
+    (streams.py), and a cluster may serve more kinds than httpx's default 100 connections,
+    past which every other request would wait for a free one."""
     params = client_adapter.ConnectionParams(timeout=httpx2.Timeout(timeout))
-    return client_adapter.Client(config, params)
+    limits = httpx2.Limits(max_connections=None, max_keepalive_connections=20)
+    return httpx2.Client(**params.httpx_params(config), limits=limits)

@@ -55,6 +55,7 @@ class KindStream:
         self.start = start  # every event after this version is (or was) in the buffer
         self.position = start
         self.relists = 0
+        self.connected = threading.Event()  # the server answered the stream's request
         self._closed = False
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name=f"watch-{served.kind.kind}")
@@ -119,6 +120,7 @@ class KindStream:
         path = self._served.collection_path(self._namespace)
         with self._transport.stream_lines(path, what=self.what, params=params,
                                           read_timeout=self._open_seconds + 60) as lines:
+            self.connected.set()
             for line in lines:
                 if self._closed:
                     return
@@ -199,6 +201,11 @@ class StreamHub:
                 self._deleted[kind] = True
             if version and (kind not in self._written or newer(version, self._written[kind])):
                 self._written[kind] = version
+
+    def connected(self) -> int:
+        """How many of the streams the server has answered (open now, or opened once)."""
+        with self._lock:
+            return sum(stream.connected.is_set() for stream in self._streams.values())
 
     def close(self) -> None:
         with self._lock:
