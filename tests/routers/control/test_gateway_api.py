@@ -1,0 +1,99 @@
+"""The Gateway API reconciler sets HTTPRoute weights as the Argo Rollouts gatewayAPI plugin does.
+
+Expected objects checked against argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi
+`pkg/plugin/httproute.go` (`setHTTPRouteWeight`, `isHTTPManagedRule`), `pkg/plugin/labels.go`
+(`ensureInProgressLabel`) and `internal/defaults/defaults.go`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headway.clock import VirtualClock
+from headway.cluster.local import LocalCluster
+from headway.rollout.plan import HeaderRoute
+from headway.routers.control.gateway_api import GatewayAPIReconciler
+from headway.routers.control.reconciler import TrafficRoutingError
+from routers.control.helpers import crd, local_cluster
+
+API = "gateway.networking.k8s.io/v1"
+ROUTE_CRD = crd(
+    group="gateway.networking.k8s.io", kind="HTTPRoute", plural="httproutes", versions=("v1",)
+)
+
+
+def _ref(name: str, weight: int | None = None) -> dict[str, Any]:
+    ref: dict[str, Any] = {"name": name, "port": 80}
+    if weight is not None:
+        ref["weight"] = weight
+    return ref
+
+
+def _route(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "HTTPRoute",
+        "metadata": {"name": "shop", "namespace": "edge", "labels": {"team": "shop"}},
+        "spec": {"parentRefs": [{"name": "public"}], "rules": rules},
+    }
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, clock: VirtualClock) -> LocalCluster:
+    c = local_cluster(tmp_path, clock, ROUTE_CRD)
+    c.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "edge"}}, field_manager="t"
+    )
+    return c
+
+
+def _router(cluster: LocalCluster) -> GatewayAPIReconciler:
+    return GatewayAPIReconciler(
+        cluster,
+        namespace="edge",
+        http_routes=["shop"],
+        stable_service="shop-stable",
+        canary_service="shop-canary",
+        managed_routes=["qa"],
+    )
+
+
+def test_weights_on_every_unmanaged_rule_and_the_in_progress_label(cluster: LocalCluster) -> None:
+    header_rule = {
+        "name": "qa",
+        "matches": [{"headers": [{"name": "x-qa", "value": "1"}]}],
+        "backendRefs": [_ref("shop-canary")],
+    }
+    api_rule = {
+        "matches": [{"path": {"type": "PathPrefix", "value": "/api"}}],
+        "backendRefs": [_ref("shop-stable", 100), _ref("shop-canary", 0)],
+    }
+    web_rule = {"backendRefs": [_ref("shop-stable"), _ref("shop-canary")]}
+    cluster.apply(_route([header_rule, api_rule, web_rule]), field_manager="git")
+    router = _router(cluster)
+    router.set_weight(30)
+    written = cluster.get(API, "HTTPRoute", "shop", "edge")
+    assert written["metadata"]["labels"] == {
+        "team": "shop",
+        "rollouts.argoproj.io/gatewayapi-canary": "in-progress",
+    }
+    assert written["spec"]["rules"] == [
+        header_rule,
+        {**api_rule, "backendRefs": [_ref("shop-stable", 70), _ref("shop-canary", 30)]},
+        {"backendRefs": [_ref("shop-stable", 70), _ref("shop-canary", 30)]},
+    ]
+    assert router.verify_weight(30) is True
+    assert router.verify_weight(40) is False
+    router.set_weight(0)
+    assert cluster.get(API, "HTTPRoute", "shop", "edge")["metadata"]["labels"] == {"team": "shop"}
+
+
+def test_a_route_without_the_canary_backend_is_refused(cluster: LocalCluster) -> None:
+    cluster.apply(_route([{"backendRefs": [_ref("shop-stable", 100)]}]), field_manager="git")
+    with pytest.raises(TrafficRoutingError, match="HTTPRoute edge/shop: no backendRef shop-canary"):
+        _router(cluster).set_weight(10)
+    with pytest.raises(TrafficRoutingError, match="Gateway API plugin are not supported"):
+        _router(cluster).set_header_route(HeaderRoute(name="qa", match=()))
