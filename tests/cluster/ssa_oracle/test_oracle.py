@@ -6,7 +6,11 @@ or decoding of the oracle's output fails here before the differential test blame
 
 from __future__ import annotations
 
-from cluster.ssa_oracle.oracle import Operation, run_oracle
+import os
+import subprocess
+from pathlib import Path
+
+from cluster.ssa_oracle.oracle import BUILD_SCRIPT, Operation, run_oracle
 
 WEB = {"spec": {"replicas": 2, "template": {"spec": {"containers": [
     {"name": "web", "image": "app:1"}]}}}}
@@ -51,3 +55,12 @@ def test_every_conflicting_field_of_one_manager_is_reported() -> None:
     steps = run_oracle([Operation("git", "Apply", pod), Operation("ops", "Apply", change)])
     assert steps[1].conflicts == {
         (".spec.template.spec.nodeSelector", "git"), (".spec.template.spec.tolerations", "git")}
+
+
+def test_a_missing_library_is_named_with_the_package_that_brings_it(tmp_path: Path) -> None:
+    env = dict(os.environ, HEADWAY_SMD_LIBRARY=str(tmp_path / "absent"))
+    checked = subprocess.run([BUILD_SCRIPT, "--check"], capture_output=True, text=True,
+                             env=env, check=False)
+    assert checked.returncode == 1
+    assert "golang-k8s-sigs-structured-merge-diff-dev" in checked.stderr
+    assert "scripts/install-system-packages" in checked.stderr
