@@ -307,3 +307,50 @@ def test_list_elements_yaml_adds_elements() -> None:
         "live",
         "perf",
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        ({"generators": "list", "template": {}}, "spec.generators"),
+        ({"generators": ["list"], "template": _template("x")}, "spec.generators[0]"),
+        (
+            {"generators": [{"list": {"elements": "x"}}], "template": _template("x")},
+            "spec.generators[0].list.elements",
+        ),
+        (
+            {"generators": [{"list": {"elements": [1]}}], "template": _template("x")},
+            "spec.generators[0].list.elements[0]",
+        ),
+        (
+            {
+                "generators": [{"matrix": {"generators": [{"list": {}}]}}],
+                "template": _template("x"),
+            },
+            "spec.generators[0].matrix.generators",
+        ),
+        (
+            {
+                "generators": [],
+                "template": _template("x"),
+                "syncPolicy": {"applicationsSync": "always"},
+            },
+            "spec.syncPolicy.applicationsSync",
+        ),
+        (
+            {
+                "generators": [{"git": {"repoURL": REPO, "directories": "apps/*"}}],
+                "template": _template("x"),
+            },
+            "spec.generators[0].git",
+        ),
+    ],
+)
+def test_a_malformed_set_is_a_generation_error_never_a_crash(
+    spec: dict[str, Any], field: str
+) -> None:
+    generation = generate({"metadata": {"name": "s", "namespace": "argocd"}, "spec": spec}, INPUTS)
+    assert generation.error is not None and generation.apps == ()
+    assert ".".join(str(p) for p in generation.error.path).startswith(
+        field.replace("[", ".").replace("]", "")
+    ), generation.error

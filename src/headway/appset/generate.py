@@ -26,6 +26,10 @@ from headway.appset.render import (
     render_text,
     render_value,
 )
+from headway.model import schema
+from headway.model.applicationset import APPLICATION_SET_SPEC
+from headway.model.diagnostics import Severity
+from headway.model.yamlload import Document
 from headway.notify.gotemplate import TemplateError
 
 __all__ = [
@@ -79,7 +83,11 @@ class Generation:
 
 
 def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
-    """The Applications of `appset` (a manifest) given `inputs`; an error stops them all."""
+    """The Applications of `appset` (a manifest) given `inputs`; an error stops them all,
+    and so does a set whose own fields are malformed (the first error, by field)."""
+    malformed = _malformed(appset)
+    if malformed is not None:
+        return Generation(error=malformed)
     spec = appset.get("spec") or {}
     mode = mode_of(spec)
     context = Context(mode, inputs)
@@ -107,6 +115,21 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
     if duplicate:
         return Generation(error=duplicate)
     return Generation(apps=tuple(apps))
+
+
+def _malformed(appset: Mapping[str, Any]) -> GenerationError | None:
+    """The first error `headway validate` finds in the set's spec fields, if any."""
+    name = str((appset.get("metadata") or {}).get("name") or "")
+    document = Document(dict(appset), f"ApplicationSet/{name}", 0, 0)
+    report = schema.Reporter(document)
+    schema.validate_object(APPLICATION_SET_SPEC, appset.get("spec"), ("spec",), report)
+    errors = [d for d in report.diagnostics if d.severity is Severity.ERROR]
+    if not errors:
+        return None
+    first = errors[0]
+    path = tuple(p for p in first.field.replace("[", ".").replace("]", "").split(".") if p)
+    parts: tuple[PathPart, ...] = tuple(int(p) if p.isdigit() else p for p in path)
+    return GenerationError(PARAMS_ERROR, f"{first.field}: {first.message}", parts)
 
 
 def _template_for(

@@ -228,6 +228,12 @@ def _git(spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]) -> 
         raise GeneratorError((*path, "repoURL"), "repoURL is required")
     revision = str(spec.get("revision") or "HEAD")
     prefix = str(spec.get("pathParamPrefix") or "")
+    for key in ("directories", "files"):
+        items = spec.get(key)
+        if items is not None and not (
+            isinstance(items, list) and all(isinstance(i, Mapping) and i.get("path") for i in items)
+        ):
+            raise GeneratorError((*path, key), f"{key} must be a list of {{path: ...}} entries")
     if spec.get("directories"):
         params = git_params.directory_params(
             ctx.inputs,
