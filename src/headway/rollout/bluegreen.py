@@ -41,12 +41,14 @@ def _strategy(d: Draft) -> BlueGreenStrategy:
 
 def _scale_down_old(d: Draft, active_hash: str) -> None:
     """Keep the active ReplicaSet; the others go after scaleDownDelaySeconds."""
-    delay = _strategy(d).scale_down_delay_seconds
-    for rs in d.ctx.sets.all:
-        if rs.pod_hash in (active_hash, d.ctx.current_hash) or rs.replicas == 0:
-            continue
-        if d.scale_down_deadline_passed(rs, delay):
-            d.scale(rs.name, 0)
+    bg = _strategy(d)
+    old = [
+        rs
+        for rs in sorted(d.ctx.sets.all, key=lambda rs: (rs.revision, rs.created), reverse=True)
+        if rs.pod_hash not in (active_hash, d.ctx.current_hash) and rs.replicas > 0
+    ]
+    limit = bg.scale_down_delay_revision_limit
+    d.scale_down_after_delay(old, bg.scale_down_delay_seconds, revision_limit=limit)
 
 
 def _services(d: Draft, active: str) -> None:

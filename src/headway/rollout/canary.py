@@ -30,6 +30,7 @@ from headway.rollout.canary_replicas import (
 )
 from headway.rollout.context import Draft
 from headway.rollout.plan import TrafficDecision
+from headway.rollout.progress_threshold import progress_reached
 from headway.rollout.replica_sets import ReplicaSetView
 
 __all__ = ["reconcile_canary"]
@@ -136,13 +137,12 @@ def _reconcile_routed_replicas(d: Draft) -> None:
         d.scale(stable.name, scale.stable)
     elif new is not None:
         d.scale(new.name, spec.replicas)
-    for rs in ctx.sets.others:
-        if rs.replicas == 0:
-            continue
-        if _promoted(d) and not canary.dynamic_stable_scale:
-            if d.scale_down_deadline_passed(rs, canary.scale_down_delay_seconds):
-                d.scale(rs.name, 0)
-        else:
+    running = [rs for rs in ctx.sets.others if rs.replicas > 0]
+    if _promoted(d) and not canary.dynamic_stable_scale:
+        limit = canary.scale_down_delay_revision_limit
+        d.scale_down_after_delay(running, canary.scale_down_delay_seconds, revision_limit=limit)
+    else:
+        for rs in running:
             d.scale(rs.name, 0)
 
 
@@ -162,7 +162,7 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
     elif weight > 0 and new is not None and not _promoted(d):
         # the new weight waits for the pods decided to carry it (Argo keeps the previous one)
         needed = d.scales.get(new.name, math.ceil(ctx.rollout.spec.replicas * weight / 100))
-        if new.available < needed and not d.status.get("promoteFull"):
+        if not _reached(d, new, needed) and not d.status.get("promoteFull"):
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
     routes = () if ending else steps_of.header_routes_at(canary.steps, _index(d))
@@ -188,7 +188,13 @@ def _at_desired_counts(d: Draft) -> bool:
         if rs.replicas != target or rs.status_replicas != target:
             return False
     new = d.ctx.sets.new
-    return new is None or new.available >= d.scales.get(new.name, new.replicas)
+    return new is None or _reached(d, new, d.scales.get(new.name, new.replicas))
+
+
+def _reached(d: Draft, new: ReplicaSetView, desired: int) -> bool:
+    """Enough of the canary's `desired` pods are available (`replicaProgressThreshold`)."""
+    threshold = _strategy(d).replica_progress_threshold
+    return progress_reached(threshold, available=new.available, desired=desired)
 
 
 def _pause_step_done(d: Draft, duration: float | None) -> bool:
@@ -243,7 +249,7 @@ def _reconcile_steps(d: Draft) -> None:
             d.wake_in(0)
         return
     new = d.ctx.sets.new
-    if index >= total and new is not None and new.available >= d.ctx.rollout.spec.replicas:
+    if index >= total and new is not None and _reached(d, new, d.ctx.rollout.spec.replicas):
         reason = (
             "Full promotion requested"
             if d.status.get("promoteFull")

@@ -10,7 +10,7 @@ freezes it into the `Plan` the controller executes, with the status to write onc
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -167,6 +167,16 @@ class Draft:
         if left > 0:
             self.wake_in(left)
         return left <= 0
+
+    def scale_down_after_delay(
+        self, old: Sequence[ReplicaSetView], delay: int, *, revision_limit: int | None
+    ) -> None:
+        """Scale `old` (newest first) to zero once each one's deadline has passed; beyond
+        `scaleDownDelayRevisionLimit` of them, at once (Argo's scaleDownDelayHelper)."""
+        for kept, rs in enumerate(old):
+            beyond = revision_limit is not None and kept >= revision_limit
+            if beyond or self.scale_down_deadline_passed(rs, delay):
+                self.scale(rs.name, 0)
 
     def plan(self) -> Plan:
         status = {k: v for k, v in self.status.items() if v is not None}
