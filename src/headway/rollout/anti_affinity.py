@@ -23,7 +23,7 @@ from typing import Any
 
 from headway.rollout.replica_sets import HASH_LABEL
 
-__all__ = ["injected_stable_hash", "with_anti_affinity"]
+__all__ = ["injected_stable_hash", "with_anti_affinity", "without_injected_terms"]
 
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -95,4 +95,29 @@ def with_anti_affinity(
     affinity = result.setdefault("affinity", {})
     anti = affinity.setdefault("podAntiAffinity", {})
     anti[_PREFERRED if preferred else _REQUIRED] = terms
+    return result
+
+
+def without_injected_terms(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
+    """`pod_spec` with every term this module injected taken out (and the blocks it leaves
+    empty), so a ReplicaSet's template reads as the Rollout's own again (`rollouts undo`)."""
+    result = copy.deepcopy(dict(pod_spec))
+    affinity = result.get("affinity")
+    if not isinstance(affinity, dict) or not isinstance(affinity.get("podAntiAffinity"), dict):
+        return result
+    anti: dict[str, Any] = affinity["podAntiAffinity"]
+    for key, preferred in ((_PREFERRED, True), (_REQUIRED, False)):
+        terms = list(anti.get(key) or [])
+        index = _injected_index(terms, preferred)
+        if index is None:
+            continue
+        del terms[index]
+        if terms:
+            anti[key] = terms
+        else:
+            anti.pop(key)
+    if not anti:
+        affinity.pop("podAntiAffinity")
+    if not affinity:
+        result.pop("affinity")
     return result

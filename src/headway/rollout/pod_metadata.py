@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EPHEMERAL_METADATA_ANNOTATION",
+    "NO_METADATA",
     "RoleMetadata",
     "injected_metadata",
     "role_metadata",
@@ -54,6 +55,7 @@ class RoleMetadata:
 
 
 NONE = RoleMetadata({}, {})
+NO_METADATA = NONE  # what a ReplicaSet outside any role carries
 
 
 def _of(meta: PodTemplateMetadata | None) -> RoleMetadata:

@@ -12,9 +12,12 @@
   conditioned on.
 * abort: `status.abort: true`; retry: `status.abort: false`.
 * pause: `spec.paused: true`; restart: `spec.restartAt` = now.
-* set image: the container's image in `spec.template`.
+* set image: the container's image in `spec.template` (refused for a Rollout whose template
+  is a Deployment's, `workloadRef`: the image is changed there).
 * undo: `spec.template` becomes the template of revision N (default: the one before the
-  current); with that ReplicaSet still around the controller fast-tracks to it.
+  current), without what the controller wrote into that ReplicaSet's template (hash label,
+  per-role metadata, anti-affinity term); with that ReplicaSet still around the controller
+  fast-tracks to it. With a `workloadRef`, the Deployment's template is restored instead.
 
 Status edits are read-modify-write with the resourceVersion as a precondition, retried on a
 conflict with the controller's own write; spec edits replace the object's spec the same way.
@@ -31,6 +34,8 @@ from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
 from headway.model.obj import Obj
+from headway.rollout.anti_affinity import without_injected_terms
+from headway.rollout.pod_metadata import NO_METADATA, injected_metadata, synced_metadata
 from headway.rollout.replica_sets import HASH_LABEL, view_of
 
 __all__ = [
@@ -180,7 +185,20 @@ def restart(cluster: Cluster, namespace: str, name: str, *, now: datetime) -> st
     return f"rollout '{name}' restarts"
 
 
+def _workload_name(ro: Obj) -> str | None:
+    ref = (ro.get("spec") or {}).get("workloadRef")
+    return str(ref.get("name")) if isinstance(ref, dict) else None
+
+
 def set_image(cluster: Cluster, namespace: str, name: str, *, container: str, image: str) -> str:
+    workload = _workload_name(_get(cluster, namespace, name))
+    if workload is not None:
+        raise RolloutCommandError(
+            f"rollout '{name}' takes its pod template from Deployment '{workload}' "
+            f"(workloadRef): change the image there, e.g. "
+            f"kubectl set image deployment/{workload} {container}={image}"
+        )
+
     def change(spec: dict[str, Any]) -> None:
         pod = (spec.get("template") or {}).get("spec") or {}
         found = [c for c in pod.get("containers") or [] if c.get("name") == container]
@@ -209,7 +227,43 @@ def undo(cluster: Cluster, namespace: str, name: str, *, to_revision: int | None
     if target is None:
         wanted = "no previous revision" if to_revision is None else f"no revision {to_revision}"
         raise RolloutCommandError(f"rollout '{name}' has {wanted}")
-    template = copy.deepcopy(target["spec"]["template"])
-    (template.get("metadata") or {}).get("labels", {}).pop(HASH_LABEL, None)
-    _edit_spec(cluster, namespace, name, lambda spec: spec.update(template=template))
+    template = restorable_template(target)
+    workload = _workload_name(ro)
+    if workload is not None:
+        _edit_workload_template(cluster, namespace, workload, template)
+    else:
+        _edit_spec(cluster, namespace, name, lambda spec: spec.update(template=template))
     return f"rollout '{name}' rolled back to revision {view_of(target).revision}"
+
+
+def restorable_template(rs: Obj) -> dict[str, Any]:
+    """The pod template a ReplicaSet was made from: without its hash label, the per-role
+    metadata and the anti-affinity term the controller wrote into it, so the Rollout's
+    template hashes to that ReplicaSet again and the controller fast-tracks to it."""
+    template: dict[str, Any] = copy.deepcopy(rs["spec"]["template"])
+    injected = injected_metadata(rs["metadata"].get("annotations") or {})
+    meta = template.get("metadata") or {}
+    meta = synced_metadata(meta, injected=injected, wanted=NO_METADATA) or meta
+    meta = {k: v for k, v in meta.items() if v or k not in ("labels", "annotations")}
+    meta.get("labels", {}).pop(HASH_LABEL, None)
+    template["metadata"] = meta
+    template["spec"] = without_injected_terms(template.get("spec") or {})
+    return template
+
+
+def _edit_workload_template(
+    cluster: Cluster, namespace: str, name: str, template: dict[str, Any]
+) -> None:
+    """`undo` of a Rollout with a workloadRef restores the Deployment's template (as the
+    plugin does); the Rollout follows it."""
+    for _ in range(_ATTEMPTS):
+        found = cluster.get("apps/v1", "Deployment", name, namespace)
+        body = {k: copy.deepcopy(found[k]) for k in ("apiVersion", "kind", "metadata", "spec")}
+        body["metadata"].pop("managedFields", None)
+        body["spec"]["template"] = template
+        try:
+            cluster.update(body, field_manager=FIELD_MANAGER)
+            return
+        except Conflict:
+            continue
+    raise RolloutCommandError(f"deployment {namespace}/{name} kept changing; try again")
