@@ -33,6 +33,7 @@ __all__ = [
     "MeshPlanError",
     "ServiceRef",
     "Share",
+    "assemble_plan",
     "parse_host",
     "plan_virtual_service",
     "split_shares",
@@ -211,14 +212,16 @@ def plan_virtual_service(vs: Mapping[str, Any], *, roles: tuple[str, str] | None
         header_routes.append((str(route.get("name") or where), conditions, targets[0][0]))
     if split is None:
         raise MeshPlanError("spec.http: no route without `match` (the weighted split) found")
-    return _assemble(split, header_routes, unsupported)
+    return assemble_plan(split, header_routes, unsupported)
 
 
-def _assemble(
+def assemble_plan(
     split: list[tuple[ServiceRef, int]],
     header_routes: list[tuple[str, tuple[HeaderCondition, ...], ServiceRef]],
     unsupported: list[str],
 ) -> MeshPlan:
+    """The plan of a split (stable first, then canary, then additional destinations) and
+    header routes to the canary; shared by every router object the mesh realizes."""
     weights = [w for _, w in split]
     if sum(weights) == 0:
         raise MeshPlanError("spec.http: the split route's weights add up to 0")

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
@@ -31,8 +32,9 @@ from headway.cluster.local.mesh.gateways import (
     GatewayListeners,
     publish_address,
 )
-from headway.cluster.local.mesh.plan import MeshPlanError, plan_virtual_service
+from headway.cluster.local.mesh.plan import MeshPlan, MeshPlanError, plan_virtual_service
 from headway.cluster.local.mesh.plane import DataPlane, DataPlaneError, DataPlanes, plane_config
+from headway.cluster.local.mesh.routed import ROUTED_KINDS, Routed, routed_objects
 from headway.cluster.local.mesh.status import (
     error_status,
     keep_transition_times,
@@ -63,6 +65,13 @@ def _annotated_port(vs: Obj) -> int | None:
     raw = str((vs["metadata"].get("annotations") or {}).get(ADDRESS_ANNOTATION) or "")
     port = raw.rpartition(":")[2]
     return int(port) if port.isdigit() and 0 < int(port) < 65536 else None
+
+
+def _router_dir(obj: Obj) -> str:
+    """A VirtualService's router works in `<namespace>/<name>`, another object's in
+    `<namespace>/<kind>-<name>` (an Ingress may share a VirtualService's name)."""
+    name = str(obj["metadata"]["name"])
+    return name if obj["kind"] == "VirtualService" else f"{obj['kind'].lower()}-{name}"
 
 
 class Mesh:
@@ -119,28 +128,20 @@ class Mesh:
         """One step: realize every VirtualService, close routers of deleted ones, then put
         each Gateway's listener in front of the routers bound to it."""
         await self.start()
+        rollouts = self._cluster.list("argoproj.io/v1alpha1", "Rollout")
         world = MeshWorld.of(
-            self._cluster.list("v1", "Service"),
-            self._cluster.list("v1", "Pod"),
-            self._cluster.list("argoproj.io/v1alpha1", "Rollout"),
+            self._cluster.list("v1", "Service"), self._cluster.list("v1", "Pod"), rollouts
         )
         seen: set[str] = set()
+        for routed in routed_objects(rollouts, self._routed_candidates()):
+            seen.add(str(routed.obj["metadata"]["uid"]))
+            await self._guarded(routed.obj, self._realize_routed(routed, world))
         virtual_services = self._cluster.list(VIRTUAL_SERVICE_API, "VirtualService")
         for vs in virtual_services:
             if vs["metadata"].get("deletionTimestamp"):
                 continue
             seen.add(str(vs["metadata"]["uid"]))
-            try:
-                await self._realize(vs, world)
-            except NotFound:
-                continue  # deleted while we worked on it
-            except ClusterError as err:  # e.g. the object changed under us: next step
-                _log.warning("virtualservice %s: %s", vs["metadata"]["name"], err)
-            except Exception as err:  # one broken VirtualService must not stop the others
-                message = f"{type(err).__name__}: {err}"
-                _log.warning("virtualservice %s: %s", vs["metadata"]["name"], message)
-                with contextlib.suppress(ClusterError):
-                    self._fail(vs, "MeshError", message)
+            await self._guarded(vs, self._realize(vs, world))
         for uid in set(self._routers) - seen:
             self._announced.pop(uid, None)
             with contextlib.suppress(DataPlaneError, OSError):
@@ -154,15 +155,56 @@ class Mesh:
         }
         await self._gateways.sync(virtual_services, addresses=addresses, now=self._clock.now())
 
+    async def _guarded(self, obj: Obj, step: Coroutine[Any, Any, None]) -> None:
+        """Run one object's realization; its failure is its own, not the step's."""
+        name = f"{obj['kind'].lower()} {obj['metadata']['name']}"
+        try:
+            await step
+        except NotFound:
+            return  # deleted while we worked on it
+        except ClusterError as err:  # e.g. the object changed under us: next step
+            _log.warning("%s: %s", name, err)
+        except Exception as err:  # one broken object must not stop the others
+            message = f"{type(err).__name__}: {err}"
+            _log.warning("%s: %s", name, message)
+            with contextlib.suppress(ClusterError):
+                self._fail(obj, "MeshError", message)
+
+    def _routed_candidates(self) -> dict[tuple[str, str, str], Obj]:
+        """The objects of the kinds other routers use, by (kind, namespace, name)."""
+        found: dict[tuple[str, str, str], Obj] = {}
+        served = {(k.api_version, k.kind) for k in self._cluster.discovery()}
+        for api_version, kind in ROUTED_KINDS:
+            if (api_version, kind) not in served:
+                continue
+            for obj in self._cluster.list(api_version, kind):
+                meta = obj["metadata"]
+                if not meta.get("deletionTimestamp"):
+                    key = (kind, str(meta.get("namespace") or "default"), str(meta["name"]))
+                    found.setdefault(key, obj)
+        return found
+
+    async def _realize_routed(self, routed: Routed, world: MeshWorld) -> None:
+        if routed.plan is None:
+            self._fail(routed.obj, "InvalidSpec", routed.error)
+            return
+        await self._run(routed.obj, routed.plan, world)
+
     async def _realize(self, vs: Obj, world: MeshWorld) -> None:
         meta = vs["metadata"]
         namespace = str(meta.get("namespace") or "default")
-        router = self._router()
         try:
             plan = plan_virtual_service(vs, roles=world.roles.get((namespace, meta["name"])))
         except MeshPlanError as err:
             self._fail(vs, "InvalidSpec", str(err))
             return
+        await self._run(vs, plan, world)
+
+    async def _run(self, vs: Obj, plan: MeshPlan, world: MeshWorld) -> None:
+        """Bring the router of `vs` (a VirtualService or another routed object) to `plan`."""
+        meta = vs["metadata"]
+        namespace = str(meta.get("namespace") or "default")
+        router = self._router()
         unavailable = self._planes.unavailable(router)
         if unavailable:
             self._fail(vs, "RouterUnavailable", unavailable)
@@ -217,13 +259,15 @@ class Mesh:
         plane = self._planes.create(
             router=router,
             port=port,
-            work_dir=self._work_dir / namespace / meta["name"],
-            labels={"namespace": namespace, "virtualservice": meta["name"]},
+            work_dir=self._work_dir / namespace / _router_dir(vs),
+            labels={"namespace": namespace, vs["kind"].lower(): meta["name"]},
         )
         await plane.start()
         return plane
 
     def _write_status(self, vs: Obj, status: Obj) -> None:
+        if vs.get("kind") != "VirtualService":  # other routers' objects: Events only
+            return
         old = vs.get("status") or {}
         if same_status(old, status):
             return

@@ -1,0 +1,126 @@
+"""Which non-Istio router objects the local mesh realizes: the ones a Rollout routes through.
+
+Purely computational over listed objects. For each canary Rollout with `trafficRouting`:
+
+* `smi`: the TrafficSplit `trafficSplitName` (default: the Rollout's name);
+* `traefik`: the TraefikService `weightedTraefikServiceName`;
+* `plugins["argoproj-labs/gatewayAPI"]`: each HTTPRoute of `httpRoute` / `httpRoutes[].name`,
+  in the plugin's `namespace` (default: the Rollout's);
+* `alb`: each Ingress of `ingress` / `ingresses`;
+* `nginx`: each stable Ingress of `stableIngress` / `stableIngresses`, with the canary
+  Ingresses (`<prefix>/canary: "true"`) of its namespace.
+
+Each becomes a `Routed`: the object the router's address annotation and Events go on, and
+the plan (or the `MeshPlanError`) the mesh realizes for it. Objects not found are skipped:
+the Rollout controller creates some of them (a canary Ingress, a TrafficSplit) on its first step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from headway.cluster.local.mesh.plan import MeshPlan, MeshPlanError
+from headway.cluster.local.mesh.router_objects import (
+    is_nginx_canary,
+    plan_alb_ingress,
+    plan_http_route,
+    plan_nginx_ingress,
+    plan_traefik_service,
+    plan_traffic_split,
+)
+from headway.model.obj import Obj
+
+__all__ = ["ROUTED_KINDS", "Routed", "routed_objects"]
+
+GATEWAY_PLUGIN = "argoproj-labs/gatewayAPI"
+# (apiVersion, kind) the mesh lists for routed objects, in the order they are looked for.
+ROUTED_KINDS = (
+    ("split.smi-spec.io/v1alpha1", "TrafficSplit"),
+    ("split.smi-spec.io/v1alpha2", "TrafficSplit"),
+    ("split.smi-spec.io/v1alpha3", "TrafficSplit"),
+    ("traefik.io/v1alpha1", "TraefikService"),
+    ("traefik.containo.us/v1alpha1", "TraefikService"),
+    ("gateway.networking.k8s.io/v1", "HTTPRoute"),
+    ("networking.k8s.io/v1", "Ingress"),
+)
+
+Objects = Mapping[tuple[str, str, str], Obj]  # (kind, namespace, name) -> object
+
+
+@dataclass(frozen=True)
+class Routed:
+    obj: Obj
+    plan: MeshPlan | None
+    error: str = ""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _names(block: Mapping[str, Any], one: str, many: str) -> list[str]:
+    names = [block.get(one)] + [
+        item.get("name") if isinstance(item, Mapping) else item for item in block.get(many) or []
+    ]
+    return [str(n) for n in names if isinstance(n, str) and n]
+
+
+def _planned(obj: Obj, plan: Callable[[Obj], MeshPlan]) -> Routed:
+    try:
+        return Routed(obj, plan(obj))
+    except MeshPlanError as err:
+        return Routed(obj, None, str(err))
+
+
+def _for_rollout(rollout: Obj, objects: Objects) -> list[Routed]:
+    canary = _mapping(_mapping(_mapping(rollout.get("spec")).get("strategy")).get("canary"))
+    routing = _mapping(canary.get("trafficRouting"))
+    namespace = str(rollout["metadata"].get("namespace") or "default")
+    roles = (str(canary.get("stableService")), str(canary.get("canaryService")))
+    found: list[Routed] = []
+
+    def each(kind: str, ns: str, names: Iterable[str], plan: Callable[[Obj], MeshPlan]) -> None:
+        for name in names:
+            obj = objects.get((kind, ns, name))
+            if obj is not None:
+                found.append(_planned(obj, plan))
+
+    if "smi" in routing:
+        smi = _mapping(routing["smi"])
+        name = str(smi.get("trafficSplitName") or rollout["metadata"]["name"])
+        each("TrafficSplit", namespace, [name], lambda o: plan_traffic_split(o, roles=roles))
+    if "traefik" in routing:
+        names = _names(_mapping(routing["traefik"]), "weightedTraefikServiceName", "")
+        each("TraefikService", namespace, names, lambda o: plan_traefik_service(o, roles=roles))
+    gateway = _mapping(_mapping(routing.get("plugins")).get(GATEWAY_PLUGIN))
+    if gateway:
+        ns = str(gateway.get("namespace") or namespace)
+        names = _names(gateway, "httpRoute", "httpRoutes")
+        each("HTTPRoute", ns, names, lambda o: plan_http_route(o, roles=roles))
+    if "alb" in routing:
+        names = _names(_mapping(routing["alb"]), "ingress", "ingresses")
+        each("Ingress", namespace, names, lambda o: plan_alb_ingress(o, roles=roles))
+    if "nginx" in routing:
+        names = _names(_mapping(routing["nginx"]), "stableIngress", "stableIngresses")
+        canaries = [
+            o
+            for (kind, ns, _), o in objects.items()
+            if kind == "Ingress" and ns == namespace and is_nginx_canary(o)
+        ]
+        each("Ingress", namespace, names, lambda o: plan_nginx_ingress(o, canaries))
+    return found
+
+
+def routed_objects(rollouts: Iterable[Obj], objects: Objects) -> list[Routed]:
+    """Every object a Rollout routes through, once each (by uid), with its plan."""
+    seen: set[str] = set()
+    routed: list[Routed] = []
+    for rollout in rollouts:
+        for item in _for_rollout(rollout, objects):
+            uid = str(item.obj["metadata"].get("uid"))
+            if uid not in seen:
+                seen.add(uid)
+                routed.append(item)
+    return routed
