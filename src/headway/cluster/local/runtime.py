@@ -56,6 +56,7 @@ from headway.cluster.local.kubelet.pods import Kubelet
 from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
+from headway.cluster.local.service_names import ServiceNameProxies
 from headway.cluster.local.services import ServiceProxies
 from headway.cluster.local.workloads import (
     daemonsets,
@@ -130,6 +131,7 @@ class Runtime:
         self.runtime_id = uuid.uuid4().hex
         state_dir.mkdir(parents=True, exist_ok=True)
         self.cluster = LocalCluster(self.paths.db, clock)
+        self.service_names = ServiceNameProxies(self.cluster)
         self.kubelet = Kubelet(
             cluster=self.cluster,
             clock=clock,
@@ -138,6 +140,7 @@ class Runtime:
             runtime_id=self.runtime_id,
             wake=self.wake,
             events=self._record,
+            proxy_env=self.service_names.env_for,
         )
         self.proxies = ServiceProxies(
             self.cluster,
@@ -269,6 +272,7 @@ class Runtime:
             await self.mesh.close()
         await self.proxies.close()
         await self.kubelet.shutdown(grace_cap=self._shutdown_grace)
+        await self.service_names.close()
         kill_marked_processes(self.runtime_id, grace_seconds=1.0)
         with contextlib.suppress(OSError):
             self.paths.pidfile.unlink()

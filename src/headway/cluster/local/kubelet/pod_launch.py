@@ -60,8 +60,10 @@ class ContainerLauncher:
         events: Callable[[Obj, str, str, str], None],
         on_probe: Callable[[], None],
         sandboxes: PodSandboxes | None = None,
+        proxy_env: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self._cluster = cluster
+        self._proxy_env = proxy_env
         self._sandboxes = sandboxes or PodSandboxes(logs_dir.parent / "pods")
         self._clock = clock
         self._logs_dir = logs_dir
@@ -291,6 +293,8 @@ class ContainerLauncher:
         namespace = str(meta.get("namespace") or "default")
         env = {k: os.environ[k] for k in _INHERITED if k in os.environ}
         env.update(service_links(pod, self._cluster.list("v1", "Service", namespace=namespace)))
+        if self._proxy_env is not None:  # Service names through the namespace's HTTP proxy
+            env.update(self._proxy_env(namespace))
         env.update(dict(launch.env))
         env["HOSTNAME"] = str(meta["name"])
         declared_env = resolve_container_env(pod, container, _lookup(self._cluster, namespace))

@@ -81,6 +81,7 @@ class Kubelet:
         runtime_id: str,
         wake: Callable[[], None] = lambda: None,
         events: EventSink = lambda obj, kind, reason, message: None,
+        proxy_env: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self._cluster = cluster
         self._clock = clock
@@ -97,6 +98,7 @@ class Kubelet:
             runtime_id=runtime_id,
             events=events,
             on_probe=self._probe_changed,
+            proxy_env=proxy_env,
         )
 
     @property

@@ -4,8 +4,10 @@ A file-backed volume's directory holds a timestamped directory with the files, a
 symlink to it, and one symlink per top-level name (`app.yaml -> ..data/app.yaml`). An update
 writes a new timestamped directory and swaps `..data` with one rename, so a reader sees the
 old set of files or the new one, never a mix — what Kubernetes' atomic writer does, and what
-programs that watch `..data` rely on. A `subPath` mount is a copy made when the container
-starts, so, as in Kubernetes, it does not follow later updates.
+programs that watch `..data` rely on. A `subPath` mount of such a volume is a copy made when
+the container starts, so, as in Kubernetes, it does not follow later updates; a `subPath` of
+an `emptyDir` or a claim is the live directory (created when missing), shared with the
+volume. A claim's volume is its bound directory under `<state>/volumes`, not the sandbox.
 
 Layout: `<state>/pods/<namespace>/<pod>-<uid>/volumes/<volume>` and
 `.../subpaths/<container>/<n>`. The sandbox is removed when the Pod's processes are gone.

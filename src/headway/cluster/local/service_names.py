@@ -1,0 +1,221 @@
+"""Service names for Pods without DNS or root: an HTTP proxy per namespace.
+
+Every container gets `HTTP_PROXY`/`http_proxy` and `HTTPS_PROXY`/`https_proxy` pointing at
+its namespace's proxy on 127.0.0.1 (and `NO_PROXY`/`no_proxy` for loopback), unless it sets
+them itself. A client that honours them (curl, Python's urllib and requests, Go's
+net/http, Node's fetch with a proxy agent, ...) reaches a Service by the names it has in a
+cluster, with the Service's own port:
+
+    http://ledger-db:5432/...                          (the Pod's namespace)
+    http://ledger-db.payments:5432/...                 (another namespace)
+    http://ledger-db.payments.svc[.cluster.local]:5432/...
+
+A request in absolute form (`GET http://ledger-db:5432/x`) is sent on to the Service's
+local port as `GET /x` with `Connection: close` (one request per connection); `CONNECT
+ledger-db:5432` opens a tunnel to it (HTTPS, or any TCP a client tunnels through a
+proxy). A name that is not a Service is passed through to the network, so outside
+addresses still work; a cluster name with no such Service or port gets `502` saying which.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
+
+__all__ = ["ServiceNameProxies", "Target", "proxy_env", "resolve"]
+
+LOOPBACK = "127.0.0.1"
+_CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
+
+Lookup = Callable[[str, str], Mapping[str, Any] | None]  # (namespace, name) -> Service
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a request goes: `host:port`, or `error` (a 502's text) for a cluster name that
+    names no Service port."""
+
+    host: str
+    port: int
+    error: str = ""
+
+
+def _split_name(host: str, namespace: str) -> tuple[str, str, bool] | None:
+    """(service, namespace, certain): `certain` when the name can only be a cluster name."""
+    name = host.lower().rstrip(".")
+    for suffix in _CLUSTER_SUFFIXES:
+        if name.endswith(suffix):
+            parts = name[: -len(suffix)].split(".")
+            return (parts[0], parts[1], True) if len(parts) == 2 else None
+    parts = name.split(".")
+    if len(parts) == 1:
+        return parts[0], namespace, parts[0] not in ("localhost",)
+    if len(parts) == 2:
+        return parts[0], parts[1], False
+    return None
+
+
+def _local_port(service: Mapping[str, Any], port: int) -> int | None:
+    entries = (service.get("spec") or {}).get("ports") or []
+    ingress = ((service.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    local = (ingress[0].get("ports") or []) if ingress else []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("port") == port and index < len(local):
+            return int(local[index]["port"])
+    return None
+
+
+def resolve(host: str, port: int, *, namespace: str, lookup: Lookup) -> Target:
+    """Where `host:port` asked for from a Pod in `namespace` goes. Purely computational."""
+    split = _split_name(host, namespace)
+    if split is None:
+        return Target(host, port)
+    name, space, certain = split
+    service = lookup(space, name)
+    if service is None:
+        if certain:
+            return Target(host, port, f'no Service "{name}" in namespace "{space}"')
+        return Target(host, port)
+    local = _local_port(service, port)
+    if local is None:
+        return Target(host, port, f'Service "{space}/{name}" has no port {port} with a local '
+                                  "address")
+    return Target(LOOPBACK, local)
+
+
+def proxy_env(address: str) -> dict[str, str]:
+    """The variables that send a container's HTTP(S) clients through `address`."""
+    url = f"http://{address}"
+    bypass = "localhost,127.0.0.1,::1"
+    return {"HTTP_PROXY": url, "http_proxy": url, "HTTPS_PROXY": url, "https_proxy": url,
+            "NO_PROXY": bypass, "no_proxy": bypass}
+
+
+class ServiceNameProxies:
+    """One proxy per namespace, opened the first time a container there starts."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+        self._servers: dict[str, asyncio.Server] = {}
+        self._addresses: dict[str, str] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def env_for(self, namespace: str) -> dict[str, str]:
+        """The proxy variables for a container starting in `namespace` (the event loop must
+        be running: the listener is bound now and served from it)."""
+        if namespace not in self._addresses:
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((LOOPBACK, 0))
+            sock.listen(128)
+            sock.setblocking(False)
+            self._addresses[namespace] = f"{LOOPBACK}:{sock.getsockname()[1]}"
+            task = asyncio.ensure_future(self._serve(namespace, sock))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return proxy_env(self._addresses[namespace])
+
+    async def _serve(self, namespace: str, sock: socket.socket) -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await _handle(reader, writer, namespace=namespace, lookup=self._lookup)
+
+        self._servers[namespace] = await asyncio.start_server(handle, sock=sock)
+
+    def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        try:
+            return self._cluster.get("v1", "Service", name, namespace)
+        except ClusterError:
+            return None
+
+    async def close(self) -> None:
+        for server in self._servers.values():
+            server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), timeout=2)
+        self._servers.clear()
+        self._addresses.clear()
+
+
+async def _handle(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, namespace: str,
+    lookup: Lookup,
+) -> None:
+    upstream: asyncio.StreamWriter | None = None
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
+        request = _parse(head)
+        if request is None:
+            await _refuse(writer, 400, "not an HTTP proxy request")
+            return
+        method, host, port, rest = request
+        target = resolve(host, port, namespace=namespace, lookup=lookup)
+        if target.error:
+            await _refuse(writer, 502, target.error)
+            return
+        up_reader, up_writer = await asyncio.wait_for(
+            asyncio.open_connection(target.host, target.port), 10)
+        upstream = up_writer
+        if method == "CONNECT":
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            return
+        up_writer.write(rest)
+        sending = asyncio.ensure_future(_pipe(reader, up_writer))  # a request body
+        await _pipe(up_reader, writer)  # the response, until the Service closes
+        sending.cancel()
+    except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        with contextlib.suppress(OSError):
+            await _refuse(writer, 502, "could not reach the destination")
+    finally:
+        writer.close()
+        if upstream is not None:
+            upstream.close()
+
+
+def _parse(head: bytes) -> tuple[str, str, int, bytes] | None:
+    """(method, host, port, the request to send on) of a proxy request's head."""
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ")
+    if len(parts) != 3:
+        return None
+    method, target, version = parts
+    if method == "CONNECT":
+        host, _, port = target.rpartition(":")
+        return (method, host.strip("[]"), int(port), b"") if port.isdigit() else None
+    if not target.lower().startswith("http://"):
+        return None
+    authority, slash, path = target[len("http://"):].partition("/")
+    host, colon, port = authority.rpartition(":")
+    if not colon or not port.isdigit():
+        host, port = authority, "80"
+    headers = [h for h in lines[1:] if h and not h.lower().startswith(
+        ("proxy-connection:", "proxy-authorization:", "connection:", "keep-alive:"))]
+    sent = [f"{method} {slash}{path} {version}", *headers, "Connection: close", "", ""]
+    return method, host, int(port), "\r\n".join(sent).encode("latin-1")
+
+
+async def _refuse(writer: asyncio.StreamWriter, code: int, message: str) -> None:
+    reason = {400: "Bad Request", 502: "Bad Gateway"}[code]
+    body = (message + "\n").encode()
+    writer.write(f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\n"
+                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    await writer.drain()
+
+
+async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+    try:
+        while data := await source.read(65536):
+            sink.write(data)
+            await sink.drain()
+    except (OSError, asyncio.CancelledError):
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            sink.write_eof()
