@@ -85,9 +85,10 @@ async def test_pods_reach_services_by_name_through_the_runtimes_proxy(tmp_path: 
             log = tmp_path / "logs" / namespace / "client" / "app.log"
             return log.read_text().splitlines() if log.exists() else []
 
-        for namespace, urls in URLS.items():
-            await eventually(lambda ns=namespace, n=len(urls): len(answers(ns)) == n + 1,
-                             what=f"every answer in {namespace}")
+        def all_answered() -> bool:
+            return all(len(answers(ns)) == len(urls) + 1 for ns, urls in URLS.items())
+
+        await eventually(all_answered, what="every answer in both namespaces")
         default = answers("default")
         assert default[1:] == [
             "http://ledger-db:5432/ -> ledger ledger-db-0",
