@@ -256,8 +256,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
 
-        Also the Git convergence of aborted rollouts, promotions through a pipeline's
-        environments (docs/promotion.md), notifications in Argo's format
+        Also ApplicationSets (docs/applicationset.md), the Git convergence of aborted
+        rollouts, promotions through a pipeline's environments (docs/promotion.md),
+        notifications in Argo's format
         (docs/notifications.md), the object metrics of /metrics (docs/metrics.md) and, with
         --ui-port, the web dashboard (docs/dashboard.md): read-only without a login; actions
         need the token printed the first time it starts on a state directory.
