@@ -27,7 +27,7 @@ def _expected(path: Path) -> tuple[HealthStatus, str | None]:
 
 def test_every_builtin_kind_has_fixtures_for_several_states() -> None:
     kinds = {path.parent.name for path in CASES}
-    assert len(kinds) == 17
+    assert len(kinds) == 18
     for kind in kinds:
         states = {p.stem.split("-")[0] for p in CASES if p.parent.name == kind}
         assert len(states) >= 2, kind

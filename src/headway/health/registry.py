@@ -18,6 +18,7 @@ from headway.health.fields import get, get_str
 from headway.health.kinds import (
     apiservice,
     application,
+    applicationset,
     cronjob,
     daemonset,
     deployment,
@@ -71,6 +72,7 @@ BUILTIN_CHECKS: Mapping[GroupKind, HealthCheck] = MappingProxyType(
         ("autoscaling", "HorizontalPodAutoscaler"): hpa.assess,
         ("argoproj.io", "Rollout"): rollout.assess,
         ("argoproj.io", "Application"): application.assess,
+        ("argoproj.io", "ApplicationSet"): applicationset.assess,
         ("argoproj.io", "Workflow"): workflow.assess,
     }
 )
