@@ -29,7 +29,7 @@ from headway.appset.render import (
 from headway.model import schema
 from headway.model.applicationset import APPLICATION_SET_SPEC
 from headway.model.diagnostics import Severity
-from headway.model.yamlload import Document
+from headway.model.yamlload import Document, load_one
 from headway.notify.gotemplate import TemplateError
 
 __all__ = [
@@ -180,7 +180,7 @@ def _patched(app: dict[str, Any], patch: str, params: Params, mode: TemplateMode
     except TemplateError as err:
         raise RenderFailure(where, f"error replacing values in templatePatch: {err}") from None
     try:
-        loaded = yaml.safe_load(text)
+        loaded = load_one(text)
     except yaml.YAMLError as err:
         raise RenderFailure(
             where, f"invalid templatePatch (not YAML after rendering): {err}"

@@ -20,6 +20,7 @@ from headway.appset.inputs import IN_CLUSTER_NAME, IN_CLUSTER_SERVER, ClusterSec
 from headway.appset.paths import sanitize_name
 from headway.appset.render import RenderFailure, TemplateMode, render_text, render_value
 from headway.model.selectors import SelectorError, selector_from_object
+from headway.model.yamlload import load_one
 from headway.notify.gotemplate import TemplateError
 
 __all__ = ["GENERATOR_KINDS", "GeneratorError", "Params", "generate_params"]
@@ -147,7 +148,7 @@ def _string(value: Any, path: tuple[str | int, ...]) -> str:
 
 def _elements_yaml(text: Any, path: tuple[str | int, ...]) -> list[Params]:
     try:
-        loaded = yaml.safe_load(str(text))
+        loaded = load_one(str(text))
     except yaml.YAMLError as err:
         raise GeneratorError(path, f"elementsYaml is not YAML: {err}") from None
     if not isinstance(loaded, list) or not all(isinstance(e, dict) for e in loaded):

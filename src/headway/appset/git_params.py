@@ -16,6 +16,7 @@ import yaml
 
 from headway.appset.inputs import InputError, Inputs
 from headway.appset.paths import file_glob_matches, path_matches, sanitize_name
+from headway.model.yamlload import load_one
 
 __all__ = ["directory_params", "file_params"]
 
@@ -66,7 +67,7 @@ def file_params(
 def _objects(path: str, content: bytes, repo: str) -> list[dict[str, Any]]:
     """The file's object, or each object of a list; anything else stops generation."""
     try:
-        loaded = yaml.safe_load(content.decode("utf-8"))
+        loaded = load_one(content.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise InputError(
             f"unable to process file '{path}' from repository '{repo}': {err}"

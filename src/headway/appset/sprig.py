@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from headway.appset.paths import sanitize_name, slugify
+from headway.model.yamlload import load_one
 from headway.notify.gotemplate import NO_VALUE, TemplateError, TemplateFunction, text_of, truth
 
 __all__ = ["SPRIG_FUNCTIONS"]
@@ -74,7 +75,7 @@ def _to_yaml(value: Any) -> str:
 
 def _from_yaml(text: Any) -> Any:
     try:
-        loaded = yaml.safe_load(text_of(text))
+        loaded = load_one(text_of(text))
     except yaml.YAMLError as err:
         raise TemplateError(f"fromYaml: {err}") from None
     return loaded if isinstance(loaded, dict) else {}
@@ -82,7 +83,7 @@ def _from_yaml(text: Any) -> Any:
 
 def _from_yaml_array(text: Any) -> Any:
     try:
-        loaded = yaml.safe_load(text_of(text))
+        loaded = load_one(text_of(text))
     except yaml.YAMLError as err:
         raise TemplateError(f"fromYamlArray: {err}") from None
     return loaded if isinstance(loaded, list) else []

@@ -30,6 +30,7 @@ from headway.cluster.cluster_secrets import (
 )
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
+from headway.model.yamlload import load_one
 
 CONTROL_NAMESPACE = "argocd"
 FIELD_MANAGER = "headway-cli"
@@ -201,7 +202,7 @@ def secret_from_kubeconfig(path: Path, context: str, *, name: str | None = None,
     """The cluster Secret for a kubeconfig context, its credentials as they are written
     there (files read and inlined)."""
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        config = load_one(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {err}") from None
     entry = _named(config, "contexts", context, path).get("context") or {}

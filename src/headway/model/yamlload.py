@@ -29,7 +29,31 @@ __all__ = [
 ]
 
 # The C loader is ~8x faster; fall back to pure Python only where libyaml is missing.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    """PyYAML's safe loader, except that a plain scalar its resolver takes for a number or a
+    date it then cannot build (`0b_`, `0x_`, `2001-13-45`) is the string it looks like, as
+    Kubernetes' YAML reader takes it, instead of a ValueError escaping as a traceback."""
+
+
+def _or_string(construct: Any) -> Any:
+    def build(loader: Any, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except ValueError:
+            return str(node.value)
+
+    return build
+
+
+for _tag, _construct in (
+    ("tag:yaml.org,2002:int", yaml.SafeLoader.construct_yaml_int),
+    ("tag:yaml.org,2002:float", yaml.SafeLoader.construct_yaml_float),
+    ("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_timestamp),
+):
+    _Loader.add_constructor(_tag, _or_string(_construct))
 
 PathPart = str | int
 

@@ -30,6 +30,7 @@ import yaml
 
 from headway.expr import ConditionError, Program, compile_condition
 from headway.model.selectors import Selector, SelectorError, parse_selector
+from headway.model.yamlload import load_one
 from headway.notify.gotemplate import GoTemplate, TemplateError, parse_template
 
 __all__ = [
@@ -161,7 +162,7 @@ def load_config(
 
 def _yaml(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return load_one(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark is not None else ""

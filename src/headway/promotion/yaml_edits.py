@@ -163,7 +163,7 @@ def _reads_as(text: str) -> Any:
         return None
     try:
         return pyyaml.safe_load(text)  # YAML 1.1 reads more words as booleans than 1.2 does
-    except pyyaml.YAMLError:
+    except (pyyaml.YAMLError, ValueError):  # `0b_`: a number to the resolver, not to int()
         return None
 
 
