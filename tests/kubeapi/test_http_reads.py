@@ -124,3 +124,22 @@ def test_events_are_listed_as_kubectl_shows_them(api: Api) -> None:
                        ("Message", 0), ("Name", 1)]
     (row,) = table["rows"]
     assert row["cells"][1:5] == ["Normal", "Checked", "configmap/noted", "looked fine"]
+
+
+def test_claims_and_volumes_are_tables_with_kubectls_columns(api: Api) -> None:
+    api.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                      "metadata": {"name": "data", "namespace": "default"},
+                      "spec": {"volumeName": "pvc-1"}})
+    api.store.patch_status("v1", "PersistentVolumeClaim", "data", "default",
+                           {"phase": "Bound", "capacity": {"storage": "2Gi"}})
+    api.store.create({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pvc-1"},
+                      "spec": {"capacity": {"storage": "2Gi"},
+                               "persistentVolumeReclaimPolicy": "Delete",
+                               "claimRef": {"namespace": "default", "name": "data"}}})
+    claims = httpx2.get(f"{api.url}/api/v1/namespaces/default/persistentvolumeclaims",
+                        headers={"accept": TABLE}).json()
+    assert [c["name"] for c in claims["columnDefinitions"]][:4] == [
+        "Name", "Status", "Volume", "Capacity"]
+    assert claims["rows"][0]["cells"][:4] == ["data", "Bound", "pvc-1", "2Gi"]
+    volumes = httpx2.get(f"{api.url}/api/v1/persistentvolumes", headers={"accept": TABLE}).json()
+    assert volumes["rows"][0]["cells"][:5] == ["pvc-1", "2Gi", "Delete", "Pending", "default/data"]

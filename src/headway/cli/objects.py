@@ -144,6 +144,34 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
         ],
     ),
     "Endpoints": (["ENDPOINTS"], lambda e: [_endpoint_list(e)]),
+    "StatefulSet": (
+        ["READY"],
+        lambda s: [f"{_field(s, 'status', 'readyReplicas', 0)}/{_field(s, 'spec', 'replicas', 1)}"],
+    ),
+    "DaemonSet": (
+        ["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"],
+        lambda d: [_field(d, "status", key, 0) for key in (
+            "desiredNumberScheduled", "currentNumberScheduled", "numberReady",
+            "updatedNumberScheduled", "numberAvailable")],
+    ),
+    "PersistentVolumeClaim": (
+        ["STATUS", "VOLUME", "CAPACITY"],
+        lambda c: [
+            str((c.get("status") or {}).get("phase") or "Pending"),
+            str((c.get("spec") or {}).get("volumeName") or ""),
+            str(((c.get("status") or {}).get("capacity") or {}).get("storage") or ""),
+        ],
+    ),
+    "PersistentVolume": (
+        ["CAPACITY", "RECLAIM POLICY", "STATUS", "CLAIM"],
+        lambda v: [
+            str(((v.get("spec") or {}).get("capacity") or {}).get("storage") or ""),
+            str((v.get("spec") or {}).get("persistentVolumeReclaimPolicy") or "Retain"),
+            str((v.get("status") or {}).get("phase") or "Pending"),
+            "/".join(str(((v.get("spec") or {}).get("claimRef") or {}).get(k) or "")
+                     for k in ("namespace", "name")).strip("/"),
+        ],
+    ),
     "ApplicationSet": (["APPS", "STATUS", "MESSAGE"], _appset_columns),
     "Promotion": (
         ["PIPELINE", "ENV", "IMAGE", "PHASE"],

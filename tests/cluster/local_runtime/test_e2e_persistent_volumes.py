@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster.local_runtime.harness import running_runtime
+from cluster.local_runtime.harness import headway, running_runtime
 from headway.cluster.errors import NotFound
 from headway.model.obj import Obj
 from polling import eventually
@@ -50,6 +50,13 @@ def counter_pod(name: str) -> Obj:
     }
 
 
+def table_row(kind: str, state: Path) -> list[str]:
+    """The one row `headway get KIND` prints, split into cells."""
+    listed = headway("get", kind, state=state)
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout.splitlines()[1].split()
+
+
 def last_line(log: Path) -> str:
     lines = log.read_text().splitlines() if log.exists() else []
     return lines[-1] if lines else ""
@@ -73,6 +80,9 @@ async def test_a_claims_data_outlives_restarts_and_pods_until_the_claim_is_delet
         assert directory.parent == tmp_path / "volumes"
         assert (directory / "count").read_text() == "3"
         assert (directory / "logs" / "last-pod").read_text() == "first"
+        name = volume["metadata"]["name"]
+        assert table_row("pvc", tmp_path)[:4] == ["data", "Bound", name, "2Gi"]
+        assert table_row("pv", tmp_path)[:5] == [name, "2Gi", "Delete", "Bound", "default/data"]
 
         cluster.delete("v1", "Pod", "first", "default")
         cluster.apply(counter_pod("second"), field_manager="test")

@@ -112,7 +112,38 @@ _COLUMNS: dict[str, list[tuple[str, str, str, Cell]]] = {
                     lambda o, _: len(o.get("data") or {}) + len(o.get("binaryData") or {}))],
     "jobs": [("Completions", "string", "", lambda o, _: f"{_count(o, 'status', 'succeeded')}/"
                                                         f"{_path(o, 'spec', 'completions') or 1}")],
+    "statefulsets": [("Ready", "string", "", lambda o, _: f"{_count(o, 'status', 'readyReplicas')}/"
+                                                         f"{_replicas(o)}")],
+    "daemonsets": [
+        ("Desired", "integer", "", lambda o, _: _count(o, "status", "desiredNumberScheduled")),
+        ("Current", "integer", "", lambda o, _: _count(o, "status", "currentNumberScheduled")),
+        ("Ready", "integer", "", lambda o, _: _count(o, "status", "numberReady")),
+        ("Up-to-date", "integer", "", lambda o, _: _count(o, "status", "updatedNumberScheduled")),
+        ("Available", "integer", "", lambda o, _: _count(o, "status", "numberAvailable")),
+    ],
+    "persistentvolumeclaims": [
+        ("Status", "string", "", lambda o, _: _path(o, "status", "phase") or "Pending"),
+        ("Volume", "string", "", lambda o, _: _path(o, "spec", "volumeName") or ""),
+        ("Capacity", "string", "", lambda o, _: _path(o, "status", "capacity", "storage") or ""),
+    ],
+    "persistentvolumes": [
+        ("Capacity", "string", "", lambda o, _: _path(o, "spec", "capacity", "storage") or ""),
+        ("Reclaim Policy", "string", "",
+         lambda o, _: _path(o, "spec", "persistentVolumeReclaimPolicy") or "Retain"),
+        ("Status", "string", "", lambda o, _: _path(o, "status", "phase") or "Pending"),
+        ("Claim", "string", "", lambda o, _: _claim_of(o)),
+    ],
 }
+
+
+def _replicas(obj: Obj) -> int:
+    value = _path(obj, "spec", "replicas")
+    return value if isinstance(value, int) else 1
+
+
+def _claim_of(volume: Obj) -> str:
+    ref = _path(volume, "spec", "claimRef") or {}
+    return f"{ref.get('namespace')}/{ref.get('name')}" if isinstance(ref, dict) and ref else ""
 
 
 def _containers(obj: Obj, field: str) -> str:
