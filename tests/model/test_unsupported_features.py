@@ -32,9 +32,22 @@ def _gaps(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("canary", "field"),
     [
-        ("      trafficRouting: {nginx: {stableIngress: web}}", "trafficRouting.nginx"),
-        ("      trafficRouting: {alb: {ingress: web, servicePort: 80}}", "trafficRouting.alb"),
-        ("      trafficRouting: {plugins: {acme/router: {}}}", "trafficRouting.plugins"),
+        ("      trafficRouting: {ambassador: {mappings: [web]}}", "trafficRouting.ambassador"),
+        ("      trafficRouting: {apisix: {route: {name: web}}}", "trafficRouting.apisix"),
+        ("      trafficRouting: {plugins: {acme/x: {}}}", 'trafficRouting.plugins["acme/x"]'),
+        (
+            "      trafficRouting: {smi: {}, traefik: {weightedTraefikServiceName: w}}",
+            "trafficRouting",
+        ),
+        (
+            "      trafficRouting:\n"
+            "        alb: {ingress: web, servicePort: 80}\n"
+            "        managedRoutes: [{name: qa}]\n"
+            "      steps:\n"
+            "        - setHeaderRoute:\n"
+            "            {name: qa, match: [{headerName: x, headerValue: {exact: y}}]}",
+            "steps[0].setHeaderRoute",
+        ),
         (
             "      steps:\n        - experiment: {templates: [{name: a, specRef: canary}]}",
             "steps[0].experiment",
@@ -46,6 +59,21 @@ def test_rollout_features_the_runtime_refuses(canary: str, field: str) -> None:
     gaps = _gaps(ROLLOUT.format(canary=canary))
     assert len(gaps) == 1
     assert f"Rollout/web: spec.strategy.canary.{field}: " in gaps[0]
+
+
+@pytest.mark.parametrize(
+    "routing",
+    [
+        "{nginx: {stableIngress: web, additionalIngressAnnotations: {canary-by-header: X}}}",
+        "{alb: {ingress: web, servicePort: 80, rootService: web}}",
+        "{smi: {trafficSplitName: web}}",
+        "{traefik: {weightedTraefikServiceName: web}}",
+        "{plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}}",
+    ],
+)
+def test_the_routers_headway_drives_say_nothing(routing: str) -> None:
+    canary = f"      trafficRouting: {routing}\n      steps: [{{setWeight: 5}}]"
+    assert _gaps(ROLLOUT.format(canary=canary)) == []
 
 
 def test_istio_rollout_says_nothing() -> None:

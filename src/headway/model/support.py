@@ -24,6 +24,7 @@ __all__ = [
     "SUPPORTED_PROVIDERS",
     "SUPPORTED_PROVIDER_PLUGINS",
     "SUPPORTED_ROUTERS",
+    "SUPPORTED_ROUTER_PLUGINS",
     "UNSUPPORTED_AUTHENTICATION",
     "UNSUPPORTED_KINDS",
     "UNSUPPORTED_STEP_KINDS",
@@ -36,8 +37,11 @@ __all__ = [
 
 NOT_YET = "not supported by Headway yet"
 
-# Traffic routers Headway drives (the local mesh realizes Istio's VirtualService).
-SUPPORTED_ROUTERS = ("istio",)
+# Traffic routers Headway drives (the local mesh realizes each one's objects); plugins by name.
+SUPPORTED_ROUTERS = ("istio", "nginx", "alb", "smi", "traefik")
+SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
+# Routers whose header routes (setHeaderRoute) Headway does not write yet.
+_NO_HEADER_ROUTES = ("alb", "plugins")
 _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 # Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
 UNSUPPORTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
@@ -99,19 +103,41 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
                 message = f"this step kind is {NOT_YET}; {advice}"
                 gaps.append(Gap(("steps", index, kind), message))
     routing = _mapping(canary.get("trafficRouting"))
-    for router, value in routing.items():
-        if router in SUPPORTED_ROUTERS or value is None or router not in _ROUTER_KEYS:
-            continue
-        supported = ", ".join(SUPPORTED_ROUTERS)
-        message = (
-            f"this traffic router is {NOT_YET} (supported: {supported}, realized by the local mesh)"
-        )
-        gaps.append(Gap(("trafficRouting", router), message))
+    gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
     if _mapping(routing.get("istio")).get("destinationRule") is not None:
         message = f"subset-level splitting is {NOT_YET}; use host-level splitting"
         gaps.append(Gap(("trafficRouting", "istio", "destinationRule"), message))
     if canary.get("pingPong") is not None:
         gaps.append(Gap(("pingPong",), f"{NOT_YET}; use stableService and canaryService"))
+    return gaps
+
+
+def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
+    """Routers Headway does not drive, several at once, and header routes it cannot write."""
+    gaps: list[Gap] = []
+    plugins = [f'plugins["{name}"]' for name in SUPPORTED_ROUTER_PLUGINS]
+    supported = ", ".join((*SUPPORTED_ROUTERS, *plugins))
+    message = (
+        f"this traffic router is {NOT_YET} (supported: {supported}, realized by the local mesh)"
+    )
+    configured = [r for r in _ROUTER_KEYS if routing.get(r) is not None]
+    for router in configured:
+        if router == "plugins":
+            gaps.extend(
+                Gap(("trafficRouting", "plugins", name), message)
+                for name in _mapping(routing.get("plugins"))
+                if name not in SUPPORTED_ROUTER_PLUGINS
+            )
+        elif router not in SUPPORTED_ROUTERS:
+            gaps.append(Gap(("trafficRouting", router), message))
+    if len(configured) > 1 or len(_mapping(routing.get("plugins"))) > 1:
+        several = f"routing through several routers at once is {NOT_YET}; keep one"
+        gaps.append(Gap(("trafficRouting",), several))
+    header_less = [r for r in configured if r in _NO_HEADER_ROUTES]
+    for index, step in enumerate(steps):
+        if header_less and isinstance(step, Mapping) and step.get("setHeaderRoute") is not None:
+            message = f"header routes through {header_less[0]} are {NOT_YET}"
+            gaps.append(Gap(("steps", index, "setHeaderRoute"), message))
     return gaps
 
 

@@ -32,6 +32,7 @@ from headway.controllers.rollout.inputs import (
     owned_runs,
     parse_rollout_object,
 )
+from headway.controllers.rollout.routers import traffic_routers
 from headway.controllers.rollout.workload import referencing_rollouts, resolve_workload
 from headway.model.obj import Obj
 from headway.model.rollout import Rollout
@@ -41,36 +42,12 @@ from headway.rollout.reconcile import decide
 from headway.rollout.run_evidence import runs_changed
 from headway.rollout.runs import run_view_of
 from headway.rollout.status_shape import status_problem, usable_conditions
-from headway.routers.control.istio import IstioReconciler
-from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+from headway.routers.control.reconciler import TrafficRoutingError
 
-__all__ = ["API_REFUSAL_RETRY_SECONDS", "RolloutController", "istio_router"]
+__all__ = ["API_REFUSAL_RETRY_SECONDS", "RolloutController"]
 
 API_REFUSAL_RETRY_SECONDS = 10.0
 log = logging.getLogger(__name__)
-
-
-def istio_router(cluster: Cluster) -> RouterFactory:
-    """Traffic reconcilers for Rollouts routed through an Istio VirtualService."""
-
-    def build(ro: Obj) -> TrafficRoutingReconciler | None:
-        canary = ((ro.get("spec") or {}).get("strategy") or {}).get("canary") or {}
-        istio = (canary.get("trafficRouting") or {}).get("istio")
-        if not istio:
-            return None
-        services = [istio["virtualService"]] if istio.get("virtualService") else []
-        services += list(istio.get("virtualServices") or [])
-        managed = [r.get("name") for r in canary["trafficRouting"].get("managedRoutes") or []]
-        return IstioReconciler(
-            cluster,
-            namespace=ro["metadata"].get("namespace") or "default",
-            virtual_services=services,
-            stable_service=str(canary.get("stableService")),
-            canary_service=str(canary.get("canaryService")),
-            managed_routes=[str(m) for m in managed],
-        )
-
-    return build
 
 
 class RolloutController:
@@ -92,7 +69,7 @@ class RolloutController:
     ):
         self._cluster = cluster
         self._clock = clock
-        self._routers = routers or istio_router(cluster)
+        self._routers = routers or traffic_routers(cluster)
         # a test hook: runs between deciding and acting, to widen that window on purpose
         self._after_decide = after_decide
 

@@ -1,0 +1,151 @@
+"""Which traffic-routing reconciler a Rollout gets, from its `strategy.canary.trafficRouting`.
+
+One builder per router (Istio, SMI, Traefik, NGINX, ALB, the Gateway API plugin); each reads
+its own block, already validated by the Rollout schema, and the Rollout's stable and canary
+Services. A Rollout without trafficRouting gets None (replica-count canary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from headway.cluster.protocol import Cluster
+from headway.controllers.rollout.actions import RouterFactory
+from headway.model.obj import Obj
+from headway.routers.control.alb import ALBReconciler
+from headway.routers.control.gateway_api import PLUGIN_NAME, GatewayAPIReconciler
+from headway.routers.control.istio import IstioReconciler
+from headway.routers.control.nginx import NginxReconciler
+from headway.routers.control.objects import RolloutIdentity
+from headway.routers.control.reconciler import TrafficRoutingReconciler
+from headway.routers.control.smi import SMIReconciler
+from headway.routers.control.traefik import TraefikReconciler
+
+__all__ = ["traffic_routers"]
+
+_Builder = Callable[[Cluster, "_Facts", Mapping[str, Any]], TrafficRoutingReconciler]
+
+
+class _Facts:
+    """What every builder needs from the Rollout."""
+
+    def __init__(self, ro: Obj, canary: Mapping[str, Any]) -> None:
+        meta = ro["metadata"]
+        routing = canary.get("trafficRouting") or {}
+        self.namespace = str(meta.get("namespace") or "default")
+        self.rollout = RolloutIdentity(
+            name=str(meta["name"]), namespace=self.namespace, uid=str(meta.get("uid") or "")
+        )
+        self.stable = str(canary.get("stableService"))
+        self.canary = str(canary.get("canaryService"))
+        self.managed = [str(r.get("name")) for r in routing.get("managedRoutes") or []]
+        self.max_weight = routing.get("maxTrafficWeight")
+
+
+def _names(block: Mapping[str, Any], one: str, many: str) -> list[str]:
+    names = [block[one]] if block.get(one) else []
+    for item in block.get(many) or []:
+        names.append(item.get("name") if isinstance(item, Mapping) else item)
+    return [str(n) for n in names]
+
+
+def _istio(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    services = [block["virtualService"]] if block.get("virtualService") else []
+    services += list(block.get("virtualServices") or [])
+    return IstioReconciler(
+        cluster,
+        namespace=f.namespace,
+        virtual_services=services,
+        stable_service=f.stable,
+        canary_service=f.canary,
+        managed_routes=f.managed,
+    )
+
+
+def _smi(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    return SMIReconciler(
+        cluster,
+        rollout=f.rollout,
+        stable_service=f.stable,
+        canary_service=f.canary,
+        root_service=str(block.get("rootService") or ""),
+        traffic_split_name=str(block.get("trafficSplitName") or ""),
+    )
+
+
+def _traefik(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    return TraefikReconciler(
+        cluster,
+        namespace=f.namespace,
+        traefik_service=str(block["weightedTraefikServiceName"]),
+        stable_service=f.stable,
+        canary_service=f.canary,
+    )
+
+
+def _nginx(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    return NginxReconciler(
+        cluster,
+        rollout=f.rollout,
+        stable_ingresses=_names(block, "stableIngress", "stableIngresses"),
+        stable_service=f.stable,
+        canary_service=f.canary,
+        annotation_prefix=str(block.get("annotationPrefix") or ""),
+        additional_annotations=block.get("additionalIngressAnnotations") or {},
+        canary_annotations=block.get("canaryIngressAnnotations") or {},
+        max_traffic_weight=f.max_weight if isinstance(f.max_weight, int) else None,
+    )
+
+
+def _alb(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    stickiness = block.get("stickinessConfig") or {}
+    return ALBReconciler(
+        cluster,
+        rollout=f.rollout,
+        ingresses=_names(block, "ingress", "ingresses"),
+        stable_service=f.stable,
+        canary_service=f.canary,
+        service_port=int(block["servicePort"]),
+        root_service=str(block.get("rootService") or ""),
+        annotation_prefix=str(block.get("annotationPrefix") or ""),
+        stickiness_seconds=stickiness.get("durationSeconds") if stickiness.get("enabled") else None,
+    )
+
+
+def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    return GatewayAPIReconciler(
+        cluster,
+        namespace=str(block.get("namespace") or f.namespace),
+        http_routes=_names(block, "httpRoute", "httpRoutes"),
+        stable_service=f.stable,
+        canary_service=f.canary,
+        managed_routes=f.managed,
+    )
+
+
+_BUILDERS: dict[str, _Builder] = {
+    "istio": _istio,
+    "smi": _smi,
+    "traefik": _traefik,
+    "nginx": _nginx,
+    "alb": _alb,
+}
+
+
+def traffic_routers(cluster: Cluster) -> RouterFactory:
+    """The reconciler for each Rollout's router, or None without trafficRouting."""
+
+    def build(ro: Obj) -> TrafficRoutingReconciler | None:
+        canary = ((ro.get("spec") or {}).get("strategy") or {}).get("canary") or {}
+        routing = canary.get("trafficRouting") or {}
+        facts = _Facts(ro, canary)
+        for field, builder in _BUILDERS.items():
+            if routing.get(field):
+                return builder(cluster, facts, routing[field])
+        plugin = (routing.get("plugins") or {}).get(PLUGIN_NAME)
+        if plugin:
+            return _gateway(cluster, facts, plugin)
+        return None
+
+    return build
