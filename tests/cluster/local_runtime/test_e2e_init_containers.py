@@ -140,3 +140,19 @@ async def test_a_failing_init_container_keeps_the_app_from_starting(
         else:
             assert migrate["restartCount"] >= 1
             assert migrate["lastState"]["terminated"]["exitCode"] == 3
+
+
+async def test_a_restarted_runtime_does_not_run_completed_init_containers_again(
+    tmp_path: Path,
+) -> None:
+    order = tmp_path / "order.txt"
+    spec = pod("web", init=[step("migrate", order, "task")], main=[step("app", order, "serve")])
+    for _ in range(2):
+        async with running_runtime(tmp_path) as runtime:
+            runtime.cluster.apply(spec, field_manager="test")
+            starts = lines(order).count("start app") + 1
+            await eventually(lambda n=starts: lines(order).count("start app") == n,
+                             what="the app started")
+            live = runtime.cluster.get("v1", "Pod", "web", "default")
+            assert pod_status_text(live) == "Running"
+    assert lines(order).count("start migrate") == 1
