@@ -147,3 +147,38 @@ async def test_a_daemon_set_runs_one_pod_and_replaces_it_on_a_template_change(
             "v1", "v2"]
         status = cluster.get("apps/v1", "DaemonSet", "agent", "default")["status"]
         assert status["updatedNumberScheduled"] == status["numberAvailable"] == 1
+
+
+async def test_claims_go_with_a_scale_down_and_the_set_when_the_policy_says_delete(
+    tmp_path: Path,
+) -> None:
+    order = tmp_path / "order.txt"
+    sts = stateful_set(order, replicas=2)
+    sts["spec"]["podManagementPolicy"] = "Parallel"
+    sts["spec"]["persistentVolumeClaimRetentionPolicy"] = {"whenScaled": "Delete",
+                                                           "whenDeleted": "Delete"}
+    async with running_runtime(tmp_path) as runtime:
+        cluster = runtime.cluster
+
+        def claims() -> list[str]:
+            found = cluster.list("v1", "PersistentVolumeClaim", namespace="default")
+            return sorted(c["metadata"]["name"] for c in found)
+
+        def volume_dirs() -> int:
+            root = tmp_path / "volumes"
+            return len(list(root.iterdir())) if root.exists() else 0
+
+        cluster.apply(sts, field_manager="test")
+        await eventually(lambda: lines(order).count("ready ledger-0") == 1 and
+                         lines(order).count("ready ledger-1") == 1, what="both ready")
+        assert claims() == ["data-ledger-0", "data-ledger-1"]
+        assert volume_dirs() == 2
+
+        sts["spec"]["replicas"] = 1
+        cluster.apply(sts, field_manager="test")
+        await eventually(lambda: claims() == ["data-ledger-0"] and volume_dirs() == 1,
+                         what="ledger-1's claim and data deleted with the scale-down")
+
+        cluster.delete("apps/v1", "StatefulSet", "ledger", "default")
+        await eventually(lambda: claims() == [] and volume_dirs() == 0,
+                         what="the last claim and its data deleted with the set")

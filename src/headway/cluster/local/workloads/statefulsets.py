@@ -5,8 +5,10 @@ One step per StatefulSet (the decision is `statefulset_plan.plan_step`):
     the label `controller-revision-hash`, and `statefulset.kubernetes.io/pod-name`,
     `apps.kubernetes.io/pod-index`, `hostname` and (with `serviceName`) `subdomain`;
   * each `volumeClaimTemplates` entry gives the Pod of ordinal N the claim
-    `<template>-<name>-N`, created before the Pod and kept when the Pod goes or the set
-    scales down (the default `Retain` policy), so a Pod created again finds its data;
+    `<template>-<name>-N`, created before the Pod and kept when the Pod goes, so a Pod
+    created again finds its data; `persistentVolumeClaimRetentionPolicy` decides whether it
+    outlives a scale-down (`whenScaled`) and the set (`whenDeleted`): `Retain` (default)
+    keeps it, `Delete` deletes it once its Pod is gone (the set's: as its dependent);
   * a Pod created at an older revision (below a `partition`) gets that revision's template,
     taken from a Pod that still runs it (the local runtime keeps no ControllerRevisions);
   * status `replicas`, `readyReplicas`, `availableReplicas`, `currentReplicas`,
@@ -118,13 +120,40 @@ def _ensure_claims(cluster: Cluster, clock: Clock, sts: Obj, pod_name: str) -> N
         with contextlib.suppress(NotFound):
             cluster.get("v1", "PersistentVolumeClaim", name, namespace)
             continue
-        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                 "metadata": {"name": name, "namespace": namespace,
-                              "labels": {**selector, **(tmeta.get("labels") or {})}},
+        claim_meta: dict[str, Any] = {"name": name, "namespace": namespace,
+                                      "labels": {**selector, **(tmeta.get("labels") or {})}}
+        if _retention(sts, "whenDeleted") == "Delete":  # goes with the set (garbage collector)
+            claim_meta["ownerReferences"] = [{**owner_reference(sts), "controller": False}]
+        claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": claim_meta,
                  "spec": copy.deepcopy(template.get("spec") or {})}
         cluster.apply(claim, field_manager=FIELD_MANAGER)
         note(cluster, clock, sts, "SuccessfulCreate",
              f"create Claim {name} Pod {pod_name} in StatefulSet {meta['name']} success")
+
+
+def _retention(sts: Obj, when: str) -> str:
+    policy = (sts.get("spec") or {}).get("persistentVolumeClaimRetentionPolicy") or {}
+    return str(policy.get(when) or "Retain")
+
+
+def _delete_scaled_down_claims(cluster: Cluster, clock: Clock, sts: Obj, pods: list[Obj]) -> None:
+    """`whenScaled: Delete`: the claims of ordinals at or above `replicas` whose Pod is gone."""
+    if _retention(sts, "whenScaled") != "Delete":
+        return
+    meta = sts["metadata"]
+    replicas = int((sts.get("spec") or {}).get("replicas", 1))
+    namespace = str(meta.get("namespace") or "default")
+    have_pods = {_ordinal(sts, p) for p in pods}
+    for claim in cluster.list("v1", "PersistentVolumeClaim", namespace=namespace):
+        name = str(claim["metadata"]["name"])
+        for template in _claim_names(sts):
+            prefix = f"{template}-{meta['name']}-"
+            ordinal = name[len(prefix):] if name.startswith(prefix) else ""
+            if ordinal.isdigit() and int(ordinal) >= replicas and int(ordinal) not in have_pods:
+                with contextlib.suppress(NotFound):
+                    cluster.delete("v1", "PersistentVolumeClaim", name, namespace)
+                    note(cluster, clock, sts, "SuccessfulDelete",
+                         f"delete Claim {name} in StatefulSet {meta['name']} successful")
 
 
 def _template_for(sts: Obj, revision: str, update: str, pods: list[Obj]) -> Mapping[str, Any]:
@@ -159,6 +188,7 @@ def reconcile_stateful_set(cluster: Cluster, clock: Clock, sts: Obj) -> float | 
         cluster.apply(pod, field_manager=FIELD_MANAGER)
         note(cluster, clock, sts, "SuccessfulCreate",
              f"create Pod {pod['metadata']['name']} in StatefulSet {meta['name']} successful")
+    _delete_scaled_down_claims(cluster, clock, sts, pods)
     _write_status(cluster, sts, shape, views)
     return None
 
