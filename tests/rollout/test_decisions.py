@@ -202,11 +202,12 @@ def test_unsupported_router_is_rejected() -> None:
     canary = {
         "stableService": "s",
         "canaryService": "c",
-        "trafficRouting": {"nginx": {"stableIngress": "i"}},
+        "trafficRouting": {"ambassador": {"mappings": ["m"]}},
         "steps": [],
     }
     plan = decide_with(rollout_obj(canary=canary), [rs("new", 0, revision=1)])
-    assert "trafficRouting.nginx: this traffic router is not supported" in plan.status["message"]
+    message = plan.status["message"]
+    assert "trafficRouting.ambassador: this traffic router is not supported" in message
 
 
 def test_new_template_restarts_steps() -> None:
