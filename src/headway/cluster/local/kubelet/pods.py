@@ -202,6 +202,8 @@ class Kubelet:
         """Whether the sidecars of a Pod whose main containers are done have stopped; starts
         stopping them (in the background, last started first) the first time it is asked."""
         if run.sidecar_stop is None:
+            if not any(c.handle is not None or c.stopping is not None for c in run.sidecars):
+                return True  # nothing to stop: the Pod's phase need not wait a step
             run.sidecar_stop = asyncio.create_task(self._stop_sidecars(run))
             run.sidecar_stop.add_done_callback(lambda _: self._wake())
         return run.sidecar_stop.done()
