@@ -23,7 +23,7 @@ from pathlib import Path
 from headway.clock import SystemClock
 from headway.cluster.local.kubelet.network import free_port
 from headway.cluster.local.runtime import Runtime
-from headway.cluster.local.services import Backend, TcpProxy
+from headway.cluster.local.services.proxies import Backend, TcpProxy
 
 APP = Path(__file__).resolve().parents[1] / "examples" / "app" / "server.py"
 LATENCY_REQUESTS = 400

@@ -187,7 +187,7 @@ COLUMNS: dict[str, tuple[list[str], Callable[[Obj], list[str]]]] = {
 
 
 def _service_ports(service: Obj) -> list[int]:
-    from headway.cluster.local.services import service_ports
+    from headway.cluster.local.services.proxies import service_ports
 
     return service_ports(service)
 

@@ -25,7 +25,7 @@ from headway.cluster.local.kubelet.processes import (
     process_alive,
 )
 from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
-from headway.cluster.local.services import service_ports
+from headway.cluster.local.services.proxies import service_ports
 from headway.local_mesh.planes import RouterPlanes, stop_leftover_routers
 from headway.state_lock import LockHeld, holder_of
 

@@ -21,7 +21,7 @@ from cluster.local_runtime.harness import (
     service,
     service_url,
 )
-from headway.cluster.local.services import service_ports
+from headway.cluster.local.services.proxies import service_ports
 from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 from polling import eventually

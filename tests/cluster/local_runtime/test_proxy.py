@@ -12,7 +12,7 @@ from cluster.store_bypass import force_field
 from headway.clock import VirtualClock
 from headway.cluster.local.api.store import LocalCluster
 from headway.cluster.local.kubelet.network import free_port
-from headway.cluster.local.services import Backend, ServiceProxies, TcpProxy, service_ports
+from headway.cluster.local.services.proxies import Backend, ServiceProxies, TcpProxy, service_ports
 
 
 async def _named_server(name: str) -> tuple[asyncio.Server, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from headway.cluster.local.service_names import Target, resolve
+from headway.cluster.local.services.names import Target, resolve
 
 SERVICE = {"metadata": {"name": "ledger-db"},
            "spec": {"ports": [{"port": 5432}, {"port": 9187}]},

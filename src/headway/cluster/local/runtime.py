@@ -56,8 +56,8 @@ from headway.cluster.local.kubelet.pods import Kubelet
 from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
-from headway.cluster.local.service_names import ServiceNameProxies
-from headway.cluster.local.services import ServiceProxies
+from headway.cluster.local.services.names import ServiceNameProxies
+from headway.cluster.local.services.proxies import ServiceProxies
 from headway.cluster.local.workloads import (
     daemonsets,
     deployments,
