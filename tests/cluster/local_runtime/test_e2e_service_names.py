@@ -32,7 +32,7 @@ time.sleep(600)
 URLS = {
     "default": ["http://ledger-db:5432/", "http://ledger-db.default:5432/",
                 "http://ledger-db.default.svc.cluster.local:5432/", "http://nope:80/",
-                "http://ledger-db:9999/"],
+                "http://ledger-db:9999/", "http://ledger-db-0.ledger-db:5432/"],
     "other": ["http://ledger-db.default:5432/", "http://ledger-db.default.svc:5432/",
               "http://ledger-db:5432/"],
 }
@@ -42,7 +42,7 @@ def objects() -> list[Obj]:
     db: Obj = {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "ledger-db-0", "namespace": "default", "labels": {"app": "ledger"}},
-        "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+        "spec": {"terminationGracePeriodSeconds": 1, "subdomain": "ledger-db", "containers": [{
             "name": "db", "image": "none", "command": [sys.executable, str(APP)],
             "env": [{"name": "VERSION", "value": "ledger"}],
             "ports": [{"name": "pg", "containerPort": 5432}],
@@ -94,14 +94,15 @@ async def test_pods_reach_services_by_name_through_the_runtimes_proxy(tmp_path: 
             "http://ledger-db:5432/ -> ledger ledger-db-0",
             "http://ledger-db.default:5432/ -> ledger ledger-db-0",
             "http://ledger-db.default.svc.cluster.local:5432/ -> ledger ledger-db-0",
-            'http://nope:80/ -> 502 no Service "nope" in namespace "default"',
+            'http://nope:80/ -> 502 no Service or Pod named "nope"',
             'http://ledger-db:9999/ -> 502 Service "default/ledger-db" has no port 9999 '
             "with a local address",
+            "http://ledger-db-0.ledger-db:5432/ -> ledger ledger-db-0",
         ]
         assert answers("other")[1:] == [
             "http://ledger-db.default:5432/ -> ledger ledger-db-0",
             "http://ledger-db.default.svc:5432/ -> ledger ledger-db-0",
-            'http://ledger-db:5432/ -> 502 no Service "ledger-db" in namespace "other"',
+            'http://ledger-db:5432/ -> 502 no Service or Pod named "ledger-db"',
         ]
         proxy = default[0].removeprefix("proxy http://")
         assert await tunnel_get(proxy, "ledger-db:5432") == "ledger ledger-db-0"

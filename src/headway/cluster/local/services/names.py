@@ -9,6 +9,8 @@ cluster, with the Service's own port:
     http://ledger-db:5432/...                          (the Pod's namespace)
     http://ledger-db.payments:5432/...                 (another namespace)
     http://ledger-db.payments.svc[.cluster.local]:5432/...
+    http://ledger-0.ledger:8080/...                    (one Pod of a StatefulSet whose
+                                                        serviceName is `ledger`)
 
 A request in absolute form (`GET http://ledger-db:5432/x`) is sent on to the Service's
 local port as `GET /x` with `Connection: close` (one request per connection); `CONNECT
@@ -27,14 +29,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.cluster.errors import ClusterError
+from headway.cluster.local.kubelet.pod_ports import local_port
 from headway.cluster.protocol import Cluster
+from headway.kube.pod_facts import is_ready
 
 __all__ = ["ServiceNameProxies", "Target", "proxy_env", "resolve"]
 
 LOOPBACK = "127.0.0.1"
 _CLUSTER_SUFFIXES = (".svc.cluster.local", ".svc")
 
-Lookup = Callable[[str, str], Mapping[str, Any] | None]  # (namespace, name) -> Service
+Lookup = Callable[[str, str, str], Mapping[str, Any] | None]  # (kind, namespace, name)
 
 
 @dataclass(frozen=True)
@@ -47,19 +51,36 @@ class Target:
     error: str = ""
 
 
-def _split_name(host: str, namespace: str) -> tuple[str, str, bool] | None:
-    """(service, namespace, certain): `certain` when the name can only be a cluster name."""
+@dataclass(frozen=True)
+class _Candidate:
+    """One reading of a name: a Service, or (with `pod`) one Pod of a Service."""
+
+    service: str
+    namespace: str
+    pod: str = ""
+
+
+def _candidates(host: str, namespace: str) -> tuple[list[_Candidate], bool]:
+    """The readings of `host`, most specific first, and whether it can only be a cluster
+    name (then a miss is an error, not a name for the network)."""
     name = host.lower().rstrip(".")
     for suffix in _CLUSTER_SUFFIXES:
         if name.endswith(suffix):
-            parts = name[: -len(suffix)].split(".")
-            return (parts[0], parts[1], True) if len(parts) == 2 else None
-    parts = name.split(".")
-    if len(parts) == 1:
-        return parts[0], namespace, parts[0] not in ("localhost",)
-    if len(parts) == 2:
-        return parts[0], parts[1], False
-    return None
+            labels = name[: -len(suffix)].split(".")
+            if len(labels) == 2:
+                return [_Candidate(labels[0], labels[1])], True
+            if len(labels) == 3:
+                return [_Candidate(labels[1], labels[2], pod=labels[0])], True
+            return [], True
+    labels = name.split(".")
+    if len(labels) == 1:
+        return [_Candidate(labels[0], namespace)], labels[0] != "localhost"
+    if len(labels) == 2:  # <svc>.<ns>, or <pod>.<svc> in the Pod's own namespace
+        return [_Candidate(labels[0], labels[1]),
+                _Candidate(labels[1], namespace, pod=labels[0])], False
+    if len(labels) == 3:
+        return [_Candidate(labels[1], labels[2], pod=labels[0])], False
+    return [], False
 
 
 def _local_port(service: Mapping[str, Any], port: int) -> int | None:
@@ -72,22 +93,45 @@ def _local_port(service: Mapping[str, Any], port: int) -> int | None:
     return None
 
 
+def _pod_target(
+    candidate: _Candidate, port: int, service: Mapping[str, Any], lookup: Lookup
+) -> Target | None:
+    """A Pod named by `<pod>.<service>`: it must exist with `subdomain` the Service (as a
+    StatefulSet's Pods have) and be ready, unless the Service sets
+    `publishNotReadyAddresses` (as for its DNS record); the port is its declared
+    `containerPort`'s local port."""
+    pod = lookup("Pod", candidate.namespace, candidate.pod)
+    if pod is None or (pod.get("spec") or {}).get("subdomain") != candidate.service:
+        return None
+    if not (is_ready(pod) or (service.get("spec") or {}).get("publishNotReadyAddresses")):
+        return None
+    local = local_port(pod, port)
+    if local is None:
+        return Target(LOOPBACK, port, f'Pod "{candidate.namespace}/{candidate.pod}" has no '
+                                      "port yet")
+    return Target(LOOPBACK, local)
+
+
 def resolve(host: str, port: int, *, namespace: str, lookup: Lookup) -> Target:
     """Where `host:port` asked for from a Pod in `namespace` goes. Purely computational."""
-    split = _split_name(host, namespace)
-    if split is None:
-        return Target(host, port)
-    name, space, certain = split
-    service = lookup(space, name)
-    if service is None:
-        if certain:
-            return Target(host, port, f'no Service "{name}" in namespace "{space}"')
-        return Target(host, port)
-    local = _local_port(service, port)
-    if local is None:
-        return Target(host, port, f'Service "{space}/{name}" has no port {port} with a local '
-                                  "address")
-    return Target(LOOPBACK, local)
+    candidates, certain = _candidates(host, namespace)
+    for candidate in candidates:
+        service = lookup("Service", candidate.namespace, candidate.service)
+        if service is None:
+            continue
+        if candidate.pod:
+            found = _pod_target(candidate, port, service, lookup)
+            if found is not None:
+                return found
+            continue
+        local = _local_port(service, port)
+        if local is None:
+            return Target(host, port, f'Service "{candidate.namespace}/{candidate.service}" '
+                                      f"has no port {port} with a local address")
+        return Target(LOOPBACK, local)
+    if certain:
+        return Target(host, port, f'no Service or Pod named "{host}"')
+    return Target(host, port)
 
 
 def proxy_env(address: str) -> dict[str, str]:
@@ -128,9 +172,9 @@ class ServiceNameProxies:
 
         self._servers[namespace] = await asyncio.start_server(handle, sock=sock)
 
-    def _lookup(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+    def _lookup(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         try:
-            return self._cluster.get("v1", "Service", name, namespace)
+            return self._cluster.get("v1", kind, name, namespace)
         except ClusterError:
             return None
 
