@@ -16,7 +16,7 @@ from install.conftest import DEPLOY, HELM_ONLY_LABELS, REPO, by_kind, helm, kust
 
 ARGO_KINDS = {"Application", "ApplicationSet", "AppProject", "Rollout", "AnalysisTemplate",
               "ClusterAnalysisTemplate", "AnalysisRun"}
-HEADWAY_KINDS = {"Promotion", "PromotionPipeline"}
+HEADWAY_KINDS = {"Promotion", "PromotionPipeline", "MultiClusterRollout"}
 
 
 def _without_helm_labels(obj: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +62,8 @@ def test_the_argo_crds_declare_argos_subresources(kustomized: list[dict[str, Any
     assert set(crds) == ARGO_KINDS | HEADWAY_KINDS
     [promotion] = crds["Promotion"]["spec"]["versions"]
     assert promotion["subresources"] == {"status": {}}
+    [multicluster] = crds["MultiClusterRollout"]["spec"]["versions"]
+    assert multicluster["subresources"] == {"status": {}}
     [rollout] = crds["Rollout"]["spec"]["versions"]
     assert rollout["subresources"]["scale"] == {
         "specReplicasPath": ".spec.replicas",

@@ -82,6 +82,10 @@ REQUIRED_ACCESS: tuple[Access, ...] = (
            "stepped through their lifecycle; a success starts the next environment's"),
     Access(_HEADWAY, "Promotion", "promotions/status", ("update", "patch"),
            "each promotion's phase, commit and approval record"),
+    Access(_HEADWAY, "MultiClusterRollout", "multiclusterrollouts", READ,
+           "the order of clusters a release walks through"),
+    Access(_HEADWAY, "MultiClusterRollout", "multiclusterrollouts/status", ("update", "patch"),
+           "each cluster's stage of the release, the group rolling out, an abort"),
     Access(_HEADWAY, "PromotionPipeline", "promotionpipelines", READ,
            "a promotion's environments, gates and target files"),
 )

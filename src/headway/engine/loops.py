@@ -27,6 +27,7 @@ from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.cluster_registry import ClusterRegistry, Connect
 from headway.controllers.convergence.controller import ConvergenceController
 from headway.controllers.manager import ObjectKey, StepController
+from headway.controllers.multicluster.controller import MultiClusterRolloutController
 from headway.controllers.notifications.controller import (
     AppNotifications,
     EventNotifications,
@@ -205,6 +206,11 @@ def _applicationsets(parts: LoopParts) -> list[StepController]:
     return [controller]
 
 
+def _multicluster_rollouts(parts: LoopParts) -> list[StepController]:
+    return [MultiClusterRolloutController(parts.cluster, clusters=parts.clusters,
+                                          clock=parts.clock)]
+
+
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.ROLLOUTS: _rollouts,
     Loop.ANALYSIS: _analysis,
@@ -214,4 +220,5 @@ BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.METRICS: _metrics,
     Loop.PROMOTIONS: _promotions,
     Loop.APPLICATIONSETS: _applicationsets,
+    Loop.MULTICLUSTER_ROLLOUTS: _multicluster_rollouts,
 }

@@ -28,6 +28,7 @@ class Loop(enum.Enum):
     METRICS = "metrics"
     PROMOTIONS = "promotions"
     APPLICATIONSETS = "applicationsets"
+    MULTICLUSTER_ROLLOUTS = "multicluster-rollouts"
 
 
 ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
@@ -47,6 +48,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     ),
     Loop.PROMOTIONS: ("promotions",),
     Loop.APPLICATIONSETS: ("applicationsets",),
+    Loop.MULTICLUSTER_ROLLOUTS: ("multicluster-rollouts",),
 }
 
 

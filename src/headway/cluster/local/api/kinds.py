@@ -66,6 +66,8 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     # Headway's promotion kinds (docs/promotion.md): a pipeline and one promotion in it.
     ("headway.dev/v1alpha1", "PromotionPipeline", "promotionpipelines", True),
     ("headway.dev/v1alpha1", "Promotion", "promotions", True),
+    # One release across clusters in order (docs/multi-cluster.md).
+    ("headway.dev/v1alpha1", "MultiClusterRollout", "multiclusterrollouts", True),
     # Istio's networking kinds that repositories carry, served without installing Istio's
     # CRDs: the local mesh (docs/local-mesh.md) realizes VirtualServices with Headway's own
     # routers and Gateways as listeners in front of them; DestinationRules and ServiceEntries

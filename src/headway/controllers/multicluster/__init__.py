@@ -1,0 +1,1 @@
+"""One release across clusters: the `MultiClusterRollout` controller (docs/multi-cluster.md)."""

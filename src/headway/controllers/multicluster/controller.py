@@ -1,0 +1,202 @@
+"""The `MultiClusterRollout` controller: one release walked through clusters in order.
+
+One step for a `MultiClusterRollout` (headway.dev/v1alpha1, control namespace):
+
+    read the spec (`parse_order`; a bad one is an InvalidSpec status naming the field)
+    -> read each Application, and its Rollouts in its destination cluster (`cluster_state`)
+    -> decide (`headway.rollout.cluster_order.decide`, pure)
+    -> abort the Rollouts of every reached cluster / request a sync of the next group's
+       Applications -> write the status once, with an Event when the phase changes
+
+The Rollouts live in other clusters, where the manager's watches do not reach, so a step
+that is still Progressing (or has aborts to make) looks again after `poll_seconds`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError, Conflict, NotFound
+from headway.cluster.events import record_event
+from headway.cluster.protocol import Cluster
+from headway.controllers.app import operations as ops
+from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
+from headway.controllers.manager import ObjectKey
+from headway.controllers.multicluster.stages import cluster_state, rollout_refs
+from headway.model.obj import Obj
+from headway.rollout import cluster_order as core
+
+__all__ = ["API", "FIELD_MANAGER", "KIND", "MultiClusterRolloutController"]
+
+API = "headway.dev/v1alpha1"
+KIND = "MultiClusterRollout"
+ARGO_API = "argoproj.io/v1alpha1"
+FIELD_MANAGER = "headway-multicluster-rollout"
+
+
+class MultiClusterRolloutController:
+    """Step controller for MultiClusterRollouts (the manager's `StepController`)."""
+
+    name = "multicluster-rollouts"
+    watches: Sequence[tuple[str, str]] = ((API, KIND), (ARGO_API, "Application"))
+
+    def __init__(
+        self, store: Cluster, *, clusters: ClusterRegistry, clock: Clock,
+        poll_seconds: float = 5.0,
+    ) -> None:
+        self._store = store
+        self._clusters = clusters
+        self._clock = clock
+        self._poll = poll_seconds
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        meta = obj.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "argocd")
+        if obj.get("kind") == KIND:
+            return [ObjectKey(namespace, str(meta.get("name")))]
+        try:  # an Application: every MultiClusterRollout that names it
+            owners = self._store.list(API, KIND, namespace=namespace)
+        except ClusterError:
+            return []
+        return [ObjectKey(namespace, str(o["metadata"]["name"])) for o in owners
+                if _names(o, str(meta.get("name")))]
+
+    def step(self, key: ObjectKey) -> float | None:
+        try:
+            owner = self._store.get(API, KIND, key.name, key.namespace)
+        except NotFound:
+            return None
+        try:
+            order = core.parse_order(owner.get("spec") or {})
+        except core.SpecError as error:
+            self._write_status(owner, {"phase": "InvalidSpec", "message": str(error)})
+            return None
+        apps = {name: self._application(key.namespace, name) for name in order.applications}
+        automated = [n for n, app in apps.items() if app is not None and _automated(app)]
+        if automated:
+            message = (f"spec: Application {', '.join(automated)} has syncPolicy.automated on;"
+                       " turn it off, the MultiClusterRollout syncs it")
+            self._write_status(owner, {"phase": "InvalidSpec", "message": message})
+            return None
+        states = {name: self._state(name, app) for name, app in apps.items()}
+        return self._act(owner, order, apps, states)
+
+    def _act(
+        self, owner: Obj, order: core.Order, apps: Mapping[str, Obj | None],
+        states: Mapping[str, core.ClusterState],
+    ) -> float | None:
+        status = owner.get("status") or {}
+        revision = _revision(apps.get(order.groups[0][0]))
+        aborted_before = bool(revision) and status.get("abortedRevision") == revision
+        decision = core.decide(order, states, aborted_before=aborted_before)
+        for name in decision.abort:
+            self._abort(apps[name])
+        for name in decision.sync:
+            self._sync(apps[name])
+        new_status: dict[str, Any] = {
+            "phase": decision.phase.value,
+            "group": decision.group,
+            "revision": revision,
+            "message": decision.message,
+            "clusters": [_cluster_status(states[n]) for n in order.applications],
+        }
+        if decision.phase is core.Phase.ABORTED:
+            new_status["abortedRevision"] = revision
+        if status.get("phase") != decision.phase.value:
+            warning = decision.phase is core.Phase.ABORTED
+            record_event(self._store, self._clock, involved=owner,
+                         reason=f"MultiClusterRollout{decision.phase.value}",
+                         message=decision.message,
+                         event_type="Warning" if warning else "Normal")
+        self._write_status(owner, new_status)
+        if decision.phase is core.Phase.PROGRESSING or decision.abort:
+            return self._poll
+        return None  # Applications' changes bring the next step (a new revision)
+
+    def _application(self, namespace: str, name: str) -> Obj | None:
+        try:
+            return self._store.get(ARGO_API, "Application", name, namespace)
+        except NotFound:
+            return None
+
+    def _destination(self, app: Obj) -> Cluster:
+        where = (app.get("spec") or {}).get("destination") or {}
+        return self._clusters.resolve(server=where.get("server"), name=where.get("name")).cluster
+
+    def _state(self, name: str, app: Obj | None) -> core.ClusterState:
+        if app is None:
+            return cluster_state(name, None, ())
+        try:
+            cluster = self._destination(app)
+            rollouts = [cluster.get(ARGO_API, "Rollout", ro_name, namespace)
+                        for namespace, ro_name in rollout_refs(app)]
+        except (UnknownDestination, ClusterError) as error:
+            return core.ClusterState(name, core.Stage.UNKNOWN, f"cluster: {error}")
+        return cluster_state(name, app, rollouts)
+
+    def _abort(self, app: Obj | None) -> None:
+        """Abort every Rollout the Application deployed, as `kubectl argo rollouts abort`."""
+        if app is None:
+            return
+        try:
+            cluster = self._destination(app)
+            for namespace, name in rollout_refs(app):
+                _abort_rollout(cluster, namespace, name)
+        except (UnknownDestination, ClusterError):
+            return  # unreachable now: the next step, `poll_seconds` later, tries again
+
+    def _sync(self, app: Obj | None) -> None:
+        if app is None:
+            return
+        revision = _revision(app)
+        operation = ops.sync_operation(initiated_by=FIELD_MANAGER,
+                                       revisions=[revision] if revision else [])
+        body = {k: v for k, v in app.items() if k != "status"}
+        with contextlib.suppress(Conflict):  # changed since read: its change brings a step
+            self._store.update({**body, "operation": operation}, field_manager=FIELD_MANAGER)
+
+    def _write_status(self, owner: Obj, status: dict[str, Any]) -> None:
+        if (owner.get("status") or {}) == status:
+            return
+        meta = owner["metadata"]
+        with contextlib.suppress(Conflict):  # the owner changed: its change brings a step
+            self._store.patch_status(API, KIND, meta["name"], meta["namespace"], status,
+                                     resource_version=meta.get("resourceVersion"))
+
+
+def _abort_rollout(cluster: Cluster, namespace: str, name: str) -> None:
+    rollout = cluster.get(ARGO_API, "Rollout", name, namespace)
+    status = copy.deepcopy(rollout.get("status") or {})
+    if status.get("abort") is True:
+        return
+    status["abort"] = True
+    with contextlib.suppress(Conflict):  # the next step reads it again and aborts it then
+        cluster.patch_status(ARGO_API, "Rollout", name, namespace, status,
+                             resource_version=rollout["metadata"].get("resourceVersion"))
+
+
+def _names(owner: Obj, application: str) -> bool:
+    try:
+        return application in core.parse_order(owner.get("spec") or {}).applications
+    except core.SpecError:
+        return False
+
+
+def _automated(app: Obj) -> bool:
+    automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
+    return isinstance(automated, dict) and automated.get("enabled", True) is not False
+
+
+def _revision(app: Obj | None) -> str:
+    return str((((app or {}).get("status") or {}).get("sync") or {}).get("revision") or "")
+
+
+def _cluster_status(state: core.ClusterState) -> dict[str, Any]:
+    out: dict[str, Any] = {"application": state.application, "stage": state.stage.value}
+    if state.reason:
+        out["reason"] = state.reason
+    return out

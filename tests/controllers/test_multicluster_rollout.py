@@ -1,0 +1,199 @@
+"""The MultiClusterRollout controller over three stores standing in for three clusters: the
+control store (where Applications live) and two destinations registered by cluster Secrets.
+The Application and Rollout controllers are not run: each test writes the statuses they would
+write, and checks what the controller requests (sync operations) and aborts (Rollouts)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from headway.clock import VirtualClock
+from headway.cluster.cluster_secrets import ClusterSecret
+from headway.cluster.local import LocalCluster
+from headway.cluster.protocol import Cluster
+from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.manager import ObjectKey
+from headway.controllers.multicluster.controller import API, KIND, MultiClusterRolloutController
+
+ARGO = "argoproj.io/v1alpha1"
+REVISION = "c0ffee"
+
+
+class World:
+    def __init__(self, tmp_path: Path, clock: VirtualClock) -> None:
+        self.store = LocalCluster(tmp_path / "control.db", clock)
+        self.remotes = {name: LocalCluster(tmp_path / f"{name}.db", clock)
+                        for name in ("canary", "eu", "us")}
+        for cluster in (self.store, *self.remotes.values()):
+            for ns in ("argocd", "shop"):
+                cluster.apply({"apiVersion": "v1", "kind": "Namespace",
+                               "metadata": {"name": ns}}, field_manager="test")
+        for name in self.remotes:
+            self.store.apply(_cluster_secret(name), field_manager="test")
+        servers = {f"https://{name}.example": c for name, c in self.remotes.items()}
+
+        def connect(secret: ClusterSecret) -> Cluster:
+            return servers[secret.server]
+
+        registry = ClusterRegistry(self.store, connect=connect, clock=clock,
+                                   namespace="argocd")
+        self.controller = MultiClusterRolloutController(self.store, clusters=registry,
+                                                        clock=clock)
+        self.store.apply({
+            "apiVersion": API, "kind": KIND, "metadata": {"name": "shop", "namespace": "argocd"},
+            "spec": {"canary": {"application": "shop-canary"},
+                     "groups": [{"applications": ["shop-eu", "shop-us"]}]},
+        }, field_manager="test")
+        for name in self.remotes:
+            self.store.apply(_application(name), field_manager="test")
+            self.remotes[name].apply(_rollout(), field_manager="test")
+
+    def step(self) -> float | None:
+        return self.controller.step(ObjectKey("argocd", "shop"))
+
+    def status(self) -> dict[str, Any]:
+        return dict(self.store.get(API, KIND, "shop", "argocd").get("status") or {})
+
+    def requested(self) -> set[str]:
+        apps = self.store.list(ARGO, "Application", namespace="argocd")
+        return {a["metadata"]["name"].removeprefix("shop-") for a in apps if a.get("operation")}
+
+    def app_status(self, name: str, *, sync: str, health: str = "Healthy") -> None:
+        """What the Application controller writes after a sync (the request consumed)."""
+        app = self.store.get(ARGO, "Application", f"shop-{name}", "argocd")
+        app.pop("operation", None)
+        app = self.store.update({k: v for k, v in app.items() if k != "status"},
+                                field_manager="test")
+        status = {"sync": {"status": sync, "revision": REVISION},
+                  "health": {"status": health},
+                  "resources": [{"group": "argoproj.io", "kind": "Rollout",
+                                 "namespace": "shop", "name": "web"}]}
+        self.store.patch_status(ARGO, "Application", f"shop-{name}", "argocd", status)
+
+    def rollout_status(self, name: str, **status: Any) -> None:
+        self.remotes[name].patch_status(ARGO, "Rollout", "web", "shop",
+                                        {"observedGeneration": "1", **status})
+
+    def rollout(self, name: str) -> dict[str, Any]:
+        return dict(self.remotes[name].get(ARGO, "Rollout", "web", "shop").get("status") or {})
+
+
+HEALTHY = {"phase": "Healthy", "currentPodHash": "new", "stableRS": "new"}
+CANARY = {"phase": "Paused", "currentPodHash": "new", "stableRS": "old"}
+FAILED = {"phase": "Degraded", "currentPodHash": "new", "stableRS": "old",
+          "message": "RolloutAborted: metric error-rate assessed Failed"}
+
+
+def _cluster_secret(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": f"cluster-{name}", "namespace": "argocd",
+                         "labels": {"argocd.argoproj.io/secret-type": "cluster"}},
+            "stringData": {"name": name, "server": f"https://{name}.example",
+                           "config": json.dumps({"bearerToken": "t"})}}
+
+
+def _application(name: str) -> dict[str, Any]:
+    return {"apiVersion": ARGO, "kind": "Application",
+            "metadata": {"name": f"shop-{name}", "namespace": "argocd"},
+            "spec": {"project": "default", "destination": {"name": name, "namespace": "shop"},
+                     "source": {"repoURL": "https://git.example/shop", "path": "shop"}}}
+
+
+def _rollout() -> dict[str, Any]:
+    return {"apiVersion": ARGO, "kind": "Rollout", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "web:2"}]}}}}
+
+
+@pytest.fixture
+def world(tmp_path: Path, clock: VirtualClock) -> World:
+    world = World(tmp_path, clock)
+    for name in world.remotes:  # a new release: every Application OutOfSync
+        world.app_status(name, sync="OutOfSync")
+    return world
+
+
+def test_a_good_release_walks_the_canary_cluster_then_the_rest(world: World) -> None:
+    world.step()
+    assert world.requested() == {"canary"}
+    world.app_status("canary", sync="Synced", health="Progressing")
+    world.rollout_status("canary", **CANARY)
+    world.step()
+    assert world.requested() == set() and world.status()["group"] == 0
+    world.rollout_status("canary", **HEALTHY)
+    world.step()
+    assert world.requested() == set()  # the Application's health has not caught up yet
+    world.app_status("canary", sync="Synced")
+    world.step()
+    assert world.requested() == {"eu", "us"}
+    for name in ("eu", "us"):
+        world.app_status(name, sync="Synced")
+        world.rollout_status(name, **HEALTHY)
+    assert world.step() is None
+    assert world.status()["phase"] == "Completed"
+
+
+def test_a_bad_release_aborts_in_the_canary_cluster_and_reaches_no_other(world: World) -> None:
+    world.step()
+    world.app_status("canary", sync="Synced", health="Degraded")
+    world.rollout_status("canary", **FAILED)
+    world.step()
+    assert world.rollout("canary")["abort"] is True
+    assert world.status()["phase"] == "Aborted" and world.requested() == set()
+    world.rollout_status("canary", abort=True, **HEALTHY)  # back on the stable, say
+    world.step()
+    assert world.requested() == set()  # the aborted revision never moves on
+    assert "abort" not in world.rollout("eu") and "abort" not in world.rollout("us")
+
+
+def test_a_failure_in_a_later_group_aborts_every_cluster_already_updated(world: World) -> None:
+    world.app_status("canary", sync="Synced")
+    world.rollout_status("canary", **HEALTHY)
+    world.step()
+    assert world.requested() == {"eu", "us"}
+    world.app_status("eu", sync="Synced", health="Degraded")
+    world.rollout_status("eu", **FAILED)
+    world.app_status("us", sync="Synced", health="Progressing")
+    world.rollout_status("us", **CANARY)
+    world.step()
+    assert [world.rollout(n).get("abort") for n in ("canary", "eu", "us")] == [True] * 3
+    status = world.status()
+    assert status["phase"] == "Aborted" and status["abortedRevision"] == REVISION
+    assert "group 1 failed (shop-eu: Rollout shop/web: RolloutAborted" in status["message"]
+
+
+def test_an_application_with_automated_sync_is_refused_by_name(world: World) -> None:
+    app = world.store.get(ARGO, "Application", "shop-eu", "argocd")
+    app["spec"]["syncPolicy"] = {"automated": {}}
+    world.store.update({k: v for k, v in app.items() if k != "status"}, field_manager="test")
+    world.step()
+    assert world.status()["phase"] == "InvalidSpec"
+    assert "shop-eu has syncPolicy.automated on" in world.status()["message"]
+    assert world.requested() == set()
+
+
+def test_a_malformed_spec_is_a_status_naming_the_field(world: World) -> None:
+    owner = world.store.get(API, KIND, "shop", "argocd")
+    owner["spec"]["groups"] = [{"applications": "shop-eu"}]
+    world.store.update({k: v for k, v in owner.items() if k != "status"}, field_manager="test")
+    assert world.step() is None
+    assert world.status() == {"phase": "InvalidSpec",
+                              "message": "spec.groups[0].applications: a non-empty list of names"}
+
+
+def test_a_rollout_that_has_not_seen_its_new_spec_is_not_done(world: World) -> None:
+    world.app_status("canary", sync="Synced")
+    world.rollout_status("canary", **HEALTHY)
+    rollout = world.remotes["canary"].get(ARGO, "Rollout", "web", "shop")
+    rollout["spec"]["template"]["spec"]["containers"][0]["image"] = "web:3"  # generation 2
+    world.remotes["canary"].update({k: v for k, v in rollout.items() if k != "status"},
+                                   field_manager="test")
+    world.step()
+    assert world.requested() == set()
+    assert world.status()["clusters"][0] == {"application": "shop-canary", "stage": "Rolling",
+                                             "reason": "Rollout shop/web in progress"}
