@@ -13,8 +13,8 @@ State directory layout (default `.headway/`):
   volumes/pvc-UID/  each PersistentVolumeClaim's data, kept across Pods until the claim goes
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
-Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet and Job controllers
-and the volume binder, then the Service
+Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, Job and
+HorizontalPodAutoscaler controllers and the volume binder, then the Service
 proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
 again (so readiness changes reach the endpoints in the same step), then the local mesh
 (when the runtime was given data planes) so VirtualService routers follow the same
@@ -54,11 +54,13 @@ from headway.cluster.local.kubelet.images import (
 )
 from headway.cluster.local.kubelet.pods import Kubelet
 from headway.cluster.local.kubelet.processes import kill_marked_processes
+from headway.cluster.local.kubelet.resource_usage import UsageMeter
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
 from headway.cluster.local.services.names import ServiceNameProxies
 from headway.cluster.local.services.proxies import ServiceProxies
 from headway.cluster.local.workloads import (
+    autoscalers,
     daemonsets,
     deployments,
     jobs,
@@ -142,6 +144,8 @@ class Runtime:
             events=self._record,
             proxy_env=self.service_names.env_for,
         )
+        self.usage = UsageMeter(self.kubelet.pod_process_groups)
+        self.autoscalers = autoscalers.Autoscalers(usage=self._pod_usage)
         self.proxies = ServiceProxies(
             self.cluster,
             on_error=lambda svc, message: self._record(svc, "Warning", "ReconcileError", message),
@@ -157,6 +161,10 @@ class Runtime:
                 router=lambda: self._config().router,
             )
         )
+
+    def _pod_usage(self, pod: Obj) -> tuple[float | None, float | None]:
+        found = self.usage.usage(str(pod["metadata"].get("uid", "")))
+        return found.cpu_cores, found.memory_bytes
 
     def wake(self) -> None:
         self._wake.set()
@@ -203,6 +211,7 @@ class Runtime:
             volume_claims.sync_volume_claims(
                 self.cluster, self._clock, volumes_root=self.paths.volumes_dir
             ),
+            self.autoscalers.sync(self.cluster, self._clock),
         ]
         await self.proxies.sync()
         await self.kubelet.sync()

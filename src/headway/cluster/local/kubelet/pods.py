@@ -342,6 +342,14 @@ class Kubelet:
         if self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
 
+    def pod_process_groups(self, uid: str) -> list[int]:
+        """The process groups of the Pod's running containers (sidecars included)."""
+        run = self._runs.get(uid)
+        if run is None:
+            return []
+        return [c.handle.pid for c in [*run.containers.values(), *run.init_containers.values()]
+                if c.handle and c.running]
+
     def live_process_groups(self) -> list[int]:
         return [
             c.handle.pid
