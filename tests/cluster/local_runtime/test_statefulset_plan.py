@@ -82,3 +82,9 @@ def test_a_daemon_set_replaces_its_pod_deleting_first_or_surging() -> None:
     assert daemon_step([old, daemon("b", updated=True)], on_delete=False,
                        surge=True).delete == ("a",)
     assert daemon_step([old], on_delete=True, surge=False).delete == ()
+
+
+def test_available_replicas_count_pods_ready_for_min_ready_seconds() -> None:
+    fresh = PodView(1, "r1", ready=True, terminating=False, available=False)
+    counts = revision_counts(shape(replicas=2), [ready(0), fresh])
+    assert (counts["readyReplicas"], counts["availableReplicas"]) == (2, 1)

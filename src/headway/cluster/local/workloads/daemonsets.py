@@ -27,7 +27,7 @@ from headway.cluster.errors import NotFound
 from headway.cluster.local.workloads.recorder import note, reconcile_each
 from headway.cluster.local.workloads.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster
-from headway.kube.pod_facts import is_ready
+from headway.kube.pod_facts import is_available, is_ready
 from headway.kube.pod_template import pod_template_hash
 from headway.model.obj import Obj
 
@@ -94,7 +94,8 @@ def reconcile_daemon_set(cluster: Cluster, clock: Clock, ds: Obj) -> float | Non
         return None
     template = spec.get("template") or {}
     revision = pod_template_hash(template)
-    views = [_view(p, revision) for p in pods_of(cluster, ds)]
+    pods = pods_of(cluster, ds)
+    views = [_view(p, revision) for p in pods]
     on_delete = (spec.get("updateStrategy") or {}).get("type") == "OnDelete"
     step = daemon_step(views, on_delete=on_delete, surge=_surge(ds))
     for name in step.delete:
@@ -107,11 +108,14 @@ def reconcile_daemon_set(cluster: Cluster, clock: Clock, ds: Obj) -> float | Non
             {REVISION_LABEL: revision, "pod-template-generation": str(meta.get("generation", 1))})
         cluster.apply(pod, field_manager=FIELD_MANAGER)
         note(cluster, clock, ds, "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}")
-    _write_status(cluster, ds, views)
+    min_ready = float(spec.get("minReadySeconds") or 0)
+    available = sum(1 for p in pods if not p["metadata"].get("deletionTimestamp")
+                    and is_available(p, min_ready, clock.now()))
+    _write_status(cluster, ds, views, available)
     return None
 
 
-def _write_status(cluster: Cluster, ds: Obj, views: list[DaemonPod]) -> None:
+def _write_status(cluster: Cluster, ds: Obj, views: list[DaemonPod], available: int) -> None:
     live = [v for v in views if not v.terminating and not v.finished]
     ready = sum(1 for v in live if v.ready)
     status = {
@@ -120,8 +124,8 @@ def _write_status(cluster: Cluster, ds: Obj, views: list[DaemonPod]) -> None:
         "currentNumberScheduled": min(1, len(live)),
         "numberMisscheduled": 0,
         "numberReady": min(1, ready),
-        "numberAvailable": min(1, ready),
-        "numberUnavailable": 1 - min(1, ready),
+        "numberAvailable": min(1, available),
+        "numberUnavailable": 1 - min(1, available),
         "updatedNumberScheduled": min(1, sum(1 for v in live if v.updated)),
     }
     if status != (ds.get("status") or {}):

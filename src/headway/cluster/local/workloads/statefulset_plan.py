@@ -32,6 +32,7 @@ class PodView:
     ready: bool
     terminating: bool
     finished: bool = False  # phase Succeeded or Failed
+    available: bool | None = None  # ready for `minReadySeconds`; None: as `ready`
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,11 @@ def revision_counts(shape: StatefulSetShape, pods: Sequence[PodView]) -> dict[st
         current_revision = shape.update_revision
     current = sum(1 for p in live if p.revision == current_revision)
     ready = sum(1 for p in live if p.ready)
+    available = sum(1 for p in live if (p.ready if p.available is None else p.available))
     return {
         "replicas": len(live),
         "readyReplicas": ready,
-        "availableReplicas": ready,
+        "availableReplicas": available,
         "currentReplicas": current,
         "updatedReplicas": updated,
         "currentRevision": current_revision,

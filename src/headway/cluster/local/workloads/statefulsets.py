@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from headway.clock import Clock
@@ -34,7 +35,7 @@ from headway.cluster.local.workloads.statefulset_plan import (
     revision_counts,
 )
 from headway.cluster.protocol import Cluster
-from headway.kube.pod_facts import is_ready
+from headway.kube.pod_facts import is_available, is_ready
 from headway.kube.pod_template import pod_template_hash
 from headway.model.obj import Obj
 
@@ -53,16 +54,18 @@ def _ordinal(sts: Obj, pod: Obj) -> int | None:
     return int(suffix) if suffix.isdigit() else None
 
 
-def _view(sts: Obj, pod: Obj) -> PodView | None:
+def _view(sts: Obj, pod: Obj, now: datetime) -> PodView | None:
     ordinal = _ordinal(sts, pod)
     if ordinal is None:
         return None
+    min_ready = float((sts.get("spec") or {}).get("minReadySeconds") or 0)
     return PodView(
         ordinal=ordinal,
         revision=str((pod["metadata"].get("labels") or {}).get(REVISION_LABEL) or ""),
         ready=is_ready(pod),
         terminating=bool(pod["metadata"].get("deletionTimestamp")),
         finished=(pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"),
+        available=is_available(pod, min_ready, now),
     )
 
 
@@ -173,7 +176,7 @@ def reconcile_stateful_set(cluster: Cluster, clock: Clock, sts: Obj) -> float | 
     update = f"{meta['name']}-{pod_template_hash(template)}"
     shape = StatefulSetShape.of(sts, update_revision=update)
     pods = pods_of(cluster, sts)
-    views = [v for v in (_view(sts, p) for p in pods) if v is not None]
+    views = [v for v in (_view(sts, p, clock.now()) for p in pods) if v is not None]
     step = plan_step(shape, views)
     namespace = str(meta.get("namespace") or "default")
     for ordinal in step.delete:
