@@ -292,3 +292,23 @@ def test_edit_and_delete_by_label_and_all(kubectl: Kubectl) -> None:
     assert left.split() == ["configmap/keep1"]
     kubectl("delete", "configmaps", "--all", "-n", "default")
     assert kubectl("get", "configmaps", "-o", "name").stdout == ""
+
+
+def test_top_pod_shows_the_usage_the_runtime_measured(kubectl: Kubectl, tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "topped"},
+           "spec": {"containers": [{"name": "main", "image": "kubeapi-test/talker",
+                                    "workingDir": str(tmp_path)}]}}
+    kubectl("apply", "-f", "-", stdin=_manifest(pod))
+    # The first read of a new Pod has no CPU rate yet: metrics-server answers the same way.
+    shown = wait_for(lambda: kubectl.run("top", "pod", "topped", "--no-headers").stdout,
+                     timeout=60, what="kubectl top pod topped")
+    name, cpu, memory = shown.split()
+    assert name == "topped" and cpu.endswith("m") and memory.endswith("Mi")
+    assert int(memory.removesuffix("Mi")) > 1  # a Python process's resident set
+    per_container = kubectl("top", "pod", "topped", "--containers", "--no-headers").stdout
+    assert per_container.split()[:2] == ["topped", "main"]
+    raw = json.loads(kubectl("get", "--raw",
+                             "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/topped").stdout)
+    assert raw["kind"] == "PodMetrics" and raw["containers"][0]["usage"]["cpu"].endswith("n")
+    missing = kubectl.run("top", "pod", "no-such-pod")
+    assert missing.returncode != 0

@@ -144,7 +144,7 @@ class Runtime:
             events=self._record,
             proxy_env=self.service_names.env_for,
         )
-        self.usage = UsageMeter(self.kubelet.pod_process_groups)
+        self.usage = UsageMeter(self.kubelet.container_process_groups)
         self.autoscalers = autoscalers.Autoscalers(usage=self._pod_usage)
         self.proxies = ServiceProxies(
             self.cluster,
@@ -163,8 +163,12 @@ class Runtime:
         )
 
     def _pod_usage(self, pod: Obj) -> tuple[float | None, float | None]:
-        found = self.usage.usage(str(pod["metadata"].get("uid", "")))
+        found = self.usage.pod(str(pod["metadata"].get("uid", "")))
         return found.cpu_cores, found.memory_bytes
+
+    def _container_usage(self, pod: Obj) -> dict[str, tuple[float | None, float | None]]:
+        found = self.usage.containers(str(pod["metadata"].get("uid", "")))
+        return {name: (u.cpu_cores, u.memory_bytes) for name, u in found.items()}
 
     def wake(self) -> None:
         self._wake.set()
@@ -250,7 +254,7 @@ class Runtime:
             await self.mesh.start()  # first, so runtime.json can record its metrics address
         if self._api_port is not None:  # also before runtime.json, for its address
             self.api = ApiServer(db_path=self.paths.db, clock=self._clock, port=self._api_port,
-                                 logs_dir=self.paths.logs_dir)
+                                 logs_dir=self.paths.logs_dir, usage=self._container_usage)
             self.api.start()
         self._claim_state_dir()
         try:

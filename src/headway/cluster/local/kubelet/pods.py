@@ -342,13 +342,14 @@ class Kubelet:
         if self._stopping:
             await asyncio.gather(*self._stopping, return_exceptions=True)
 
-    def pod_process_groups(self, uid: str) -> list[int]:
-        """The process groups of the Pod's running containers (sidecars included)."""
+    def container_process_groups(self, uid: str) -> dict[str, int]:
+        """The process group of each running container of the Pod (sidecars included). Read
+        from the API's thread too, so it copies before it iterates."""
         run = self._runs.get(uid)
         if run is None:
-            return []
-        return [c.handle.pid for c in [*run.containers.values(), *run.init_containers.values()]
-                if c.handle and c.running]
+            return {}
+        containers = [*list(run.init_containers.values()), *list(run.containers.values())]
+        return {c.name: c.handle.pid for c in containers if c.handle is not None}
 
     def live_process_groups(self) -> list[int]:
         return [

@@ -11,8 +11,9 @@ them; the rate of that interval reads low, as a container restart does on a node
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,33 +63,44 @@ def group_memory_bytes(groups: Iterable[int]) -> float:
 
 
 class UsageMeter:
-    """Per Pod uid, the last (CPU seconds, real time) read and the rate it gave. Reads closer
-    together than `min_interval` return the last rate (a step can run many times a second)."""
+    """Per (Pod uid, container), the last (CPU seconds, real time) read and the rate it gave.
+    Reads closer together than `min_interval` return the last rate (a step can run many times
+    a second, and the API's thread reads too: a lock keeps the two apart)."""
 
-    def __init__(self, groups_of: Callable[[str], list[int]], *,
+    def __init__(self, groups_of: Callable[[str], Mapping[str, int]], *,
                  wall: Callable[[], float] = time.monotonic, min_interval: float = 1.0) -> None:
         self._groups_of = groups_of
         self._wall = wall
         self._min_interval = min_interval
-        self._last: dict[str, tuple[float, float, float | None]] = {}
+        self._last: dict[tuple[str, str], tuple[float, float, float | None]] = {}
+        self._lock = threading.Lock()
 
-    def usage(self, uid: str) -> PodUsage:
-        groups = self._groups_of(uid)
-        if not groups:
-            self._last.pop(uid, None)
+    def containers(self, uid: str) -> dict[str, PodUsage]:
+        """Each running container's usage; an empty map for a Pod with none running."""
+        groups = dict(self._groups_of(uid))
+        with self._lock:
+            for key in [k for k in self._last if k[0] == uid and k[1] not in groups]:
+                del self._last[key]
+            return {name: self._read((uid, name), group) for name, group in groups.items()}
+
+    def pod(self, uid: str) -> PodUsage:
+        """The Pod's summed usage; CPU None until every container has a rate."""
+        found = self.containers(uid)
+        if not found:
             return PodUsage(None, None)
-        cpu, now = group_cpu_seconds(groups), self._wall()
-        before = self._last.get(uid)
+        rates = [u.cpu_cores for u in found.values()]
+        cpu = None if any(r is None for r in rates) else sum(r or 0.0 for r in rates)
+        return PodUsage(cpu, sum(u.memory_bytes or 0.0 for u in found.values()))
+
+    def _read(self, key: tuple[str, str], group: int) -> PodUsage:
+        cpu, now = group_cpu_seconds([group]), self._wall()
+        before = self._last.get(key)
         if before is None:
-            self._last[uid] = (cpu, now, None)
+            self._last[key] = (cpu, now, None)
             rate = None
         elif now - before[1] < self._min_interval:
             rate = before[2]
         else:
             rate = max(0.0, (cpu - before[0]) / (now - before[1]))
-            self._last[uid] = (cpu, now, rate)
-        return PodUsage(rate, group_memory_bytes(groups))
-
-    def forget_except(self, uids: Iterable[str]) -> None:
-        keep = set(uids)
-        self._last = {uid: v for uid, v in self._last.items() if uid in keep}
+            self._last[key] = (cpu, now, rate)
+        return PodUsage(rate, group_memory_bytes([group]))

@@ -32,16 +32,18 @@ from headway.cluster.local.api.kubeapi import (
     discovery,
     operations,
     podlogs,
+    resource_metrics,
     reviews,
     scaling,
     tables,
 )
 from headway.cluster.local.api.kubeapi.catalog import Catalog
 from headway.cluster.local.api.kubeapi.operations import Request
-from headway.cluster.local.api.kubeapi.paths import parse_list_query, parse_path
+from headway.cluster.local.api.kubeapi.paths import ResourcePath, parse_list_query, parse_path
 from headway.cluster.local.api.kubeapi.status import ApiError, Target, status_body, status_for
 from headway.cluster.local.api.kubeapi.watchstream import WatchSettings, watch_lines
 from headway.cluster.local.api.store import LocalCluster
+from headway.kubetime import format_time
 from headway.model.obj import Obj
 from headway.model.selectors import SelectorError
 
@@ -58,6 +60,7 @@ class _Context:
     stop: threading.Event
     watch: WatchSettings
     logs_dir: Path | None
+    usage: resource_metrics.ContainerUsage | None = None  # None: no metrics.k8s.io
 
     def catalog(self) -> Catalog:
         crds = self.cluster.list(*_CRD_VERSION)  # read once: the kinds and their details
@@ -77,10 +80,12 @@ def _not_found() -> ApiError:
 
 
 def build_app(cluster: LocalCluster, clock: Clock, *, stop: threading.Event,
-              watch: WatchSettings | None = None, logs_dir: Path | None = None) -> Starlette:
-    """The app; `logs_dir` (the runtime's container logs) serves `pods/log`."""
+              watch: WatchSettings | None = None, logs_dir: Path | None = None,
+              usage: resource_metrics.ContainerUsage | None = None) -> Starlette:
+    """The app; `logs_dir` (the runtime's container logs) serves `pods/log`, `usage` (the
+    runtime's meter) serves `metrics.k8s.io`."""
     ctx = _Context(cluster=cluster, clock=clock, stop=stop, watch=watch or WatchSettings(),
-                   logs_dir=logs_dir)
+                   logs_dir=logs_dir, usage=usage)
 
     async def simple(request: HttpRequest) -> Response:
         return await _guarded(request, _discovery, ctx, request.url.path)
@@ -134,18 +139,43 @@ def _discovery(ctx: _Context, path: str) -> Response:
             return _json(discovery.api_versions())
         catalog = ctx.catalog()
         if path == "/apis":
-            return _json(discovery.api_group_list(catalog))
+            return _json(_with_metrics_group(ctx, discovery.api_group_list(catalog)))
         if path == "/openapi/v3":
             return _json(discovery.openapi_index(catalog))
         if path.startswith("/openapi/v3/"):
             return _openapi(catalog, path.removeprefix("/openapi/v3/"))
         group = path.removeprefix("/apis/")
-        for listed in discovery.api_group_list(catalog)["groups"]:
+        for listed in _with_metrics_group(ctx, discovery.api_group_list(catalog))["groups"]:
             if listed["name"] == group:
                 return _json(dict(listed, kind="APIGroup", apiVersion="v1"))
         return _error(_not_found())
     except ClusterError as error:
         return _error(ApiError(500, "InternalError", str(error)))
+
+
+def _with_metrics_group(ctx: _Context, groups: dict[str, Any]) -> dict[str, Any]:
+    if ctx.usage is None:
+        return groups
+    return dict(groups, groups=[*groups["groups"], resource_metrics.group_entry()])
+
+
+def _metrics(ctx: _Context, path: ResourcePath, http: HttpRequest) -> Response:
+    if ctx.usage is None:
+        return _error(_not_found())
+    if http.method != "GET":
+        return _error(ApiError(405, "MethodNotAllowed", "metrics.k8s.io is read-only"))
+    if not path.plural:
+        if path.version != resource_metrics.VERSION:
+            return _error(_not_found())
+        return _json(resource_metrics.resource_list())
+    try:
+        return _json(resource_metrics.answer(ctx.cluster, ctx.usage, path,
+                                             dict(http.query_params),
+                                             now=format_time(ctx.clock.now())))
+    except ApiError as error:
+        return _error(error)
+    except SelectorError as error:
+        return _error(ApiError(400, "BadRequest", f"labelSelector: {error}"))
 
 
 def _openapi(catalog: Catalog, gv_path: str) -> Response:
@@ -165,6 +195,8 @@ def _dispatch(ctx: _Context, http: HttpRequest, body: bytes) -> Response:
     path = parse_path(http.url.path)
     if path is None:
         return _error(_not_found())
+    if path.group == resource_metrics.GROUP:
+        return _metrics(ctx, path, http)
     target: Target | None = None
     try:
         catalog = ctx.catalog()
@@ -296,10 +328,12 @@ class ApiServer:
     """The API on 127.0.0.1:`port` (0: any free port), on a thread of its own."""
 
     def __init__(self, *, db_path: Path, clock: Clock, port: int = 0,
-                 watch: WatchSettings | None = None, logs_dir: Path | None = None) -> None:
+                 watch: WatchSettings | None = None, logs_dir: Path | None = None,
+                 usage: resource_metrics.ContainerUsage | None = None) -> None:
         self._cluster = LocalCluster(db_path, clock)
         self._stop = threading.Event()
-        app = build_app(self._cluster, clock, stop=self._stop, watch=watch, logs_dir=logs_dir)
+        app = build_app(self._cluster, clock, stop=self._stop, watch=watch, logs_dir=logs_dir,
+                        usage=usage)
         config = uvicorn.Config(app, log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=2, access_log=False)
         self._server = uvicorn.Server(config)
