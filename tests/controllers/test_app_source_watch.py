@@ -29,6 +29,9 @@ class Recorder:
     def mark_changed(self, url: str) -> None:
         self.marked.append(url)
 
+    def is_own_status_write(self, obj: object) -> bool:
+        return False
+
 
 def watcher(tmp_path: Path) -> tuple[SourceWatchSteps, Recorder, CountingLists, Remote]:
     remote = Remote(tmp_path / "remote.git")

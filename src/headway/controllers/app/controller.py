@@ -108,8 +108,19 @@ class ApplicationController:
         self._poll = poll_seconds
         self._live: dict[int, LiveReader] = {}
         self.comparisons = ComparisonCache()
+        # (namespace, name) -> the resourceVersion of this controller's last status write.
+        self._own_writes: dict[tuple[str, str], str] = {}
 
     # -- entry points -------------------------------------------------------------------------
+
+    def is_own_status_write(self, obj: Obj) -> bool:
+        """Whether `obj` (an Application's watch event) is this controller's own last status
+        write coming back: nothing in it is news to the step that wrote it, so it queues no
+        step (before: every write echoed into one more reconcile of the same app)."""
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        written = self._own_writes.get(key)
+        return written is not None and written == str(meta.get("resourceVersion") or "")
 
     def reconcile(self, name: str, namespace: str) -> float | None:
         """One step for one Application; seconds until it wants another (None: gone)."""
@@ -117,6 +128,7 @@ class ApplicationController:
             raw = self._store.get(APP_API_VERSION, "Application", name, namespace)
         except NotFound:
             self.metrics.forget(namespace, name)
+            self._own_writes.pop((namespace, name), None)
             return None
         raw = take_refresh_request(
             raw, store=self._store, sources=self._sources, comparisons=self.comparisons
@@ -573,7 +585,7 @@ class ApplicationController:
             status.get("operationState")
         )
         try:
-            self._store.patch_status(
+            written = self._store.patch_status(
                 APP_API_VERSION,
                 "Application",
                 meta["name"],
@@ -585,6 +597,8 @@ class ApplicationController:
             return self._poll
         except Conflict:
             return 0.0
+        key = (str(meta.get("namespace") or ""), str(meta["name"]))
+        self._own_writes[key] = str(written["metadata"].get("resourceVersion") or "")
         record_operation_step(
             self._journal,
             app=raw,

@@ -70,7 +70,7 @@ class ApplicationSteps:
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         kind = obj.get("kind")
         if kind == "Application" and obj.get("apiVersion") == APP_API_VERSION:
-            return [_key(obj)]
+            return [] if self._controller.is_own_status_write(obj) else [_key(obj)]
         if kind == "AppProject" and obj.get("apiVersion") == APP_API_VERSION:
             return [_key(a) for a in _apps(self._store)]
         owner = owner_of(obj)
@@ -107,7 +107,9 @@ class SourceWatchSteps:
         self._listed: list[dict[str, Any]] | None = None
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
-        self._listed = None
+        # A status the controller wrote itself changes no app's sources: keep the list.
+        if obj.get("kind") != "Application" or not self._controller.is_own_status_write(obj):
+            self._listed = None
         return [self.KEY]
 
     def step(self, key: ObjectKey) -> float:
