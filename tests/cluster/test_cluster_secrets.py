@@ -15,6 +15,7 @@ from headway.cluster.cluster_secrets import (
     ExecProvider,
     TLSClientConfig,
     cluster_secret_manifest,
+    is_cluster_secret,
     kubeconfig_for,
     parse_cluster_secret,
 )
@@ -109,3 +110,15 @@ def test_the_kubeconfig_carries_token_ca_and_exec_plugin_as_kubectl_names_them()
     assert user["user"]["token"] == TOKEN
     assert user["user"]["exec"]["command"] == "aws"
     assert config["current-context"] == "prod"
+
+
+@pytest.mark.parametrize("metadata", [True, "x", 3, ["labels"]])
+def test_a_secret_whose_metadata_is_not_a_mapping_is_not_a_cluster_and_says_so(
+    metadata: object,
+) -> None:
+    # Found by tests/fuzz (headway check on a generated repository): before, `.get` on a
+    # bool raised AttributeError and the check printed a traceback.
+    secret = {"kind": "Secret", "metadata": metadata, "stringData": {"server": "https://x"}}
+    assert not is_cluster_secret(secret)
+    with pytest.raises(ClusterSecretError):
+        parse_cluster_secret({**secret, "stringData": {}})

@@ -102,14 +102,20 @@ def normalize_server(server: str) -> str:
     return server.strip().rstrip("/")
 
 
+def _metadata(secret: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The Secret's metadata, or an empty one when a hand-written file has a scalar there."""
+    meta = secret.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def is_cluster_secret(secret: Mapping[str, Any]) -> bool:
-    labels = (secret.get("metadata") or {}).get("labels") or {}
+    labels = _metadata(secret).get("labels") or {}
     return isinstance(labels, Mapping) and labels.get(SECRET_TYPE_LABEL) == CLUSTER_SECRET_TYPE
 
 
 def parse_cluster_secret(secret: Mapping[str, Any]) -> ClusterSecret:
     """The destination a cluster Secret registers; `ClusterSecretError` when unusable."""
-    secret_name = str((secret.get("metadata") or {}).get("name") or "?")
+    secret_name = str(_metadata(secret).get("name") or "?")
     fields = _fields(secret, secret_name)
     server = normalize_server(fields.get("server", ""))
     if not server:
