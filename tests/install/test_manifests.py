@@ -15,7 +15,7 @@ import yaml
 from install.conftest import DEPLOY, HELM_ONLY_LABELS, REPO, by_kind, helm, kustomize
 
 ARGO_KINDS = {"Application", "ApplicationSet", "AppProject", "Rollout", "AnalysisTemplate",
-              "ClusterAnalysisTemplate", "AnalysisRun"}
+              "ClusterAnalysisTemplate", "AnalysisRun", "Experiment"}
 HEADWAY_KINDS = {"Promotion", "PromotionPipeline", "MultiClusterRollout"}
 
 
@@ -72,6 +72,8 @@ def test_the_argo_crds_declare_argos_subresources(kustomized: list[dict[str, Any
     }
     [run] = crds["AnalysisRun"]["spec"]["versions"]
     assert run["subresources"] == {"status": {}}
+    [experiment] = crds["Experiment"]["spec"]["versions"]
+    assert experiment["subresources"] == {"status": {}}
     [appset] = crds["ApplicationSet"]["spec"]["versions"]
     assert appset["subresources"] == {"status": {}}
     assert crds["ClusterAnalysisTemplate"]["spec"]["scope"] == "Cluster"

@@ -35,6 +35,7 @@ from headway.controllers.notifications.controller import (
 )
 from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
 from headway.controllers.rollout.controller import RolloutController
+from headway.controllers.rollout.experiments import ExperimentController
 from headway.decisions import DecisionJournal, NullJournal
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
@@ -132,7 +133,10 @@ def health_registry(
 
 
 def _rollouts(parts: LoopParts) -> list[StepController]:
-    return [RolloutController(parts.cluster, parts.clock)]
+    return [
+        RolloutController(parts.cluster, parts.clock),
+        ExperimentController(parts.cluster, parts.clock),
+    ]
 
 
 def _analysis(parts: LoopParts) -> list[StepController]:

@@ -35,7 +35,7 @@ ALL_LOOPS: frozenset[Loop] = frozenset(Loop)
 
 #: The step controllers each loop registers with the manager, by the names they log under.
 CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
-    Loop.ROLLOUTS: ("rollouts",),
+    Loop.ROLLOUTS: ("rollouts", "experiments"),
     Loop.ANALYSIS: ("analysisruns",),
     Loop.APPLICATIONS: ("applications", "application-sources"),
     Loop.GIT_CONVERGENCE: ("git-convergence",),

@@ -51,9 +51,7 @@ SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic", "headway.dev/judge")
 # Authentication blocks of prometheus/web metrics Headway does not send.
 UNSUPPORTED_AUTHENTICATION = ("sigv4", "oauth2")
 # argoproj.io kinds with no Headway controller: stored, they would never run.
-UNSUPPORTED_KINDS = {
-    "Experiment": "Experiment is {not_yet}: no controller would run it; use an analysis step",
-}
+UNSUPPORTED_KINDS: dict[str, str] = {}
 
 
 @dataclass(frozen=True)

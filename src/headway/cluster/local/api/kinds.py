@@ -60,6 +60,7 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("argoproj.io/v1alpha1", "AnalysisTemplate", "analysistemplates", True),
     ("argoproj.io/v1alpha1", "ClusterAnalysisTemplate", "clusteranalysistemplates", False),
     ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
+    ("argoproj.io/v1alpha1", "Experiment", "experiments", True),
     ("argoproj.io/v1alpha1", "Application", "applications", True),
     ("argoproj.io/v1alpha1", "AppProject", "appprojects", True),
     ("argoproj.io/v1alpha1", "ApplicationSet", "applicationsets", True),
