@@ -202,7 +202,7 @@ def wait_refreshed(
     pause: Callable[[float], None],
 ) -> bool:
     """Whether the controller took the refresh request (removed the annotation) in time."""
-    from headway.controllers.app.refresh import REFRESH_ANNOTATION
+    from headway.controllers.app.names import REFRESH_ANNOTATION
 
     start = monotonic()
     while REFRESH_ANNOTATION in ((read().get("metadata") or {}).get("annotations") or {}):

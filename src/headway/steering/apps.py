@@ -20,8 +20,7 @@ from typing import Any
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
 from headway.controllers.app import operations as ops
-from headway.controllers.app.names import APP_API_VERSION
-from headway.controllers.app.refresh import REFRESH_ANNOTATION
+from headway.controllers.app.names import APP_API_VERSION, REFRESH_ANNOTATION
 from headway.model.obj import Obj
 
 __all__ = [

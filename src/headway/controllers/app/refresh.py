@@ -17,6 +17,7 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
+from headway.controllers.app.names import REFRESH_ANNOTATION
 from headway.controllers.app.sources import DesiredState, SourceReader
 from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
 from headway.diff import CompiledRule
@@ -32,9 +33,9 @@ __all__ = [
     "take_refresh_request",
 ]
 
-# Argo CD's request for a refresh, removed by the controller once done: `normal` reads the
-# repositories now instead of at the next poll; `hard` also renders again without caches.
-REFRESH_ANNOTATION = "argocd.argoproj.io/refresh"
+# REFRESH_ANNOTATION (Argo CD's request for a refresh) is removed by the controller once done:
+# `normal` reads the repositories now instead of at the next poll; `hard` also renders again
+# without caches. It lives in `names` so the CLI can write it without importing this module.
 
 
 def requested_refresh(raw: Mapping[str, Any]) -> str | None:
