@@ -168,3 +168,22 @@ async def test_application_sets_appear_under_argo_names(
         ((("name", "addons"), ("namespace", "argocd"), ("resource_update_status", "False")), 1.0)}
     assert got["argocd_appset_owned_applications"] == {
         ((("name", "addons"), ("namespace", "argocd")), 2.0)}
+
+
+async def test_a_canarys_current_step_and_step_count_are_metrics(
+    store: LocalCluster, engine: Engine
+) -> None:
+    steps = [{"setWeight": 20}, {"pause": {}}, {"setWeight": 60}]
+    put(store, {"apiVersion": API, "kind": "Rollout",
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"strategy": {"canary": {"steps": steps}}}},
+        {"phase": "Paused", "currentStepIndex": 1})
+    put(store, {"apiVersion": API, "kind": "Rollout",
+                "metadata": {"name": "bg", "namespace": "shop"},
+                "spec": {"strategy": {"blueGreen": {"activeService": "bg"}}}},
+        {"phase": "Healthy"})
+    await engine.step()
+    got = scrape(engine)
+    key = (("name", "web"), ("namespace", "shop"))
+    assert got["headway_rollout_step_index"] == {(key, 1.0)}
+    assert got["headway_rollout_steps"] == {(key, 3.0)}

@@ -13,7 +13,8 @@ Rollouts: `rollout_info{namespace, name, strategy, traffic_router, phase}`,
 `analysis_run_info{namespace, name, phase}`, `analysis_run_metric_type{namespace, name,
 metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
 the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
-name}` and `headway_rollout_git_revert{namespace, name, result}` (the last Git convergence
+name}`, `headway_rollout_step_index` / `headway_rollout_steps{namespace, name}` (a
+canary's current step and how many it has) and `headway_rollout_git_revert{namespace, name, result}` (the last Git convergence
 outcome: Reverted, AlreadyReverted, Refused, Disabled), and two durations measured on the
 clock from the first step that saw the state (so they restart with the process):
 `headway_app_out_of_sync_seconds{name, namespace}` and
@@ -80,6 +81,10 @@ METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
         "How many measurements of each metric of a run ended in each phase.",
         ("namespace", "name", "metric", "phase")),
     "headway_rollout_aborted": ("1 while the Rollout is aborted.", ("namespace", "name")),
+    "headway_rollout_step_index": (
+        "The canary step the Rollout is at (status.currentStepIndex; = steps when done).",
+        ("namespace", "name")),
+    "headway_rollout_steps": ("How many canary steps the Rollout has.", ("namespace", "name")),
     "headway_app_out_of_sync_seconds": (
         "How long the Application has been OutOfSync, as this process saw it.",
         ("name", "namespace")),
@@ -150,6 +155,7 @@ def rollout_samples(ro: Obj) -> list[Sample]:
                float(status.get("availableReplicas") or 0)),
         Sample("rollout_info_replicas_updated", key, float(status.get("updatedReplicas") or 0)),
         Sample("headway_rollout_aborted", key, 1.0 if status.get("abort") else 0.0),
+        *_step_samples(key, strategy, status),
     ]
     annotations = (ro.get("metadata") or {}).get("annotations") or {}
     try:
@@ -159,6 +165,16 @@ def rollout_samples(ro: Obj) -> list[Sample]:
     if isinstance(revert, dict) and revert.get("result"):
         out.append(Sample("headway_rollout_git_revert", (*key, str(revert["result"])), 1.0))
     return out
+
+
+def _step_samples(key: tuple[str, str], strategy: Obj, status: Obj) -> list[Sample]:
+    """Where a canary is in its steps, so a dashboard can draw the step over time (Argo has
+    no metric for it); none for blue-green or a canary without steps."""
+    steps = (strategy.get("canary") or {}).get("steps") or []
+    if not steps:
+        return []
+    return [Sample("headway_rollout_step_index", key, float(status.get("currentStepIndex") or 0)),
+            Sample("headway_rollout_steps", key, float(len(steps)))]
 
 
 def _provider(metric: Obj) -> str:
