@@ -14,9 +14,10 @@ Rollouts: `rollout_info{namespace, name, strategy, traffic_router, phase}`,
 metric, type}` and `analysis_run_metric_phase{namespace, name, metric, type, phase}` (1 for
 the current phase, 0 for the others). Headway's own: `headway_rollout_aborted{namespace,
 name}`, `headway_rollout_step_index` / `headway_rollout_steps{namespace, name}` (a
-canary's current step and how many it has) and `headway_rollout_git_revert{namespace, name, result}` (the last Git convergence
-outcome: Reverted, AlreadyReverted, Refused, Disabled), and two durations measured on the
-clock from the first step that saw the state (so they restart with the process):
+canary's current step and how many it has) and `headway_rollout_git_revert{namespace, name,
+result}` (the last Git convergence outcome: Reverted, AlreadyReverted, Refused, Disabled),
+and two durations measured on the clock from the first step that saw the state (so they
+restart with the process):
 `headway_app_out_of_sync_seconds{name, namespace}` and
 `headway_app_sync_wave_waiting_seconds{name, namespace, phase, wave}` (a running sync's
 current wave, not yet passed). docs/metrics.md has the whole table.
