@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pygit2
 from app_harness import (
     APPS_NS,
     Harness,
@@ -72,7 +73,7 @@ def test_selective_sync_warns_that_hooks_do_not_run(tmp_path: Path, clock: Virtu
     assert code == 2 and "is not a resource of this application" in out
 
 
-def test_rollback_to_a_history_entry_and_refusal_under_auto_sync(
+def test_rollback_to_a_history_entry_commits_it_and_syncs_that_commit(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
@@ -87,19 +88,20 @@ def test_rollback_to_a_history_entry_and_refusal_under_auto_sync(
     _cli(h, tmp_path, "sync", "shop")
     h.run("shop", lambda s: len(s.get("history") or []) == 2)
     assert h.get("ConfigMap", "a")["data"] == {"k": "2"}
-    code, out = _cli(h, tmp_path, "rollback", "shop", "0")
+    code, out = _cli(h, tmp_path, "rollback", "shop", "0", "--reason", "k=2 broke checkout")
     assert code == 0, out
+    tip = h.remote.repo.references["refs/heads/main"].peel(pygit2.Commit)
+    assert f"committed {str(tip.id)[:12]}" in out
+    assert "Requested by headway-cli: k=2 broke checkout." in tip.message
+    assert f"Headway-Rollback-To: {first}" in tip.message
     status = h.run("shop", lambda s: len(s.get("history") or []) == 3)
-    assert status["history"][-1]["revision"] == first
+    assert status["history"][-1]["revision"] == str(tip.id)
     assert h.get("ConfigMap", "a")["data"] == {"k": "a"}, status["operationState"]
     code, out = _cli(h, tmp_path, "rollback", "shop", first[:8])  # a revision prefix
     assert code == 0, out
+    assert "nothing committed" in out  # Git already says what history 0 said
     status = h.run("shop", lambda s: len(s.get("history") or []) == 4)
-    assert status["history"][-1]["revision"] == first
-    auto = application("shop", h.remote.url, path="app", automated={})
-    h.install(auto)
-    code, out = _cli(h, tmp_path, "rollback", "shop", "0")
-    assert code == 1 and "rollback cannot be initiated when auto-sync is enabled" in out
+    assert status["history"][-1]["revision"] == str(tip.id)
 
 
 def test_terminate_stops_a_waiting_operation(tmp_path: Path, clock: VirtualClock) -> None:

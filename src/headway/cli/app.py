@@ -301,14 +301,23 @@ def history(
 def rollback(
     name: str,
     revision: Annotated[str, typer.Argument(help="A history ID, or a revision it records.")],
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why; written into the rollback's Git commit.")
+    ] = "",
     state_dir: StateDir = DEFAULT_STATE,
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """Sync to the revision of a history entry (refused while automated sync is on, as in
-    Argo CD: it would sync forward again at once)."""
+    """Roll back to the revision of a history entry: the files the Application reads are
+    committed back as they were then (so automated sync keeps the rollback), and the
+    Application syncs that commit."""
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
-        _steer(lambda: steering.request_rollback(store, app, who=WHO, wanted=revision))
+        branches = steering.git_branches(store, state_dir / "git-cache-cli")
+        _steer(
+            lambda: steering.request_rollback(
+                store, app, who=WHO, wanted=revision, open_branch=branches, reason=reason
+            )
+        )
 
 
 @apps.command("terminate")

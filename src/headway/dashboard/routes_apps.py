@@ -172,7 +172,11 @@ def _act(request: Request, form: Mapping[str, str]) -> str:
         return steering.request_sync(board.cluster, app, who=WHO, prune=bool(form.get("prune")))
     if action == "terminate":
         return steering.terminate(board.cluster, app, who=WHO)
-    return steering.request_rollback(board.cluster, app, who=WHO, wanted=str(form.get("id")))
+    branches = steering.git_branches(board.cluster, board.state_dir / "git-cache-dashboard")
+    return steering.request_rollback(
+        board.cluster, app, who=WHO, wanted=str(form.get("id")), open_branch=branches,
+        reason=str(form.get("reason") or ""),
+    )
 
 
 async def application_action(request: Request) -> Response:

@@ -2,8 +2,9 @@
 written to the Application and the controller (`headway serve`) carries it out.
 
 * sync / rollback: an `operation` (refused while one is requested or running, as Argo CD
-  refuses with "another operation is already in progress"; rollback also while automated
-  sync is on, which would sync forward again at once);
+  refuses with "another operation is already in progress"); a rollback first writes the
+  restored source to Git (docs/convergence.md), so it is allowed under automated sync,
+  which Argo CD refuses;
 * terminate: the running operation becomes `Terminating`; a requested one not started yet
   is withdrawn;
 * refresh: the `argocd.argoproj.io/refresh` annotation, removed by the controller once done.
@@ -15,22 +16,37 @@ written to the Application and the controller (`headway serve`) carries it out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
 from headway.controllers.app import operations as ops
 from headway.controllers.app.names import APP_API_VERSION, REFRESH_ANNOTATION
+from headway.controllers.convergence.git import open_branch
+from headway.controllers.convergence.rollback import (
+    OpenBranch,
+    RollbackPlan,
+    RollbackRefused,
+    write_rollback,
+)
+from headway.controllers.repo_credentials import RepoCredentialsProvider
 from headway.model.obj import Obj
+from headway.source.errors import SourceError
+from headway.source.git import GitCache
+from headway.source.git_commits import BotIdentity
+from headway.source.spec import raw_sources
 
 __all__ = [
     "AppCommandError",
     "describe_operation",
     "describe_state",
+    "git_branches",
     "history_match",
     "request_refresh",
     "request_rollback",
     "request_sync",
+    "rollback_plan",
     "terminate",
     "withdraw_operation",
 ]
@@ -60,9 +76,7 @@ def describe_state(state: Mapping[str, Any]) -> str:
     return f"{state.get('phase')}: {message}" if message else str(state.get("phase"))
 
 
-def _write_operation(cluster: Cluster, app: Obj, operation: Obj, *, who: str) -> None:
-    """Write `operation` unless one is pending or running; the read `resourceVersion` makes
-    the check and the write one step, so two requests racing cannot both win."""
+def _check_no_operation(app: Obj) -> None:
     name = app["metadata"]["name"]
     state = (app.get("status") or {}).get("operationState")
     if isinstance(app.get("operation"), dict):
@@ -75,6 +89,13 @@ def _write_operation(cluster: Cluster, app: Obj, operation: Obj, *, who: str) ->
         raise AppCommandError(
             f"another operation is already in progress on {name}: {describe_state(state or {})}"
         )
+
+
+def _write_operation(cluster: Cluster, app: Obj, operation: Obj, *, who: str) -> None:
+    """Write `operation` unless one is pending or running; the read `resourceVersion` makes
+    the check and the write one step, so two requests racing cannot both win."""
+    name = app["metadata"]["name"]
+    _check_no_operation(app)
     body = {k: v for k, v in app.items() if k != "status"}
     try:
         cluster.update({**body, "operation": operation}, field_manager=f"{who}-operation")
@@ -116,20 +137,83 @@ def history_match(entries: Sequence[Mapping[str, Any]], wanted: str) -> list[Map
     return [e for e in entries if str(e.get("revision", "")).startswith(wanted.lower())]
 
 
-def request_rollback(cluster: Cluster, app: Obj, *, who: str, wanted: str) -> str:
-    """Sync to the revision of history entry `wanted` (an ID, or a revision it records)."""
-    name = app["metadata"]["name"]
+def _synced_revisions(app: Obj, count: int) -> tuple[str, ...]:
+    sync = (app.get("status") or {}).get("sync") or {}
+    listed = sync.get("revisions") or [sync.get("revision") or ""]
+    return tuple(str(r or "") for r in [*listed, *[""] * count][:count])
+
+
+def git_branches(cluster: Cluster, cache_dir: Path) -> OpenBranch:
+    """Branches to write a rollback to, through a Git cache at `cache_dir` (one per process:
+    the CLI's is not `headway serve`'s), with the credentials of the repository Secrets."""
+    git = GitCache(cache_dir, credentials_for=RepoCredentialsProvider(cluster))
+    identity = BotIdentity()
+    return lambda url, revision: open_branch(git, url, revision, identity)
+
+
+def rollback_plan(app: Obj, entry: Mapping[str, Any], *, who: str, reason: str) -> RollbackPlan:
+    """What a rollback to history `entry` writes to Git, and who asked why."""
+    sources = tuple(raw_sources(app))
+    revisions = entry.get("revisions") or [entry.get("revision")]
+    if len(revisions) != len(sources):
+        raise AppCommandError(
+            f"history {entry.get('id')} records {len(revisions)} revisions but the Application"
+            f" has {len(sources)} sources now; roll back by editing Git"
+        )
+    meta = app["metadata"]
+    return RollbackPlan(
+        app=f"{meta.get('namespace')}/{meta['name']}",
+        who=who,
+        reason=reason or f"rollback to history {entry.get('id')}",
+        history_id=str(entry.get("id")),
+        sources=sources,
+        from_revisions=_synced_revisions(app, len(sources)),
+        to_revisions=tuple(str(r) for r in revisions),
+    )
+
+
+def _automated_prune(app: Obj) -> bool:
+    """A rollback prunes what the restored source no longer has exactly when automated sync
+    would (`automated.prune`); by hand, pruning stays a separate, explicit sync."""
     automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
-    if isinstance(automated, dict) and automated.get("enabled", True) is not False:
-        raise AppCommandError("rollback cannot be initiated when auto-sync is enabled")
+    return isinstance(automated, dict) and bool(automated.get("prune"))
+
+
+def request_rollback(
+    cluster: Cluster,
+    app: Obj,
+    *,
+    who: str,
+    wanted: str,
+    open_branch: OpenBranch,
+    reason: str = "",
+) -> str:
+    """Roll back to the revision of history entry `wanted` (an ID, or a revision it records):
+    the source is restored in Git as it was then (`write_rollback`), and the Application is
+    synced to that commit, so automated sync keeps the rollback instead of undoing it."""
+    name = app["metadata"]["name"]
     match = history_match((app.get("status") or {}).get("history") or [], wanted)
     if not match:
         raise AppCommandError(f"no history entry {wanted!r} (see `headway app history`)")
     entry = match[-1]
-    revisions = entry.get("revisions") or [entry.get("revision")]
-    operation = ops.sync_operation(initiated_by=who, revisions=revisions, prune=False)
+    plan = rollback_plan(app, entry, who=who, reason=reason)
+    _check_no_operation(app)  # before Git is written, so a refusal leaves Git as it was
+    try:
+        written = write_rollback(plan, open_branch=open_branch)
+    except RollbackRefused as err:
+        raise AppCommandError(f"rollback of {name} not done: {err}") from None
+    except SourceError as err:
+        raise AppCommandError(
+            f"rollback of {name} not done: Git could not be written: {err}"
+        ) from None
+    operation = ops.sync_operation(
+        initiated_by=who, revisions=list(written.revisions), prune=_automated_prune(app)
+    )
     _write_operation(cluster, app, operation, who=who)
-    return f"rollback of {name} to {str(revisions[0])[:12]} (history {entry.get('id')}) requested"
+    return (
+        f"rollback of {name} to {plan.to_revisions[0][:12]} (history {entry.get('id')})"
+        f" requested; {written.summary}"
+    )
 
 
 def terminate(cluster: Cluster, app: Obj, *, who: str) -> str:

@@ -8,6 +8,7 @@ every result and a commit that touches one app's path re-renders that app only.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import ResolvedSource, render_requests
 from headway.source.spec import ApplicationSource, raw_sources
 from headway.source.tree import GitTree
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
 __all__ = [
     "DEFAULT_POLL_SECONDS",
@@ -161,7 +164,11 @@ class SourceReader:
             revision = str(source.get("targetRevision") or "HEAD")
             sha = self._shas.get((url, revision))
             if sha is None:
-                sha = self._shas[(url, revision)] = repository.resolve(revision)
+                # A full SHA the last fetch did not bring (a commit pushed since, e.g. a
+                # rollback's) is fetched on its own, as Argo CD does; one already here is free.
+                full_sha = _FULL_SHA.fullmatch(revision.lower()) is not None
+                sha = repository.resolve(revision, fetch_missing=full_sha)
+                self._shas[(url, revision)] = sha
             tree = self._trees.get(sha)
             if tree is None:
                 if len(self._trees) > 256:

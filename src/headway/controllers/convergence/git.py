@@ -93,7 +93,7 @@ class LocalBranch:
     def refresh(self) -> str:
         return str(self._repo.references[self._ref].target)
 
-    def write(self, *, parent: str, edits: Mapping[str, bytes], message: str) -> str:
+    def write(self, *, parent: str, edits: Mapping[str, bytes | None], message: str) -> str:
         base = self._repo[parent].peel(pygit2.Commit)
         oid = build_edit_commit(
             self._repo, parent=base, edits=edits, message=message, identity=self._identity
@@ -145,7 +145,7 @@ class RemoteBranch:
             raise UnknownRevision(self._git.url, self._revision, "targetRevision is not a branch")
         return snapshot.refs[f"refs/heads/{self._branch}"]
 
-    def write(self, *, parent: str, edits: Mapping[str, bytes], message: str) -> str:
+    def write(self, *, parent: str, edits: Mapping[str, bytes | None], message: str) -> str:
         result = self._git.commit_edits(
             branch=self._branch, edits=edits, message=message, identity=self._identity
         )
@@ -155,7 +155,9 @@ class RemoteBranch:
         return result.sha
 
 
-def open_branch(git: GitCache, url: str, revision: str, identity: BotIdentity) -> BranchWriter:
+def open_branch(
+    git: GitCache, url: str, revision: str, identity: BotIdentity
+) -> LocalBranch | RemoteBranch:
     """The writer for an Application source's (repoURL, targetRevision)."""
     local = local_repo_path(url)
     if local is not None:
