@@ -156,3 +156,27 @@ async def test_a_restarted_runtime_does_not_run_completed_init_containers_again(
             live = runtime.cluster.get("v1", "Pod", "web", "default")
             assert pod_status_text(live) == "Running"
     assert lines(order).count("start migrate") == 1
+
+
+async def test_an_init_container_prepares_files_the_app_reads_from_a_shared_volume(
+    tmp_path: Path,
+) -> None:
+    prepare = ("import os; os.makedirs('/shared/conf', exist_ok=True); "
+               "open('/shared/conf/seed.txt', 'w').write('seeded by ' + os.environ['HOSTNAME'])")
+    read = "import time; print(open('/shared/conf/seed.txt').read(), flush=True); time.sleep(600)"
+    mount = [{"name": "work", "mountPath": "/shared"}]
+    spec: Obj = {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "terminationGracePeriodSeconds": 1,
+            "volumes": [{"name": "work", "emptyDir": {}}],
+            "initContainers": [{"name": "prepare", "image": "none", "volumeMounts": mount,
+                                "command": [sys.executable, "-c", prepare]}],
+            "containers": [{"name": "app", "image": "none", "volumeMounts": mount,
+                            "command": [sys.executable, "-c", read]}],
+        },
+    }
+    async with running_runtime(tmp_path) as runtime:
+        runtime.cluster.apply(spec, field_manager="test")
+        log = tmp_path / "logs" / "default" / "web" / "app.log"
+        await eventually(lambda: lines(log) == ["seeded by web"], what=f"the seed in {log}")
