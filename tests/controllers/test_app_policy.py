@@ -81,10 +81,15 @@ def test_spent_retry_budget_is_a_sync_error_and_a_metric(
             "shop", h.remote.url, path="app", namespace="nowhere", automated={}, retry=retry
         )
     )
+    left = 'headway_app_sync_retries_left{name="shop",namespace="argocd"}'
+    seen = []
     for wait in (0, 10, 20):
         clock.advance(wait)
         h.run("shop", lambda s: phase(s) == "Failed" and len(s.get("history") or []) >= 1)
         h.step("shop")
+        text = generate_latest(h.controller.metrics.registry).decode()
+        seen.append(next(line for line in text.splitlines() if line.startswith(left)))
+    assert [line.split()[-1] for line in seen] == ["2.0", "1.0", "0.0"]
     status = h.run("shop", lambda s: any(c["type"] == "SyncError" for c in s["conditions"]))
     assert len(status["history"]) == 3  # the first attempt and two retries
     error = next(c["message"] for c in status["conditions"] if c["type"] == "SyncError")

@@ -102,7 +102,7 @@ def test_the_dashboard_covers_apps_rollouts_analysis_reverts_and_notifications()
     for needed in ("argocd_app_info", "headway_app_out_of_sync_seconds", "rollout_info",
                    "headway_rollout_step_index", "analysis_run_info",
                    "headway_analysis_run_metric_value", "headway_rollout_git_revert",
-                   "argocd_notifications_deliveries_total"):
+                   "argocd_notifications_deliveries_total", "headway_app_sync_retries_left"):
         assert needed in used, f"no panel shows {needed}"
 
 
@@ -156,7 +156,7 @@ async def exposition(store: LocalCluster, clock: VirtualClock, tmp_path: Path) -
     others = CollectorRegistry()
     AppMetrics(others).observe(AppSample(
         name="web", namespace="argocd", project="shop", sync_status="OutOfSync",
-        health_status="Healthy", operation="Running", budget_exhausted=True,
+        health_status="Healthy", operation="Running", budget_exhausted=True, retries_left=0.0,
         observed_at=clock.now().timestamp()))
     notify = NotifyMetrics(others)
     for succeeded in ("true", "false"):

@@ -574,7 +574,9 @@ class ApplicationController:
         )
         project = app.spec.project if app else ""
         looked = self._clock.now().timestamp()
-        self.metrics.observe(report.metrics_sample(raw, status, project, observed_at=looked))
+        self.metrics.observe(report.metrics_sample(
+            raw, status, project, observed_at=looked, policy=app.spec.sync_policy if app else None
+        ))
         if not report.worth_writing(old, status, now=self._now(), restamp_seconds=self._poll):
             return wait
         # A write that starts an operation (the automated policy's) or carries a running one

@@ -5,6 +5,10 @@
 * `headway_app_sync_failed_budget_exhausted{name, namespace}` = 1 while an automated sync
   has spent its retry budget on a failing revision (Headway's addition: the
   OutOfSync-but-Healthy state Argo CD leaves silent is an alert here);
+* `headway_app_sync_retries_left{name, namespace}`: the automated-sync retries of a failing
+  revision still allowed (the retry limit, 5 by default, less the retries done; +Inf for an
+  unlimited policy), only for apps with automated sync, so an alert can fire before the budget
+  is spent;
 * `headway_app_last_reconcile_timestamp_seconds{name, namespace}`: when the controller last
   looked at the app (the clock's time), so "not reconciling" is an alert.
 """
@@ -31,6 +35,7 @@ class AppSample:
     operation: str  # the phase of the last operation, "" when none
     budget_exhausted: bool
     observed_at: float = 0.0  # the controller clock's timestamp of this look
+    retries_left: float | None = None  # None: no automated sync, so nothing retries
 
 
 class AppMetrics(Collector):
@@ -63,6 +68,11 @@ class AppMetrics(Collector):
             "1 while automated sync has spent its retry budget on a failing revision.",
             labels=["name", "namespace"],
         )
+        left = GaugeMetricFamily(
+            "headway_app_sync_retries_left",
+            "Automated-sync retries of a failing revision still allowed (+Inf: unlimited).",
+            labels=["name", "namespace"],
+        )
         looked = GaugeMetricFamily(
             "headway_app_last_reconcile_timestamp_seconds",
             "When the Application controller last reconciled the app (Unix time).",
@@ -73,6 +83,9 @@ class AppMetrics(Collector):
             info.add_metric(labels, 1.0)
             exhausted.add_metric([s.name, s.namespace], 1.0 if s.budget_exhausted else 0.0)
             looked.add_metric([s.name, s.namespace], s.observed_at)
+            if s.retries_left is not None:
+                left.add_metric([s.name, s.namespace], s.retries_left)
         yield info
         yield exhausted
+        yield left
         yield looked

@@ -3,15 +3,18 @@ see of it. Purely computational."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from headway.controllers.app.metrics import AppSample
 from headway.kubetime import format_time, parse_time
+from headway.model.application import Retry, SyncPolicy
 from headway.model.obj import Obj
 from headway.source.spec import raw_sources
 from headway.sync.comparison import Comparison
+from headway.sync.retry import AUTOMATED_DEFAULT_RETRY
 
 __all__ = [
     "compared_status",
@@ -116,8 +119,25 @@ def keep_transition_times(old: Sequence[Obj], new: Sequence[Obj]) -> list[Obj]:
     return out
 
 
+def retries_left(status: Mapping[str, Any], retry: Retry | None) -> float:
+    """The automated-sync retries still allowed for the revision that failed last: the limit
+    (5 without a policy) less `operationState.retryCount` of a failed operation; the whole
+    limit after a success. Purely computational."""
+    limit = (retry or AUTOMATED_DEFAULT_RETRY).limit
+    if limit < 0:
+        return math.inf
+    state = status.get("operationState") or {}
+    done = int(state.get("retryCount") or 0) if state.get("phase") in ("Failed", "Error") else 0
+    return float(max(limit - done, 0))
+
+
 def metrics_sample(
-    raw: Mapping[str, Any], status: Mapping[str, Any], project: str, *, observed_at: float = 0.0
+    raw: Mapping[str, Any],
+    status: Mapping[str, Any],
+    project: str,
+    *,
+    observed_at: float = 0.0,
+    policy: SyncPolicy | None = None,
 ) -> AppSample:
     meta = raw["metadata"]
     exhausted = any(
@@ -133,4 +153,6 @@ def metrics_sample(
         operation=str((status.get("operationState") or {}).get("phase") or ""),
         budget_exhausted=exhausted,
         observed_at=observed_at,
+        retries_left=retries_left(status, policy.retry)
+        if policy and policy.automated else None,
     )
