@@ -127,3 +127,15 @@ def test_a_chart_version_cannot_be_rolled_back_by_a_git_edit(
     refusal = r"chart web .*: from 1\.2\.0 back to 1\.1\.0, .* cannot be rolled back by a Git edit"
     with pytest.raises(steering.AppCommandError, match=refusal):
         steering.request_rollback(h.store, app, who=WHO, wanted="0", open_branch=branches)
+
+
+def test_with_git_unreachable_the_rollback_is_refused_and_nothing_is_synced(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _automated_shop(tmp_path, clock)
+    _release(h, {"app/all.yaml": manifests({**config_map("a"), "data": {"k": "bad"}})}, count=2)
+    (tmp_path / "remote.git").rename(tmp_path / "gone.git")  # the remote is down
+    with pytest.raises(steering.AppCommandError, match="not done: Git could not be written"):
+        _rollback(h, tmp_path, "0")
+    assert "operation" not in h.app("shop")
+    assert h.get("ConfigMap", "a")["data"] == {"k": "bad"}
