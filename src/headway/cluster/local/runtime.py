@@ -13,7 +13,7 @@ State directory layout (default `.headway/`):
   volumes/pvc-UID/  each PersistentVolumeClaim's data, kept across Pods until the claim goes
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
-Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, Job and
+Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, Job and
 HorizontalPodAutoscaler controllers and the volume binder, then the Service
 proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
 again (so readiness changes reach the endpoints in the same step), then the local mesh
@@ -61,6 +61,7 @@ from headway.cluster.local.services.names import ServiceNameProxies
 from headway.cluster.local.services.proxies import ServiceProxies
 from headway.cluster.local.workloads import (
     autoscalers,
+    cronjobs,
     daemonsets,
     deployments,
     jobs,
@@ -211,6 +212,7 @@ class Runtime:
             replicasets.sync_replica_sets(self.cluster, self._clock),
             statefulsets.sync_stateful_sets(self.cluster, self._clock),
             daemonsets.sync_daemon_sets(self.cluster, self._clock),
+            cronjobs.sync_cron_jobs(self.cluster, self._clock),
             jobs.sync_jobs(self.cluster, self._clock, backoff=self._config().backoff),
             volume_claims.sync_volume_claims(
                 self.cluster, self._clock, volumes_root=self.paths.volumes_dir
