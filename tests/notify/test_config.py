@@ -73,3 +73,13 @@ def test_a_trigger_sending_an_undefined_template_is_reported() -> None:
     assert config.problems == (
         "trigger on-x: sends template 'nope', which no template.nope key defines",
     )
+
+
+def test_a_grafana_service_takes_its_key_from_the_secret_and_needs_its_api_url() -> None:
+    data = {"service.grafana": "apiUrl: https://grafana.example/api\napiKey: $grafana-key\n",
+            "service.grafana.nowhere": "apiKey: $grafana-key\n"}
+    config = load_config(data, secret={"grafana-key": "glsa_k"}, source="argocd/cm",
+                         catalog=CATALOG)
+    assert config.services["grafana"].settings["apiKey"] == "glsa_k"
+    assert "key service.grafana.nowhere: apiUrl: required for Grafana" in "\n".join(
+        config.problems)

@@ -235,3 +235,25 @@ async def test_a_bad_service_setting_is_a_failed_delivery_and_the_worker_goes_on
     failed = [d for d in world.core.state.outbox.values() if d.attempts == 1]
     assert [d.last_error for d in failed] == ["receiver: KeyError: 'password'"]
     assert [r.path for r in receiver.requests] == ["/other"]
+
+
+async def test_a_sync_writes_a_grafana_annotation_retried_after_a_failure(
+    world: World, receiver: Receiver, clock: VirtualClock
+) -> None:
+    receiver.statuses = [503]
+    receiver.answer = b'{"message": "Annotation added", "id": 7}'
+    world.configure(**{"service.grafana": f"apiUrl: {receiver.url}/api\napiKey: $token\n"
+                                          "dashboardUID: headway\n"})
+    world.app("Failed", annotations={
+        "notifications.argoproj.io/subscribe.on-sync-failed.grafana": "deploy|web"})
+    world.apps.step(WEB)  # only queues: the worker posts it
+    await eventually(lambda: len(receiver.requests) == 1, timeout=10, what="the first try")
+    clock.advance(1)  # the outbox's first back-off
+    await eventually(lambda: not world.core.state.outbox, timeout=10, what="the retry")
+    first, second = receiver.requests
+    assert (second.method, second.path) == ("POST", "/api/annotations")
+    assert second.headers["Authorization"] == f"Bearer {TOKEN}"
+    body = json.loads(second.body)
+    assert (body["tags"], body["dashboardUID"], body["isRegion"]) == (
+        ["deploy", "web"], "headway", False)
+    assert body["text"].startswith("Sync of web Failed") and first.body == second.body

@@ -44,7 +44,7 @@ __all__ = [
     "load_config",
 ]
 
-SERVICE_KINDS = frozenset({"webhook", "slack", "email", "apprise"})
+SERVICE_KINDS = frozenset({"webhook", "slack", "email", "apprise", "grafana"})
 _SECRET_REF = re.compile(r"\$([A-Za-z0-9_.-]+)")
 
 
@@ -258,6 +258,8 @@ def _service(rest: str, value: Any, secret: Mapping[str, str]) -> Service:
     settings = _mapping(value, f"service.{rest}")
     if kind == "webhook" and not settings.get("url"):
         raise _KeyError("url: required for a webhook")
+    if kind == "grafana" and not settings.get("apiUrl"):
+        raise _KeyError("apiUrl: required for Grafana (its HTTP API, e.g. https://grafana/api)")
     if kind == "apprise" and not settings.get("urls"):
         raise _KeyError("urls: required (a list of Apprise URLs)")
     return Service(name=name or kind, kind=kind, settings=_with_secrets(settings, secret))
