@@ -13,8 +13,8 @@ State directory layout (default `.headway/`):
   volumes/pvc-UID/  each PersistentVolumeClaim's data, kept across Pods until the claim goes
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
-Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, Job and
-HorizontalPodAutoscaler controllers and the volume binder, then the Service
+Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, Job,
+HorizontalPodAutoscaler and PodDisruptionBudget controllers and the volume binder, then the Service
 proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
 again (so readiness changes reach the endpoints in the same step), then the local mesh
 (when the runtime was given data planes) so VirtualService routers follow the same
@@ -64,6 +64,7 @@ from headway.cluster.local.workloads import (
     cronjobs,
     daemonsets,
     deployments,
+    disruption_budgets,
     jobs,
     replicasets,
     statefulsets,
@@ -218,6 +219,7 @@ class Runtime:
                 self.cluster, self._clock, volumes_root=self.paths.volumes_dir
             ),
             self.autoscalers.sync(self.cluster, self._clock),
+            disruption_budgets.sync_disruption_budgets(self.cluster, self._clock),
         ]
         await self.proxies.sync()
         await self.kubelet.sync()

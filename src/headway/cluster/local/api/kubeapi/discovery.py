@@ -66,6 +66,9 @@ def resource_list(catalog: Catalog, group: str, version: str) -> dict[str, Any] 
         if kind.scale is not None:
             scale = _subresource(kind, "scale", "Scale", ["get", "patch", "update"])
             resources.append(dict(scale, group="autoscaling", version="v1"))
+        if kind.group == "" and kind.plural == "pods":  # how kubectl drain finds evictions
+            eviction = _subresource(kind, "eviction", "Eviction", ["create"])
+            resources.append(dict(eviction, group="policy", version="v1"))
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}

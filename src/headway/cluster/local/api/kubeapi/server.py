@@ -30,6 +30,7 @@ from headway.cluster.local.api.kinds import KindTable
 from headway.cluster.local.api.kubeapi import (
     bodies,
     discovery,
+    eviction,
     operations,
     podlogs,
     resource_metrics,
@@ -234,6 +235,10 @@ def _verb(ctx: _Context, req: Request, method: str, accept: str) -> Response:
         return _collection(ctx, req, method, accept)
     if sub == "log" and req.kind.plural == "pods" and req.kind.group == "" and method == "GET":
         return _pod_log(ctx, req)
+    if sub == "eviction" and req.kind.plural == "pods" and req.kind.group == "":
+        if method != "POST":
+            raise ApiError(405, "MethodNotAllowed", "an eviction is only created (POST)")
+        return _json(eviction.evict(ctx.cluster, req), 201)
     if sub == "scale":
         handlers: dict[str, Callable[[LocalCluster, Request], Obj]] = {
             "GET": scaling.get_scale, "PUT": scaling.replace_scale,
