@@ -49,8 +49,9 @@ def _gaps(text: str) -> list[str]:
             "steps[0].setHeaderRoute",
         ),
         (
-            "      steps:\n        - experiment: {templates: [{name: a, specRef: canary}]}",
-            "steps[0].experiment",
+            "      steps:\n        - experiment: {templates: [{name: a, specRef: canary, "
+            "weight: 5}]}",
+            "steps[0].experiment.templates[0].weight",
         ),
         ("      steps:\n        - plugin: {name: acme/step}", "steps[0].plugin"),
     ],

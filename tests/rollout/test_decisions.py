@@ -154,10 +154,9 @@ def test_inconclusive_run_pauses() -> None:
     assert plan.status["stableRS"] == "old"
 
 
-@pytest.mark.parametrize("kind", ["experiment", "plugin", "setMirrorRoute"])
+@pytest.mark.parametrize("kind", ["plugin", "setMirrorRoute"])
 def test_rejected_step_kinds(kind: str) -> None:
     step = {
-        "experiment": {"templates": [{"name": "a", "specRef": "canary"}]},
         "plugin": {"name": "x"},
         "setMirrorRoute": {"name": "m"},
     }[kind]

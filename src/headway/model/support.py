@@ -44,7 +44,7 @@ SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
 _NO_HEADER_ROUTES = ("alb", "plugins")
 _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 # Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
-UNSUPPORTED_STEP_KINDS = ("experiment", "plugin", "setMirrorRoute")
+UNSUPPORTED_STEP_KINDS = ("plugin", "setMirrorRoute")
 # Metric providers Headway measures with; plugins by their registered name.
 SUPPORTED_PROVIDERS = ("prometheus", "web", "job")
 SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic", "headway.dev/judge")
@@ -100,6 +100,7 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
                 advice = "remove the step (it is refused, not skipped)"
                 message = f"this step kind is {NOT_YET}; {advice}"
                 gaps.append(Gap(("steps", index, kind), message))
+        gaps.extend(_experiment_gaps(step, index))
     routing = _mapping(canary.get("trafficRouting"))
     gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
     if _mapping(routing.get("istio")).get("destinationRule") is not None:
@@ -136,6 +137,22 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
         if header_less and isinstance(step, Mapping) and step.get("setHeaderRoute") is not None:
             message = f"header routes through {header_less[0]} are {NOT_YET}"
             gaps.append(Gap(("steps", index, "setHeaderRoute"), message))
+    return gaps
+
+
+def _experiment_gaps(step: Any, index: int) -> list[Gap]:
+    """An experiment template with a `weight` (or a `service`) needs traffic routing to the
+    template's pods, which no Headway router does yet."""
+    experiment = _mapping(_mapping(step).get("experiment"))
+    templates = experiment.get("templates")
+    gaps: list[Gap] = []
+    for number, template in enumerate(templates if isinstance(templates, list) else []):
+        for field in ("weight", "service"):
+            if _mapping(template).get(field) is not None:
+                message = (f"an experiment template's {field} is {NOT_YET} (no router sends "
+                           "traffic to experiment pods); remove it")
+                gaps.append(Gap(("steps", index, "experiment", "templates", number, field),
+                                message))
     return gaps
 
 

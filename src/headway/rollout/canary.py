@@ -29,6 +29,11 @@ from headway.rollout.canary_replicas import (
     traffic_routed_canary_replicas,
 )
 from headway.rollout.context import Draft
+from headway.rollout.experiment_step import (
+    experiment_name,
+    experiment_step_done,
+    terminate_experiments,
+)
 from headway.rollout.plan import TrafficDecision
 from headway.rollout.progress_threshold import progress_reached
 from headway.rollout.replica_sets import ReplicaSetView
@@ -224,6 +229,8 @@ def _step_completed(d: Draft) -> bool:
     if step.set_weight is not None or step.set_canary_scale is not None:
         verified = ((d.status.get("canary") or {}).get("weights") or {}).get("verified")
         return _at_desired_counts(d) and verified is not False
+    if step.experiment is not None:
+        return experiment_step_done(d, step.experiment, index)
     if step.analysis is not None:
         run = (d.status.get("canary") or {}).get("currentStepAnalysisRunStatus") or {}
         return run.get("status") == "Successful"
@@ -296,3 +303,16 @@ def reconcile_canary(d: Draft) -> None:
         _reconcile_routed_replicas(d)
     _reconcile_services_and_traffic(d)
     _reconcile_steps(d)
+    _experiments_off_step(d)
+
+
+def _experiments_off_step(d: Draft) -> None:
+    """Only the current experiment step's Experiment runs (none once aborted or promoted)."""
+    steps, index = _strategy(d).steps, _index(d)
+    current = index < len(steps) and steps[index].experiment is not None
+    keep = None
+    if current and not d.aborted and not d.status.get("promoteFull") and not _promoted(d):
+        keep = experiment_name(d, index)
+    terminate_experiments(d, keep=keep)
+    if keep is None:
+        d.status.setdefault("canary", {}).pop("currentExperiment", None)

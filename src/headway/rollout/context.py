@@ -23,6 +23,7 @@ from headway.rollout.replica_sets import ReplicaSetView, SortedReplicaSets
 from headway.rollout.runs import RunView
 
 if TYPE_CHECKING:
+    from headway.rollout.experiment_step import ExperimentView
     from headway.rollout.restart import PodView
 
 __all__ = ["Draft", "RolloutContext"]
@@ -38,6 +39,9 @@ class RolloutContext:
     templates: Mapping[tuple[str, str], Mapping[str, Any]]
     now: datetime
     pods: tuple[PodView, ...] = ()  # loaded only while a restart is pending
+    experiments: tuple[ExperimentView, ...] = ()  # the Experiments this Rollout owns
+    # pod hash -> {"template", "selector"} of its ReplicaSet (an experiment step's specRef)
+    replica_set_templates: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def status(self) -> Mapping[str, Any]:
@@ -93,6 +97,8 @@ class Draft:
     workload_replicas: int | None = None
     pod_metadata: dict[str, RoleMetadata] = field(default_factory=dict)
     invalid: str | None = None  # a reason the spec cannot be run (InvalidSpec)
+    create_experiments: list[dict[str, Any]] = field(default_factory=list)
+    terminate_experiments: list[str] = field(default_factory=list)
 
     @classmethod
     def start(cls, ctx: RolloutContext) -> Draft:
@@ -194,5 +200,7 @@ class Draft:
             events=tuple(self.events),
             workload_replicas=self.workload_replicas,
             pod_metadata=dict(self.pod_metadata),
+            create_experiments=tuple(self.create_experiments),
+            terminate_experiments=tuple(dict.fromkeys(self.terminate_experiments)),
             requeue_after=min(self.wakes) if self.wakes else None,
         )

@@ -40,5 +40,7 @@ class Plan:
     delete_runs: tuple[str, ...] = ()  # beyond the run history limits
     events: tuple[tuple[str, str, str], ...] = ()  # (type, reason, message)
     pod_metadata: Mapping[str, RoleMetadata] = field(default_factory=dict)  # ReplicaSet -> role
+    create_experiments: tuple[dict[str, Any], ...] = ()
+    terminate_experiments: tuple[str, ...] = ()  # no longer the current step's
     workload_replicas: int | None = None  # the workloadRef Deployment's replicas; None: leave it
     requeue_after: float | None = None

@@ -53,6 +53,7 @@ _STATUS: dict[str, _Shape] = {
         "weights": {"canary": _WEIGHT, "stable": _WEIGHT, "verified": bool},
         "currentStepAnalysisRunStatus": _RUN_STATUS,
         "currentBackgroundAnalysisRunStatus": _RUN_STATUS,
+        "currentExperiment": str,
     },
     "blueGreen": {
         "activeSelector": str,

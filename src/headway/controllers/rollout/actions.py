@@ -137,6 +137,17 @@ def note(
         )
 
 
+def _experiments(cluster: Cluster, namespace: str, plan: Plan) -> None:
+    for body in plan.create_experiments:
+        cluster.apply(body, field_manager=FIELD_MANAGER)
+    for name in plan.terminate_experiments:
+        body = {"apiVersion": ARGO_API, "kind": "Experiment",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"terminate": True}}
+        with contextlib.suppress(NotFound):
+            cluster.apply(body, field_manager=TERMINATOR, force=True)
+
+
 def execute_plan(
     cluster: Cluster, clock: Clock, ro: Obj, plan: Plan, router: TrafficRoutingReconciler | None
 ) -> dict[str, Any]:
@@ -145,6 +156,7 @@ def execute_plan(
     _create_runs(cluster, plan)
     _supersede_runs(cluster, namespace, plan)
     sync_role_metadata(cluster, namespace, plan.pod_metadata)
+    _experiments(cluster, namespace, plan)
     _replica_sets(cluster, namespace, plan)
     if plan.workload_replicas is not None:
         scale_workload(cluster, ro, plan.workload_replicas)

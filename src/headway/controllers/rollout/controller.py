@@ -57,6 +57,7 @@ class RolloutController:
         ("apps/v1", "ReplicaSet"),
         (ARGO_API, "AnalysisRun"),
         ("apps/v1", "Deployment"),  # the template of a Rollout with a workloadRef
+        (ARGO_API, "Experiment"),  # an experiment step's
     )
 
     def __init__(

@@ -24,6 +24,7 @@ from headway.model.yamlload import Document
 from headway.rollout.analysis_runs import template_key
 from headway.rollout.anti_affinity import injected_stable_hash, with_anti_affinity
 from headway.rollout.context import RolloutContext
+from headway.rollout.experiment_step import experiment_view_of
 from headway.rollout.replica_sets import (
     REVISION_ANNOTATION,
     desired_replica_set,
@@ -240,4 +241,18 @@ def build_context(cluster: Cluster, clock: Clock, obj: Obj, rollout: Rollout) ->
         templates=_templates(cluster, rollout, namespace),
         now=clock.now(),
         pods=_pods(cluster, obj, sets),
+        experiments=tuple(experiment_view_of(e) for e in owned_experiments(cluster, obj)),
+        replica_set_templates={
+            view_of(rs).pod_hash: {"template": (rs.get("spec") or {}).get("template") or {},
+                                   "selector": (rs.get("spec") or {}).get("selector") or {}}
+            for rs in sets
+        },
     )
+
+
+def owned_experiments(cluster: Cluster, ro: Mapping[str, Any]) -> list[Obj]:
+    """The Experiments this Rollout controls (its experiment steps')."""
+    namespace = ro["metadata"].get("namespace") or "default"
+    uid = str(ro["metadata"].get("uid"))
+    found = cluster.list(ARGO_API, "Experiment", namespace=namespace)
+    return [e for e in found if owned_by(e, uid)]
