@@ -127,3 +127,18 @@ def test_a_helm_chart_is_said_to_be_skipped(runner: CliRunner, tmp_path: Path) -
     assert lines[0].startswith(f"{chart}: info: skipped: a Helm chart")
     assert f"helm template {chart}" in lines[0] and "headway check" in lines[0]
     assert lines[-1] == "0 files, 0 objects: 0 errors, 0 warnings (1 Helm chart skipped)"
+
+
+def test_a_jsonnet_file_is_an_error_not_silence(runner: CliRunner, tmp_path: Path) -> None:
+    """argocd-example-apps' jsonnet-guestbook: before, `0 files, 0 objects: 0 errors`, though
+    an Application on that directory fails to render (Headway does not evaluate Jsonnet)."""
+    app_dir = tmp_path / "jsonnet-guestbook"
+    app_dir.mkdir()
+    (app_dir / "guestbook-ui.jsonnet").write_text('{ apiVersion: "v1", kind: "Service" }\n')
+    (app_dir / "params.libsonnet").write_text("{ replicas: 1 }\n")
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines[0].startswith(f"{app_dir / 'guestbook-ui.jsonnet'}:1: ")
+    assert "Jsonnet is not evaluated by Headway" in lines[0]
+    assert lines[-1] == "0 files, 0 objects: 1 error, 0 warnings"

@@ -18,7 +18,12 @@ from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import ValidationReport, file_problem, validate_documents
 from headway.model.yamlload import load_documents
 
-__all__ = ["check_paths", "find_helm_charts", "find_manifest_files", "validate_paths"]
+__all__ = [
+    "check_paths",
+    "find_helm_charts",
+    "find_manifest_files",
+    "validate_paths",
+]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
@@ -37,11 +42,12 @@ def find_helm_charts(root: Path) -> list[Path]:
     return _walk(root)[1]
 
 
-def _walk(root: Path) -> tuple[list[Path], list[Path]]:
+def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     if root.is_file():
-        return [root], []
+        return [root], [], []
     found: list[Path] = []
     charts: list[Path] = []
+    jsonnet: list[Path] = []
     for directory, subdirs, files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if not d.startswith("."))
         if "Chart.yaml" in files:
@@ -49,7 +55,8 @@ def _walk(root: Path) -> tuple[list[Path], list[Path]]:
             charts.append(Path(directory))
             continue
         found.extend(Path(directory, f) for f in sorted(files) if f.endswith(MANIFEST_SUFFIXES))
-    return found, charts
+        jsonnet.extend(Path(directory, f) for f in sorted(files) if f.endswith(".jsonnet"))
+    return found, charts, jsonnet
 
 
 def _skipped_chart(chart: Path) -> Diagnostic:
@@ -61,6 +68,16 @@ def _skipped_chart(chart: Path) -> Diagnostic:
     return Diagnostic(str(chart), 0, "", "", "", Severity.INFO, message)
 
 
+def _unevaluated(jsonnet: Path) -> Diagnostic:
+    """An error, not a skip: an Application whose directory holds this file fails to render
+    (docs/sources.md), so a clean `headway validate` would promise a sync that cannot happen."""
+    message = (
+        "Jsonnet is not evaluated by Headway (an Application whose directory holds this file "
+        "fails to render); render it to YAML and commit that instead"
+    )
+    return file_problem(str(jsonnet), message)
+
+
 def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
     """Validate every manifest file under `paths`; the counts feed the CLI summary."""
     files = objects = 0
@@ -70,8 +87,9 @@ def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
         if not root.exists():
             diagnostics.append(file_problem(str(given), "no such file or directory"))
             continue
-        manifest_files, charts = _walk(root)
+        manifest_files, charts, jsonnet = _walk(root)
         diagnostics.extend(_skipped_chart(chart) for chart in charts)
+        diagnostics.extend(_unevaluated(path) for path in jsonnet)
         for path in manifest_files:
             report = _check_file(path)
             files += report.files
