@@ -153,14 +153,21 @@ class _EditedMeanwhile(LocalCluster):
     """A store where someone else edits the VirtualService between the router's read and
     its write: the race window, held open on purpose."""
 
-    def update(self, obj: Any, *, field_manager: str = "headway",
-               with_status: bool = False, dry_run: bool = False) -> Any:
+    def update(
+        self,
+        obj: Any,
+        *,
+        field_manager: str = "headway",
+        with_status: bool = False,
+        dry_run: bool = False,
+    ) -> Any:
         if obj.get("kind") == "VirtualService" and field_manager != "someone":
             live = self.get(VS_API, "VirtualService", "web")
             live["metadata"]["annotations"] = {"edited": "meanwhile"}
             super().update(live, field_manager="someone")
-        return super().update(obj, field_manager=field_manager, with_status=with_status,
-                              dry_run=dry_run)
+        return super().update(
+            obj, field_manager=field_manager, with_status=with_status, dry_run=dry_run
+        )
 
 
 def test_a_write_over_a_concurrent_edit_fails_instead_of_losing_it(
@@ -168,8 +175,7 @@ def test_a_write_over_a_concurrent_edit_fails_instead_of_losing_it(
 ) -> None:
     cluster = _EditedMeanwhile(tmp_path / "db", clock)
     cluster.apply(CRD, field_manager="t")
-    cluster.apply(_vs([{"route": [_dest("stable", 100), _dest("canary", 0)]}]),
-                  field_manager="git")
+    cluster.apply(_vs([{"route": [_dest("stable", 100), _dest("canary", 0)]}]), field_manager="git")
     router = _reconciler(cluster, {"name": "web"})
     with pytest.raises(TrafficRoutingError, match="stale"):
         router.set_weight(20)
@@ -190,3 +196,105 @@ def test_the_route_list_is_written_whole_and_other_fields_stay(cluster: LocalClu
     assert live["spec"]["http"] == [{"route": [_dest("stable", 75), _dest("canary", 25)]}]
     owners = {e["manager"]: e["fieldsV1"] for e in live["metadata"]["managedFields"]}
     assert "f:http" in owners["headway-rollouts-controller"]["f:spec"]
+
+
+def _rule(subsets: list[dict[str, Any]]) -> Any:
+    return {
+        "apiVersion": VS_API,
+        "kind": "DestinationRule",
+        "metadata": {"name": "web-dr", "namespace": "default"},
+        "spec": {"host": "web", "trafficPolicy": {"tls": {"mode": "DISABLE"}}, "subsets": subsets},
+    }
+
+
+def _subset_reconciler(cluster: LocalCluster) -> IstioReconciler:
+    return IstioReconciler(
+        cluster,
+        namespace="default",
+        virtual_services=[{"name": "web"}],
+        stable_service="",
+        canary_service="",
+        managed_routes=("hdr",),
+        destination_rule={
+            "name": "web-dr",
+            "canarySubsetName": "canary",
+            "stableSubsetName": "stable",
+        },
+        rollout_name="web",
+    )
+
+
+def _subset_dest(subset: str, weight: int) -> dict[str, Any]:
+    return {
+        "destination": {"host": "web", "subset": subset, "port": {"number": 80}},
+        "weight": weight,
+    }
+
+
+def test_subsets_get_the_hashes_and_the_split_follows_subsets(cluster: LocalCluster) -> None:
+    """Argo's UpdateHash: the hash label on both subsets, the managed-by annotation, other
+    labels and fields kept, subsets it does not manage dropped; then SetWeight by subset."""
+    cluster.apply(
+        _rule(
+            [
+                {"name": "stable", "labels": {"app": "web"}},
+                {"name": "canary", "labels": {"app": "web", "rollouts-pod-template-hash": "x"}},
+                {"name": "legacy", "labels": {"app": "old"}},
+            ]
+        ),
+        field_manager="git",
+    )
+    cluster.apply(
+        _vs([{"route": [_subset_dest("stable", 100), _subset_dest("canary", 0)]}]),
+        field_manager="git",
+    )
+    router = _subset_reconciler(cluster)
+    router.update_hash("h2", "h1")
+    router.set_weight(20)
+    rule = cluster.get(VS_API, "DestinationRule", "web-dr", "default")
+    assert rule["metadata"]["annotations"] == {
+        "argo-rollouts.argoproj.io/managed-by-rollouts": "web"
+    }
+    assert rule["spec"] == {
+        "host": "web",
+        "trafficPolicy": {"tls": {"mode": "DISABLE"}},
+        "subsets": [
+            {"name": "stable", "labels": {"app": "web", "rollouts-pod-template-hash": "h1"}},
+            {"name": "canary", "labels": {"app": "web", "rollouts-pod-template-hash": "h2"}},
+        ],
+    }
+    assert _http(cluster) == [{"route": [_subset_dest("stable", 80), _subset_dest("canary", 20)]}]
+    assert router.verify_weight(20) is True
+
+    router.set_header_route(
+        HeaderRoute("hdr", ({"headerName": "x-canary", "headerValue": {"exact": "yes"}},))
+    )
+    assert _http(cluster)[0] == {
+        "name": "hdr",
+        "match": [{"headers": {"x-canary": {"exact": "yes"}}}],
+        "route": [
+            {
+                "destination": {"host": "web", "subset": "canary", "port": {"number": 80}},
+                "weight": 100,
+            }
+        ],
+    }
+
+    router.update_hash("", "h1")  # no canary ReplicaSet: the label goes
+    labels = [
+        s["labels"]
+        for s in cluster.get(VS_API, "DestinationRule", "web-dr", "default")["spec"]["subsets"]
+    ]
+    assert labels == [{"app": "web", "rollouts-pod-template-hash": "h1"}, {"app": "web"}]
+
+
+def test_a_missing_subset_destination_is_named(cluster: LocalCluster) -> None:
+    cluster.apply(_rule([{"name": "stable"}, {"name": "canary"}]), field_manager="git")
+    cluster.apply(_vs([{"route": [_subset_dest("stable", 100)]}]), field_manager="git")
+    with pytest.raises(TrafficRoutingError, match="no destination for subset 'canary'"):
+        _subset_reconciler(cluster).set_weight(10)
+
+
+def test_a_missing_destination_rule_is_named(cluster: LocalCluster) -> None:
+    with pytest.raises(TrafficRoutingError, match="DestinationRule default/web-dr not found"):
+        _subset_reconciler(cluster).update_hash("a", "b")

@@ -346,15 +346,24 @@ def test_history_limits() -> None:
     assert sorted(plan.delete_runs) == ["a", "c"]
 
 
-def test_subset_routing_and_ping_pong_are_rejected() -> None:
+def test_subset_routing_runs_and_carries_both_hashes_to_the_router() -> None:
     routing = {
         "istio": {
             "virtualService": {"name": "vs"},
             "destinationRule": {"name": "dr", "canarySubsetName": "c", "stableSubsetName": "s"},
         }
     }
-    plan = decide_with(rollout_obj(canary={"trafficRouting": routing}), [rs("new", 0, revision=1)])
-    assert "destinationRule" in plan.status["message"]
+    canary = {"trafficRouting": routing, "steps": [{"setWeight": 50}, {"pause": {}}]}
+    obj = rollout_obj(canary=canary)
+    obj["status"] = mid_update_status(obj, index=0)
+    plan = decide_with(obj, [rs("old", 2, revision=1), rs("new", 2, revision=2)])
+    assert "InvalidSpec" not in str(plan.status.get("message"))
+    assert plan.traffic is not None
+    assert (plan.traffic.canary_hash, plan.traffic.stable_hash) == ("new", "old")
+    assert plan.traffic.canary_weight == 50
+
+
+def test_ping_pong_is_rejected() -> None:
     ping = {
         "pingPong": {"pingService": "a", "pongService": "b"},
         "trafficRouting": {"istio": {"virtualService": {"name": "vs"}}},

@@ -103,9 +103,6 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
         gaps.extend(_experiment_gaps(step, index))
     routing = _mapping(canary.get("trafficRouting"))
     gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
-    if _mapping(routing.get("istio")).get("destinationRule") is not None:
-        message = f"subset-level splitting is {NOT_YET}; use host-level splitting"
-        gaps.append(Gap(("trafficRouting", "istio", "destinationRule"), message))
     if canary.get("pingPong") is not None:
         gaps.append(Gap(("pingPong",), f"{NOT_YET}; use stableService and canaryService"))
     return gaps

@@ -171,7 +171,13 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
     routes = () if ending else steps_of.header_routes_at(canary.steps, _index(d))
-    d.traffic = TrafficDecision(weight, routes, remove_managed_routes=ending)
+    d.traffic = TrafficDecision(
+        weight,
+        routes,
+        remove_managed_routes=ending,
+        canary_hash=ctx.current_hash,
+        stable_hash=stable_hash,
+    )
     d.status.setdefault("canary", {})["weights"] = {
         "canary": {
             "weight": weight,

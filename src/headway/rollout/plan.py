@@ -24,6 +24,8 @@ class TrafficDecision:
     canary_weight: int
     header_routes: tuple[HeaderRoute, ...] = ()
     remove_managed_routes: bool = False
+    canary_hash: str = ""  # the new ReplicaSet's pod-template hash (Istio subsets)
+    stable_hash: str = ""
 
 
 @dataclass(frozen=True)

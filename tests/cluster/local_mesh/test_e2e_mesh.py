@@ -206,7 +206,7 @@ async def test_bad_edits_keep_the_last_good_split_and_say_why(tmp_path: Path) ->
         address = mesh_address(runtime)
 
         broken = virtual_service(50, 50)
-        broken["spec"]["http"][0]["route"][1]["destination"]["subset"] = "canary"
+        broken["spec"]["http"][0]["route"][1]["destination"]["subset"] = ""
         runtime.cluster.apply(broken, field_manager="argocd-controller")
         condition = await eventually(
             lambda: next((c for c in get_vs(runtime)["status"]["conditions"]

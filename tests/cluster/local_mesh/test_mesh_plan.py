@@ -161,7 +161,10 @@ def test_three_destinations_make_an_additional_one() -> None:
         ([split(("s", 0), ("c", 0))], r"add up to 0"),
         ([split(("s", 101))], r"spec\.http\[0\]\.route\[0\]\.weight"),
         ([split(("s", 50), ("s", 50))], r"spec\.http\[0\]\.route\[1\]\.destination\.host"),
-        ([{"route": [{"destination": {"host": "s", "subset": "v1"}}]}], r"subset-level"),
+        (
+            [{"route": [{"destination": {"host": "s", "subset": 5}}]}],
+            r"spec\.http\[0\]\.route\[0\]\.destination\.subset: must be a non-empty",
+        ),
     ],
 )
 def test_unrealizable_specs_name_the_field(http: list[dict[str, Any]], field: str) -> None:

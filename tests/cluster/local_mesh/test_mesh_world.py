@@ -56,6 +56,35 @@ def test_endpoints_are_the_ready_selected_pods_with_their_rollout_hash() -> None
     assert not world.has_service(ServiceRef("missing", "shop"))
 
 
+def test_a_subset_narrows_its_service_to_the_pods_with_the_rules_labels() -> None:
+    pods = [pod("a", {"app": "web", "rollouts-pod-template-hash": "h1"}, port="4001"),
+            pod("b", {"app": "web", "rollouts-pod-template-hash": "h2"}, port="4002"),
+            pod("c", {"app": "other", "rollouts-pod-template-hash": "h2"}, port="4003")]
+    rule = {"metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"host": "web.shop.svc.cluster.local",
+                     "subsets": [{"name": "stable", "labels": {"rollouts-pod-template-hash": "h1"}},
+                                 {"name": "canary", "labels": {"rollouts-pod-template-hash": "h2"}},
+                                 {"name": "any"}]}}
+    world = MeshWorld.of([service("web", app="web")], pods, [], [rule])
+    ports = {s: [e.port for e in world.endpoints(ServiceRef("web", "shop", s))]
+             for s in ("stable", "canary", "any", "undefined")}
+    assert ports == {"stable": [4001], "canary": [4002], "any": [4001, 4002], "undefined": []}
+
+
+def test_subset_level_rollouts_name_subsets_as_roles() -> None:
+    rule = {"name": "dr", "stableSubsetName": "s", "canarySubsetName": "c"}
+    istio = {"virtualService": {"name": "vs"}, "destinationRule": rule}
+    canary = {"trafficRouting": {"istio": istio}}
+    ro = {"metadata": {"name": "a", "namespace": "shop"}, "spec": {"strategy": {"canary": canary}}}
+    assert rollout_roles([ro]) == {("shop", "vs"): ("s", "c")}
+    route = [{"destination": {"host": "web", "subset": "c"}, "weight": 10},
+             {"destination": {"host": "web", "subset": "s"}, "weight": 90}]
+    vs = {"metadata": {"name": "vs", "namespace": "shop"}, "spec": {"http": [{"route": route}]}}
+    plan = plan_virtual_service(vs, roles=("s", "c"))
+    assert (plan.stable, plan.canary, plan.canary_weight) == (
+        ServiceRef("web", "shop", "s"), ServiceRef("web", "shop", "c"), 10)
+
+
 def test_rollouts_name_their_virtual_services_roles() -> None:
     def rollout(name: str, istio: dict[str, Any]) -> dict[str, Any]:
         canary = {"stableService": f"{name}-stable", "canaryService": f"{name}-canary",

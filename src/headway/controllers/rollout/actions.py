@@ -114,6 +114,7 @@ def _services(cluster: Cluster, clock: Clock, ro: Obj, plan: Plan) -> None:
 
 
 def _traffic(router: TrafficRoutingReconciler, traffic: TrafficDecision) -> bool | None:
+    router.update_hash(traffic.canary_hash, traffic.stable_hash)  # subsets before weights
     router.set_weight(traffic.canary_weight)
     if traffic.remove_managed_routes:
         router.remove_managed_routes()

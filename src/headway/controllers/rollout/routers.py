@@ -60,6 +60,8 @@ def _istio(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRout
         stable_service=f.stable,
         canary_service=f.canary,
         managed_routes=f.managed,
+        destination_rule=block.get("destinationRule"),
+        rollout_name=f.rollout.name,
     )
 
 

@@ -135,6 +135,9 @@ class ALBReconciler:
         managed[self._rollout.name] = keys
         return _compact(dict(sorted(managed.items())))
 
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Nothing to bind: this router routes by Service."""
+
     def set_weight(self, desired_weight: int) -> None:
         action = self.desired_action(desired_weight)
         for name in self._ingresses:

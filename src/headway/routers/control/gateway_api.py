@@ -102,6 +102,9 @@ class GatewayAPIReconciler:
             labels.pop(key, None)
         replace_object(self._cluster, current, desired)
 
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Nothing to bind: this router routes by Service."""
+
     def set_weight(self, desired_weight: int) -> None:
         for name in self._routes:
             self._set_route_weight(name, desired_weight)

@@ -8,6 +8,13 @@ route `{name, match: [{headers: {NAME: {exact|prefix|regex: VALUE}}}], route: [{
 {host: CANARY, port}, weight: 100}]}`; managed routes sit above the user's routes, in
 `managedRoutes` order. A VirtualService named `name.namespace` lives in that namespace.
 
+Subset-level splitting (`destinationRule{name, canarySubsetName, stableSubsetName}`): before
+the weights move, `update_hash` writes the `rollouts-pod-template-hash` of the canary and the
+stable ReplicaSet into the labels of the DestinationRule's two subsets (an empty hash removes
+the label), marks the rule with the `argo-rollouts.argoproj.io/managed-by-rollouts`
+annotation and, as Argo does, drops every other subset. The split then matches destinations
+by `subset`, and a header route goes to `{host: <the rule's host>, subset: <canary subset>}`.
+
 Every edit reads the VirtualService, changes `spec.http` and writes the whole object back
 with `update` (a PUT, as Argo Rollouts does), carrying the resourceVersion read, so a
 concurrent writer makes the edit fail rather than be lost.
@@ -23,12 +30,15 @@ from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute
+from headway.routers.control.objects import replace_object
 from headway.routers.control.reconciler import TrafficRoutingError
 
-__all__ = ["FIELD_MANAGER", "VIRTUAL_SERVICE_API", "IstioReconciler"]
+__all__ = ["FIELD_MANAGER", "MANAGED_BY_ANNOTATION", "VIRTUAL_SERVICE_API", "IstioReconciler"]
 
 VIRTUAL_SERVICE_API = "networking.istio.io/v1beta1"
 FIELD_MANAGER = "headway-rollouts-controller"
+MANAGED_BY_ANNOTATION = "argo-rollouts.argoproj.io/managed-by-rollouts"
+HASH_LABEL = "rollouts-pod-template-hash"
 
 
 def _matches_host(host: Any, service: str) -> bool:
@@ -47,6 +57,8 @@ class IstioReconciler:
         stable_service: str,
         canary_service: str,
         managed_routes: Sequence[str] = (),
+        destination_rule: Mapping[str, Any] | None = None,
+        rollout_name: str = "",
     ) -> None:
         self._cluster = cluster
         self._namespace = namespace
@@ -54,7 +66,9 @@ class IstioReconciler:
         self._stable = stable_service
         self._canary = canary_service
         self._managed = list(managed_routes)
-        self._api: str | None = None
+        self._rule = dict(destination_rule) if destination_rule else None
+        self._rollout_name = rollout_name
+        self._api: dict[str, str] = {}
 
     # ---- reading and writing --------------------------------------------------------------
 
@@ -63,27 +77,29 @@ class IstioReconciler:
         vs_name, _, namespace = name.partition(".")
         return vs_name, namespace or self._namespace
 
-    def _api_version(self) -> str:
-        """The served version of networking.istio.io/VirtualService (v1beta1 preferred)."""
-        if self._api is None:
+    def _api_version(self, kind: str = "VirtualService") -> str:
+        """The served version of networking.istio.io/`kind` (v1beta1 preferred)."""
+        if kind not in self._api:
             served = [
                 k.api_version
                 for k in self._cluster.discovery()
-                if k.kind == "VirtualService" and k.group == "networking.istio.io"
+                if k.kind == kind and k.group == "networking.istio.io"
             ]
-            self._api = (
-                VIRTUAL_SERVICE_API if VIRTUAL_SERVICE_API in served or not served else (served[0])
-            )
-        return self._api
+            preferred = VIRTUAL_SERVICE_API in served or not served
+            self._api[kind] = VIRTUAL_SERVICE_API if preferred else served[0]
+        return self._api[kind]
 
-    def _read(self, ref: Mapping[str, Any]) -> Obj:
-        name, namespace = self._locate(ref)
+    def _read(self, ref: Mapping[str, Any], kind: str = "VirtualService") -> Obj:
+        # a VirtualService may be `name.namespace`; the DestinationRule is the Rollout's
+        name, namespace = (
+            self._locate(ref) if kind == "VirtualService" else (str(ref["name"]), self._namespace)
+        )
         try:
-            return self._cluster.get(self._api_version(), "VirtualService", name, namespace)
+            return self._cluster.get(self._api_version(kind), kind, name, namespace)
         except NotFound:
-            raise TrafficRoutingError(f"VirtualService {namespace}/{name} not found") from None
+            raise TrafficRoutingError(f"{kind} {namespace}/{name} not found") from None
         except ClusterError as err:
-            raise TrafficRoutingError(f"VirtualService {namespace}/{name}: {err}") from None
+            raise TrafficRoutingError(f"{kind} {namespace}/{name}: {err}") from None
 
     def _write(self, vs: Obj, http: list[dict[str, Any]]) -> None:
         if http == (vs.get("spec") or {}).get("http"):
@@ -121,19 +137,43 @@ class IstioReconciler:
             indexes.append(index)
         return indexes
 
+    def _role(self, destination: Mapping[str, Any]) -> str:
+        """"canary", "stable" or "" for one `route[]` entry: by subset with a DestinationRule
+        (Argo: the subset names it), else by host."""
+        target = destination.get("destination") or {}
+        subset, host = target.get("subset"), target.get("host")
+        if self._rule is not None and subset:
+            if subset == self._rule.get("canarySubsetName"):
+                return "canary"
+            if subset == self._rule.get("stableSubsetName"):
+                return "stable"
+            return ""
+        if self._canary and _matches_host(host, self._canary):
+            return "canary"
+        if self._stable and _matches_host(host, self._stable):
+            return "stable"
+        return ""
+
+    def _role_names(self) -> dict[str, str]:
+        if self._rule is not None:
+            return {
+                "stable": f"subset '{self._rule.get('stableSubsetName')}'",
+                "canary": f"subset '{self._rule.get('canarySubsetName')}'",
+            }
+        return {"stable": f"Service '{self._stable}'", "canary": f"Service '{self._canary}'"}
+
     def _weighted(self, route: dict[str, Any], weight: int, route_name: str) -> None:
         destinations = route.get("route") or []
-        hosts = [(d.get("destination") or {}).get("host") for d in destinations]
-        for service in (self._stable, self._canary):
-            if not any(_matches_host(h, service) for h in hosts):
+        roles = [self._role(d) for d in destinations]
+        for role, described in self._role_names().items():
+            if role not in roles:
                 raise TrafficRoutingError(
-                    f"HTTP route '{route_name}' has no destination for Service '{service}'"
+                    f"HTTP route '{route_name}' has no destination for {described}"
                 )
-        for destination in destinations:
-            host = (destination.get("destination") or {}).get("host")
-            if _matches_host(host, self._canary):
+        for destination, role in zip(destinations, roles, strict=True):
+            if role == "canary":
                 destination["weight"] = weight
-            elif _matches_host(host, self._stable):
+            elif role == "stable":
                 destination["weight"] = 100 - weight
 
     # ---- the protocol -----------------------------------------------------------------------
@@ -151,9 +191,8 @@ class IstioReconciler:
             http = self._http(self._read(ref))
             for index in self._route_indexes(ref, http):
                 for destination in http[index].get("route") or []:
-                    host = (destination.get("destination") or {}).get("host")
                     weight = destination.get("weight", 0)
-                    if _matches_host(host, self._canary) and weight != desired_weight:
+                    if self._role(destination) == "canary" and weight != desired_weight:
                         return False
         return True
 
@@ -161,16 +200,25 @@ class IstioReconciler:
         for index in self._route_indexes(ref, http):
             for destination in http[index].get("route") or []:
                 target = destination.get("destination") or {}
-                if _matches_host(target.get("host"), self._canary) and target.get("port"):
+                if self._role(destination) == "canary" and target.get("port"):
                     return copy.deepcopy(target["port"])
         return None
+
+    def _canary_destination(self) -> dict[str, Any]:
+        """Where a header route sends: the canary Service, or the rule's host and canary
+        subset."""
+        if self._rule is None:
+            return {"host": self._canary}
+        rule = self._read(self._rule, "DestinationRule")
+        host = str((rule.get("spec") or {}).get("host") or "")
+        return {"host": host, "subset": str(self._rule.get("canarySubsetName"))}
 
     def _header_route(self, route: HeaderRoute, port: Any) -> dict[str, Any]:
         matches = []
         for match in route.match:
             value = {k: v for k, v in (match.get("headerValue") or {}).items() if v}
             matches.append({"headers": {str(match.get("headerName")): value}})
-        destination: dict[str, Any] = {"host": self._canary}
+        destination = self._canary_destination()
         if port is not None:
             destination["port"] = port
         return {
@@ -198,3 +246,34 @@ class IstioReconciler:
             vs = self._read(ref)
             http = [r for r in self._http(vs) if r.get("name") not in self._managed]
             self._write(vs, http)
+
+    # ---- subsets ------------------------------------------------------------------------------
+
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Point the DestinationRule's canary and stable subsets at these pod-template hashes
+        (a no-op without a DestinationRule). Called before the weights move, as Argo does."""
+        if self._rule is None:
+            return
+        rule = self._read(self._rule, "DestinationRule")
+        wanted = {
+            str(self._rule.get("canarySubsetName")): canary_hash,
+            str(self._rule.get("stableSubsetName")): stable_hash,
+        }
+        subsets = []
+        for subset in (rule.get("spec") or {}).get("subsets") or []:
+            if not isinstance(subset, dict) or subset.get("name") not in wanted:
+                continue  # Argo keeps only the subsets it manages
+            labels = {k: v for k, v in (subset.get("labels") or {}).items() if k != HASH_LABEL}
+            if wanted[subset["name"]]:
+                labels[HASH_LABEL] = wanted[subset["name"]]
+            subsets.append(dict(subset, labels=labels))
+        meta = rule["metadata"]
+        annotations = dict(meta.get("annotations") or {}, **{
+            MANAGED_BY_ANNOTATION: self._rollout_name
+        })
+        desired = dict(
+            rule,
+            metadata=dict(meta, annotations=annotations),
+            spec=dict(rule.get("spec") or {}, subsets=subsets),
+        )
+        replace_object(self._cluster, rule, desired)

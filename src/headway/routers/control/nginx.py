@@ -169,6 +169,9 @@ class NginxReconciler:
 
     # ---- the protocol -----------------------------------------------------------------------
 
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Nothing to bind: this router routes by Service."""
+
     def set_weight(self, desired_weight: int) -> None:
         for stable_name in self._stable_ingresses:
             self._set_weight_for(stable_name, desired_weight)

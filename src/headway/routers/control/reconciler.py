@@ -1,8 +1,9 @@
 """The control-plane side of traffic routing: what the Rollout controller asks of a router.
 
 Shaped after Argo Rollouts' `TrafficRoutingReconciler` (`rollout/trafficrouting/
-trafficroutingutil.go`): set the canary weight, set or remove a header route, verify the
-weight took effect, remove every route the rollout manages, and name the router. A
+trafficroutingutil.go`): bind the canary and stable pod-template hashes, set the canary
+weight, set or remove a header route, verify the weight took effect, remove every route the
+rollout manages, and name the router. A
 reconciler edits configuration objects through the `Cluster` (an Istio VirtualService,
 say); the data plane that realizes them (the local mesh's embedded router, HAProxy) is
 `headway.routers.dataplane.protocol.TrafficRouter`, a different interface. Methods raise
@@ -26,6 +27,12 @@ class TrafficRoutingReconciler(Protocol):
     @property
     def type_name(self) -> str:
         """The router, as Argo names it (`Istio`)."""
+        ...
+
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Bind the router's canary and stable to these pod-template hashes (Istio's
+        DestinationRule subsets); called before `set_weight`. Most routers route by Service
+        and do nothing here."""
         ...
 
     def set_weight(self, desired_weight: int) -> None:

@@ -84,6 +84,9 @@ class SMIReconciler:
             namespace=self._rollout.namespace,
         )
 
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Nothing to bind: this router routes by Service."""
+
     def set_weight(self, desired_weight: int) -> None:
         spec = self.desired_spec(desired_weight)
         current = self._read()

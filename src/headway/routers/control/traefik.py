@@ -79,6 +79,9 @@ class TraefikReconciler:
             "spec.weighted.services"
         )
 
+    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+        """Nothing to bind: this router routes by Service."""
+
     def set_weight(self, desired_weight: int) -> None:
         current = self._read()
         desired = copy.deepcopy(current)

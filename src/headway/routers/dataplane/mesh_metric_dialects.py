@@ -52,8 +52,9 @@ def _body(labels: Labels) -> str:
 
 
 def _service_and_namespace(part: PlaneSeries, service: str) -> tuple[str, str]:
-    """`web` in the VirtualService's namespace, or `web.other` for a Service elsewhere."""
-    name, dot, namespace = service.partition(".")
+    """`web` in the VirtualService's namespace, or `web.other` for a Service elsewhere
+    (`#subset` dropped: Istio names the host)."""
+    name, dot, namespace = service.partition("#")[0].partition(".")
     return (name, namespace) if dot else (service, part.labels.get("namespace", "default"))
 
 

@@ -18,6 +18,12 @@ Service becomes the canary at weight 0.
 What the local mesh cannot realize is listed in `MeshPlan.unsupported` (a route matching on
 the URI, say) or, when nothing sensible could be realized, raised as `MeshPlanError` naming
 the field.
+
+A destination with a `subset` is that subset of its host: the local mesh routes it to the
+host Service's ready Pods that also carry the subset's labels in the DestinationRule for that
+host (`MeshWorld.endpoints`), so a Rollout's subset-level split follows the
+`rollouts-pod-template-hash` the Rollout controller writes there. With subsets, the roles
+are the Rollout's `stableSubsetName` / `canarySubsetName`.
 """
 
 from __future__ import annotations
@@ -49,10 +55,12 @@ class MeshPlanError(Exception):
 
 @dataclass(frozen=True, order=True)
 class ServiceRef:
-    """A destination Service: `host` as written resolved against the VirtualService."""
+    """A destination Service: `host` as written resolved against the VirtualService, and the
+    DestinationRule subset of it when one is named."""
 
     name: str
     namespace: str
+    subset: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,14 +150,14 @@ def _destinations(
         target = item.get("destination") if isinstance(item, dict) else None
         if not isinstance(target, dict):
             raise MeshPlanError(f"{at}.destination: required mapping")
-        if target.get("subset"):
-            raise MeshPlanError(
-                f"{at}.destination.subset: subset-level splitting (DestinationRule) is not "
-                "implemented by the local mesh; split between two Services instead"
-            )
         ref = parse_host(target.get("host"), namespace, f"{at}.destination")
+        subset = target.get("subset")
+        if subset is not None and (not isinstance(subset, str) or not subset):
+            raise MeshPlanError(f"{at}.destination.subset: must be a non-empty string")
+        ref = ServiceRef(ref.name, ref.namespace, subset or "")
         if any(ref == seen for seen, _ in found):
-            raise MeshPlanError(f"{at}.destination.host: {ref.name} is listed twice")
+            what = f"{ref.name} subset {ref.subset}" if ref.subset else ref.name
+            raise MeshPlanError(f"{at}.destination.host: {what} is listed twice")
         found.append((ref, _weight(item, at, 100 if len(raw) == 1 else 0)))
     return found
 
@@ -182,7 +190,7 @@ def _roles(
     if roles is None:
         return found
     ranked = {roles[0]: 0, roles[1]: 1}
-    return sorted(found, key=lambda item: ranked.get(item[0].name, 2))
+    return sorted(found, key=lambda item: ranked.get(item[0].subset or item[0].name, 2))
 
 
 def plan_virtual_service(vs: Mapping[str, Any], *, roles: tuple[str, str] | None) -> MeshPlan:

@@ -145,7 +145,9 @@ class DataPlanes(Protocol):
 
 
 def destination_label(ref: ServiceRef, namespace: str) -> str:
-    return ref.name if ref.namespace == namespace else f"{ref.name}.{ref.namespace}"
+    """`web`, `web.other` for a foreign Service, `web#canary` for a subset of it."""
+    label = ref.name if ref.namespace == namespace else f"{ref.name}.{ref.namespace}"
+    return f"{label}#{ref.subset}" if ref.subset else label
 
 
 def plane_config(

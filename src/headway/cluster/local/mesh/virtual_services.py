@@ -130,7 +130,10 @@ class Mesh:
         await self.start()
         rollouts = self._cluster.list("argoproj.io/v1alpha1", "Rollout")
         world = MeshWorld.of(
-            self._cluster.list("v1", "Service"), self._cluster.list("v1", "Pod"), rollouts
+            self._cluster.list("v1", "Service"),
+            self._cluster.list("v1", "Pod"),
+            rollouts,
+            self._destination_rules(),
         )
         seen: set[str] = set()
         for routed in routed_objects(rollouts, self._routed_candidates()):
@@ -169,6 +172,19 @@ class Mesh:
             _log.warning("%s: %s", name, message)
             with contextlib.suppress(ClusterError):
                 self._fail(obj, "MeshError", message)
+
+    def _destination_rules(self) -> list[Obj]:
+        """Every DestinationRule, whichever networking.istio.io version stores it."""
+        served = {
+            k.api_version
+            for k in self._cluster.discovery()
+            if k.kind == "DestinationRule" and k.group == "networking.istio.io"
+        }
+        rules: dict[str, Obj] = {}
+        for api_version in sorted(served):
+            for rule in self._cluster.list(api_version, "DestinationRule"):
+                rules.setdefault(str(rule["metadata"].get("uid")), rule)
+        return list(rules.values())
 
     def _routed_candidates(self) -> dict[tuple[str, str, str], Obj]:
         """The objects of the kinds other routers use, by (kind, namespace, name)."""

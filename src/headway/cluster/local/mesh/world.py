@@ -3,7 +3,8 @@
 Purely computational over listed objects. A Pod is an endpoint of a Service while it is Ready
 (and not being deleted) and carries every label of the Service's selector; its address is
 `status.podIP` (127.0.0.1 here) and the port the runtime gave it (`headway.dev/port`); its
-pod-template hash is the `rollouts-pod-template-hash` label, else `pod-template-hash`.
+pod-template hash is the `rollouts-pod-template-hash` label, else `pod-template-hash`. A
+DestinationRule subset of a Service narrows its endpoints to the Pods carrying its labels.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from headway.cluster.local.kubelet.network import LOOPBACK
-from headway.cluster.local.mesh.plan import ServiceRef
+from headway.cluster.local.mesh.plan import MeshPlanError, ServiceRef, parse_host
 from headway.cluster.local.mesh.plane import PlaneEndpoint
 from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 
-__all__ = ["MeshWorld", "pod_endpoint", "rollout_roles", "workload_name"]
+__all__ = ["MeshWorld", "pod_endpoint", "rollout_roles", "subset_labels", "workload_name"]
 
 PORT_ANNOTATION = "headway.dev/port"
 HASH_LABELS = ("rollouts-pod-template-hash", "pod-template-hash")
@@ -86,12 +87,34 @@ def rollout_roles(rollouts: Iterable[Obj]) -> dict[tuple[str, str], tuple[str, s
             continue
         istio = _mapping(canary.get("trafficRouting")).get("istio")
         stable, canary_service = canary.get("stableService"), canary.get("canaryService")
+        rule = _mapping(_mapping(istio).get("destinationRule"))
+        if rule:  # subset-level: the roles are subsets of one host
+            stable, canary_service = rule.get("stableSubsetName"), rule.get("canarySubsetName")
         if not isinstance(stable, str) or not isinstance(canary_service, str):
             continue
         for ref in _virtual_service_refs(istio):
             name, _, namespace = ref.partition(".")
             roles[(namespace or _namespace(rollout), name)] = (stable, canary_service)
     return roles
+
+
+def subset_labels(destination_rules: Iterable[Obj]) -> dict[ServiceRef, dict[str, str]]:
+    """The labels of each DestinationRule subset, keyed by its host Service and name. A rule
+    whose host is not a Service of this runtime defines nothing here (the mesh cannot route
+    to it anyway)."""
+    found: dict[ServiceRef, dict[str, str]] = {}
+    for rule in destination_rules:
+        spec = _mapping(rule.get("spec"))
+        try:
+            host = parse_host(spec.get("host"), _namespace(rule), "spec")
+        except MeshPlanError:
+            continue
+        for subset in spec.get("subsets") or []:
+            if isinstance(subset, dict) and isinstance(subset.get("name"), str):
+                labels = _mapping(subset.get("labels"))
+                ref = ServiceRef(host.name, host.namespace, subset["name"])
+                found[ref] = {str(k): str(v) for k, v in labels.items()}
+    return found
 
 
 @dataclass(frozen=True)
@@ -101,9 +124,16 @@ class MeshWorld:
     services: dict[tuple[str, str], Obj] = field(default_factory=dict)
     pods: dict[str, list[Obj]] = field(default_factory=dict)
     roles: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    subsets: dict[ServiceRef, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, services: list[Obj], pods: list[Obj], rollouts: list[Obj]) -> MeshWorld:
+    def of(
+        cls,
+        services: list[Obj],
+        pods: list[Obj],
+        rollouts: list[Obj],
+        destination_rules: Iterable[Obj] = (),
+    ) -> MeshWorld:
         by_namespace: dict[str, list[Obj]] = {}
         for pod in pods:
             by_namespace.setdefault(_namespace(pod), []).append(pod)
@@ -111,6 +141,7 @@ class MeshWorld:
             services={(_namespace(s), s["metadata"]["name"]): s for s in services},
             pods=by_namespace,
             roles=rollout_roles(rollouts),
+            subsets=subset_labels(destination_rules),
         )
 
     def has_service(self, ref: ServiceRef) -> bool:
@@ -123,6 +154,10 @@ class MeshWorld:
         selector = (service.get("spec") or {}).get("selector") or {}
         if not selector:
             return ()
+        if ref.subset:  # a subset no DestinationRule defines has no endpoints (Istio: 503)
+            if ref not in self.subsets:
+                return ()
+            selector = {**selector, **self.subsets[ref]}
         found = []
         for pod in sorted(self.pods.get(ref.namespace, []), key=lambda p: p["metadata"]["name"]):
             labels = pod["metadata"].get("labels") or {}
