@@ -20,7 +20,7 @@ import httpx2
 from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.controllers.cluster_registry import Connect
-from headway.controllers.manager import Manager, StepController
+from headway.controllers.manager import Manager, ReconcileTimings, StepController
 from headway.controllers.repo_credentials import RepoCredentialsProvider
 from headway.decisions import DecisionJournal, SqliteJournal, journal_path
 from headway.engine.destinations import connect_destination
@@ -60,7 +60,10 @@ class Engine:
         )
         self.clusters = parts.clusters  # in-cluster, and what cluster Secrets register
         self.registry = parts.registry  # what `/metrics` serves (settings.metrics_port)
-        self._manager = Manager(cluster, clock, resync_seconds=self.settings.resync_seconds)
+        self._manager = Manager(
+            cluster, clock, resync_seconds=self.settings.resync_seconds,
+            timings=ReconcileTimings(self.registry),
+        )
         self._stop = asyncio.Event()
         for loop in Loop:  # a fixed order, so logs and `controllers` read the same every time
             if loop in self.settings.loops:
