@@ -142,3 +142,17 @@ def test_a_jsonnet_file_is_an_error_not_silence(runner: CliRunner, tmp_path: Pat
     assert lines[0].startswith(f"{app_dir / 'guestbook-ui.jsonnet'}:1: ")
     assert "Jsonnet is not evaluated by Headway" in lines[0]
     assert lines[-1] == "0 files, 0 objects: 1 error, 0 warnings"
+
+
+def test_rollout_feature_examples_validate_and_check_clean(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/rollouts: a workloadRef migration and an experiment step (whose analysis
+    counts as the canary's gate for HW202, and whose template reference is checked)."""
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(app, ["validate", "examples/rollouts"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == "2 files, 5 objects: 0 errors, 0 warnings"
+    result = runner.invoke(app, ["check", "examples/rollouts"])
+    assert result.exit_code == 0, result.output
+    assert "0 errors, 0 warnings" in result.output

@@ -42,6 +42,13 @@ def _analysis_blocks(rollout: Document) -> Iterator[tuple[str, tuple[PathPart, .
     for index, step in enumerate(as_list(canary.get("steps"))):
         if "analysis" in as_dict(step):
             yield "step", (*base, "canary", "steps", index, "analysis"), step["analysis"]
+        experiment = as_dict(as_dict(step).get("experiment"))
+        for number, analysis in enumerate(as_list(experiment.get("analyses"))):
+            entry = as_dict(analysis)  # one template per analysis, read like a step's block
+            ref = {"templateName": entry.get("templateName"),
+                   "clusterScope": entry.get("clusterScope")}
+            path = (*base, "canary", "steps", index, "experiment", "analyses", number)
+            yield "experiment", path, {"templates": [ref], "args": entry.get("args")}
     if canary.get("analysis"):
         yield "background", (*base, "canary", "analysis"), canary["analysis"]
     blue_green = as_dict(strategy.get("blueGreen"))
