@@ -1,0 +1,102 @@
+"""A representative subset of the upstream-example fixtures run on the local runtime: the
+argocd-example-apps fixtures `sync-waves` (hooks and waves, directory source) and
+`pre-post-sync` (Kustomize with a sibling base, PreSync/PostSync hooks), committed unchanged to a
+real Git remote and synced by the Application controller, with an image map as the only
+addition (every `example/*` image runs a process that stays up)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from e2e_sync.e2e_helpers import API, Remote, default_project
+from headway.clock import SystemClock
+from headway.cluster.local.runtime import Runtime
+from headway.engine import Engine, EngineSettings, Loop
+from polling import eventually
+
+pytestmark = pytest.mark.slow
+
+FIXTURES = Path(__file__).resolve().parent / "argocd_example_apps"
+EXAMPLES = ("sync-waves", "pre-post-sync")
+
+
+def _fixture_files() -> dict[str, str]:
+    files = {}
+    for path in sorted(FIXTURES.rglob("*.yaml")):
+        relative = path.relative_to(FIXTURES).as_posix()
+        if not relative.startswith((".", "apps/")):
+            files[relative] = path.read_text()
+    return files
+
+
+def _application(name: str, url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API,
+        "kind": "Application",
+        "metadata": {"name": name, "namespace": "argocd"},
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": url, "path": name, "targetRevision": "main"},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": "default"},
+            "syncPolicy": {"automated": {}},
+        },
+    }
+
+
+def _status(runtime: Runtime, name: str) -> dict[str, Any]:
+    app = runtime.cluster.get(API, "Application", name, "argocd")
+    return dict(app.get("status") or {})
+
+
+def _synced_and_healthy(runtime: Runtime, name: str) -> bool:
+    status = _status(runtime, name)
+    operation = status.get("operationState") or {}
+    health = (status.get("health") or {}).get("status")
+    return operation.get("phase") == "Succeeded" and health == "Healthy"
+
+
+async def test_sync_waves_and_hooks_examples_sync_to_healthy(tmp_path: Path) -> None:
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    config = tmp_path / "headway-runtime.yaml"
+    config.write_text(f'images:\n  "example/*":\n    command: ["{sleep}", "3600"]\n')
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit(_fixture_files(), "the argocd-example-apps fixtures")
+    clock = SystemClock()
+    runtime = Runtime(
+        state_dir=tmp_path / "state", clock=clock, config_path=config, shutdown_grace_seconds=2.0
+    )
+    settings = EngineSettings(state_dir=tmp_path / "state", loops=frozenset({Loop.APPLICATIONS}))
+    http = httpx2.AsyncClient()
+    engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}}
+    runtime.cluster.apply(namespace, field_manager="test")
+    runtime.cluster.apply(default_project(), field_manager="test")
+    for name in EXAMPLES:
+        runtime.cluster.apply(_application(name, remote.url), field_manager="test")
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(engine.run(stop))]
+    try:
+        for name in EXAMPLES:
+            await eventually(
+                lambda name=name: _synced_and_healthy(runtime, name),
+                timeout=90,
+                what=f"{name} synced and Healthy",
+            )
+        waves = _status(runtime, "sync-waves")["operationState"]["syncResult"]["resources"]
+        hooks = {r["name"]: r.get("hookPhase") for r in waves if r.get("hookType")}
+        assert hooks["maintenance-on"] == hooks["maintenance-off"] == "Succeeded"
+        frontend = runtime.cluster.get("apps/v1", "ReplicaSet", "frontend", "default")
+        assert frontend["status"]["readyReplicas"] == 1
+        ui = runtime.cluster.get("apps/v1", "Deployment", "hooks-kust-guestbook-ui", "default")
+        assert ui["status"]["readyReplicas"] == 1
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
+        await http.aclose()
