@@ -14,11 +14,11 @@ State directory layout (default `.headway/`):
   mesh/           the local mesh's files (metrics port, HAProxy work dirs; docs/local-mesh.md)
 
 Each loop step runs the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, Job,
-HorizontalPodAutoscaler and PodDisruptionBudget controllers and the volume binder, then the Service
-proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, and the proxies
-again (so readiness changes reach the endpoints in the same step), then the local mesh
-(when the runtime was given data planes) so VirtualService routers follow the same
-endpoints. A step runs when the
+HorizontalPodAutoscaler and PodDisruptionBudget controllers and the volume binder, then the
+Service proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, the
+proxies again (so readiness changes reach the endpoints in the same step) and the Ingress
+listeners, then the local mesh (when the runtime was given data planes) so VirtualService
+routers follow the same endpoints. A step runs when the
 store changed, when a probe or process changed, and at least every `resync_seconds`.
 
 With an `api_port`, the runtime also serves the Kubernetes REST API over its store on
@@ -57,6 +57,7 @@ from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.kubelet.resource_usage import UsageMeter
 from headway.cluster.local.mesh.plane import DataPlanes
 from headway.cluster.local.mesh.virtual_services import Mesh
+from headway.cluster.local.services.ingresses import IngressListeners
 from headway.cluster.local.services.names import ServiceNameProxies
 from headway.cluster.local.services.proxies import ServiceProxies
 from headway.cluster.local.workloads import (
@@ -148,6 +149,7 @@ class Runtime:
         )
         self.usage = UsageMeter(self.kubelet.container_process_groups)
         self.autoscalers = autoscalers.Autoscalers(usage=self._pod_usage)
+        self.ingresses = IngressListeners(self.cluster)
         self.proxies = ServiceProxies(
             self.cluster,
             on_error=lambda svc, message: self._record(svc, "Warning", "ReconcileError", message),
@@ -224,6 +226,7 @@ class Runtime:
         await self.proxies.sync()
         await self.kubelet.sync()
         await self.proxies.sync()
+        await self.ingresses.sync()
         if self.mesh is not None:
             await self.mesh.sync()
         due = [w for w in wakes if w is not None]
@@ -287,6 +290,7 @@ class Runtime:
             await asyncio.to_thread(self.api.stop)
         if self.mesh is not None:
             await self.mesh.close()
+        await self.ingresses.close()
         await self.proxies.close()
         await self.kubelet.shutdown(grace_cap=self._shutdown_grace)
         await self.service_names.close()
