@@ -119,6 +119,12 @@ def world(tmp_path: Path, clock: VirtualClock) -> World:
 
 
 def test_a_good_release_walks_the_canary_cluster_then_the_rest(world: World) -> None:
+    for cluster in world.remotes.values():  # the first release: no Rollout exists yet
+        cluster.delete(ARGO, "Rollout", "web", "shop")
+    world.step()
+    assert world.requested() == {"canary"}
+    for cluster in world.remotes.values():
+        cluster.apply(_rollout(), field_manager="test")
     world.step()
     assert world.requested() == {"canary"}
     world.app_status("canary", sync="Synced", health="Progressing")

@@ -132,8 +132,7 @@ class MultiClusterRolloutController:
             return cluster_state(name, None, ())
         try:
             cluster = self._destination(app)
-            rollouts = [cluster.get(ARGO_API, "Rollout", ro_name, namespace)
-                        for namespace, ro_name in rollout_refs(app)]
+            rollouts = [found for ref in rollout_refs(app) if (found := _rollout(cluster, *ref))]
         except (UnknownDestination, ClusterError) as error:
             return core.ClusterState(name, core.Stage.UNKNOWN, f"cluster: {error}")
         return cluster_state(name, app, rollouts)
@@ -168,8 +167,18 @@ class MultiClusterRolloutController:
                                      resource_version=meta.get("resourceVersion"))
 
 
+def _rollout(cluster: Cluster, namespace: str, name: str) -> Obj | None:
+    """The Rollout, or None before the first sync created it (the Application lists it)."""
+    try:
+        return cluster.get(ARGO_API, "Rollout", name, namespace)
+    except NotFound:
+        return None
+
+
 def _abort_rollout(cluster: Cluster, namespace: str, name: str) -> None:
-    rollout = cluster.get(ARGO_API, "Rollout", name, namespace)
+    rollout = _rollout(cluster, namespace, name)
+    if rollout is None:
+        return
     status = copy.deepcopy(rollout.get("status") or {})
     if status.get("abort") is True:
         return
