@@ -203,3 +203,17 @@ def test_a_rollout_that_has_not_seen_its_new_spec_is_not_done(world: World) -> N
     assert world.requested() == set()
     assert world.status()["clusters"][0] == {"application": "shop-canary", "stage": "Rolling",
                                              "reason": "Rollout shop/web in progress"}
+
+
+def test_an_abort_left_from_the_old_spec_does_not_fail_the_new_release(world: World) -> None:
+    world.app_status("canary", sync="Synced")
+    world.rollout_status("canary", abort=True, **FAILED)  # the last release's abort
+    rollout = world.remotes["canary"].get(ARGO, "Rollout", "web", "shop")
+    rollout["spec"]["template"]["spec"]["containers"][0]["image"] = "web:1"  # the revert
+    world.remotes["canary"].update({k: v for k, v in rollout.items() if k != "status"},
+                                   field_manager="test")
+    world.app_status("eu", sync="Synced")
+    world.rollout_status("eu", **HEALTHY)
+    world.step()
+    assert world.status()["phase"] == "Progressing"
+    assert "abort" not in world.rollout("eu")  # a Done cluster is not aborted for it

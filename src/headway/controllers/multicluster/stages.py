@@ -6,9 +6,11 @@ An Application's `Stage` (`headway.rollout.cluster_order`), first match wins:
     the last sync of the target revision Failed or Errored  -> Failed
     OutOfSync                                               -> Waiting
     not Synced (Unknown, no status yet)                     -> Unknown
+    a Rollout that has not seen its spec yet                -> Rolling (its status, an
+                                                               abort too, is the old spec's)
     a Rollout aborted or Degraded                           -> Failed
-    a Rollout that has not seen its spec yet, or not Healthy
-    on its current pod template; or the Application not Healthy -> Rolling
+    a Rollout not Healthy on its current pod template, or
+    the Application not Healthy                             -> Rolling
     else                                                    -> Done
 """
 
@@ -57,6 +59,9 @@ def cluster_state(
 def _rollouts_state(
     name: str, status: Mapping[str, Any], rollouts: Sequence[Mapping[str, Any]]
 ) -> ClusterState:
+    unseen = [_name(r) for r in rollouts if not _observed(r)]
+    if unseen:  # its status is the old spec's: an abort there is not this release's
+        return ClusterState(name, Stage.ROLLING, f"Rollout {', '.join(unseen)} in progress")
     failed = [r for r in rollouts if _failed(r)]
     if failed:
         aborted = all((r.get("status") or {}).get("abort") is True for r in failed)
@@ -76,12 +81,16 @@ def _failed(rollout: Mapping[str, Any]) -> bool:
     return status.get("abort") is True or status.get("phase") == "Degraded"
 
 
-def _finished(rollout: Mapping[str, Any]) -> bool:
+def _observed(rollout: Mapping[str, Any]) -> bool:
     status = rollout.get("status") or {}
     generation = str((rollout.get("metadata") or {}).get("generation") or "")
+    return str(status.get("observedGeneration") or "") == generation
+
+
+def _finished(rollout: Mapping[str, Any]) -> bool:
+    status = rollout.get("status") or {}
     return (
-        str(status.get("observedGeneration") or "") == generation
-        and status.get("phase") == "Healthy"
+        status.get("phase") == "Healthy"
         and bool(status.get("currentPodHash"))
         and status.get("stableRS") == status.get("currentPodHash")
     )
