@@ -1,0 +1,224 @@
+"""One release across two local runtimes standing in for two clusters (`headway runtime up`
+twice, each with its own store and API, each with its own `headway serve`, as Argo Rollouts
+runs in every cluster). The first runtime is the hub and the canary cluster (in-cluster); the
+second is registered by `headway cluster add` as `eu`. A `MultiClusterRollout` orders them:
+canary cluster, then eu. Each runtime's image config decides which tags crash (a release that
+breaks against one region's dependencies, say), so a Rollout's progress deadline aborts it.
+
+1. a good release walks canary cluster -> eu: eu never runs it before the canary is Done;
+2. a release bad in the canary cluster aborts there and never reaches eu; Git convergence
+   commits the revert, which walks both clusters back to the good image;
+3. a release bad only in eu aborts there and the MultiClusterRollout aborts the canary
+   cluster's Rollout too."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+import yaml
+
+from e2e_rollouts.manifests import container
+from e2e_rollouts.stage import APP, IMAGE
+from e2e_sync.e2e_helpers import API, Remote, default_project, dump, stop_gently
+from headway.cluster.errors import NotFound
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import Transport
+from headway.state_dir import RuntimePaths, read_runtime_info
+from polling import wait_for
+
+pytestmark = pytest.mark.slow
+
+HEADWAY = "headway.dev/v1alpha1"
+
+
+def headway(*args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "headway", *args], capture_output=True,
+                          text=True, timeout=90, check=False)
+    assert done.returncode == 0, f"headway {' '.join(args)}: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def _image_config(state: Path, crashing_tags: str) -> None:
+    """Every tag of IMAGE runs examples/app; the tags in `crashing_tags` exit at once."""
+    wrapper = (f'case " $CRASHING " in *" $HEADWAY_IMAGE_TAG "*) exit 3;; esac; '
+               f'exec "{sys.executable}" "{APP}"')
+    (state / "headway-runtime.yaml").write_text(
+        f"images:\n  {IMAGE}:\n    command: [/bin/sh, -c, {wrapper!r}]\n"
+        f"    env: {{CRASHING: {crashing_tags!r}}}\n    versionFromTag: true\n")
+
+
+def _api(state: Path) -> KubeCluster:
+    address = str(read_runtime_info(RuntimePaths(state)).get("apiAddress"))
+    base = address if address.startswith("http") else f"http://{address}"
+    return KubeCluster(Transport(httpx2.Client(base_url=base, timeout=30.0)), streams=False)
+
+
+class Clusters:
+    def __init__(self, hub: Path, eu: Path) -> None:
+        self.hub_dir, self.eu_dir = hub, eu
+        self.hub, self.eu = _api(hub), _api(eu)
+
+    def image(self, cluster: KubeCluster) -> str | None:
+        try:
+            rollout = cluster.get(API, "Rollout", "web", "default")
+        except NotFound:
+            return None
+        return str(rollout["spec"]["template"]["spec"]["containers"][0]["image"])
+
+    def healthy_on(self, cluster: KubeCluster, version: str) -> bool:
+        if self.image(cluster) != f"{IMAGE}:{version}":
+            return False
+        status = cluster.get(API, "Rollout", "web", "default").get("status") or {}
+        return status.get("phase") == "Healthy" and status.get("stableRS") == status.get(
+            "currentPodHash")
+
+    def aborted(self, cluster: KubeCluster) -> bool:
+        return bool((cluster.get(API, "Rollout", "web", "default").get("status") or {})
+                    .get("abort"))
+
+    def story(self) -> str:
+        """What a failed wait shows: the walk, the Applications, both serves' log tails."""
+        apps = self.hub.list(API, "Application", namespace="argocd")
+        told = [yaml.safe_dump({"walk": self.walk()})]
+        for app in apps:
+            status = app.get("status") or {}
+            told.append(f"{app['metadata']['name']}: sync {status.get('sync')} health "
+                        f"{status.get('health')} op {status.get('operationState', {}).get('phase')}"
+                        f" {status.get('conditions')}")
+        for state in (self.hub_dir, self.eu_dir):
+            told.append((state / "serve.log").read_text()[-3000:])
+        return "\n".join(told)
+
+    def aborted_story(self) -> str:
+        """The messages of the MultiClusterRollout's Aborted Events."""
+        events = self.hub.list("v1", "Event", namespace="argocd")
+        return " | ".join(str(e.get("message")) for e in events
+                          if e.get("reason") == "MultiClusterRolloutAborted")
+
+    def walk(self) -> dict[str, Any]:
+        owner = self.hub.get(HEADWAY, "MultiClusterRollout", "shop", "argocd")
+        return dict(owner.get("status") or {})
+
+
+def _rollout(version: str) -> dict[str, Any]:
+    return {
+        "apiVersion": API, "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 1, "progressDeadlineSeconds": 10, "progressDeadlineAbort": True,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"terminationGracePeriodSeconds": 1,
+                                  "containers": [container(version)]}},
+            "strategy": {"canary": {"steps": [{"setWeight": 50},
+                                              {"pause": {"duration": "1s"}}]}},
+        },
+    }
+
+
+def _application(name: str, url: str, destination: dict[str, str],
+                 annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": API, "kind": "Application",
+        "metadata": {"name": name, "namespace": "argocd", "annotations": annotations or {}},
+        "spec": {"project": "default",
+                 "source": {"repoURL": url, "path": "app", "targetRevision": "main"},
+                 "destination": {**destination, "namespace": "default"}},
+    }
+
+
+@pytest.fixture
+def clusters(tmp_path: Path) -> Iterator[Clusters]:
+    """Two runtimes, each with its own serve; eu registered on the hub. v2 crashes on the
+    hub, v3 crashes in eu."""
+    hub, eu = tmp_path / "hub", tmp_path / "eu"
+    started: list[Path] = []
+    serves: list[subprocess.Popen[bytes]] = []
+    try:
+        for state, crashing in ((hub, "v2"), (eu, "v3")):
+            state.mkdir()
+            _image_config(state, crashing)
+            headway("runtime", "up", "--state-dir", str(state))
+            started.append(state)
+        kubeconfig = yaml.safe_load(headway("runtime", "kubeconfig", "--state-dir", str(eu)))
+        (tmp_path / "eu.kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+        headway("cluster", "add", "headway-local", "--from-kubeconfig",
+                str(tmp_path / "eu.kubeconfig"), "--name", "eu", "--state-dir", str(hub))
+        for state in (hub, eu):
+            log = (state / "serve.log").open("wb")
+            serves.append(subprocess.Popen(
+                [sys.executable, "-m", "headway", "serve", "--state-dir", str(state),
+                 "--app-poll-seconds", "1"], stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ)))
+        yield Clusters(hub, eu)
+    finally:
+        for serve in serves:
+            stop_gently(serve)
+        for state in started:
+            subprocess.run([sys.executable, "-m", "headway", "runtime", "down", "--state-dir",
+                            str(state)], capture_output=True, timeout=90, check=False)
+
+
+def _walk_one_release(clusters: Clusters, version: str) -> None:
+    """Wait for Completed on `version`, checking on every look that eu never runs it before
+    the canary cluster is Healthy on it (when eu did not run it already)."""
+    before = clusters.image(clusters.eu)
+
+    def look() -> bool:
+        if before != f"{IMAGE}:{version}" == clusters.image(clusters.eu):
+            assert clusters.healthy_on(clusters.hub, version), "eu got it before the canary"
+        walk = clusters.walk()
+        return walk.get("phase") == "Completed" and clusters.healthy_on(clusters.eu, version)
+    try:
+        wait_for(look, timeout=120, what=f"{version} Completed in both clusters")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{clusters.story()}") from None
+
+
+def test_one_release_walks_the_canary_cluster_then_eu_and_an_abort_stops_both(
+    tmp_path: Path, clusters: Clusters
+) -> None:
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit({"app/rollout.yaml": dump(_rollout("v1"))}, "v1")
+    order = {"apiVersion": HEADWAY, "kind": "MultiClusterRollout",
+             "metadata": {"name": "shop", "namespace": "argocd"},
+             "spec": {"canary": {"application": "shop-canary"},
+                      "groups": [{"applications": ["shop-eu"]}]}}
+    (tmp_path / "apps.yaml").write_text(dump(
+        default_project(), order,
+        _application("shop-canary", remote.url, {"server": "https://kubernetes.default.svc"},
+                     {"headway.dev/revert-on-abort": "true"}),
+        _application("shop-eu", remote.url, {"name": "eu"}),
+    ))
+    headway("apply", "-f", str(tmp_path / "apps.yaml"), "--state-dir", str(clusters.hub_dir))
+    _walk_one_release(clusters, "v1")
+
+    # 2. v2 crashes in the canary cluster: aborted there, eu never gets it, Git reverts it
+    remote.commit({"app/rollout.yaml": dump(_rollout("v2"))}, "v2")
+    def reverted_in_git() -> bool:
+        assert clusters.image(clusters.eu) == f"{IMAGE}:v1", "eu got the bad release"
+        head = remote.repo.references["refs/heads/main"].peel()
+        return "Headway-Revert-Of" in head.message
+    try:
+        wait_for(reverted_in_git, timeout=120, what="v2 aborted and reverted in Git")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{clusters.story()}") from None
+    _walk_one_release(clusters, "v1")  # the revert Git convergence committed
+
+    # 3. v3 crashes only in eu: the canary cluster had it Done; its Rollout is aborted too
+    remote.commit({"app/rollout.yaml": dump(_rollout("v3"))}, "v3")
+    try:
+        wait_for(lambda: clusters.walk().get("phase") == "Aborted", timeout=120,
+                 what="v3 aborted in eu")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{clusters.story()}") from None
+    walk = clusters.walk()
+    assert walk["group"] == 1 and "group 1 failed (shop-eu" in clusters.aborted_story()
+    assert clusters.aborted(clusters.eu) and clusters.aborted(clusters.hub)
