@@ -70,10 +70,23 @@ def test_rollout_features_the_runtime_refuses(canary: str, field: str) -> None:
         "{smi: {trafficSplitName: web}}",
         "{traefik: {weightedTraefikServiceName: web}}",
         "{plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}}",
+        "{istio: {virtualService: {name: web}, destinationRule: "
+        "{name: web, canarySubsetName: canary, stableSubsetName: stable}}}",
     ],
 )
 def test_the_routers_headway_drives_say_nothing(routing: str) -> None:
     canary = f"      trafficRouting: {routing}\n      steps: [{{setWeight: 5}}]"
+    assert _gaps(ROLLOUT.format(canary=canary)) == []
+
+
+def test_header_routes_through_the_gateway_api_plugin_say_nothing() -> None:
+    canary = (
+        "      trafficRouting:\n"
+        "        plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}\n"
+        "        managedRoutes: [{name: qa}]\n"
+        "      steps:\n"
+        "        - setHeaderRoute: {name: qa, match: [{headerName: x, headerValue: {exact: y}}]}"
+    )
     assert _gaps(ROLLOUT.format(canary=canary)) == []
 
 

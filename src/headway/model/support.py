@@ -41,7 +41,7 @@ NOT_YET = "not supported by Headway yet"
 SUPPORTED_ROUTERS = ("istio", "nginx", "alb", "smi", "traefik")
 SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
 # Routers whose header routes (setHeaderRoute) Headway does not write yet.
-_NO_HEADER_ROUTES = ("alb", "plugins")
+_NO_HEADER_ROUTES = ("alb",)
 _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 # Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
 UNSUPPORTED_STEP_KINDS = ("plugin", "setMirrorRoute")

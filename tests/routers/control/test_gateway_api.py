@@ -95,5 +95,84 @@ def test_a_route_without_the_canary_backend_is_refused(cluster: LocalCluster) ->
     cluster.apply(_route([{"backendRefs": [_ref("shop-stable", 100)]}]), field_manager="git")
     with pytest.raises(TrafficRoutingError, match="HTTPRoute edge/shop: no backendRef shop-canary"):
         _router(cluster).set_weight(10)
-    with pytest.raises(TrafficRoutingError, match="Gateway API plugin are not supported"):
-        _router(cluster).set_header_route(HeaderRoute(name="qa", match=()))
+    with pytest.raises(TrafficRoutingError, match="no rule has both backendRefs"):
+        _router(cluster).set_header_route(
+            HeaderRoute("qa", ({"headerName": "x", "headerValue": {"exact": "1"}},))
+        )
+
+
+def _config_map(cluster: LocalCluster) -> Any:
+    return cluster.get("v1", "ConfigMap", "argo-gatewayapi-configmap", "edge")["data"]
+
+
+def test_a_header_route_is_a_rule_appended_and_recorded_then_removed(cluster: LocalCluster) -> None:
+    """setHTTPHeaderRoute: a rule to the canary with the base rule's path, query and filters
+    and the step's headers; its index in the plugin's ConfigMap; removed by index."""
+    filters = [
+        {
+            "type": "RequestHeaderModifier",
+            "requestHeaderModifier": {"set": [{"name": "a", "value": "b"}]},
+        }
+    ]
+    base = {
+        "matches": [
+            {
+                "path": {"type": "PathPrefix", "value": "/shop"},
+                "queryParams": [{"name": "q", "value": "1"}],
+            }
+        ],
+        "filters": filters,
+        "backendRefs": [_ref("shop-stable", 100), _ref("shop-canary", 0)],
+    }
+    cluster.apply(_route([base]), field_manager="git")
+    router = _router(cluster)
+    match = (
+        {"headerName": "x-qa", "headerValue": {"exact": "1"}},
+        {"headerName": "x-tier", "headerValue": {"prefix": "gold"}},
+    )
+    router.set_header_route(HeaderRoute("qa", match))
+    router.set_header_route(HeaderRoute("qa", match))  # re-applied: replaced, not appended
+    rules = cluster.get(API, "HTTPRoute", "shop", "edge")["spec"]["rules"]
+    headers = [
+        {"name": "x-qa", "type": "Exact", "value": "1"},
+        {"name": "x-tier", "type": "RegularExpression", "value": "gold.*"},
+    ]
+    assert rules == [
+        base,
+        {
+            "matches": [
+                {
+                    "path": {"type": "PathPrefix", "value": "/shop"},
+                    "queryParams": [{"name": "q", "value": "1"}],
+                    "headers": headers,
+                }
+            ],
+            "backendRefs": [{"group": "", "kind": "Service", "name": "shop-canary", "port": 80}],
+            "filters": filters,
+        },
+    ]
+    assert _config_map(cluster) == {"httpManagedRoutes": '{"qa": {"shop": 1}}'}
+    router.set_weight(20)  # the header rule keeps its single backend unweighted
+    assert (
+        "weight"
+        not in cluster.get(API, "HTTPRoute", "shop", "edge")["spec"]["rules"][1]["backendRefs"][0]
+    )
+
+    router.remove_managed_routes()
+    assert [
+        r.get("backendRefs") for r in cluster.get(API, "HTTPRoute", "shop", "edge")["spec"]["rules"]
+    ] == [[_ref("shop-stable", 80), _ref("shop-canary", 20)]]
+    assert _config_map(cluster) == {"httpManagedRoutes": "{}"}
+
+
+def test_a_base_rule_without_matches_gives_a_header_only_match(cluster: LocalCluster) -> None:
+    cluster.apply(
+        _route([{"backendRefs": [_ref("shop-stable"), _ref("shop-canary")]}]), field_manager="git"
+    )
+    _router(cluster).set_header_route(
+        HeaderRoute("qa", ({"headerName": "x-qa", "headerValue": {"regex": "b.+"}},))
+    )
+    rule = cluster.get(API, "HTTPRoute", "shop", "edge")["spec"]["rules"][1]
+    assert rule["matches"] == [
+        {"headers": [{"name": "x-qa", "type": "RegularExpression", "value": "b.+"}]}
+    ]

@@ -123,6 +123,7 @@ def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRo
         stable_service=f.stable,
         canary_service=f.canary,
         managed_routes=f.managed,
+        config_map=str(block.get("configMap") or ""),
     )
 
 

@@ -13,20 +13,39 @@ the label `rollouts.argoproj.io/gatewayapi-canary: in-progress` while the weight
 and loses it at 0. The object is written back whole (a PUT).
 
 The plugin reports every weight as verified without looking; `verify_weight` here reads the
-routes back. Header routes through the plugin (extra HTTPRoute rules) are not written by
-Headway yet: `setHeaderRoute` is refused.
+routes back.
+
+A header route (`setHeaderRoute`, plugin `setHTTPHeaderRoute`) appends to each HTTPRoute a
+rule sending matching requests to the canary: `backendRefs: [{group: "", kind: Service, name:
+CANARY, port: <the canary ref's port>}]`, the filters of the rule holding both the stable and
+the canary backendRef copied, and one match per match of that rule (its `path` and
+`queryParams`, with `headers` from the step: `exact` as Exact, `prefix` as the regular
+expression `PREFIX.*`, `regex` as RegularExpression). The rule's index is recorded in the
+ConfigMap `configMap` (default `argo-gatewayapi-configmap`, in `namespace`), key
+`httpManagedRoutes`: JSON `{route name: {HTTPRoute: index}}`, which is how the plugin later
+finds the rule to delete (a step without `match`, and `remove_managed_routes` at the end or
+abort, delete it and shift the later indexes). Two deliberate differences: a rule already
+recorded is replaced rather than appended again (the controller re-applies a step's routes),
+and when the base rule has no `matches` the header rule gets one match of just the headers
+(the plugin writes none, which makes a second catch-all rule that never matches).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute
-from headway.routers.control.objects import read_object, replace_object
+from headway.routers.control.objects import (
+    create_object,
+    read_object,
+    read_object_or_none,
+    replace_object,
+)
 from headway.routers.control.reconciler import TrafficRoutingError
 
 __all__ = ["HTTP_ROUTE_API", "IN_PROGRESS_LABEL", "PLUGIN_NAME", "GatewayAPIReconciler"]
@@ -34,6 +53,9 @@ __all__ = ["HTTP_ROUTE_API", "IN_PROGRESS_LABEL", "PLUGIN_NAME", "GatewayAPIReco
 PLUGIN_NAME = "argoproj-labs/gatewayAPI"
 HTTP_ROUTE_API = "gateway.networking.k8s.io/v1"
 IN_PROGRESS_LABEL = ("rollouts.argoproj.io/gatewayapi-canary", "in-progress")
+DEFAULT_CONFIG_MAP = "argo-gatewayapi-configmap"
+MANAGED_ROUTES_KEY = "httpManagedRoutes"
+ManagedRouteMap = dict[str, dict[str, int]]  # managed route -> HTTPRoute -> rule index
 
 
 class GatewayAPIReconciler:
@@ -48,6 +70,7 @@ class GatewayAPIReconciler:
         stable_service: str,
         canary_service: str,
         managed_routes: Sequence[str] = (),
+        config_map: str = DEFAULT_CONFIG_MAP,
     ) -> None:
         if not http_routes:
             raise TrafficRoutingError(
@@ -59,6 +82,7 @@ class GatewayAPIReconciler:
         self._stable = stable_service
         self._canary = canary_service
         self._managed = set(managed_routes)
+        self._config_map = config_map or DEFAULT_CONFIG_MAP
 
     def _read(self, name: str) -> Obj:
         return read_object(
@@ -118,11 +142,120 @@ class GatewayAPIReconciler:
                     return False
         return True
 
-    def set_header_route(self, route: HeaderRoute) -> None:
-        raise TrafficRoutingError(
-            f"setHeaderRoute '{route.name}': header routes through the Gateway API plugin are "
-            "not supported by Headway yet"
+    # ---- header routes ----------------------------------------------------------------------
+
+    def _read_managed(self) -> tuple[Obj | None, ManagedRouteMap]:
+        config_map = read_object_or_none(
+            self._cluster,
+            api_version="v1",
+            kind="ConfigMap",
+            name=self._config_map,
+            namespace=self._namespace,
         )
+        raw = ((config_map or {}).get("data") or {}).get(MANAGED_ROUTES_KEY) or "{}"
+        try:
+            managed = json.loads(raw)
+        except ValueError:
+            managed = None
+        if not isinstance(managed, dict):
+            where = f"ConfigMap {self._namespace}/{self._config_map}"
+            raise TrafficRoutingError(f"{where}: data.{MANAGED_ROUTES_KEY} is not a JSON object")
+        return config_map, managed
+
+    def _write_managed(self, config_map: Obj | None, managed: ManagedRouteMap) -> None:
+        data = {MANAGED_ROUTES_KEY: json.dumps(managed, sort_keys=True)}
+        if config_map is None:
+            meta = {"name": self._config_map, "namespace": self._namespace}
+            create_object(
+                self._cluster,
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data},
+            )
+            return
+        desired = dict(config_map, data=dict(config_map.get("data") or {}, **data))
+        replace_object(self._cluster, config_map, desired)
+
+    def _header_rule(self, rules: list[dict[str, Any]], route: HeaderRoute, name: str) -> Obj:
+        base = next(
+            (
+                r
+                for r in rules
+                if {self._canary, self._stable}
+                <= {b.get("name") for b in r.get("backendRefs") or []}
+            ),
+            None,
+        )
+        if base is None:
+            raise TrafficRoutingError(
+                f"HTTPRoute {self._namespace}/{name}: no rule has both backendRefs "
+                f"{self._stable} and {self._canary}"
+            )
+        canary_ref = next(b for b in base["backendRefs"] if b.get("name") == self._canary)
+        headers = [_header_match(match, route.name) for match in route.match]
+        matches = []
+        for match in base.get("matches") or [{}]:
+            kept = {k: copy.deepcopy(match[k]) for k in ("path", "queryParams") if k in match}
+            matches.append({**kept, "headers": headers})
+        backend: dict[str, Any] = {"group": "", "kind": "Service", "name": self._canary}
+        if "port" in canary_ref:
+            backend["port"] = canary_ref["port"]
+        rule: dict[str, Any] = {"matches": matches, "backendRefs": [backend]}
+        if base.get("filters"):
+            rule["filters"] = copy.deepcopy(base["filters"])
+        return rule
+
+    def set_header_route(self, route: HeaderRoute) -> None:
+        if not route.match:
+            self._remove([route.name])
+            return
+        config_map, managed = self._read_managed()
+        for name in self._routes:
+            current = self._read(name)
+            desired = copy.deepcopy(current)
+            rules = desired.setdefault("spec", {}).setdefault("rules", [])
+            rule = self._header_rule(rules, route, name)
+            index = managed.get(route.name, {}).get(name)
+            if index is not None and index < len(rules):
+                rules[index] = rule
+            else:
+                rules.append(rule)
+                managed.setdefault(route.name, {})[name] = len(rules) - 1
+            replace_object(self._cluster, current, desired)
+        self._write_managed(config_map, managed)
+
+    def _remove(self, names: Sequence[str]) -> None:
+        config_map, managed = self._read_managed()
+        if not any(n in managed for n in names):
+            return
+        for name in self._routes:
+            current = self._read(name)
+            desired = copy.deepcopy(current)
+            rules = (desired.get("spec") or {}).get("rules") or []
+            for route_name in names:
+                index = managed.get(route_name, {}).pop(name, None)
+                if index is None or index >= len(rules):
+                    continue
+                del rules[index]
+                for others in managed.values():
+                    if others.get(name, -1) > index:
+                        others[name] -= 1
+            replace_object(self._cluster, current, desired)
+        self._write_managed(config_map, {k: v for k, v in managed.items() if v})
 
     def remove_managed_routes(self) -> None:
-        """No header rules are written to HTTPRoutes yet: nothing to remove."""
+        """Delete the header rules of every `managedRoutes` entry this plugin recorded."""
+        self._remove(sorted(self._managed))
+
+
+def _header_match(match: Mapping[str, Any], route: str) -> dict[str, Any]:
+    """One step `match` entry as a Gateway API header match, as the plugin converts it."""
+    value = match.get("headerValue") or {}
+    name = str(match.get("headerName"))
+    if value.get("exact"):
+        return {"name": name, "type": "Exact", "value": str(value["exact"])}
+    if value.get("prefix"):
+        return {"name": name, "type": "RegularExpression", "value": f"{value['prefix']}.*"}
+    if value.get("regex"):
+        return {"name": name, "type": "RegularExpression", "value": str(value["regex"])}
+    raise TrafficRoutingError(
+        f"setHeaderRoute '{route}': header {name} needs exact, prefix or regex"
+    )

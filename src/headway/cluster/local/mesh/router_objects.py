@@ -139,6 +139,8 @@ def _http_conditions(matches: Any, where: str) -> tuple[tuple[HeaderCondition, .
         at = f"{where}.matches[{index}]"
         headers = match.get("headers") if isinstance(match, Mapping) else None
         other = sorted(set(match) - {"headers"}) if isinstance(match, Mapping) else []
+        if other == ["path"] and match["path"] == {"type": "PathPrefix", "value": "/"}:
+            other = []  # every path: only the header decides
         if other or not isinstance(headers, list) or len(headers) != 1:
             return (), f"{at}: only one header per match entry is implemented"
         header = headers[0]
@@ -152,7 +154,9 @@ def _http_conditions(matches: Any, where: str) -> tuple[tuple[HeaderCondition, .
 
 
 def plan_http_route(obj: Mapping[str, Any], *, roles: tuple[str, str] | None) -> MeshPlan:
-    """The split and header routes a Gateway API HTTPRoute asks for."""
+    """The split and header routes a Gateway API HTTPRoute asks for. A header-matching rule
+    wins over a catch-all one wherever it is listed (Gateway API's precedence), so the
+    plugin's header rules, appended after the user's, are realized."""
     namespace = _namespace(obj)
     rules = (obj.get("spec") or {}).get("rules")
     if not isinstance(rules, list) or not rules:
@@ -163,9 +167,6 @@ def plan_http_route(obj: Mapping[str, Any], *, roles: tuple[str, str] | None) ->
     for index, rule in enumerate(rules):
         where = f"spec.rules[{index}]"
         refs = rule.get("backendRefs") if isinstance(rule, Mapping) else None
-        if split is not None:
-            unsupported.append(f"{where}: after the catch-all rule, not realized")
-            continue
         entries = _named_split(
             refs,
             namespace=namespace,
@@ -174,6 +175,9 @@ def plan_http_route(obj: Mapping[str, Any], *, roles: tuple[str, str] | None) ->
             default_weight=1,
         )
         if _catch_all(rule.get("matches")):
+            if split is not None:
+                unsupported.append(f"{where}: a second catch-all rule, never reached")
+                continue
             split = _ordered(entries, roles)
             continue
         conditions, problem = _http_conditions(rule.get("matches"), where)
