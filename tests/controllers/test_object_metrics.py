@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.engine import Engine, EngineSettings, Loop
+from headway.kubetime import format_time
 from headway.model.obj import Obj
 
 API = "argoproj.io/v1alpha1"
@@ -187,3 +188,26 @@ async def test_a_canarys_current_step_and_step_count_are_metrics(
     key = (("name", "web"), ("namespace", "shop"))
     assert got["headway_rollout_step_index"] == {(key, 1.0)}
     assert got["headway_rollout_steps"] == {(key, 3.0)}
+
+
+async def test_a_promotion_held_at_a_gate_is_timed_from_its_own_record(
+    store: LocalCluster, engine: Engine, clock: VirtualClock
+) -> None:
+    started = format_time(clock.now())
+    promotion = {"apiVersion": "headway.dev/v1alpha1", "kind": "Promotion",
+                 "metadata": {"name": "web-prod-1", "namespace": "argocd"},
+                 "spec": {"environment": "prod", "requestedAt": started}}
+    store.apply(promotion, field_manager="test")
+    clock.advance(40)
+    store.patch_status("headway.dev/v1alpha1", "Promotion", "web-prod-1", "argocd", {
+        "phase": "AwaitingApproval",
+        "approval": {"requestedAt": format_time(clock.now()), "deadline": started}})
+    await engine.step()
+    clock.advance(300)
+    labels = (("environment", "prod"), ("gate", "AwaitingApproval"), ("name", "web-prod-1"),
+              ("namespace", "argocd"))
+    assert scrape(engine)["headway_promotion_gate_waiting_seconds"] == {(labels, 300.0)}
+    store.patch_status("headway.dev/v1alpha1", "Promotion", "web-prod-1", "argocd",
+                       {"phase": "Committed"})
+    await engine.step()
+    assert scrape(engine).get("headway_promotion_gate_waiting_seconds", set()) == set()

@@ -127,8 +127,8 @@ def put(store: LocalCluster, obj: Obj, status: Obj) -> None:
 
 
 def seed(store: LocalCluster) -> None:
-    """An OutOfSync app, an aborted canary whose revert was refused, and a run with one
-    failed metric: a state in which every panel has something to show."""
+    """An OutOfSync app, an aborted canary whose revert was refused, a run with one failed
+    metric and a pending promotion: a state in which every panel has something to show."""
     put(store, {"apiVersion": API, "kind": "Application",
                 "metadata": {"name": "web", "namespace": "argocd"},
                 "spec": {"project": "shop", "destination": {"namespace": "shop"}}},
@@ -146,6 +146,10 @@ def seed(store: LocalCluster) -> None:
         {"phase": "Failed", "metricResults": [{
             "name": "errors", "phase": "Failed", "failed": 1,
             "measurements": [{"phase": "Failed", "value": "[0.2]"}]}]})
+    store.apply({"apiVersion": "headway.dev/v1alpha1", "kind": "Promotion",
+                 "metadata": {"name": "web-prod-1", "namespace": "argocd"},
+                 "spec": {"environment": "prod", "requestedAt": "2026-01-01T00:00:00Z"}},
+                field_manager="test")
 
 
 async def exposition(store: LocalCluster, clock: VirtualClock, tmp_path: Path) -> str:

@@ -38,6 +38,7 @@ from headway.clock import Clock
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.manager import ObjectKey
+from headway.kubetime import parse_time
 from headway.model.obj import Obj
 
 __all__ = [
@@ -95,6 +96,10 @@ METRIC_HELP: dict[str, tuple[str, tuple[str, ...]]] = {
     "headway_rollout_git_revert": (
         "1 for the outcome of the Git revert after the Rollout's last abort.",
         ("namespace", "name", "result")),
+    "headway_promotion_gate_waiting_seconds": (
+        "How long a promotion has been held at a gate (Pending: its turn and the previous "
+        "environment's health; AwaitingApproval: a human).",
+        ("namespace", "name", "environment", "gate")),
     "argocd_appset_info": ("Information about an ApplicationSet (always 1).",
                            ("name", "namespace", "resource_update_status")),
     "argocd_appset_owned_applications": ("Applications the ApplicationSet manages.",
@@ -269,8 +274,32 @@ def application_set_samples(appset: Obj) -> list[Sample]:
     ]
 
 
+def promotion_gate_waits(promotion: Obj) -> dict[tuple[str, ...], tuple[str, tuple[str, ...],
+                                                                        float]]:
+    """A promotion held at a gate: state key -> (metric, labels, since when), the start read
+    from the object (so the wait survives a restart): `spec.requestedAt` (else its creation)
+    while Pending, `status.approval.requestedAt` while AwaitingApproval."""
+    namespace, name = _meta(promotion)
+    spec, status = promotion.get("spec") or {}, promotion.get("status") or {}
+    phase = str(status.get("phase") or "Pending")
+    if phase == "Pending":
+        started = spec.get("requestedAt") or (promotion.get("metadata") or {}).get(
+            "creationTimestamp")
+    elif phase == "AwaitingApproval":
+        started = (status.get("approval") or {}).get("requestedAt")
+    else:
+        return {}
+    since = parse_time(started)
+    if since is None:
+        return {}
+    labels = (namespace, name, str(spec.get("environment") or ""), phase)
+    return {("gate", phase): ("headway_promotion_gate_waiting_seconds", labels,
+                              since.timestamp())}
+
+
 _SAMPLERS = {
     "Application": application_samples,
+    "Promotion": lambda _: [],
     "ApplicationSet": application_set_samples,
     "Rollout": rollout_samples,
     "AnalysisRun": analysis_run_samples,
@@ -299,6 +328,8 @@ class ObjectMetrics(Collector):
                 state: (metric, labels, before[state][2] if state in before else now)
                 for state, (metric, labels) in waits.items()
             }
+            if kind == "Promotion":
+                self._since[key] = dict(promotion_gate_waits(obj))
 
     def forget(self, kind: str, namespace: str, name: str) -> None:
         with self._lock:
@@ -326,17 +357,20 @@ class ObjectMetrics(Collector):
 class ObjectMetricsSteps:
     """Keeps `ObjectMetrics` current for one kind: one step per changed object."""
 
-    def __init__(self, cluster: Cluster, metrics: ObjectMetrics, kind: str) -> None:
+    def __init__(
+        self, cluster: Cluster, metrics: ObjectMetrics, kind: str, *, api_version: str = ARGO_API
+    ) -> None:
         self.name = f"metrics-{kind.lower()}s"
-        self.watches: Sequence[tuple[str, str]] = ((ARGO_API, kind),)
+        self.watches: Sequence[tuple[str, str]] = ((api_version, kind),)
         self._cluster, self._metrics, self._kind = cluster, metrics, kind
+        self._api = api_version
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         return [ObjectKey(*_meta(obj))]
 
     def step(self, key: ObjectKey) -> float | None:
         try:
-            obj = self._cluster.get(ARGO_API, self._kind, key.name, key.namespace or None)
+            obj = self._cluster.get(self._api, self._kind, key.name, key.namespace or None)
         except NotFound:
             self._metrics.forget(self._kind, key.namespace, key.name)
             return None

@@ -41,6 +41,7 @@ from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
 from headway.model.obj import Obj
+from headway.promotion import record as promotion_record
 from headway.promotion.controller import PromotionController
 from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
@@ -187,7 +188,10 @@ def _metrics(parts: LoopParts) -> list[StepController]:
     metrics = ObjectMetrics(parts.clock)
     parts.registry.register(metrics)
     kinds = ("Application", "Rollout", "AnalysisRun", "ApplicationSet")
-    return [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
+    steps = [ObjectMetricsSteps(parts.cluster, metrics, kind) for kind in kinds]
+    promotions = ObjectMetricsSteps(parts.cluster, metrics, promotion_record.KIND,
+                                    api_version=promotion_record.API_VERSION)
+    return [*steps, promotions]
 
 
 def _promotions(parts: LoopParts) -> list[StepController]:

@@ -45,6 +45,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
         "metrics-rollouts",
         "metrics-analysisruns",
         "metrics-applicationsets",
+        "metrics-promotions",
     ),
     Loop.PROMOTIONS: ("promotions",),
     Loop.APPLICATIONSETS: ("applicationsets",),
