@@ -12,6 +12,10 @@ from app_harness import APPS_NS, Harness, application, config_map, make_harness,
 
 from headway.clock import VirtualClock
 from headway.controllers.app.names import APP_API_VERSION
+from headway.controllers.convergence.rollback import write_rollback
+from headway.controllers.convergence.rollback_outbox import RollbackOutbox, read_pending
+from headway.controllers.manager import ObjectKey
+from headway.model.rollback_pending import ROLLBACK_PENDING_ANNOTATION
 from headway.steering import apps as steering
 
 WHO = "headway-test"
@@ -129,13 +133,104 @@ def test_a_chart_version_cannot_be_rolled_back_by_a_git_edit(
         steering.request_rollback(h.store, app, who=WHO, wanted="0", open_branch=branches)
 
 
-def test_with_git_unreachable_the_rollback_is_refused_and_nothing_is_synced(
-    tmp_path: Path, clock: VirtualClock
-) -> None:
+def _conditions(h: Harness) -> dict[str, str]:
+    return {c["type"]: c["message"] for c in h.status("shop").get("conditions") or []}
+
+
+def _offline_rollback(tmp_path: Path, clock: VirtualClock) -> Harness:
+    """A bad release synced by automated sync, then a rollback to history 0 with the remote
+    down: the cluster runs history 0 again while Git still says the bad release."""
     h = _automated_shop(tmp_path, clock)
     _release(h, {"app/all.yaml": manifests({**config_map("a"), "data": {"k": "bad"}})}, count=2)
     (tmp_path / "remote.git").rename(tmp_path / "gone.git")  # the remote is down
-    with pytest.raises(steering.AppCommandError, match="not done: Git could not be written"):
-        _rollback(h, tmp_path, "0")
-    assert "operation" not in h.app("shop")
-    assert h.get("ConfigMap", "a")["data"] == {"k": "bad"}
+    h.reader.mark_changed(h.remote.url)  # the controller's next poll is due, and fails
+    out = _rollback(h, tmp_path, "0", reason="bad k")
+    assert "Git could not be written" in out and "pending" in out, out
+    h.run("shop", lambda s: len(s.get("history") or []) == 3)
+    return h
+
+
+def _outbox(h: Harness, tmp_path: Path) -> RollbackOutbox:
+    branches = steering.git_branches(h.store, tmp_path / "outbox-cache")
+    return RollbackOutbox(h.store, h.clock, open_branch=branches)
+
+
+def _rollback_commits(h: Harness) -> list[pygit2.Commit]:
+    walk = h.remote.repo.walk(_tip(h).id)
+    return [c for c in walk if "Headway-Rollback-To: " in c.message]
+
+
+def test_with_git_unreachable_the_cluster_rolls_back_and_auto_sync_holds(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _offline_rollback(tmp_path, clock)
+    first = h.status("shop")["history"][0]["revision"]
+    assert h.get("ConfigMap", "a")["data"] == {"k": "a"}
+    assert h.status("shop")["history"][-1]["revision"] == first
+    pending = read_pending(h.app("shop"))
+    assert pending is not None and pending.to_revisions == (first,)
+    clock.advance(200)  # a poll with the remote down still says why the app is diverged
+    h.step("shop")
+    assert "DivergedFromGit" in _conditions(h)
+    # Git comes back still saying the bad release: automated sync does not re-apply it.
+    (tmp_path / "gone.git").rename(tmp_path / "remote.git")
+    for _ in range(5):
+        h.reader.mark_changed(h.remote.url)
+        clock.advance(200)
+        h.step("shop")
+    assert h.get("ConfigMap", "a")["data"] == {"k": "a"}
+    assert len(h.status("shop")["history"]) == 3
+    assert "Git could not be written" in _conditions(h)["DivergedFromGit"]
+
+
+def test_the_pending_commit_is_pushed_when_git_is_back_and_auto_sync_keeps_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _offline_rollback(tmp_path, clock)
+    first = h.status("shop")["history"][0]["revision"]
+    outbox = _outbox(h, tmp_path)
+    key = ObjectKey(APPS_NS, "shop")
+    retry = outbox.step(key)  # still down: kept, tried again later
+    assert retry is not None and retry > 0
+    assert read_pending(h.app("shop")) is not None
+    (tmp_path / "gone.git").rename(tmp_path / "remote.git")
+    assert outbox.step(key) is None
+    assert read_pending(h.app("shop")) is None
+    [commit] = _rollback_commits(h)
+    assert commit.id == _tip(h).id and f"Headway-Rollback-To: {first}" in commit.message
+    assert "Requested by headway-test: bad k." in commit.message
+    for _ in range(5):
+        h.reader.mark_changed(h.remote.url)
+        clock.advance(200)
+        h.step("shop")
+    assert "DivergedFromGit" not in _conditions(h)
+    assert h.get("ConfigMap", "a")["data"] == {"k": "a"}
+    assert h.status("shop")["sync"]["status"] == "Synced"
+
+
+def test_a_push_interrupted_before_the_outbox_is_cleared_is_not_pushed_again(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _offline_rollback(tmp_path, clock)
+    (tmp_path / "gone.git").rename(tmp_path / "remote.git")
+    pending = read_pending(h.app("shop"))
+    assert pending is not None
+    # What a controller killed right after the push leaves: the commit and the entry.
+    branches = steering.git_branches(h.store, tmp_path / "dead-controller-cache")
+    write_rollback(pending.plan(h.app("shop")), open_branch=branches)
+    assert len(_rollback_commits(h)) == 1
+    assert _outbox(h, tmp_path).step(ObjectKey(APPS_NS, "shop")) is None
+    assert len(_rollback_commits(h)) == 1
+    assert ROLLBACK_PENDING_ANNOTATION not in (h.app("shop")["metadata"].get("annotations") or {})
+
+
+def test_git_fixed_meanwhile_clears_the_entry_without_a_stale_commit(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _offline_rollback(tmp_path, clock)
+    (tmp_path / "gone.git").rename(tmp_path / "remote.git")
+    h.remote.commit({"app/all.yaml": manifests(config_map("a"))}, "fix k by hand")
+    fixed = str(_tip(h).id)
+    assert _outbox(h, tmp_path).step(ObjectKey(APPS_NS, "shop")) is None
+    assert str(_tip(h).id) == fixed and not _rollback_commits(h)
+    assert read_pending(h.app("shop")) is None

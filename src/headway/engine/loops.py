@@ -26,6 +26,9 @@ from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.cluster_registry import ClusterRegistry, Connect
 from headway.controllers.convergence.controller import ConvergenceController
+from headway.controllers.convergence.git import open_branch
+from headway.controllers.convergence.rollback import RollbackBranch
+from headway.controllers.convergence.rollback_outbox import RollbackOutbox
 from headway.controllers.manager import ObjectKey, StepController
 from headway.controllers.multicluster.controller import MultiClusterRolloutController
 from headway.controllers.notifications.controller import (
@@ -46,6 +49,7 @@ from headway.promotion.controller import PromotionController
 from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
+from headway.source.git_commits import BotIdentity
 from headway.state_dir import RuntimePaths, read_runtime_info
 
 __all__ = ["BUILDERS", "AnalysisRunSteps", "LoopParts", "health_registry"]
@@ -173,7 +177,15 @@ def _applications(parts: LoopParts) -> list[StepController]:
 
 
 def _git_convergence(parts: LoopParts) -> list[StepController]:
-    return [ConvergenceController(parts.cluster, parts.clock, git=parts.git)]
+    identity = BotIdentity("Headway", "headway@localhost")
+
+    def branches(url: str, revision: str) -> RollbackBranch:
+        return open_branch(parts.git, url, revision, identity)
+
+    return [
+        ConvergenceController(parts.cluster, parts.clock, git=parts.git),
+        RollbackOutbox(parts.cluster, parts.clock, open_branch=branches),
+    ]
 
 
 def _notifications(parts: LoopParts) -> list[StepController]:

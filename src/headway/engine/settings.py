@@ -38,7 +38,7 @@ CONTROLLER_NAMES: Mapping[Loop, tuple[str, ...]] = {
     Loop.ROLLOUTS: ("rollouts", "experiments"),
     Loop.ANALYSIS: ("analysisruns",),
     Loop.APPLICATIONS: ("applications", "application-sources"),
-    Loop.GIT_CONVERGENCE: ("git-convergence",),
+    Loop.GIT_CONVERGENCE: ("git-convergence", "rollback-outbox"),
     Loop.NOTIFICATIONS: ("notifications-apps", "notifications-events"),
     Loop.METRICS: (
         "metrics-applications",

@@ -26,10 +26,12 @@ from headway.controllers.app.names import APP_API_VERSION, REFRESH_ANNOTATION
 from headway.controllers.convergence.git import open_branch
 from headway.controllers.convergence.rollback import (
     OpenBranch,
+    RollbackCommits,
     RollbackPlan,
     RollbackRefused,
     write_rollback,
 )
+from headway.controllers.convergence.rollback_outbox import pending_annotation
 from headway.controllers.repo_credentials import RepoCredentialsProvider
 from headway.model.obj import Obj
 from headway.source.errors import SourceError
@@ -91,12 +93,24 @@ def _check_no_operation(app: Obj) -> None:
         )
 
 
-def _write_operation(cluster: Cluster, app: Obj, operation: Obj, *, who: str) -> None:
-    """Write `operation` unless one is pending or running; the read `resourceVersion` makes
-    the check and the write one step, so two requests racing cannot both win."""
+def _write_operation(
+    cluster: Cluster,
+    app: Obj,
+    operation: Obj,
+    *,
+    who: str,
+    annotations: Mapping[str, str] | None = None,
+) -> None:
+    """Write `operation` (and `annotations` with it) unless one is pending or running; the
+    read `resourceVersion` makes the check and the write one step, so two requests racing
+    cannot both win."""
     name = app["metadata"]["name"]
     _check_no_operation(app)
     body = {k: v for k, v in app.items() if k != "status"}
+    if annotations:
+        meta = body["metadata"]
+        merged = {**(meta.get("annotations") or {}), **annotations}
+        body["metadata"] = {**meta, "annotations": merged}
     try:
         cluster.update({**body, "operation": operation}, field_manager=f"{who}-operation")
     except Conflict:
@@ -198,18 +212,24 @@ def request_rollback(
     entry = match[-1]
     plan = rollback_plan(app, entry, who=who, reason=reason)
     _check_no_operation(app)  # before Git is written, so a refusal leaves Git as it was
+    pending: dict[str, str] = {}
     try:
         written = write_rollback(plan, open_branch=open_branch)
     except RollbackRefused as err:
         raise AppCommandError(f"rollback of {name} not done: {err}") from None
     except SourceError as err:
-        raise AppCommandError(
-            f"rollback of {name} not done: Git could not be written: {err}"
-        ) from None
+        # Git is unreachable: roll the cluster back to the old commits now and leave the
+        # commit in the outbox, written with the request so neither exists without the other.
+        pending = pending_annotation(plan, error=str(err))
+        written = RollbackCommits(
+            plan.to_revisions, (), f"Git could not be written ({err}); the commit is pending"
+            " and is pushed when Git is back; until then the app is diverged from Git and"
+            " automated sync holds"
+        )
     operation = ops.sync_operation(
         initiated_by=who, revisions=list(written.revisions), prune=_automated_prune(app)
     )
-    _write_operation(cluster, app, operation, who=who)
+    _write_operation(cluster, app, operation, who=who, annotations=pending)
     return (
         f"rollback of {name} to {plan.to_revisions[0][:12]} (history {entry.get('id')})"
         f" requested; {written.summary}"

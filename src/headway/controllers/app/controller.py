@@ -47,6 +47,7 @@ from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.obj import Obj
+from headway.model.rollback_pending import diverged_from_git
 from headway.model.yamlload import Document
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.source.spec import raw_sources
@@ -291,6 +292,11 @@ class ApplicationController:
             "adds it with `headway serve --app-namespaces`"
         )
 
+    def _diverged(self, raw: Obj) -> list[Obj]:
+        """`DivergedFromGit` while a rollback's commit waits for Git (`model.rollback_pending`)."""
+        message = diverged_from_git(raw)
+        return [self._condition("DivergedFromGit", message)] if message else []
+
     def _condition(self, kind: str, message: str) -> dict[str, Any]:
         return report.condition(kind, message, self._now())
 
@@ -366,6 +372,7 @@ class ApplicationController:
         if desired_state.errors:
             message = "; ".join(desired_state.errors)
             status["conditions"] = [self._condition("ComparisonError", message)]
+            status["conditions"] += self._diverged(raw)  # Git down after an offline rollback
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
             if running and state is not None:
                 self._end_in_error(status, raw, app, f"ComparisonError: {message}")
@@ -502,6 +509,10 @@ class ApplicationController:
     ) -> float:
         app = setup.app
         assert app is not None
+        diverged = self._diverged(setup.raw)
+        if diverged:  # a rollback Git has not taken yet: re-syncing the tip would undo it
+            status["conditions"] += diverged
+            return self._poll
         policy = app.spec.sync_policy
         revision = revisions[0] if revisions else ""
         decision = decide_auto_sync(
@@ -624,3 +635,4 @@ def _cluster_scoped_crds(objects: Sequence[Mapping[str, Any]]) -> frozenset[tupl
 def _where(raw: Mapping[str, Any]) -> str:
     meta = raw.get("metadata") or {}
     return f"Application {meta.get('namespace', '')}/{meta.get('name', '')}"
+

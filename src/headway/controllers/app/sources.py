@@ -147,7 +147,11 @@ class SourceReader:
         for source in sources:
             url = str(source.get("repoURL") or "")
             last = self._fetched_at.get(url)
-            if url and (last is None or now - last >= self._poll):
+            # A source pinned to a full SHA needs no fetch (a commit never changes; one not
+            # here is fetched by `_resolve`), so a rollback to an old commit syncs with the
+            # remote down.
+            pinned = _FULL_SHA.fullmatch(str(source.get("targetRevision") or "").lower())
+            if url and pinned is None and (last is None or now - last >= self._poll):
                 self._git.repository(url).fetch()
                 self._fetched_at[url] = now
                 self._shas = {k: v for k, v in self._shas.items() if k[0] != url}
