@@ -312,3 +312,5 @@ def test_top_pod_shows_the_usage_the_runtime_measured(kubectl: Kubectl, tmp_path
     assert raw["kind"] == "PodMetrics" and raw["containers"][0]["usage"]["cpu"].endswith("n")
     missing = kubectl.run("top", "pod", "no-such-pod")
     assert missing.returncode != 0
+    node = kubectl("top", "node", "--no-headers").stdout.split()
+    assert node[0] == "localhost" and node[2].endswith("%") and node[4].endswith("%")

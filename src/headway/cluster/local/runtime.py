@@ -52,6 +52,7 @@ from headway.cluster.local.kubelet.images import (
     RuntimeConfigError,
     load_runtime_config,
 )
+from headway.cluster.local.kubelet.node_status import register_node
 from headway.cluster.local.kubelet.pods import Kubelet
 from headway.cluster.local.kubelet.processes import kill_marked_processes
 from headway.cluster.local.kubelet.resource_usage import UsageMeter
@@ -264,6 +265,7 @@ class Runtime:
                                  logs_dir=self.paths.logs_dir, usage=self._container_usage)
             self.api.start()
         self._claim_state_dir()
+        register_node(self.cluster, self._clock)
         try:
             last_revision, last_failure = "", ""
             last_step = -1e9

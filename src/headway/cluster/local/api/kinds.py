@@ -31,6 +31,7 @@ CRD_GROUP = "apiextensions.k8s.io"
 # (apiVersion, kind, plural, namespaced)
 _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
     ("v1", "Namespace", "namespaces", False),
+    ("v1", "Node", "nodes", False),
     ("v1", "Pod", "pods", True),
     ("v1", "Service", "services", True),
     ("v1", "Endpoints", "endpoints", True),
@@ -90,7 +91,8 @@ _BUILTIN_ROWS: tuple[tuple[str, str, str, bool], ...] = (
 # kubectl's short names of the built-in kinds (and the ones Argo's and Istio's CRDs declare),
 # by plural: `headway get` and the API's discovery both read them from here.
 SHORT_NAMES: dict[str, tuple[str, ...]] = {
-    "pods": ("po",), "services": ("svc",), "namespaces": ("ns",), "configmaps": ("cm",),
+    "pods": ("po",), "nodes": ("no",), "services": ("svc",), "namespaces": ("ns",),
+    "configmaps": ("cm",),
     "endpoints": ("ep",), "events": ("ev",), "serviceaccounts": ("sa",),
     "persistentvolumeclaims": ("pvc",), "persistentvolumes": ("pv",),
     "deployments": ("deploy",), "replicasets": ("rs",), "statefulsets": ("sts",),
