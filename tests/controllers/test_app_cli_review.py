@@ -89,7 +89,7 @@ def _names_option_and_bound(out: str, option: str, bound: str) -> bool:
     text = _unboxed(out)
     return (
         f"'{option}'" in text
-        and re.search(rf"(?<![\d.-]){re.escape(bound)}(?![\d.])", text) is not None
+        and re.search(rf"(?<![\d.-]){re.escape(bound)}(?!\d)", text) is not None
     )
 
 

@@ -68,7 +68,7 @@ def fleet(tmp_path: Path, clock: VirtualClock) -> tuple[Harness, CountingControl
         store=h.store, clusters=ClusterRegistry(h.store), sources=h.reader, clock=clock
     )
     controller.reconciled = Counter()
-    manager = Manager(h.store, clock, resync_seconds=180.0)
+    manager = Manager(h.store, clock, resync_seconds=30.0)  # the engine's default
     manager.register(ApplicationSteps(controller, h.store, apps_namespace=APPS_NS))
     watcher = SourceWatchSteps(controller, h.reader, h.store)
     watcher.watches = (("v1", "Namespace"), (APP_API_VERSION, "Application"))
@@ -103,9 +103,13 @@ def test_an_idle_fleet_reconciles_nothing_between_resyncs(tmp_path: Path) -> Non
     assert all(h.status(n)["sync"]["status"] == "Synced" for n in names())
     controller.reconciled.clear()
 
-    run_for(manager, clock, 120)  # nothing changes; the resync is 180 s away
+    run_for(manager, clock, 150)  # nothing changes, across five of the manager's resyncs
 
     assert sum(controller.reconciled.values()) == 0
+
+    run_for(manager, clock, 60)  # past the poll interval each step asked for (180 s)
+
+    assert controller.reconciled == Counter(dict.fromkeys(names(), 1))
 
 
 def test_one_commit_renders_only_the_app_it_touches_and_reconciles_each_app_once(
@@ -129,3 +133,18 @@ def test_one_commit_renders_only_the_app_it_touches_and_reconciles_each_app_once
     # once: its own status write does not queue it again.
     assert controller.reconciled == Counter(dict.fromkeys(names(), 1))
     assert all(h.status(n)["sync"]["revision"] == sha for n in names())
+
+
+def test_the_resync_still_looks_at_an_app_that_waits_for_something(tmp_path: Path) -> None:
+    clock = VirtualClock()
+    h, controller, manager = fleet(tmp_path, clock)
+    h.store.delete("v1", "ConfigMap", "app-00-0", "demo")  # app-00: OutOfSync, Missing
+    first_pass(manager, controller)
+    run_for(manager, clock, 10)
+    assert h.status("app-00")["sync"]["status"] == "OutOfSync"
+    controller.reconciled.clear()
+
+    run_for(manager, clock, 150)
+
+    assert set(controller.reconciled) == {"app-00"}
+    assert controller.reconciled["app-00"] >= 4  # one per 30 s resync

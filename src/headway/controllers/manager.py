@@ -6,7 +6,9 @@ the Rollout that owns it), and takes one step for a key, returning seconds until
 another look (or None). The manager keeps one watch per kind, a queue of (controller, key)
 with a due time on the `Clock`'s monotonic time, and deduplicates: a key queued twice runs
 once, at the earlier time. A step that raises is logged and retried with back-off
-(1 s doubling to 60 s). Every `resync_seconds` each known key is queued again.
+(1 s doubling to 60 s). Every `resync_seconds` each known key is queued again, unless its
+controller has a `needs_resync(key)` that says no (the Application controller's settled apps,
+whose changes all arrive as watch events).
 
 Steps may be plain or `async` functions (the analysis controller's are). `run_once()` is
 one pass (poll watches, run what is due) for tests on a `VirtualClock`; `run(stop)` loops
@@ -204,7 +206,9 @@ class Manager:
         if self._clock.monotonic() - self._last_resync >= self._resync:
             self._last_resync = self._clock.monotonic()
             for name, key in self._known:
-                self.enqueue(name, key)
+                wanted = getattr(self._controllers[name], "needs_resync", None)
+                if wanted is None or wanted(key):
+                    self.enqueue(name, key)
         return seen
 
     @staticmethod

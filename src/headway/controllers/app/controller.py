@@ -111,8 +111,15 @@ class ApplicationController:
         self.comparisons = ComparisonCache()
         # (namespace, name) -> the resourceVersion of this controller's last status write.
         self._own_writes: dict[tuple[str, str], str] = {}
+        # (namespace, name) -> its resources' kinds, for apps with nothing to wait for.
+        self._settled: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
     # -- entry points -------------------------------------------------------------------------
+
+    def settled_kinds(self, namespace: str, name: str) -> frozenset[tuple[str, str]] | None:
+        """The kinds of a settled app's resources as its last step left it (see
+        `report.settled_kinds`); None for an app that waits for something or was not seen."""
+        return self._settled.get((namespace, name))
 
     def is_own_status_write(self, obj: Obj) -> bool:
         """Whether `obj` (an Application's watch event) is this controller's own last status
@@ -130,6 +137,7 @@ class ApplicationController:
         except NotFound:
             self.metrics.forget(namespace, name)
             self._own_writes.pop((namespace, name), None)
+            self._settled.pop((namespace, name), None)
             return None
         raw = take_refresh_request(
             raw, store=self._store, sources=self._sources, comparisons=self.comparisons
@@ -573,6 +581,15 @@ class ApplicationController:
 
     # -- write --------------------------------------------------------------------------------
 
+    def _remember_settled(self, raw: Obj, status: Obj) -> None:
+        meta = raw["metadata"]
+        key = (str(meta.get("namespace") or ""), str(meta["name"]))
+        kinds = report.settled_kinds(status) if not raw.get("operation") else None
+        if kinds is None:
+            self._settled.pop(key, None)
+        else:
+            self._settled[key] = kinds
+
     def _write(self, raw: Obj, status: Obj, wait: float, app: Application | None) -> float:
         """Write the status unless only timestamps would change: a write wakes every
         watcher of Applications, this controller included. Credentials in URLs (a repoURL
@@ -584,6 +601,7 @@ class ApplicationController:
             old.get("conditions") or [], status.get("conditions") or []
         )
         project = app.spec.project if app else ""
+        self._remember_settled(raw, status)
         looked = self._clock.now().timestamp()
         self.metrics.observe(report.metrics_sample(
             raw, status, project, observed_at=looked, policy=app.spec.sync_policy if app else None

@@ -156,3 +156,20 @@ def metrics_sample(
         retries_left=retries_left(status, policy.retry)
         if policy and policy.automated else None,
     )
+
+
+def settled_kinds(status: Mapping[str, Any]) -> frozenset[tuple[str, str]] | None:
+    """The (apiVersion, kind) of every resource of an app with nothing left to wait for
+    (Synced, Healthy, no operation running); None while it waits for something. A settled
+    app changes only through a watch event on one of these kinds, its own object or a new
+    commit, so a periodic look at it in between finds nothing."""
+    if ((status.get("sync") or {}).get("status") != "Synced"
+            or (status.get("health") or {}).get("status") != "Healthy"):
+        return None
+    if (status.get("operationState") or {}).get("phase") in ("Running", "Terminating"):
+        return None
+    kinds = set()
+    for resource in status.get("resources") or []:
+        group, version = resource.get("group") or "", resource.get("version") or ""
+        kinds.add((f"{group}/{version}" if group else version, str(resource.get("kind"))))
+    return frozenset(kinds)

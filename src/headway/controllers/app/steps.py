@@ -41,6 +41,7 @@ MANAGED_KINDS: tuple[tuple[str, str], ...] = (
     ("apps/v1", "DaemonSet"),
     ("batch/v1", "Job"),
     ("v1", "ConfigMap"),
+    ("v1", "Secret"),
     ("v1", "Service"),
     ("autoscaling/v2", "HorizontalPodAutoscaler"),
     (APP_API_VERSION, "Rollout"),
@@ -81,6 +82,15 @@ class ApplicationSteps:
 
     def step(self, key: ObjectKey) -> float | None:
         return self._controller.reconcile(key.name, key.namespace)
+
+    def needs_resync(self, key: ObjectKey) -> bool:
+        """Whether the manager's periodic resync should look at `key`. A settled app whose
+        every resource is of a watched kind is not looked at: any change to it arrives as a
+        watch event, and its step already asked for a look at the poll interval (Argo CD's
+        timeout.reconciliation). At a 30 s resync an idle fleet was reconciled six times per
+        poll interval for nothing."""
+        kinds = self._controller.settled_kinds(key.namespace, key.name)
+        return kinds is None or not kinds <= set(self.watches)
 
 
 class SourceWatchSteps:
