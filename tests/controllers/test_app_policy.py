@@ -97,6 +97,10 @@ def test_spent_retry_budget_is_a_sync_error_and_a_metric(
     text = generate_latest(h.controller.metrics.registry).decode()
     assert 'headway_app_sync_failed_budget_exhausted{name="shop",namespace="argocd"} 1.0' in text
     assert 'sync_status="OutOfSync"' in text
+    # Argo CD's counter: the first attempt and two retries, each counted once as it ended.
+    synced = [line for line in text.splitlines() if line.startswith("argocd_app_sync_total{")]
+    assert len(synced) == 1 and 'phase="Failed"' in synced[0] and 'name="shop"' in synced[0]
+    assert synced[0].split()[-1] == "3.0", synced
 
 
 def test_first_install_deadlock_names_the_hpa_its_wave_and_the_missing_target(

@@ -151,6 +151,8 @@ def metrics_sample(
         sync_status=str((status.get("sync") or {}).get("status") or "Unknown"),
         health_status=str((status.get("health") or {}).get("status") or "Unknown"),
         operation=str((status.get("operationState") or {}).get("phase") or ""),
+        operation_started=str((status.get("operationState") or {}).get("startedAt") or ""),
+        dest_server=str(((raw.get("spec") or {}).get("destination") or {}).get("server") or ""),
         budget_exhausted=exhausted,
         observed_at=observed_at,
         retries_left=retries_left(status, policy.retry)
