@@ -17,16 +17,11 @@ import typer
 
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import NotFound
-from headway.cluster.events import events_for
-from headway.cluster.protocol import Cluster
-from headway.decisions import DecisionJournal, NullJournal, SqliteJournal, Subject, journal_path
-from headway.explain.app_story import app_story
-from headway.explain.rollout_story import RunEvidence, last_update_runs, rollout_story
 from headway.explain.story import Story
+from headway.steering.explain import app_of, open_journal, rollout_of
 
 __all__ = ["register"]
 
-ARGO_API = "argoproj.io/v1alpha1"
 explain_app = typer.Typer(
     help="The story of an object's last operation, in plain words.", no_args_is_help=True
 )
@@ -41,44 +36,6 @@ class StoryFormat(StrEnum):
 
 
 Output = Annotated[StoryFormat, typer.Option("-o", "--output", help="text or json.")]
-
-
-def _journal(state_dir: Path) -> DecisionJournal:
-    path = journal_path(state_dir)
-    return SqliteJournal(path) if path.exists() else NullJournal()
-
-
-def _run_evidence(journal: DecisionJournal, run: dict[str, object]) -> RunEvidence:
-    meta = run.get("metadata")
-    assert isinstance(meta, dict)
-    subject = Subject("AnalysisRun", str(meta.get("namespace") or ""), str(meta.get("name")))
-    operation = str(meta.get("uid") or meta.get("name"))
-    records, dropped = journal.records(subject, operation)
-    return RunEvidence(run, records, dropped)
-
-
-def _owned(cluster: Cluster, kind: str, namespace: str, uid: str) -> list[dict[str, object]]:
-    return [
-        o
-        for o in cluster.list(ARGO_API, kind, namespace=namespace)
-        if any(r.get("uid") == uid for r in (o["metadata"].get("ownerReferences") or []))
-    ]
-
-
-def rollout_of(cluster: Cluster, journal: DecisionJournal, namespace: str, name: str) -> Story:
-    rollout = cluster.get(ARGO_API, "Rollout", name, namespace)
-    uid = str(rollout["metadata"].get("uid"))
-    runs = last_update_runs(rollout, _owned(cluster, "AnalysisRun", namespace, uid))
-    evidence = [_run_evidence(journal, dict(r)) for r in runs]
-    return rollout_story(rollout, evidence, events_for(cluster, rollout))
-
-
-def app_of(cluster: Cluster, journal: DecisionJournal, namespace: str, name: str) -> Story:
-    app = cluster.get(ARGO_API, "Application", name, namespace)
-    state = (app.get("status") or {}).get("operationState") or {}
-    subject = Subject("Application", namespace, name)
-    records, dropped = journal.records(subject, str(state.get("startedAt") or ""))
-    return app_story(app, records=records, dropped=dropped, events=events_for(cluster, app))
 
 
 def _print(story: Story, output: StoryFormat) -> None:
@@ -98,7 +55,7 @@ def explain_rollout(  # noqa: PLR0917 (typer maps each parameter to an option)
     context: Context = None,
 ) -> None:
     """A Rollout's last update: every measurement, its query and thresholds, each verdict."""
-    journal = _journal(state_dir)
+    journal = open_journal(state_dir)
     with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         try:
             story = rollout_of(cluster, journal, namespace, name)
@@ -118,7 +75,7 @@ def explain_application(  # noqa: PLR0917 (typer maps each parameter to an optio
     context: Context = None,
 ) -> None:
     """An Application's last sync: what each wave applied, why it waited, how it ended."""
-    journal = _journal(state_dir)
+    journal = open_journal(state_dir)
     with open_target(Target(state_dir, kubeconfig, context)) as cluster:
         try:
             story = app_of(cluster, journal, namespace, name)

@@ -22,10 +22,12 @@ from headway.dashboard.web import (
     render,
     unreadable,
 )
+from headway.explain.story import Story
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.steering import apps as steering
 from headway.steering.app_diff import compare
+from headway.steering.explain import page_story
 
 __all__ = ["ROUTES", "WHO"]
 
@@ -104,6 +106,16 @@ def _what(request: Request) -> str:
     return f"application {p['namespace']}/{p['name']}"
 
 
+def _story(request: Request) -> Story | None:
+    """What `headway explain app` prints for this Application (None once it is gone)."""
+    board, p = dashboard_of(request), path_params(request)
+    try:
+        return page_story(board.cluster, board.state_dir, kind="Application",
+                          namespace=p["namespace"], name=p["name"])
+    except NotFound:
+        return None
+
+
 def _page(request: Request) -> app_page.AppPage | None:
     p = path_params(request)
     try:
@@ -126,7 +138,8 @@ async def application(request: Request) -> Response:
         return render(request, "missing.html", status_code=404, section="applications",
                       what=f"application {path_params(request)['namespace']}/"
                       f"{path_params(request)['name']}")
-    return render(request, "application.html", section="applications", page=page)
+    return render(request, "application.html", section="applications", page=page,
+                  story=_story(request))
 
 
 async def application_body(request: Request) -> Response:
@@ -136,7 +149,7 @@ async def application_body(request: Request) -> Response:
         return unreadable(request, _what(request), err, fragment=True)
     if page is None:
         return render(request, "gone.html", status_code=200, what="this application")
-    return render(request, "app_body.html", page=page)
+    return render(request, "app_body.html", page=page, story=_story(request))
 
 
 async def application_diff(request: Request) -> Response:

@@ -14,7 +14,9 @@ from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.dashboard import rollout_page
 from headway.dashboard.web import dashboard_of, flash, path_params, refusal, render, unreadable
+from headway.explain.story import Story
 from headway.steering import rollouts as steering
+from headway.steering.explain import page_story
 from headway.steering.rollout_summary import ARGO_API, RolloutSummary, summarize
 
 __all__ = ["ACTIONS", "ROUTES"]
@@ -63,6 +65,16 @@ def _page(request: Request) -> rollout_page.RolloutPage | None:
     return rollout_page.rollout_page(summary, f"InvalidSpec: {problem}" if problem else "")
 
 
+def _story(request: Request) -> Story | None:
+    """What `headway explain rollout` prints for this Rollout (None once it is gone)."""
+    board, p = dashboard_of(request), path_params(request)
+    try:
+        return page_story(board.cluster, board.state_dir, kind="Rollout",
+                          namespace=p["namespace"], name=p["name"])
+    except NotFound:
+        return None
+
+
 async def _observed(request: Request, page: rollout_page.RolloutPage) -> str:
     """What the router counted for this Rollout's revisions since the last look."""
     board = dashboard_of(request)
@@ -83,7 +95,7 @@ async def rollout(request: Request) -> Response:
         return render(request, "missing.html", status_code=404, section="rollouts",
                       what=f"rollout {p['namespace']}/{p['name']}")
     return render(request, "rollout.html", section="rollouts", page=page,
-                  observed=await _observed(request, page))
+                  observed=await _observed(request, page), story=_story(request))
 
 
 async def rollout_body(request: Request) -> Response:
@@ -93,7 +105,8 @@ async def rollout_body(request: Request) -> Response:
         return unreadable(request, _what(request), err, fragment=True)
     if page is None:
         return render(request, "gone.html", what="this rollout")
-    return render(request, "rollout_body.html", page=page, observed=await _observed(request, page))
+    return render(request, "rollout_body.html", page=page,
+                  observed=await _observed(request, page), story=_story(request))
 
 
 async def rollout_action(request: Request) -> Response:
