@@ -91,7 +91,9 @@ COMMANDS: tuple[CommandEntry, ...] = (
     CommandEntry(
         "serve",
         "headway.cli.serve",
-        "Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.",
+        "Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions, "
+        "multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM "
+        "or Ctrl-C.",
     ),
     CommandEntry(
         "app",

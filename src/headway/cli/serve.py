@@ -254,11 +254,14 @@ def register(app: typer.Typer) -> None:
         context: Context = None,
         in_cluster: InCluster = False,
     ) -> None:
-        """Run the controllers (Rollouts, AnalysisRuns, Applications) until SIGTERM or Ctrl-C.
+        """Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions,
+        multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM
+        or Ctrl-C.
 
-        Also ApplicationSets (docs/applicationset.md), the Git convergence of aborted
-        rollouts, promotions through a pipeline's environments (docs/promotion.md),
-        notifications in Argo's format
+        Rollouts include their Experiments; ApplicationSets: docs/applicationset.md;
+        MultiClusterRollouts: docs/multi-cluster.md; the Git convergence reverts aborted
+        rollouts and pushes rollbacks; promotions go through a pipeline's environments
+        (docs/promotion.md). Also notifications in Argo's format
         (docs/notifications.md), the object metrics of /metrics (docs/metrics.md) and, with
         --ui-port, the web dashboard (docs/dashboard.md): read-only without a login; actions
         need the token printed the first time it starts on a state directory.
