@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from check.conftest import CheckDir
+from check.conftest import FIXTURES, CheckDir
 from headway.check.diffing import normalize_pointer
 from headway.check.manifest import normalize_repo_url
 
@@ -364,3 +364,14 @@ def test_an_unset_service_field_does_not_point_at_an_unnamed_service(
     _write(tmp_path, {"rollout.yaml": _rollout(4, 50), "svc.yaml": unnamed})
     found = [f for f in check_dir(tmp_path) if f.rule == "HW101"]
     assert found == [], [f.message for f in found]
+
+
+def test_hw202_counts_only_the_steps_that_move_traffic(check_dir: CheckDir) -> None:
+    """The fixture has a 4-step canary (2 setWeight steps) and a canary whose one step is an
+    experiment: the message must count traffic steps and not claim an experiment shifts any."""
+    found = check_dir(FIXTURES / "HW202-canary-without-analysis" / "found")
+    messages = {f.message.split(" ", 1)[0]: f.message for f in found if f.rule == "HW202"}
+    assert messages["Rollout/checkout"].startswith(
+        "Rollout/checkout shifts traffic in 2 steps but never runs an analysis")
+    assert messages["Rollout/ledger"].startswith(
+        "Rollout/ledger has 1 step and none shifts traffic, but never runs an analysis")

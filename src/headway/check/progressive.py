@@ -112,11 +112,24 @@ def check_canary_gates(ctx: CheckContext) -> Iterable[Finding]:
                 CANARY_WITHOUT_ANALYSIS,
                 rollout,
                 path=("spec", "strategy", "canary", "steps"),
-                message=f"Rollout/{rollout.name} shifts traffic in {len(steps)} steps but never "
-                "runs an analysis: pauses only buy time, so a broken version is promoted when "
-                "the timer ends unless a person happens to be watching",
+                message=f"Rollout/{rollout.name} {_steps_summary(steps)} but never runs an "
+                "analysis: its steps only buy time, so a broken version is promoted when they "
+                "end unless a person happens to be watching",
                 app=unit.name,
             )
+
+
+def _steps_summary(steps: list[Any]) -> str:
+    """What the steps do, for HW202: how many of them move traffic (an experiment or a pause
+    moves none)."""
+    shifting = sum(1 for step in steps if "setWeight" in as_dict(step))
+    if shifting:
+        return f"shifts traffic in {_count(shifting, 'step')}"
+    return f"has {_count(len(steps), 'step')} and none shifts traffic,"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _replica_count(ctx: CheckContext, unit: AppUnit, rollout: Document) -> int:
