@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +20,12 @@ import httpx2
 import pygit2
 import pytest
 
+from e2e_rollouts.test_killed_serve import ServeProcesses
 from e2e_sync.e2e_helpers import API, Remote, application, default_project, dump
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.runtime import Runtime
+from headway.controllers import exit_points
 from headway.engine import Engine, EngineSettings, Loop
 from headway.steering import apps as steering
 from polling import eventually
@@ -69,7 +74,9 @@ class Stage:
 
 
 @contextlib.asynccontextmanager
-async def _running(tmp_path: Path) -> AsyncIterator[Stage]:
+async def _running(tmp_path: Path, *, in_process: bool = True) -> AsyncIterator[Stage]:
+    """The runtime, with the controllers in this process or (`in_process=False`) left to
+    `headway serve` processes the test starts over the same state directory."""
     remote = Remote(tmp_path / "remote.git")
     remote.commit({"app/all.yaml": dump(_config("v1"))}, "v1")
     app = application("shop", remote.url, automated={"prune": True})
@@ -85,7 +92,7 @@ async def _running(tmp_path: Path) -> AsyncIterator[Stage]:
         runtime.cluster.apply(obj, field_manager="test")
     stop_runtime, stop_engine = asyncio.Event(), asyncio.Event()
     running = asyncio.create_task(runtime.run(stop_runtime))
-    serving = asyncio.create_task(engine.run(stop_engine))
+    serving = asyncio.create_task(engine.run(stop_engine) if in_process else stop_engine.wait())
     try:
         yield Stage(runtime, remote, tmp_path)
     finally:
@@ -147,3 +154,42 @@ async def test_with_the_remote_down_the_cluster_rolls_back_and_the_commit_follow
         await _polled_twice_more(stage)  # automated sync polls again: v1 stays, one commit
         assert stage.release() == "v1" and len(stage.rollback_commits()) == 1
         assert stage.status()["sync"]["status"] == "Synced"
+
+
+def _serve(tmp_path: Path, **env: str) -> subprocess.Popen[bytes]:
+    command = [str(Path(sys.executable).parent / "headway"), "serve", "--state-dir",
+               str(tmp_path / "state"), "--app-poll-seconds", "1"]
+    with (tmp_path / "serve.log").open("ab") as out:
+        return subprocess.Popen(command, env={**os.environ, **env}, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
+async def test_serve_killed_between_the_push_and_clearing_the_outbox_pushes_once(
+    tmp_path: Path,
+) -> None:
+    """The window opened on purpose: `serve` exits right after the rollback commit is pushed,
+    before the outbox entry is removed; the next process finds Git already restored."""
+    serve = ServeProcesses(tmp_path / "state", tmp_path / "serve.log")
+    first = _serve(tmp_path, **{exit_points.ENV: "rollback-pushed"})
+    serve.started.append(first)
+    try:
+        async with _running(tmp_path, in_process=False) as stage:
+            await _bad_release(stage)
+            (tmp_path / "remote.git").rename(tmp_path / "down.git")
+            assert "Git could not be written" in stage.rollback("0")
+            await eventually(lambda: stage.release() == "v1", timeout=60,
+                             what="rolled back with Git down")
+            (tmp_path / "down.git").rename(tmp_path / "remote.git")
+            assert await asyncio.to_thread(first.wait, 90) == 137  # killed right after the push
+            assert len(stage.rollback_commits()) == 1
+            assert "headway.dev/rollback-pending" in stage.app()["metadata"]["annotations"]
+            serve.started.append(_serve(tmp_path))
+            await eventually(
+                lambda: "headway.dev/rollback-pending"
+                not in (stage.app()["metadata"].get("annotations") or {}),
+                timeout=60, what="the outbox entry cleared by the next process",
+            )
+            await _polled_twice_more(stage)
+            assert len(stage.rollback_commits()) == 1 and stage.release() == "v1"
+    finally:
+        serve.stop_all()
