@@ -309,7 +309,9 @@ def rollback(
 ) -> None:
     """Roll back to the revision of a history entry: the files the Application reads are
     committed back as they were then (so automated sync keeps the rollback), and the
-    Application syncs that commit."""
+    Application syncs that commit. When Git cannot be written, the old commits are synced,
+    the app shows DivergedFromGit with automated sync held, and `headway serve` pushes the
+    commit once Git is back."""
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         branches = steering.git_branches(store, state_dir / "git-cache-cli")

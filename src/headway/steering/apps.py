@@ -4,7 +4,8 @@ written to the Application and the controller (`headway serve`) carries it out.
 * sync / rollback: an `operation` (refused while one is requested or running, as Argo CD
   refuses with "another operation is already in progress"); a rollback first writes the
   restored source to Git (docs/convergence.md), so it is allowed under automated sync,
-  which Argo CD refuses;
+  which Argo CD refuses; with Git unreachable it syncs the old commits and leaves the commit
+  in the outbox (`controllers.convergence.rollback_outbox`);
 * terminate: the running operation becomes `Terminating`; a requested one not started yet
   is withdrawn;
 * refresh: the `argocd.argoproj.io/refresh` annotation, removed by the controller once done.
