@@ -18,13 +18,16 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import ObjectKey
 from headway.controllers.multicluster.controller import API, KIND, MultiClusterRolloutController
+from headway.source.git import GitCache
 
 ARGO = "argoproj.io/v1alpha1"
 REVISION = "c0ffee"
 
 
 class World:
-    def __init__(self, tmp_path: Path, clock: VirtualClock) -> None:
+    def __init__(
+        self, tmp_path: Path, clock: VirtualClock, *, git: GitCache | None = None
+    ) -> None:
         self.store = LocalCluster(tmp_path / "control.db", clock)
         self.remotes = {name: LocalCluster(tmp_path / f"{name}.db", clock)
                         for name in ("canary", "eu", "us")}
@@ -41,8 +44,9 @@ class World:
 
         registry = ClusterRegistry(self.store, connect=connect, clock=clock,
                                    namespace="argocd")
+        self.registry = registry
         self.controller = MultiClusterRolloutController(self.store, clusters=registry,
-                                                        clock=clock)
+                                                        clock=clock, git=git)
         self.store.apply({
             "apiVersion": API, "kind": KIND, "metadata": {"name": "shop", "namespace": "argocd"},
             "spec": {"canary": {"application": "shop-canary"},

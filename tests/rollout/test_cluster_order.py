@@ -75,6 +75,16 @@ def test_an_abort_sticks_to_the_revision_even_when_the_failure_clears() -> None:
     assert decision.phase is Phase.ABORTED and decision.sync == ()
 
 
+def test_a_failure_asks_to_revert_the_release_until_the_revert_is_settled() -> None:
+    failed = states(canary=Stage.DONE, eu=Stage.FAILED, us=Stage.ROLLING)
+    first = decide(ORDER, failed, aborted_before=False, revision="abc")
+    assert (first.phase, first.revert) == (Phase.ABORTED, "abc")
+    settled = decide(ORDER, failed, aborted_before=True, revision="abc", reverted=True)
+    assert settled.phase is Phase.ABORTED and settled.revert == ""
+    cleared = decide(ORDER, states(canary=Stage.DONE), aborted_before=True, revision="abc")
+    assert cleared.phase is Phase.ABORTED and cleared.revert == ""  # no failure left to read
+
+
 @pytest.mark.parametrize(("spec", "field"), [
     ({}, "spec.canary.application"),
     ({"canary": {"application": "a"}, "groups": {}}, "spec.groups"),

@@ -228,7 +228,7 @@ def _applicationsets(parts: LoopParts) -> list[StepController]:
 
 def _multicluster_rollouts(parts: LoopParts) -> list[StepController]:
     return [MultiClusterRolloutController(parts.cluster, clusters=parts.clusters,
-                                          clock=parts.clock)]
+                                          clock=parts.clock, git=parts.git)]
 
 
 BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {

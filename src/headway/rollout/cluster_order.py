@@ -10,21 +10,25 @@ Every step the controller reads each Application and its Rollouts into a `Cluste
 
     any cluster Failed (a Rollout aborted or Degraded, or the sync failed), or the release
     was aborted before                 -> Aborted: abort the Rollouts of every cluster the
-                                          release reached; sync nothing
+                                          release reached; sync nothing; while a cluster is
+                                          Failed and the revert is not settled, revert the
+                                          release's revision in Git (its image change)
     else the first group not all Done  -> sync its Waiting clusters; wait for the rest
     every group Done                   -> Completed
 
 A group is allowed only when every earlier group is Done, so a bad release that fails in the
 canary cluster never reaches another cluster, and one failure anywhere stops all of them.
-The abort sticks to the release's revision: a new revision (the revert Git convergence
-commits, or a fix) starts a new walk from the canary cluster.
+The abort sticks to the release's revision: a new revision (the revert, or a fix) starts a
+new walk from the canary cluster. The revert is the one Git convergence writes (same minimal
+edit, same `Headway-Revert-Of` trailer), so a cluster already Done syncs back too, and a
+revert Git convergence made first is only found, never made twice.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -91,6 +95,7 @@ class Decision:
     sync: tuple[str, ...]  # Applications to sync now
     abort: tuple[str, ...]  # Applications whose Rollouts to abort now
     message: str
+    revert: str = ""  # the revision whose image change to revert in Git now ("" for none)
 
 
 def parse_order(spec: Mapping[str, Any]) -> Order:
@@ -118,12 +123,16 @@ def parse_order(spec: Mapping[str, Any]) -> Order:
 
 
 def decide(
-    order: Order, states: Mapping[str, ClusterState], *, aborted_before: bool
+    order: Order, states: Mapping[str, ClusterState], *, aborted_before: bool,
+    revision: str = "", reverted: bool = False,
 ) -> Decision:
-    """What to do next for the release, from each cluster's state (see the module doc)."""
+    """What to do next for the release, from each cluster's state (see the module doc).
+
+    `revision` is the release's Git revision; `reverted` says its revert was settled already."""
     failed = [states[n] for n in order.applications if states[n].stage is Stage.FAILED]
     if failed or aborted_before:
-        return _aborted(order, states, failed)
+        decision = _aborted(order, states, failed)
+        return decision if reverted or not failed else replace(decision, revert=revision)
     for index, group in enumerate(order.groups):
         members = [states[name] for name in group]
         if all(state.stage is Stage.DONE for state in members):

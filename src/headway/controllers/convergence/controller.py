@@ -66,6 +66,7 @@ __all__ = [
     "ConvergenceController",
     "find_application",
     "revert_enabled",
+    "revert_in_git",
 ]
 
 REVERT_ANNOTATION = "headway.dev/revert-on-abort"
@@ -101,6 +102,38 @@ def revert_enabled(app: Obj) -> bool:
         return written == "true"
     automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
     return isinstance(automated, dict) and automated.get("enabled", True) is not False
+
+
+def revert_in_git(
+    app: Obj, release: FailedRelease, *, git: GitCache, identity: BotIdentity, attempts: int
+) -> RevertOutcome:
+    """Revert the failed release's image change in the repositories `app` reads.
+
+    Idempotent: a revert already in history (its `Headway-Revert-Of` trailer) is only found,
+    so this and any other caller (a `MultiClusterRollout`) never both commit one."""
+    writers: dict[tuple[str, str], BranchWriter] = {}
+    tips: dict[tuple[str, str], pygit2.Tree] = {}
+
+    def branch(url: str, revision: str) -> BranchWriter:
+        if (url, revision) not in writers:
+            writers[(url, revision)] = open_branch(git, url, revision, identity)
+        return writers[(url, revision)]
+
+    def read(url: str, revision: str, path: str) -> str | None:
+        if (url, revision) not in tips:
+            writer = branch(url, revision)
+            tips[(url, revision)] = writer.repo[writer.refresh()].peel(pygit2.Commit).tree
+        try:
+            blob = tips[(url, revision)][path]
+        except KeyError:
+            return None
+        return blob.data.decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else None
+
+    try:
+        scopes = application_scopes(raw_sources(app), read)
+        return revert_release(release, scopes=scopes, open_branch=branch, attempts=attempts)
+    except Exception as err:  # an unreachable remote while scoping, a broken repository
+        return RevertOutcome(RevertResult.RETRY, f"{type(err).__name__}: {err}")
 
 
 class ConvergenceController:
@@ -172,31 +205,9 @@ class ConvergenceController:
         release: FailedRelease,
         abort: AbortIdentity,
     ) -> float | None:
-        writers: dict[tuple[str, str], BranchWriter] = {}
-        tips: dict[tuple[str, str], pygit2.Tree] = {}
-
-        def branch(url: str, revision: str) -> BranchWriter:
-            if (url, revision) not in writers:
-                writers[(url, revision)] = open_branch(self._git, url, revision, self._identity)
-            return writers[(url, revision)]
-
-        def read(url: str, revision: str, path: str) -> str | None:
-            if (url, revision) not in tips:
-                writer = branch(url, revision)
-                tips[(url, revision)] = writer.repo[writer.refresh()].peel(pygit2.Commit).tree
-            try:
-                blob = tips[(url, revision)][path]
-            except KeyError:
-                return None
-            return blob.data.decode("utf-8", "replace") if isinstance(blob, pygit2.Blob) else None
-
-        try:
-            scopes = application_scopes(raw_sources(app), read)
-            outcome = revert_release(
-                release, scopes=scopes, open_branch=branch, attempts=self._attempts
-            )
-        except Exception as err:  # an unreachable remote while scoping, a broken repository
-            outcome = RevertOutcome(RevertResult.RETRY, f"{type(err).__name__}: {err}")
+        outcome = revert_in_git(
+            app, release, git=self._git, identity=self._identity, attempts=self._attempts
+        )
         return self._conclude(key, rollout, app, abort=abort, outcome=outcome)
 
     def _conclude(

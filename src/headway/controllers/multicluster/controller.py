@@ -6,7 +6,11 @@ One step for a `MultiClusterRollout` (headway.dev/v1alpha1, control namespace):
     -> read each Application, and its Rollouts in its destination cluster (`cluster_state`)
     -> decide (`headway.rollout.cluster_order.decide`, pure)
     -> abort the Rollouts of every reached cluster / request a sync of the next group's
-       Applications -> write the status once, with an Event when the phase changes
+       Applications / revert the failed release's image change in Git (the decision's
+       `revert`, through Git convergence's writer: found by its `Headway-Revert-Of`
+       trailer when done before, so never committed twice, a restart between the commit
+       and the status write included) -> write the status once, with an Event when the
+       phase changes
 
 The Rollouts live in other clusters, where the manager's watches do not reach, so a step
 that is still Progressing (or has aborts to make) looks again after `poll_seconds`.
@@ -25,10 +29,15 @@ from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers.app import operations as ops
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
+from headway.controllers.convergence.controller import REVERT_ANNOTATION, revert_in_git
+from headway.controllers.convergence.facts import failed_release, is_aborted
+from headway.controllers.convergence.revert import RevertOutcome, RevertResult
 from headway.controllers.manager import ObjectKey
 from headway.controllers.multicluster.stages import cluster_state, rollout_refs
 from headway.model.obj import Obj
 from headway.rollout import cluster_order as core
+from headway.source.git import GitCache
+from headway.source.git_commits import BotIdentity
 
 __all__ = ["API", "FIELD_MANAGER", "KIND", "MultiClusterRolloutController"]
 
@@ -46,12 +55,15 @@ class MultiClusterRolloutController:
 
     def __init__(
         self, store: Cluster, *, clusters: ClusterRegistry, clock: Clock,
-        poll_seconds: float = 5.0,
+        poll_seconds: float = 5.0, git: GitCache | None = None,
+        identity: BotIdentity | None = None,
     ) -> None:
         self._store = store
         self._clusters = clusters
         self._clock = clock
         self._poll = poll_seconds
+        self._git = git  # None: no revert in Git (Git convergence alone, where it runs)
+        self._identity = identity or BotIdentity("Headway", "headway@localhost")
 
     def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
         meta = obj.get("metadata") or {}
@@ -92,7 +104,9 @@ class MultiClusterRolloutController:
         status = owner.get("status") or {}
         revision = _revision(apps.get(order.groups[0][0]))
         aborted_before = bool(revision) and status.get("abortedRevision") == revision
-        decision = core.decide(order, states, aborted_before=aborted_before)
+        reverted = bool(revision) and status.get("revertedRevision") == revision
+        decision = core.decide(order, states, aborted_before=aborted_before,
+                               revision=revision, reverted=reverted or self._git is None)
         for name in decision.abort:
             self._abort(apps[name])
         for name in decision.sync:
@@ -106,6 +120,16 @@ class MultiClusterRolloutController:
         }
         if decision.phase is core.Phase.ABORTED:
             new_status["abortedRevision"] = revision
+        if reverted:
+            new_status.update(revertedRevision=revision, revert=status.get("revert"))
+        outcome = self._revert([apps[n] for n in order.applications
+                                if states[n].stage is core.Stage.FAILED]) \
+            if decision.revert else None
+        if outcome is not None and outcome.result is not RevertResult.RETRY:
+            new_status["revertedRevision"] = decision.revert
+        if outcome is not None:
+            new_status["revert"] = {"result": outcome.result.value, "message": outcome.message,
+                                    "commits": list(outcome.commits)}
         if status.get("phase") != decision.phase.value:
             warning = decision.phase is core.Phase.ABORTED
             record_event(self._store, self._clock, involved=owner,
@@ -113,7 +137,8 @@ class MultiClusterRolloutController:
                          message=decision.message,
                          event_type="Warning" if warning else "Normal")
         self._write_status(owner, new_status)
-        if decision.phase is core.Phase.PROGRESSING or decision.abort:
+        retry = outcome is not None and outcome.result is RevertResult.RETRY
+        if decision.phase is core.Phase.PROGRESSING or decision.abort or retry:
             return self._poll
         return None  # Applications' changes bring the next step (a new revision)
 
@@ -147,6 +172,28 @@ class MultiClusterRolloutController:
                 _abort_rollout(cluster, namespace, name)
         except (UnknownDestination, ClusterError):
             return  # unreachable now: the next step, `poll_seconds` later, tries again
+
+    def _revert(self, failed_apps: Sequence[Obj | None]) -> RevertOutcome:
+        """Revert in Git the image change of every aborted Rollout of the failed clusters."""
+        assert self._git is not None  # decide() asks for a revert only with Git to write to
+        outcomes: list[RevertOutcome] = []
+        for app in failed_apps:
+            if app is None or _revert_off(app):
+                continue
+            try:
+                cluster = self._destination(app)
+                rollouts = [r for ref in rollout_refs(app) if (r := _rollout(cluster, *ref))]
+                releases = [failed_release(cluster, r) for r in rollouts if _failed(r)]
+            except (UnknownDestination, ClusterError) as error:
+                outcomes.append(RevertOutcome(RevertResult.RETRY, f"cluster: {error}"))
+                continue
+            for release in releases:
+                if isinstance(release, str):
+                    outcomes.append(RevertOutcome(RevertResult.REFUSED, release))
+                else:
+                    outcomes.append(revert_in_git(app, release, git=self._git,
+                                                  identity=self._identity, attempts=3))
+        return _worst(outcomes)
 
     def _sync(self, app: Obj | None) -> None:
         if app is None:
@@ -186,6 +233,30 @@ def _abort_rollout(cluster: Cluster, namespace: str, name: str) -> None:
     with contextlib.suppress(Conflict):  # the next step reads it again and aborts it then
         cluster.patch_status(ARGO_API, "Rollout", name, namespace, status,
                              resource_version=rollout["metadata"].get("resourceVersion"))
+
+
+def _failed(rollout: Obj) -> bool:
+    """Aborted or Degraded on a revision other than its stable one (one that was fully
+    promoted before its abort, in a cluster already Done, has nothing of its own to revert)."""
+    status = rollout.get("status") or {}
+    failed = is_aborted(rollout) or status.get("phase") == "Degraded"
+    return failed and status.get("currentPodHash") != status.get("stableRS")
+
+
+def _revert_off(app: Obj) -> bool:
+    """`headway.dev/revert-on-abort: "false"` on the Application keeps Git as it is."""
+    annotations = (app.get("metadata") or {}).get("annotations") or {}
+    return str(annotations.get(REVERT_ANNOTATION, "")).lower() == "false"
+
+
+def _worst(outcomes: Sequence[RevertOutcome]) -> RevertOutcome:
+    if not outcomes:
+        return RevertOutcome(RevertResult.REFUSED, "no aborted Rollout to revert")
+    order = [RevertResult.RETRY, RevertResult.REFUSED, RevertResult.REVERTED,
+             RevertResult.ALREADY_REVERTED]
+    worst = min((o.result for o in outcomes), key=order.index)
+    return RevertOutcome(worst, "; ".join(o.message for o in outcomes),
+                         tuple(c for o in outcomes for c in o.commits))
 
 
 def _names(owner: Obj, application: str) -> bool:
