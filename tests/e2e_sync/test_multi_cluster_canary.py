@@ -9,7 +9,7 @@ breaks against one region's dependencies, say), so a Rollout's progress deadline
 2. a release bad in the canary cluster aborts there and never reaches eu; Git convergence
    commits the revert, which walks both clusters back to the good image;
 3. a release bad only in eu aborts there and the MultiClusterRollout aborts the canary
-   cluster's Rollout too."""
+   cluster's Rollout too, reverts the release in Git once, and both clusters walk back."""
 
 from __future__ import annotations
 
@@ -213,7 +213,7 @@ def test_one_release_walks_the_canary_cluster_then_eu_and_an_abort_stops_both(
     _walk_one_release(clusters, "v1")  # the revert Git convergence committed
 
     # 3. v3 crashes only in eu: the canary cluster had it Done; its Rollout is aborted too
-    remote.commit({"app/rollout.yaml": dump(_rollout("v3"))}, "v3")
+    v3 = remote.commit({"app/rollout.yaml": dump(_rollout("v3"))}, "v3")
     try:
         wait_for(lambda: clusters.walk().get("phase") == "Aborted", timeout=120,
                  what="v3 aborted in eu")
@@ -222,3 +222,15 @@ def test_one_release_walks_the_canary_cluster_then_eu_and_an_abort_stops_both(
     walk = clusters.walk()
     assert walk["group"] == 1 and "group 1 failed (shop-eu" in clusters.aborted_story()
     assert clusters.aborted(clusters.eu) and clusters.aborted(clusters.hub)
+
+    # the MultiClusterRollout reverts v3 in Git once (Git convergence only reads the hub's
+    # Rollouts, where v3 was Done); the canary cluster, Done on v3, walks back to v1 with eu
+    def reverts_of_v3() -> int:
+        tip = remote.repo.references["refs/heads/main"].target
+        return sum(f"Headway-Revert-Of: {v3}" in c.message for c in remote.repo.walk(tip))
+    try:
+        wait_for(lambda: reverts_of_v3() > 0, timeout=120, what="v3 reverted in Git")
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{clusters.story()}") from None
+    _walk_one_release(clusters, "v1")
+    assert reverts_of_v3() == 1
