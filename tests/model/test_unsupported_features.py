@@ -45,8 +45,8 @@ def _gaps(text: str) -> list[str]:
             "        managedRoutes: [{name: qa}]\n"
             "      steps:\n"
             "        - setHeaderRoute:\n"
-            "            {name: qa, match: [{headerName: x, headerValue: {exact: y}}]}",
-            "steps[0].setHeaderRoute",
+            "            {name: qa, match: [{headerName: x, headerValue: {prefix: y}}]}",
+            "steps[0].setHeaderRoute.match[0].headerValue",
         ),
         (
             "      steps:\n        - experiment: {templates: [{name: a, specRef: canary, "
@@ -79,10 +79,17 @@ def test_the_routers_headway_drives_say_nothing(routing: str) -> None:
     assert _gaps(ROLLOUT.format(canary=canary)) == []
 
 
-def test_header_routes_through_the_gateway_api_plugin_say_nothing() -> None:
+@pytest.mark.parametrize(
+    "router",
+    [
+        "plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}",
+        "alb: {ingress: web, servicePort: 80}",
+    ],
+)
+def test_exact_header_routes_through_gateway_api_and_alb_say_nothing(router: str) -> None:
     canary = (
         "      trafficRouting:\n"
-        "        plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}\n"
+        f"        {router}\n"
         "        managedRoutes: [{name: qa}]\n"
         "      steps:\n"
         "        - setHeaderRoute: {name: qa, match: [{headerName: x, headerValue: {exact: y}}]}"
@@ -117,7 +124,8 @@ spec: {templates: []}
     assert len(gaps) == 1
     assert gaps[0].startswith(
         "m.yaml:5: Rollout/web: spec.workloadRef: a workloadRef to anything but an apps/v1 "
-        "Deployment is not supported")
+        "Deployment is not supported"
+    )
 
 
 TEMPLATE = """\

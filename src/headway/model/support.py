@@ -40,8 +40,8 @@ NOT_YET = "not supported by Headway yet"
 # Traffic routers Headway drives (the local mesh realizes each one's objects); plugins by name.
 SUPPORTED_ROUTERS = ("istio", "nginx", "alb", "smi", "traefik")
 SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
-# Routers whose header routes (setHeaderRoute) Headway does not write yet.
-_NO_HEADER_ROUTES = ("alb",)
+# Routers whose header routes (setHeaderRoute) compare whole values only (`exact`).
+_EXACT_HEADER_ROUTES = ("alb",)
 _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 # Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
 UNSUPPORTED_STEP_KINDS = ("plugin", "setMirrorRoute")
@@ -109,7 +109,7 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
 
 
 def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
-    """Routers Headway does not drive, several at once, and header routes it cannot write."""
+    """Routers Headway does not drive, several at once, and header matches a router cannot write."""
     gaps: list[Gap] = []
     plugins = [f'plugins["{name}"]' for name in SUPPORTED_ROUTER_PLUGINS]
     supported = ", ".join((*SUPPORTED_ROUTERS, *plugins))
@@ -129,11 +129,14 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
     if len(configured) > 1 or len(_mapping(routing.get("plugins"))) > 1:
         several = f"routing through several routers at once is {NOT_YET}; keep one"
         gaps.append(Gap(("trafficRouting",), several))
-    header_less = [r for r in configured if r in _NO_HEADER_ROUTES]
+    exact_only = [r for r in configured if r in _EXACT_HEADER_ROUTES]
     for index, step in enumerate(steps):
-        if header_less and isinstance(step, Mapping) and step.get("setHeaderRoute") is not None:
-            message = f"header routes through {header_less[0]} are {NOT_YET}"
-            gaps.append(Gap(("steps", index, "setHeaderRoute"), message))
+        route = _mapping(_mapping(step).get("setHeaderRoute"))
+        for at, match in enumerate(route.get("match") or [] if exact_only else []):
+            if not isinstance(_mapping(_mapping(match).get("headerValue")).get("exact"), str):
+                where = ("steps", index, "setHeaderRoute", "match", at, "headerValue")
+                message = f"prefix and regex header values through {exact_only[0]} are {NOT_YET}"
+                gaps.append(Gap(where, f"{message}; use exact"))
     return gaps
 
 
@@ -146,10 +149,13 @@ def _experiment_gaps(step: Any, index: int) -> list[Gap]:
     for number, template in enumerate(templates if isinstance(templates, list) else []):
         for field in ("weight", "service"):
             if _mapping(template).get(field) is not None:
-                message = (f"an experiment template's {field} is {NOT_YET} (no router sends "
-                           "traffic to experiment pods); remove it")
-                gaps.append(Gap(("steps", index, "experiment", "templates", number, field),
-                                message))
+                message = (
+                    f"an experiment template's {field} is {NOT_YET} (no router sends "
+                    "traffic to experiment pods); remove it"
+                )
+                gaps.append(
+                    Gap(("steps", index, "experiment", "templates", number, field), message)
+                )
     return gaps
 
 

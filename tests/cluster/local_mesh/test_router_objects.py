@@ -111,6 +111,59 @@ def test_alb_action_annotation_is_the_split() -> None:
         plan_alb_ingress(ingress, roles=ROLES)
 
 
+def test_alb_header_route_action_with_conditions_is_a_header_route() -> None:
+    """The path Argo puts first for a header route does not become the split; its one
+    http-header condition is realized, each value matching."""
+    split = {
+        "Type": "forward",
+        "ForwardConfig": {
+            "TargetGroups": [
+                {"ServiceName": "shop-canary", "ServicePort": "80", "Weight": 10},
+                {"ServiceName": "shop-stable", "ServicePort": "80", "Weight": 90},
+            ]
+        },
+    }
+    header = {
+        "Type": "forward",
+        "ForwardConfig": {
+            "TargetGroups": [{"ServiceName": "shop-canary", "ServicePort": "80", "Weight": 100}]
+        },
+    }
+    condition = {
+        "field": "http-header",
+        "httpHeaderConfig": {"httpHeaderName": "X-QA", "values": ["yes", "also"]},
+    }
+    prefix = "alb.ingress.kubernetes.io"
+    annotations = {
+        f"{prefix}/actions.shop": json.dumps(split),
+        f"{prefix}/actions.qa": json.dumps(header),
+        f"{prefix}/conditions.qa": json.dumps([condition]),
+    }
+    paths = [
+        {"path": "/*", "backend": {"service": {"name": "qa", "port": {"name": "use-annotation"}}}},
+        {"path": "/", "backend": {"service": {"name": "shop", "port": {"name": "use-annotation"}}}},
+    ]
+    ingress = {
+        "metadata": _meta("shop", annotations),
+        "spec": {"rules": [{"http": {"paths": paths}}]},
+    }
+    plan = plan_alb_ingress(ingress, roles=ROLES)
+    assert (plan.stable, plan.canary, plan.canary_weight) == (STABLE, CANARY, 10)
+    assert [(r.name, r.conditions, r.service) for r in plan.header_rules] == [
+        (
+            "qa",
+            (HeaderCondition("x-qa", "yes", "exact"), HeaderCondition("x-qa", "also", "exact")),
+            CANARY,
+        )
+    ]
+    assert plan.unsupported == ()
+    two = [condition, {**condition, "httpHeaderConfig": {"httpHeaderName": "b", "values": ["1"]}}]
+    ingress["metadata"]["annotations"][f"{prefix}/conditions.qa"] = json.dumps(two)
+    plan = plan_alb_ingress(ingress, roles=ROLES)
+    assert plan.header_rules == ()
+    assert "only one http-header condition" in plan.unsupported[0]
+
+
 def _ingress(name: str, service: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
     backend = {"service": {"name": service, "port": {"number": 80}}}
     return {

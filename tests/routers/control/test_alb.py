@@ -14,6 +14,7 @@ import pytest
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
+from headway.rollout.plan import HeaderRoute
 from headway.routers.control.alb import ALBReconciler
 from headway.routers.control.reconciler import TrafficRoutingError
 from routers.control.helpers import local_cluster, stored_rollout
@@ -107,3 +108,62 @@ def test_stickiness_is_written_after_the_target_groups(cluster: LocalCluster) ->
 def test_an_ingress_without_the_action_service_is_refused(cluster: LocalCluster) -> None:
     with pytest.raises(TrafficRoutingError, match="does not have service 'shop-stable' in rules"):
         _router(cluster).set_weight(10)
+
+
+QA_PATH = {
+    "path": "/*",
+    "pathType": "ImplementationSpecific",
+    "backend": {"service": {"name": "qa", "port": {"name": "use-annotation"}}},
+}
+
+
+def test_header_route_writes_action_conditions_and_a_first_path_then_removes_them(
+    cluster: LocalCluster,
+) -> None:
+    """As `getDesiredHeaderAnnotations`, `CreateAnnotationBasedPath` and `SortHttpPaths` do:
+    two exact values of one header gather into one condition; the route's path goes first."""
+    router = _router(cluster, root_service="shop", managed_routes=["qa"])
+    router.set_weight(10)
+    weighted = cluster.get(API, "Ingress", "shop", "default")
+    match = (
+        {"headerName": "x-qa", "headerValue": {"exact": "yes"}},
+        {"headerName": "x-qa", "headerValue": {"exact": "also"}},
+    )
+    router.set_header_route(HeaderRoute("qa", match))
+    written = cluster.get(API, "Ingress", "shop", "default")
+    annotations = written["metadata"]["annotations"]
+    assert annotations["alb.ingress.kubernetes.io/actions.qa"] == (
+        '{"Type":"forward","ForwardConfig":{"TargetGroups":['
+        '{"ServiceName":"shop-canary","ServicePort":"8080","Weight":100}]}}'
+    )
+    assert annotations["alb.ingress.kubernetes.io/conditions.qa"] == (
+        '[{"field":"http-header","httpHeaderConfig":'
+        '{"httpHeaderName":"x-qa","values":["yes","also"]}}]'
+    )
+    assert annotations[MANAGED] == (
+        '{"billing":["alb.ingress.kubernetes.io/actions.billing"],'
+        '"shop":["alb.ingress.kubernetes.io/actions.shop",'
+        '"alb.ingress.kubernetes.io/actions.qa","alb.ingress.kubernetes.io/conditions.qa"]}'
+    )
+    paths = written["spec"]["rules"][0]["http"]["paths"]
+    assert paths == [QA_PATH, *INGRESS["spec"]["rules"][0]["http"]["paths"]]
+
+    router.remove_managed_routes()
+    removed = cluster.get(API, "Ingress", "shop", "default")
+    assert removed["metadata"]["annotations"] == weighted["metadata"]["annotations"]
+    assert removed["spec"] == INGRESS["spec"]
+
+
+def test_header_route_without_match_removes_it_and_prefix_is_refused(
+    cluster: LocalCluster,
+) -> None:
+    router = _router(cluster, root_service="shop", managed_routes=["qa"])
+    exact = ({"headerName": "x-qa", "headerValue": {"exact": "yes"}},)
+    router.set_header_route(HeaderRoute("qa", exact))
+    router.set_header_route(HeaderRoute("qa", ()))
+    written = cluster.get(API, "Ingress", "shop", "default")
+    assert "alb.ingress.kubernetes.io/conditions.qa" not in written["metadata"]["annotations"]
+    assert written["spec"] == INGRESS["spec"]
+    prefix = ({"headerName": "x-qa", "headerValue": {"prefix": "y"}},)
+    with pytest.raises(TrafficRoutingError, match="header x-qa needs an exact value"):
+        router.set_header_route(HeaderRoute("qa", prefix))

@@ -112,6 +112,7 @@ def _alb(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutin
         root_service=str(block.get("rootService") or ""),
         annotation_prefix=str(block.get("annotationPrefix") or ""),
         stickiness_seconds=stickiness.get("durationSeconds") if stickiness.get("enabled") else None,
+        managed_routes=f.managed,
     )
 
 

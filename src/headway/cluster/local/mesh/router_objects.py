@@ -13,6 +13,9 @@ the order written. What the mesh cannot realize is listed in `MeshPlan.unsupport
   (`matches[].headers[{type: Exact|RegularExpression, name, value}]`) are header routes;
 * ALB `Ingress`: the JSON of `<prefix>/actions.<Service>` for a path whose backend is that
   Service (`port.name: use-annotation`): `ForwardConfig.TargetGroups[].{ServiceName, Weight}`;
+  an action with a `<prefix>/conditions.<Service>` beside it is a header route (one
+  `http-header` condition; a request carrying any of its `values` goes to the action's one
+  target group), the first action without conditions is the split;
 * NGINX `Ingress`: the stable Ingress's backend Service, and each Ingress annotated
   `<prefix>/canary: "true"` for the same host: its backend is the canary at `canary-weight`
   out of `canary-weight-total` (default 100); `canary-by-header` H sends `H: always` to it,
@@ -221,32 +224,72 @@ def alb_action_services(ingress: Mapping[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
-def plan_alb_ingress(obj: Mapping[str, Any], *, roles: tuple[str, str] | None) -> MeshPlan:
-    """The split of an ALB Ingress's first forward action (the one Argo writes)."""
-    actions = alb_action_services(obj)
-    if not actions:
-        raise MeshPlanError(
-            "metadata.annotations: no actions.<service> for a use-annotation backend"
-        )
-    _, key = actions[0]
+def _alb_annotation(obj: Mapping[str, Any], key: str) -> Any:
     where = f"metadata.annotations[{key}]"
     try:
-        action = json.loads((obj["metadata"].get("annotations") or {})[key])
+        return json.loads((obj["metadata"].get("annotations") or {})[key])
     except json.JSONDecodeError as err:
         raise MeshPlanError(f"{where}: not JSON ({err})") from None
-    groups = ((action or {}).get("ForwardConfig") or {}).get("TargetGroups")
+
+
+def _alb_forward_groups(obj: Mapping[str, Any], key: str) -> _Split:
+    where = f"metadata.annotations[{key}]"
+    action = _alb_annotation(obj, key)
     if not isinstance(action, Mapping) or action.get("Type") != "forward":
         raise MeshPlanError(f"{where}.Type: only forward actions are realized")
-    split = _named_split(
-        groups,
+    return _named_split(
+        (action.get("ForwardConfig") or {}).get("TargetGroups"),
         namespace=_namespace(obj),
         where=f"{where}.ForwardConfig.TargetGroups",
         name_key="ServiceName",
         default_weight=None,
         weight_key="Weight",
     )
-    unsupported = [f"{where}: only the first action is realized" for _ in actions[1:2]]
-    return assemble_plan(_ordered(split, roles), [], unsupported)
+
+
+def _alb_header_conditions(obj: Mapping[str, Any], key: str) -> tuple[HeaderCondition, ...]:
+    """The header conditions of `conditions.<route>`: one http-header condition, any value."""
+    conditions = _alb_annotation(obj, key)
+    where = f"metadata.annotations[{key}]"
+    if not isinstance(conditions, list) or len(conditions) != 1:
+        raise MeshPlanError(f"{where}: only one http-header condition is realized")
+    config = conditions[0].get("httpHeaderConfig") if isinstance(conditions[0], Mapping) else None
+    values = (config or {}).get("values")
+    if conditions[0].get("field") != "http-header" or not isinstance(values, list) or not values:
+        raise MeshPlanError(f"{where}[0]: needs field http-header and httpHeaderConfig.values")
+    header = str(config.get("httpHeaderName") or "").lower()
+    return tuple(HeaderCondition(header, str(value), "exact") for value in values)
+
+
+def plan_alb_ingress(obj: Mapping[str, Any], *, roles: tuple[str, str] | None) -> MeshPlan:
+    """The split of an ALB Ingress's first forward action without conditions (the one Argo
+    writes for weights) and the header routes of the actions with conditions."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    split: _Split | None = None
+    header_routes: _HeaderRoutes = []
+    unsupported: list[str] = []
+    for service, key in alb_action_services(obj):
+        condition_key = key.replace("/actions.", "/conditions.", 1)
+        if condition_key not in annotations:
+            if split is None:
+                split = _ordered(_alb_forward_groups(obj, key), roles)
+            else:
+                unsupported.append(f"metadata.annotations[{key}]: only the first split is realized")
+            continue
+        try:
+            groups = _alb_forward_groups(obj, key)
+            if len(groups) != 1:
+                raise MeshPlanError(f"metadata.annotations[{key}]: a header route needs one group")
+            header_routes.append(
+                (service, _alb_header_conditions(obj, condition_key), groups[0][0])
+            )
+        except MeshPlanError as err:
+            unsupported.append(str(err))
+    if split is None:
+        raise MeshPlanError(
+            "metadata.annotations: no actions.<service> for a use-annotation backend"
+        )
+    return assemble_plan(split, header_routes, unsupported)
 
 
 def is_nginx_canary(ingress: Mapping[str, Any], prefix: str = NGINX_PREFIX) -> bool:
