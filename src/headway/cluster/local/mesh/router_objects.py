@@ -253,9 +253,11 @@ def _alb_header_conditions(obj: Mapping[str, Any], key: str) -> tuple[HeaderCond
     where = f"metadata.annotations[{key}]"
     if not isinstance(conditions, list) or len(conditions) != 1:
         raise MeshPlanError(f"{where}: only one http-header condition is realized")
-    config = conditions[0].get("httpHeaderConfig") if isinstance(conditions[0], Mapping) else None
-    values = (config or {}).get("values")
-    if conditions[0].get("field") != "http-header" or not isinstance(values, list) or not values:
+    condition = conditions[0] if isinstance(conditions[0], Mapping) else {}
+    config = condition.get("httpHeaderConfig")
+    config = config if isinstance(config, Mapping) else {}
+    values = config.get("values")
+    if condition.get("field") != "http-header" or not isinstance(values, list) or not values:
         raise MeshPlanError(f"{where}[0]: needs field http-header and httpHeaderConfig.values")
     header = str(config.get("httpHeaderName") or "").lower()
     return tuple(HeaderCondition(header, str(value), "exact") for value in values)
