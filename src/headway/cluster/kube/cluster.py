@@ -100,6 +100,8 @@ class KubeCluster:
     # ---- reads -----------------------------------------------------------------------
 
     def discovery(self) -> list[ResourceKind]:
+        """The kinds that can be listed and watched (as Argo CD's cluster cache keeps them):
+        a kind served without `watch` (metrics.k8s.io) would break every live-state read."""
         self.kinds.invalidate()
         return [served.kind for served in self.kinds.all() if served.listable]
 

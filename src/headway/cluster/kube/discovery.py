@@ -24,7 +24,9 @@ class ServedKind:
     kind: ResourceKind
     has_status: bool
     has_scale: bool
-    listable: bool = True  # its verbs include `list` (a review kind is only created)
+    # Its verbs include `list` and `watch`: what can be kept in view. A review kind is only
+    # created; metrics.k8s.io's kinds (metrics-server, the local runtime) are only listed.
+    listable: bool = True
 
     def collection_path(self, namespace: str | None) -> str:
         api_version = self.kind.api_version
@@ -50,7 +52,7 @@ def kinds_in(resource_list: dict[str, Any]) -> list[ServedKind]:
         kind = ResourceKind(api_version=api_version, kind=str(resource.get("kind", "")),
                             plural=plural, namespaced=bool(resource.get("namespaced")))
         verbs = resource.get("verbs")
-        listable = not isinstance(verbs, list) or "list" in verbs
+        listable = not isinstance(verbs, list) or {"list", "watch"} <= set(verbs)
         served.append(ServedKind(kind=kind, has_status=f"{plural}/status" in names,
                                  has_scale=f"{plural}/scale" in names, listable=listable))
     return served
