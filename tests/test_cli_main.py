@@ -158,3 +158,23 @@ def test_a_command_imports_its_own_module_and_not_the_others() -> None:
     assert "headway.cli.runtime" in imported
     others = {e.module for e in commands.COMMANDS} - {"headway.cli.runtime"}
     assert sorted(others & set(imported)) == []
+
+
+def test_app_help_loads_no_operation_model_git_or_controller() -> None:
+    """`headway app list --help` costs what `headway --help` costs: the steering module (and
+    the operation model, Git and the convergence controllers it brings) loads only in the
+    commands that steer an Application."""
+    imported = _modules_imported_by("app", "list", "--help")
+    assert "headway.cli.app" in imported
+    heavy = ("headway.steering", "headway.sync", "headway.model.application", "pygit2")
+    assert [m for m in imported if m.startswith(heavy)] == []
+    assert [
+        m
+        for m in imported
+        if m.startswith("headway.controllers.")
+        and m
+        not in (
+            "headway.controllers.app",
+            "headway.controllers.app.names",
+        )
+    ] == []

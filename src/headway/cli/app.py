@@ -23,7 +23,6 @@ from headway.cluster.errors import NotFound
 from headway.controllers.app.names import APP_API_VERSION, DEFAULT_APPS_NAMESPACE
 from headway.redaction import redact_url_credentials
 from headway.state_dir import RuntimePaths
-from headway.steering import apps as steering
 
 if TYPE_CHECKING:  # the store, Git and the controllers load only in the commands using them
     from headway.cluster.local.api.store import LocalCluster
@@ -105,6 +104,8 @@ def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
 
 def _steer(request: Callable[[], str]) -> None:
     """Print what `request` did, or exit 1 with the reason it was refused."""
+    from headway.steering import apps as steering
+
     try:
         typer.echo(request())
     except steering.AppCommandError as err:
@@ -171,6 +172,8 @@ HardRefresh = Annotated[
 
 
 def _request_refresh(store: LocalCluster, name: str, namespace: str, *, hard: bool) -> None:
+    from headway.steering import apps as steering
+
     steering.request_refresh(store, name, namespace, hard=hard, who=WHO)
 
 
@@ -264,6 +267,8 @@ def sync_app(
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
     """Ask the controller to sync the application (recorded in history)."""
+    from headway.steering import apps as steering
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         selected = [_resource_selector(r, app) for r in resource or []]
@@ -312,6 +317,8 @@ def rollback(
     Application syncs that commit. When Git cannot be written, the old commits are synced,
     the app shows DivergedFromGit with automated sync held, and `headway serve` pushes the
     commit once Git is back."""
+    from headway.steering import apps as steering
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         branches = steering.git_branches(store, state_dir / "git-cache-cli")
@@ -330,6 +337,8 @@ def terminate(
 ) -> None:
     """Stop the running operation: running hooks are deleted and it ends Failed. A requested
     operation the controller has not started yet is withdrawn."""
+    from headway.steering import apps as steering
+
     with _open(state_dir) as store:
         app = _get(store, name, namespace)
         _steer(lambda: steering.terminate(store, app, who=WHO))

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from headway.steering.apps import describe_operation, describe_state
-
 __all__ = [
     "app_details",
     "app_table",
@@ -18,6 +16,21 @@ __all__ = [
 
 
 _ENDED = ("Succeeded", "Failed", "Error")
+
+
+def describe_operation(operation: Mapping[str, Any]) -> str:
+    """`headway.steering.apps.describe_operation`, imported when a view first needs it: the
+    steering module brings the operation model, which `headway app ... --help` does not use."""
+    from headway.steering import apps as steering
+
+    return steering.describe_operation(operation)
+
+
+def describe_state(state: Mapping[str, Any]) -> str:
+    """`headway.steering.apps.describe_state`, imported when first needed (as above)."""
+    from headway.steering import apps as steering
+
+    return steering.describe_state(state)
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
