@@ -16,8 +16,6 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import cast
 
-import yaml
-
 from headway.appset.documents import render_documents
 from headway.appset.inputs import ClusterSecret, InputUnavailable
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
@@ -25,7 +23,6 @@ from headway.check.drill_engine import DrillEngine, DrillSettings
 from headway.check.manifest import (
     app_sources,
     as_dict,
-    as_list,
     group_of,
     name_of,
     namespace_of,
@@ -38,13 +35,13 @@ from headway.cluster.cluster_secrets import (
     parse_cluster_secret,
 )
 from headway.controllers.appset.inputs import TreeInputs
-from headway.model import support, yamlload
+from headway.model import support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
-from headway.source.errors import PathNotFound, SourceError
+from headway.source.errors import SourceError
+from headway.source.library import library_paths
 from headway.source.render import (
-    KUSTOMIZATION_FILES,
     Renderer,
     RenderRequest,
     RenderResult,
@@ -57,7 +54,7 @@ from headway.source.render_directory import (
     manifest_objects,
 )
 from headway.source.spec import ApplicationSource
-from headway.source.tree import TreeReader, normalize_path
+from headway.source.tree import TreeReader
 
 __all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "cluster_secrets_in", "normalize_url"]
 
@@ -410,32 +407,3 @@ def collect_crds(tree: TreeReader) -> tuple[Document, ...]:
         result = load_documents(data.decode("utf-8", errors="replace"), file)
         found.extend(d for d in result.documents if d.kind == "CustomResourceDefinition")
     return tuple(found)
-
-
-def library_paths(tree: TreeReader, path: str) -> list[str]:
-    """Repository paths outside `path` that its render reads: Helm `file://` dependencies and
-    Kustomize resources or components that climb out of the source directory."""
-    found: list[str] = []
-    candidates = [("Chart.yaml", "dependencies"), *((k, "resources") for k in KUSTOMIZATION_FILES)]
-    for name, key in candidates:
-        file = f"{path}/{name}" if path else name
-        if tree.kind(file) != "file":
-            continue
-        try:
-            parsed = as_dict(yamlload.load_one(tree.read(file)))
-        except (yaml.YAMLError, SourceError):
-            continue
-        entries = [*as_list(parsed.get(key)), *as_list(parsed.get("components"))]
-        for entry in entries:
-            target = as_dict(entry).get("repository") if key == "dependencies" else entry
-            text = str(target or "")
-            if key == "dependencies" and not text.startswith("file://"):
-                continue
-            relative = text.removeprefix("file://")
-            if not relative.startswith(".."):
-                continue
-            try:
-                found.append(normalize_path(f"{path}/{relative}"))
-            except PathNotFound:
-                continue
-    return found

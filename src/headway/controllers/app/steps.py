@@ -8,24 +8,27 @@ Two step controllers:
   manual edit is seen at once (self-heal).
 * `SourceWatchSteps` - one synthetic key, every half second: re-publishes `--apps PATH`
   when a file there changed, and when a local repository's refs moved (a commit to a
-  `file://` remote) refreshes every app reading it, well within a second. It lists the
+  `file://` remote) refreshes every app reading it, well within a second: first the apps
+  reading a changed file, then the rest (which only record the new revision). It lists the
   Applications again only after a watch event says one changed.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
+from headway.controllers.app.commit_files import CommitFiles
 from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
 from headway.controllers.app.definitions import DefinitionsWatcher
 from headway.controllers.app.sources import LocalRefWatcher, SourceReader
 from headway.controllers.manager import ObjectKey
 from headway.model.obj import Obj
+from headway.review.commit_order import commit_order
 from headway.source.spec import raw_sources
 from headway.sync.comparison import instance_of, owner_of
 
@@ -112,6 +115,7 @@ class SourceWatchSteps:
         self._store = store
         self._definitions = DefinitionsWatcher(apps_path) if apps_path is not None else None
         self._refs = LocalRefWatcher()
+        self._commits = CommitFiles()
         # The Applications as last listed; None after a watch event says one changed. Listing
         # (and decoding) the whole fleet every half second cost more than all else when idle.
         self._listed: list[dict[str, Any]] | None = None
@@ -130,13 +134,26 @@ class SourceWatchSteps:
         apps = self._applications()
         urls = sorted({str(s.get("repoURL") or "") for a in apps for s in raw_sources(a)})
         moved = set(self._refs.changed(urls))
+        for url in urls:
+            self._commits.remember(url)
+        changed = {url: self._commits.changed(url) for url in sorted(moved)}
         for url in moved:
             self._reader.mark_changed(url)
-        for app in apps:
-            if any(str(s.get("repoURL") or "") in moved for s in raw_sources(app)):
-                meta = app["metadata"]
-                self._controller.reconcile(str(meta["name"]), str(meta.get("namespace")))
+        reading = [a for a in apps if any(_url(s) in moved for s in raw_sources(a))]
+        libraries = {_name(a): self._library(a, moved) for a in reading}
+        # The apps whose files changed first; the rest only record the new revision.
+        for app in commit_order(reading, changed, libraries=libraries):
+            meta = app["metadata"]
+            self._controller.reconcile(str(meta["name"]), str(meta.get("namespace")))
         return self.INTERVAL
+
+    def _library(self, app: dict[str, Any], moved: set[str]) -> tuple[str, ...]:
+        found: dict[str, None] = {}
+        for source in raw_sources(app):
+            if _url(source) in moved:
+                paths = [str(source.get("path") or "")]
+                found.update(dict.fromkeys(self._commits.library(_url(source), paths)))
+        return tuple(found)
 
     def _applications(self) -> list[dict[str, Any]]:
         if self._listed is None:
@@ -145,6 +162,14 @@ class SourceWatchSteps:
             except ClusterError:
                 return []
         return self._listed
+
+
+def _url(source: Mapping[str, Any]) -> str:
+    return str(source.get("repoURL") or "")
+
+
+def _name(app: dict[str, Any]) -> str:
+    return str((app.get("metadata") or {}).get("name") or "")
 
 
 def _apps(store: Cluster) -> list[dict[str, Any]]:

@@ -1,0 +1,83 @@
+"""What a commit to a local repository changed: the source watcher's edge to Git.
+
+Remembers the commit each ref of a `file://` repository points at; when the refs move, the
+files changed between each ref's old and new commit, and the library paths (Helm `file://`
+dependencies, Kustomize bases outside the path) the new commits' trees give each source path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pygit2
+
+from headway.source.git import local_repo_path
+from headway.source.library import library_paths
+from headway.source.tree import GitTree
+
+__all__ = ["CommitFiles"]
+
+
+class CommitFiles:
+    def __init__(self) -> None:
+        self._refs: dict[str, dict[str, str]] = {}
+        self._trees: dict[str, list[GitTree]] = {}
+
+    def remember(self, url: str) -> None:
+        """Note where `url`'s refs point now (a baseline for the next `changed`)."""
+        if url not in self._refs:
+            self._refs[url] = _ref_commits(url) or {}
+
+    def changed(self, url: str) -> tuple[str, ...] | None:
+        """Files changed since the refs were last noted (None: could not tell)."""
+        repo = _open(url)
+        before = self._refs.get(url)
+        after = _ref_commits(url)
+        if repo is None or before is None or after is None:
+            return None
+        self._refs[url] = after
+        files: set[str] = set()
+        for name, new in after.items():
+            old = before.get(name)
+            if old is None or old == new:
+                continue
+            diff = repo[old].peel(pygit2.Tree).diff_to_tree(repo[new].peel(pygit2.Tree))
+            for delta in diff.deltas:
+                files.update({delta.old_file.path, delta.new_file.path})
+        self._trees[url] = [
+            GitTree(repo, repo[oid].peel(pygit2.Tree), f"{url}@{oid[:12]}")
+            for oid in set(after.values())
+        ]
+        return tuple(sorted(files))
+
+    def library(self, url: str, paths: Iterable[str]) -> tuple[str, ...]:
+        """Paths outside `paths` their renders read, in the trees of the last `changed`."""
+        found: dict[str, None] = {}
+        for tree in self._trees.get(url, []):
+            for path in paths:
+                found.update(dict.fromkeys(library_paths(tree, path.strip("/"))))
+        return tuple(found)
+
+
+def _open(url: str) -> pygit2.Repository | None:
+    root = local_repo_path(url)
+    if root is None:
+        return None
+    try:
+        return pygit2.Repository(str(root))
+    except pygit2.GitError:
+        return None
+
+
+def _ref_commits(url: str) -> dict[str, str] | None:
+    repo = _open(url)
+    if repo is None:
+        return None
+    found: dict[str, str] = {}
+    for name in repo.references:
+        try:
+            target = repo.lookup_reference(name).resolve().peel(pygit2.Commit)
+        except (pygit2.GitError, KeyError, ValueError):
+            continue
+        found[name] = str(target.id)
+    return found

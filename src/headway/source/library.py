@@ -1,0 +1,44 @@
+"""Repository paths outside an Application's source directory that its render reads (Helm
+`file://` dependencies, Kustomize resources and components climbing out with `..`). Used by
+`headway check`/`diff` and by the source watcher to tell which apps a commit touches."""
+
+from __future__ import annotations
+
+import yaml
+
+from headway.check.manifest import as_dict, as_list
+from headway.model import yamlload
+from headway.source.errors import PathNotFound, SourceError
+from headway.source.render import KUSTOMIZATION_FILES
+from headway.source.tree import TreeReader, normalize_path
+
+__all__ = ["library_paths"]
+
+
+def library_paths(tree: TreeReader, path: str) -> list[str]:
+    """Repository paths outside `path` that its render reads: Helm `file://` dependencies and
+    Kustomize resources or components that climb out of the source directory."""
+    found: list[str] = []
+    candidates = [("Chart.yaml", "dependencies"), *((k, "resources") for k in KUSTOMIZATION_FILES)]
+    for name, key in candidates:
+        file = f"{path}/{name}" if path else name
+        if tree.kind(file) != "file":
+            continue
+        try:
+            parsed = as_dict(yamlload.load_one(tree.read(file)))
+        except (yaml.YAMLError, SourceError):
+            continue
+        entries = [*as_list(parsed.get(key)), *as_list(parsed.get("components"))]
+        for entry in entries:
+            target = as_dict(entry).get("repository") if key == "dependencies" else entry
+            text = str(target or "")
+            if key == "dependencies" and not text.startswith("file://"):
+                continue
+            relative = text.removeprefix("file://")
+            if not relative.startswith(".."):
+                continue
+            try:
+                found.append(normalize_path(f"{path}/{relative}"))
+            except PathNotFound:
+                continue
+    return found
