@@ -5,6 +5,7 @@ failed run fails it, and every template is scaled down at the end."""
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.manager import ObjectKey
 from headway.controllers.rollout.experiments import ExperimentController
+from headway.kubetime import format_time
 
 
 def _template(name: str, image: str, replicas: int = 1) -> dict[str, Any]:
@@ -104,14 +106,25 @@ def test_templates_run_side_by_side_then_the_duration_ends_it(
     h.settle()
     status = h.status()
     assert status["phase"] == "Successful"
-    assert sorted(h.replica_sets().values()) == [0, 0]
     assert h.cluster.get(API, "AnalysisRun", "trial-errors", "default")["spec"]["terminate"]
+    # scaleDownDelaySeconds defaults to 30: the templates stay up that long, stamped with when
+    # they go.
+    assert sorted(h.replica_sets().values()) == [1, 2]
+    deadlines = {(rs["metadata"].get("annotations") or {}).get("scale-down-deadline")
+                 for rs in h.cluster.list("apps/v1", "ReplicaSet", namespace="default")}
+    assert deadlines == {format_time(clock.now() + timedelta(seconds=30))}
+    clock.advance(29)
+    assert h.settle() == 1
+    assert sorted(h.replica_sets().values()) == [1, 2]
+    clock.advance(1)
+    h.settle()
+    assert sorted(h.replica_sets().values()) == [0, 0]
 
 
 def test_a_failed_analysis_fails_the_experiment(tmp_path: Path, clock: VirtualClock) -> None:
     h = ExperimentHarness(tmp_path, clock)
     h.apply(template("errors", args=[{"name": "service"}]))
-    h.apply(experiment(duration="10m", analyses=ANALYSES))
+    h.apply(experiment(duration="10m", analyses=ANALYSES, scaleDownDelaySeconds=0))
     h.settle()
     h.run_phase("trial-errors", "Failed", 'Metric "errors" assessed Failed')
     h.settle()
@@ -144,3 +157,60 @@ def test_pending_until_every_template_is_available(tmp_path: Path, clock: Virtua
     status = h.status()
     assert status["phase"] == "Pending" and "availableAt" not in status
     assert [t["status"] for t in status["templateStatuses"]] == ["Progressing", "Progressing"]
+
+
+def test_a_template_not_available_within_the_progress_deadline_fails_it(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """No kubelet: the canary template never gets a pod. Argo fails the experiment once
+    progressDeadlineSeconds pass without progress; before that it stays Pending."""
+    h = ExperimentHarness(tmp_path, clock)
+    h.apply(experiment(duration="60s", progressDeadlineSeconds=120, scaleDownDelaySeconds=0))
+    wake = h.controller.step(ObjectKey("default", "trial"))
+    assert wake == 120
+    clock.advance(119)
+    h.controller.step(ObjectKey("default", "trial"))
+    assert h.status()["phase"] == "Pending"
+    clock.advance(1)
+    h.controller.step(ObjectKey("default", "trial"))
+    status = h.status()
+    assert status["phase"] == "Failed"
+    assert status["message"] == "Template 'baseline' exceeded its progressDeadlineSeconds (120)"
+    assert status["templateStatuses"][0]["message"] == status["message"]
+    assert sorted(h.replica_sets().values()) == [0, 0]
+
+
+def test_progress_restarts_the_deadline(tmp_path: Path, clock: VirtualClock) -> None:
+    """A pod becoming available is progress: the deadline counts from then, not from the start."""
+    h = ExperimentHarness(tmp_path, clock)
+    h.apply(experiment(progressDeadlineSeconds=120))
+    h.controller.step(ObjectKey("default", "trial"))
+    names = {n.split("-")[1]: n for n in h.replica_sets()}
+    h.cluster.patch_status("apps/v1", "ReplicaSet", names["baseline"], "default",
+                           {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1})
+    clock.advance(100)
+    h.cluster.patch_status("apps/v1", "ReplicaSet", names["canary"], "default",
+                           {"replicas": 2, "readyReplicas": 1, "availableReplicas": 1})
+    h.controller.step(ObjectKey("default", "trial"))
+    clock.advance(119)  # 219 s from the start, 119 s since the canary's first pod came up
+    assert h.controller.step(ObjectKey("default", "trial")) == 1
+    assert h.status()["phase"] == "Pending"
+    clock.advance(1)
+    h.controller.step(ObjectKey("default", "trial"))
+    status = h.status()
+    assert (status["phase"], status["message"]) == (
+        "Failed", "Template 'canary' exceeded its progressDeadlineSeconds (120)")
+
+
+def test_runs_carry_dry_run_and_the_run_metadata(tmp_path: Path, clock: VirtualClock) -> None:
+    h = ExperimentHarness(tmp_path, clock)
+    h.apply(template("errors", args=[{"name": "service"}]))
+    h.apply(experiment(analyses=ANALYSES, dryRun=[{"metricName": "errors"}],
+                       analysisRunMetadata={"labels": {"team": "payments"},
+                                            "annotations": {"owner": "sre"}}))
+    h.settle()
+    run = h.cluster.get(API, "AnalysisRun", "trial-errors", "default")
+    assert run["spec"]["dryRun"] == [{"metricName": "errors"}]
+    assert run["metadata"]["labels"]["team"] == "payments"
+    assert run["metadata"]["labels"]["experiment"] == "trial"
+    assert run["metadata"]["annotations"] == {"owner": "sre"}

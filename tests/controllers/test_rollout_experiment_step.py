@@ -90,6 +90,10 @@ def test_a_failed_experiment_aborts_the_rollout(tmp_path: Path, clock: VirtualCl
     experiment_sets = [rs for rs in h.cluster.list("apps/v1", "ReplicaSet", namespace="default")
                        if rs["metadata"]["name"].startswith(f"web-{new}-2-0-")]
     assert len(experiment_sets) == 2
+    clock.advance(30)  # the Experiment's default scaleDownDelaySeconds
+    h.settle()
+    experiment_sets = [rs for rs in h.cluster.list("apps/v1", "ReplicaSet", namespace="default")
+                       if rs["metadata"]["name"].startswith(f"web-{new}-2-0-")]
     assert all(rs["spec"]["replicas"] == 0 for rs in experiment_sets)
 
 
@@ -104,3 +108,52 @@ def test_a_new_template_terminates_the_running_experiment(
     assert len(experiments) == 2
     old = [e for e in experiments.values() if e["spec"].get("terminate")]
     assert len(old) == 1 and old[0]["status"]["phase"] == "Successful"
+
+
+def test_the_step_passes_its_settings_and_the_rollout_deadline_to_the_experiment(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    step = {**EXPERIMENT, "dryRun": [{"metricName": "errors"}], "scaleDownDelaySeconds": 5,
+            "analysisRunMetadata": {"labels": {"team": "payments"}}}
+    h = BothHarness(tmp_path, clock)
+    h.apply(template("errors", args=[{"name": "service"}]))
+    h.apply(rollout(canary={"steps": [{"experiment": step}]}, progressDeadlineSeconds=90))
+    h.settle()
+    h.apply(rollout(image="app:v2", canary={"steps": [{"experiment": step}]},
+                    progressDeadlineSeconds=90))
+    h.settle()
+    spec = h.experiment()["spec"]
+    assert (spec["progressDeadlineSeconds"], spec["scaleDownDelaySeconds"]) == (90, 5)
+    run = h.cluster.list(API, "AnalysisRun", namespace="default")[0]
+    assert run["spec"]["dryRun"] == [{"metricName": "errors"}]
+    assert run["metadata"]["labels"]["team"] == "payments"
+
+
+def test_background_analysis_keeps_running_through_the_experiment_step(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """As Argo: the canary's background analysis is not paused or replaced by an experiment
+    step. It starts with the update and, when it fails mid-experiment, the rollout aborts and the
+    Experiment is terminated."""
+    background = {"templates": [{"templateName": "errors"}],
+                  "args": [{"name": "service", "value": "web"}]}
+    canary = {"steps": STEPS, "analysis": background}
+    h = BothHarness(tmp_path, clock)
+    h.apply(template("errors", args=[{"name": "service"}]))
+    h.apply(rollout(canary=canary))
+    h.settle()
+    h.apply(rollout(image="app:v2", canary=canary))
+    h.settle()
+    new = h.status()["currentPodHash"]
+    assert h.status()["canary"]["currentExperiment"] == f"web-{new}-2-0"
+    background_run = f"web-{new}-2"
+    found = h.cluster.get(API, "AnalysisRun", background_run, "default")
+    assert found["metadata"]["labels"]["rollout-type"] == "Background"
+    h.cluster.patch_status(API, "AnalysisRun", background_run, "default",
+                           {**(found.get("status") or {}), "phase": "Failed",
+                            "message": 'Metric "errors" assessed Failed'})
+    h.settle()
+    status = h.status()
+    assert status["abort"] is True
+    assert "Background analysis run" in status["message"]
+    assert h.experiment()["spec"].get("terminate") is True

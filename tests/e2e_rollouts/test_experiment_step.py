@@ -61,6 +61,7 @@ STEPS = [
     {"setWeight": 20},
     {"experiment": {
         "duration": "5m",
+        "scaleDownDelaySeconds": 0,  # pods go at once (the 30 s default is pinned on the clock)
         "templates": [{"name": "baseline", "specRef": "stable"},
                       {"name": "canary", "specRef": "canary"}],
         "analyses": [{"name": "errors", "templateName": "errors",

@@ -96,6 +96,12 @@ def build_experiment(d: Draft, step: Mapping[str, Any], index: int) -> dict[str,
     }
     if step.get("duration") is not None:
         spec["duration"] = step["duration"]
+    deadline = (ctx.obj.get("spec") or {}).get("progressDeadlineSeconds")
+    if deadline is not None:  # the Rollout's, as Argo passes it on
+        spec["progressDeadlineSeconds"] = deadline
+    for key in ("dryRun", "analysisRunMetadata", "scaleDownDelaySeconds"):
+        if step.get(key) is not None:
+            spec[key] = copy.deepcopy(step[key])
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Experiment",

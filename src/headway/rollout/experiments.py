@@ -15,7 +15,15 @@ its template with the given argument values. It ends:
   run's message;
 * on `spec.terminate: true`: Successful unless a run already said otherwise.
 
-When it ends its runs still running are terminated and every template is scaled to zero.
+A template whose pods are not all available within `progressDeadlineSeconds` (600 by
+default) of its last progress (any change in its replica counts restarts the clock) fails the
+experiment: "Template '<name>' exceeded its progressDeadlineSeconds (<n>)". The runs get the
+experiment's `dryRun` and `measurementRetention` and the labels and annotations of its
+`analysisRunMetadata`.
+
+When it ends its runs still running are terminated; each template ReplicaSet is stamped with a
+`scale-down-deadline` `scaleDownDelaySeconds` (30 by default) ahead and scaled to zero when that
+passes (at once for 0).
 The status carries `phase`, `message`, `availableAt`, `templateStatuses` (name, replicas,
 updatedReplicas, readyReplicas, availableReplicas, status, podTemplateHash,
 lastTransitionTime) and `analysisRuns` (name, analysisRun, phase, message).
@@ -42,6 +50,8 @@ __all__ = ["ExperimentPlan", "decide_experiment", "experiment_replica_set", "tem
 
 _WORSE = ("Successful", "Inconclusive", "Error", "Failed")  # in order of badness
 _FINISHED = ("Successful", "Failed", "Error", "Inconclusive")
+DEFAULT_PROGRESS_DEADLINE_SECONDS = 600  # as Argo Rollouts' experiment default
+DEFAULT_SCALE_DOWN_DELAY_SECONDS = 30
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,7 @@ class ExperimentPlan:
     status: dict[str, Any]
     create_sets: tuple[dict[str, Any], ...] = ()
     scales: Mapping[str, int] = field(default_factory=dict)  # ReplicaSet name -> replicas
+    deadlines: Mapping[str, str] = field(default_factory=dict)  # ReplicaSet -> scale-down time
     create_runs: tuple[dict[str, Any], ...] = ()
     terminate_runs: tuple[str, ...] = ()
     requeue_after: float | None = None
@@ -92,23 +103,62 @@ def _analysis_run(
     args = tuple(RolloutArgument(str(a.get("name")), None if a.get("value") is None
                                  else str(a["value"]), None)
                  for a in analysis.get("args") or [])
+    spec = exp.get("spec") or {}
+    metadata = spec.get("analysisRunMetadata") or {}
     request = RunRequest(rollout_type="Experiment", step_index=None, templates=(ref,), args=args,
-                         dry_run=(), measurement_retention=(), labels={}, annotations={})
+                         dry_run=tuple(spec.get("dryRun") or ()),
+                         measurement_retention=tuple(spec.get("measurementRetention") or ()),
+                         labels={}, annotations={})
     run = build_analysis_run(request, rollout=exp, templates=templates,
                              name=_run_name(exp, analysis), stable_hash="", current_hash="",
                              revision=0)
     meta = run["metadata"]
     meta["ownerReferences"] = [owner_reference(exp)]
-    meta["labels"] = {"experiment": exp["metadata"]["name"], "rollout-type": "Experiment"}
-    meta["annotations"] = {}
+    meta["labels"] = {**(metadata.get("labels") or {}), "experiment": exp["metadata"]["name"],
+                      "rollout-type": "Experiment"}
+    meta["annotations"] = dict(metadata.get("annotations") or {})
     return run
+
+
+def _progress_since(before: Mapping[str, Any], rs: ReplicaSetView | None,
+                    now: datetime) -> datetime:
+    """When a template last made progress: a change in its replica counts restarts the clock."""
+    counts = (rs.status_replicas, rs.ready, rs.available) if rs else (0, 0, 0)
+    previous = (before.get("replicas", 0), before.get("readyReplicas", 0),
+                before.get("availableReplicas", 0))
+    stamp = parse_time(before.get("lastTransitionTime"))
+    return stamp if stamp is not None and counts == previous else now
+
+
+def _progress_deadline(spec: Mapping[str, Any]) -> timedelta:
+    seconds = spec.get("progressDeadlineSeconds")
+    return timedelta(seconds=seconds if isinstance(seconds, int)
+                     else DEFAULT_PROGRESS_DEADLINE_SECONDS)
+
+
+def _stalled_template(
+    exp: Mapping[str, Any], sets: Mapping[str, ReplicaSetView], before: Mapping[str, Any],
+    now: datetime,
+) -> tuple[str, str] | None:
+    """(template, message) for the first template not available within the progress deadline."""
+    spec = exp.get("spec") or {}
+    deadline = _progress_deadline(spec)
+    for t in spec.get("templates") or []:
+        rs = sets.get(_set_name(exp, t))
+        if rs is not None and rs.available >= int(t.get("replicas", 1)):
+            continue
+        if now >= _progress_since(before.get(t["name"]) or {}, rs, now) + deadline:
+            return t["name"], (f"Template '{t['name']}' exceeded its progressDeadlineSeconds "
+                               f"({int(deadline.total_seconds())})")
+    return None
 
 
 def _template_status(
     template: Mapping[str, Any], rs: ReplicaSetView | None, *, state: str, now: datetime,
     before: Mapping[str, Any],
 ) -> dict[str, Any]:
-    transition = before.get("lastTransitionTime") if before.get("status") == state else None
+    since = _progress_since(before, rs, now)
+    transition = since if before.get("status") == state else now
     return {
         "name": template["name"],
         "replicas": rs.status_replicas if rs else 0,
@@ -117,7 +167,7 @@ def _template_status(
         "availableReplicas": rs.available if rs else 0,
         "status": state,
         "podTemplateHash": template_hash(template),
-        "lastTransitionTime": transition or format_time(now),
+        "lastTransitionTime": format_time(transition),
     }
 
 
@@ -137,8 +187,10 @@ def _required_done(exp: Mapping[str, Any], runs: Mapping[str, RunView]) -> bool:
 
 
 def _ending(exp: Mapping[str, Any], runs: Mapping[str, RunView], available_at: datetime | None,
-            now: datetime) -> tuple[str, str] | None:
+            now: datetime, stalled: tuple[str, str] | None) -> tuple[str, str] | None:
     """(phase, message) when the experiment ends now."""
+    if stalled is not None:
+        return "Failed", stalled[1]
     worst = _worst_run(exp, runs)
     if worst is not None:
         detail = f": {worst.message}" if worst.message else ""
@@ -162,9 +214,8 @@ def decide_experiment(
     spec = exp.get("spec") or {}
     templates = list(spec.get("templates") or [])
     if status.get("phase") in _FINISHED:
-        idle = {_set_name(exp, t): 0 for t in templates
-                if (rs := sets.get(_set_name(exp, t))) is not None and rs.replicas}
-        return ExperimentPlan(status=status, scales=idle)
+        idle, deadlines, wait = _wind_down(exp, sets, now)
+        return ExperimentPlan(status=status, scales=idle, deadlines=deadlines, requeue_after=wait)
     creates = tuple(experiment_replica_set(exp, t) for t in templates
                     if _set_name(exp, t) not in sets)
     available_at = parse_time(status.get("availableAt"))
@@ -173,21 +224,26 @@ def decide_experiment(
     if available_at is None and everyone_up:
         available_at = now
         status["availableAt"] = format_time(now)
-    ending = _ending(exp, runs, available_at, now)
+    before = {s.get("name"): s for s in status.get("templateStatuses") or []}
+    stalled = _stalled_template(exp, sets, before, now)
+    ending = _ending(exp, runs, available_at, now, stalled)
     phase = ending[0] if ending else ("Running" if available_at else "Pending")
     status["phase"], status["message"] = phase, ending[1] if ending else None
-    before = {s.get("name"): s for s in status.get("templateStatuses") or []}
-    scales: dict[str, int] = {}
     statuses = []
     for t in templates:
-        name, want = _set_name(exp, t), 0 if ending else int(t.get("replicas", 1))
-        rs = sets.get(name)
-        scales[name] = want
+        rs, want = sets.get(_set_name(exp, t)), int(t.get("replicas", 1))
         running = rs is not None and rs.available >= want
         state = phase if ending else ("Running" if running else "Progressing")
-        statuses.append(_template_status(t, rs, state=state, now=now,
-                                         before=before.get(t["name"]) or {}))
+        entry = _template_status(t, rs, state=state, now=now, before=before.get(t["name"]) or {})
+        if stalled is not None and stalled[0] == t["name"]:
+            entry["message"] = stalled[1]
+        statuses.append(entry)
     status["templateStatuses"] = statuses
+    if ending:
+        scales, deadlines, wind_wait = _wind_down(exp, sets, now)
+    else:
+        scales = {_set_name(exp, t): int(t.get("replicas", 1)) for t in templates}
+        deadlines, wind_wait = {}, None
     create_runs: list[dict[str, Any]] = []
     if available_at is not None and not ending:
         for analysis in spec.get("analyses") or []:
@@ -203,11 +259,55 @@ def decide_experiment(
         for a in spec.get("analyses") or []
     ]
     terminate = tuple(r.name for r in runs.values() if ending and not r.completed)
-    wake = _wake(spec, available_at, now, ending)
+    wake = _earliest(_wake(spec, available_at, now, ending), wind_wait,
+                     None if ending else _stall_wake(exp, sets, before, now))
     clean = {k: v for k, v in status.items() if v is not None}
-    return ExperimentPlan(status=clean, create_sets=creates, scales=scales,
+    return ExperimentPlan(status=clean, create_sets=creates, scales=scales, deadlines=deadlines,
                           create_runs=tuple(create_runs), terminate_runs=terminate,
                           requeue_after=wake)
+
+
+def _wind_down(exp: Mapping[str, Any], sets: Mapping[str, ReplicaSetView],
+               now: datetime) -> tuple[dict[str, int], dict[str, str], float | None]:
+    """Scale-downs due now, deadlines to stamp, and the wait until the next deadline."""
+    spec = exp.get("spec") or {}
+    raw = spec.get("scaleDownDelaySeconds")
+    delay = raw if isinstance(raw, int) else DEFAULT_SCALE_DOWN_DELAY_SECONDS
+    scales: dict[str, int] = {}
+    deadlines: dict[str, str] = {}
+    waits: list[float] = []
+    for t in spec.get("templates") or []:
+        name = _set_name(exp, t)
+        rs = sets.get(name)
+        if rs is None or not rs.replicas:
+            continue
+        due = rs.scale_down_deadline
+        if delay <= 0 or (due is not None and now >= due):
+            scales[name] = 0
+        elif due is None:
+            deadlines[name] = format_time(now + timedelta(seconds=delay))
+            waits.append(float(delay))
+        else:
+            waits.append((due - now).total_seconds())
+    return scales, deadlines, min(waits, default=None)
+
+
+def _stall_wake(exp: Mapping[str, Any], sets: Mapping[str, ReplicaSetView],
+                before: Mapping[str, Any], now: datetime) -> float | None:
+    """Seconds until the earliest progress deadline of a template still coming up."""
+    spec = exp.get("spec") or {}
+    deadline = _progress_deadline(spec)
+    waits = [(_progress_since(before.get(t["name"]) or {}, rs, now) + deadline - now)
+             .total_seconds()
+             for t in spec.get("templates") or []
+             if (rs := sets.get(_set_name(exp, t))) is None
+             or rs.available < int(t.get("replicas", 1))]
+    return max(0.0, min(waits)) if waits else None
+
+
+def _earliest(*waits: float | None) -> float | None:
+    present = [w for w in waits if w is not None]
+    return min(present) if present else None
 
 
 def _wake(spec: Mapping[str, Any], available_at: datetime | None, now: datetime,

@@ -22,7 +22,7 @@ from headway.controllers.rollout.inputs import (
 )
 from headway.model.obj import Obj
 from headway.rollout.experiments import ExperimentPlan, decide_experiment
-from headway.rollout.replica_sets import view_of
+from headway.rollout.replica_sets import SCALE_DOWN_DEADLINE_ANNOTATION, view_of
 from headway.rollout.runs import run_view_of
 
 __all__ = ["ExperimentController"]
@@ -91,6 +91,11 @@ class ExperimentController:
                 rs = self._cluster.get("apps/v1", "ReplicaSet", name, namespace)
                 if (rs.get("spec") or {}).get("replicas") != replicas:
                     write_replica_set(self._cluster, rs, replicas=replicas)
+        for name, deadline in plan.deadlines.items():
+            with contextlib.suppress(NotFound):
+                rs = self._cluster.get("apps/v1", "ReplicaSet", name, namespace)
+                write_replica_set(self._cluster, rs,
+                                  annotations={SCALE_DOWN_DEADLINE_ANNOTATION: deadline})
         for run in plan.create_runs:
             self._cluster.apply(run, field_manager=FIELD_MANAGER)
         for name in plan.terminate_runs:
