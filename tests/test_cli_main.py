@@ -178,3 +178,32 @@ def test_app_help_loads_no_operation_model_git_or_controller() -> None:
             "headway.controllers.app.names",
         )
     ] == []
+
+
+_REDACTION_PROBE = """
+import logging, sys
+from headway.cli import main
+sys.argv = ["headway", *sys.argv[1:]]
+try:
+    main.main()
+except SystemExit:
+    pass
+print(getattr(logging.getLogRecordFactory(), "headway_redacts", False), file=sys.stderr)
+"""
+
+
+def test_a_command_runs_with_log_redaction_installed() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _REDACTION_PROBE, "validate", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_version_imports_no_logging() -> None:
+    """`--version` runs no command, so it skips the redaction module and `logging`."""
+    imported = _modules_imported_by("--version")
+    assert [m for m in imported if m == "logging" or m.startswith("headway.redaction")] == []

@@ -14,7 +14,6 @@ from typer.core import TyperCommand, TyperGroup
 
 import headway
 from headway.cli import commands
-from headway.redaction import install_log_redaction
 
 
 class LazyRootGroup(TyperGroup):
@@ -62,7 +61,15 @@ class LazyRootGroup(TyperGroup):
 
 
 def _load(entry: commands.CommandEntry, ctx: click.Context) -> click.Command | None:
-    """Import the entry's module and return the command it registers under the entry's name."""
+    """Import the entry's module and return the command it registers under the entry's name.
+
+    Every command `main()` runs comes through here, so this is where log redaction is
+    installed: before any command code runs, and not for `--help` and `--version`, which log
+    nothing and so skip importing `logging`.
+    """
+    from headway.redaction import install_log_redaction
+
+    install_log_redaction()  # no log line of any command shows credentials in a URL
     scratch = typer.Typer()
     # A callback keeps Typer from collapsing a one-command app into that command.
     scratch.callback()(_no_options)
@@ -121,7 +128,6 @@ def _register_all() -> None:
 
 
 def main() -> None:
-    install_log_redaction()  # no log line of any command shows credentials in a URL
     try:
         app()
     except KeyboardInterrupt:
