@@ -214,3 +214,21 @@ def test_a_malformed_rollout_lists_and_get_says_why_it_is_not_run(
     shown = " ".join(_cli(tmp_path, "get", "broken").split())
     assert shown.startswith("InvalidSpec: spec.strategy")
     assert "(the controller does not run it)" in shown
+
+
+def test_get_shows_the_current_steps_experiment(tmp_path: Path, clock: VirtualClock) -> None:
+    from test_rollout_experiment_step import _updated
+
+    h, _, new = _updated(tmp_path, clock)
+    exp = h.experiment()
+    hashes = {t["name"]: t["podTemplateHash"] for t in exp["status"]["templateStatuses"]}
+    out = _cli(tmp_path, "get", "web")
+    name = f"web-{new}-2-0"
+    assert f"Experiment {name} Running" in out
+    assert f"template baseline: ReplicaSet {name}-baseline-{hashes['baseline']} 1/1" in out
+    assert f"template canary: ReplicaSet {name}-canary-{hashes['canary']} 2/2" in out
+    run = exp["status"]["analysisRuns"][0]
+    assert f"AnalysisRun {name}-errors (errors) {run['phase']}" in out
+    clock.advance(60)
+    h.settle()  # the experiment succeeded: the step is done, nothing current to show
+    assert "Experiment" not in _cli(tmp_path, "get", "web")

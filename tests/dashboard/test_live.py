@@ -9,7 +9,7 @@ import threading
 import httpx2
 from dashboard_env import API, Scene
 
-from headway.dashboard.live import topics_of
+from headway.dashboard.live import WATCHED, topics_of
 
 
 def read_events(url: str, into: queue.Queue[list[str]], opened: threading.Event) -> None:
@@ -45,7 +45,11 @@ def test_topics_reach_a_rollout_from_its_runs_sets_and_pods() -> None:
                                        "ownerReferences": [{"kind": "ReplicaSet",
                                                             "name": "web-abc"}]}}
     app = {"kind": "Application", "metadata": {"namespace": "argocd", "name": "guestbook"}}
+    experiment = {"kind": "Experiment", "metadata": {"namespace": "ns", "name": "web-abc-2-0",
+                                                     "ownerReferences": owner}}
     assert topics_of(run) == {"rollout/ns/web"}
+    assert topics_of(experiment) == {"rollout/ns/web"}
+    assert ("argoproj.io/v1alpha1", "Experiment") in WATCHED
     assert topics_of(pod) == {"rollout/ns/web"}
     assert topics_of(app) == {"app/argocd/guestbook"}  # its row and its page
     assert topics_of(app, "ADDED") == topics_of(app, "DELETED") == {"apps", "app/argocd/guestbook"}

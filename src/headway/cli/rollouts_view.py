@@ -3,8 +3,8 @@
 `headway.steering.rollout_summary.summarize()` gathers plain data (the dashboard reads the
 same); `render()` lays it out with rich: the status line, the steps with the current one
 marked, the weights (for a canary without a router, the real share of pods: "setWeight 10 ->
-1 of 4 pods = 25%"), the ReplicaSets with their pods, and the AnalysisRuns with each metric's
-last measurement.
+1 of 4 pods = 25%"), the ReplicaSets with their pods, the AnalysisRuns with each metric's
+last measurement, and the current step's Experiment with its templates' ReplicaSets and runs.
 """
 
 from __future__ import annotations
@@ -133,7 +133,24 @@ def _tree(summary: RolloutSummary) -> Tree:
                     f"AnalysisRun {run['metadata']['name']} {phase} "
                     f"{_last_measurements(run)}".rstrip()
                 )
+    _experiment_branch(tree, summary)
     return tree
+
+
+def _experiment_branch(tree: Tree, summary: RolloutSummary) -> None:
+    """The current step's Experiment: its phase, each template's ReplicaSet, each run."""
+    exp = summary.experiment
+    if exp is None:
+        return
+    said = f": {exp.message}" if exp.message else ""
+    branch = tree.add(f"Experiment {exp.name} {exp.phase or 'Pending'}{said}")
+    for t in exp.templates:
+        where = f"ReplicaSet {t.replica_set}" if t.replica_set else "no ReplicaSet yet"
+        branch.add(f"template {t.template}: {where} {t.available}/{t.replicas} available "
+                   f"{t.status}".rstrip())
+    for r in exp.runs:
+        note = f": {r.message}" if r.message else ""
+        branch.add(f"AnalysisRun {r.run} ({r.analysis}) {r.phase or 'Pending'}{note}")
 
 
 def render(summary: RolloutSummary) -> RenderableType:

@@ -29,6 +29,7 @@ WATCHED: tuple[tuple[str, str], ...] = (
     (ARGO_API, "Application"),
     (ARGO_API, "Rollout"),
     (ARGO_API, "AnalysisRun"),
+    (ARGO_API, "Experiment"),  # its templates' and runs' progress, as its status reports it
     ("apps/v1", "ReplicaSet"),
     ("v1", "Pod"),
     ("headway.dev/v1alpha1", "Promotion"),

@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from headway.kubetime import parse_time
 from headway.model.obj import Obj
 from headway.redaction import redact_url_credentials
 from headway.rollout.replica_sets import HASH_LABEL, view_of
-from headway.steering.rollout_summary import RolloutSummary, weight_line
+from headway.steering.rollout_summary import ExperimentView, RolloutSummary, weight_line
 
 __all__ = [
     "MetricChart",
@@ -227,6 +227,7 @@ class RolloutPage:
     steps: tuple[StepRow, ...]
     sets: tuple[SetRow, ...]
     runs: tuple[RunCard, ...]
+    experiment: ExperimentView | None = None
 
 
 def _steps(summary: RolloutSummary) -> tuple[StepRow, ...]:
@@ -287,7 +288,15 @@ def rollout_page(summary: RolloutSummary, problem: str = "") -> RolloutPage:
         steps=_steps(summary),
         sets=_sets(summary),
         runs=tuple(run_card(r, aborted_at) for r in reversed(summary.runs)),
+        experiment=_redacted_experiment(summary.experiment),
     )
+
+
+def _redacted_experiment(exp: ExperimentView | None) -> ExperimentView | None:
+    if exp is None:
+        return None
+    runs = tuple(replace(r, message=redact_url_credentials(r.message)) for r in exp.runs)
+    return replace(exp, message=redact_url_credentials(exp.message), runs=runs)
 
 
 def rows(rollouts: Sequence[Obj]) -> list[RolloutRow]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.canary_replicas import replica_weight_percent
@@ -20,9 +21,47 @@ from headway.rollout.replica_sets import view_of
 if TYPE_CHECKING:  # the model loads only where a Rollout is parsed, not for --help
     from headway.model.rollout import Rollout
 
-__all__ = ["ARGO_API", "RolloutSummary", "owned", "summarize", "weight_line"]
+__all__ = [
+    "ARGO_API",
+    "ExperimentRun",
+    "ExperimentTemplate",
+    "ExperimentView",
+    "RolloutSummary",
+    "experiment_view",
+    "owned",
+    "summarize",
+    "weight_line",
+]
 
 ARGO_API = "argoproj.io/v1alpha1"
+
+
+@dataclass(frozen=True)
+class ExperimentTemplate:
+    template: str
+    replica_set: str  # "" while the Experiment controller has not created it
+    available: int
+    replicas: int
+    status: str  # the template's status as the Experiment reports it (Progressing, Running, ...)
+
+
+@dataclass(frozen=True)
+class ExperimentRun:
+    analysis: str
+    run: str  # the AnalysisRun's name
+    phase: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ExperimentView:
+    """The Experiment of the current `experiment` step (`status.canary.currentExperiment`)."""
+
+    name: str
+    phase: str  # "" while its controller has not written a status; Missing once it is gone
+    message: str
+    templates: tuple[ExperimentTemplate, ...]
+    runs: tuple[ExperimentRun, ...]
 
 
 @dataclass(frozen=True)
@@ -32,6 +71,7 @@ class RolloutSummary:
     replica_sets: tuple[Obj, ...]  # newest revision first
     pods: Mapping[str, tuple[Obj, ...]]  # ReplicaSet name -> pods
     runs: tuple[Obj, ...]  # oldest first
+    experiment: ExperimentView | None = None
 
     @property
     def status(self) -> Mapping[str, Any]:
@@ -65,7 +105,51 @@ def summarize(
         owned(cluster.list(ARGO_API, "AnalysisRun", namespace=namespace), uid),
         key=lambda r: str(r["metadata"].get("creationTimestamp", "")),
     )
-    return RolloutSummary(obj, rollout, tuple(sets), by_set, tuple(runs))
+    return RolloutSummary(obj, rollout, tuple(sets), by_set, tuple(runs),
+                          _current_experiment(cluster, namespace, obj))
+
+
+def _dicts(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _current_experiment(cluster: Cluster, namespace: str, obj: Obj) -> ExperimentView | None:
+    canary = (obj.get("status") or {}).get("canary")
+    name = canary.get("currentExperiment") if isinstance(canary, Mapping) else None
+    if not name:
+        return None
+    try:
+        exp = cluster.get(ARGO_API, "Experiment", str(name), namespace)
+    except NotFound:
+        return ExperimentView(str(name), "Missing", "", (), ())
+    uid = str(exp["metadata"].get("uid"))
+    sets = owned(cluster.list("apps/v1", "ReplicaSet", namespace=namespace), uid)
+    return experiment_view(exp, sets)
+
+
+def experiment_view(exp: Obj, replica_sets: list[Obj]) -> ExperimentView:
+    """An Experiment as shown: each template with the ReplicaSet running it (matched by the
+    template's pod hash among the ReplicaSets the Experiment owns), each analysis's run."""
+    found = exp.get("status")
+    status: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    by_hash = {view_of(rs).pod_hash: view_of(rs).name for rs in replica_sets}
+    templates = tuple(
+        ExperimentTemplate(
+            template=str(t.get("name")),
+            replica_set=by_hash.get(str(t.get("podTemplateHash")), ""),
+            available=int(t.get("availableReplicas") or 0),
+            replicas=int(t.get("replicas") or 0),
+            status=str(t.get("status") or ""),
+        )
+        for t in _dicts(status.get("templateStatuses"))
+    )
+    runs = tuple(
+        ExperimentRun(str(r.get("name")), str(r.get("analysisRun")), str(r.get("phase") or ""),
+                      str(r.get("message") or ""))
+        for r in _dicts(status.get("analysisRuns"))
+    )
+    return ExperimentView(str(exp["metadata"]["name"]), str(status.get("phase") or ""),
+                          str(status.get("message") or ""), templates, runs)
 
 
 def weight_line(summary: RolloutSummary) -> str:
