@@ -17,6 +17,7 @@ from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.analysis.controller import AnalysisController
 from headway.decisions import SqliteJournal, Subject, journal_path
+from headway.explain.rollout_story import RunEvidence, rollout_story
 from headway.providers.protocol import (
     MeasurementRequest,
     ProviderMeasurement,
@@ -200,3 +201,21 @@ def test_the_verdict_is_an_event_on_the_run(failed_run: Path, clock: VirtualCloc
     assert event["type"] == "Warning"
     assert "failureLimit (0)" in event["message"]
     assert TOKEN not in json.dumps(events)
+
+
+@pytest.mark.parametrize("status", [
+    "not an object",
+    {"phase": "Failed", "metricResults": "not a list"},
+    {"phase": "Failed", "metricResults": [7, {"name": "errors", "measurements": "x"},
+                                          {"name": "p99", "measurements": [3, {"value": "1",
+                                           "phase": "Failed", "metadata": "x"}]}]},
+])
+def test_a_run_status_of_the_wrong_shape_tells_what_it_can(status: object) -> None:
+    # Before: `headway explain rollout` printed an AttributeError traceback for a hand-edited
+    # AnalysisRun whose metricResults was not a list of objects (the dashboard hid it).
+    run = {"metadata": {"name": "web-run"}, "status": status}
+    rollout = {"metadata": {"name": "web"}, "status": {"phase": "Degraded"}}
+    story = rollout_story(rollout, [RunEvidence(run=run)])
+    texts = [line.text for line in story.lines]
+    if isinstance(status, dict) and isinstance(status["metricResults"], list):
+        assert "metric p99: value 1 -> Failed" in texts

@@ -121,18 +121,20 @@ def _verdict_lines(run: str, record: DecisionRecord) -> list[StoryLine]:
 
 
 def _status_lines(evidence: RunEvidence) -> list[StoryLine]:
-    """What the run's status still holds, for a run the journal does not have."""
-    status = evidence.run.get("status") or {}
+    """What the run's status still holds, for a run the journal does not have. A hand-edited
+    status of the wrong shape tells what it can (entries that are not objects are skipped)."""
+    status = _mapping(evidence.run.get("status"))
+    results = _mappings(status.get("metricResults"))
     lines: list[StoryLine] = []
-    for result in status.get("metricResults") or []:
-        for m in result.get("measurements") or []:
+    for result in results:
+        for m in _mappings(result.get("measurements")):
             value = m.get("value")
             shown = "no value" if value in (None, "") else f"value {value}"
             text = f"metric {result.get('name')}: {shown} -> {m.get('phase')}"
             at = str(m.get("finishedAt") or m.get("startedAt") or "")
             lines.append(StoryLine(at, "measurement", text, m))
             lines.extend(
-                StoryLine(at, "detail", d, depth=1) for d in _query(m.get("metadata") or {})
+                StoryLine(at, "detail", d, depth=1) for d in _query(_mapping(m.get("metadata")))
             )
     if status.get("phase") in ("Successful", "Failed", "Error", "Inconclusive"):
         text = f"AnalysisRun {evidence.name} ended {status.get('phase')}"
@@ -140,11 +142,19 @@ def _status_lines(evidence: RunEvidence) -> list[StoryLine]:
             text += f": {status['message']}"
         at = str(status.get("finishedAt") or "")
         lines.append(StoryLine(at, "verdict", text))
-        for result in status.get("metricResults") or []:
+        for result in results:
             reason = f": {result['message']}" if result.get("message") else ""
             detail = f"metric {result.get('name')} {result.get('phase')}{reason}"
             lines.append(StoryLine(at, "detail", detail, depth=1))
     return lines
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _mappings(value: object) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
 
 
 def _run_lines(evidence: RunEvidence) -> tuple[list[StoryLine], list[str]]:
