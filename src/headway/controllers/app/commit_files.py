@@ -13,6 +13,7 @@ import pygit2
 
 from headway.source.git import local_repo_path
 from headway.source.library import library_paths
+from headway.source.render import KUSTOMIZATION_FILES
 from headway.source.tree import GitTree
 
 __all__ = ["CommitFiles"]
@@ -21,7 +22,7 @@ __all__ = ["CommitFiles"]
 class CommitFiles:
     def __init__(self) -> None:
         self._refs: dict[str, dict[str, str]] = {}
-        self._trees: dict[str, list[GitTree]] = {}
+        self._trees: dict[str, list[tuple[pygit2.Tree, GitTree]]] = {}
 
     def remember(self, url: str) -> None:
         """Note where `url`'s refs point now (a baseline for the next `changed`)."""
@@ -44,19 +45,32 @@ class CommitFiles:
             diff = repo[old].peel(pygit2.Tree).diff_to_tree(repo[new].peel(pygit2.Tree))
             for delta in diff.deltas:
                 files.update({delta.old_file.path, delta.new_file.path})
+        trees = {oid: repo[oid].peel(pygit2.Tree) for oid in set(after.values())}
         self._trees[url] = [
-            GitTree(repo, repo[oid].peel(pygit2.Tree), f"{url}@{oid[:12]}")
-            for oid in set(after.values())
+            (tree, GitTree(repo, tree, f"{url}@{oid[:12]}")) for oid, tree in trees.items()
         ]
         return tuple(sorted(files))
 
     def library(self, url: str, paths: Iterable[str]) -> tuple[str, ...]:
         """Paths outside `paths` their renders read, in the trees of the last `changed`."""
         found: dict[str, None] = {}
-        for tree in self._trees.get(url, []):
+        for raw, tree in self._trees.get(url, []):
             for path in paths:
-                found.update(dict.fromkeys(library_paths(tree, path.strip("/"))))
+                if _may_climb_out(raw, path.strip("/")):
+                    found.update(dict.fromkeys(library_paths(tree, path.strip("/"))))
         return tuple(found)
+
+
+def _may_climb_out(tree: pygit2.Tree, path: str) -> bool:
+    """Whether the directory holds a Chart.yaml or a kustomization: one tree lookup, where
+    parsing through `library_paths` for every app of a 1,000-app repository cost a second."""
+    try:
+        directory = tree[path] if path else tree
+    except KeyError:
+        return False
+    if not isinstance(directory, pygit2.Tree):
+        return False
+    return any(name in directory for name in ("Chart.yaml", *KUSTOMIZATION_FILES))
 
 
 def _open(url: str) -> pygit2.Repository | None:
