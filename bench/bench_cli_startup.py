@@ -4,12 +4,16 @@ Yardsticks measured in the same run: `python -c pass` (the interpreter alone) an
 is installed, `kubectl version --client` (the CLI users compare with). Each command runs as
 a fresh process; the figure is the median wall time of N runs, printed with its ratios.
 
-    .venv/bin/python bench/bench_cli_startup.py [--runs N]
+    .venv/bin/python bench/bench_cli_startup.py [--runs N] [--before SRC]
+
+`--before SRC` (a `src` directory of another checkout, e.g. from `git archive`) also runs
+every `headway` case with that code on PYTHONPATH, interleaved in the same rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -23,7 +27,11 @@ HEADWAY = [sys.executable, "-m", "headway"]
 
 def wall_s(argv: list[str]) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, capture_output=True, check=False)
+    env = dict(os.environ)
+    if argv[:1] == ["env"]:  # ["env", "PYTHONPATH=...", *command]
+        key, _, value = argv[1].partition("=")
+        env[key], argv = value, argv[2:]
+    subprocess.run(argv, cwd=ROOT, capture_output=True, check=False, env=env)
     return time.perf_counter() - started
 
 
@@ -39,7 +47,9 @@ def median_walls_s(cases: dict[str, list[str]], runs: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
-    runs = parser.parse_args().runs
+    parser.add_argument("--before", type=Path, help="another checkout's src/ to compare with")
+    arguments = parser.parse_args()
+    runs = arguments.runs
 
     kubectl = shutil.which("kubectl")
     yardsticks = {"python -c pass": [sys.executable, "-c", "pass"]}
@@ -56,13 +66,19 @@ def main() -> None:
         "headway check --help": [*HEADWAY, "check", "--help"],
         "headway serve --help": [*HEADWAY, "serve", "--help"],
     }
+    if arguments.before:
+        before = f"PYTHONPATH={arguments.before.resolve()}"
+        cases = {
+            **cases,
+            **{f"before: {label}": ["env", before, *argv] for label, argv in cases.items()},
+        }
     medians = median_walls_s({**yardsticks, **cases}, runs)
     python = medians["python -c pass"]
     yard = medians.get("kubectl version --client")
-    print(f"{'command':34} {'median s':>9} {'x python':>9} {'x kubectl':>10}")
+    print(f"{'command':42} {'median s':>9} {'x python':>9} {'x kubectl':>10}")
     for label, took in medians.items():
         versus_kubectl = f"{took / yard:10.2f}" if yard else f"{'-':>10}"
-        print(f"{label:34} {took:9.3f} {took / python:9.2f} {versus_kubectl}")
+        print(f"{label:42} {took:9.3f} {took / python:9.2f} {versus_kubectl}")
 
 
 if __name__ == "__main__":
