@@ -9,6 +9,7 @@ machine, an older serve) the story is told from status and Events, and says what
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -17,8 +18,13 @@ import typer
 
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import NotFound
+from headway.cluster.protocol import Cluster
+from headway.decisions import DecisionJournal
 from headway.explain.story import Story
 from headway.steering.explain import app_of, open_journal, rollout_of
+
+# How an object's story is read: `steering.explain.rollout_of` or `app_of`.
+Teller = Callable[[Cluster, DecisionJournal, str, str], Story]
 
 __all__ = ["register"]
 
@@ -38,7 +44,15 @@ class StoryFormat(StrEnum):
 Output = Annotated[StoryFormat, typer.Option("-o", "--output", help="text or json.")]
 
 
-def _print(story: Story, output: StoryFormat) -> None:
+def _tell(teller: Teller, target: Target, namespace: str, name: str, output: StoryFormat) -> None:
+    """Read the object's story through `teller` and print it; a missing object is one line."""
+    journal = open_journal(target.state_dir)
+    with open_target(target) as cluster:
+        try:
+            story = teller(cluster, journal, namespace, name)
+        except NotFound as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1) from None
     if output is StoryFormat.JSON:
         typer.echo(json.dumps(story.to_json(), indent=2))
     else:
@@ -55,14 +69,7 @@ def explain_rollout(  # noqa: PLR0917 (typer maps each parameter to an option)
     context: Context = None,
 ) -> None:
     """A Rollout's last update: every measurement, its query and thresholds, each verdict."""
-    journal = open_journal(state_dir)
-    with open_target(Target(state_dir, kubeconfig, context)) as cluster:
-        try:
-            story = rollout_of(cluster, journal, namespace, name)
-        except NotFound as err:
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(1) from None
-    _print(story, output)
+    _tell(rollout_of, Target(state_dir, kubeconfig, context), namespace, name, output)
 
 
 @explain_app.command("app")
@@ -75,14 +82,7 @@ def explain_application(  # noqa: PLR0917 (typer maps each parameter to an optio
     context: Context = None,
 ) -> None:
     """An Application's last sync: what each wave applied, why it waited, how it ended."""
-    journal = open_journal(state_dir)
-    with open_target(Target(state_dir, kubeconfig, context)) as cluster:
-        try:
-            story = app_of(cluster, journal, namespace, name)
-        except NotFound as err:
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(1) from None
-    _print(story, output)
+    _tell(app_of, Target(state_dir, kubeconfig, context), namespace, name, output)
 
 
 def register(app: typer.Typer) -> None:
