@@ -99,3 +99,17 @@ def test_post_promotion_failure_switches_back(tmp_path: Path, clock: VirtualCloc
     clock.advance(10)
     h.settle()
     assert h.replica_sets() == {stable: 3, new: 0}
+
+
+def test_switching_a_service_keeps_the_apps_own_selector_keys(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    # A Service's selector is atomic: the controller wrote `{hash}` alone, which dropped
+    # `app: web-active` from the selector and made the app's diff fight the Rollout over it
+    # (found by tests/e2e_rollouts/test_kill_loop.py after the store learned atomic selectors).
+    h = _setup(tmp_path, clock, autoPromotionEnabled=False, previewReplicaCount=1)
+    status = h.status()
+    hashes = {"web-active": status["stableRS"], "web-preview": status["currentPodHash"]}
+    for name, pod_hash in hashes.items():
+        svc = h.cluster.get("v1", "Service", name, "default")
+        assert svc["spec"]["selector"] == {"app": "web", "rollouts-pod-template-hash": pod_hash}

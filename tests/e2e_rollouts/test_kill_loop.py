@@ -131,7 +131,10 @@ async def test_serve_killed_at_random_points_of_an_aborted_release(tmp_path: Pat
             assert phases == ["Failed"], phases
             # The last serve compares the app again after it starts (its first poll may still
             # see the comparison a killed one wrote mid-sync): Synced must come, not be there.
-            await stage.until(lambda: _sync_status(stage) == "Synced", 30, "compared Synced")
+            try:
+                await stage.until(lambda: _sync_status(stage) == "Synced", 30, "compared Synced")
+            except AssertionError as err:
+                raise AssertionError(f"{err}; out of sync: {_out_of_sync(stage)}") from None
     except AssertionError as err:
         tail = (tmp_path / "serve.log").read_text(errors="replace")[-3000:]
         raise AssertionError(
@@ -146,3 +149,12 @@ async def test_serve_killed_at_random_points_of_an_aborted_release(tmp_path: Pat
 def _sync_status(stage: Stage) -> str:
     app = stage.cluster.get(API, "Application", "shop", "argocd")
     return str(((app.get("status") or {}).get("sync") or {}).get("status") or "")
+
+
+def _out_of_sync(stage: Stage) -> list[str]:
+    status = stage.cluster.get(API, "Application", "shop", "argocd").get("status") or {}
+    return [
+        f"{r.get('kind')}/{r.get('name')}: {r.get('status')}"
+        for r in status.get("resources") or []
+        if r.get("status") != "Synced"
+    ] + [str(c.get("message")) for c in status.get("conditions") or []]

@@ -93,13 +93,17 @@ def _services(cluster: Cluster, clock: Clock, ro: Obj, plan: Plan) -> None:
                 warning=True,
             )
             continue
-        if ((svc.get("spec") or {}).get("selector") or {}).get(HASH_LABEL) == pod_hash:
+        selector = (svc.get("spec") or {}).get("selector") or {}
+        if selector.get(HASH_LABEL) == pod_hash:
             continue
+        # A Service's selector is one atomic value (`+mapType=atomic`): write all of it, the
+        # app's keys plus the hash, or the apply would leave only the hash (and the app's
+        # diff would then see its keys gone and fight the Rollout over the selector).
         body = {
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": {"name": service, "namespace": namespace},
-            "spec": {"selector": {HASH_LABEL: pod_hash}},
+            "spec": {"selector": {**selector, HASH_LABEL: pod_hash}},
         }
         cluster.apply(body, field_manager=FIELD_MANAGER, force=True)
         note(
