@@ -16,6 +16,7 @@ from headway.model.obj import Obj
 from headway.sync.comparison import owner_of
 from headway.sync.options import PropagationPolicy as OptionPolicy
 from headway.sync.resources import ResourceKey
+from headway.sync.rollout_selectors import keep_rollout_selector
 from headway.sync.tasks import Disposition, SyncTask
 
 __all__ = [
@@ -140,6 +141,7 @@ class TaskRunner:
         target = dict(task.target)
         if task.options.respect_ignore_differences:
             target = apply_ignore_rules_to_desired(target, task.live, self._rules)
+        target = keep_rollout_selector(target, task.live)
         try:
             if task.options.replace and task.live is not None:
                 message = self._replace(target, task.live)
