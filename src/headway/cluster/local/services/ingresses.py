@@ -23,6 +23,7 @@ from typing import Any
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.kubelet.network import LOOPBACK, free_port
 from headway.cluster.local.services.ingress_plan import Backend, choose_backend, ingress_routes
+from headway.cluster.local.services.streams import answer, pipe
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 
@@ -30,7 +31,6 @@ __all__ = ["PORT_ANNOTATION", "IngressListeners", "service_local_port"]
 
 _log = logging.getLogger("headway.runtime")
 PORT_ANNOTATION = "headway.dev/port"
-_REASONS = {404: "Not Found", 502: "Bad Gateway", 503: "Service Unavailable"}
 
 
 def service_local_port(service: Mapping[str, Any], port: int | str) -> int | None:
@@ -119,19 +119,19 @@ class IngressListeners:
             backend = choose_backend(routes, default, host=host, path=path)
             port = self._backend_port(listener.ingress, backend)
             if isinstance(port, tuple):
-                await _answer(writer, *port)
+                await answer(writer, *port)
                 return
             up_reader, up_writer = await asyncio.wait_for(
                 asyncio.open_connection(LOOPBACK, port), 10)
             upstream = up_writer
             up_writer.write(forwarded)
-            sending = asyncio.ensure_future(_pipe(reader, up_writer))
-            await _pipe(up_reader, writer)
+            sending = asyncio.ensure_future(pipe(reader, up_writer))
+            await pipe(up_reader, writer)
             sending.cancel()
         except (OSError, TimeoutError, ValueError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError):
             with contextlib.suppress(OSError):
-                await _answer(writer, 502, "could not reach the backend")
+                await answer(writer, 502, "could not reach the backend")
         finally:
             writer.close()
             if upstream is not None:
@@ -173,22 +173,3 @@ def _request(head: bytes) -> tuple[str, str, bytes]:
     kept = [h for h in lines[1:] if h and not h.lower().startswith(("connection:", "keep-alive:"))]
     sent = [lines[0], *kept, "Connection: close", "", ""]
     return parts[1], host, "\r\n".join(sent).encode("latin-1")
-
-
-async def _answer(writer: asyncio.StreamWriter, code: int, message: str) -> None:
-    body = (message + "\n").encode()
-    writer.write(f"HTTP/1.1 {code} {_REASONS[code]}\r\nContent-Type: text/plain\r\n"
-                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-    await writer.drain()
-
-
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-    try:
-        while data := await source.read(65536):
-            sink.write(data)
-            await sink.drain()
-    except (OSError, asyncio.CancelledError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            sink.write_eof()

@@ -30,6 +30,7 @@ from typing import Any
 
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.kubelet.pod_ports import local_port
+from headway.cluster.local.services.streams import answer, pipe
 from headway.cluster.protocol import Cluster
 from headway.kube.pod_facts import is_ready
 
@@ -196,27 +197,27 @@ async def _handle(
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=30)
         request = _parse(head)
         if request is None:
-            await _refuse(writer, 400, "not an HTTP proxy request")
+            await answer(writer, 400, "not an HTTP proxy request")
             return
         method, host, port, rest = request
         target = resolve(host, port, namespace=namespace, lookup=lookup)
         if target.error:
-            await _refuse(writer, 502, target.error)
+            await answer(writer, 502, target.error)
             return
         up_reader, up_writer = await asyncio.wait_for(
             asyncio.open_connection(target.host, target.port), 10)
         upstream = up_writer
         if method == "CONNECT":
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
             return
         up_writer.write(rest)
-        sending = asyncio.ensure_future(_pipe(reader, up_writer))  # a request body
-        await _pipe(up_reader, writer)  # the response, until the Service closes
+        sending = asyncio.ensure_future(pipe(reader, up_writer))  # a request body
+        await pipe(up_reader, writer)  # the response, until the Service closes
         sending.cancel()
     except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
         with contextlib.suppress(OSError):
-            await _refuse(writer, 502, "could not reach the destination")
+            await answer(writer, 502, "could not reach the destination")
     finally:
         writer.close()
         if upstream is not None:
@@ -243,23 +244,3 @@ def _parse(head: bytes) -> tuple[str, str, int, bytes] | None:
         ("proxy-connection:", "proxy-authorization:", "connection:", "keep-alive:"))]
     sent = [f"{method} {slash}{path} {version}", *headers, "Connection: close", "", ""]
     return method, host, int(port), "\r\n".join(sent).encode("latin-1")
-
-
-async def _refuse(writer: asyncio.StreamWriter, code: int, message: str) -> None:
-    reason = {400: "Bad Request", 502: "Bad Gateway"}[code]
-    body = (message + "\n").encode()
-    writer.write(f"HTTP/1.1 {code} {reason}\r\nContent-Type: text/plain\r\n"
-                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-    await writer.drain()
-
-
-async def _pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-    try:
-        while data := await source.read(65536):
-            sink.write(data)
-            await sink.drain()
-    except (OSError, asyncio.CancelledError):
-        pass
-    finally:
-        with contextlib.suppress(OSError):
-            sink.write_eof()
