@@ -10,9 +10,13 @@ from test_rollout_traffic import CRD, VS_API
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.istio import IstioReconciler
-from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    TrafficRoutingReconciler,
+    mirror_refused,
+)
 
 
 def _dest(host: str, weight: int) -> dict[str, Any]:
@@ -298,3 +302,50 @@ def test_a_missing_subset_destination_is_named(cluster: LocalCluster) -> None:
 def test_a_missing_destination_rule_is_named(cluster: LocalCluster) -> None:
     with pytest.raises(TrafficRoutingError, match="DestinationRule default/web-dr not found"):
         _subset_reconciler(cluster).update_hash("a", "b")
+
+
+def test_subset_mirror_route_mirrors_to_the_canary_subset(cluster: LocalCluster) -> None:
+    """argo-rollouts istio.go `reconcileVirtualServiceMirrorRoutes`: with a DestinationRule the
+    mirror goes to the rule's host and the canary subset; `createMirrorRoute` takes the port
+    number of the split's first destination and copies the split through its Go types."""
+    cluster.apply(_rule([{"name": "stable"}, {"name": "canary"}]), field_manager="git")
+    split = [_subset_dest("stable", 70), _subset_dest("canary", 30)]
+    split[0]["headers"] = {"request": {"set": {"x-split": "1"}}}  # not in Argo's types: dropped
+    cluster.apply(_vs([{"route": split}]), field_manager="git")
+    router = IstioReconciler(
+        cluster,
+        namespace="default",
+        virtual_services=[{"name": "web"}],
+        stable_service="",
+        canary_service="",
+        managed_routes=("shadow",),
+        destination_rule={
+            "name": "web-dr",
+            "canarySubsetName": "canary",
+            "stableSubsetName": "stable",
+        },
+    )
+    match = ({"path": {"exact": "/checkout", "prefix": ""}, "headers": {"x-u": {"prefix": "q"}}},)
+    router.set_mirror_route(MirrorRoute("shadow", match, 25))
+    http = _http(cluster)
+    assert http[0] == {
+        "name": "shadow",
+        "match": [{"uri": {"exact": "/checkout"}, "headers": {"x-u": {"prefix": "q"}}}],
+        "route": [_subset_dest("stable", 70), _subset_dest("canary", 30)],
+        "mirror": {"host": "web", "subset": "canary", "port": {"number": 80}},
+        "mirrorPercentage": {"value": 25},
+    }
+    # No `routes` named: Argo would now weigh only the mirror route (its route names become
+    # the mirror's); Headway weighs the user's one unmanaged route and the mirror route.
+    router.set_weight(50)
+    assert [d["weight"] for d in _http(cluster)[0]["route"]] == [50, 50]
+    assert [d["weight"] for d in _http(cluster)[1]["route"]] == [50, 50]
+    router.remove_managed_routes()
+    assert [r.get("name") for r in _http(cluster)] == [None]
+
+
+def test_a_router_without_mirroring_names_itself() -> None:
+    error = mirror_refused("Traefik", MirrorRoute("shadow", ({},)))
+    assert str(error) == (
+        "setMirrorRoute 'shadow': the Traefik router cannot mirror traffic (only Istio can)"
+    )

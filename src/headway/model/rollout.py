@@ -223,7 +223,9 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
                 continue
             if not _has_router(routing, *routers):
                 named = ", ".join(r.removesuffix("s") for r in routers)
-                report.error((*where, kind), f"needs trafficRouting with one of: {named}")
+                given = [k for k in traffic_routing.ROUTER_FIELDS if (routing or {}).get(k)]
+                which = f" ({', '.join(given)} cannot do it)" if given else ""
+                report.error((*where, kind), f"needs trafficRouting with one of: {named}{which}")
             elif route.get("name") not in managed:
                 report.error(
                     (*where, kind, "name"), "must be listed in trafficRouting.managedRoutes"

@@ -44,7 +44,9 @@ SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
 _EXACT_HEADER_ROUTES = ("alb",)
 _ROUTER_KEYS = (*ROUTER_FIELDS, "plugins")
 # Canary step kinds Headway refuses rather than skip (a skipped step is a silent promotion).
-UNSUPPORTED_STEP_KINDS = ("plugin", "setMirrorRoute")
+UNSUPPORTED_STEP_KINDS = ("plugin",)
+# Routers that mirror traffic (setMirrorRoute); Argo also lets any plugin take the step.
+_MIRRORING_ROUTERS = ("istio",)
 # Metric providers Headway measures with; plugins by their registered name.
 SUPPORTED_PROVIDERS = ("prometheus", "web", "job")
 SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic", "headway.dev/judge")
@@ -129,6 +131,7 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
     if len(configured) > 1 or len(_mapping(routing.get("plugins"))) > 1:
         several = f"routing through several routers at once is {NOT_YET}; keep one"
         gaps.append(Gap(("trafficRouting",), several))
+    gaps.extend(_mirror_gaps(configured, steps))
     exact_only = [r for r in configured if r in _EXACT_HEADER_ROUTES]
     for index, step in enumerate(steps):
         route = _mapping(_mapping(step).get("setHeaderRoute"))
@@ -138,6 +141,22 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
                 message = f"prefix and regex header values through {exact_only[0]} are {NOT_YET}"
                 gaps.append(Gap(where, f"{message}; use exact"))
     return gaps
+
+
+def _mirror_gaps(configured: list[str], steps: list[Any]) -> list[Gap]:
+    """A setMirrorRoute step through a router plugin: Argo hands it to the plugin (the Gateway
+    API plugin writes nothing for it), so the step would pass with nothing mirrored."""
+    if "plugins" not in configured or any(r in _MIRRORING_ROUTERS for r in configured):
+        return []  # the other routers are refused by the Rollout's validation, as in Argo
+    message = (
+        f"mirroring through a router plugin is {NOT_YET} (only istio mirrors); "
+        "remove the step or route through istio"
+    )
+    return [
+        Gap(("steps", index, "setMirrorRoute"), message)
+        for index, step in enumerate(steps)
+        if _mapping(step).get("setMirrorRoute") is not None
+    ]
 
 
 def _experiment_gaps(step: Any, index: int) -> list[Gap]:

@@ -6,7 +6,7 @@
    with one, pods to carry the routed weight, `setCanaryScale`, `dynamicStableScale`,
    `scaleDownDelaySeconds` for the previous stable and `abortScaleDownDelaySeconds` for an
    aborted canary (0: never scaled down);
-3. Services and traffic: stable/canary Service selectors, the weight and header routes;
+3. Services and traffic: stable/canary Service selectors, the weight, header and mirror routes;
 4. step progression: one step per reconcile; a pause adds a `CanaryPauseStep` pause
    condition (with a duration it ends by itself); past the last step, once the canary is
    fully available, it becomes the stable ReplicaSet.
@@ -171,9 +171,11 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
     routes = () if ending else steps_of.header_routes_at(canary.steps, _index(d))
+    mirrors = () if ending else steps_of.mirror_routes_at(canary.steps, _index(d))
     d.traffic = TrafficDecision(
         weight,
         routes,
+        mirror_routes=mirrors,
         remove_managed_routes=ending,
         canary_hash=ctx.current_hash,
         stable_hash=stable_hash,
@@ -240,7 +242,7 @@ def _step_completed(d: Draft) -> bool:
     if step.analysis is not None:
         run = (d.status.get("canary") or {}).get("currentStepAnalysisRunStatus") or {}
         return run.get("status") == "Successful"
-    return step.set_header_route is not None
+    return step.set_header_route is not None or step.set_mirror_route is not None
 
 
 def _reconcile_steps(d: Draft) -> None:

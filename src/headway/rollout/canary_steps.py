@@ -6,11 +6,12 @@ import math
 from collections.abc import Sequence
 
 from headway.model.rollout_steps import CanaryStep, SetCanaryScale
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 
 __all__ = [
     "canary_scale_at",
     "header_routes_at",
+    "mirror_routes_at",
     "previous_set_weight",
     "scale_replicas",
     "set_weight_at",
@@ -66,6 +67,19 @@ def header_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[HeaderRou
     return tuple(routes.values())
 
 
+def mirror_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[MirrorRoute, ...]:
+    """Every mirror route set by steps up to `index`; a later step for a name replaces it (Argo
+    sets the current step's only; replaying them all writes the same routes, and again after a
+    restart or a hand edit of the VirtualService)."""
+    routes: dict[str, MirrorRoute] = {}
+    for step in steps[: min(index + 1, len(steps))]:
+        route = step.set_mirror_route
+        if route is not None and route.name:
+            percentage = 100 if route.percentage is None else route.percentage
+            routes[route.name] = MirrorRoute(route.name, tuple(route.match), percentage)
+    return tuple(routes.values())
+
+
 def step_label(step: CanaryStep) -> str:
     """A one-line description: `setWeight: 20`, `pause: 30s`, `pause`, `analysis: a, b`."""
     if step.set_weight is not None:
@@ -84,4 +98,6 @@ def step_label(step: CanaryStep) -> str:
         return f"setCanaryScale: {scale.weight}%"
     if step.set_header_route is not None:
         return f"setHeaderRoute: {step.set_header_route.name}"
+    if step.set_mirror_route is not None:
+        return f"setMirrorRoute: {step.set_mirror_route.name}"
     return step.kind

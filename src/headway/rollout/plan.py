@@ -8,7 +8,7 @@ from typing import Any
 
 from headway.rollout.pod_metadata import RoleMetadata
 
-__all__ = ["HeaderRoute", "Plan", "TrafficDecision"]
+__all__ = ["HeaderRoute", "MirrorRoute", "Plan", "TrafficDecision"]
 
 
 @dataclass(frozen=True)
@@ -20,9 +20,21 @@ class HeaderRoute:
 
 
 @dataclass(frozen=True)
+class MirrorRoute:
+    """A managed route that serves requests matching `match` as the split does and copies
+    `percentage` percent of them to the canary (Argo's `setMirrorRoute`); no match removes it.
+    `match` holds Argo's `RouteMatch` entries: `method`, `path`, `headers`."""
+
+    name: str
+    match: tuple[Mapping[str, Any], ...]
+    percentage: int = 100
+
+
+@dataclass(frozen=True)
 class TrafficDecision:
     canary_weight: int
     header_routes: tuple[HeaderRoute, ...] = ()
+    mirror_routes: tuple[MirrorRoute, ...] = ()
     remove_managed_routes: bool = False
     canary_hash: str = ""  # the new ReplicaSet's pod-template hash (Istio subsets)
     stable_hash: str = ""

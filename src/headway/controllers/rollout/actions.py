@@ -124,6 +124,8 @@ def _traffic(router: TrafficRoutingReconciler, traffic: TrafficDecision) -> bool
         router.remove_managed_routes()
     for route in traffic.header_routes:
         router.set_header_route(route)
+    for mirror in traffic.mirror_routes:
+        router.set_mirror_route(mirror)
     return router.verify_weight(traffic.canary_weight)
 
 

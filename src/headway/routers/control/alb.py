@@ -45,9 +45,9 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import RolloutIdentity, read_object, replace_object
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = [
     "DEFAULT_ALB_PREFIX",
@@ -222,6 +222,9 @@ class ALBReconciler:
             self._edit_routes(routes=[route.name], add=route)
         else:
             self._edit_routes(routes=[route.name], add=None)
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("ALB", route)
 
     def remove_managed_routes(self) -> None:
         """Delete the header routes of every `managedRoutes` entry, at the end or on abort."""

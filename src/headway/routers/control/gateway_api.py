@@ -39,14 +39,14 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import (
     create_object,
     read_object,
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["HTTP_ROUTE_API", "IN_PROGRESS_LABEL", "PLUGIN_NAME", "GatewayAPIReconciler"]
 
@@ -240,6 +240,9 @@ class GatewayAPIReconciler:
                         others[name] -= 1
             replace_object(self._cluster, current, desired)
         self._write_managed(config_map, {k: v for k, v in managed.items() if v})
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("Gateway API", route)
 
     def remove_managed_routes(self) -> None:
         """Delete the header rules of every `managedRoutes` entry this plugin recorded."""

@@ -15,6 +15,13 @@ the label), marks the rule with the `argo-rollouts.argoproj.io/managed-by-rollou
 annotation and, as Argo does, drops every other subset. The split then matches destinations
 by `subset`, and a header route goes to `{host: <the rule's host>, subset: <canary subset>}`.
 
+A mirror route (`setMirrorRoute`, Argo's `createMirrorRoute`) is a managed HTTP route `{name,
+match, route, mirror, mirrorPercentage: {value: P}}`: its `match` entries are the step's
+`method`, `path` (as `uri`) and `headers`; its `route` is a copy of the first split route's
+destinations (host, subset, port number, a non-zero weight: the fields Argo's types keep); it
+mirrors to the canary Service (or the rule's host and canary subset) at the port of that
+route's first destination. Later weights are written into it too, as into the split routes.
+
 Every edit reads the VirtualService, changes `spec.http` and writes the whole object back
 with `update` (a PUT, as Argo Rollouts does), carrying the resourceVersion read, so a
 concurrent writer makes the edit fail rather than be lost.
@@ -29,7 +36,7 @@ from typing import Any
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import replace_object
 from headway.routers.control.reconciler import TrafficRoutingError
 
@@ -43,6 +50,39 @@ HASH_LABEL = "rollouts-pod-template-hash"
 
 def _matches_host(host: Any, service: str) -> bool:
     return isinstance(host, str) and (host == service or host.startswith(f"{service}."))
+
+
+def _string_match(value: Any) -> dict[str, Any]:
+    """An Argo `StringMatch` as written to Istio: its non-empty exact/prefix/regex."""
+    source = value if isinstance(value, Mapping) else {}
+    return {k: source[k] for k in ("exact", "prefix", "regex") if source.get(k)}
+
+
+def _istio_match(match: Mapping[str, Any]) -> dict[str, Any]:
+    """An Argo `RouteMatch` (method, path, headers) as an Istio HTTPMatchRequest (method,
+    uri, headers), with the fields Argo leaves out when empty left out."""
+    written: dict[str, Any] = {}
+    for argo, istio in (("method", "method"), ("path", "uri")):
+        if isinstance(match.get(argo), Mapping):
+            written[istio] = _string_match(match[argo])
+    headers = match.get("headers")
+    if isinstance(headers, Mapping) and headers:
+        written["headers"] = {str(k): _string_match(v) for k, v in headers.items()}
+    return written
+
+
+def _kept_destination(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """One `route[]` entry as Argo's mirror route copies it: host, subset and port number of
+    the destination, and the weight unless it is 0 (its types drop the other fields)."""
+    target = entry.get("destination") or {}
+    kept: dict[str, Any] = {k: target[k] for k in ("host", "subset") if target.get(k)}
+    number = (target.get("port") or {}).get("number") if isinstance(target, Mapping) else None
+    if number:
+        kept["port"] = {"number": number}
+    copied: dict[str, Any] = {"destination": kept}
+    if entry.get("weight"):
+        copied["weight"] = entry["weight"]
+    return copied
 
 
 class IstioReconciler:
@@ -119,11 +159,14 @@ class IstioReconciler:
     # ---- which routes -----------------------------------------------------------------------
 
     def _route_indexes(self, ref: Mapping[str, Any], http: list[dict[str, Any]]) -> list[int]:
+        """The split routes: those `routes` names, else the one route the Rollout does not
+        manage (or the first unnamed one)."""
         names = [str(n) for n in ref.get("routes") or []]
         if not names:
-            if len(http) == 1:
-                return [0]
-            unnamed = [i for i, route in enumerate(http) if not route.get("name")]
+            own = [i for i, route in enumerate(http) if route.get("name") not in self._managed]
+            if len(own) == 1:
+                return own
+            unnamed = [i for i in own if not http[i].get("name")]
             if unnamed:
                 return unnamed[:1]
             raise TrafficRoutingError("VirtualService has several HTTP routes; list them in routes")
@@ -170,11 +213,10 @@ class IstioReconciler:
                 raise TrafficRoutingError(
                     f"HTTP route '{route_name}' has no destination for {described}"
                 )
+        wanted = {"canary": weight, "stable": 100 - weight}
         for destination, role in zip(destinations, roles, strict=True):
-            if role == "canary":
-                destination["weight"] = weight
-            elif role == "stable":
-                destination["weight"] = 100 - weight
+            if role in wanted and destination.get("weight", 0) != wanted[role]:
+                destination["weight"] = wanted[role]  # only a change is written, as Argo does
 
     # ---- the protocol -----------------------------------------------------------------------
 
@@ -182,9 +224,21 @@ class IstioReconciler:
         for ref in self._services:
             vs = self._read(ref)
             http = self._http(vs)
-            for index in self._route_indexes(ref, http):
+            for index in self._weighted_indexes(ref, http):
                 self._weighted(http[index], desired_weight, str(http[index].get("name", "")))
             self._write(vs, http)
+
+    def _weighted_indexes(self, ref: Mapping[str, Any], http: list[dict[str, Any]]) -> list[int]:
+        """The split routes and the managed mirror routes (Argo keeps a mirror route's copy
+        of the split at the current weights). Argo, when `routes` is not given, then weighs
+        the mirror routes only and leaves the split where it was; Headway weighs both."""
+        indexes = self._route_indexes(ref, http)
+        mirrors = [
+            i
+            for i, route in enumerate(http)
+            if route.get("mirror") is not None and route.get("name") in self._managed
+        ]
+        return indexes + [i for i in mirrors if i not in indexes]
 
     def verify_weight(self, desired_weight: int) -> bool | None:
         for ref in self._services:
@@ -240,6 +294,35 @@ class IstioReconciler:
             if route.match:
                 http.append(self._header_route(route, port))
             self._write(vs, self._ordered(http))
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        for ref in self._services:
+            vs = self._read(ref)
+            http = [r for r in self._http(vs) if r.get("name") != route.name]
+            if route.match:
+                http.insert(0, self._mirror_route(ref, http, route))
+            self._write(vs, self._ordered(http))
+
+    def _mirror_route(
+        self, ref: Mapping[str, Any], http: list[dict[str, Any]], route: MirrorRoute
+    ) -> dict[str, Any]:
+        split = http[self._route_indexes(ref, http)[0]].get("route") or []
+        if not split:
+            raise TrafficRoutingError(
+                f"setMirrorRoute '{route.name}': the split route has no destinations to copy"
+            )
+        copied = [_kept_destination(entry) for entry in split]
+        mirror = self._canary_destination()
+        number = (copied[0]["destination"].get("port") or {}).get("number")
+        if number:
+            mirror["port"] = {"number": number}
+        return {
+            "name": route.name,
+            "match": [_istio_match(match) for match in route.match],
+            "route": copied,
+            "mirror": mirror,
+            "mirrorPercentage": {"value": route.percentage},
+        }
 
     def remove_managed_routes(self) -> None:
         for ref in self._services:

@@ -29,7 +29,7 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import (
     RolloutIdentity,
     create_object,
@@ -37,7 +37,7 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["DEFAULT_ANNOTATION_PREFIX", "INGRESS_API", "NginxReconciler", "canary_ingress_name"]
 
@@ -191,6 +191,9 @@ class NginxReconciler:
             f"setHeaderRoute '{route.name}': the NGINX router has no managed header routes; "
             "use canary-by-header in additionalIngressAnnotations"
         )
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("NGINX", route)
 
     def remove_managed_routes(self) -> None:
         """NGINX has no managed routes: nothing to remove."""

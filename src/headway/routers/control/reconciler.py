@@ -2,10 +2,10 @@
 
 Shaped after Argo Rollouts' `TrafficRoutingReconciler` (`rollout/trafficrouting/
 trafficroutingutil.go`): bind the canary and stable pod-template hashes, set the canary
-weight, set or remove a header route, verify the weight took effect, remove every route the
-rollout manages, and name the router. A
-reconciler edits configuration objects through the `Cluster` (an Istio VirtualService,
-say); the data plane that realizes them (the local mesh's embedded router, HAProxy) is
+weight, set or remove a header route or a mirror route, verify the weight took effect,
+remove every route the rollout manages, and name the router. A reconciler edits
+configuration objects through the `Cluster` (an Istio VirtualService, say); the data plane
+that realizes them (the local mesh's embedded router, HAProxy) is
 `headway.routers.dataplane.protocol.TrafficRouter`, a different interface. Methods raise
 `TrafficRoutingError` with a message a user can act on.
 """
@@ -14,13 +14,30 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 
-__all__ = ["HeaderRoute", "TrafficRoutingError", "TrafficRoutingReconciler"]
+__all__ = [
+    "HeaderRoute",
+    "MirrorRoute",
+    "TrafficRoutingError",
+    "TrafficRoutingReconciler",
+    "mirror_refused",
+]
 
 
 class TrafficRoutingError(Exception):
     """The router's configuration could not be changed; the message says which and why."""
+
+
+def mirror_refused(router: str, route: MirrorRoute) -> TrafficRoutingError:
+    """The error of a router that cannot mirror. Argo's reconcilers other than Istio return
+    nil from `SetMirrorRoute`, so the step passes and nothing is mirrored; Headway refuses
+    instead (validation says so first), since a mirror that silently did nothing would let a
+    canary pass a shadow-traffic step it never saw."""
+    return TrafficRoutingError(
+        f"setMirrorRoute '{route.name}': the {router} router cannot mirror traffic "
+        "(only Istio can)"
+    )
 
 
 class TrafficRoutingReconciler(Protocol):
@@ -41,6 +58,11 @@ class TrafficRoutingReconciler(Protocol):
 
     def set_header_route(self, route: HeaderRoute) -> None:
         """Add or replace the managed route `route.name`; with no match, remove it."""
+        ...
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        """Add or replace the managed mirror route `route.name`; with no match, remove it.
+        Only Istio mirrors; the others raise, naming themselves (validation refuses first)."""
         ...
 
     def verify_weight(self, desired_weight: int) -> bool | None:

@@ -20,14 +20,14 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import (
     RolloutIdentity,
     create_object,
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["SMI_API_VERSIONS", "SMIReconciler"]
 
@@ -113,6 +113,9 @@ class SMIReconciler:
         raise TrafficRoutingError(
             f"setHeaderRoute '{route.name}': the SMI router has no header routes"
         )
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("SMI", route)
 
     def remove_managed_routes(self) -> None:
         """SMI has no managed routes: nothing to remove."""

@@ -19,9 +19,9 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import read_object, replace_object
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["TRAEFIK_API", "TraefikReconciler"]
 
@@ -100,6 +100,9 @@ class TraefikReconciler:
         raise TrafficRoutingError(
             f"setHeaderRoute '{route.name}': the Traefik router has no header routes"
         )
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("Traefik", route)
 
     def remove_managed_routes(self) -> None:
         """Traefik has no managed routes: nothing to remove."""
