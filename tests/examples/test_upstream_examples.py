@@ -10,11 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from headway.check.findings import Finding
 from headway.cli.check import run_check
 from headway.model.diagnostics import Severity
 from headway.source.manifest_files import check_paths
+from headway.source.render import RenderRequest, render
+from headway.source.tree import FilesystemTree
+from source.gitrepos import require_extra
 
 HERE = Path(__file__).resolve().parent
 ROLLOUTS = HERE / "argo_rollouts"
@@ -27,7 +31,15 @@ INTENDED_ERRORS = {
     "rolling_update": {("HW201", "Rollout/shop-rolling")},
 }
 # Every upstream Application uses the `default` project, which allows any destination and kind.
-APP_NAMES = ("guestbook", "helm-guestbook", "kustomize-guestbook", "pre-post-sync", "sync-waves")
+APP_NAMES = (
+    "guestbook",
+    "helm-guestbook",
+    "jsonnet-guestbook",
+    "jsonnet-guestbook-tla",
+    "kustomize-guestbook",
+    "pre-post-sync",
+    "sync-waves",
+)
 INTENDED_APP_ERRORS = {("HW301", f"Application/argocd/{name}") for name in APP_NAMES}
 
 
@@ -60,3 +72,24 @@ def test_every_argocd_example_app_renders_and_passes_check_but_for_the_default_p
     findings, apps = run_check(ARGOCD_APPS)
     assert apps == len(APP_NAMES)
     assert _errors(findings) == INTENDED_APP_ERRORS
+
+
+@pytest.mark.parametrize(
+    ("app", "name", "replicas"),
+    [
+        ("jsonnet-guestbook", "jsonnet-guestbook-ui", 1),
+        ("jsonnet-guestbook-tla", "guestbook-tla", 2),
+    ],
+)
+def test_the_jsonnet_examples_render_with_their_applications_arguments(
+    app: str, name: str, replicas: int
+) -> None:
+    require_extra("_jsonnet", "jsonnet")
+    application = yaml.safe_load((ARGOCD_APPS / "apps" / f"{app}.yaml").read_text())
+    request = RenderRequest(
+        source=application["spec"]["source"], tree=FilesystemTree(ARGOCD_APPS), app_name=app
+    )
+    result = render(request)
+    assert result.ok, result.diagnostics
+    assert [(d.kind, d.name) for d in result.documents] == [("Service", name), ("Deployment", name)]
+    assert result.documents[1].obj["spec"]["replicas"] == replicas

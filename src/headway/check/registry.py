@@ -37,8 +37,7 @@ UNRESOLVED_SOURCE = Rule(
     "for exactly the parts nobody looked at.",
     hint="If the URL is this repository, list it under `selfURLs:` in the check config (or "
     "set the `origin` remote); map other repositories under `repositories:`; otherwise fix "
-    "what the message names (the path, chart or values file, or a file Headway does not "
-    "render, such as Jsonnet).",
+    "what the message names (the path, chart or values file, or the Jsonnet file and line).",
 )
 
 

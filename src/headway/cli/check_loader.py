@@ -300,6 +300,7 @@ class RepositoryLoader:
             app_name=app.name,
             namespace=str(destination.get("namespace") or ""),
             refs=refs,
+            project=str(as_dict(as_dict(app.obj).get("spec")).get("project") or ""),
         )
         if support.source_gaps(source):
             return RenderOutcome()  # validate's error on the field says it (HW003), once

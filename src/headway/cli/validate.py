@@ -33,13 +33,19 @@ _STYLE = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "blu
 
 
 def summary_line(report: ValidationReport) -> str:
-    """`3 files, 12 objects: 1 error, 2 warnings`, then `(1 Helm chart skipped)` if any."""
+    """`3 files, 12 objects: 1 error, 2 warnings`, then what was left unread, if anything:
+    `(1 Helm chart skipped, 1 Jsonnet file left to check)`."""
     errors, warnings = report.count(Severity.ERROR), report.count(Severity.WARNING)
-    skipped = report.count(Severity.INFO)
+    notes = [d for d in report.diagnostics if d.severity is Severity.INFO]
+    jsonnet = sum(1 for d in notes if d.message.startswith("not evaluated:"))
+    charts = len(notes) - jsonnet
+    left = [_plural(charts, "Helm chart") + " skipped"] if charts else []
+    if jsonnet:
+        left.append(_plural(jsonnet, "Jsonnet file") + " left to check")
     return (
         f"{_plural(report.files, 'file')}, {_plural(report.objects, 'object')}: "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
-        + (f" ({_plural(skipped, 'Helm chart')} skipped)" if skipped else "")
+        + (f" ({', '.join(left)})" if left else "")
     )
 
 
@@ -70,7 +76,7 @@ def validate(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Manifest files or directories (searched recursively for .yaml/.yml).",
+            help="Manifest files or directories (searched for .yaml/.yml and .jsonnet files).",
             show_default=False,
         ),
     ] = None,

@@ -2,13 +2,16 @@
 
 The validation itself is pure (`headway.model.validate`); this edge walks the given paths,
 reads each file, and turns a file that is missing, unreadable or not UTF-8 into one diagnostic
-so the remaining files are still checked.
+so the remaining files are still checked. A `.jsonnet` file is evaluated (with no extVars or
+TLAs: those belong to an Application) and its objects validated like a YAML file's.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from headway.appset.documents import once_per_template, render_documents
@@ -17,6 +20,10 @@ from headway.model import manifests
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import ValidationReport, file_problem, validate_documents
 from headway.model.yamlload import load_documents
+from headway.source import render_jsonnet
+from headway.source.errors import ToolNotInstalled
+from headway.source.render_jsonnet import JsonnetOptions
+from headway.source.tree import FilesystemTree
 
 __all__ = [
     "check_paths",
@@ -26,6 +33,8 @@ __all__ = [
 ]
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+# The Jsonnet library's words for a value only the Application can give.
+_NEEDS_VALUES = re.compile(r"undefined external variable|function parameter \S+ not bound")
 
 
 def find_manifest_files(root: Path) -> list[Path]:
@@ -44,7 +53,7 @@ def find_helm_charts(root: Path) -> list[Path]:
 
 def _walk(root: Path) -> tuple[list[Path], list[Path], list[Path]]:
     if root.is_file():
-        return [root], [], []
+        return ([], [], [root]) if root.suffix == ".jsonnet" else ([root], [], [])
     found: list[Path] = []
     charts: list[Path] = []
     jsonnet: list[Path] = []
@@ -68,14 +77,32 @@ def _skipped_chart(chart: Path) -> Diagnostic:
     return Diagnostic(str(chart), 0, "", "", "", Severity.INFO, message)
 
 
-def _unevaluated(jsonnet: Path) -> Diagnostic:
-    """An error, not a skip: an Application whose directory holds this file fails to render
-    (docs/sources.md), so a clean `headway validate` would promise a sync that cannot happen."""
+def _check_jsonnet(root: Path, path: Path) -> ValidationReport:
+    """A `.jsonnet` file evaluated on its own (imports read under `root`), its objects
+    validated. One that needs values only its Application gives (an extVar, a TLA without a
+    default) is left to `headway check`, which renders it with them: a note, not an error."""
+    base = root if root.is_dir() else root.parent
+    relative = path.relative_to(base).as_posix()
+    app_path = relative.rpartition("/")[0]
+    try:
+        documents, problems = render_jsonnet.evaluate_jsonnet(
+            FilesystemTree(base), relative, app_path=app_path, options=JsonnetOptions()
+        )
+    except ToolNotInstalled as err:
+        return ValidationReport(1, 0, [file_problem(str(path), str(err))])
+    if any(_NEEDS_VALUES.search(p.message) for p in problems):
+        return ValidationReport(1, 0, [_needs_values(path)])
+    on_disk = [replace(d, file=str(base / d.file)) for d in documents]
+    moved = [replace(p, file=str(base / p.file)) for p in problems]
+    return ValidationReport(1, len(on_disk), [*moved, *validate_documents(on_disk)])
+
+
+def _needs_values(path: Path) -> Diagnostic:
     message = (
-        "Jsonnet is not evaluated by Headway (an Application whose directory holds this file "
-        "fails to render); render it to YAML and commit that instead"
+        "not evaluated: it needs an extVar or a top-level argument its Application gives; "
+        "headway check renders it with the Application's directory.jsonnet"
     )
-    return file_problem(str(jsonnet), message)
+    return Diagnostic(str(path), 0, "", "", "", Severity.INFO, message)
 
 
 def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
@@ -89,9 +116,9 @@ def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
             continue
         manifest_files, charts, jsonnet = _walk(root)
         diagnostics.extend(_skipped_chart(chart) for chart in charts)
-        diagnostics.extend(_unevaluated(path) for path in jsonnet)
-        for path in manifest_files:
-            report = _check_file(path)
+        reports = [_check_file(path) for path in manifest_files]
+        reports.extend(_check_jsonnet(root, path) for path in jsonnet)
+        for report in reports:
             files += report.files
             objects += report.objects
             diagnostics.extend(report.diagnostics)

@@ -46,7 +46,9 @@ class RenderRequest:
 
     `tree` is the repository root; `refs` maps a multi-source `ref` name to the root of the
     referenced source, for Helm `$name/...` value files. `namespace` is the destination
-    namespace (Helm's `.Release.Namespace` unless `helm.namespace` overrides it).
+    namespace (Helm's `.Release.Namespace` unless `helm.namespace` overrides it). `revision`
+    (the resolved commit) and `project` feed Argo CD's build environment
+    (`headway.source.build_env`), which Jsonnet values can name.
     """
 
     source: ApplicationSource
@@ -54,6 +56,8 @@ class RenderRequest:
     app_name: str
     namespace: str = ""
     refs: Mapping[str, TreeReader] = field(default_factory=dict)
+    revision: str = ""
+    project: str = ""
 
     @property
     def path(self) -> str:

@@ -11,16 +11,21 @@ so in a warning), unless it looks like a manifest (mentions `apiVersion:`, `kind
 `metadata:`) or holds other objects: then the bad document is an error with its line. Headway is
 stricter in one case: a document with only one of `apiVersion` / `kind` is a broken manifest and
 an error (Argo CD would skip the file and the object would silently not be deployed).
-Jsonnet files are reported as errors, since Headway does not evaluate Jsonnet.
+`.jsonnet` files are evaluated with `directory.jsonnet` (`headway.source.render_jsonnet`); a
+render that evaluates one depends on the whole repository and on the build environment, since
+imports and libraries can be anywhere in it and values can name the revision.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents
+from headway.source import render_jsonnet
+from headway.source.build_env import build_environment
 from headway.source.errors import RenderError
 from headway.source.globs import compile_glob
 from headway.source.render import RenderRequest, RenderResult
@@ -99,7 +104,11 @@ class DirectoryRenderer:
         self._load_file = load_file
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
-        return (request.tree.object_id(request.path),)
+        own = request.tree.object_id(request.path)
+        if not _holds_jsonnet(request):
+            return (own,)
+        environment = json.dumps(build_environment(request), sort_keys=True)
+        return (own, request.revision or request.tree.object_id(""), environment)
 
     def render(self, request: RenderRequest) -> RenderResult:
         spec = spec_section(request.source, "directory")
@@ -127,14 +136,38 @@ class DirectoryRenderer:
             if include_re is not None and not include_re.match(relative):
                 continue
             chosen.append(file)
-            if relative.endswith(".jsonnet"):
-                message = "Jsonnet is not supported by Headway; render it to YAML in Git"
-                diagnostics.append(_file_diagnostic(file, 1, Severity.ERROR, message))
-                continue
             data = request.tree.read(file)
             if _SKIP_MARKER in data:
                 continue
-            found, problems = self._load_file(file, data)
+            if relative.endswith(".jsonnet"):
+                found, problems = self._evaluate(request, file, spec)
+            else:
+                found, problems = self._load_file(file, data)
             documents.extend(found)
             diagnostics.extend(problems)
         return RenderResult(self.name, tuple(documents), tuple(diagnostics), tuple(chosen))
+
+    def _evaluate(
+        self, request: RenderRequest, file: str, spec: dict[str, object]
+    ) -> tuple[list[Document], list[Diagnostic]]:
+        raw = spec.get("jsonnet")
+        options = render_jsonnet.jsonnet_options(
+            raw if isinstance(raw, dict) else {}, build_environment(request)
+        )
+        return render_jsonnet.evaluate_jsonnet(
+            request.tree, file, app_path=request.path, options=options
+        )
+
+
+def _holds_jsonnet(request: RenderRequest) -> bool:
+    """Whether a `.jsonnet` file may be evaluated: in the app directory, or below it when the
+    source recurses (a cheap over-approximation: include/exclude are not applied)."""
+    spec = spec_section(request.source, "directory")
+    if request.tree.kind(request.path) != "dir":
+        return False
+    listing = (
+        request.tree.files(request.path)
+        if spec.get("recurse")
+        else request.tree.names(request.path)
+    )
+    return any(name.endswith(".jsonnet") for name in listing)

