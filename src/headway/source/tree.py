@@ -214,6 +214,10 @@ class FilesystemTree:
 
     def __init__(self, root: Path) -> None:
         self._root = root.resolve()
+        self._root_text = str(self._root)
+        # Real paths of directories read so far: a reader lives for one run (`headway check`),
+        # so each directory's links are resolved once, not once per file in it.
+        self._real_dirs: dict[str, str] = {"": self._root_text}
 
     @property
     def description(self) -> str:
@@ -246,11 +250,27 @@ class FilesystemTree:
             raise PathNotFound(path or "/", f"{self._root} (not a directory)")
         return sorted(p.name for p in base.iterdir() if p.name != ".git")
 
+    def _real_dir(self, clean: str) -> str:
+        """The real path of directory `clean` (normalized), resolved once per reader."""
+        real = self._real_dirs.get(clean)
+        if real is None:
+            real = os.path.realpath(os.path.join(self._root_text, clean))
+            self._real_dirs[clean] = real
+        return real
+
+    def _leaves_root(self, clean: str) -> bool:
+        """Whether `clean` (normalized), or a directory above it, links out of the root."""
+        parent, _, name = clean.rpartition("/")
+        real = os.path.join(self._real_dir(parent), name) if name else self._root_text
+        if os.path.islink(real):
+            real = os.path.realpath(real)
+        return real != self._root_text and not real.startswith(self._root_text + os.sep)
+
     def _escaping(self, path: str) -> EscapingLink | None:
         """The link at `path`, or one of its parent directories, when it leaves the root."""
-        full = self._full(path)
-        if full.resolve().is_relative_to(self._root):
+        if not self._leaves_root(normalize_path(path)):
             return None
+        full = self._full(path)
         current = full
         while current != self._root and not current.is_symlink():
             current = current.parent
@@ -258,13 +278,15 @@ class FilesystemTree:
         return EscapingLink(link, os.readlink(current) if current.is_symlink() else str(full))
 
     def read(self, path: str) -> bytes:
-        full = self._full(path)
-        if not full.is_file():
-            raise PathNotFound(path, str(self._root))
-        escaping = self._escaping(path)
+        clean = normalize_path(path)  # strings, not Path: this runs once per file of a check
+        full = os.path.join(self._root_text, clean) if clean else self._root_text
+        if not os.path.isfile(full):
+            raise PathNotFound(path, self._root_text)
+        escaping = self._escaping(path) if self._leaves_root(clean) else None
         if escaping is not None:
             raise PathNotFound(path, f"{self._root} ({escaping.message})")
-        return full.read_bytes()
+        with open(full, "rb") as file:
+            return file.read()
 
     def object_id(self, path: str = "") -> str:
         """A hash over every file's path and content (a directory has no Git id on disk)."""

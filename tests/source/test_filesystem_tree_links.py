@@ -1,0 +1,58 @@
+"""`FilesystemTree.read` refuses files reached through a link that leaves the root, whether
+the link is the file or a directory above it, while resolving each directory only once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.source.errors import PathNotFound
+from headway.source.tree import FilesystemTree
+
+
+def _checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    (root / "apps/web").mkdir(parents=True)
+    (root / "apps/web/a.yaml").write_text("a: 1\n")
+    (root / "apps/web/b.yaml").write_text("b: 2\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.yaml").write_text("secret: 1\n")
+    (outside / "b.yaml").write_text("secret: 2\n")
+    return root
+
+
+def test_every_file_under_a_directory_link_leaving_the_root_is_refused(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    (root / "apps/linked").symlink_to(tmp_path / "outside")
+    tree = FilesystemTree(root)
+    assert tree.read("apps/web/a.yaml") == b"a: 1\n"
+    for name in ("a.yaml", "b.yaml"):  # the second answer comes from the directory's cache
+        with pytest.raises(PathNotFound, match=r"apps/linked is a symlink to .*outside"):
+            tree.read(f"apps/linked/{name}")
+
+
+def test_a_file_link_leaving_the_root_is_refused_beside_plain_files(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    (root / "apps/web/c.yaml").symlink_to(tmp_path / "outside/a.yaml")
+    tree = FilesystemTree(root)
+    assert tree.read("apps/web/b.yaml") == b"b: 2\n"
+    with pytest.raises(PathNotFound, match=r"apps/web/c\.yaml is a symlink"):
+        tree.read("apps/web/c.yaml")
+
+
+def test_links_that_stay_inside_the_root_are_read(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    (root / "apps/alias").symlink_to(root / "apps/web")
+    (root / "apps/web/d.yaml").symlink_to("a.yaml")
+    tree = FilesystemTree(root)
+    assert tree.read("apps/alias/b.yaml") == b"b: 2\n"
+    assert tree.read("apps/web/d.yaml") == b"a: 1\n"
+    assert tree.read("apps/alias/d.yaml") == b"a: 1\n"
+
+
+def test_a_root_reached_through_a_link_is_the_root(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    (tmp_path / "via").symlink_to(root)
+    assert FilesystemTree(tmp_path / "via").read("apps/web/a.yaml") == b"a: 1\n"
