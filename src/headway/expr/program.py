@@ -68,6 +68,13 @@ def compile_condition(text: str) -> Program:
         raise ConditionSyntaxError(
             f"the condition is longer than {MAX_CONDITION_LENGTH} characters", source=text[:80]
         )
+    return _compiled(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str) -> Program:
+    """A program per distinct text: Programs are immutable, and a repository's templates
+    repeat the same few conditions (one template copied per service is 1,000 parses)."""
     try:
         root = _parser().parse(text)
     except CompileProblem as problem:
