@@ -216,6 +216,37 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+_STR = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
+def _construct_plain(loader: Any, node: yaml.Node) -> Any:
+    """`loader.construct_document(node)` for a document without aliases, about twice as fast:
+    strings, string-keyed maps and lists are built here; anything else (numbers, merge keys,
+    other keys, explicit tags) by the loader's own constructors, so values are the same."""
+    try:
+        return _build(loader, node)
+    finally:
+        loader.constructed_objects = {}
+
+
+def _build(loader: Any, node: yaml.Node) -> Any:
+    kind = node.__class__
+    if kind is yaml.ScalarNode:
+        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
+    if kind is yaml.MappingNode and node.tag == _MAP:
+        built = {}
+        for key, value in node.value:
+            if key.__class__ is not yaml.ScalarNode or key.tag != _STR:
+                return loader.construct_object(node, deep=True)  # `<<`, numbers, `=`...
+            built[key.value] = _build(loader, value)
+        return built
+    if kind is yaml.SequenceNode and node.tag == _SEQ:
+        return [_build(loader, item) for item in node.value]
+    return loader.construct_object(node, deep=True)
+
+
 @dataclass(frozen=True)
 class LoadResult:
     documents: list[Document]
@@ -265,7 +296,7 @@ def _load_documents(text: str, file: str) -> LoadResult:
                 diagnostics.append(Diagnostic(file, line, "", "", "", Severity.ERROR, refused))
                 index += 1
                 continue
-            obj = loader.construct_document(node)
+            obj = loader.construct_document(node) if may_alias else _construct_plain(loader, node)
             if obj is not None:
                 documents.append(Document(obj, file, index, node.start_mark.line + 1, node))
             index += 1
