@@ -99,6 +99,11 @@ class GitTree:
         self._repo = repo
         self._tree = tree
         self._description = description
+        # Directories looked up so far, by path. libgit2 keeps no tree over 4 KB in its
+        # object cache, so a by-path lookup through a large directory (an `apps/` of
+        # thousands of entries) inflated and parsed it again each time: a fleet's pass over
+        # one commit cost apps x apps (bench/bench_scale.py).
+        self._directories: dict[str, pygit2.Tree] = {"": tree}
 
     @property
     def description(self) -> str:
@@ -112,11 +117,30 @@ class GitTree:
         clean = normalize_path(path)
         if not clean:
             return self._tree
+        entry = self._entry(clean)
+        return None if entry is None else self._repo[entry.id]
+
+    def _entry(self, clean: str) -> pygit2.Object | None:
+        """The entry at a normalized, non-empty path, or None; its directory is looked up
+        through `_directory`, so each directory is parsed once per tree."""
+        parent, _, name = clean.rpartition("/")
+        directory = self._directory(parent)
+        if directory is None:
+            return None
         try:
-            entry = self._tree[clean]
+            return directory[name]
         except KeyError:
             return None
-        return self._repo[entry.id]
+
+    def _directory(self, clean: str) -> pygit2.Tree | None:
+        found = self._directories.get(clean)
+        if found is None:
+            entry = self._entry(clean)
+            loaded = None if entry is None else self._repo[entry.id]
+            if not isinstance(loaded, pygit2.Tree):
+                return None
+            found = self._directories[clean] = loaded
+        return found
 
     def kind(self, path: str) -> EntryKind | None:
         obj = self._object(path)
@@ -167,10 +191,7 @@ class GitTree:
         """The file's bytes; a symlink inside the repository is followed, as Argo CD does."""
         current = normalize_path(path)
         for _hop in range(_MAX_LINK_HOPS):
-            try:
-                entry = self._tree[current] if current else None
-            except KeyError:
-                entry = None
+            entry = self._entry(current) if current else None
             obj = self._repo[entry.id] if entry is not None else None
             if not isinstance(obj, pygit2.Blob) or entry is None:
                 raise PathNotFound(path, self._description)
@@ -184,10 +205,10 @@ class GitTree:
         clean = normalize_path(path)
         if not clean:
             return str(self._tree.id)
-        try:
-            return str(self._tree[clean].id)
-        except KeyError:
-            raise PathNotFound(path, self._description) from None
+        entry = self._entry(clean)
+        if entry is None:
+            raise PathNotFound(path, self._description)
+        return str(entry.id)
 
     def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
         escaping: list[EscapingLink] = []
