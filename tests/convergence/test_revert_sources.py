@@ -13,6 +13,7 @@ from gitwork import WorkRepo
 from headway.controllers.convergence.facts import FailedMetric, FailedRelease, ImageSwap
 from headway.controllers.convergence.git import BranchWriter, RemoteBranch, open_branch
 from headway.controllers.convergence.revert import RevertResult, revert_release
+from headway.source.errors import PushRejected
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.image_scope import application_scopes
@@ -168,3 +169,18 @@ def test_remote_branch_is_pushed_and_a_rejected_push_is_redone(tmp_path: Path, r
     assert upstream.read("app/rollout.yaml") == "image: shop/web:v2\n"
     if race:
         assert tip.parents[0].message == "a colleague's commit"
+
+
+def test_a_remote_write_is_built_on_the_tip_read_not_one_fetched_since(tmp_path: Path) -> None:
+    upstream = WorkRepo(tmp_path / "remote.git", bare=True)
+    upstream.commit({"app/values.yaml": "tag: v1\nlevel: info\n"}, "v1")
+    cache, identity = GitCache(tmp_path / "cache"), BotIdentity()
+    remote = RemoteBranch(cache.repository(upstream.url), "main", identity)
+    read = remote.refresh()  # the tip the caller judged
+    upstream.commit({"app/values.yaml": "tag: v1\nlevel: debug\n"}, "a hand edit")
+    cache.repository(upstream.url).fetch()  # another reader of the shared cache fetches
+    with pytest.raises(PushRejected):
+        remote.write(
+            parent=read, edits={"app/values.yaml": b"tag: v2\nlevel: info\n"}, message="promote v2"
+        )
+    assert upstream.read("app/values.yaml") == "tag: v1\nlevel: debug\n"  # the edit stands

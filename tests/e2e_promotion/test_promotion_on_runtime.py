@@ -117,7 +117,10 @@ async def test_a_bad_image_is_aborted_in_staging_and_a_hand_edit_is_held(tmp_pat
             lambda: stage.newest("staging", "v2"), "AwaitingApproval", WALK_SECONDS,
             "v2 held at the staging gate",
         )
-        message = stage.status(held)["message"]
-        assert "config change" in message and "env" in message
+        status = stage.status(held)
+        # Named whichever step wrote the status last: the request, or any later look at the gate
+        # (its own status write wakes it again, so a slow reader sees that one).
+        assert "config change" in status["message"] and "env[0].value" in status["message"]
+        assert "env[0].value: changed" in status["approval"]["reason"]
         assert stage.pinned("staging") == f"{IMAGE}:v1"
         assert read_spec(stage.promotions("dev")[-1]).image == f"{IMAGE}:v2"

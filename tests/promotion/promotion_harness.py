@@ -59,7 +59,12 @@ class EnvRepo:
         self.repo.pins[self.env] = image
         return sha
 
-    def commit_image(self, image: str, *, promotion: PromotionSpec, previous: str) -> str:
+    def file_version(self) -> str:
+        return ""  # the fake holds no file: the real check is in test_gate_judges_the_tip.py
+
+    def commit_image(
+        self, image: str, *, promotion: PromotionSpec, previous: str, file_version: str = ""
+    ) -> str:
         return self._commit(image, promotion=promotion.name)
 
     def revert_image(self, image: str, *, promotion: PromotionSpec, commit: str) -> str:

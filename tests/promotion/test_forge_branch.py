@@ -16,6 +16,7 @@ import pytest
 from headway.model.promotion_pipeline import Environment, parse_promotion_pipeline
 from headway.model.yamlload import Document
 from headway.promotion.environment_repo import GitEnvironment
+from headway.promotion.facts import FileChangedUnderGate
 from headway.promotion.forge import Comment, ForgeConflict, Issue, PullRequest
 from headway.promotion.forge_branch import PullRequestBranch, head_branch
 from headway.promotion.record import PromotionSpec
@@ -202,3 +203,31 @@ def test_a_merge_refused_by_a_check_is_shown_and_retried_on_the_same_pull_reques
     forge.refusal = ""
     sha = repo.commit_image("registry.local/web:v2", promotion=_spec("p1", "v2"), previous="")
     assert len(forge.pulls) == 1 and repo.find_commit("p1") == sha
+
+
+def test_a_hand_edit_landing_before_the_merge_is_not_merged_under_the_judged_file(
+    setup: tuple,  # type: ignore[type-arg]
+) -> None:
+    remote, forge, repo, _ = setup
+    judged = repo.file_version()
+    hand = pygit2.Repository(str(remote))
+    opened = forge.open_pull_request
+
+    def open_while_someone_edits(*, head: str, base: str, title: str, body: str) -> PullRequest:
+        pull = opened(head=head, base=base, title=title, body=body)
+        tip = hand.references["refs/heads/main"].peel(pygit2.Commit)
+        edited = VALUES.replace("# prod\n", "# prod: by hand\n")  # lines apart: no conflict
+        blob = hand.create_blob(edited.encode())
+        builder = hand.TreeBuilder(tip.tree)
+        builder.insert("values-prod.yaml", blob, pygit2.enums.FileMode.BLOB)
+        who = pygit2.Signature("human", "h@x")
+        hand.create_commit("refs/heads/main", who, who, "by hand", builder.write(), [tip.id])
+        return pull
+
+    forge.open_pull_request = open_while_someone_edits  # type: ignore[method-assign]
+    with pytest.raises(FileChangedUnderGate):
+        repo.commit_image(
+            "registry.local/web:v2", promotion=_spec("p1", "v2"), previous="", file_version=judged
+        )
+    assert [promotion_of(m) for m in _main_log(remote)] == ["", ""]  # nothing merged
+    assert not any(pull.merged for pull in forge.pulls.values())

@@ -237,3 +237,23 @@ def test_a_revert_by_git_convergence_seen_after_the_sync_back_is_still_a_failure
     done = decide(replace(ctx, status=failing.status, git=reverted))
     assert done.status.phase is Phase.FAILED and done.action is None
     assert done.status.revert_commit == "def456"
+
+
+def test_the_gate_keeps_its_reason_and_asks_again_when_the_file_changes_under_it() -> None:
+    held = GitFacts(pinned="v1", exempt=True, config_change="env.A", file_version="blob-1")
+    ctx = _ctx(git=held)
+    plan = decide(ctx)
+    assert plan.status.approval is not None and plan.status.approval.file_version == "blob-1"
+    waiting = decide(_after(plan, ctx, 10))
+    assert waiting.status.message == (
+        "waiting for approve/deny from lead@x.io (config change: env.A)"
+    )
+    moved = replace(held, config_change="env.A; env.B", file_version="blob-2")
+    again = decide(_approve(_after(waiting, ctx, 10, git=moved), "lead@x.io", 5))
+    assert again.action is not None and again.action.kind is ActionKind.REQUEST_APPROVAL
+    assert again.status.approval is not None and again.status.approval.file_version == "blob-2"
+    assert again.status.message.startswith("the file changed since approval was requested")
+    ctx = _approve(_after(again, ctx, 10, git=moved), "lead@x.io", 5)
+    approved = decide(ctx)
+    assert approved.action is not None and approved.action.kind is ActionKind.COMMIT
+    assert approved.action.file_version == "blob-2"  # committed only onto what was approved

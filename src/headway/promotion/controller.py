@@ -149,6 +149,10 @@ class PromotionController:
         try:
             plan = decide(self._context(spec, status, resolved))
             return self._carry_out(obj, spec, plan, resolved)
+        except facts.FileChangedUnderGate as err:  # judged one file, the tip holds another
+            message = f"{err}; deciding again against the new tip"
+            self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
+            return 0.0
         except (SourceError, ValueError, ForgeError) as err:  # a remote or forge down, a bad file
             message = f"cannot go on: {type(err).__name__}: {redact_url_credentials(str(err))}"
             self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
@@ -172,12 +176,14 @@ class PromotionController:
             spec = replace(spec, decisions=(*spec.decisions, *said))
         siblings = facts.promotions_of(self._cluster, spec)
         commit = status.commit or repo.find_commit(spec.name)
-        git = GitFacts(
+        before_commit = not status.commit
+        git = GitFacts(  # all read at one tip (the resolver fetches once per step)
             pinned=repo.pinned(),
-            promotion_commit=commit if not status.commit else "",
+            promotion_commit=commit if before_commit else "",
             revert_commit=repo.find_revert(commit) if commit else "",
-            config_change=repo.config_change() if not status.commit else "",
+            config_change=repo.config_change() if before_commit else "",
             exempt=repo.exempt(),
+            file_version=repo.file_version() if before_commit else "",
         )
         app, rollouts = facts.app_and_rollouts(
             self._cluster,
@@ -245,7 +251,12 @@ class PromotionController:
         repo: facts.EnvironmentRepo,
     ) -> PromotionStatus:
         if action.kind is ActionKind.COMMIT:
-            sha = repo.commit_image(action.image, promotion=spec, previous=status.previous_image)
+            sha = repo.commit_image(
+                action.image,
+                promotion=spec,
+                previous=status.previous_image,
+                file_version=action.file_version,
+            )
             return replace(status, commit=sha, message=f"{status.message}: {sha[:12]}")
         if action.kind is ActionKind.REVERT:
             sha = repo.revert_image(action.image, promotion=spec, commit=status.commit)
@@ -273,12 +284,14 @@ class PromotionController:
     def _close_issue(
         before: PromotionStatus, after: PromotionStatus, resolved: facts.Resolved
     ) -> None:
-        """The gate ended (either way, or the promotion was superseded): say so on the issue."""
-        record = after.approval
+        """The gate ended (either way, or the promotion was superseded), or asked again on a
+        new issue (the file changed under it): say so on the issue it was waiting on."""
+        record, now = before.approval, after.approval
         waited = before.phase is Phase.AWAITING_APPROVAL
         if resolved.approvals is None or record is None or not record.issue or not waited:
             return
-        if after.phase is Phase.AWAITING_APPROVAL:
+        same_issue = now is not None and now.issue == record.issue
+        if after.phase is Phase.AWAITING_APPROVAL and same_issue:
             return
         with contextlib.suppress(ForgeError):  # best effort: the promotion's status says it
             resolved.approvals.tell(record.issue, f"{after.phase.value}: {after.message}")

@@ -18,6 +18,7 @@ import pygit2
 from headway.controllers.convergence.git import BranchMoved, BranchWriter
 from headway.model.promotion_pipeline import Environment
 from headway.promotion import trailers
+from headway.promotion.facts import FileChangedUnderGate
 from headway.promotion.image_targets import promotion_edit, read_image
 from headway.promotion.record import PromotionSpec
 from headway.source.errors import PushRejected, SourceError
@@ -79,7 +80,7 @@ class GitEnvironment:
         self._config_check = config_check
         self._file = env.target.file
 
-    def _text_at(self, commit: str) -> str:
+    def _blob_at(self, commit: str) -> pygit2.Blob:
         tree = self._writer.repo[commit].peel(pygit2.Commit).tree
         try:
             blob = tree[self._file]
@@ -87,7 +88,15 @@ class GitEnvironment:
             raise SourceError(f"{self._file} is not in {commit[:12]}") from None
         if not isinstance(blob, pygit2.Blob):
             raise SourceError(f"{self._file} in {commit[:12]} is not a file")
-        return blob.data.decode("utf-8")
+        return blob
+
+    def _text_at(self, commit: str) -> str:
+        return self._blob_at(commit).data.decode("utf-8")
+
+    def file_version(self) -> str:
+        """The environment's file at the branch tip, as its Git blob id: equal ids are equal
+        bytes, so an approval or a commit can be bound to the exact file that was judged."""
+        return str(self._blob_at(self._writer.refresh()).id)
 
     def _history(self) -> Iterator[pygit2.Commit]:
         repo = self._writer.repo
@@ -151,16 +160,25 @@ class GitEnvironment:
         except (KeyError, ValueError, pygit2.GitError):
             return False  # a revision this clone has not fetched yet
 
-    def commit_image(self, image: str, *, promotion: PromotionSpec, previous: str) -> str:
-        return self._write(image, promotion, revert_of="")
+    def commit_image(
+        self, image: str, *, promotion: PromotionSpec, previous: str, file_version: str = ""
+    ) -> str:
+        """`file_version` (what the gate judged): commit only onto a tip whose file is exactly
+        that one, else `FileChangedUnderGate` — also after the branch moved under the push."""
+        return self._write(image, promotion, revert_of="", judged=file_version)
 
     def revert_image(self, image: str, *, promotion: PromotionSpec, commit: str) -> str:
-        return self._write(image, promotion, revert_of=commit)
+        return self._write(image, promotion, revert_of=commit, judged="")
 
-    def _write(self, image: str, spec: PromotionSpec, *, revert_of: str) -> str:
+    def _write(self, image: str, spec: PromotionSpec, *, revert_of: str, judged: str) -> str:
         moved = ""
         for _ in range(_ATTEMPTS):
             tip = self._writer.refresh()
+            if judged and str(self._blob_at(tip).id) != judged:
+                raise FileChangedUnderGate(
+                    f"{self._file} changed at {tip[:12]} after the gate judged it "
+                    f"(blob {judged[:12]}, now {str(self._blob_at(tip).id)[:12]}): not committed"
+                )
             edit = promotion_edit(
                 self._text_at(tip),
                 self._env,

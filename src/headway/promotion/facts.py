@@ -25,10 +25,12 @@ from headway.promotion.record import (
     read_spec,
     read_status,
 )
+from headway.source.errors import SourceError
 
 __all__ = [
     "ARGO_API",
     "EnvironmentRepo",
+    "FileChangedUnderGate",
     "Resolved",
     "StageResolver",
     "app_and_rollouts",
@@ -39,6 +41,11 @@ __all__ = [
 
 ARGO_API = "argoproj.io/v1alpha1"
 _IN_FLIGHT = frozenset({Phase.COMMITTED, Phase.VERIFYING, Phase.REVERTING})
+
+
+class FileChangedUnderGate(SourceError):
+    """The environment's file at the branch tip is not the one the gate judged: nothing was
+    committed, and the promotion is decided again against the new tip."""
 
 
 class EnvironmentRepo(Protocol):
@@ -65,8 +72,16 @@ class EnvironmentRepo(Protocol):
         """Whether the environment lets a change of only the automation's keys skip its gate."""
         ...
 
-    def commit_image(self, image: str, *, promotion: PromotionSpec, previous: str) -> str:
-        """Commit `image` into the environment's file; returns the commit."""
+    def file_version(self) -> str:
+        """The environment's file at the branch tip, as an id that changes with its bytes."""
+        ...
+
+    def commit_image(
+        self, image: str, *, promotion: PromotionSpec, previous: str, file_version: str = ""
+    ) -> str:
+        """Commit `image` into the environment's file; returns the commit. With
+        `file_version`, only onto a tip whose file is that version (the one the gate judged);
+        otherwise raise `FileChangedUnderGate` and commit nothing."""
         ...
 
     def revert_image(self, image: str, *, promotion: PromotionSpec, commit: str) -> str:

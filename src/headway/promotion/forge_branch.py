@@ -12,10 +12,12 @@ repository edge (`environment_repo.GitEnvironment`) writes through it unchanged.
    commit carrying the promotion's message and trailers.
 
 A promotion resumed after a crash finds its pull request already merged and returns that
-merge commit: never a second pull request or commit. A merge the forge refuses after the base
-moved is `BranchMoved`, and the edge rebuilds the commit on the new tip; refused with the base
-where it was (a required status check, branch protection), it is the forge's `ForgeConflict`,
-shown on the promotion, and the next step tries the same pull request again.
+merge commit: never a second pull request or commit. The base is fetched again just before the
+merge; moved, or a merge the forge refuses after it moved, is `BranchMoved`, and the edge
+rebuilds the commit on the new tip (a forge's merge API takes no expected base, so only a
+repository that requires branches to be up to date closes the last round trip). Refused with
+the base where it was (a required status check, branch protection), it is the forge's
+`ForgeConflict`, shown on the promotion, and the next step tries the same pull request again.
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ class PullRequestBranch:
             pull = self._forge.open_pull_request(
                 head=head, base=self.branch, title=title, body=body
             )
+        if self.refresh() != parent:
+            # A forge merges onto its base as it is then: a commit built on an older tip would
+            # carry whatever landed since unexamined. Build it again on the new tip (the edge
+            # first checks that the file there is still the one the gate judged).
+            raise BranchMoved(f"{self.branch} moved after the commit for {head} was built")
         try:
             merged = self._forge.merge_pull_request(
                 pull.number, head_sha=result.sha, title=title, message=body

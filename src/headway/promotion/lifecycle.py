@@ -62,6 +62,9 @@ class GitFacts:
     revert_commit: str = ""  # a commit taking that commit back
     config_change: str = ""  # why the change is more than the automation's keys ("" if not)
     exempt: bool = False  # the environment lets automation-only changes skip its gate
+    # The environment's file at the tip these facts were read from (a Git blob id): what the
+    # classification saw, so an approval and a commit can be bound to exactly that file.
+    file_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class Action:
     kind: ActionKind
     image: str = ""  # what to commit (Commit, Revert) or promote (StartNext)
     environment: str = ""  # StartNext: where
+    file_version: str = ""  # Commit: only onto this version of the file (what was judged)
 
 
 @dataclass(frozen=True)
@@ -168,32 +172,19 @@ def _needs_approval(ctx: Context) -> bool:
 
 
 def _gate(ctx: Context) -> Plan:
-    spec, status, stage = ctx.spec, ctx.status, ctx.stage
+    status = ctx.status
     record = status.approval
     if record is None:
-        deadline = ctx.now + timedelta(seconds=stage.approval_timeout)
-        record = ApprovalRecord(requested_at=ctx.now, deadline=deadline)
-        why = f" (config change: {ctx.git.config_change})" if ctx.git.config_change else ""
-        message = (
-            f"approval requested for {spec.image} in {spec.environment}{why}; "
-            f"approvers: {', '.join(stage.approvers) or 'none listed'}"
-        )
-        new = status.moved(
-            Phase.AWAITING_APPROVAL, message, approval=record, previous_image=ctx.git.pinned
-        )
-        event = ("Normal", "ApprovalRequested", message)
-        return Plan(
-            new,
-            Action(ActionKind.REQUEST_APPROVAL, spec.image, spec.environment),
-            (event,),
-            requeue_after=min(stage.approval_timeout, _APPROVAL_LOOK_SECONDS),
-        )
+        return _request_approval(ctx, again="")
+    if record.file_version != ctx.git.file_version:
+        # The approver was asked about another file: what Git holds now needs its own look.
+        return _request_approval(ctx, again="the file changed since approval was requested")
     record, outcome = _judged(ctx, record)
     status = replace(status, approval=record)
     if outcome.verdict is GateVerdict.WAITING:
         left = (record.deadline - ctx.now).total_seconds()
         return Plan(
-            status.moved(Phase.AWAITING_APPROVAL, outcome.message),
+            status.moved(Phase.AWAITING_APPROVAL, outcome.message + _held_for(record.reason)),
             requeue_after=max(0.0, min(left, _APPROVAL_LOOK_SECONDS)),
         )
     if outcome.verdict is GateVerdict.DENIED:
@@ -201,6 +192,37 @@ def _gate(ctx: Context) -> Plan:
     if outcome.verdict is GateVerdict.TIMED_OUT:
         return _end(replace(ctx, status=status), Phase.TIMED_OUT, outcome.message)
     return _commit(replace(ctx, status=status.moved(status.phase, outcome.message)))
+
+
+def _held_for(reason: str) -> str:
+    return f" (config change: {reason})" if reason else ""
+
+
+def _request_approval(ctx: Context, *, again: str) -> Plan:
+    """A new request: its deadline, the reason it is held and the file it is about, kept on
+    the record so every later step still says why (an approver reads it there)."""
+    spec, status, stage = ctx.spec, ctx.status, ctx.stage
+    deadline = ctx.now + timedelta(seconds=stage.approval_timeout)
+    record = ApprovalRecord(
+        requested_at=ctx.now,
+        deadline=deadline,
+        reason=ctx.git.config_change,
+        file_version=ctx.git.file_version,
+    )
+    message = (
+        f"{again + ': ' if again else ''}approval requested for {spec.image} in "
+        f"{spec.environment}{_held_for(record.reason)}; "
+        f"approvers: {', '.join(stage.approvers) or 'none listed'}"
+    )
+    new = status.moved(
+        Phase.AWAITING_APPROVAL, message, approval=record, previous_image=ctx.git.pinned
+    )
+    return Plan(
+        new,
+        Action(ActionKind.REQUEST_APPROVAL, spec.image, spec.environment),
+        (("Normal", "ApprovalRequested", message),),
+        requeue_after=min(stage.approval_timeout, _APPROVAL_LOOK_SECONDS),
+    )
 
 
 def _judged(ctx: Context, record: ApprovalRecord) -> tuple[ApprovalRecord, ApprovalOutcome]:
@@ -261,7 +283,10 @@ def _commit(ctx: Context) -> Plan:
         notes=notes,
     )
     events = tuple(("Warning", reason, note) for reason, note in declared)
-    return Plan(new, Action(ActionKind.COMMIT, spec.image, spec.environment), events, 0.0)
+    action = Action(
+        ActionKind.COMMIT, spec.image, spec.environment, file_version=ctx.git.file_version
+    )
+    return Plan(new, action, events, 0.0)
 
 
 def _verify(ctx: Context) -> Plan:

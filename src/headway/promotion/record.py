@@ -101,6 +101,8 @@ class ApprovalRecord:
     ignored: tuple[str, ...] = ()
     issue: int = 0  # the forge issue that collects approval comments (0: none)
     issue_url: str = ""
+    reason: str = ""  # why the gate held it (the config change), shown until it is decided
+    file_version: str = ""  # the target file the approver is asked about (its Git blob id)
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,8 @@ def _approval(raw: Any) -> ApprovalRecord | None:
         ignored=tuple(str(i) for i in raw.get("ignored") or []),
         issue=int(raw.get("issue") or 0) if str(raw.get("issue") or "0").isdigit() else 0,
         issue_url=str(raw.get("issueUrl") or ""),
+        reason=str(raw.get("reason") or ""),
+        file_version=str(raw.get("fileVersion") or ""),
     )
 
 
@@ -233,6 +237,10 @@ def _approval_json(record: ApprovalRecord) -> dict[str, Any]:
         out["ignored"] = list(record.ignored)
     if record.issue:
         out.update(issue=record.issue, issueUrl=record.issue_url)
+    if record.reason:
+        out["reason"] = record.reason
+    if record.file_version:
+        out["fileVersion"] = record.file_version
     return out
 
 

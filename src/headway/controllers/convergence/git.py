@@ -146,8 +146,14 @@ class RemoteBranch:
         return snapshot.refs[f"refs/heads/{self._branch}"]
 
     def write(self, *, parent: str, edits: Mapping[str, bytes | None], message: str) -> str:
+        # Built on `parent` (the tip the caller read and judged), not on whatever the cache
+        # fetched since: a newer tip makes the push refused, never an unexamined base.
         result = self._git.commit_edits(
-            branch=self._branch, edits=edits, message=message, identity=self._identity
+            branch=self._branch,
+            edits=edits,
+            message=message,
+            identity=self._identity,
+            base=parent,
         )
         if not result.created:
             return parent
