@@ -182,3 +182,29 @@ async def test_an_init_container_prepares_files_the_app_reads_from_a_shared_volu
         runtime.cluster.apply(spec, field_manager="test")
         log = tmp_path / "logs" / "default" / "web" / "app.log"
         await eventually(lambda: lines(log) == ["seeded by web"], what=f"the seed in {log}")
+
+
+async def test_a_failed_init_container_fails_the_pod_at_once_while_its_sidecar_stops(
+    tmp_path: Path,
+) -> None:
+    """As the kubelet decides the phase: a plain init container failed under `Never` is
+    `Failed` whatever still runs, so no version of the Pod shows Init:Error as Running."""
+    order = tmp_path / "order.txt"
+    spec = pod("web", policy="Never",
+               init=[step("proxy", order, "serve", restartPolicy="Always"),
+                     step("migrate", order, "task", env={"EXIT": 3})],
+               main=[step("app", order, "serve")])
+    async with running_runtime(tmp_path) as runtime:
+        created = runtime.cluster.apply(spec, field_manager="test")
+        await eventually(lambda: "stop proxy" in lines(order), what="the sidecar stopped")
+        await eventually(lambda: runtime.cluster.get("v1", "Pod", "web", "default")["status"]
+                         ["initContainerStatuses"][0]["state"].get("terminated"),
+                         what="the sidecar's stop recorded")
+        history = runtime.cluster.watch(
+            "v1", "Pod", namespace="default",
+            resource_version=created["metadata"]["resourceVersion"])
+        shown = [(pod_status_text(e.object), e.object["status"].get("phase"))
+                 for e in history if e.object.get("status")]
+        assert ("Init:Error", "Failed") in shown
+        assert [s for s in shown if s[0] == "Init:Error" and s[1] != "Failed"] == []
+        assert "start app" not in lines(order)

@@ -155,11 +155,15 @@ class Kubelet:
         if (pod.get("spec") or {}).get("volumes"):
             self._launcher.refresh_volumes(pod)
         status = pod_status(pod=pod, run=run, now=self._clock.now())
-        if not retired and status["phase"] in ("Succeeded", "Failed"):
-            status["phase"] = "Running"  # until its sidecars have stopped
+        final = status["phase"] in ("Succeeded", "Failed")
+        if final and not retired and not run.init_failed:
+            # Main containers done: Running until its sidecars have stopped. A failed init
+            # container fails the Pod at once, as the kubelet's phase does (else Init:Error
+            # would read Running while the sidecars stop).
+            status["phase"] = "Running"
         if status != (pod.get("status") or {}):
             self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
-        if status["phase"] in ("Succeeded", "Failed"):
+        if final and retired:
             # Nothing runs any more: forget the Pod and let it be deleted without us.
             del self._runs[uid]
             self._claim(pod, run.port, hold=False, ports=run.ports)
