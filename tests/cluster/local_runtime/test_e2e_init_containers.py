@@ -125,7 +125,7 @@ async def test_a_failing_init_container_keeps_the_app_from_starting(
     spec = pod("web", policy=policy, init=[step("migrate", order, "task", env={"EXIT": 3})],
                main=[step("app", order, "serve")])
     async with running_runtime(tmp_path, backoff=2.0) as runtime:
-        runtime.cluster.apply(spec, field_manager="test")
+        created = runtime.cluster.apply(spec, field_manager="test")
 
         def live() -> Obj:
             return runtime.cluster.get("v1", "Pod", "web", "default")
@@ -133,7 +133,14 @@ async def test_a_failing_init_container_keeps_the_app_from_starting(
         await eventually(lambda: pod_status_text(live()) == shown, what=shown)
         assert "start app" not in lines(order)
         status = live()["status"]
-        assert status["phase"] == ("Failed" if policy == "Never" else "Pending")
+        phase = "Failed" if policy == "Never" else "Pending"
+        assert status["phase"] == phase
+        # Every version that showed it had that phase (once, a step read Running).
+        history = runtime.cluster.watch("v1", "Pod", namespace="default",
+                                        resource_version=created["metadata"]["resourceVersion"])
+        phases = {e.object["status"].get("phase") for e in history
+                  if e.object.get("status") and pod_status_text(e.object) == shown}
+        assert phases == {phase}
         migrate = status["initContainerStatuses"][0]
         if policy == "Never":
             assert migrate["state"]["terminated"]["exitCode"] == 3
