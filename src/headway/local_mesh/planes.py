@@ -6,10 +6,14 @@ VirtualService (and a `GatewayListener` per Istio Gateway) and serves all their 
 endpoint (`mesh_metrics`).
 
 A plane applies a new `PlaneConfig` as a diff against the last one it applied, in an order
-that drops no request: destinations (endpoints) first, then weights, then header routes.
-HAProxy matches only the header names it was started with, so a header route on a new name
-restarts that HAProxy on the same port once (connections in flight at that moment are cut;
-its counters start again from zero, which Prometheus' `rate()` treats as a counter reset).
+that drops no request: destinations (endpoints) first, then weights, then header routes, then
+mirror routes. HAProxy matches only the header names it was started with, so a header route
+on a new name restarts that HAProxy on the same port once (connections in flight at that
+moment are cut; its counters start again from zero, which Prometheus' `rate()` treats as a
+counter reset). HAProxy cannot mirror (2.6 has no mirroring without an SPOE agent Debian does
+not ship), so while a configuration has mirror routes the plane of a `router: haproxy` runtime
+runs the embedded router on the same port instead, and HAProxy again once they are gone (each
+switch is such a restart).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from headway.cluster.local.mesh.plane import (
     GatewayPlane,
     PlaneConfig,
     PlaneDestination,
+    PlaneMirror,
     PlaneRoute,
 )
 from headway.local_mesh.gateway_listener import GatewayListener
@@ -48,6 +53,8 @@ from headway.routers.dataplane.protocol import (
     HeaderMatch,
     HeaderRoute,
     MatchKind,
+    MirrorRoute,
+    RequestMatch,
     RouterError,
     TrafficRouter,
     WeightDestination,
@@ -78,6 +85,11 @@ def _header_route(route: PlaneRoute) -> HeaderRoute:
     return HeaderRoute(route.name, tuple(_header_match(c) for c in route.conditions))
 
 
+def _mirror_route(route: PlaneMirror) -> MirrorRoute:
+    matches = tuple(RequestMatch(tuple(_header_match(c) for c in e)) for e in route.matches)
+    return MirrorRoute(route.name, matches, route.percentage)
+
+
 class RouterPlane:
     """One VirtualService's router, configured by diffs."""
 
@@ -98,13 +110,14 @@ class RouterPlane:
         self._work_dir = work_dir
         self._haproxy = haproxy
         self._headers: tuple[str, ...] = DEFAULT_ROUTE_HEADERS
-        self._impl: TrafficRouter = self._new_router()
+        self._impl: TrafficRouter = self._new_router(router)
         self._destinations: tuple[PlaneDestination, ...] | None = None
         self._weights: tuple[int, tuple[int, ...]] | None = None
         self._routes: dict[str, PlaneRoute] = {}
+        self._mirrors: dict[str, PlaneMirror] = {}
 
-    def _new_router(self) -> TrafficRouter:
-        if self.router == "haproxy":
+    def _new_router(self, kind: str) -> TrafficRouter:
+        if kind == "haproxy":
             directory = haproxy_dir(self._work_dir)
             directory.mkdir(parents=True, exist_ok=True)
             return HAProxyRouter(
@@ -144,19 +157,31 @@ class RouterPlane:
 
     async def configure(self, config: PlaneConfig) -> None:
         try:
+            await self._switch_for_mirrors(config)
             await self._restart_for_headers(config)
             await self._apply(config)
         except RouterError as err:
             raise DataPlaneError(str(err)) from err
 
+    async def _switch_for_mirrors(self, config: PlaneConfig) -> None:
+        """HAProxy cannot mirror: the embedded router serves while there are mirror routes."""
+        if self.router != "haproxy":
+            return
+        wanted = "embedded" if config.mirror_routes else "haproxy"
+        if self._impl.type_name != wanted:
+            await self._restart_as(wanted)
+
     async def _restart_for_headers(self, config: PlaneConfig) -> None:
-        if self.router != "haproxy" or set(config.header_names()) <= set(self._headers):
+        if self._impl.type_name != "haproxy" or set(config.header_names()) <= set(self._headers):
             return
         self._headers = tuple(sorted({*self._headers, *config.header_names()}))
+        await self._restart_as("haproxy")
+
+    async def _restart_as(self, kind: str) -> None:
         await self._impl.close()
-        self._impl = self._new_router()
+        self._impl = self._new_router(kind)
         await self._impl.start()
-        self._destinations, self._weights, self._routes = None, None, {}
+        self._destinations, self._weights, self._routes, self._mirrors = None, None, {}, {}
 
     async def _apply(self, config: PlaneConfig) -> None:
         destinations = config.destinations()
@@ -183,6 +208,17 @@ class RouterPlane:
             if self._routes.get(name) != route:
                 await self._impl.set_header_route(_header_route(route))
                 self._routes[name] = route
+        await self._apply_mirrors(config)
+
+    async def _apply_mirrors(self, config: PlaneConfig) -> None:
+        wanted = {m.name: m for m in config.mirror_routes}
+        for name in [n for n in self._mirrors if n not in wanted]:
+            await self._impl.set_mirror_route(MirrorRoute(name))
+            del self._mirrors[name]
+        for name, mirror in wanted.items():
+            if self._mirrors.get(name) != mirror:
+                await self._impl.set_mirror_route(_mirror_route(mirror))
+                self._mirrors[name] = mirror
 
     async def labelled_snapshot(self) -> PlaneSeries:
         destinations = self._destinations or ()

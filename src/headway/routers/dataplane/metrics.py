@@ -74,13 +74,18 @@ class MetricsSnapshot:
     series: tuple[SeriesStats, ...] = ()
 
     def select(
-        self, *, pod_template_hash: str | None = None, service: str | None = None
+        self,
+        *,
+        pod_template_hash: str | None = None,
+        service: str | None = None,
+        route: str | None = None,
     ) -> tuple[SeriesStats, ...]:
         return tuple(
             s
             for s in self.series
             if (pod_template_hash is None or s.pod_template_hash == pod_template_hash)
             and (service is None or s.service == service)
+            and (route is None or s.route == route)
         )
 
     def requests(
@@ -88,10 +93,11 @@ class MetricsSnapshot:
         *,
         pod_template_hash: str | None = None,
         service: str | None = None,
+        route: str | None = None,
         code_prefix: str = "",
     ) -> int:
         """How many requests matched, optionally only those whose code starts with a prefix."""
-        chosen = self.select(pod_template_hash=pod_template_hash, service=service)
+        chosen = self.select(pod_template_hash=pod_template_hash, service=service, route=route)
         return sum(s.count_codes(code_prefix) for s in chosen)
 
 

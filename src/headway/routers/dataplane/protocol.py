@@ -15,7 +15,7 @@ because they never do I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -28,6 +28,8 @@ __all__ = [
     "HeaderMatch",
     "HeaderRoute",
     "MatchKind",
+    "MirrorRoute",
+    "RequestMatch",
     "RouterError",
     "TrafficRouter",
     "WeightDestination",
@@ -124,6 +126,46 @@ class HeaderRoute:
             raise RouterError("header route: `name` must not be empty")
 
 
+METHOD = ":method"  # the request line's method, as Envoy names it
+PATH = ":path"  # the request line's target
+
+
+@dataclass(frozen=True)
+class RequestMatch:
+    """One Istio `HTTPMatchRequest`: every condition holds. A condition on `:method` or
+    `:path` reads the request line (an exact or regex path ignores the query string, a prefix
+    sees it, as Envoy does); any other name is a header. No conditions match every request."""
+
+    conditions: tuple[HeaderMatch, ...] = ()
+
+    def matches(self, value_of: Callable[[str], str | None]) -> bool:
+        for condition in self.conditions:
+            value = value_of(condition.header)
+            strip_query = condition.header == PATH and condition.kind is not MatchKind.PREFIX
+            if strip_query and value is not None:
+                value = value.split("?", 1)[0]
+            if not condition.matches(value):
+                return False
+        return True
+
+
+@dataclass(frozen=True)
+class MirrorRoute:
+    """A named route that serves matching requests by the split and copies `percentage`
+    percent of them to the canary, the answer discarded (Istio's `mirror`). A request matches
+    when any of `matches` does; a route with no matches removes the route of that name."""
+
+    name: str
+    matches: tuple[RequestMatch, ...] = ()
+    percentage: float = 100.0
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise RouterError("mirror route: `name` must not be empty")
+        if not 0 <= self.percentage <= MAX_WEIGHT:
+            raise RouterError(f"mirror route {self.name!r}: percentage must be within 0..100")
+
+
 def header_route_from_argo(name: str, match: Sequence[Mapping[str, Any]]) -> HeaderRoute:
     """A route from Argo's `setHeaderRoute` fields: `match[].headerName`, `.headerValue`.
 
@@ -199,6 +241,11 @@ class TrafficRouter(Protocol):
         """Create or replace a named header route; no matches removes it."""
         ...
 
+    async def set_mirror_route(self, route: MirrorRoute) -> None:
+        """Create or replace a named mirror route; no matches removes it. A router that
+        cannot mirror raises `RouterError` for a route with matches."""
+        ...
+
     async def verify_weight(
         self, weight: int, additional: Sequence[WeightDestination] = ()
     ) -> bool | None:
@@ -206,7 +253,7 @@ class TrafficRouter(Protocol):
         ...
 
     async def remove_managed_routes(self) -> None:
-        """Delete every header route this router created."""
+        """Delete every header and mirror route this router created."""
         ...
 
     async def metrics_snapshot(self) -> MetricsSnapshot:

@@ -7,7 +7,14 @@ mesh realizes, in order:
 * routes with `match[].headers.NAME.{exact,prefix,regex}` before the first unmatched route:
   header routes (any match entry suffices) to their one destination;
 * the first route without `match`: the weighted split between its destinations;
-* routes after it: never reached in Istio either, so ignored (and said so).
+* routes after it: never reached in Istio either, so ignored (and said so);
+* routes with a `mirror` (Argo's `setMirrorRoute` writes them above the split, with the split
+  copied as their `route`): mirror rules. A request matching one (any `match` entry, all of
+  the entry's `method`, `uri` and `headers`; a mirror on the split route itself takes every
+  request) is served by the split and `mirrorPercentage` percent of such requests (100 when
+  unset) are copied to the mirror's destination, which must be the split's canary (or, with a
+  one-destination split, becomes the canary at weight 0). A mirror route whose `route`
+  differs from the split is still served by the split, and said so.
 
 Which destination is "stable" and which "canary" follows the Rollout that names this
 VirtualService (its `stableService` / `canaryService`) when one is given, else their order in
@@ -29,7 +36,7 @@ are the Rollout's `stableSubsetName` / `canarySubsetName`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 __all__ = [
@@ -37,6 +44,7 @@ __all__ = [
     "HeaderRule",
     "MeshPlan",
     "MeshPlanError",
+    "MirrorRule",
     "ServiceRef",
     "Share",
     "assemble_plan",
@@ -86,6 +94,17 @@ class HeaderRule:
 
 
 @dataclass(frozen=True)
+class MirrorRule:
+    """Requests matching any entry of `matches` (all conditions of the entry; `:method` and
+    `:path` name the request line) are served by the split, and `percentage` percent of them
+    are copied to the canary. An empty entry matches every request."""
+
+    name: str
+    matches: tuple[tuple[HeaderCondition, ...], ...]
+    percentage: float
+
+
+@dataclass(frozen=True)
 class MeshPlan:
     stable: ServiceRef
     canary: ServiceRef | None
@@ -93,6 +112,7 @@ class MeshPlan:
     additional: tuple[Share, ...]
     header_rules: tuple[HeaderRule, ...]
     unsupported: tuple[str, ...]
+    mirror_rules: tuple[MirrorRule, ...] = ()
 
     @property
     def stable_weight(self) -> int:
@@ -201,6 +221,7 @@ def plan_virtual_service(vs: Mapping[str, Any], *, roles: tuple[str, str] | None
         raise MeshPlanError("spec.http: at least one HTTP route is required")
     unsupported: list[str] = []
     header_routes: list[tuple[str, tuple[HeaderCondition, ...], ServiceRef]] = []
+    mirrors: list[_Mirror] = []
     split: list[tuple[ServiceRef, int]] | None = None
     for index, route in enumerate(http):
         where = f"spec.http[{index}]"
@@ -209,18 +230,115 @@ def plan_virtual_service(vs: Mapping[str, Any], *, roles: tuple[str, str] | None
         if split is not None:
             unsupported.append(f"{where}: after the catch-all route, never reached")
             continue
+        if route.get("mirror") is not None:
+            mirror, problem = _mirror(route, namespace, where)
+            unsupported.extend([problem] if problem else [])
+            mirrors.extend([mirror] if mirror else [])
         if not route.get("match"):
             split = _roles(_destinations(route, namespace, where), roles)
             continue
+        if route.get("mirror") is not None:
+            continue  # served by the split (its `route` copies it), checked below
         conditions, problem = _conditions(route, where)
         targets = _destinations(route, namespace, where)
         if problem or len(targets) != 1:
             unsupported.append(problem or f"{where}.route: a header route needs one destination")
             continue
         header_routes.append((str(route.get("name") or where), conditions, targets[0][0]))
+        if mirrors:
+            unsupported.append(
+                f"{where}: below a mirror route; a request matching both is header-routed "
+                "(the local mesh tries header routes first)"
+            )
     if split is None:
         raise MeshPlanError("spec.http: no route without `match` (the weighted split) found")
-    return assemble_plan(split, header_routes, unsupported)
+    return with_mirrors(assemble_plan(split, header_routes, unsupported), mirrors, split)
+
+
+@dataclass(frozen=True)
+class _Mirror:
+    rule: MirrorRule
+    target: ServiceRef
+    route: tuple[tuple[ServiceRef, int], ...]  # the route's own destinations; () for the split
+    where: str
+
+
+def _string_condition(field: str, spec: Any, at: str) -> tuple[HeaderCondition | None, str]:
+    kinds = [k for k in MATCH_KINDS if isinstance(spec, dict) and k in spec]
+    if len(kinds) != 1 or len(spec) != 1:
+        return None, f"{at}: needs exactly one of exact, prefix, regex"
+    return HeaderCondition(field, str(spec[kinds[0]]), kinds[0]), ""
+
+
+def _match_entry(entry: Any, at: str) -> tuple[tuple[HeaderCondition, ...], str]:
+    """One HTTPMatchRequest's `method`, `uri` and `headers`, all of which must hold."""
+    if not isinstance(entry, dict):
+        return (), f"{at}: not a mapping"
+    other = sorted(set(entry) - {"headers", "method", "uri", "name"})
+    if other:
+        return (), f"{at}: matching on {', '.join(other)} is not implemented"
+    fields = [(":method", entry["method"], f"{at}.method")] if "method" in entry else []
+    fields += [(":path", entry["uri"], f"{at}.uri")] if "uri" in entry else []
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, dict):
+        return (), f"{at}.headers: must be a mapping"
+    fields += [(str(k).lower(), v, f"{at}.headers.{k}") for k, v in headers.items()]
+    conditions = []
+    for field, spec, where in fields:
+        condition, problem = _string_condition(field, spec, where)
+        if condition is None:
+            return (), problem
+        conditions.append(condition)
+    return tuple(conditions), ""
+
+
+def _mirror(
+    route: Mapping[str, Any], namespace: str, where: str
+) -> tuple[_Mirror | None, str]:
+    """The mirror rule of a route with `mirror`, or None and why it cannot be realized."""
+    target = route.get("mirror")
+    if not isinstance(target, dict):
+        return None, f"{where}.mirror: must be a mapping"
+    ref = parse_host(target.get("host"), namespace, f"{where}.mirror")
+    ref = ServiceRef(ref.name, ref.namespace, str(target.get("subset") or ""))
+    value = (route.get("mirrorPercentage") or {}).get("value", 100)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+        return None, f"{where}.mirrorPercentage.value: must be a number within 0..100"
+    entries = []
+    for index, entry in enumerate(route.get("match") or [{}]):
+        conditions, problem = _match_entry(entry, f"{where}.match[{index}]")
+        if problem:
+            return None, problem
+        entries.append(conditions)
+    name = str(route.get("name") or where)
+    own = tuple(_destinations(route, namespace, where)) if route.get("match") else ()
+    return _Mirror(MirrorRule(name, tuple(entries), float(value)), ref, own, where), ""
+
+
+def with_mirrors(
+    plan: MeshPlan, mirrors: list[_Mirror], split: list[tuple[ServiceRef, int]]
+) -> MeshPlan:
+    """`plan` with the mirror rules it can realize; the others listed as unsupported."""
+    canary = plan.canary
+    if canary is None:  # a one-destination split: the mirror's Service becomes the canary
+        canary = next((m.target for m in mirrors if m.target != plan.stable), None)
+    unsupported, rules = list(plan.unsupported), []
+    for mirror in mirrors:
+        if mirror.target != canary:
+            unsupported.append(
+                f"{mirror.where}.mirror: mirrors to {mirror.target.name}; the local mesh "
+                f"mirrors only to the split's canary ({canary.name if canary else 'none'})"
+            )
+            continue
+        if mirror.route and sorted(mirror.route) != sorted(split):
+            unsupported.append(
+                f"{mirror.where}.route: differs from the split; its requests are served "
+                "by the split"
+            )
+        rules.append(mirror.rule)
+    return replace(
+        plan, canary=canary, mirror_rules=tuple(rules), unsupported=tuple(unsupported)
+    )
 
 
 def assemble_plan(

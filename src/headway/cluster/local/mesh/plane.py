@@ -5,7 +5,7 @@ moves the bytes. The runtime is given a `DataPlanes` factory by whoever starts i
 passes `headway.local_mesh.planes.RouterPlanes()` — so the cluster layer never imports a
 router. A `DataPlane` takes the whole desired configuration at once (`PlaneConfig`) and
 applies only what changed, in an order that drops no request: endpoints first, then weights,
-then header routes.
+then header routes, then mirror routes.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = [
     "PlaneConfig",
     "PlaneDestination",
     "PlaneEndpoint",
+    "PlaneMirror",
     "PlaneRoute",
     "destination_label",
     "plane_config",
@@ -66,6 +67,16 @@ class PlaneRoute:
 
 
 @dataclass(frozen=True)
+class PlaneMirror:
+    """Requests matching any entry (all of its conditions) are served by the split and
+    `percentage` percent of them copied to the canary destination."""
+
+    name: str
+    matches: tuple[tuple[HeaderCondition, ...], ...]
+    percentage: float
+
+
+@dataclass(frozen=True)
 class PlaneConfig:
     stable: PlaneDestination
     canary: PlaneDestination
@@ -73,6 +84,7 @@ class PlaneConfig:
     canary_weight: int
     additional_weights: tuple[int, ...]
     header_routes: tuple[PlaneRoute, ...]
+    mirror_routes: tuple[PlaneMirror, ...] = ()
 
     def header_names(self) -> tuple[str, ...]:
         return tuple(sorted({c.header for r in self.header_routes for c in r.conditions}))
@@ -171,4 +183,7 @@ def plane_config(
         canary_weight=plan.canary_weight,
         additional_weights=tuple(s.weight for s in plan.additional),
         header_routes=tuple(PlaneRoute(r.name, r.conditions) for r in plan.header_rules),
+        mirror_routes=tuple(
+            PlaneMirror(m.name, m.matches, m.percentage) for m in plan.mirror_rules
+        ),
     )

@@ -2,7 +2,8 @@
 
 Purely computational. Istio itself writes only conditions and validation messages; the mesh
 adds what a user debugging a canary wants to see: which router, its address, the weight and
-the endpoints of each destination, the header routes in force, and what it could not realize.
+the endpoints of each destination, the header and mirror routes in force, and what it could
+not realize.
 
     status:
       router: embedded
@@ -14,6 +15,9 @@ the endpoints of each destination, the header routes in force, and what it could
       - {service: checkout-canary, role: canary, weight: 10, endpoints: [...]}
       headerRoutes:
       - {name: canary-header, service: checkout-canary, match: ["x-canary exact always"]}
+      mirrorRoutes:                     # only while there are some
+      - {name: shadow, service: checkout-canary, percentage: 50.0,
+         match: [":method exact POST and :path prefix /color"]}
       unsupported: ["spec.http[2]: after the catch-all route, never reached"]
       conditions: [{type: Ready, status: "True", reason: Realized, message: ...}]
 """
@@ -24,7 +28,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from headway.cluster.local.mesh.plan import MeshPlan
+from headway.cluster.local.mesh.plan import HeaderCondition, MeshPlan
 from headway.cluster.local.mesh.plane import PlaneConfig, PlaneDestination
 from headway.kubetime import format_time
 
@@ -101,15 +105,32 @@ def realized_status(
             for r in config.header_routes
         ],
     }
+    if config.mirror_routes:
+        status["mirrorRoutes"] = [
+            {
+                "name": m.name,
+                "service": config.canary.service,
+                "percentage": m.percentage,
+                "match": [_conditions(e) for e in m.matches],
+            }
+            for m in config.mirror_routes
+        ]
     if plan.unsupported:
         status["unsupported"] = list(plan.unsupported)
     message = f"{router} router at {address}: {weights_summary(plan, config)}"
     empty = [d["service"] for d in destinations if d["weight"] > 0 and not d["endpoints"]]
     if empty:
         message += f" (no ready endpoint behind {', '.join(empty)}: its share answers 503)"
+    if config.mirror_routes and not config.canary.endpoints:
+        message += f" (mirror routes copy to {config.canary.service or 'no canary'}, which has "
+        message += "no ready endpoint: nothing is copied)"
     reason = "PartiallyRealized" if plan.unsupported else "Realized"
     status["conditions"] = [_condition("True", reason, message, now)]
     return status
+
+
+def _conditions(entry: tuple[HeaderCondition, ...]) -> str:
+    return " and ".join(f"{c.header} {c.kind} {c.value}" for c in entry) or "any request"
 
 
 def error_status(

@@ -235,6 +235,7 @@ class Mesh:
             return
         address = f"{LOOPBACK}:{handle.port}"
         publish_address(self._cluster, vs, address)
+        router = handle.plane.type_name  # embedded while HAProxy's plane mirrors
         status = realized_status(
             plan=plan,
             config=config,

@@ -1,11 +1,12 @@
 """The embedded router: an asyncio HTTP/1.1 reverse proxy that needs nothing installed.
 
-For each request: the header routes first (any match sends it to canary), then a smooth
-weighted round-robin choice between stable, canary and any additional destinations (exact
-shares, see `balancing`), then round-robin across that destination's ready endpoints. If an
-endpoint refuses the connection the request goes once to the next endpoint of the same
-destination; if that fails too the answer is 502. A destination with no ready endpoint
-answers 503. Both sides keep connections alive; bodies are relayed byte for byte.
+For each request: the header routes first (any match sends it to canary), then the mirror
+routes (a copy to the canary, fire and forget: see `mirroring`), then a smooth weighted
+round-robin choice between stable, canary and any additional destinations (exact shares, see
+`balancing`), then round-robin across that destination's ready endpoints. If an endpoint
+refuses the connection the request goes once to the next endpoint of the same destination;
+if that fails too the answer is 502. A destination with no ready endpoint answers 503. Both
+sides keep connections alive; bodies are relayed byte for byte.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from headway.clock import Clock, SystemClock
 from headway.routers.dataplane import http1
 from headway.routers.dataplane.embedded.balancing import EndpointRotation, SmoothWeightedChooser
 from headway.routers.dataplane.embedded.exchange import Exchange, ExchangeResult, UpstreamFailed
+from headway.routers.dataplane.embedded.mirroring import MirrorSender, MirrorTable, shadow_request
 from headway.routers.dataplane.embedded.upstreams import ConnectFailed, UpstreamPool
 from headway.routers.dataplane.metrics import (
     MetricsServer,
@@ -29,6 +31,7 @@ from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderRoute,
+    MirrorRoute,
     RouterError,
     TrafficRouter,
     WeightDestination,
@@ -75,6 +78,10 @@ class EmbeddedRouter:
         self._chooser = SmoothWeightedChooser([100, 0])
         self._rotations: dict[str, EndpointRotation] = {}
         self._routes: dict[str, HeaderRoute] = {}
+        self._mirrors = MirrorTable()
+        self._shadow = MirrorSender(
+            metrics=self._metrics, clock=self._clock, timeout=upstream_timeout
+        )
 
     @property
     def type_name(self) -> str:
@@ -103,6 +110,7 @@ class EmbeddedRouter:
             await self._server.wait_closed()
             self._server = None
         await self._metrics_server.close()
+        await self._shadow.close()
         self._pool.close_all()
 
     async def update_destinations(
@@ -137,8 +145,22 @@ class EmbeddedRouter:
         else:
             self._routes.pop(route.name, None)
 
+    async def set_mirror_route(self, route: MirrorRoute) -> None:
+        self._mirrors.set(route)
+
     async def remove_managed_routes(self) -> None:
         self._routes.clear()
+        self._mirrors.clear()
+
+    @property
+    def mirrors_sent(self) -> int:
+        """Copies started (each is counted in the metrics once answered, or failed)."""
+        return self._shadow.sent
+
+    @property
+    def mirrors_skipped(self) -> int:
+        """Copies not sent because `max_in_flight` copies were still running."""
+        return self._shadow.skipped
 
     async def _render_metrics(self) -> str:
         return render_prometheus(await self.metrics_snapshot())
@@ -175,6 +197,17 @@ class EmbeddedRouter:
         index = self._chooser.pick()
         return _Choice(self._destinations[0 if index is None else index], "")
 
+    def _mirror(self, head: http1.MessageHead, body: bytes, *, client_ip: str) -> None:
+        """Start a copy of this request to the canary when a mirror route earns one."""
+        name = self._mirrors.copy_for(head)
+        canary = self._destinations[1]
+        endpoints = self._endpoint_order(canary) if name else []
+        if endpoints:
+            request = shadow_request(head, body, client_ip=client_ip)
+            self._shadow.send(
+                route=name, service=canary.service, endpoint=endpoints[0], request=request
+            )
+
     def _endpoint_order(self, destination: Destination) -> list[Endpoint]:
         ready = destination.ready_endpoints
         rotation = self._rotations.setdefault(destination.service, EndpointRotation())
@@ -198,6 +231,8 @@ class EmbeddedRouter:
         """Answer one request; whether the client connection stays open."""
         started = self._clock.monotonic()
         choice = self._choose(head)
+        if not choice.route and self._mirrors:
+            self._mirror(head, body, client_ip=client_ip)
         close = http1.client_wants_close(head)
         result = await self._try_endpoints(
             choice, head, body, client_ip=client_ip, client=client, close=close

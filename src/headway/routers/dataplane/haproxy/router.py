@@ -36,6 +36,7 @@ from headway.routers.dataplane.protocol import (
     Destination,
     Endpoint,
     HeaderRoute,
+    MirrorRoute,
     RouterError,
     TrafficRouter,
     WeightDestination,
@@ -212,6 +213,16 @@ class HAProxyRouter:
         else:
             self._routes.pop(route.name, None)
         await self._publish_routes()
+
+    async def set_mirror_route(self, route: MirrorRoute) -> None:
+        """HAProxy 2.6 has no request mirroring of its own (only through an SPOE agent, which
+        Debian does not ship); the local mesh runs the embedded router while a VirtualService
+        mirrors."""
+        if route.matches:
+            raise RouterError(
+                f"mirror route {route.name!r}: the haproxy router cannot mirror requests "
+                "(use the embedded router)"
+            )
 
     async def remove_managed_routes(self) -> None:
         self._routes.clear()
