@@ -49,6 +49,7 @@ def _gaps(text: str) -> list[str]:
             "steps[0].setHeaderRoute.match[0].headerValue",
         ),
         (
+            "      trafficRouting: {plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}}\n"
             "      steps:\n        - experiment: {templates: [{name: a, specRef: canary, "
             "weight: 5}]}",
             "steps[0].experiment.templates[0].weight",

@@ -207,6 +207,7 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
     max_weight = max_weight if isinstance(max_weight, int) else 100
     managed = _managed_route_names(routing)
     step_list = canary.get("steps")
+    weight_before = _weights_in_force(step_list)
     for index, step in enumerate(step_list if isinstance(step_list, list) else []):
         if not isinstance(step, Mapping):
             continue
@@ -217,6 +218,8 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
             report.error((*where, "setWeight"), f"{weight} is outside 0..{max_weight}")
         if step.get("setCanaryScale") is not None and routing is None:
             report.error((*where, "setCanaryScale"), "needs trafficRouting")
+        _experiment_weights(step, where, routing=routing, canary_weight=weight_before.get(index, 0),
+                            report=report)
         for kind, routers in _ROUTE_STEP_ROUTERS.items():
             route = step.get(kind)
             if not isinstance(route, Mapping):
@@ -232,6 +235,45 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
                 )
 
 
+def _weights_in_force(steps: Any) -> dict[int, int]:
+    """step index -> the canary weight the setWeight steps before it (and it) have set."""
+    found: dict[int, int] = {}
+    weight = 0
+    for index, step in enumerate(steps if isinstance(steps, list) else []):
+        if isinstance(step, Mapping) and isinstance(step.get("setWeight"), int):
+            weight = step["setWeight"]
+        found[index] = weight
+    return found
+
+
+def _experiment_weights(
+    step: Mapping[str, Any], where: s.Path, *, routing: Mapping[str, Any] | None,
+    canary_weight: int, report: s.Reporter,
+) -> None:
+    """Argo's rules for an experiment template's `weight` (a router that can split to it),
+    and Headway's: the templates' weights and the canary's must leave the stable >= 0."""
+    experiment = step.get("experiment")
+    templates = experiment.get("templates") if isinstance(experiment, Mapping) else None
+    weighted = [(i, t["weight"]) for i, t in enumerate(templates or [])
+                if isinstance(t, Mapping) and isinstance(t.get("weight"), int)]
+    for number, _ in weighted:
+        at = (*where, "experiment", "templates", number, "weight")
+        if routing is None:
+            report.error(at, "cannot be set unless trafficRouting is enabled")
+        elif not any(routing.get(r) is not None for r in _EXPERIMENT_WEIGHT_ROUTERS):
+            used = next((r for r in routing if r in ("nginx", "traefik", "ambassador",
+                         "appMesh", "apisix")), "this router")
+            report.error(at, f"is only available with trafficRouting through istio, smi, alb "
+                             f"or a plugin, not {used}")
+    total = sum(w for _, w in weighted)
+    if weighted and total + canary_weight > 100:
+        report.error((*where, "experiment", "templates"),
+                     f"the templates' weights ({total}) and the canary's ({canary_weight}) add "
+                     "up to more than 100: the stable Service would get a negative share")
+
+
+# Routers Argo Rollouts accepts an experiment template's weight with (validation.go).
+_EXPERIMENT_WEIGHT_ROUTERS = ("istio", "smi", "alb", "plugins")
 # The routers Argo Rollouts accepts for each route step (validation.go).
 _ROUTE_STEP_ROUTERS = {
     "setHeaderRoute": ("istio", "alb", "apisix", "plugins"),

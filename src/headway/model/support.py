@@ -102,7 +102,7 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
                 advice = "remove the step (it is refused, not skipped)"
                 message = f"this step kind is {NOT_YET}; {advice}"
                 gaps.append(Gap(("steps", index, kind), message))
-        gaps.extend(_experiment_gaps(step, index))
+        gaps.extend(_experiment_gaps(step, index, _mapping(canary.get("trafficRouting"))))
     routing = _mapping(canary.get("trafficRouting"))
     gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
     if canary.get("pingPong") is not None:
@@ -159,22 +159,23 @@ def _mirror_gaps(configured: list[str], steps: list[Any]) -> list[Gap]:
     ]
 
 
-def _experiment_gaps(step: Any, index: int) -> list[Gap]:
-    """An experiment template with a `weight` (or a `service`) needs traffic routing to the
-    template's pods, which no Headway router does yet."""
+def _experiment_gaps(step: Any, index: int, routing: Mapping[str, Any]) -> list[Gap]:
+    """A weighted experiment template through a router that cannot split to it: Argo accepts
+    it with any plugin, and the Gateway API plugin then ignores the weight, so the template
+    would get no traffic while the Rollout reports it did."""
     experiment = _mapping(_mapping(step).get("experiment"))
     templates = experiment.get("templates")
+    plugins = [n for n in _mapping(routing.get("plugins")) if n in SUPPORTED_ROUTER_PLUGINS]
     gaps: list[Gap] = []
     for number, template in enumerate(templates if isinstance(templates, list) else []):
-        for field in ("weight", "service"):
-            if _mapping(template).get(field) is not None:
-                message = (
-                    f"an experiment template's {field} is {NOT_YET} (no router sends "
-                    "traffic to experiment pods); remove it"
-                )
-                gaps.append(
-                    Gap(("steps", index, "experiment", "templates", number, field), message)
-                )
+        if _mapping(template).get("weight") is None or not plugins:
+            continue
+        message = (
+            f"sending an experiment template's weight through the {plugins[0]} router is "
+            f"{NOT_YET} (the plugin ignores it, so the template would get no traffic); "
+            "route through istio, smi or alb, or remove the weight"
+        )
+        gaps.append(Gap(("steps", index, "experiment", "templates", number, "weight"), message))
     return gaps
 
 

@@ -30,11 +30,12 @@ from headway.rollout.canary_replicas import (
 )
 from headway.rollout.context import Draft
 from headway.rollout.experiment_step import (
+    experiment_destinations,
     experiment_name,
     experiment_step_done,
     terminate_experiments,
 )
-from headway.rollout.plan import TrafficDecision
+from headway.rollout.plan import TrafficDecision, WeightDestination
 from headway.rollout.progress_threshold import progress_reached
 from headway.rollout.replica_sets import ReplicaSetView
 
@@ -172,6 +173,7 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
     ending = d.aborted or _promoted(d)
     routes = () if ending else steps_of.header_routes_at(canary.steps, _index(d))
     mirrors = () if ending else steps_of.mirror_routes_at(canary.steps, _index(d))
+    additional = () if ending or d.status.get("promoteFull") else _experiment_shares(d)
     d.traffic = TrafficDecision(
         weight,
         routes,
@@ -179,19 +181,45 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
         remove_managed_routes=ending,
         canary_hash=ctx.current_hash,
         stable_hash=stable_hash,
+        additional=additional,
     )
-    d.status.setdefault("canary", {})["weights"] = {
+    d.status.setdefault("canary", {})["weights"] = _weights_status(
+        d, weight=weight, stable_hash=stable_hash, additional=additional
+    )
+
+
+def _experiment_shares(d: Draft) -> tuple[WeightDestination, ...]:
+    """The weighted templates of the running experiment step, if the current step is one."""
+    steps, index = _strategy(d).steps, _index(d)
+    step = steps[index].experiment if index < len(steps) else None
+    return () if step is None else experiment_destinations(d, step, index)
+
+
+def _weights_status(
+    d: Draft, *, weight: int, stable_hash: str, additional: tuple[WeightDestination, ...]
+) -> dict[str, object]:
+    """`status.canary.weights` as Argo's `calculateWeightStatus` writes it: the experiment
+    templates' shares come out of the stable's."""
+    canary = _strategy(d)
+    weights: dict[str, object] = {
         "canary": {
             "weight": weight,
-            "podTemplateHash": ctx.current_hash,
+            "podTemplateHash": d.ctx.current_hash,
             "serviceName": canary.canary_service,
         },
         "stable": {
-            "weight": 100 - weight,
+            "weight": 100 - weight - sum(a.weight for a in additional),
             "podTemplateHash": stable_hash,
             "serviceName": canary.stable_service,
         },
     }
+    if additional:
+        weights["additional"] = [
+            {"weight": a.weight, "serviceName": a.service_name,
+             "podTemplateHash": a.pod_template_hash}
+            for a in additional
+        ]
+    return weights
 
 
 def _at_desired_counts(d: Draft) -> bool:

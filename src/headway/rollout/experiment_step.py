@@ -6,7 +6,12 @@ owned by the Rollout, labelled `rollouts-pod-template-hash`; each template takes
 template (and selector) of the stable or the canary ReplicaSet (`specRef: stable|canary`),
 with the step's `metadata` labels added to both; its analyses get the step's arguments
 (`value`, or `valueFrom.podTemplateHashValue: Stable|Latest`). It is created once a stable
-ReplicaSet exists. The step completes when the Experiment is Successful; Failed or Error
+ReplicaSet exists. A template with a `weight` or a `service` gets `service: {}` (with the
+step's `service.name` when given), so the Experiment creates a Service for its pods. While the
+step's Experiment is Running, each template with a `weight` is a `WeightDestination` (its
+Service, pod hash and weight) the router sends that share to, taken from the stable's share
+(`experiment_destinations`, Argo's `calculateWeightDestinationsFromExperiment`). The step
+completes when the Experiment is Successful; Failed or Error
 aborts the rollout naming it; Inconclusive pauses it (`InconclusiveExperiment`). An
 Experiment that is no longer the current step's (the rollout moved on, was aborted, fully
 promoted or got a new template) is terminated (`spec.terminate: true`).
@@ -20,11 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.rollout.context import Draft
+from headway.rollout.plan import WeightDestination
 from headway.rollout.replica_sets import HASH_LABEL, REVISION_ANNOTATION, rollout_owner_reference
 
 __all__ = [
     "INCONCLUSIVE_EXPERIMENT",
+    "ExperimentTemplateView",
     "ExperimentView",
+    "experiment_destinations",
     "experiment_step_done",
     "experiment_view_of",
     "terminate_experiments",
@@ -35,11 +43,21 @@ _FINISHED = ("Successful", "Failed", "Error", "Inconclusive")
 
 
 @dataclass(frozen=True)
+class ExperimentTemplateView:
+    """One `status.templateStatuses[]` entry: the template's Service (once created) and hash."""
+
+    name: str
+    service_name: str
+    pod_template_hash: str
+
+
+@dataclass(frozen=True)
 class ExperimentView:
     name: str
     phase: str
     message: str
     terminating: bool
+    templates: tuple[ExperimentTemplateView, ...] = ()
 
     @property
     def finished(self) -> bool:
@@ -53,6 +71,15 @@ def experiment_view_of(exp: Mapping[str, Any]) -> ExperimentView:
         phase=str(status.get("phase") or "Pending"),
         message=str(status.get("message") or ""),
         terminating=bool((exp.get("spec") or {}).get("terminate")),
+        templates=tuple(
+            ExperimentTemplateView(
+                name=str(t.get("name") or ""),
+                service_name=str(t.get("serviceName") or ""),
+                pod_template_hash=str(t.get("podTemplateHash") or ""),
+            )
+            for t in status.get("templateStatuses") or []
+            if isinstance(t, Mapping)
+        ),
     )
 
 
@@ -75,6 +102,9 @@ def _template(d: Draft, step_template: Mapping[str, Any]) -> dict[str, Any]:
                              "selector": selector}
     if step_template.get("replicas") is not None:
         found["replicas"] = step_template["replicas"]
+    if step_template.get("weight") is not None or step_template.get("service") is not None:
+        name = (step_template.get("service") or {}).get("name")
+        found["service"] = {"name": name} if name else {}
     return found
 
 
@@ -136,6 +166,22 @@ def experiment_step_done(d: Draft, step: Mapping[str, Any], index: int) -> bool:
     elif found.phase == "Inconclusive":
         d.add_pause(INCONCLUSIVE_EXPERIMENT)
     return False
+
+
+def experiment_destinations(
+    d: Draft, step: Mapping[str, Any], index: int
+) -> tuple[WeightDestination, ...]:
+    """The weighted templates of the step's Experiment while it is Running. A template whose
+    Service is not created yet gets no share (Argo would route it to a nameless host)."""
+    found = next((e for e in d.ctx.experiments if e.name == experiment_name(d, index)), None)
+    if found is None or found.phase != "Running":
+        return ()
+    weights = {t.get("name"): t.get("weight") for t in step.get("templates") or []}
+    return tuple(
+        WeightDestination(t.service_name, t.pod_template_hash, int(weights[t.name]))
+        for t in found.templates
+        if isinstance(weights.get(t.name), int) and t.service_name
+    )
 
 
 def terminate_experiments(d: Draft, *, keep: str | None) -> None:

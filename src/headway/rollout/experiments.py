@@ -24,8 +24,9 @@ experiment's `dryRun` and `measurementRetention` and the labels and annotations 
 When it ends its runs still running are terminated; each template ReplicaSet is stamped with a
 `scale-down-deadline` `scaleDownDelaySeconds` (30 by default) ahead and scaled to zero when that
 passes (at once for 0).
+A template with `service` gets a Service for its pods (`headway.rollout.experiment_services`).
 The status carries `phase`, `message`, `availableAt`, `templateStatuses` (name, replicas,
-updatedReplicas, readyReplicas, availableReplicas, status, podTemplateHash,
+updatedReplicas, readyReplicas, availableReplicas, status, podTemplateHash, serviceName,
 lastTransitionTime) and `analysisRuns` (name, analysisRun, phase, message).
 """
 
@@ -43,6 +44,7 @@ from headway.model.durations import parse_duration
 from headway.model.owned_replica_set import owned_replica_set
 from headway.model.rollout_steps import AnalysisTemplateRef, RolloutArgument
 from headway.rollout.analysis_runs import AnalysisRunError, RunRequest, build_analysis_run
+from headway.rollout.experiment_services import ServicePlan, plan_template_services
 from headway.rollout.replica_sets import HASH_LABEL, ReplicaSetView
 from headway.rollout.runs import RunView
 
@@ -62,6 +64,8 @@ class ExperimentPlan:
     deadlines: Mapping[str, str] = field(default_factory=dict)  # ReplicaSet -> scale-down time
     create_runs: tuple[dict[str, Any], ...] = ()
     terminate_runs: tuple[str, ...] = ()
+    create_services: tuple[dict[str, Any], ...] = ()
+    delete_services: tuple[str, ...] = ()
     requeue_after: float | None = None
 
 
@@ -209,13 +213,19 @@ def _ending(exp: Mapping[str, Any], runs: Mapping[str, RunView], available_at: d
 def decide_experiment(
     exp: Mapping[str, Any], *, sets: Mapping[str, ReplicaSetView], runs: Mapping[str, RunView],
     analysis_templates: Mapping[tuple[str, str], Any], now: datetime,
+    services: Mapping[str, str] | None = None, taken: frozenset[str] = frozenset(),
 ) -> ExperimentPlan:
+    """One step of the experiment. `services`: template -> the Service it has claimed;
+    `taken`: every Service name in the namespace (a template's Service never replaces one)."""
     status = copy.deepcopy(dict(exp.get("status") or {}))
     spec = exp.get("spec") or {}
     templates = list(spec.get("templates") or [])
     if status.get("phase") in _FINISHED:
         idle, deadlines, wait = _wind_down(exp, sets, now)
-        return ExperimentPlan(status=status, scales=idle, deadlines=deadlines, requeue_after=wait)
+        gone = _services(exp, sets, services, ending=True, taken=taken)
+        _name_services(status.get("templateStatuses") or [], gone)
+        return ExperimentPlan(status=status, scales=idle, deadlines=deadlines, requeue_after=wait,
+                              delete_services=gone.delete)
     creates = tuple(experiment_replica_set(exp, t) for t in templates
                     if _set_name(exp, t) not in sets)
     available_at = parse_time(status.get("availableAt"))
@@ -239,6 +249,10 @@ def decide_experiment(
             entry["message"] = stalled[1]
         statuses.append(entry)
     status["templateStatuses"] = statuses
+    planned = _services(exp, sets, services, ending=ending is not None, taken=taken)
+    _name_services(statuses, planned)
+    if planned.errors and not ending:
+        ending = _service_error(status, planned)
     if ending:
         scales, deadlines, wind_wait = _wind_down(exp, sets, now)
     else:
@@ -264,7 +278,39 @@ def decide_experiment(
     clean = {k: v for k, v in status.items() if v is not None}
     return ExperimentPlan(status=clean, create_sets=creates, scales=scales, deadlines=deadlines,
                           create_runs=tuple(create_runs), terminate_runs=terminate,
+                          create_services=planned.create, delete_services=planned.delete,
                           requeue_after=wake)
+
+
+def _services(exp: Mapping[str, Any], sets: Mapping[str, ReplicaSetView],
+              claimed: Mapping[str, str] | None, *, ending: bool,
+              taken: frozenset[str]) -> ServicePlan:
+    templates = (exp.get("spec") or {}).get("templates") or []
+    return plan_template_services(
+        exp, sets={t["name"]: sets.get(_set_name(exp, t)) for t in templates},
+        claimed=claimed or {}, hashes={t["name"]: template_hash(t) for t in templates},
+        wanted={t["name"]: 0 if ending else int(t.get("replicas", 1)) for t in templates},
+        owner_reference=owner_reference(exp), taken=taken)
+
+
+def _service_error(status: dict[str, Any], planned: ServicePlan) -> tuple[str, str]:
+    """A Service that cannot be created ends the experiment in Error, naming it."""
+    ending = ("Error", next(iter(planned.errors.values())))
+    status["phase"], status["message"] = ending
+    for entry in status["templateStatuses"]:
+        if entry["name"] in planned.errors:
+            entry["status"], entry["message"] = "Error", planned.errors[entry["name"]]
+    return ending
+
+
+def _name_services(statuses: list[dict[str, Any]], planned: ServicePlan) -> None:
+    """`serviceName` on each template status while its Service exists."""
+    for entry in statuses:
+        name = planned.names.get(str(entry.get("name")))
+        if name:
+            entry["serviceName"] = name
+        else:
+            entry.pop("serviceName", None)
 
 
 def _wind_down(exp: Mapping[str, Any], sets: Mapping[str, ReplicaSetView],

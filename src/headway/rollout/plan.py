@@ -8,7 +8,7 @@ from typing import Any
 
 from headway.rollout.pod_metadata import RoleMetadata
 
-__all__ = ["HeaderRoute", "MirrorRoute", "Plan", "TrafficDecision"]
+__all__ = ["HeaderRoute", "MirrorRoute", "Plan", "TrafficDecision", "WeightDestination"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,16 @@ class MirrorRoute:
 
 
 @dataclass(frozen=True)
+class WeightDestination:
+    """A share of traffic for a Service beside stable and canary: a weighted experiment
+    template's (Argo's `WeightDestination`, passed to routers as `additionalDestinations`)."""
+
+    service_name: str
+    pod_template_hash: str
+    weight: int
+
+
+@dataclass(frozen=True)
 class TrafficDecision:
     canary_weight: int
     header_routes: tuple[HeaderRoute, ...] = ()
@@ -38,6 +48,8 @@ class TrafficDecision:
     remove_managed_routes: bool = False
     canary_hash: str = ""  # the new ReplicaSet's pod-template hash (Istio subsets)
     stable_hash: str = ""
+    # weighted experiment templates; the stable gets 100 - canary - these
+    additional: tuple[WeightDestination, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,12 @@ _STATUS: dict[str, _Shape] = {
     "conditions": [_CONDITION],
     "pauseConditions": [{"reason": str, "startTime": str}],
     "canary": {
-        "weights": {"canary": _WEIGHT, "stable": _WEIGHT, "verified": bool},
+        "weights": {
+            "canary": _WEIGHT,
+            "stable": _WEIGHT,
+            "additional": [_WEIGHT],
+            "verified": bool,
+        },
         "currentStepAnalysisRunStatus": _RUN_STATUS,
         "currentBackgroundAnalysisRunStatus": _RUN_STATUS,
         "currentExperiment": str,

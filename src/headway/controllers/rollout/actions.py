@@ -118,15 +118,16 @@ def _services(cluster: Cluster, clock: Clock, ro: Obj, plan: Plan) -> None:
 
 
 def _traffic(router: TrafficRoutingReconciler, traffic: TrafficDecision) -> bool | None:
-    router.update_hash(traffic.canary_hash, traffic.stable_hash)  # subsets before weights
-    router.set_weight(traffic.canary_weight)
+    extra = traffic.additional
+    router.update_hash(traffic.canary_hash, traffic.stable_hash, extra)  # subsets first
+    router.set_weight(traffic.canary_weight, extra)
     if traffic.remove_managed_routes:
         router.remove_managed_routes()
     for route in traffic.header_routes:
         router.set_header_route(route)
     for mirror in traffic.mirror_routes:
         router.set_mirror_route(mirror)
-    return router.verify_weight(traffic.canary_weight)
+    return router.verify_weight(traffic.canary_weight, extra)
 
 
 def note(

@@ -21,6 +21,7 @@ from headway.controllers.rollout.inputs import (
     write_replica_set,
 )
 from headway.model.obj import Obj
+from headway.rollout.experiment_services import claimed_services
 from headway.rollout.experiments import ExperimentPlan, decide_experiment
 from headway.rollout.replica_sets import SCALE_DOWN_DEADLINE_ANNOTATION, view_of
 from headway.rollout.runs import run_view_of
@@ -60,16 +61,31 @@ class ExperimentController:
                 if owned_by(rs, uid)]
         runs = [r for r in self._cluster.list(ARGO_API, "AnalysisRun", namespace=key.namespace)
                 if owned_by(r, uid)]
+        services, taken = self._services(exp, key.namespace, uid)
         try:
             plan = decide_experiment(
                 exp, sets={rs["metadata"]["name"]: view_of(rs) for rs in sets},
                 runs={r["metadata"]["name"]: run_view_of(r) for r in runs},
-                analysis_templates=self._templates(exp), now=self._clock.now())
+                analysis_templates=self._templates(exp), now=self._clock.now(),
+                services=services, taken=taken)
         except ValueError as err:  # a duration that does not parse, say
             plan = ExperimentPlan(status={**(exp.get("status") or {}), "phase": "Error",
                                           "message": f"Experiment {key.name}: {err}"})
         self._execute(exp, plan)
         return plan.requeue_after
+
+    def _services(
+        self, exp: Obj, namespace: str, uid: str
+    ) -> tuple[dict[str, str], frozenset[str]]:
+        """template -> the Service it claimed, and the names of every other Service."""
+        templates = (exp.get("spec") or {}).get("templates") or []
+        if not any(t.get("service") is not None for t in templates):
+            return {}, frozenset()  # the common case: no Service to look for
+        every = self._cluster.list("v1", "Service", namespace=namespace)
+        claimed = claimed_services(exp, [s for s in every if owned_by(s, uid)])
+        mine = set(claimed.values())
+        return claimed, frozenset(str(s["metadata"]["name"]) for s in every
+                                  if s["metadata"]["name"] not in mine)
 
     def _templates(self, exp: Obj) -> dict[tuple[str, str], Obj]:
         namespace = exp["metadata"].get("namespace") or "default"
@@ -96,6 +112,11 @@ class ExperimentController:
                 rs = self._cluster.get("apps/v1", "ReplicaSet", name, namespace)
                 write_replica_set(self._cluster, rs,
                                   annotations={SCALE_DOWN_DEADLINE_ANNOTATION: deadline})
+        for service in plan.create_services:
+            self._cluster.apply(service, field_manager=FIELD_MANAGER)
+        for name in plan.delete_services:
+            with contextlib.suppress(NotFound):
+                self._cluster.delete("v1", "Service", name, namespace)
         for run in plan.create_runs:
             self._cluster.apply(run, field_manager=FIELD_MANAGER)
         for name in plan.terminate_runs:

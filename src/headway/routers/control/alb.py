@@ -8,7 +8,9 @@ setting a weight writes two annotations and leaves everything else alone:
 * `<prefix>/actions.<action Service>` (prefix `alb.annotationPrefix`, default
   `alb.ingress.kubernetes.io`): compact JSON `{"Type":"forward","ForwardConfig":
   {"TargetGroups":[{"ServiceName":CANARY,"ServicePort":"PORT","Weight":W},
-  {"ServiceName":STABLE,"ServicePort":"PORT","Weight":100-W}]}}`, with
+  {"ServiceName":STABLE,"ServicePort":"PORT","Weight":100-W}]}}` (a weighted experiment's
+  templates are target groups between canary and stable, each its Service at its weight,
+  taken from the stable's: Argo's `getForwardActionString`), with
   `"TargetGroupStickinessConfig":{"Enabled":true,"DurationSeconds":N}` after the target
   groups when `alb.stickinessConfig.enabled` (N must be 1..604800);
 * `rollouts.argoproj.io/managed-alb-annotations`: JSON `{ROLLOUT: [keys it manages]}`, merged
@@ -47,7 +49,11 @@ from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import RolloutIdentity, read_object, replace_object
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+)
 
 __all__ = [
     "DEFAULT_ALB_PREFIX",
@@ -128,8 +134,15 @@ class ALBReconciler:
     def action_key(self) -> str:
         return f"{self._prefix}/actions.{self._action_service}"
 
-    def desired_action(self, desired_weight: int) -> str:
-        groups = ((self._canary, desired_weight), (self._stable, 100 - desired_weight))
+    def desired_action(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> str:
+        stable = 100 - desired_weight - sum(d.weight for d in additional)
+        groups = (
+            (self._canary, desired_weight),
+            *((d.service_name, d.weight) for d in additional),
+            (self._stable, stable),
+        )
         return forward_action(groups=groups, port=self._port, stickiness_seconds=self._stickiness)
 
     def _read(self, name: str) -> Obj:
@@ -162,11 +175,15 @@ class ALBReconciler:
         managed[self._rollout.name] = recorded
         return _compact(dict(sorted(managed.items())))
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
-        action = self.desired_action(desired_weight)
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        action = self.desired_action(desired_weight, additional)
         for name in self._ingresses:
             current = self._read(name)
             desired = copy.deepcopy(current)
@@ -177,8 +194,10 @@ class ALBReconciler:
             )
             replace_object(self._cluster, current, desired)
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
-        action = self.desired_action(desired_weight)
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
+        action = self.desired_action(desired_weight, additional)
         for name in self._ingresses:
             annotations = self._read(name)["metadata"].get("annotations") or {}
             if annotations.get(self.action_key) != action:

@@ -46,7 +46,12 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+    refuse_additional,
+)
 
 __all__ = ["HTTP_ROUTE_API", "IN_PROGRESS_LABEL", "PLUGIN_NAME", "GatewayAPIReconciler"]
 
@@ -126,14 +131,21 @@ class GatewayAPIReconciler:
             labels.pop(key, None)
         replace_object(self._cluster, current, desired)
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        refuse_additional("Gateway API", additional)  # a split it cannot make must fail
         for name in self._routes:
             self._set_route_weight(name, desired_weight)
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         expected = {self._canary: desired_weight, self._stable: 100 - desired_weight}
         for name in self._routes:
             for ref in self._weighted_refs(self._read(name)):

@@ -3,7 +3,15 @@
 Host-level traffic splitting (`trafficRouting.istio.virtualService{name, routes}` with no
 DestinationRule): in each named HTTP route (or the only route, or the first unnamed one, when
 `routes` is not given) the destination whose host is the stable Service gets `100 - weight`
-and the one whose host is the canary Service gets `weight`. A header route is a managed HTTP
+and the one whose host is the canary Service gets `weight`. The route is rewritten as Argo's
+`processRoutes` (`rollout/trafficrouting/istio/istio.go`) does, which matters once a weighted
+experiment runs (`additional` destinations): a destination whose host is a template's
+Service gets that template's weight, a template with no destination yet gets one appended
+(`{destination: {host: SERVICE}, weight: W}`, in Service-name order), the stable gets
+`100 - weight - the templates' weights` (never below 0), destinations of the DestinationRule's
+`additionalSubsetNames` keep their weight (and take it from the stable's), and every other
+destination is removed, which is how an ended experiment's destinations go away. A header
+route is a managed HTTP
 route `{name, match: [{headers: {NAME: {exact|prefix|regex: VALUE}}}], route: [{destination:
 {host: CANARY, port}, weight: 100}]}`; managed routes sit above the user's routes, in
 `managedRoutes` order. A VirtualService named `name.namespace` lives in that namespace.
@@ -14,6 +22,9 @@ stable ReplicaSet into the labels of the DestinationRule's two subsets (an empty
 the label), marks the rule with the `argo-rollouts.argoproj.io/managed-by-rollouts`
 annotation and, as Argo does, drops every other subset. The split then matches destinations
 by `subset`, and a header route goes to `{host: <the rule's host>, subset: <canary subset>}`.
+A weighted experiment's templates also get a subset each, named after the template's
+Service and labelled with its pod hash (Argo's `UpdateHash`); the split itself still sends
+their share to the template's Service by host.
 
 A mirror route (`setMirrorRoute`, Argo's `createMirrorRoute`) is a managed HTTP route `{name,
 match, route, mirror, mirrorPercentage: {value: P}}`: its `match` entries are the step's
@@ -38,7 +49,7 @@ from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import replace_object
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, WeightDestination
 
 __all__ = ["FIELD_MANAGER", "MANAGED_BY_ANNOTATION", "VIRTUAL_SERVICE_API", "IstioReconciler"]
 
@@ -83,6 +94,17 @@ def _kept_destination(entry: Mapping[str, Any]) -> dict[str, Any]:
     if entry.get("weight"):
         copied["weight"] = entry["weight"]
     return copied
+def _with_weight(destination: dict[str, Any], weight: int) -> dict[str, Any]:
+    """The destination at `weight`; unchanged (no `weight: 0` added) when it already has it,
+    as Argo writes only a weight that differs."""
+    return destination if destination.get("weight", 0) == weight else dict(destination,
+                                                                           weight=weight)
+
+
+def _short_host(destination: Mapping[str, Any]) -> str:
+    """The Service part of a destination's host (Argo's `getHost`: up to the first dot)."""
+    host = str((destination.get("destination") or {}).get("host") or "")
+    return "" if host.startswith(".") else host.partition(".")[0]
 
 
 class IstioReconciler:
@@ -205,7 +227,14 @@ class IstioReconciler:
             }
         return {"stable": f"Service '{self._stable}'", "canary": f"Service '{self._canary}'"}
 
-    def _weighted(self, route: dict[str, Any], weight: int, route_name: str) -> None:
+    def _additional_subsets(self) -> list[str]:
+        names = (self._rule or {}).get("additionalSubsetNames") or []
+        return [str(n) for n in names]
+
+    def _weighted(
+        self, route: dict[str, Any], weight: int, route_name: str,
+        additional: Sequence[WeightDestination] = (),
+    ) -> None:
         destinations = route.get("route") or []
         roles = [self._role(d) for d in destinations]
         for role, described in self._role_names().items():
@@ -213,19 +242,44 @@ class IstioReconciler:
                 raise TrafficRoutingError(
                     f"HTTP route '{route_name}' has no destination for {described}"
                 )
-        wanted = {"canary": weight, "stable": 100 - weight}
+        route["route"] = self._split_with_templates(destinations, roles, weight, additional)
+
+    def _split_with_templates(
+        self, destinations: list[dict[str, Any]], roles: list[str], weight: int,
+        additional: Sequence[WeightDestination],
+    ) -> list[dict[str, Any]]:
+        """The route's destinations as Argo's `processRoutes` leaves them (module docstring)."""
+        extra = {d.service_name: d for d in additional}
+        kept_subsets = self._additional_subsets()
+        stable = 100 - weight - sum(d.weight for d in additional) - sum(
+            int(d.get("weight") or 0) for d in destinations
+            if (d.get("destination") or {}).get("subset") in kept_subsets
+        )
+        result: list[dict[str, Any]] = []
         for destination, role in zip(destinations, roles, strict=True):
-            if role in wanted and destination.get("weight", 0) != wanted[role]:
-                destination["weight"] = wanted[role]  # only a change is written, as Argo does
+            host = _short_host(destination)
+            if not host or (destination.get("destination") or {}).get("subset") in kept_subsets:
+                result.append(destination)
+            elif role in ("canary", "stable"):
+                wanted = weight if role == "canary" else max(0, stable)
+                result.append(_with_weight(destination, wanted))
+            elif host in extra:
+                result.append(_with_weight(destination, extra.pop(host).weight))
+        result += [{"destination": {"host": name}, "weight": extra[name].weight}
+                   for name in sorted(extra)]
+        return result
 
     # ---- the protocol -----------------------------------------------------------------------
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         for ref in self._services:
             vs = self._read(ref)
             http = self._http(vs)
             for index in self._weighted_indexes(ref, http):
-                self._weighted(http[index], desired_weight, str(http[index].get("name", "")))
+                name = str(http[index].get("name", ""))
+                self._weighted(http[index], desired_weight, name, additional)
             self._write(vs, http)
 
     def _weighted_indexes(self, ref: Mapping[str, Any], http: list[dict[str, Any]]) -> list[int]:
@@ -240,14 +294,16 @@ class IstioReconciler:
         ]
         return indexes + [i for i in mirrors if i not in indexes]
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         for ref in self._services:
             http = self._http(self._read(ref))
             for index in self._route_indexes(ref, http):
-                for destination in http[index].get("route") or []:
-                    weight = destination.get("weight", 0)
-                    if self._role(destination) == "canary" and weight != desired_weight:
-                        return False
+                route = http[index].get("route") or []
+                roles = [self._role(d) for d in route]
+                if route != self._split_with_templates(route, roles, desired_weight, additional):
+                    return False
         return True
 
     def _canary_port(self, ref: Mapping[str, Any], http: list[dict[str, Any]]) -> Any:
@@ -332,15 +388,19 @@ class IstioReconciler:
 
     # ---- subsets ------------------------------------------------------------------------------
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
-        """Point the DestinationRule's canary and stable subsets at these pod-template hashes
-        (a no-op without a DestinationRule). Called before the weights move, as Argo does."""
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        """Point the DestinationRule's canary and stable subsets (and one per weighted
+        experiment template) at these pod-template hashes (a no-op without a
+        DestinationRule). Called before the weights move, as Argo does."""
         if self._rule is None:
             return
         rule = self._read(self._rule, "DestinationRule")
         wanted = {
             str(self._rule.get("canarySubsetName")): canary_hash,
             str(self._rule.get("stableSubsetName")): stable_hash,
+            **{d.service_name: d.pod_template_hash for d in additional},
         }
         subsets = []
         for subset in (rule.get("spec") or {}).get("subsets") or []:
@@ -350,6 +410,10 @@ class IstioReconciler:
             if wanted[subset["name"]]:
                 labels[HASH_LABEL] = wanted[subset["name"]]
             subsets.append(dict(subset, labels=labels))
+        present = {s["name"] for s in subsets}
+        subsets += [{"name": d.service_name, "labels": {HASH_LABEL: d.pod_template_hash}}
+                    for d in sorted(additional, key=lambda d: d.service_name)
+                    if d.service_name not in present]
         meta = rule["metadata"]
         annotations = dict(meta.get("annotations") or {}, **{
             MANAGED_BY_ANNOTATION: self._rollout_name

@@ -37,7 +37,12 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+    refuse_additional,
+)
 
 __all__ = ["DEFAULT_ANNOTATION_PREFIX", "INGRESS_API", "NginxReconciler", "canary_ingress_name"]
 
@@ -169,14 +174,21 @@ class NginxReconciler:
 
     # ---- the protocol -----------------------------------------------------------------------
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        refuse_additional("NGINX", additional)  # a split it cannot make must fail
         for stable_name in self._stable_ingresses:
             self._set_weight_for(stable_name, desired_weight)
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         key = f"{self._prefix}/canary-weight"
         for stable_name in self._stable_ingresses:
             name = canary_ingress_name(self._rollout.name, stable_name)

@@ -4,7 +4,11 @@ Checked against argo-rollouts `rollout/trafficrouting/smi/smi.go`. The TrafficSp
 `trafficRouting.smi.trafficSplitName` (default: the Rollout's name), lives in the Rollout's
 namespace and is owned by it (a controller reference). Its spec is
 `{service: ROOT, backends: [{service: CANARY, weight: W}, {service: STABLE, weight: 100-W}]}`,
-canary first; ROOT is `smi.rootService`, else the stable Service. Argo's default API version
+canary first; ROOT is `smi.rootService`, else the stable Service. A weighted experiment's
+templates (`additional` destinations) go between canary and stable, each
+`{service: <template Service>, weight}`, and the stable gets what is left (Argo's
+`trafficSplitV1Alpha1` and its siblings, `rollout/trafficrouting/smi/smi.go`). Argo's default
+API version
 is `split.smi-spec.io/v1alpha1`, whose `weight` is a Kubernetes quantity and so travels as a
 string (`"30"`); v1alpha2 and v1alpha3 write an integer.
 
@@ -16,6 +20,7 @@ does the same), otherwise its spec is replaced. SMI has no header or mirror rout
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from headway.cluster.protocol import Cluster
@@ -27,7 +32,11 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+)
 
 __all__ = ["SMI_API_VERSIONS", "SMIReconciler"]
 
@@ -65,13 +74,19 @@ class SMIReconciler:
     def _weight(self, value: int) -> int | str:
         return str(value) if self._api.endswith("v1alpha1") else value
 
-    def desired_spec(self, desired_weight: int) -> dict[str, Any]:
-        """The TrafficSplit spec for `desired_weight` percent to the canary."""
+    def desired_spec(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> dict[str, Any]:
+        """The TrafficSplit spec for `desired_weight` percent to the canary and each
+        additional destination's weight to its Service."""
+        stable = 100 - desired_weight - sum(d.weight for d in additional)
         return {
             "service": self._root,
             "backends": [
                 {"service": self._canary, "weight": self._weight(desired_weight)},
-                {"service": self._stable, "weight": self._weight(100 - desired_weight)},
+                *({"service": d.service_name, "weight": self._weight(d.weight)}
+                  for d in additional),
+                {"service": self._stable, "weight": self._weight(stable)},
             ],
         }
 
@@ -84,11 +99,15 @@ class SMIReconciler:
             namespace=self._rollout.namespace,
         )
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
-        spec = self.desired_spec(desired_weight)
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        spec = self.desired_spec(desired_weight, additional)
         current = self._read()
         if current is None:
             metadata = {
@@ -103,11 +122,13 @@ class SMIReconciler:
             raise TrafficRoutingError(f"Rollout does not own TrafficSplit '{self._name}'")
         replace_object(self._cluster, current, {**current, "spec": spec})
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         current = self._read()
         if current is None:
             return False
-        return (current.get("spec") or {}) == self.desired_spec(desired_weight)
+        return (current.get("spec") or {}) == self.desired_spec(desired_weight, additional)
 
     def set_header_route(self, route: HeaderRoute) -> None:
         raise TrafficRoutingError(

@@ -15,13 +15,19 @@ rejects the steps). `verify_weight` reads the object back, where Argo returns "c
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import read_object, replace_object
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+    refuse_additional,
+)
 
 __all__ = ["TRAEFIK_API", "TraefikReconciler"]
 
@@ -79,10 +85,15 @@ class TraefikReconciler:
             "spec.weighted.services"
         )
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> None:
+        refuse_additional("Traefik", additional)  # a split it cannot make must fail
         current = self._read()
         desired = copy.deepcopy(current)
         services = self._services(desired)
@@ -90,7 +101,9 @@ class TraefikReconciler:
         self._entry(services, self._stable, "stable")["weight"] = 100 - desired_weight
         replace_object(self._cluster, current, desired)
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         services = self._services(self._read())
         canary = self._entry(services, self._canary, "canary").get("weight")
         stable = self._entry(services, self._stable, "stable").get("weight")
