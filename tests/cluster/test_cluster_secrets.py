@@ -122,3 +122,13 @@ def test_a_secret_whose_metadata_is_not_a_mapping_is_not_a_cluster_and_says_so(
     assert not is_cluster_secret(secret)
     with pytest.raises(ClusterSecretError):
         parse_cluster_secret({**secret, "stringData": {}})
+
+
+def test_the_secrets_uid_and_shard_are_what_sharding_reads() -> None:
+    raw = secret(server="https://prod.example.com", shard=" 2 ")
+    raw["metadata"]["uid"] = "4a3c-uid"
+    parsed = parse_cluster_secret(raw)
+    assert (parsed.uid, parsed.shard) == ("4a3c-uid", 2)
+    assert parse_cluster_secret(secret(server="https://prod.example.com")).shard is None
+    with pytest.raises(ClusterSecretError, match=r"Secret prod: data.shard must be a whole"):
+        parse_cluster_secret(secret(server="https://prod.example.com", shard="first"))

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from headway.cli.main import _register_all, app
@@ -68,3 +69,23 @@ def test_serve_without_a_runtime_says_pods_will_not_start(tmp_path: Path) -> Non
         serve.wait(timeout=30)
     assert note.startswith(f"note: no local runtime is running with state {state}:")
     assert serve.returncode == 0
+
+
+def test_shards_need_a_kubernetes_api_and_a_shard_among_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text("apiVersion: v1\nkind: Config\n")
+    monkeypatch.setenv("POD_NAME", "headway")  # no ordinal to infer the shard from
+    cases = {
+        ("--shards", "2", "--shard", "1"): "add --kubeconfig, --context or --in-cluster",
+        ("--shards", "2", "--shard", "2", "--kubeconfig", str(config)): "shard 2 is not one "
+        "of 0..1",
+        ("--shards", "2", "--kubeconfig", str(config)): "the replica's name 'headway' does "
+        "not end in -<ordinal>",
+        ("--shard", "1"): "shard 1 of 1 shard",
+    }
+    for args, message in cases.items():
+        result = runner.invoke(app, ["serve", "--state-dir", str(tmp_path / "s"), *args])
+        assert result.exit_code == 2, result.output
+        assert message in " ".join(result.output.replace("│", " ").split()), result.output

@@ -13,6 +13,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,14 +24,16 @@ import httpx2
 import typer
 
 from headway.cli.runtime import running_pid
-from headway.cli.serve_lease import keep_leading, lead
+from headway.cli.serve_lease import keep_leading, lead, lease_name
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 from headway.clock import Clock, SystemClock
 from headway.cluster.local.runtime import RuntimePaths
 from headway.cluster.protocol import Cluster
 from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
 from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
-from headway.engine import Engine, EngineSettings
+from headway.controllers.lease_lock import LeaseSettings
+from headway.controllers.sharding import shard_from_host_name
+from headway.engine import ALL_LOOPS, Engine, EngineSettings, Loop
 
 __all__ = ["register"]
 
@@ -70,8 +73,9 @@ async def serve(
     state_dir = settings.state_dir
     state_dir.mkdir(parents=True, exist_ok=True)
     target = target or Target(state_dir)
+    lease_settings = LeaseSettings(name=lease_name(settings.shard, settings.shards))
     with _leading(state_dir, clock), open_target(target, need_store=False) as cluster:
-        lease = await lead(cluster, clock, stop) if target.is_kubernetes else None
+        lease = await lead(cluster, clock, stop, lease_settings) if target.is_kubernetes else None
         if target.is_kubernetes and lease is None:
             return  # stopped while a standby
         lost = asyncio.Event()
@@ -100,6 +104,8 @@ async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster
             raise SystemExit(1) from None
         names = ", ".join(engine.controllers)
         where = f"state {state_dir}" + (", Kubernetes API" if target.is_kubernetes else "")
+        if settings.shards > 1:
+            where += f", shard {settings.shard} of {settings.shards}"
         print(f"serving {names} (pid {os.getpid()}, {where})", flush=True)
         if not target.is_kubernetes and running_pid(RuntimePaths(state_dir)) is None:
             # Allowed (the runtime may come later), but a wrong --state-dir looks the same.
@@ -176,6 +182,30 @@ def _namespace_patterns(text: str) -> list[str]:
     return patterns
 
 
+def _own_shard(shard: int | None, shards: int, *, kubernetes: bool) -> int:
+    """`--shard`, or the ordinal ending the replica's name; a usage error when neither
+    gives one of the `--shards`, or when shards are asked for without a Kubernetes API (the
+    local store is one machine's: one serve per state directory)."""
+    if shards == 1:
+        if shard:
+            raise typer.BadParameter(f"shard {shard} of 1 shard", param_hint="--shard")
+        return 0
+    if not kubernetes:
+        raise typer.BadParameter(
+            "shards run as replicas against a Kubernetes API: add --kubeconfig, --context or"
+            " --in-cluster", param_hint="--shards")
+    host = os.environ.get("POD_NAME") or socket.gethostname()
+    found = shard if shard is not None else shard_from_host_name(host)
+    if found is None:
+        raise typer.BadParameter(
+            f"no shard given, and the replica's name {host!r} does not end in -<ordinal>",
+            param_hint="--shard")
+    if found >= shards:
+        raise typer.BadParameter(f"shard {found} is not one of 0..{shards - 1}",
+                                 param_hint="--shard")
+    return found
+
+
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_command(
@@ -250,6 +280,29 @@ def register(app: typer.Typer) -> None:
                 " about (reading needs no login).",
             ),
         ] = "127.0.0.1",
+        shards: Annotated[
+            int,
+            typer.Option(
+                "--shards",
+                min=1,
+                envvar="HEADWAY_CONTROLLER_REPLICAS",
+                help="Controller replicas sharing the destination clusters (Argo CD's "
+                "ARGOCD_CONTROLLER_REPLICAS); more than 1 needs a Kubernetes API"
+                " (--kubeconfig/--in-cluster). See docs/kubernetes.md.",
+            ),
+        ] = 1,
+        shard: Annotated[
+            int | None,
+            typer.Option(
+                "--shard",
+                min=0,
+                envvar="HEADWAY_CONTROLLER_SHARD",
+                help="This replica's shard, 0..shards-1 (default: the ordinal ending the Pod's"
+                " name, as a StatefulSet's headway-2). It reconciles only the Applications"
+                " whose destination cluster it owns; other shards than 0 run only the"
+                " Application loop.",
+            ),
+        ] = None,
         kubeconfig: Kubeconfig = None,
         context: Context = None,
         in_cluster: InCluster = False,
@@ -271,8 +324,13 @@ def register(app: typer.Typer) -> None:
         naming the running one. Applications may also target other clusters, registered as
         Argo CD cluster Secrets in namespace argocd (`headway cluster add`).
         """
+        target = Target(state_dir, kubeconfig, context, in_cluster)
+        own_shard = _own_shard(shard, shards, kubernetes=target.is_kubernetes)
         settings = EngineSettings(
             state_dir=state_dir,
+            loops=ALL_LOOPS if own_shard == 0 else frozenset({Loop.APPLICATIONS}),
+            shard=own_shard,
+            shards=shards,
             apps=apps,
             app_poll_seconds=app_poll_seconds or DEFAULT_POLL_SECONDS,
             metrics_port=metrics_port,
@@ -280,5 +338,4 @@ def register(app: typer.Typer) -> None:
             health_scripts=health_scripts,
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
         )
-        target = Target(state_dir, kubeconfig, context, in_cluster)
         asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address)))

@@ -16,12 +16,18 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.leader_lock import LeadershipHeld
 from headway.controllers.lease_lock import LeaseLock, LeaseSettings
 
-__all__ = ["keep_leading", "lead", "replica_identity"]
+__all__ = ["keep_leading", "lead", "lease_name", "replica_identity"]
 
 
 def replica_identity() -> str:
     """The Pod's name when run in one (`POD_NAME`, from the downward API), else host-pid."""
     return os.environ.get("POD_NAME") or f"{socket.gethostname()}-{os.getpid()}"
+
+
+def lease_name(shard: int, shards: int) -> str:
+    """The leader Lease of a replica: one for the whole controller, or one per shard."""
+    default = LeaseSettings().name
+    return default if shards == 1 else f"{default}-{shard}"
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:

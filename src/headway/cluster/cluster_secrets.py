@@ -9,8 +9,9 @@ server), `namespaces` (comma-separated: the cluster is namespace-scoped, and Hea
 writes nowhere else), `clusterResources` (`"true"`: a namespace-scoped cluster may still
 receive cluster-scoped kinds), `project`, and `config`, a JSON object with `bearerToken`,
 `username`/`password`, `tlsClientConfig` {`insecure`, `caData`, `certData`, `keyData`,
-`serverName`} (the `*Data` fields base64 PEM, as in Argo CD) and `execProviderConfig`
-{`command`, `args`, `env`, `apiVersion`, `installHint`}.
+`serverName`} (the `*Data` fields base64 PEM, as in Argo CD), `execProviderConfig`
+{`command`, `args`, `env`, `apiVersion`, `installHint`}, and `shard` (the controller
+replica that owns the cluster when serve runs sharded: controllers/sharding.py).
 
 Errors name the Secret and the field, never a value: credentials must not reach logs or
 conditions. The credential fields are left out of every `repr`.
@@ -95,6 +96,8 @@ class ClusterSecret:
     cluster_resources: bool = False  # with namespaces: cluster-scoped kinds allowed too
     project: str = ""
     credentials: ClusterCredentials = field(default=ClusterCredentials(), repr=False)
+    uid: str = ""  # the Secret's UID: the cluster's ID, which sharding hashes
+    shard: int | None = None  # the controller shard the Secret assigns it to (data.shard)
 
 
 def normalize_server(server: str) -> str:
@@ -131,7 +134,17 @@ def parse_cluster_secret(secret: Mapping[str, Any]) -> ClusterSecret:
         cluster_resources=fields.get("clusterResources", "").strip().lower() in _TRUE,
         project=fields.get("project", "").strip(),
         credentials=_credentials(secret_name, fields.get("config", "") or "{}"),
+        uid=str(_metadata(secret).get("uid") or ""),
+        shard=_shard(secret_name, fields.get("shard", "")),
     )
+
+
+def _shard(secret_name: str, text: str) -> int | None:
+    if not text.strip():
+        return None
+    if not text.strip().isdigit():
+        raise ClusterSecretError(secret_name, "data.shard", "must be a whole number (0, 1, ...)")
+    return int(text.strip())
 
 
 def _fields(secret: Mapping[str, Any], secret_name: str) -> dict[str, str]:
@@ -293,6 +306,8 @@ def cluster_secret_manifest(cluster: ClusterSecret, *, namespace: str = "argocd"
         data["clusterResources"] = "true"
     if cluster.project:
         data["project"] = cluster.project
+    if cluster.shard is not None:
+        data["shard"] = str(cluster.shard)
     return {
         "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
         "metadata": {"name": cluster.secret_name, "namespace": namespace,

@@ -38,6 +38,7 @@ __all__ = [
     "ClusterEntry",
     "ClusterRegistry",
     "Connect",
+    "ShardIdentity",
     "UnknownDestination",
 ]
 
@@ -55,6 +56,14 @@ class ClusterEntry:
     cluster: Cluster = field(repr=False)
     namespaces: tuple[str, ...] = ()  # empty: every namespace
     cluster_resources: bool = False
+
+
+@dataclass(frozen=True)
+class ShardIdentity:
+    """A cluster as sharding sees it (controllers/sharding.py)."""
+
+    cluster_id: str  # the cluster Secret's UID
+    requested: int | None  # the Secret's `shard`
 
 
 def _closing(cluster: Cluster) -> None:
@@ -131,6 +140,25 @@ class ClusterRegistry:
                     f"{SECRET_TYPE_LABEL}=cluster in namespace {self._namespace})"
                 )
             return self._entry(found[0])
+
+    def shard_identity(self, *, server: str | None, name: str | None) -> ShardIdentity | None:
+        """What sharding knows a destination's cluster by, without connecting to it: the
+        cluster Secret's UID and `shard` ("" and None for the in-cluster destination without
+        a Secret, and for clusters registered by hand); None when the destination names no
+        single cluster (shard 0 reports that)."""
+        if bool(server) == bool(name):
+            return None
+        with self._lock:
+            self._refresh(force=False)
+            found = self._find(server=server, name=name)
+            if not found:
+                self._refresh(force=True)
+                found = self._find(server=server, name=name)
+        if len(found) != 1:
+            return None
+        if isinstance(found[0], ClusterSecret):
+            return ShardIdentity(found[0].uid, found[0].shard)
+        return ShardIdentity("", None)
 
     def close(self) -> None:
         """Close every client built for a Secret (not the in-cluster one)."""

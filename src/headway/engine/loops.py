@@ -39,6 +39,7 @@ from headway.controllers.notifications.controller import (
 from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
 from headway.controllers.rollout.controller import RolloutController
 from headway.controllers.rollout.experiments import ExperimentController
+from headway.controllers.sharding import Shards
 from headway.decisions import DecisionJournal, NullJournal
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
@@ -161,6 +162,7 @@ def _applications(parts: LoopParts) -> list[StepController]:
         control_namespace=DEFAULT_APPS_NAMESPACE,
         app_namespaces=list(settings.app_namespaces),
         journal=parts.journal,
+        shards=Shards(settings.shard, settings.shards) if settings.shards > 1 else None,
     )
     if settings.apps is not None:  # publish once now, so the manager's first watch sees them
         for problem in DefinitionsWatcher(settings.apps).sync(parts.cluster) or []:

@@ -72,6 +72,9 @@ class EngineSettings:
     `app_namespaces` are patterns of the namespaces besides `argocd` whose Applications are
     served. `resync_seconds` is how often every known object is looked at again without a
     change. `state_dir` also keeps the notifications' memory (`notifications.json`).
+    `shards` > 1 runs the Application loop as shard `shard` of that many replicas: it
+    reconciles only the Applications whose destination cluster that shard owns
+    (controllers/sharding.py, Argo CD's application controller sharding).
     """
 
     state_dir: Path = Path(".headway")
@@ -83,8 +86,13 @@ class EngineSettings:
     health_scripts: Path | None = None
     app_namespaces: tuple[str, ...] = ()
     resync_seconds: float = 30.0
+    shard: int = 0
+    shards: int = 1
 
     def __post_init__(self) -> None:
+        if self.shards < 1 or not 0 <= self.shard < self.shards:
+            raise ValueError(f"shard must be one of 0..shards-1 (shards >= 1), not shard "
+                             f"{self.shard} of {self.shards}")
         if self.app_poll_seconds <= 0:
             raise ValueError(f"app_poll_seconds must be positive, not {self.app_poll_seconds}")
         if self.resync_seconds <= 0:

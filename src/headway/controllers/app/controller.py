@@ -42,6 +42,7 @@ from headway.controllers.app.sources import (
 from headway.controllers.app.sync_executor import ExecutorInput, step_operation
 from headway.controllers.app.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
+from headway.controllers.sharding import Shards
 from headway.decisions import DecisionJournal, NullJournal
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
@@ -96,8 +97,10 @@ class ApplicationController:
         control_namespace: str = CONTROL_NAMESPACE,
         app_namespaces: Sequence[str] = (),
         journal: DecisionJournal | None = None,
+        shards: Shards | None = None,
     ) -> None:
         self._store = store
+        self._shards = shards  # None: every app is this controller's
         self._journal = journal or NullJournal()
         self._control_namespace = control_namespace
         self._app_namespaces = tuple(app_namespaces)
@@ -135,9 +138,10 @@ class ApplicationController:
         try:
             raw = self._store.get(APP_API_VERSION, "Application", name, namespace)
         except NotFound:
-            self.metrics.forget(namespace, name)
-            self._own_writes.pop((namespace, name), None)
-            self._settled.pop((namespace, name), None)
+            self._forget(namespace, name)
+            return None
+        if not self.owns(raw):  # another shard's: it writes nothing here, not even status
+            self._forget(namespace, name)
             return None
         raw = take_refresh_request(
             raw, store=self._store, sources=self._sources, comparisons=self.comparisons
@@ -154,6 +158,28 @@ class ApplicationController:
         if state is not None:
             status["operationState"] = state
         return self._reconcile_parsed(setup, raw, status)
+
+    def owns(self, raw: Obj) -> bool:
+        """Whether this controller's shard owns the app's destination cluster (always, when
+        not sharded). A destination naming no single cluster is shard 0's, which reports it."""
+        if self._shards is None:
+            return True
+        spec = raw.get("spec")
+        where = spec.get("destination") if isinstance(spec, dict) else None
+        identity = None
+        if isinstance(where, dict):
+            identity = self._clusters.shard_identity(
+                server=str(where.get("server") or "") or None,
+                name=str(where.get("name") or "") or None,
+            )
+        if identity is None:
+            return self._shards.shard == 0
+        return self._shards.owns(cluster_id=identity.cluster_id, requested=identity.requested)
+
+    def _forget(self, namespace: str, name: str) -> None:
+        self.metrics.forget(namespace, name)
+        self._own_writes.pop((namespace, name), None)
+        self._settled.pop((namespace, name), None)
 
     def compare(self, name: str, namespace: str) -> tuple[Comparison | None, list[str]]:
         """The comparison `headway app diff` shows, or the errors that prevent it; writes
