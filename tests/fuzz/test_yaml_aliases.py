@@ -5,10 +5,17 @@ the controller) used to recurse until RecursionError or expand for hours."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
-from headway.model.yamlload import MAX_EXPANDED_VALUES, AliasError, load_documents, load_one
+from headway.model.yamlload import (
+    MAX_EXPANDED_VALUES,
+    AliasError,
+    load_documents,
+    load_documents_fast,
+    load_one,
+)
 
 
 def _level(n: int) -> str:
@@ -54,3 +61,22 @@ def test_every_single_document_reader_refuses_them_too() -> None:
     with pytest.raises(AliasError, match=r"at most \d+ are read"):
         load_one(LAUGHS)
     assert load_one("base: &b [1]\nagain: *b\n") == {"base": [1], "again": [1]}
+
+
+def _flow_level(n: int) -> str:
+    item = f"*l{n - 1}" if n else "lol"
+    return f'"l{n}":&l{n} [{", ".join([item] * 9)}]'
+
+
+# A flow mapping's quoted key may meet its value with no space: `{"l1":&l1 [...]}`. The
+# cheap pre-scan for anchors missed that spelling, and the bomb was read whole.
+FLOW_LAUGHS = "{" + ", ".join(map(_flow_level, range(9))) + "}\n"
+
+
+@pytest.mark.parametrize("load", [load_documents, load_documents_fast])
+@pytest.mark.parametrize("text", [LAUGHS, FLOW_LAUGHS, "a: &a {b: *a}\n", '{"a":&a [*a]}\n'])
+def test_both_readers_refuse_them_however_they_are_spelled(load: Any, text: str) -> None:
+    loaded = load(text, "lol.yaml")
+    assert loaded.documents == []
+    (refused,) = loaded.diagnostics
+    assert re.search(r"aliases repeat|contains an alias to itself", refused.message)

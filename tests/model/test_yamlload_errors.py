@@ -31,6 +31,15 @@ def test_a_scalar_pyyaml_cannot_build_is_the_string_it_looks_like() -> None:
     assert load_one("a: 0b_\nb: 0b101\n") == {"a": "0b_", "b": 5}  # real numbers stay numbers
 
 
+def test_a_scalar_tagged_with_a_type_it_is_not_is_the_string_it_is() -> None:
+    """PyYAML raised IndexError (`!!int ''`), KeyError (`!!bool maybe`) or AttributeError
+    (`!!timestamp soon`) for these: a traceback from every reader."""
+    text = "a: !!int\nb: !!float ''\nc: !!bool maybe\nd: !!timestamp soon\ne: !!int '7'\n"
+    result = load_documents(text, "values.yaml")
+    assert not result.diagnostics
+    assert result.documents[0].obj == {"a": "", "b": "", "c": "maybe", "d": "soon", "e": 7}
+
+
 def test_validate_reads_such_a_file_without_a_traceback(tmp_path: Path) -> None:
     path = tmp_path / "cm.yaml"
     path.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: 0b_\n")

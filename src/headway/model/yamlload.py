@@ -1,14 +1,17 @@
-"""Multi-document YAML loading that keeps line numbers.
+"""Multi-document YAML loading that keeps line numbers, and a fast path that does not.
 
 Objects are built by PyYAML's C parser (`CSafeLoader`), the fastest reader measured here.
-The composed node tree is kept beside each document so that a line for any field path is
-found on demand by walking the nodes, at no cost for documents that never need one.
+`load_documents` keeps the composed node tree beside each document so that a line for any
+field path is found on demand by walking the nodes, at no cost for documents that never need
+one. `load_documents_fast` is for readers that never ask for a field's line (the render cache
+behind every refresh): the same objects and diagnostics, without node trees (which every
+garbage collection would rescan), read with a resolver that remembers its answers. Both build
+plain documents with `headway.model.yamlfast` rather than PyYAML's slower constructor.
 """
 
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from headway.model import yamlfast
 from headway.model.diagnostics import Diagnostic, Severity
 
 __all__ = [
@@ -24,6 +28,7 @@ __all__ = [
     "LoadResult",
     "format_path",
     "load_documents",
+    "load_documents_fast",
     "load_one",
     "paused_gc",
 ]
@@ -35,25 +40,35 @@ _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class _Loader(_BaseLoader):  # type: ignore[misc]
     """PyYAML's safe loader, except that a plain scalar its resolver takes for a number or a
     date it then cannot build (`0b_`, `0x_`, `2001-13-45`) is the string it looks like, as
-    Kubernetes' YAML reader takes it, instead of a ValueError escaping as a traceback."""
+    Kubernetes' YAML reader takes it, instead of a ValueError escaping as a traceback. So is
+    a scalar explicitly tagged with a type it is not (`!!int ''`, `!!bool maybe`), where
+    PyYAML would raise IndexError, KeyError or AttributeError."""
 
 
 def _or_string(construct: Any) -> Any:
     def build(loader: Any, node: yaml.ScalarNode) -> Any:
         try:
             return construct(loader, node)
-        except ValueError:
+        except (ValueError, LookupError, AttributeError):
             return str(node.value)
 
     return build
 
 
 for _tag, _construct in (
+    ("tag:yaml.org,2002:bool", yaml.SafeLoader.construct_yaml_bool),
     ("tag:yaml.org,2002:int", yaml.SafeLoader.construct_yaml_int),
     ("tag:yaml.org,2002:float", yaml.SafeLoader.construct_yaml_float),
     ("tag:yaml.org,2002:timestamp", yaml.SafeLoader.construct_yaml_timestamp),
 ):
     _Loader.add_constructor(_tag, _or_string(_construct))
+
+
+class _FastLoader(_Loader):
+    """`_Loader` for `load_documents_fast`, with the resolver's answers remembered."""
+
+    resolve = yamlfast.remembering_resolver(_Loader.resolve)
+
 
 PathPart = str | int
 
@@ -61,9 +76,6 @@ PathPart = str | int
 # document is refused (a "billion laughs" of a few lines would otherwise take every reader
 # hours and gigabytes). Kubernetes' YAML reader refuses excessive aliasing the same way.
 MAX_EXPANDED_VALUES = 100_000
-# Where an anchor (`&name`) or an alias (`*name`) may start; a false match only costs time.
-_ANCHOR = re.compile(r"(?:^|[\s\[{,])&[^\s\]},]", re.MULTILINE)
-_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s\]},]", re.MULTILINE)
 
 
 def format_path(path: Sequence[PathPart]) -> str:
@@ -216,37 +228,6 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-_STR = "tag:yaml.org,2002:str"
-_MAP = "tag:yaml.org,2002:map"
-_SEQ = "tag:yaml.org,2002:seq"
-
-
-def _construct_plain(loader: Any, node: yaml.Node) -> Any:
-    """`loader.construct_document(node)` for a document without aliases, about twice as fast:
-    strings, string-keyed maps and lists are built here; anything else (numbers, merge keys,
-    other keys, explicit tags) by the loader's own constructors, so values are the same."""
-    try:
-        return _build(loader, node)
-    finally:
-        loader.constructed_objects = {}
-
-
-def _build(loader: Any, node: yaml.Node) -> Any:
-    kind = node.__class__
-    if kind is yaml.ScalarNode:
-        return node.value if node.tag == _STR else loader.construct_object(node, deep=True)
-    if kind is yaml.MappingNode and node.tag == _MAP:
-        built = {}
-        for key, value in node.value:
-            if key.__class__ is not yaml.ScalarNode or key.tag != _STR:
-                return loader.construct_object(node, deep=True)  # `<<`, numbers, `=`...
-            built[key.value] = _build(loader, value)
-        return built
-    if kind is yaml.SequenceNode and node.tag == _SEQ:
-        return [_build(loader, item) for item in node.value]
-    return loader.construct_object(node, deep=True)
-
-
 @dataclass(frozen=True)
 class LoadResult:
     documents: list[Document]
@@ -276,29 +257,34 @@ def load_documents(text: str, file: str) -> LoadResult:
     Empty documents (a stray `---`) are skipped, as kubectl does.
     """
     with paused_gc():
-        return _load_documents(text, file)
+        return _load_documents(text, file, keep_nodes=True)
 
 
-def _load_documents(text: str, file: str) -> LoadResult:
+def load_documents_fast(text: str, file: str) -> LoadResult:
+    """`load_documents` for readers that never ask for a field's line: equal objects, equal
+    diagnostics, and each document's own line, but no node tree (`Document.line_of` answers
+    the document's line). Cheaper than PyYAML's own `load_all` (docs/performance.md)."""
+    with paused_gc():
+        return _load_documents(text, file, keep_nodes=False)
+
+
+def _load_documents(text: str, file: str, *, keep_nodes: bool) -> LoadResult:
     documents: list[Document] = []
     diagnostics: list[Diagnostic] = []
-    loader = _Loader(text)
-    may_alias = bool(_ANCHOR.search(text) and _ALIAS.search(text))  # most files have neither
+    loader = _Loader(text) if keep_nodes else _FastLoader(text)
     index = 0
     try:
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            refused = _alias_problem(node) if may_alias else ""
+            obj, refused = _object_of(loader, node)
             if refused:
                 line = node.start_mark.line + 1
                 diagnostics.append(Diagnostic(file, line, "", "", "", Severity.ERROR, refused))
-                index += 1
-                continue
-            obj = loader.construct_document(node) if may_alias else _construct_plain(loader, node)
-            if obj is not None:
-                documents.append(Document(obj, file, index, node.start_mark.line + 1, node))
+            elif obj is not None:
+                kept = node if keep_nodes else None
+                documents.append(Document(obj, file, index, node.start_mark.line + 1, kept))
             index += 1
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
@@ -317,3 +303,19 @@ def _load_documents(text: str, file: str) -> LoadResult:
     finally:
         loader.dispose()
     return LoadResult(documents, diagnostics)
+
+
+def _object_of(loader: Any, node: yaml.Node) -> tuple[Any, str]:
+    """The object a document's node tree stands for, or why it is refused (its aliases).
+
+    Most documents are built directly (`yamlfast.build_object`, about twice as fast as
+    PyYAML's constructor); one it leaves to PyYAML (a node repeated by an alias, a merge
+    key, an unusual tag) is first checked for aliases that repeat too much."""
+    try:
+        return yamlfast.build_object(node, loader), ""
+    except yamlfast.NotPlain:
+        pass
+    refused = _alias_problem(node)
+    if refused:
+        return None, refused
+    return loader.construct_document(node), ""

@@ -48,7 +48,9 @@ class RenderRequest:
     referenced source, for Helm `$name/...` value files. `namespace` is the destination
     namespace (Helm's `.Release.Namespace` unless `helm.namespace` overrides it). `revision`
     (the resolved commit) and `project` feed Argo CD's build environment
-    (`headway.source.build_env`), which Jsonnet values can name.
+    (`headway.source.build_env`), which Jsonnet values can name. `field_lines=False` says no
+    one will ask a rendered document for a field's line, so plain manifest files are read
+    with the fast loader (`yamlload.load_documents_fast`).
     """
 
     source: ApplicationSource
@@ -58,6 +60,7 @@ class RenderRequest:
     refs: Mapping[str, TreeReader] = field(default_factory=dict)
     revision: str = ""
     project: str = ""
+    field_lines: bool = True
 
     @property
     def path(self) -> str:
@@ -155,7 +158,7 @@ class RenderCache:
                 self._entries.move_to_end(key)
                 self.hits += 1
                 return cached
-        result = _without_node_trees(renderer.render(request))
+        result = _without_node_trees(renderer.render(replace(request, field_lines=False)))
         with self._lock:
             self.misses += 1
             self._entries[key] = result
@@ -172,7 +175,10 @@ def _without_node_trees(result: RenderResult) -> RenderResult:
     """`result` with each document's YAML node tree let go (field lines then fall back to the
     document's line). A cached render only feeds comparisons, which never ask for a field's
     line; the node trees held most of its memory, and every garbage collection rescanned
-    them (bench/bench_refresh.py, bench/bench_scale.py)."""
+    them (bench/bench_refresh.py, bench/bench_scale.py). Directory renders asked for no field
+    lines hold none already; Helm and Kustomize output is read with node trees."""
+    if all(d._node is None for d in result.documents):
+        return result
     documents = tuple(replace(d, _node=None) for d in result.documents)
     return replace(result, documents=documents)
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from functools import partial
 
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.yamlload import Document, LoadResult, load_documents
+from headway.model.yamlload import Document, LoadResult, load_documents, load_documents_fast
 from headway.source import render_jsonnet
 from headway.source.build_env import build_environment
 from headway.source.errors import RenderError
@@ -52,13 +53,17 @@ def _file_diagnostic(file: str, line: int, severity: Severity, message: str) -> 
     return Diagnostic(file, line, "", "", "", severity, message)
 
 
-def load_manifest_file(file: str, data: bytes) -> tuple[list[Document], list[Diagnostic]]:
-    """The Kubernetes objects of one manifest file, with Argo CD's leniency for other YAML."""
+def load_manifest_file(
+    file: str, data: bytes, *, field_lines: bool = True
+) -> tuple[list[Document], list[Diagnostic]]:
+    """The Kubernetes objects of one manifest file, with Argo CD's leniency for other YAML
+    (read without node trees when no one will ask for a field's line)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         return [], [_file_diagnostic(file, 1, Severity.ERROR, f"not UTF-8 text: {err}")]
-    return manifest_objects(file, text, load_documents(text, file))
+    load = load_documents if field_lines else load_documents_fast
+    return manifest_objects(file, text, load(text, file))
 
 
 def manifest_objects(
@@ -100,7 +105,8 @@ ManifestLoader = Callable[[str, bytes], tuple[list[Document], list[Diagnostic]]]
 class DirectoryRenderer:
     name = "Directory"
 
-    def __init__(self, load_file: ManifestLoader = load_manifest_file) -> None:
+    def __init__(self, load_file: ManifestLoader | None = None) -> None:
+        # None: `load_manifest_file`, with field lines only where the request wants them.
         self._load_file = load_file
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
@@ -125,6 +131,7 @@ class DirectoryRenderer:
         documents: list[Document] = []
         diagnostics: list[Diagnostic] = []
         chosen: list[str] = []
+        load_file = self._load_file or partial(load_manifest_file, field_lines=request.field_lines)
         for file in request.tree.files(request.path):
             relative = file[len(prefix) :]
             if not recurse and "/" in relative:
@@ -142,7 +149,7 @@ class DirectoryRenderer:
             if relative.endswith(".jsonnet"):
                 found, problems = self._evaluate(request, file, spec)
             else:
-                found, problems = self._load_file(file, data)
+                found, problems = load_file(file, data)
             documents.extend(found)
             diagnostics.extend(problems)
         return RenderResult(self.name, tuple(documents), tuple(diagnostics), tuple(chosen))
