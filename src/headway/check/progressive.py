@@ -6,6 +6,7 @@ queue consumers and replica-count weights; seed 003 on pauses that only buy time
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -22,10 +23,12 @@ __all__ = [
     "BLUE_GREEN_UNGATED",
     "CANARY_WITHOUT_ANALYSIS",
     "CANARY_WITHOUT_STEPS",
+    "MIRROR_WITHOUT_CANARY_PODS",
     "QUEUE_CONSUMER_CANARY",
     "REPLICA_WEIGHT_APPROXIMATION",
     "check_blue_green_ungated",
     "check_canary_gates",
+    "check_mirror_targets",
     "check_queue_consumer_canary",
     "check_replica_weights",
 ]
@@ -76,6 +79,17 @@ QUEUE_CONSUMER_CANARY = Rule(
     "routing at the broker, '10% of traffic' is meaningless.",
     hint="Gate on a functional E2E analysis, route at the broker, or use blue-green with a "
     "preview that does not consume.",
+)
+MIRROR_WITHOUT_CANARY_PODS = Rule(
+    id="HW216",
+    slug="mirror-without-canary-pods",
+    severity=Severity.WARNING,
+    title="A setMirrorRoute step while the canary has no pods",
+    rationale="With a traffic router the canary runs as many pods as its weight needs: at "
+    "weight 0, none. A mirror step there copies requests to a Service with no endpoint, so "
+    "the shadow traffic the step stands for reaches nothing and the step passes anyway.",
+    hint="Put a setCanaryScale (replicas or weight) before the mirror step, as Argo "
+    "Rollouts' istio-mirror example does.",
 )
 
 _QUEUE_HINTS = re.compile(
@@ -176,6 +190,42 @@ def check_replica_weights(ctx: CheckContext) -> Iterable[Finding]:
                 f"not {weight}%",
                 app=unit.name,
             )
+
+
+def check_mirror_targets(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        canary = canary_of(rollout)
+        if canary is None or not canary.get("trafficRouting"):
+            continue
+        replicas = _replica_count(ctx, unit, rollout)
+        weight, scale = 0, dict[str, Any]()
+        for index, raw in enumerate(as_list(canary.get("steps"))):
+            step = as_dict(raw)
+            weight = step["setWeight"] if isinstance(step.get("setWeight"), int) else weight
+            scale = as_dict(step["setCanaryScale"]) if "setCanaryScale" in step else scale
+            mirror = as_dict(step.get("setMirrorRoute"))
+            if not as_list(mirror.get("match")) or _routed_canary_pods(replicas, weight, scale):
+                continue
+            yield finding_at(
+                MIRROR_WITHOUT_CANARY_PODS,
+                rollout,
+                path=("spec", "strategy", "canary", "steps", index, "setMirrorRoute"),
+                message=f"setMirrorRoute '{mirror.get('name')}' on Rollout/{rollout.name} runs "
+                f"at weight {weight} with no canary pods: the copies go to a Service with no "
+                "endpoint, so the canary never sees the shadow traffic",
+                app=unit.name,
+            )
+
+
+def _routed_canary_pods(replicas: int, weight: int, scale: dict[str, Any]) -> int:
+    """The canary's pods with a traffic router: the setCanaryScale in force, else (or with
+    matchTrafficWeight) enough for the weight."""
+    if scale and not scale.get("matchTrafficWeight"):
+        if isinstance(scale.get("replicas"), int):
+            return int(scale["replicas"])
+        if isinstance(scale.get("weight"), int):
+            return math.ceil(replicas * int(scale["weight"]) / 100)
+    return math.ceil(replicas * weight / 100)
 
 
 def _misleading(weight: int, actual: float) -> bool:
