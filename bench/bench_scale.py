@@ -121,21 +121,26 @@ def application(i: int, url: str) -> dict[str, Any]:
     }
 
 
-def commit(repo: pygit2.Repository, files: dict[str, str], message: str) -> str:
+def commit(repo: pygit2.Repository, apps: dict[int, str], message: str) -> str:
+    """Commit `all.yaml` of each app in `apps` (index -> text) onto `main`: trees built
+    directly (one `apps/` tree, the others kept from the parent), where adding each file to
+    an index cost more than linear time (3,000 apps: 53 s)."""
     ref = "refs/heads/main"
     parents = [repo.references[ref].target] if ref in repo.references else []
-    index = pygit2.Index()
-    if parents:
-        index.read_tree(repo[parents[0]].peel(pygit2.Commit).tree)
-    for path, text in files.items():
-        blob = repo.create_blob(text.encode())
-        index.add(pygit2.IndexEntry(path, blob, pygit2.enums.FileMode.BLOB))
+    root = repo[parents[0]].peel(pygit2.Commit).tree if parents else None
+    listing = repo.TreeBuilder(repo[root["apps"].id]) if root is not None else repo.TreeBuilder()
+    for i, text in apps.items():
+        app_dir = repo.TreeBuilder()
+        app_dir.insert("all.yaml", repo.create_blob(text.encode()), pygit2.enums.FileMode.BLOB)
+        listing.insert(app_name(i), app_dir.write(), pygit2.enums.FileMode.TREE)
+    top = repo.TreeBuilder()
+    top.insert("apps", listing.write(), pygit2.enums.FileMode.TREE)
     sig = pygit2.Signature("bench", "bench@example.com")
-    return str(repo.create_commit(ref, sig, sig, message, index.write_tree(repo), parents))
+    return str(repo.create_commit(ref, sig, sig, message, top.write(), parents))
 
 
 def manifest(i: int, flag: str = "on") -> str:
-    return yaml.safe_dump_all(app_objects(i, flag), sort_keys=False)
+    return yaml.dump_all(app_objects(i, flag), Dumper=yaml.CSafeDumper, sort_keys=False)
 
 
 def seed(store: LocalCluster, url: str, apps: int) -> None:
@@ -216,7 +221,7 @@ async def commit_to_app(
     """Commit a change to one app; wall seconds until the reconcile that wrote its status
     with the new revision returned, and until the step doing it (every app of the
     repository) ended."""
-    sha = commit(repo, {f"apps/{app_name(changed)}/all.yaml": manifest(changed, flag)}, "flip")
+    sha = commit(repo, {changed: manifest(changed, flag)}, "flip")
     started = time.perf_counter()
     while True:
         await manager.run_once()
@@ -275,7 +280,7 @@ def seeded(apps: int, root: Path) -> tuple[LocalCluster, pygit2.Repository]:
     repo = pygit2.init_repository(str(root / "remote.git"), bare=True, initial_head="main")
     url = (root / "remote.git").as_uri()
     started = time.perf_counter()
-    commit(repo, {f"apps/{app_name(i)}/all.yaml": manifest(i) for i in range(apps)}, "fleet")
+    commit(repo, {i: manifest(i) for i in range(apps)}, "fleet")
     written = time.perf_counter()
     store = LocalCluster(root / "cluster.db", SystemClock())
     seed(store, url, apps)
