@@ -19,21 +19,16 @@ import sys
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from headway.analysis.measurement import (
-    MeasurementOutcome,
-    MeasurementPhase,
-    compile_metric_conditions,
-    measurement_outcome,
-)
-from headway.analysis.verdict import ON_EMPTY_MODES, ON_NON_FINITE_MODES, headway_outcome
-from headway.check.analysis_rules import query_of
 from headway.cli import analysis_run
 from headway.cli.manifest_input import read_documents, usage_error
 from headway.model.yamlload import Document
+
+if TYPE_CHECKING:  # the analysis core (and the condition language) loads in `evaluate`
+    from headway.analysis.measurement import MeasurementOutcome
 
 __all__ = ["analysis_app", "register"]
 
@@ -113,6 +108,8 @@ def _mode(metric: _MetricSpec, field: str, modes: tuple[str, ...]) -> str | None
 
 def _query(metric: _MetricSpec) -> str:
     """What the metric asks, for the empty-result message: a query, or a web metric's URL."""
+    from headway.check.analysis_rules import query_of
+
     provider = metric.spec.get("provider")
     web = provider.get("web") if isinstance(provider, dict) else None
     url = web.get("url") if isinstance(web, dict) else None
@@ -172,6 +169,13 @@ def evaluate(
     ] = OutputFormat.TEXT,
 ) -> None:
     """What one measured result decides: Headway's phase, and Argo Rollouts' when it differs."""
+    from headway.analysis.measurement import (
+        MeasurementPhase,
+        compile_metric_conditions,
+        measurement_outcome,
+    )
+    from headway.analysis.verdict import ON_EMPTY_MODES, ON_NON_FINITE_MODES, headway_outcome
+
     result = _parse_value(value)
     found = _find_metric(read_documents(template), metric, template_name, template)
     conditions = compile_metric_conditions(

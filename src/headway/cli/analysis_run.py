@@ -28,19 +28,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import httpx2
 import typer
 
 from headway.clock import Clock, SystemClock
-from headway.cluster.errors import ClusterError
-from headway.cluster.local import LocalCluster
-from headway.cluster.local.runtime import RuntimePaths, read_runtime_info
-from headway.controllers.analysis.controller import API_VERSION, KIND, AnalysisController
-from headway.model.analysis import parse_analysis_template
 from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
 from headway.model.yamlload import Document, load_documents
-from headway.providers.registry import default_registry
+from headway.state_dir import RuntimePaths, read_runtime_info
+
+# The model, the store, the analysis controller and the HTTP client load when a run starts,
+# not for --help.
 
 __all__ = ["run_command"]
 
@@ -70,6 +67,8 @@ def _template(path: Path, name: str | None) -> Document:
         wanted = f"named {name!r} " if name else ""
         problem = "several templates; choose one with --template NAME" if found else "no template"
         raise _usage(f"{path}: {problem} {wanted}(templates: {names})")
+    from headway.model.analysis import parse_analysis_template
+
     template, diagnostics = parse_analysis_template(found[0])
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     if template is None or errors:
@@ -131,6 +130,8 @@ def build_run(
     jobs: bool = False,
 ) -> Obj:
     """The AnalysisRun `headway analysis run` executes."""
+    from headway.controllers.analysis.controller import API_VERSION, KIND
+
     spec = template.obj["spec"]
     run_spec: dict[str, Any] = {
         "metrics": _metrics(template.obj, count, interval, jobs=jobs),
@@ -167,6 +168,13 @@ async def execute(
     run: Obj, clock: Clock, store: Path, *, traffic_address: str | None = None
 ) -> Obj:
     """Step the run to its end with the real providers; returns the final status."""
+    import httpx2
+
+    from headway.cluster.errors import ClusterError
+    from headway.cluster.local import LocalCluster
+    from headway.controllers.analysis.controller import API_VERSION, KIND, AnalysisController
+    from headway.providers.registry import default_registry
+
     shown: set[tuple[str, str]] = set()
     name = run["metadata"]["name"]
     with LocalCluster(store, clock) as cluster:

@@ -13,13 +13,11 @@ import typer
 from headway.cli.objects import resolve_kind
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, FieldConflict, Invalid, NotFound
-from headway.cluster.local.api.objects import validate_object
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.model.schema import describe
 from headway.model.yamlload import Document, format_path, load_documents
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the store and the schemas load when a command runs, not for --help
     from headway.cluster.local.api.schemas import FieldValidation
     from headway.cluster.local.api.store import LocalCluster
 
@@ -42,6 +40,8 @@ def _read(file: Path) -> str:
 
 
 def _documents(path: Path) -> list[Document]:
+    from headway.model.schema import describe
+
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
         if path != STDIN and path.is_dir()
@@ -111,6 +111,8 @@ def apply(
     ] = "strict",
 ) -> None:
     """Server-side apply every object in the file(s) (field manager `headway-cli`)."""
+    from headway.cluster.local.api.objects import validate_object
+
     field_validation = _field_validation(validate)
     docs = _documents(filename)
     failed = False

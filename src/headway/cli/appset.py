@@ -16,14 +16,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-import yaml
 
-from headway.appset.documents import is_application_set, render_documents
 from headway.cli.check import UsageError, build_loader, load_config
-from headway.cli.check_loader import cluster_secrets_in
-from headway.controllers.appset.inputs import TreeInputs
 from headway.model.diagnostics import Severity
-from headway.model.yamlload import load_documents
+
+# The generators, the loader and YAML load in `generate`, not for --help.
 
 __all__ = ["register"]
 
@@ -51,6 +48,13 @@ def generate(
     ),
 ) -> None:
     """Print the Applications the ApplicationSets of FILE generate, from the checkout."""
+    import yaml
+
+    from headway.appset.documents import is_application_set, render_documents
+    from headway.cli.check_loader import cluster_secrets_in
+    from headway.controllers.appset.inputs import TreeInputs
+    from headway.model.yamlload import load_documents
+
     try:
         text = file.read_text(encoding="utf-8")
         config, config_dir = load_config(repo, None)

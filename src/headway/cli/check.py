@@ -11,25 +11,22 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pygit2
 import typer
-import yaml
-from rich.console import Console
 
-from headway.check.config import CONFIG_FILES, CheckConfig, ConfigError, parse_config
-from headway.check.findings import Finding
-from headway.check.known_health import BUILTIN_HEALTH_KINDS
-from headway.check.manifest import normalize_repo_url
-from headway.check.registry import ALL_RULES, run_checks
-from headway.cli.check_loader import RepositoryLoader, collect_crds
-from headway.cli.check_report import render_json, render_sarif, render_text
-from headway.cli.check_transition import TransitionError, transition_findings
-from headway.drill.scenario import ScenarioError, parse_scenario
-from headway.model import yamlload
 from headway.model.diagnostics import Severity
-from headway.source.tree import FilesystemTree, GitTree, TreeReader
+
+# Git, the loader, the renderers and the rules load inside the functions that check, so that
+# `headway check --help` (and `diff` and `appset`, which share this module) start light.
+if TYPE_CHECKING:
+    import pygit2
+    import yaml
+
+    from headway.check.config import CheckConfig
+    from headway.check.findings import Finding
+    from headway.cli.check_loader import RepositoryLoader
+    from headway.source.tree import GitTree, TreeReader
 
 __all__ = ["register", "run_check"]
 
@@ -53,6 +50,8 @@ def _repository(path: Path) -> pygit2.Repository | None:
     nothing it returns None without taking a reference (pygit2 1.21), so every call outside a
     repository loses one, and a long-lived process calling the check dies in `none_dealloc`.
     """
+    import pygit2
+
     try:
         return pygit2.Repository(str(path))
     except pygit2.GitError:
@@ -66,6 +65,8 @@ def _subpath(repo: pygit2.Repository, path: Path) -> str:
 
 
 def _commit(repo: pygit2.Repository, revision: str) -> pygit2.Commit:
+    import pygit2
+
     try:
         return repo.revparse_single(revision).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError) as err:
@@ -73,6 +74,10 @@ def _commit(repo: pygit2.Repository, revision: str) -> pygit2.Commit:
 
 
 def _tree_at(repo: pygit2.Repository, commit: pygit2.Commit, sub: str, label: str) -> GitTree:
+    import pygit2
+
+    from headway.source.tree import GitTree
+
     tree = commit.tree
     if sub:
         try:
@@ -85,6 +90,8 @@ def _tree_at(repo: pygit2.Repository, commit: pygit2.Commit, sub: str, label: st
 def _base_commit(repo: pygit2.Repository, revision: str | None) -> pygit2.Commit | None:
     """The previous state to compare CRDs with: the parent of `--revision`; for the working
     tree, HEAD when there are uncommitted changes, else HEAD's parent."""
+    import pygit2
+
     try:
         if revision is not None:
             commit = _commit(repo, revision)
@@ -103,6 +110,13 @@ def _base_commit(repo: pygit2.Repository, revision: str | None) -> pygit2.Commit
 
 
 def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
+    import yaml
+
+    from headway.check.config import CONFIG_FILES, CheckConfig, ConfigError, parse_config
+    from headway.check.registry import ALL_RULES
+    from headway.drill.scenario import ScenarioError, parse_scenario
+    from headway.model import yamlload
+
     candidates = [explicit] if explicit else [root / name for name in CONFIG_FILES]
     for file in candidates:
         if file is None or not file.is_file():
@@ -126,6 +140,8 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
 
 def _yaml_error(file: Path, err: yaml.YAMLError) -> str:
     """`file:line: YAML syntax error: problem`, not PyYAML's multi-line dump of a buffer."""
+    import yaml
+
     if isinstance(err, yaml.MarkedYAMLError):
         mark = err.problem_mark or err.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -134,6 +150,8 @@ def _yaml_error(file: Path, err: yaml.YAMLError) -> str:
 
 
 def _self_urls(repo: pygit2.Repository | None, config: CheckConfig) -> frozenset[str]:
+    from headway.check.manifest import normalize_repo_url
+
     urls = set(config.self_urls)
     if repo is not None:
         for remote in repo.remotes:
@@ -143,6 +161,8 @@ def _self_urls(repo: pygit2.Repository | None, config: CheckConfig) -> frozenset
 
 
 def _other_trees(config: CheckConfig, base: Path) -> dict[str, TreeReader]:
+    from headway.source.tree import FilesystemTree
+
     trees: dict[str, TreeReader] = {}
     for url, local in config.repositories.items():
         directory = (base / local).resolve()
@@ -155,6 +175,10 @@ def _other_trees(config: CheckConfig, base: Path) -> dict[str, TreeReader]:
 def build_loader(
     path: Path, *, revision: str | None, config: CheckConfig, config_dir: Path
 ) -> tuple[RepositoryLoader, pygit2.Repository | None]:
+    from headway.check.known_health import BUILTIN_HEALTH_KINDS
+    from headway.cli.check_loader import RepositoryLoader
+    from headway.source.tree import FilesystemTree
+
     repo = _repository(path)
     tree: TreeReader = FilesystemTree(path)
     if revision is not None:
@@ -180,6 +204,10 @@ def run_check(
     transition: str | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for the repository at `path`, and how many Applications were checked."""
+    from headway.check.registry import run_checks
+    from headway.cli.check_loader import collect_crds
+    from headway.cli.check_transition import TransitionError, transition_findings
+
     if not path.is_dir():
         raise UsageError(f"{path} is not a directory")
     config, config_dir = load_config(path, config_file)
@@ -235,6 +263,11 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     ] = None,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
+    from rich.console import Console
+
+    from headway.check.registry import ALL_RULES
+    from headway.cli.check_report import render_json, render_sarif, render_text
+
     try:
         findings, apps = run_check(
             path, revision=revision, config_file=config_file, transition=transition

@@ -16,8 +16,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from headway.demo.launch import run_demo, stop_kept
-from headway.demo.run import DemoOptions
+# The demo (the runtime, the engine, Git) loads when it runs, not for --help.
 
 __all__ = ["register"]
 
@@ -42,6 +41,9 @@ def demo(
     ] = 90.0,
 ) -> None:
     """Run the demo: deploy v1, a good v2 canary, a bad v3 aborted and reverted in Git."""
+    from headway.demo.launch import run_demo, stop_kept
+    from headway.demo.run import DemoOptions
+
     console = Console(highlight=False)
     if stop:
         if directory is None:

@@ -11,19 +11,21 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from headway.cli.check import UsageError
-from headway.cli.diff_load import load_review, parse_range
-from headway.cli.diff_markdown import DEFAULT_LIMIT, render_markdown
-from headway.cli.diff_report import render_json, render_text
-from headway.review.model import Review
+
+if TYPE_CHECKING:  # Git, the loader and the review load when a diff runs, not for --help
+    from headway.review.model import Review
 
 __all__ = ["EXIT_CHANGES", "EXIT_ERROR", "EXIT_NO_CHANGE", "register"]
 
 EXIT_NO_CHANGE, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+# The markdown comment's bound, in characters: below GitHub's 65,536 with room for the note.
+# Here rather than in `diff_markdown`, which loads the whole review to be imported.
+DEFAULT_LIMIT = 60_000
 
 
 class DiffFormat(StrEnum):
@@ -56,6 +58,10 @@ def diff(
     ] = None,
 ) -> None:
     """Render every Application a change affects at both revisions and show the difference."""
+    from headway.cli.diff_load import load_review, parse_range
+    from headway.cli.diff_markdown import render_markdown
+    from headway.cli.diff_report import render_json, render_text
+
     try:
         review = load_review(repo, parse_range(revisions), config_file=config_file)
     except UsageError as err:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 
+from headway.cli.diff import DEFAULT_LIMIT
 from headway.cli.diff_report import change_counts, finding_line, summary_line, sync_lines
 from headway.redaction import redact_url_credentials
 from headway.review.changes import ChangeKind, ResourceChange
@@ -20,7 +21,6 @@ from headway.review.model import AppChange, AppReview, Review
 
 __all__ = ["DEFAULT_LIMIT", "MARKER", "render_markdown"]
 
-DEFAULT_LIMIT = 60_000  # characters; below GitHub's 65,536 with room for the note
 MARKER = "<!-- headway-diff -->"  # lets a CI job find and update its earlier comment
 _BACKTICKS = re.compile(r"`+")
 

@@ -12,21 +12,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from headway.analysis.sequential import known_rates_stopping
 from headway.cli.manifest_input import read_documents, usage_error
-from headway.drill.metrics import DrillError
-from headway.drill.plan import RolloutPlan, judge_plan, rollout_plan
-from headway.drill.scenario import Scenario, ScenarioError, parse_scenario
-from headway.drill.summary import DrillSummary, drill
-from headway.model.analysis import AnalysisTemplate, parse_analysis_template
 from headway.model.durations import DurationError, parse_duration
-from headway.model.rollout import Rollout, parse_rollout
 from headway.model.yamlload import Document
-from headway.providers.judge import JUDGE_PLUGIN, JudgeConfig, JudgeConfigError, judge_config
+
+if TYPE_CHECKING:  # the drill (numpy), the models and the judge load when a drill runs
+    from headway.drill.plan import RolloutPlan
+    from headway.drill.scenario import Scenario
+    from headway.drill.summary import DrillSummary
+    from headway.model.analysis import AnalysisTemplate
+    from headway.model.rollout import Rollout
+    from headway.providers.judge import JudgeConfig
 
 __all__ = ["drill_command", "register"]
 
@@ -42,6 +42,8 @@ _FLAGS = {
 
 
 def _rollout(documents: list[Document], path: Path) -> Rollout:
+    from headway.model.rollout import parse_rollout
+
     found = [d for d in documents if d.kind == "Rollout"]
     if len(found) != 1:
         raise usage_error(f"{path}: expected one Rollout, found {len(found)}")
@@ -53,6 +55,8 @@ def _rollout(documents: list[Document], path: Path) -> Rollout:
 
 
 def _templates(documents: list[Document]) -> dict[str, AnalysisTemplate]:
+    from headway.model.analysis import parse_analysis_template
+
     templates = {}
     for document in (d for d in documents if d.kind in TEMPLATE_KINDS):
         template, diagnostics = parse_analysis_template(document)
@@ -73,6 +77,8 @@ class _JudgeOptions:
     slower_than: str | None
 
     def config(self) -> JudgeConfig:
+        from headway.providers.judge import JUDGE_PLUGIN, JudgeConfigError, judge_config
+
         latency = {"signal": "latency", "slowerThan": self.slower_than} if self.slower_than else {}
         block = {
             **latency,
@@ -115,6 +121,8 @@ def _table(summaries: Sequence[DrillSummary]) -> list[str]:
 
 def _reference(scenario: Scenario, rollout: Rollout, rps: float, judge: JudgeConfig) -> str:
     """Wald's SPRT with both error ratios known, at the first canary weight: the bound."""
+    from headway.analysis.sequential import known_rates_stopping
+
     canary = rollout.spec.strategy.canary
     weights = [s.set_weight for s in (canary.steps if canary else ()) if s.set_weight]
     if not weights or scenario.canary_errors <= scenario.stable_errors:
@@ -177,6 +185,11 @@ def drill_command(  # noqa: PLR0917 (typer maps each parameter to an option)
 ) -> None:
     """Replay a rollout against simulated traffic: detection, time to abort, bad requests
     and false aborts, for your template and for the judge side by side."""
+    from headway.drill.metrics import DrillError
+    from headway.drill.plan import judge_plan, rollout_plan
+    from headway.drill.scenario import ScenarioError, parse_scenario
+    from headway.drill.summary import drill
+
     try:
         played = parse_scenario(scenario)
         seconds = int(parse_duration(horizon, bare_seconds=False))

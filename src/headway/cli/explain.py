@@ -9,22 +9,14 @@ machine, an older serve) the story is told from status and Events, and says what
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import NotFound
-from headway.cluster.protocol import Cluster
-from headway.decisions import DecisionJournal
-from headway.explain.story import Story
-from headway.steering.explain import app_of, open_journal, rollout_of
-
-# How an object's story is read: `steering.explain.rollout_of` or `app_of`.
-Teller = Callable[[Cluster, DecisionJournal, str, str], Story]
 
 __all__ = ["register"]
 
@@ -44,8 +36,19 @@ class StoryFormat(StrEnum):
 Output = Annotated[StoryFormat, typer.Option("-o", "--output", help="text or json.")]
 
 
-def _tell(teller: Teller, target: Target, namespace: str, name: str, output: StoryFormat) -> None:
-    """Read the object's story through `teller` and print it; a missing object is one line."""
+def _tell(
+    kind: Literal["rollout", "app"],
+    target: Target,
+    *,
+    namespace: str,
+    name: str,
+    output: StoryFormat,
+) -> None:
+    """Read the object's story and print it; a missing object is one line."""
+    # The journal (SQLite) and the story teller load only when a story is told.
+    from headway.steering.explain import app_of, open_journal, rollout_of
+
+    teller = rollout_of if kind == "rollout" else app_of
     journal = open_journal(target.state_dir)
     with open_target(target) as cluster:
         try:
@@ -69,7 +72,8 @@ def explain_rollout(  # noqa: PLR0917 (typer maps each parameter to an option)
     context: Context = None,
 ) -> None:
     """A Rollout's last update: every measurement, its query and thresholds, each verdict."""
-    _tell(rollout_of, Target(state_dir, kubeconfig, context), namespace, name, output)
+    target = Target(state_dir, kubeconfig, context)
+    _tell("rollout", target, namespace=namespace, name=name, output=output)
 
 
 @explain_app.command("app")
@@ -82,7 +86,8 @@ def explain_application(  # noqa: PLR0917 (typer maps each parameter to an optio
     context: Context = None,
 ) -> None:
     """An Application's last sync: what each wave applied, why it waited, how it ended."""
-    _tell(app_of, Target(state_dir, kubeconfig, context), namespace, name, output)
+    target = Target(state_dir, kubeconfig, context)
+    _tell("app", target, namespace=namespace, name=name, output=output)
 
 
 def register(app: typer.Typer) -> None:

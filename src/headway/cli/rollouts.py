@@ -22,13 +22,13 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
-from headway.cli.rollouts_view import render, summarize
 from headway.cluster.errors import NotFound
 from headway.model.obj import Obj
 from headway.state_dir import RuntimePaths
-from headway.steering import rollouts as actions
 
-if TYPE_CHECKING:  # the store loads only when a command runs (not for --help)
+# The store, the Rollout model and the steering actions load only when a command runs (not
+# for --help): each command imports `headway.steering.rollouts` itself.
+if TYPE_CHECKING:
     from headway.cluster.local.api.store import LocalCluster
 
 rollouts_app = typer.Typer(help="Watch and steer Rollouts.", no_args_is_help=True)
@@ -39,6 +39,7 @@ StateDir = Annotated[Path, typer.Option("--state-dir", help="Runtime state direc
 Namespace = Annotated[str, typer.Option("-n", "--namespace", help="The Rollout's namespace.")]
 RolloutName = Annotated[str, typer.Argument(help="The Rollout's name.")]
 DEFAULT_STATE = Path(".headway")
+ROLLOUT_API = "argoproj.io/v1alpha1"
 LIST_HEADERS = [
     "NAME", "STRATEGY", "STATUS", "STEP", "DESIRED", "CURRENT", "UP-TO-DATE", "AVAILABLE"
 ]
@@ -56,13 +57,15 @@ def _open(state_dir: Path) -> LocalCluster:
 
 
 def _run(state_dir: Path, action: Callable[[LocalCluster], str]) -> None:
+    from headway.steering.rollouts import RolloutCommandError
+
     with _open(state_dir) as cluster:
         try:
             typer.echo(action(cluster))
         except NotFound as err:
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(1) from None
-        except actions.RolloutCommandError as err:
+        except RolloutCommandError as err:
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(1) from None
 
@@ -79,7 +82,7 @@ def list_rollouts(
     a script reading a pipe gets whole names)."""
     with _open(state_dir) as cluster:
         rollouts = cluster.list(
-            actions.ARGO_API, "Rollout", namespace=None if all_namespaces else namespace
+            ROLLOUT_API, "Rollout", namespace=None if all_namespaces else namespace
         )
         if not rollouts:
             where = "" if all_namespaces else f" in namespace {namespace}"
@@ -103,7 +106,7 @@ def _elsewhere(cluster: LocalCluster, name: str | None) -> str:
     namespaces = sorted(
         {
             str(ro["metadata"].get("namespace") or "default")
-            for ro in cluster.list(actions.ARGO_API, "Rollout")
+            for ro in cluster.list(ROLLOUT_API, "Rollout")
             if name is None or ro["metadata"].get("name") == name
         }
     )
@@ -149,6 +152,7 @@ def get(
     watch: Annotated[bool, typer.Option("--watch", "-w", help="Keep the view live.")] = False,
 ) -> None:
     """A Rollout: status, steps, weights, ReplicaSets, pods and analysis runs."""
+    from headway.cli.rollouts_view import render, summarize
     from headway.controllers.rollout.inputs import parse_rollout_object
     from headway.rollout.status_shape import status_problem
 
@@ -156,7 +160,7 @@ def get(
     with _open(state_dir) as cluster:
 
         def view() -> RenderableType:
-            obj = cluster.get(actions.ARGO_API, "Rollout", name, namespace)
+            obj = cluster.get(ROLLOUT_API, "Rollout", name, namespace)
             malformed = status_problem(obj.get("status"))
             if malformed:  # nothing of the status can be trusted to show
                 return Text(f"InvalidSpec: {malformed} (the controller does not act on it "
@@ -218,7 +222,7 @@ def status(
     with _open(state_dir) as cluster:
 
         def read() -> Obj:
-            return cluster.get(actions.ARGO_API, "Rollout", name, namespace)
+            return cluster.get(ROLLOUT_API, "Rollout", name, namespace)
 
         try:
             if watch:
@@ -249,6 +253,8 @@ def promote(
     """Resume a paused Rollout, or skip the current step (--full: all of them).
 
     Refused while a run of this revision has Failed or Errored (--full: or is Inconclusive)."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.promote(c, namespace, name, full=full))
 
 
@@ -257,6 +263,8 @@ def abort(
     name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
 ) -> None:
     """Abort the update: all traffic back to the stable version."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.abort(c, namespace, name))
 
 
@@ -265,6 +273,8 @@ def retry(
     name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
 ) -> None:
     """Start an aborted update again from its first step."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.retry(c, namespace, name))
 
 
@@ -273,6 +283,8 @@ def pause(
     name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
 ) -> None:
     """Pause the Rollout (spec.paused)."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.pause(c, namespace, name))
 
 
@@ -281,6 +293,8 @@ def restart(
     name: RolloutName, state_dir: StateDir = DEFAULT_STATE, namespace: Namespace = "default"
 ) -> None:
     """Restart the Rollout's pods (spec.restartAt = now)."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.restart(c, namespace, name, now=c.clock.now()))
 
 
@@ -295,6 +309,8 @@ def undo(
     ] = None,
 ) -> None:
     """Go back to a previous revision's pod template."""
+    from headway.steering import rollouts as actions
+
     _run(state_dir, lambda c: actions.undo(c, namespace, name, to_revision=to_revision))
 
 
@@ -312,6 +328,8 @@ def set_image(
     if not sep or not container or not image:
         typer.echo(f"error: expected CONTAINER=IMAGE, got {assignment!r}", err=True)
         raise typer.Exit(2)
+    from headway.steering import rollouts as actions
+
     _run(
         state_dir, lambda c: actions.set_image(c, namespace, name, container=container, image=image)
     )

@@ -15,19 +15,11 @@ from typing import Annotated
 
 import typer
 
-from headway.clock import SystemClock
-from headway.cluster.local.api.kubeapi.server import ApiServerError
-from headway.cluster.local.api.store import LocalCluster
-from headway.cluster.local.kubelet.images import RuntimeConfigError
-from headway.cluster.local.kubelet.processes import (
-    find_marked_processes,
-    kill_marked_processes,
-    process_alive,
-)
-from headway.cluster.local.runtime import Runtime, RuntimePaths, read_runtime_info
-from headway.cluster.local.services.proxies import service_ports
-from headway.local_mesh.planes import RouterPlanes, stop_leftover_routers
+from headway.state_dir import RuntimePaths, read_runtime_info
 from headway.state_lock import LockHeld, holder_of
+
+# The runtime, its store and the mesh load inside the commands that use them, not for --help
+# (importing `headway.cluster.local` at all opens the store's module).
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
@@ -40,6 +32,8 @@ DEFAULT_STATE = Path(".headway")
 def running_pid(paths: RuntimePaths) -> int | None:
     """The running runtime's pid: it holds the state directory's lock (so a pidfile left by
     a killed runtime, its pid since reused, is not mistaken for one) and is ready."""
+    from headway.cluster.local.kubelet.processes import process_alive
+
     if holder_of(paths.lock) is None:
         return None
     try:
@@ -50,6 +44,12 @@ def running_pid(paths: RuntimePaths) -> int | None:
 
 
 def _foreground(state_dir: Path, config: Path | None, api_port: int) -> None:
+    from headway.clock import SystemClock
+    from headway.cluster.local.api.kubeapi.server import ApiServerError
+    from headway.cluster.local.kubelet.images import RuntimeConfigError
+    from headway.cluster.local.runtime import Runtime
+    from headway.local_mesh.planes import RouterPlanes
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
 
     async def main() -> None:
@@ -156,6 +156,8 @@ def _start_in_background(paths: RuntimePaths, config: Path | None, api_port: int
 def _lock_holder_pid(paths: RuntimePaths) -> int | None:
     """The pid of a runtime that holds the lock but has no pidfile (still starting, or its
     pidfile was removed): `down` stops it all the same."""
+    from headway.cluster.local.kubelet.processes import process_alive
+
     holder = holder_of(paths.lock)
     return holder.pid if holder is not None and holder.pid and process_alive(holder.pid) else None
 
@@ -163,6 +165,13 @@ def _lock_holder_pid(paths: RuntimePaths) -> int | None:
 @runtime_app.command("down")
 def down(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Stop the runtime and every process it started; verify none remain."""
+    from headway.cluster.local.kubelet.processes import (
+        find_marked_processes,
+        kill_marked_processes,
+        process_alive,
+    )
+    from headway.local_mesh.planes import stop_leftover_routers
+
     paths = RuntimePaths(state_dir)
     pid = running_pid(paths) or _lock_holder_pid(paths)
     if pid is not None:
@@ -187,6 +196,10 @@ def down(state_dir: StateDir = DEFAULT_STATE) -> None:
 @runtime_app.command("status")
 def status(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Whether the runtime runs, where its state is, and what it hosts."""
+    from headway.clock import SystemClock
+    from headway.cluster.local.api.store import LocalCluster
+    from headway.cluster.local.services.proxies import service_ports
+
     paths = RuntimePaths(state_dir)
     pid = running_pid(paths)
     typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")

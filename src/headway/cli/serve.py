@@ -18,22 +18,19 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import httpx2
 import typer
 
-from headway.cli.runtime import running_pid
-from headway.cli.serve_lease import keep_leading, lead, lease_name
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
-from headway.clock import Clock, SystemClock
-from headway.cluster.local.runtime import RuntimePaths
-from headway.cluster.protocol import Cluster
-from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
-from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
-from headway.controllers.lease_lock import LeaseSettings
-from headway.controllers.sharding import shard_from_host_name
-from headway.engine import ALL_LOOPS, Engine, EngineSettings, Loop
+
+# The engine (every controller), the HTTP client and the store load when serving starts, not
+# for --help.
+if TYPE_CHECKING:
+    from headway.clock import Clock
+    from headway.cluster.protocol import Cluster
+    from headway.controllers.leader_lock import StateDirLock
+    from headway.engine import Engine, EngineSettings
 
 __all__ = ["register"]
 
@@ -41,6 +38,8 @@ __all__ = ["register"]
 def _leading(state_dir: Path, clock: Clock) -> StateDirLock:
     """The state directory's leader lock, taken; a second serve there stops with one line
     naming the one that runs."""
+    from headway.controllers.leader_lock import LeadershipHeld, StateDirLock
+
     lock = StateDirLock(state_dir, now=clock.now())
     try:
         lock.acquire()
@@ -65,6 +64,10 @@ class UiSettings:
 async def serve(
     settings: EngineSettings, target: Target | None = None, ui: UiSettings | None = None
 ) -> None:
+    from headway.cli.serve_lease import keep_leading, lead, lease_name
+    from headway.clock import SystemClock
+    from headway.controllers.lease_lock import LeaseSettings
+
     clock = SystemClock()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -93,6 +96,12 @@ async def serve(
 
 async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster,
                       clock: Clock, stop: asyncio.Event, *, ui: UiSettings) -> None:
+    import httpx2
+
+    from headway.cli.runtime import running_pid
+    from headway.engine import Engine
+    from headway.state_dir import RuntimePaths
+
     state_dir = settings.state_dir
     async with httpx2.AsyncClient() as http:
         try:
@@ -194,6 +203,8 @@ def _own_shard(shard: int | None, shards: int, *, kubernetes: bool) -> int:
         raise typer.BadParameter(
             "shards run as replicas against a Kubernetes API: add --kubeconfig, --context or"
             " --in-cluster", param_hint="--shards")
+    from headway.controllers.sharding import shard_from_host_name
+
     host = os.environ.get("POD_NAME") or socket.gethostname()
     found = shard if shard is not None else shard_from_host_name(host)
     if found is None:
@@ -324,6 +335,9 @@ def register(app: typer.Typer) -> None:
         naming the running one. Applications may also target other clusters, registered as
         Argo CD cluster Secrets in namespace argocd (`headway cluster add`).
         """
+        from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
+        from headway.engine import ALL_LOOPS, EngineSettings, Loop
+
         target = Target(state_dir, kubeconfig, context, in_cluster)
         own_shard = _own_shard(shard, shards, kubernetes=target.is_kubernetes)
         settings = EngineSettings(

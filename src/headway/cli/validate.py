@@ -9,15 +9,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.validate import ValidationReport
-from headway.source.manifest_files import check_paths
+
+if TYPE_CHECKING:  # the model and the sources load when there is something to validate
+    from headway.model.validate import ValidationReport
 
 __all__ = ["register", "summary_line"]
 
@@ -94,6 +95,8 @@ def validate(
     if missing:
         typer.echo(f"error: no such file or directory: {', '.join(missing)}", err=True)
         raise typer.Exit(EXIT_USAGE)
+    from headway.source.manifest_files import check_paths
+
     report = check_paths(paths)
     if output is OutputFormat.JSON:
         _print_json(report)
