@@ -97,6 +97,29 @@ def _http_route() -> Obj:
     }
 
 
+def _ambassador_mapping() -> Obj:
+    return {
+        "apiVersion": "getambassador.io/v2",
+        "kind": "Mapping",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"prefix": "/", "service": "web-stable:80"},
+    }
+
+
+def _apisix_route() -> Obj:
+    backends = [
+        {"serviceName": "web-stable", "servicePort": 80},
+        {"serviceName": "web-canary", "servicePort": 80},
+    ]
+    rule = {"name": "web", "match": {"paths": ["/*"]}, "backends": backends}
+    return {
+        "apiVersion": "apisix.apache.org/v2",
+        "kind": "ApisixRoute",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"http": [rule]},
+    }
+
+
 ROUTED: dict[str, Routed] = {
     "smi": Routed(
         routing={"smi": {"rootService": "web"}},
@@ -145,6 +168,32 @@ ROUTED: dict[str, Routed] = {
         routing={"nginx": {"stableIngress": "web"}},
         objects=(ingress("web-stable", {"number": 80}),),
         routed=("networking.k8s.io/v1", "Ingress", "web"),
+    ),
+    "ambassador": Routed(
+        routing={"ambassador": {"mappings": ["web"]}},
+        objects=(
+            crd(
+                group="getambassador.io",
+                kind="Mapping",
+                plural="mappings",
+                versions=("v2", "v3alpha1"),
+            ),
+            _ambassador_mapping(),
+        ),
+        routed=("getambassador.io/v2", "Mapping", "web"),
+    ),
+    "apisix": Routed(
+        routing={"apisix": {"route": {"name": "web"}}},
+        objects=(
+            crd(
+                group="apisix.apache.org",
+                kind="ApisixRoute",
+                plural="apisixroutes",
+                versions=("v2",),
+            ),
+            _apisix_route(),
+        ),
+        routed=("apisix.apache.org/v2", "ApisixRoute", "web"),
     ),
 }
 

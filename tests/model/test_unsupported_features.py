@@ -32,8 +32,10 @@ def _gaps(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("canary", "field"),
     [
-        ("      trafficRouting: {ambassador: {mappings: [web]}}", "trafficRouting.ambassador"),
-        ("      trafficRouting: {apisix: {route: {name: web}}}", "trafficRouting.apisix"),
+        (
+            "      trafficRouting: {appMesh: {virtualService: {name: web}}}",
+            "trafficRouting.appMesh",
+        ),
         ("      trafficRouting: {plugins: {acme/x: {}}}", 'trafficRouting.plugins["acme/x"]'),
         (
             "      trafficRouting: {smi: {}, traefik: {weightedTraefikServiceName: w}}",

@@ -197,12 +197,12 @@ def test_unsupported_router_is_rejected() -> None:
     canary = {
         "stableService": "s",
         "canaryService": "c",
-        "trafficRouting": {"ambassador": {"mappings": ["m"]}},
+        "trafficRouting": {"plugins": {"acme/router": {}}},
         "steps": [],
     }
     plan = decide_with(rollout_obj(canary=canary), [rs("new", 0, revision=1)])
     message = plan.status["message"]
-    assert "trafficRouting.ambassador: this traffic router is not supported" in message
+    assert 'trafficRouting.plugins["acme/router"]: this traffic router is not supported' in message
 
 
 def test_new_template_restarts_steps() -> None:

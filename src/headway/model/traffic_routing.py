@@ -13,7 +13,13 @@ from typing import Any
 
 from headway.model import schema as s
 
-__all__ = ["ROUTER_FIELDS", "TRAFFIC_ROUTING", "TrafficRouting", "needs_stable_and_canary"]
+__all__ = [
+    "ROUTER_FIELDS",
+    "TRAFFIC_ROUTING",
+    "TrafficRouting",
+    "ambassador_canary_mapping",
+    "needs_stable_and_canary",
+]
 
 ROUTER_FIELDS = ("istio", "nginx", "alb", "smi", "ambassador", "traefik", "apisix", "appMesh")
 
@@ -46,6 +52,12 @@ def needs_stable_and_canary(routing: Mapping[str, Any], *, ping_pong: bool) -> b
     return any(routing.get(k) is not None for k in (*ROUTER_FIELDS[3:], "nginx"))
 
 
+def ambassador_canary_mapping(base: str) -> str:
+    """The canary Mapping Argo Rollouts keeps beside Ambassador Mapping `base`: `<base>-canary`,
+    the base name cut to 246 characters so the name fits 253 (`buildCanaryMappingName`)."""
+    return f"{base[:246]}-canary"
+
+
 def _istio_host_split(routing: Mapping[str, Any]) -> bool:
     istio = routing.get("istio")
     return isinstance(istio, Mapping) and istio.get("destinationRule") is None
@@ -60,6 +72,14 @@ def _one_of(*names: str) -> s.Check:
     def check(block: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
         if all(block.get(n) is None for n in names):
             report.error((*path, names[0]), f"needs one of: {', '.join(names)}")
+
+    return check
+
+
+def _not_empty(name: str, why: str) -> s.Check:
+    def check(block: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+        if block.get(name) == []:
+            report.error((*path, name), f"must name at least one ({why})")
 
     return check
 
@@ -151,7 +171,9 @@ _SMI = s.Schema(
     "SMITrafficRouting", (s.Field("rootService", s.STR), s.Field("trafficSplitName", s.STR))
 )
 _AMBASSADOR = s.Schema(
-    "AmbassadorTrafficRouting", (s.Field("mappings", s.STRING_LIST, required=True),)
+    "AmbassadorTrafficRouting",
+    (s.Field("mappings", s.STRING_LIST, required=True),),
+    checks=(_not_empty("mappings", "with none, no traffic would move to the canary"),),
 )
 _TRAEFIK = s.Schema(
     "TraefikTrafficRouting", (s.Field("weightedTraefikServiceName", s.STR, required=True),)
@@ -167,6 +189,7 @@ _APISIX = s.Schema(
                     (s.Field("name", s.STR, required=True), s.Field("rules", s.STRING_LIST)),
                 )
             ),
+            required=True,
         ),
     ),
 )

@@ -1,11 +1,21 @@
-"""A local cluster serving the CRDs the traffic-routing reconcilers edit."""
+"""A local cluster serving the CRDs the traffic-routing reconcilers edit, or the same store
+through the Kubernetes backend (`backend_cluster`), so a reconciler's writes are checked on
+both."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from headway.clock import VirtualClock
+import httpx2
+
+from headway.clock import SystemClock, VirtualClock
+from headway.cluster.kube import KubeCluster
+from headway.cluster.kube.transport import Transport
 from headway.cluster.local import LocalCluster
+from headway.cluster.local.api.kubeapi.server import ApiServer
+from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.routers.control.objects import RolloutIdentity
 
@@ -33,7 +43,33 @@ def local_cluster(tmp_path: Path, clock: VirtualClock, *crds: Obj) -> LocalClust
     return cluster
 
 
-def stored_rollout(cluster: LocalCluster, name: str = "shop") -> RolloutIdentity:
+BACKENDS = ("local", "kube")
+
+
+@contextmanager
+def backend_cluster(backend: str, tmp_path: Path, *crds: Obj) -> Iterator[Cluster]:
+    """The store directly (`local`), or through the Kubernetes backend against the local
+    API server over loopback (`kube`), with `crds` applied."""
+    if backend == "local":
+        with LocalCluster(tmp_path / "db", VirtualClock()) as store:
+            for definition in crds:
+                store.apply(definition, field_manager="test")
+            yield store
+        return
+    server = ApiServer(db_path=tmp_path / "db", clock=SystemClock())
+    server.start()
+    try:
+        with KubeCluster(
+            Transport(httpx2.Client(base_url=f"http://{server.address}", timeout=30.0))
+        ) as kube:
+            for definition in crds:
+                kube.apply(definition, field_manager="test")
+            yield kube
+    finally:
+        server.stop()
+
+
+def stored_rollout(cluster: Cluster, name: str = "shop") -> RolloutIdentity:
     """A Rollout in the store, so objects it owns are not garbage-collected at once."""
     rollout = {
         "apiVersion": "argoproj.io/v1alpha1",

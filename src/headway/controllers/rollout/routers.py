@@ -1,8 +1,8 @@
 """Which traffic-routing reconciler a Rollout gets, from its `strategy.canary.trafficRouting`.
 
-One builder per router (Istio, SMI, Traefik, NGINX, ALB, the Gateway API plugin); each reads
-its own block, already validated by the Rollout schema, and the Rollout's stable and canary
-Services. A Rollout without trafficRouting gets None (replica-count canary).
+One builder per router (Istio, SMI, Traefik, NGINX, ALB, Ambassador, APISIX, the Gateway
+API plugin); each reads its own block, already validated by the Rollout schema, and the Rollout's
+stable and canary Services. A Rollout without trafficRouting gets None (replica-count canary).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.rollout.actions import RouterFactory
 from headway.model.obj import Obj
 from headway.routers.control.alb import ALBReconciler
+from headway.routers.control.ambassador import AmbassadorReconciler
+from headway.routers.control.apisix import ApisixReconciler
 from headway.routers.control.gateway_api import PLUGIN_NAME, GatewayAPIReconciler
 from headway.routers.control.istio import IstioReconciler
 from headway.routers.control.nginx import NginxReconciler
@@ -116,6 +118,29 @@ def _alb(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutin
     )
 
 
+def _ambassador(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    return AmbassadorReconciler(
+        cluster,
+        rollout=f.rollout,
+        mappings=[str(name) for name in block.get("mappings") or []],
+        stable_service=f.stable,
+        canary_service=f.canary,
+    )
+
+
+def _apisix(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    route = block["route"]
+    return ApisixReconciler(
+        cluster,
+        rollout=f.rollout,
+        route=str(route["name"]),
+        rules=[str(rule) for rule in route.get("rules") or []],
+        stable_service=f.stable,
+        canary_service=f.canary,
+        managed_routes=f.managed,
+    )
+
+
 def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
     return GatewayAPIReconciler(
         cluster,
@@ -134,6 +159,8 @@ _BUILDERS: dict[str, _Builder] = {
     "traefik": _traefik,
     "nginx": _nginx,
     "alb": _alb,
+    "ambassador": _ambassador,
+    "apisix": _apisix,
 }
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "ROLLOUT_API",
     "RolloutIdentity",
     "create_object",
+    "delete_object",
     "read_object",
     "read_object_or_none",
     "replace_object",
@@ -102,3 +103,15 @@ def create_object(cluster: Cluster, obj: Obj) -> None:
     except ClusterError as err:
         where = _describe(str(obj.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
         raise TrafficRoutingError(f"{where}: {err}") from None
+
+
+def delete_object(cluster: Cluster, obj: Obj) -> None:
+    """Delete `obj` (this very object: its uid is a precondition); already gone is fine."""
+    meta = obj.get("metadata") or {}
+    kind, namespace, name = str(obj.get("kind")), str(meta.get("namespace")), str(meta["name"])
+    try:
+        cluster.delete(str(obj.get("apiVersion")), kind, name, namespace, uid=meta.get("uid"))
+    except NotFound:
+        return
+    except ClusterError as err:
+        raise TrafficRoutingError(f"{_describe(kind, namespace, name)}: {err}") from None

@@ -8,7 +8,10 @@ Purely computational over listed objects. For each canary Rollout with `trafficR
   in the plugin's `namespace` (default: the Rollout's);
 * `alb`: each Ingress of `ingress` / `ingresses`;
 * `nginx`: each stable Ingress of `stableIngress` / `stableIngresses`, with the canary
-  Ingresses (`<prefix>/canary: "true"`) of its namespace.
+  Ingresses (`<prefix>/canary: "true"`) of its namespace;
+* `ambassador`: each base Mapping of `mappings`, with the canary Mapping beside it;
+* `apisix`: the ApisixRoute `route.name`, with the managed ApisixRoutes (`managedRoutes`)
+  the Rollout owns.
 
 Each becomes a `Routed`: the object the router's address annotation and Events go on, and
 the plan (or the `MeshPlanError`) the mesh realizes for it. Objects not found are skipped:
@@ -19,8 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from headway.cluster.local.mesh.api_gateway_objects import (
+    plan_ambassador_mapping,
+    plan_apisix_route,
+)
 from headway.cluster.local.mesh.plan import MeshPlan, MeshPlanError
 from headway.cluster.local.mesh.router_objects import (
     is_nginx_canary,
@@ -31,6 +39,7 @@ from headway.cluster.local.mesh.router_objects import (
     plan_traffic_split,
 )
 from headway.model.obj import Obj
+from headway.model.traffic_routing import ambassador_canary_mapping
 
 __all__ = ["ROUTED_KINDS", "Routed", "routed_objects"]
 
@@ -44,6 +53,9 @@ ROUTED_KINDS = (
     ("traefik.containo.us/v1alpha1", "TraefikService"),
     ("gateway.networking.k8s.io/v1", "HTTPRoute"),
     ("networking.k8s.io/v1", "Ingress"),
+    ("getambassador.io/v2", "Mapping"),
+    ("getambassador.io/v3alpha1", "Mapping"),
+    ("apisix.apache.org/v2", "ApisixRoute"),
 )
 
 Objects = Mapping[tuple[str, str, str], Obj]  # (kind, namespace, name) -> object
@@ -110,6 +122,56 @@ def _for_rollout(rollout: Obj, objects: Objects) -> list[Routed]:
             if kind == "Ingress" and ns == namespace and is_nginx_canary(o)
         ]
         each("Ingress", namespace, names, lambda o: plan_nginx_ingress(o, canaries))
+    if "ambassador" in routing:
+        found.extend(_ambassador(_mapping(routing["ambassador"]), namespace, objects))
+    if "apisix" in routing:
+        found.extend(_apisix(rollout, routing, roles, objects))
+    return found
+
+
+def _ambassador(block: Mapping[str, Any], namespace: str, objects: Objects) -> list[Routed]:
+    found = []
+    for name in _names(block, "", "mappings"):
+        base = objects.get(("Mapping", namespace, name))
+        if base is not None:
+            canary = objects.get(("Mapping", namespace, ambassador_canary_mapping(name)))
+            found.append(_planned(base, partial(plan_ambassador_mapping, canary=canary)))
+    return found
+
+
+def _apisix(
+    rollout: Obj, routing: Mapping[str, Any], roles: tuple[str, str], objects: Objects
+) -> list[Routed]:
+    route = _mapping(_mapping(routing["apisix"]).get("route"))
+    namespace = str(rollout["metadata"].get("namespace") or "default")
+    obj = objects.get(("ApisixRoute", namespace, str(route.get("name"))))
+    if obj is None:
+        return []
+    plan = partial(
+        plan_apisix_route,
+        rule_names=[str(r) for r in route.get("rules") or [route.get("name")]],
+        header_routes=_owned(rollout, objects, "ApisixRoute", _managed_names(routing)),
+        roles=roles,
+    )
+    return [_planned(obj, plan)]
+
+
+def _managed_names(routing: Mapping[str, Any]) -> list[str]:
+    routes = routing.get("managedRoutes")
+    names = [_mapping(r).get("name") for r in routes] if isinstance(routes, list) else []
+    return [str(name) for name in names if name]
+
+
+def _owned(rollout: Obj, objects: Objects, kind: str, names: Iterable[str]) -> list[Obj]:
+    """The objects of `kind` named `names` in the Rollout's namespace that it controls."""
+    namespace = str(rollout["metadata"].get("namespace") or "default")
+    uid = rollout["metadata"].get("uid")
+    found = []
+    for name in names:
+        obj = objects.get((kind, namespace, name))
+        refs = (obj or {}).get("metadata", {}).get("ownerReferences") or []
+        if obj is not None and any(r.get("controller") and r.get("uid") == uid for r in refs):
+            found.append(obj)
     return found
 
 
