@@ -84,7 +84,7 @@ def test_a_header_route_runs_through_apisix_but_not_ambassador() -> None:
     assert _errors("        apisix: {route: {name: web}}\n" + managed + HEADER_STEP) == []
     assert _errors("        ambassador: {mappings: [web]}\n" + managed + HEADER_STEP) == [
         "r.yaml:17: Rollout/web: spec.strategy.canary.steps[0].setHeaderRoute: "
-        "needs trafficRouting with one of: istio, alb, apisix, plugin"
+        "needs trafficRouting with one of: istio, alb, apisix, plugin (ambassador cannot do it)"
     ]
 
 

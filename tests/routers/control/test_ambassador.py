@@ -19,7 +19,7 @@ import pytest
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.ambassador import AmbassadorReconciler, canary_mapping_name
 from headway.routers.control.objects import RolloutIdentity
 from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
@@ -164,10 +164,12 @@ def test_missing_base_mappings_are_all_reported(cluster: Cluster) -> None:
     assert _canary(cluster, "shop")["spec"]["weight"] == 10  # the others still moved
 
 
-def test_header_routes_are_refused(cluster: Cluster) -> None:
+def test_header_and_mirror_routes_are_refused(cluster: Cluster) -> None:
     router = _router(cluster, stored_rollout(cluster))
     with pytest.raises(TrafficRoutingError, match="Ambassador router has no header routes"):
         router.set_header_route(HeaderRoute(name="qa", match=()))
+    with pytest.raises(TrafficRoutingError, match="Ambassador router cannot mirror"):
+        router.set_mirror_route(MirrorRoute(name="shadow", match=({"method": {"exact": "GET"}},)))
 
 
 def test_deleting_the_rollout_mid_canary_deletes_its_canary_mapping(cluster: Cluster) -> None:

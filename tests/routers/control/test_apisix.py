@@ -19,7 +19,7 @@ import pytest
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.apisix import ApisixReconciler
 from headway.routers.control.objects import RolloutIdentity
 from headway.routers.control.reconciler import TrafficRoutingError
@@ -225,3 +225,10 @@ def test_managed_routes_are_removed_at_the_end_but_not_foreign_ones(cluster: Clu
     assert _absent(cluster, "qa")
     assert not _absent(cluster, "beta")
     assert not _absent(cluster, "shop-route")
+
+
+def test_mirror_routes_are_refused(cluster: Cluster) -> None:
+    with pytest.raises(TrafficRoutingError, match="APISIX router cannot mirror"):
+        _router(cluster, stored_rollout(cluster)).set_mirror_route(
+            MirrorRoute(name="shadow", match=({"method": {"exact": "GET"}},))
+        )

@@ -33,7 +33,7 @@ from typing import Any
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
 from headway.model.traffic_routing import ambassador_canary_mapping
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import (
     RolloutIdentity,
     create_object,
@@ -41,7 +41,7 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["AMBASSADOR_API", "AmbassadorReconciler", "canary_mapping_name"]
 
@@ -153,6 +153,9 @@ class AmbassadorReconciler:
         raise TrafficRoutingError(
             f"setHeaderRoute '{route.name}': the Ambassador router has no header routes"
         )
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("Ambassador", route)
 
     def remove_managed_routes(self) -> None:
         """Ambassador has no managed routes: nothing to remove."""

@@ -33,7 +33,7 @@ from typing import Any
 
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.rollout.plan import HeaderRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute
 from headway.routers.control.objects import (
     RolloutIdentity,
     create_object,
@@ -42,7 +42,7 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError
+from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
 
 __all__ = ["APISIX_API", "ApisixReconciler", "apisix_exprs"]
 
@@ -197,6 +197,9 @@ class ApisixReconciler:
             create_object(self._cluster, desired)
         else:
             replace_object(self._cluster, current, desired)
+
+    def set_mirror_route(self, route: MirrorRoute) -> None:
+        raise mirror_refused("APISIX", route)
 
     def remove_managed_routes(self) -> None:
         for name in self._managed:
