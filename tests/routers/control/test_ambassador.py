@@ -19,7 +19,7 @@ import pytest
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
-from headway.rollout.plan import HeaderRoute, MirrorRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute, WeightDestination
 from headway.routers.control.ambassador import AmbassadorReconciler, canary_mapping_name
 from headway.routers.control.objects import RolloutIdentity
 from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
@@ -162,6 +162,16 @@ def test_missing_base_mappings_are_all_reported(cluster: Cluster) -> None:
         "2 errors found: [Ambassador mapping 'gone' not found][Ambassador mapping 'lost' not found]"
     )
     assert _canary(cluster, "shop")["spec"]["weight"] == 10  # the others still moved
+
+
+def test_experiment_destinations_are_refused(cluster: Cluster) -> None:
+    """Argo's SetWeight ignores them (its validation refuses a weighted experiment here)."""
+    rollout = stored_rollout(cluster)
+    cluster.apply(_mapping("shop", service="shop-stable"), field_manager="git")
+    template = WeightDestination(service_name="shop-exp", pod_template_hash="abc", weight=10)
+    with pytest.raises(TrafficRoutingError, match=r"Ambassador router cannot .*\(shop-exp\)"):
+        _router(cluster, rollout).set_weight(20, [template])
+    assert _absent(cluster, "shop-canary")
 
 
 def test_header_and_mirror_routes_are_refused(cluster: Cluster) -> None:

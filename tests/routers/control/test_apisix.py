@@ -19,7 +19,7 @@ import pytest
 
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
-from headway.rollout.plan import HeaderRoute, MirrorRoute
+from headway.rollout.plan import HeaderRoute, MirrorRoute, WeightDestination
 from headway.routers.control.apisix import ApisixReconciler
 from headway.routers.control.objects import RolloutIdentity
 from headway.routers.control.reconciler import TrafficRoutingError
@@ -232,3 +232,15 @@ def test_mirror_routes_are_refused(cluster: Cluster) -> None:
         _router(cluster, stored_rollout(cluster)).set_mirror_route(
             MirrorRoute(name="shadow", match=({"method": {"exact": "GET"}},))
         )
+
+
+def test_experiment_destinations_are_refused(cluster: Cluster) -> None:
+    rollout = stored_rollout(cluster)
+    cluster.apply(_route(), field_manager="git")
+    template = WeightDestination(service_name="shop-exp", pod_template_hash="abc", weight=10)
+    with pytest.raises(TrafficRoutingError, match=r"APISIX router cannot .*\(shop-exp\)"):
+        _router(cluster, rollout).set_weight(20, [template])
+    assert _weights(_get(cluster)["spec"]["http"][0]) == [
+        ("shop-stable", None),
+        ("shop-canary", None),
+    ]

@@ -41,7 +41,12 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+    refuse_additional,
+)
 
 __all__ = ["AMBASSADOR_API", "AmbassadorReconciler", "canary_mapping_name"]
 
@@ -120,12 +125,15 @@ class AmbassadorReconciler:
         if desired_weight == 0:
             delete_object(self._cluster, current)
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(self, desired_weight: int, additional: Sequence[WeightDestination] = ()) -> None:
         """Every base Mapping is handled; the errors are reported together (as Argo's
         `formatErrors`), so one missing Mapping does not hide another's state."""
+        refuse_additional("Ambassador", additional)  # Argo ignores them: a split not made
         errors: list[str] = []
         for base_name in self._mappings:
             try:
@@ -139,7 +147,9 @@ class AmbassadorReconciler:
                 f"{len(errors)} errors found: " + "".join(f"[{e}]" for e in errors)
             )
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         for base_name in self._mappings:
             canary = self._read(canary_mapping_name(base_name))
             weight: Any = None if canary is None else (canary.get("spec") or {}).get("weight")

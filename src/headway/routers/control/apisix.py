@@ -42,7 +42,12 @@ from headway.routers.control.objects import (
     read_object_or_none,
     replace_object,
 )
-from headway.routers.control.reconciler import TrafficRoutingError, mirror_refused
+from headway.routers.control.reconciler import (
+    TrafficRoutingError,
+    WeightDestination,
+    mirror_refused,
+    refuse_additional,
+)
 
 __all__ = ["APISIX_API", "ApisixReconciler", "apisix_exprs"]
 
@@ -142,10 +147,13 @@ class ApisixReconciler:
             f"ApisixRoute {route}: rule '{rule['name']}' has no backend '{service}'"
         )
 
-    def update_hash(self, canary_hash: str, stable_hash: str) -> None:
+    def update_hash(
+        self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
+    ) -> None:
         """Nothing to bind: this router routes by Service."""
 
-    def set_weight(self, desired_weight: int) -> None:
+    def set_weight(self, desired_weight: int, additional: Sequence[WeightDestination] = ()) -> None:
+        refuse_additional("APISIX", additional)  # Argo ignores them: a split not made
         current = self._user_route()
         desired = copy.deepcopy(current)
         for rule in self._rules_of(desired):
@@ -153,7 +161,9 @@ class ApisixReconciler:
             self._backend(rule, self._route, self._stable)["weight"] = 100 - desired_weight
         replace_object(self._cluster, current, desired)
 
-    def verify_weight(self, desired_weight: int) -> bool | None:
+    def verify_weight(
+        self, desired_weight: int, additional: Sequence[WeightDestination] = ()
+    ) -> bool | None:
         route = self._user_route()
         for rule in self._rules_of(route):
             canary = self._backend(rule, self._route, self._canary).get("weight")
