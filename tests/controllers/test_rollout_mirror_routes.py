@@ -164,3 +164,20 @@ def test_mirror_and_header_routes_sit_on_top_in_managed_routes_order(
         "mirror": {"host": "web-canary", "port": {"number": 80}},
         "mirrorPercentage": {"value": 100},
     }
+
+
+def test_a_newer_revision_restarting_the_steps_takes_the_mirror_away(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """v2 mirrors; v3 arrives and the steps start again before the mirror step: the route no
+    longer stands for any step, so it goes (Argo removes managed routes while the new
+    ReplicaSet has no available pod; here the VirtualService follows the step position)."""
+    steps = [{"pause": {}}, STEPS[1], {"pause": {}}]
+    h = _setup(tmp_path, clock, steps)
+    _resume(h)
+    assert [r["name"] for r in _http(h)] == ["shadow", "primary"]
+    clock.advance(1)
+    h.apply(rollout(image="app:v3", replicas=10, canary=_canary(steps, ["shadow"])))
+    h.settle()
+    assert h.status()["currentStepIndex"] == 0
+    assert [r["name"] for r in _http(h)] == ["primary"]

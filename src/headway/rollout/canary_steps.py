@@ -68,15 +68,21 @@ def header_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[HeaderRou
 
 
 def mirror_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[MirrorRoute, ...]:
-    """Every mirror route set by steps up to `index`; a later step for a name replaces it (Argo
-    sets the current step's only; replaying them all writes the same routes, and again after a
-    restart or a hand edit of the VirtualService)."""
+    """The mirror route of every name the steps use, as it stands at `index`: set by the
+    last step up to `index` that names it, else removed (no match). Argo sets only the
+    current step's; replaying them all writes the same routes, again after a restart or a
+    hand edit, and takes away a route no step up to `index` set (a newer revision restarting
+    the steps before the mirror step, say)."""
     routes: dict[str, MirrorRoute] = {}
-    for step in steps[: min(index + 1, len(steps))]:
+    for position, step in enumerate(steps):
         route = step.set_mirror_route
-        if route is not None and route.name:
-            percentage = 100 if route.percentage is None else route.percentage
-            routes[route.name] = MirrorRoute(route.name, tuple(route.match), percentage)
+        if route is None or not route.name:
+            continue
+        if position > index:
+            routes.setdefault(route.name, MirrorRoute(route.name, ()))
+            continue
+        percentage = 100 if route.percentage is None else route.percentage
+        routes[route.name] = MirrorRoute(route.name, tuple(route.match), percentage)
     return tuple(routes.values())
 
 

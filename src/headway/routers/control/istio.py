@@ -94,6 +94,8 @@ def _kept_destination(entry: Mapping[str, Any]) -> dict[str, Any]:
     if entry.get("weight"):
         copied["weight"] = entry["weight"]
     return copied
+
+
 def _with_weight(destination: dict[str, Any], weight: int) -> dict[str, Any]:
     """The destination at `weight`; unchanged (no `weight: 0` added) when it already has it,
     as Argo writes only a weight that differs."""
