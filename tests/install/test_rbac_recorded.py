@@ -121,3 +121,34 @@ def test_leader_election_needs_only_granted_access(tmp_path: Path, clock: Virtua
         "get", "create", "update"}
     missing = sorted(c for c in recorder.calls if not _granted(*c))
     assert not missing, f"not in REQUIRED_ACCESS: {missing}"
+
+
+def test_an_experiment_template_service_needs_only_granted_access(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """The Experiment controller creates a template's Service (`service`, as a weighted
+    template gets) and deletes it once the experiment's pods are gone."""
+    from headway.controllers.manager import ObjectKey
+    from headway.controllers.rollout.experiments import ExperimentController
+
+    h = Harness(tmp_path, clock)
+    recorder = RecordingCluster(h.cluster)
+    experiments = ExperimentController(cast(Cluster, recorder), clock)
+    step = {"experiment": {"duration": "10s", "scaleDownDelaySeconds": 0, "templates": [
+        {"name": "canary", "specRef": "canary", "service": {}}]}}
+    ported = rollout(canary={"steps": [step]})
+    ported["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 8080}]
+    h.apply(ported)
+    h.settle()
+    ported["spec"]["template"]["spec"]["containers"][0]["image"] = "app:v2"
+    h.apply(ported)
+    for _ in range(6):  # the rollout creates it, then its ReplicaSet, Service and pods come up
+        h.settle()
+        for exp in h.cluster.list("argoproj.io/v1alpha1", "Experiment", namespace="default"):
+            experiments.step(ObjectKey("default", exp["metadata"]["name"]))
+        h.kubelet()
+        clock.advance(5)
+    verbs = {verb for verb, _, kind, _ in recorder.calls if kind == "Service"}
+    assert {"create", "delete"} <= verbs  # the scenario made and removed a template Service
+    missing = sorted(c for c in recorder.calls if not _granted(*c))
+    assert not missing, f"not in REQUIRED_ACCESS: {missing}"
