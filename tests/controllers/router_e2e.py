@@ -26,6 +26,7 @@ from headway.clock import SystemClock
 from headway.cluster.local.runtime import Runtime
 from headway.controllers.manager import Manager
 from headway.controllers.rollout.controller import RolloutController
+from headway.controllers.rollout.experiments import ExperimentController
 from headway.local_mesh.planes import RouterPlanes
 from headway.model.obj import Obj
 from polling import eventually, eventually_async
@@ -253,9 +254,10 @@ def rollout(
 
 
 @asynccontextmanager
-async def running(tmp_path: Path) -> AsyncIterator[Runtime]:
+async def running(tmp_path: Path, *, experiments: bool = False) -> AsyncIterator[Runtime]:
     """The local runtime (with the router data planes) and a manager running the Rollout
-    controller, both stopped on exit. The demo app's image runs `examples/app/server.py`."""
+    controller (and with `experiments` the Experiment controller), both stopped on exit. The
+    demo app's image runs `examples/app/server.py`."""
     config = tmp_path / "headway-runtime.yaml"
     config.write_text(
         f"images:\n  headway-demo/app:\n    command: [{sys.executable!r}, {str(APP)!r}]\n"
@@ -271,6 +273,8 @@ async def running(tmp_path: Path) -> AsyncIterator[Runtime]:
     )
     manager = Manager(runtime.cluster, clock)
     manager.register(RolloutController(runtime.cluster, clock))
+    if experiments:
+        manager.register(ExperimentController(runtime.cluster, clock))
     stop = asyncio.Event()
     tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(manager.run(stop))]
     try:
