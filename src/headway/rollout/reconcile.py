@@ -2,10 +2,9 @@
 
 A straight list, as Argo Rollouts' controller reads:
 
-1. reject a spec Headway will not run (InvalidSpec: what `model/support.py` lists — experiment,
-   plugin and setMirrorRoute steps, routers other than Istio, a workloadRef to anything but
-   a Deployment — and a missing
-   analysis template);
+1. reject a spec Headway will not run (InvalidSpec: what `model/support.py` lists — plugin
+   steps, a setMirrorRoute through a router plugin, routers Headway does not drive, a
+   workloadRef to anything but a Deployment — and a missing analysis template);
 2. a new pod template (or new steps) resets the steps, pauses and abort; going back to the
    stable template, or to a revision inside `rollbackWindow`, skips every step;
 3. the strategy's decisions (`canary.reconcile_canary`, `bluegreen.reconcile_blue_green`);
