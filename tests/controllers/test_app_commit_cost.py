@@ -30,7 +30,7 @@ from headway.sync.comparison import prepare_desired
 
 SIZES = (20, 60, 100)  # equally spaced: linear growth gives equal differences
 OUTSIDE = "(outside any reconcile)"
-READS = ("get", "list_with_revision", "list_page", "label_revision")
+READS = ("get", "list_with_revision", "list_page", "labelled", "label_revision")
 WRITES = ("apply", "create", "update", "patch_status", "delete")
 
 
@@ -99,8 +99,9 @@ def count_store(store: LocalCluster, work: Work, monkeypatch: pytest.MonkeyPatch
                 work.writes[work.current] += 1
             elif name == "get":
                 work.objects_read[work.current] += 1
-            elif name != "label_revision":  # a (list, revision) pair or a page
-                items = result[0] if isinstance(result, tuple) else result.items
+            elif name != "label_revision":  # a list, a (list, revision) pair or a page
+                items = result[0] if isinstance(result, tuple) else getattr(
+                    result, "items", result)
                 work.objects_read[work.current] += len(items)
             return result
 

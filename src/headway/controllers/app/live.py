@@ -39,6 +39,7 @@ class LiveReader:
         self._cluster = cluster
         self._kinds: list[ResourceKind] | None = None
         self._scoped: frozenset[tuple[str, str]] | None = None
+        self._served_kinds: frozenset[tuple[str, str]] | None = None
         self._answers: dict[str, tuple[str, tuple[ResourceKey, ...], dict[ResourceKey, Obj]]] = {}
         # Over the Kubernetes API (a client with watch streams), objects are kept from
         # watches instead of listed per app and kind (app_live_watched.py).
@@ -53,6 +54,13 @@ class LiveReader:
     def forget_discovery(self) -> None:
         self._kinds = None
         self._scoped = None
+        self._served_kinds = None
+
+    def _served(self) -> frozenset[tuple[str, str]]:
+        """(group, kind) of every kind a live read covers."""
+        if self._served_kinds is None:
+            self._served_kinds = frozenset((k.group, k.kind) for k in self.kinds())
+        return self._served_kinds
 
     def cluster_scoped(self) -> frozenset[tuple[str, str]]:
         """(group, kind) of every cluster-scoped kind the cluster serves."""
@@ -127,6 +135,14 @@ class LiveReader:
                 return self._watched.labelled(app)
             except ClusterError as err:
                 raise LiveStateUnknown(str(err)) from None
+        labelled = getattr(self._cluster, "labelled", None)
+        if callable(labelled):  # the local store: every kind in one indexed query
+            try:
+                listed: list[Obj] = labelled(TRACKING_LABEL, app)
+            except ClusterError as err:
+                raise LiveStateUnknown(f"cannot list the objects of {app}: {err}") from None
+            served = self._served()
+            return [o for o in listed if _group_kind(o) in served]
         found: list[Obj] = []
         for kind in self.kinds():
             try:
@@ -152,6 +168,10 @@ class LiveReader:
             return None
         except ClusterError as err:
             raise LiveStateUnknown(f"cannot read {key}: {err}") from None
+
+
+def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return str(obj.get("apiVersion") or "").rpartition("/")[0], str(obj.get("kind") or "")
 
 
 def _labelled(obj: Mapping[str, Any] | None, app: str) -> bool:

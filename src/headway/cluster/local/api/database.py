@@ -265,6 +265,16 @@ def label_token(conn: sqlite3.Connection, key: str, value: str) -> tuple[int, in
     return int(row[0]), int(row[1])
 
 
+def labelled(conn: sqlite3.Connection, key: str, value: str) -> list[str]:
+    """Bodies of every object labelled `key=value`, by kind, namespace and name."""
+    rows = conn.execute(
+        "SELECT o.body FROM labels AS l JOIN objects AS o ON o.uid = l.uid"
+        " WHERE l.key = ? AND l.value = ? ORDER BY o.grp, o.kind, o.namespace, o.name",
+        (key, value),
+    )
+    return [str(row[0]) for row in rows]
+
+
 def compact(conn: sqlite3.Connection, *, keep: int) -> int:
     """Drop all but the newest `keep` revisions of events; returns the compacted revision."""
     revision = counter(conn, "revision")
