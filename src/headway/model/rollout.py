@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from headway.model import k8s, selectors, traffic_routing
+from headway.model import k8s, route_match_rules, selectors, traffic_routing
 from headway.model import rollout_steps as rsteps
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
@@ -220,6 +220,7 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
             report.error((*where, "setCanaryScale"), "needs trafficRouting")
         _experiment_weights(step, where, routing=routing, canary_weight=weight_before.get(index, 0),
                             report=report)
+        route_match_rules.check_route_matches(step, where, report)
         for kind, routers in _ROUTE_STEP_ROUTERS.items():
             route = step.get(kind)
             if not isinstance(route, Mapping):
