@@ -152,3 +152,17 @@ def test_a_template_without_a_service_gets_no_share(tmp_path: Path, clock: Virtu
     assert all("serviceName" not in t for t in h.experiment()["status"]["templateStatuses"])
     assert _route(h) == [("web-stable", 80), ("web-canary", 20)]
     assert "additional" not in h.status()["canary"]["weights"]
+
+
+def test_get_shows_the_templates_share(tmp_path: Path, clock: VirtualClock) -> None:
+    from typer.testing import CliRunner
+
+    from headway.cli.main import _register_all, app
+
+    h, _new = _updated(tmp_path, clock)
+    name = h.experiment()["metadata"]["name"]
+    _register_all()
+    result = CliRunner().invoke(app, ["rollouts", "get", "web", "--state-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (f"canary 20%, {name}-baseline 10%, web-exp-canary 10%, stable 60% (verified)"
+            in " ".join(result.output.split()))

@@ -112,8 +112,13 @@ async def test_templates_get_their_share_until_the_experiment_ends(tmp_path: Pat
         await stage.until(services_gone, 30, "the templates' Services deleted with their pods")
 
 
-async def test_an_abort_sends_the_templates_share_back_to_stable(tmp_path: Path) -> None:
-    async with Stage.open(tmp_path) as stage:
+@pytest.mark.parametrize("through_api", [False, True], ids=["local", "kube-api"])
+async def test_an_abort_sends_the_templates_share_back_to_stable(
+    tmp_path: Path, through_api: bool
+) -> None:
+    """`kube-api`: the controllers on the kube backend, so the templates' Services are created
+    and deleted through the runtime's Kubernetes API, as on a real cluster."""
+    async with Stage.open(tmp_path, through_api=through_api) as stage:
         address, experiment = await _experiment_serving(stage)
         await _exact_shares(address, experiment)
         abort(stage.cluster, "default", "web")  # `headway rollouts abort web`

@@ -153,7 +153,8 @@ def experiment_view(exp: Obj, replica_sets: list[Obj]) -> ExperimentView:
 
 
 def weight_line(summary: RolloutSummary) -> str:
-    """`setWeight 10 -> 1 of 4 pods = 25%` without a router; `canary 10%, stable 90%` with."""
+    """`setWeight 10 -> 1 of 4 pods = 25%` without a router; `canary 10%, stable 90%` with
+    (a weighted experiment's templates between them: `canary 20%, exp-a 10%, stable 70%`)."""
     from headway.rollout.canary_steps import set_weight_at
     status, ro = summary.status, summary.rollout
     canary = ro.spec.strategy.canary if ro else None
@@ -163,7 +164,10 @@ def weight_line(summary: RolloutSummary) -> str:
     if canary.traffic_routing is not None and weights:
         verified = weights.get("verified")
         note = "" if verified is None else (" (verified)" if verified else " (not yet applied)")
-        return f"canary {weights['canary']['weight']}%, stable {weights['stable']['weight']}%{note}"
+        extra = "".join(f", {a.get('serviceName')} {a.get('weight')}%"
+                        for a in weights.get("additional") or [] if isinstance(a, dict))
+        return (f"canary {weights['canary']['weight']}%{extra}, "
+                f"stable {weights['stable']['weight']}%{note}")
     index = int(status.get("currentStepIndex") or 0)
     wanted = set_weight_at(canary.steps, index) if canary.steps else 100
     current = status.get("currentPodHash")
