@@ -128,8 +128,8 @@ def test_directory_options_render_as_argo_cd_does() -> None:
     assert names["any-extension"] == ["text-object"]
     # Jsonnet beside YAML: both render, as Argo CD does
     assert names["jsonnet"] == ["from-jsonnet", "plain"]
-    assert not context.unresolved
-    # the plugin source is said once, at its field, by validate's error (HW003)
-    [plugin] = [f for f in run_checks(context) if f.rule == "HW003"]
-    assert plugin.file == "apps/plugin.yaml" and plugin.line == 15
-    assert plugin.message.startswith("spec.source.plugin: config-management plugins are not")
+    assert [u.app.name for u in context.unresolved] == ["plugin"]
+    # a plugin source with no such plugin configured: an unresolved source, not a directory
+    [plugin] = [f for f in run_checks(context) if f.rule == "HW002"]
+    assert plugin.file == "apps/plugin.yaml"
+    assert "source.plugin.name: no plugin 'envsubst'" in plugin.message

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parent / "argocd_example_apps"
 EXAMPLES = ("sync-waves", "pre-post-sync")
 JSONNET_EXAMPLES = ("jsonnet-guestbook", "jsonnet-guestbook-tla")
-SOURCE_SUFFIXES = (".yaml", ".jsonnet", ".libsonnet")
+SOURCE_SUFFIXES = (".yaml", ".jsonnet", ".libsonnet", ".py")
+PLUGINS = Path(__file__).resolve().parent / "argocd_plugins"
 
 
 def _fixture_files() -> dict[str, str]:
@@ -76,7 +77,9 @@ def _synced_and_healthy(runtime: Runtime, name: str) -> bool:
 
 
 @asynccontextmanager
-async def _running(tmp_path: Path, apps: list[dict[str, Any]]) -> AsyncIterator[Runtime]:
+async def _running(
+    tmp_path: Path, apps: list[dict[str, Any]], *, plugins_dir: Path | None = None
+) -> AsyncIterator[Runtime]:
     """The local runtime and the Application loop, with `apps` applied; stopped on exit."""
     sleep = shutil.which("sleep")
     assert sleep is not None
@@ -86,7 +89,11 @@ async def _running(tmp_path: Path, apps: list[dict[str, Any]]) -> AsyncIterator[
     runtime = Runtime(
         state_dir=tmp_path / "state", clock=clock, config_path=config, shutdown_grace_seconds=2.0
     )
-    settings = EngineSettings(state_dir=tmp_path / "state", loops=frozenset({Loop.APPLICATIONS}))
+    settings = EngineSettings(
+        state_dir=tmp_path / "state",
+        loops=frozenset({Loop.APPLICATIONS}),
+        plugins_dir=plugins_dir,
+    )
     http = httpx2.AsyncClient()
     engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}}
@@ -143,3 +150,18 @@ async def test_jsonnet_examples_sync_to_healthy(tmp_path: Path) -> None:
         assert tla["status"]["readyReplicas"] == 2
         service = runtime.cluster.get("v1", "Service", "guestbook-tla", "default")
         assert service["spec"]["type"] == "LoadBalancer"
+
+
+async def test_plugin_example_syncs_to_healthy(tmp_path: Path) -> None:
+    """plugins/python-build (the shape of upstream's plugins/nix): no plugin named, so the
+    admin's plugin whose discover rule matches takes the app; init and generate run as local
+    processes on the commit; the Application's env and parameter shape what is synced."""
+    remote = Remote(tmp_path / "remote.git")
+    remote.commit(_fixture_files(), "the argocd-example-apps fixtures")
+    app = _application("python-build", remote.url, **_fixture_source("python-build"))
+    app["spec"]["source"]["path"] = "plugins/python-build"
+    async with _running(tmp_path, [app], plugins_dir=PLUGINS) as runtime:
+        await _all_synced_and_healthy(runtime, ("python-build",))
+        built = runtime.cluster.get("apps/v1", "Deployment", "built-guestbook", "default")
+        assert built["status"]["readyReplicas"] == 2
+        assert runtime.cluster.get("v1", "Service", "built-guestbook", "default")

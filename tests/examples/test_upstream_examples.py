@@ -16,6 +16,7 @@ from headway.check.findings import Finding
 from headway.cli.check import run_check
 from headway.model.diagnostics import Severity
 from headway.source.manifest_files import check_paths
+from headway.source.plugins import load_plugins
 from headway.source.render import RenderRequest, render
 from headway.source.tree import FilesystemTree
 from source.gitrepos import require_extra
@@ -23,6 +24,8 @@ from source.gitrepos import require_extra
 HERE = Path(__file__).resolve().parent
 ROLLOUTS = HERE / "argo_rollouts"
 ARGOCD_APPS = HERE / "argocd_example_apps"
+# The admin's config management plugins for the argocd-example-apps fixtures (`--plugins-dir`).
+PLUGINS = HERE / "argocd_plugins"
 ROLLOUT_EXAMPLES = sorted(p.name for p in ROLLOUTS.iterdir() if p.is_dir())
 
 # Findings Headway reports on purpose on an upstream example (docs/checks.md says why).
@@ -38,6 +41,7 @@ APP_NAMES = (
     "jsonnet-guestbook-tla",
     "kustomize-guestbook",
     "pre-post-sync",
+    "python-build",
     "sync-waves",
 )
 INTENDED_APP_ERRORS = {("HW301", f"Application/argocd/{name}") for name in APP_NAMES}
@@ -69,9 +73,33 @@ def test_the_argocd_example_apps_validate() -> None:
 def test_every_argocd_example_app_renders_and_passes_check_but_for_the_default_project() -> None:
     """Directory, Kustomize (with a base outside the app path), Helm, hooks and waves all render
     from the checkout: an unrendered source would be an HW002 error here."""
-    findings, apps = run_check(ARGOCD_APPS)
+    findings, apps = run_check(ARGOCD_APPS, plugins=load_plugins(PLUGINS))
     assert apps == len(APP_NAMES)
     assert _errors(findings) == INTENDED_APP_ERRORS
+
+
+def test_the_plugin_example_without_its_plugin_is_an_unresolved_source() -> None:
+    findings, _apps = run_check(ARGOCD_APPS)
+    [unresolved] = [f for f in findings if f.rule == "HW002"]
+    assert unresolved.resource == "Application/argocd/python-build"
+    assert "no plugin's discover rules match plugins/python-build" in unresolved.message
+
+
+def test_the_plugin_example_renders_with_its_env_and_parameters() -> None:
+    application = yaml.safe_load((ARGOCD_APPS / "apps" / "python-build.yaml").read_text())
+    request = RenderRequest(
+        source=application["spec"]["source"],
+        tree=FilesystemTree(ARGOCD_APPS),
+        app_name="python-build",
+        plugins=load_plugins(PLUGINS),
+    )
+    result = render(request)
+    assert result.ok, result.diagnostics
+    service, deployment = result.documents
+    assert (service.kind, service.name) == ("Service", "built-guestbook")
+    assert (deployment.kind, deployment.name) == ("Deployment", "built-guestbook")
+    assert deployment.obj["spec"]["replicas"] == 2
+    assert deployment.file == "plugin python-build-v1.0 output for plugins/python-build"
 
 
 @pytest.mark.parametrize(

@@ -170,3 +170,33 @@ def test_rollout_feature_examples_validate_and_check_clean(
     result = runner.invoke(app, ["check", "examples/rollouts"])
     assert result.exit_code == 0, result.output
     assert "0 errors, 0 warnings" in result.output
+
+
+def test_with_plugins_dir_an_unknown_plugin_name_and_a_bad_plugin_yaml_are_named(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    plugins = tmp_path / "plugins"
+    (plugins / "envsubst").mkdir(parents=True)
+    (plugins / "envsubst" / "plugin.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\n"
+        "metadata: {name: envsubst}\nspec:\n  version: v2\n  generate: {command: [envsubst]}\n"
+    )
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\n"
+        "metadata: {name: shop, namespace: argocd}\nspec:\n  project: default\n  source:\n"
+        "    repoURL: https://example.com/repo.git\n    path: shop\n"
+        "    plugin: {name: envsubst}\n"
+        "  destination: {server: https://kubernetes.default.svc, namespace: shop}\n"
+    )
+    result = runner.invoke(app, ["validate", str(manifest), "--plugins-dir", str(plugins)])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0] == (
+        f"{manifest}:9: Application/shop: spec.source.plugin.name: no plugin 'envsubst' "
+        f"(configured plugins in {plugins}: envsubst-v2)"
+    )
+    assert runner.invoke(app, ["validate", str(manifest)]).exit_code == 0
+    (plugins / "envsubst" / "plugin.yaml").write_text("kind: ConfigManagementPlugin\n")
+    result = runner.invoke(app, ["validate", str(manifest), "--plugins-dir", str(plugins)])
+    assert result.exit_code == 2
+    assert f"{plugins}/envsubst/plugin.yaml:1: metadata.name: must be set" in result.output

@@ -15,6 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from headway.cli.plugin_options import (
+    DEFAULT_PLUGIN_TIMEOUT_SECONDS,
+    PluginsDirOption,
+    PluginTimeoutOption,
+    load_catalog,
+)
 from headway.model.diagnostics import Severity
 
 # Git, the loader, the renderers and the rules load inside the functions that check, so that
@@ -26,6 +32,7 @@ if TYPE_CHECKING:
     from headway.check.config import CheckConfig
     from headway.check.findings import Finding
     from headway.cli.check_loader import RepositoryLoader
+    from headway.source.plugins import PluginCatalog
     from headway.source.tree import GitTree, TreeReader
 
 __all__ = ["register", "run_check"]
@@ -173,10 +180,16 @@ def _other_trees(config: CheckConfig, base: Path) -> dict[str, TreeReader]:
 
 
 def build_loader(
-    path: Path, *, revision: str | None, config: CheckConfig, config_dir: Path
+    path: Path,
+    *,
+    revision: str | None,
+    config: CheckConfig,
+    config_dir: Path,
+    plugins: PluginCatalog | None = None,
 ) -> tuple[RepositoryLoader, pygit2.Repository | None]:
     from headway.check.known_health import BUILTIN_HEALTH_KINDS
     from headway.cli.check_loader import RepositoryLoader
+    from headway.source.plugins import PluginCatalog
     from headway.source.tree import FilesystemTree
 
     repo = _repository(path)
@@ -192,6 +205,7 @@ def build_loader(
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
         external_templates=config.external_templates,
         drill_settings=config.drill,
+        plugins=plugins or PluginCatalog(),
     )
     return loader, repo
 
@@ -202,6 +216,7 @@ def run_check(
     revision: str | None = None,
     config_file: Path | None = None,
     transition: str | None = None,
+    plugins: PluginCatalog | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for the repository at `path`, and how many Applications were checked."""
     from headway.check.registry import run_checks
@@ -211,7 +226,9 @@ def run_check(
     if not path.is_dir():
         raise UsageError(f"{path} is not a directory")
     config, config_dir = load_config(path, config_file)
-    loader, repo = build_loader(path, revision=revision, config=config, config_dir=config_dir)
+    loader, repo = build_loader(
+        path, revision=revision, config=config, config_dir=config_dir, plugins=plugins
+    )
     if repo is not None and transition is None:
         base = _base_commit(repo, revision)
         if base is not None:
@@ -261,6 +278,8 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         str | None,
         typer.Option("--transition", help="BASE..HEAD: also check the states between them."),
     ] = None,
+    plugins_dir: PluginsDirOption = None,
+    plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
     from rich.console import Console
@@ -268,9 +287,14 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     from headway.check.registry import ALL_RULES
     from headway.cli.check_report import render_json, render_sarif, render_text
 
+    plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
     try:
         findings, apps = run_check(
-            path, revision=revision, config_file=config_file, transition=transition
+            path,
+            revision=revision,
+            config_file=config_file,
+            transition=transition,
+            plugins=plugins,
         )
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)

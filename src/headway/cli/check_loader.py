@@ -35,12 +35,12 @@ from headway.cluster.cluster_secrets import (
     parse_cluster_secret,
 )
 from headway.controllers.appset.inputs import TreeInputs
-from headway.model import support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import SourceError
 from headway.source.library import library_paths
+from headway.source.plugins import PluginCatalog
 from headway.source.render import (
     Renderer,
     RenderRequest,
@@ -109,6 +109,7 @@ class RepositoryLoader:
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
     base_crds: tuple[Document, ...] = ()
     memo: RenderMemo | None = None
+    plugins: PluginCatalog = field(default_factory=PluginCatalog)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
     _listing: dict[int, list[str]] = field(default_factory=dict)
@@ -301,9 +302,8 @@ class RepositoryLoader:
             namespace=str(destination.get("namespace") or ""),
             refs=refs,
             project=str(as_dict(as_dict(app.obj).get("spec")).get("project") or ""),
+            plugins=self.plugins,
         )
-        if support.source_gaps(source):
-            return RenderOutcome()  # validate's error on the field says it (HW003), once
         try:
             result = self._render(request, tree)
         except SourceError as err:

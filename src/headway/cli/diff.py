@@ -16,6 +16,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from headway.cli.check import UsageError
+from headway.cli.plugin_options import (
+    DEFAULT_PLUGIN_TIMEOUT_SECONDS,
+    PluginsDirOption,
+    PluginTimeoutOption,
+    load_catalog,
+)
 
 if TYPE_CHECKING:  # Git, the loader and the review load when a diff runs, not for --help
     from headway.review.model import Review
@@ -40,7 +46,7 @@ def exit_status(review: Review) -> int:
     return EXIT_CHANGES if review.has_changes else EXIT_NO_CHANGE
 
 
-def diff(
+def diff(  # noqa: PLR0917 (typer maps each parameter to an option)
     revisions: Annotated[
         str, typer.Argument(help="BASE..HEAD (or BASE...HEAD: from where HEAD forked off BASE).")
     ],
@@ -56,14 +62,17 @@ def diff(
     config_file: Annotated[
         Path | None, typer.Option("--config", help="Check config (default: .headway/check.yaml).")
     ] = None,
+    plugins_dir: PluginsDirOption = None,
+    plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
 ) -> None:
     """Render every Application a change affects at both revisions and show the difference."""
     from headway.cli.diff_load import load_review, parse_range
     from headway.cli.diff_markdown import render_markdown
     from headway.cli.diff_report import render_json, render_text
 
+    plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
     try:
-        review = load_review(repo, parse_range(revisions), config_file=config_file)
+        review = load_review(repo, parse_range(revisions), config_file=config_file, plugins=plugins)
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_ERROR) from None

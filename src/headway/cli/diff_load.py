@@ -39,6 +39,7 @@ from headway.review.findings import mark_findings
 from headway.review.model import AppReview, Review
 from headway.review.reads import InRepository as ReadsRepository
 from headway.review.reads import read_paths, touching
+from headway.source.plugins import PluginCatalog
 
 __all__ = ["DiffRange", "load_review", "parse_range"]
 
@@ -75,7 +76,13 @@ class _Side:
         }
 
 
-def load_review(path: Path, spec: DiffRange, *, config_file: Path | None = None) -> Review:
+def load_review(
+    path: Path,
+    spec: DiffRange,
+    *,
+    config_file: Path | None = None,
+    plugins: PluginCatalog | None = None,
+) -> Review:
     if not path.is_dir():
         raise UsageError(f"{path} is not a directory")
     repo = _repository(path)
@@ -85,7 +92,9 @@ def load_review(path: Path, spec: DiffRange, *, config_file: Path | None = None)
     base_commit, head_commit = _commits(repo, spec)
     sub = _subpath(repo, path)
     memo = RenderMemo()
-    loader, _ = build_loader(path, revision=None, config=config, config_dir=config_dir)
+    loader, _ = build_loader(
+        path, revision=None, config=config, config_dir=config_dir, plugins=plugins
+    )
     if loader.drill is not None:
         loader.drill = _DrillMemo(loader.drill)
     base, head = (

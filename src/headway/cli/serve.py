@@ -22,6 +22,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from headway.cli.plugin_options import (
+    DEFAULT_PLUGIN_TIMEOUT_SECONDS,
+    PluginsDirOption,
+    PluginTimeoutOption,
+    load_catalog,
+)
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 
 # The engine (every controller), the HTTP client and the store load when serving starts, not
@@ -317,6 +323,8 @@ def register(app: typer.Typer) -> None:
         kubeconfig: Kubeconfig = None,
         context: Context = None,
         in_cluster: InCluster = False,
+        plugins_dir: PluginsDirOption = None,
+        plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
     ) -> None:
         """Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions,
         multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM
@@ -334,10 +342,16 @@ def register(app: typer.Typer) -> None:
         --context / --in-cluster. One serve per state directory: a second one there exits 1
         naming the running one. Applications may also target other clusters, registered as
         Argo CD cluster Secrets in namespace argocd (`headway cluster add`).
+
+        Config management plugins (Argo CD's sidecar plugin.yaml) are read from --plugins-dir,
+        by default <state-dir>/plugins/<name>/plugin.yaml, and run as local processes
+        (docs/sources.md).
         """
         from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
         from headway.engine import ALL_LOOPS, EngineSettings, Loop
 
+        plugins = plugins_dir or state_dir / "plugins"
+        load_catalog(plugins, timeout_seconds=plugin_timeout, required=plugins_dir is not None)
         target = Target(state_dir, kubeconfig, context, in_cluster)
         own_shard = _own_shard(shard, shards, kubernetes=target.is_kubernetes)
         settings = EngineSettings(
@@ -351,5 +365,7 @@ def register(app: typer.Typer) -> None:
             metrics_address=metrics_address,
             health_scripts=health_scripts,
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
+            plugins_dir=plugins_dir,
+            plugin_timeout_seconds=plugin_timeout,
         )
         asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address)))

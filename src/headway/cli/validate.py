@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from headway.cli.plugin_options import PluginsDirOption, load_catalog
 from headway.model.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # the model and the sources load when there is something to validate
@@ -84,10 +85,13 @@ def validate(
     output: Annotated[
         OutputFormat, typer.Option("--format", "-o", help="text (one line per problem) or json.")
     ] = OutputFormat.TEXT,
+    plugins_dir: PluginsDirOption = None,
 ) -> None:
     """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums,
     Argo's rules, and what Headway does not run yet. ApplicationSets are rendered and their
-    Applications checked too. Helm charts are skipped (and said)."""
+    Applications checked too. Helm charts are skipped (and said). Jsonnet files are
+    evaluated on their own. With --plugins-dir, its plugin.yaml files are checked and an
+    Application naming a plugin that is not there is an error."""
     if not paths:
         typer.echo("error: give at least one file or directory to validate", err=True)
         raise typer.Exit(EXIT_USAGE)
@@ -97,7 +101,8 @@ def validate(
         raise typer.Exit(EXIT_USAGE)
     from headway.source.manifest_files import check_paths
 
-    report = check_paths(paths)
+    plugins = load_catalog(plugins_dir) if plugins_dir is not None else None
+    report = check_paths(paths, plugins=plugins)
     if output is OutputFormat.JSON:
         _print_json(report)
     else:

@@ -51,6 +51,7 @@ from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
+from headway.source.plugins import load_plugins
 from headway.state_dir import RuntimePaths, read_runtime_info
 
 __all__ = ["BUILDERS", "AnalysisRunSteps", "LoopParts", "health_registry"]
@@ -151,7 +152,12 @@ def _analysis(parts: LoopParts) -> list[StepController]:
 
 def _applications(parts: LoopParts) -> list[StepController]:
     settings = parts.settings
-    reader = SourceReader(git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds)
+    plugins = load_plugins(
+        settings.plugins_directory, timeout_seconds=settings.plugin_timeout_seconds
+    )
+    reader = SourceReader(
+        git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds, plugins=plugins
+    )
     controller = ApplicationController(
         store=parts.cluster,
         clusters=parts.clusters,

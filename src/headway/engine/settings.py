@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
+from headway.source.plugins import DEFAULT_TIMEOUT_SECONDS as DEFAULT_PLUGIN_TIMEOUT_SECONDS
 
 __all__ = ["ALL_LOOPS", "CONTROLLER_NAMES", "EngineSettings", "Loop", "controller_names"]
 
@@ -75,6 +76,8 @@ class EngineSettings:
     `shards` > 1 runs the Application loop as shard `shard` of that many replicas: it
     reconciles only the Applications whose destination cluster that shard owns
     (controllers/sharding.py, Argo CD's application controller sharding).
+    `plugins_dir` holds the config management plugins (`<name>/plugin.yaml`; default
+    `<state_dir>/plugins`), each run with `plugin_timeout_seconds` for init and generate.
     """
 
     state_dir: Path = Path(".headway")
@@ -88,11 +91,20 @@ class EngineSettings:
     resync_seconds: float = 30.0
     shard: int = 0
     shards: int = 1
+    plugins_dir: Path | None = None
+    plugin_timeout_seconds: float = DEFAULT_PLUGIN_TIMEOUT_SECONDS
+
+    @property
+    def plugins_directory(self) -> Path:
+        return self.plugins_dir if self.plugins_dir is not None else self.state_dir / "plugins"
 
     def __post_init__(self) -> None:
         if self.shards < 1 or not 0 <= self.shard < self.shards:
             raise ValueError(f"shard must be one of 0..shards-1 (shards >= 1), not shard "
                              f"{self.shard} of {self.shards}")
+        if self.plugin_timeout_seconds <= 0:
+            message = f"plugin_timeout_seconds must be positive, not {self.plugin_timeout_seconds}"
+            raise ValueError(message)
         if self.app_poll_seconds <= 0:
             raise ValueError(f"app_poll_seconds must be positive, not {self.app_poll_seconds}")
         if self.resync_seconds <= 0:

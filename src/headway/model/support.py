@@ -1,8 +1,8 @@
 """What Argo lets a manifest ask for and Headway does not run yet: one table, two readers.
 
-The runtime reads it to refuse (the Rollout reconcile's InvalidSpec, the analysis providers,
-the source renderer's ComparisonError); `headway validate` and `headway check` read it to say
-so before anything ships. Both use the same functions and messages, so they cannot drift.
+The runtime reads it to refuse (the Rollout reconcile's InvalidSpec, the analysis
+providers); `headway validate` and `headway check` read it to say so before anything ships.
+Both use the same functions and messages, so they cannot drift.
 
 Each function takes the raw mapping as written (no typed view: the runtime calls them on
 objects the schema already accepted, validate on anything) and returns `Gap`s whose path is
@@ -32,7 +32,6 @@ __all__ = [
     "document_gaps",
     "metric_gaps",
     "rollout_gaps",
-    "source_gaps",
 ]
 
 NOT_YET = "not supported by Headway yet"
@@ -66,14 +65,6 @@ class Gap:
     def describe(self, prefix: Sequence[PathPart] = ()) -> str:
         """`spec.workloadRef: not supported by Headway yet; ...` (the path, then why)."""
         return f"{format_path((*prefix, *self.path))}: {self.message}"
-
-
-def source_gaps(source: Mapping[str, Any]) -> list[Gap]:
-    """An Application source Headway cannot render (a config-management plugin)."""
-    if source.get("plugin") is None:
-        return []
-    advice = "commit the rendered manifests, or use a helm, kustomize or directory source"
-    return [Gap(("plugin",), f"config-management plugins are {NOT_YET}; {advice}")]
 
 
 def rollout_gaps(spec: Mapping[str, Any]) -> list[Gap]:
@@ -239,20 +230,7 @@ def document_gaps(document: Document, kind: str) -> list[Diagnostic]:
         metrics = spec.get("metrics")
         for index, metric in enumerate(metrics if isinstance(metrics, list) else []):
             located.extend((("spec", "metrics", index), g) for g in metric_gaps(_mapping(metric)))
-    elif kind == "Application":
-        located = list(_application_gaps(spec))
     return [document.diagnostic((*where, *g.path), g.message) for where, g in located]
-
-
-def _application_gaps(spec: Mapping[str, Any]) -> list[tuple[tuple[PathPart, ...], Gap]]:
-    listed = spec.get("sources")
-    if isinstance(listed, list) and listed:
-        return [
-            (("spec", "sources", index), gap)
-            for index, source in enumerate(listed)
-            for gap in source_gaps(_mapping(source))
-        ]
-    return [(("spec", "source"), g) for g in source_gaps(_mapping(spec.get("source")))]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

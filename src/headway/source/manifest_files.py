@@ -19,9 +19,10 @@ from headway.appset.inputs import StaticInputs
 from headway.model import manifests
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import ValidationReport, file_problem, validate_documents
-from headway.model.yamlload import load_documents
+from headway.model.yamlload import Document, load_documents
 from headway.source import render_jsonnet
 from headway.source.errors import ToolNotInstalled
+from headway.source.plugins import PluginCatalog
 from headway.source.render_jsonnet import JsonnetOptions
 from headway.source.tree import FilesystemTree
 
@@ -105,8 +106,12 @@ def _needs_values(path: Path) -> Diagnostic:
     return Diagnostic(str(path), 0, "", "", "", Severity.INFO, message)
 
 
-def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
-    """Validate every manifest file under `paths`; the counts feed the CLI summary."""
+def check_paths(
+    paths: Sequence[str | Path], *, plugins: PluginCatalog | None = None
+) -> ValidationReport:
+    """Validate every manifest file under `paths`; the counts feed the CLI summary. With
+    `plugins`, an Application naming a config management plugin that is not there is an
+    error at `source.plugin.name`."""
     files = objects = 0
     diagnostics: list[Diagnostic] = []
     for given in paths:
@@ -116,7 +121,7 @@ def check_paths(paths: Sequence[str | Path]) -> ValidationReport:
             continue
         manifest_files, charts, jsonnet = _walk(root)
         diagnostics.extend(_skipped_chart(chart) for chart in charts)
-        reports = [_check_file(path) for path in manifest_files]
+        reports = [_check_file(path, plugins) for path in manifest_files]
         reports.extend(_check_jsonnet(root, path) for path in jsonnet)
         for report in reports:
             files += report.files
@@ -130,17 +135,19 @@ def validate_paths(paths: Sequence[str | Path]) -> list[Diagnostic]:
     return check_paths(paths).diagnostics
 
 
-def _check_file(path: Path) -> ValidationReport:
+def _check_file(path: Path, plugins: PluginCatalog | None = None) -> ValidationReport:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return ValidationReport(1, 0, [file_problem(str(path), "not UTF-8 text")])
     except OSError as err:
         return ValidationReport(1, 0, [file_problem(str(path), err.strerror or str(err))])
-    return _validate_with_sets(text, str(path))
+    return _validate_with_sets(text, str(path), plugins)
 
 
-def _validate_with_sets(text: str, file: str) -> ValidationReport:
+def _validate_with_sets(
+    text: str, file: str, plugins: PluginCatalog | None = None
+) -> ValidationReport:
     """`validate_text`, plus the Applications each ApplicationSet of the file generates,
     validated as written ones are; a set whose generators need a repository is not rendered
     here (a warning says so: `headway check` renders it)."""
@@ -153,5 +160,28 @@ def _validate_with_sets(text: str, file: str) -> ValidationReport:
         *loaded.diagnostics,
         *sets.diagnostics,
         *once_per_template(generated),
+        *(_unknown_plugins(objects, plugins) if plugins is not None else []),
     ]
     return ValidationReport(1, len(objects), sorted(diagnostics, key=lambda d: d.line))
+
+
+def _unknown_plugins(documents: Sequence[Document], plugins: PluginCatalog) -> list[Diagnostic]:
+    """Applications whose `source.plugin.name` names no plugin of the catalog."""
+    problems: list[Diagnostic] = []
+    for document in documents:
+        if document.kind != "Application" or not isinstance(document.obj.get("spec"), dict):
+            continue
+        spec = document.obj["spec"]
+        listed = spec.get("sources") if isinstance(spec.get("sources"), list) else None
+        located = (
+            [(("spec", "sources", i), s) for i, s in enumerate(listed)]
+            if listed
+            else [(("spec", "source"), spec.get("source"))]
+        )
+        for where, source in located:
+            plugin = source.get("plugin") if isinstance(source, dict) else None
+            name = plugin.get("name") if isinstance(plugin, dict) else None
+            if isinstance(name, str) and name and plugins.named(name) is None:
+                message = f"no plugin {name!r} ({plugins.describe()})"
+                problems.append(document.diagnostic((*where, "plugin", "name"), message))
+    return problems

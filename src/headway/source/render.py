@@ -1,10 +1,11 @@
-"""One interface over the three renderers, chosen by Argo CD's rules, with an LRU render cache.
+"""One interface over the renderers, chosen by Argo CD's rules, with an LRU render cache.
 
-Choice (Argo CD's `GetAppSourceType`): a `plugin` section is refused (config-management
-plugins are not supported yet: `model/support.py`); a `chart` field means Helm; otherwise
-exactly one of the `helm` / `kustomize` / `directory` sections names the type (two or more is an
-error); otherwise the files at the top of `path` decide: a kustomization file means Kustomize, a
-`Chart.yaml` means Helm, anything else is a directory of manifests.
+Choice (Argo CD's `GetAppSourceType`): a `chart` field means Helm; otherwise exactly one of the
+`helm` / `kustomize` / `directory` / `plugin` sections names the type (two or more is an
+error); otherwise a config management plugin whose discover rules match the app takes it (as
+Argo CD asks its sidecars first); otherwise the files at the top of `path` decide: a
+kustomization file means Kustomize, a `Chart.yaml` means Helm, anything else is a directory of
+manifests.
 
 A render result is a pure function of its inputs, so it is cached under the content ids of every
 tree or file it read (Git object ids) plus the render parameters.
@@ -19,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from headway.model import support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
 from headway.source.errors import RenderError
+from headway.source.plugins import PluginCatalog
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
 
@@ -61,6 +62,8 @@ class RenderRequest:
     revision: str = ""
     project: str = ""
     field_lines: bool = True
+    # The config management plugins this render may run (`headway.source.plugins`).
+    plugins: PluginCatalog = field(default_factory=PluginCatalog)
 
     @property
     def path(self) -> str:
@@ -95,19 +98,20 @@ class Renderer(Protocol):
     def render(self, request: RenderRequest) -> RenderResult: ...
 
 
+_SECTIONS = (
+    ("kustomize", "Kustomize"),
+    ("helm", "Helm"),
+    ("directory", "Directory"),
+    ("plugin", "Plugin"),
+)
+
+
 def source_type(request: RenderRequest) -> str:
-    """The source type ("Helm", "Kustomize" or "Directory") by Argo CD's rules."""
+    """The source type ("Helm", "Kustomize", "Plugin" or "Directory") by Argo CD's rules."""
     source = request.source
-    gaps = support.source_gaps(source)
-    if gaps:  # a plugin source renders nothing here: an error, never zero objects
-        raise RenderError(gaps[0].describe(("source",)))
     if source.get("chart"):
         return "Helm"
-    explicit = [
-        kind
-        for key, kind in (("kustomize", "Kustomize"), ("helm", "Helm"), ("directory", "Directory"))
-        if source.get(key) is not None
-    ]
+    explicit = [kind for key, kind in _SECTIONS if source.get(key) is not None]
     if len(explicit) > 1:
         raise RenderError(f"multiple application sources defined: {', '.join(explicit)}")
     if explicit:
@@ -115,6 +119,8 @@ def source_type(request: RenderRequest) -> str:
     if request.tree.kind(request.path) != "dir":
         where = request.tree.description
         raise RenderError(f"app path {request.path or '/'!r} does not exist in {where}")
+    if request.plugins.discovering and _discovered(request):
+        return "Plugin"
     names = set(request.tree.names(request.path))
     if names & set(KUSTOMIZATION_FILES):
         return "Kustomize"
@@ -123,10 +129,22 @@ def source_type(request: RenderRequest) -> str:
     return "Directory"
 
 
+def _discovered(request: RenderRequest) -> bool:
+    from headway.source import plugin_selection, render_plugin
+
+    runner = render_plugin.PluginRenderer(request.plugins)
+    found = plugin_selection.discover_plugin(
+        request.plugins, tree=request.tree, path=request.path, run_find=runner.run_find
+    )
+    return found is not None
+
+
 def choose_renderer(request: RenderRequest) -> Renderer:
-    from headway.source import render_directory, render_helm, render_kustomize
+    from headway.source import render_directory, render_helm, render_kustomize, render_plugin
 
     kind = source_type(request)
+    if kind == "Plugin":
+        return render_plugin.PluginRenderer(request.plugins)
     if kind == "Helm":
         return render_helm.HelmRenderer()
     if kind == "Kustomize":

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from headway.source.errors import RenderError
 from headway.source.git import GitCache, GitCredentials, GitRepository
+from headway.source.plugins import PluginCatalog
 from headway.source.render import RenderRequest
 from headway.source.spec import ApplicationSource
 from headway.source.tree import GitTree
@@ -59,7 +60,12 @@ def resolve_sources(
 
 
 def render_requests(
-    resolved: Sequence[ResolvedSource], *, app_name: str, namespace: str = "", project: str = ""
+    resolved: Sequence[ResolvedSource],
+    *,
+    app_name: str,
+    namespace: str = "",
+    project: str = "",
+    plugins: PluginCatalog | None = None,
 ) -> list[RenderRequest]:
     """One request per source that renders manifests, each seeing every `ref` tree."""
     refs: dict[str, GitTree] = {}
@@ -84,6 +90,7 @@ def render_requests(
                 refs=refs,
                 revision=item.sha,
                 project=project,
+                plugins=plugins or PluginCatalog(),
             )
         )
     return requests

@@ -342,4 +342,5 @@ class FilesystemTree:
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(self.read(name))
+            target.chmod(self._full(name).stat().st_mode & 0o777)  # keep executables runnable
         return tuple(escaping)

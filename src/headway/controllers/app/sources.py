@@ -22,6 +22,7 @@ from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
 from headway.source.errors import RenderError, SourceError
 from headway.source.git import GitCache, local_repo_path
+from headway.source.plugins import PluginCatalog
 from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import ResolvedSource, render_requests
 from headway.source.spec import ApplicationSource, raw_sources
@@ -107,9 +108,11 @@ class SourceReader:
         clock: Clock,
         render_cache: RenderCache | None = None,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
+        plugins: PluginCatalog | None = None,
     ) -> None:
         self._git = git
         self._clock = clock
+        self._plugins = plugins or PluginCatalog()
         self.render_cache = render_cache or RenderCache(max_entries=4096)
         self._poll = poll_seconds
         self._fetched_at: dict[str, float] = {}
@@ -192,7 +195,11 @@ class SourceReader:
             resolved = self._resolve(sources)
             namespace = app.spec.destination.namespace or ""
             requests = render_requests(
-                resolved, app_name=app.name, namespace=namespace, project=app.spec.project
+                resolved,
+                app_name=app.name,
+                namespace=namespace,
+                project=app.spec.project,
+                plugins=self._plugins,
             )
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
