@@ -148,3 +148,35 @@ def test_request_matches_read_the_request_line_as_envoy_does() -> None:
 def test_a_percentage_outside_0_to_100_is_refused() -> None:
     with pytest.raises(RouterError, match=r"percentage must be within 0\.\.100"):
         MirrorRoute("shadow", (RequestMatch(),), 150)
+
+
+async def test_a_copy_is_counted_when_its_answer_is_complete(
+    router: EmbeddedRouter, backends: MakeBackend
+) -> None:
+    """A canary that answers but keeps the connection open (ignoring `Connection: close`):
+    the copy is counted by its status once the body is read, not after the upstream timeout."""
+    lingering: list[asyncio.StreamWriter] = []
+
+    async def answer_and_linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()
+        lingering.append(writer)
+
+    canary_server = await asyncio.start_server(answer_and_linger, "127.0.0.1", 0)
+    port = canary_server.sockets[0].getsockname()[1]
+    stable = backends("stable-1", "aaa111")
+    canary = Destination("app-canary", (Endpoint("127.0.0.1", port, "bbb222"),))
+    await router.update_destinations(stable=destinations([stable], [])["stable"], canary=canary)
+    await router.set_mirror_route(MirrorRoute("shadow", (RequestMatch(),)))
+    assert await _requests(router, "GET", "/", 3) == Counter({"stable-1": 3})
+
+    async def counted() -> bool:
+        snapshot = await router.metrics_snapshot()
+        return snapshot.requests(route="shadow", code_prefix="201") == 3
+
+    await eventually_async(counted, what="3 copies counted as 201 while their connections stay")
+    for writer in lingering:
+        writer.close()
+    canary_server.close()
+    await canary_server.wait_closed()

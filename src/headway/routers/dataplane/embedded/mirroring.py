@@ -152,13 +152,14 @@ class MirrorSender:
                 raw = await http1.read_head(reader)
                 if raw is None:
                     return "502"
-                status = http1.parse_head(raw).start[1]
-                while await reader.read(65536):
-                    pass  # the answer is discarded, but read so the canary finishes cleanly
-                return status
+                head = http1.parse_head(raw)
+                method = request.split(b" ", 1)[0].decode("latin-1")
+                framing = http1.response_framing(head, request_method=method)
+                await http1.read_raw_body(reader, framing)  # read whole, then discarded
+                return head.start[1]
         except TimeoutError:
             return "504"
-        except (OSError, asyncio.IncompleteReadError, http1.BadMessage):
+        except (OSError, ValueError, asyncio.IncompleteReadError, http1.BadMessage):
             return "502"
         finally:
             if writer is not None:
