@@ -134,3 +134,45 @@ async def test_a_kind_with_no_objects_is_listed_once_then_watched(
     cluster.apply(_cm("a"), field_manager="t")
     assert await manager.run_once() == 1  # the first ConfigMap arrives by the watch
     assert cluster.lists == 1
+
+
+class Ticker:
+    """A controller with one key stepped every half second (the source watcher's shape)."""
+
+    name = "ticker"
+    watches = ()
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def keys_for(self, obj: Obj) -> Iterable[ObjectKey]:
+        return []
+
+    def step(self, key: ObjectKey) -> float | None:
+        self.calls += 1
+        return 0.5
+
+
+async def test_a_pass_takes_a_bounded_number_of_steps_per_controller_so_none_waits_for_all(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    cluster = LocalCluster(tmp_path / "db", clock)
+    manager = Manager(cluster, clock, resync_seconds=1e9, steps_per_pass=10)
+    rec, ticker = Recorder(after=180), Ticker()
+    manager.register(rec)
+    manager.register(ticker)
+    for i in range(25):  # cm-24 due first
+        manager.enqueue("recorder", ObjectKey("default", f"cm-{i:02d}"), float(25 - i))
+    clock.advance(30)
+    manager.enqueue("ticker", ObjectKey("", "tick"))
+
+    passes = []
+    for _ in range(3):
+        passes.append(await manager.run_once())
+        clock.advance(0.5)  # the ticker is due again; the stepped keys are not (180 s)
+
+    assert passes == [11, 11, 6]  # ten of the recorder's and the ticker's one, each pass
+    assert ticker.calls == 3
+    # The longest due first, and every key once: none starves behind keys due again.
+    assert sorted(rec.calls[:10]) == [ObjectKey("default", f"cm-{i:02d}") for i in range(15, 25)]
+    assert sorted(rec.calls) == [ObjectKey("default", f"cm-{i:02d}") for i in range(25)]
