@@ -121,6 +121,55 @@ def _apisix_route() -> Obj:
     }
 
 
+def _app_mesh_objects() -> tuple[Obj, ...]:
+    """App Mesh's CRDs, a VirtualService on a VirtualRouter, and the two VirtualNodes reached
+    through the stable and canary Services (examples/appmesh of argo-rollouts)."""
+    api = "appmesh.k8s.aws/v1beta2"
+
+    def obj(kind: str, name: str, spec: dict[str, Any]) -> Obj:
+        return {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+
+    kinds = (
+        ("VirtualService", "virtualservices"),
+        ("VirtualRouter", "virtualrouters"),
+        ("VirtualNode", "virtualnodes"),
+    )
+    targets = [
+        {"virtualNodeRef": {"name": "web-canary"}, "weight": 0},
+        {"virtualNodeRef": {"name": "web-stable"}, "weight": 100},
+    ]
+    route = {
+        "name": "primary",
+        "httpRoute": {"match": {"prefix": "/"}, "action": {"weightedTargets": targets}},
+    }
+    nodes = [
+        obj(
+            "VirtualNode",
+            name,
+            {
+                "podSelector": {"matchLabels": {"app": "web"}},
+                "serviceDiscovery": {"dns": {"hostname": f"{name}.default.svc.cluster.local"}},
+            },
+        )
+        for name in ("web-stable", "web-canary")
+    ]
+    return (
+        *(crd(group="appmesh.k8s.aws", kind=k, plural=p, versions=("v1beta2",)) for k, p in kinds),
+        obj(
+            "VirtualService",
+            "web",
+            {"provider": {"virtualRouter": {"virtualRouterRef": {"name": "web-router"}}}},
+        ),
+        obj("VirtualRouter", "web-router", {"routes": [route]}),
+        *nodes,
+    )
+
+
 ROUTED: dict[str, Routed] = {
     "smi": Routed(
         routing={"smi": {"rootService": "web"}},
@@ -195,6 +244,19 @@ ROUTED: dict[str, Routed] = {
             _apisix_route(),
         ),
         routed=("apisix.apache.org/v2", "ApisixRoute", "web"),
+    ),
+    "appmesh": Routed(
+        routing={
+            "appMesh": {
+                "virtualService": {"name": "web"},
+                "virtualNodeGroup": {
+                    "canaryVirtualNodeRef": {"name": "web-canary"},
+                    "stableVirtualNodeRef": {"name": "web-stable"},
+                },
+            }
+        },
+        objects=_app_mesh_objects(),
+        routed=("appmesh.k8s.aws/v1beta2", "VirtualService", "web"),
     ),
 }
 

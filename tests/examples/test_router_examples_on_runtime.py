@@ -37,14 +37,14 @@ HERE = Path(__file__).resolve().parent / "argo_rollouts"
 APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"
 
 
-def _crd(group: str, kind: str, plural: str, version: str) -> Obj:
+def _crd(group: str, kind: str, plural: str, version: str, scope: str = "Namespaced") -> Obj:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.{group}"},
         "spec": {
             "group": group,
-            "scope": "Namespaced",
+            "scope": scope,
             "names": {"kind": kind, "plural": plural},
             "versions": [{"name": version, "served": True, "storage": True}],
         },
@@ -89,19 +89,23 @@ async def _runtime(tmp_path: Path, *objects: Obj) -> AsyncIterator[Runtime]:
         await http.aclose()
 
 
-def _status(runtime: Runtime, name: str) -> dict[str, Any]:
-    return dict(runtime.cluster.get(API, "Rollout", name, "default").get("status") or {})
+def _status(runtime: Runtime, name: str, namespace: str = "default") -> dict[str, Any]:
+    return dict(runtime.cluster.get(API, "Rollout", name, namespace).get("status") or {})
 
 
-def _get(runtime: Runtime, api: str, kind: str, name: str) -> Obj | None:
+def _get(
+    runtime: Runtime, api: str, kind: str, name: str, namespace: str = "default"
+) -> Obj | None:
     try:
-        return runtime.cluster.get(api, kind, name, "default")
+        return runtime.cluster.get(api, kind, name, namespace)
     except NotFound:
         return None
 
 
-def _address(runtime: Runtime, api: str, kind: str, name: str) -> str | None:
-    obj = _get(runtime, api, kind, name) or {"metadata": {}}
+def _address(
+    runtime: Runtime, api: str, kind: str, name: str, namespace: str = "default"
+) -> str | None:
+    obj = _get(runtime, api, kind, name, namespace) or {"metadata": {}}
     return (obj["metadata"].get("annotations") or {}).get("headway.dev/address")
 
 
@@ -128,13 +132,15 @@ async def _answers(
 
 
 async def _healthy_then_new_image(
-    runtime: Runtime, rollout: str, container: str, image: str
+    runtime: Runtime, rollout: str, container: str, image: str, namespace: str = "default"
 ) -> None:
     await eventually(
-        lambda: _status(runtime, rollout).get("phase") == "Healthy", timeout=60, what="Healthy"
+        lambda: _status(runtime, rollout, namespace).get("phase") == "Healthy",
+        timeout=60,
+        what="Healthy",
     )
     rollouts_actions.set_image(
-        runtime.cluster, "default", rollout, container=container, image=image
+        runtime.cluster, namespace, rollout, container=container, image=image
     )
 
 
@@ -196,3 +202,45 @@ async def test_the_apisix_example_sends_the_debug_header_to_the_canary(tmp_path:
             what="managed route deleted",
         )
         await _answers(address, Counter({"blue": 6}), {"trace": "debug"}, "header back on stable")
+
+
+async def test_the_app_mesh_example_splits_through_its_virtual_router(tmp_path: Path) -> None:
+    mesh_api, namespace = "appmesh.k8s.aws/v1beta2", "shop-mesh"
+    crds = [
+        _crd("appmesh.k8s.aws", "Mesh", "meshes", "v1beta2", scope="Cluster"),
+        *(
+            _crd("appmesh.k8s.aws", kind, f"{kind.lower()}s", "v1beta2")
+            for kind in ("VirtualService", "VirtualRouter", "VirtualNode")
+        ),
+    ]
+    async with _runtime(tmp_path, *crds, *_fixture("appmesh")) as runtime:
+        await _healthy_then_new_image(
+            runtime, "catalog", "catalog", "example/catalog:green", namespace
+        )
+        await eventually(
+            lambda: _status(runtime, "catalog", namespace).get("pauseConditions"),
+            timeout=60,
+            what="paused at step 2",
+        )
+        status = _status(runtime, "catalog", namespace)
+        router = _get(runtime, mesh_api, "VirtualRouter", "catalog-router", namespace)
+        assert router is not None
+        targets = router["spec"]["routes"][0]["httpRoute"]["action"]["weightedTargets"]
+        assert [t["weight"] for t in targets] == [25, 75]
+        canary_node = _get(runtime, mesh_api, "VirtualNode", "catalog-canary-vn", namespace)
+        assert canary_node is not None
+        labels = canary_node["spec"]["podSelector"]["matchLabels"]
+        assert labels == {"app": "catalog", "rollouts-pod-template-hash": status["currentPodHash"]}
+        address = await eventually(
+            lambda: _address(runtime, mesh_api, "VirtualService", "catalog", namespace),
+            timeout=20,
+            what="address",
+        )
+        await _answers(address, Counter({"blue": 30, "green": 10}), what="25 % on green")
+
+        rollouts_actions.abort(runtime.cluster, namespace, "catalog")
+        await _answers(address, Counter({"blue": 10}), what="every request on blue")
+        router = _get(runtime, mesh_api, "VirtualRouter", "catalog-router", namespace)
+        assert router is not None
+        targets = router["spec"]["routes"][0]["httpRoute"]["action"]["weightedTargets"]
+        assert [t["weight"] for t in targets] == [0, 100]

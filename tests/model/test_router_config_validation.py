@@ -1,5 +1,5 @@
-"""The Ambassador and APISIX blocks of `trafficRouting` are checked field by field, each error
-naming file, line and field; route steps they cannot run are refused as Argo Rollouts'
+"""The Ambassador, APISIX and App Mesh blocks of `trafficRouting` are checked field by field,
+each error naming file, line and field; route steps they cannot run are refused as Argo Rollouts'
 validation refuses them (`pkg/apis/rollouts/validation/validation.go`: setHeaderRoute needs
 Istio, ALB, APISIX or a plugin; setMirrorRoute Istio or a plugin)."""
 
@@ -71,6 +71,30 @@ def _errors(routing: str) -> list[str]:
             [
                 "r.yaml:15: Rollout/web: spec.strategy.canary.trafficRouting.apisix.route.name:"
                 " missing required field"
+            ],
+        ),
+        (
+            "        appMesh:\n          virtualService: {name: web}\n"
+            "          virtualNodeGroup:\n"
+            "            canaryVirtualNodeRef: {name: web-canary}\n"
+            "            stableVirtualNodeRef: {name: web-stable}",
+            [],
+        ),
+        (
+            "        appMesh:\n          virtualNodeGroup:\n"
+            "            canaryVirtualNodeRef: {name: web-canary}\n"
+            "            stableVirtualNodeRef: {name: web-stable}",
+            [
+                "r.yaml:14: Rollout/web: spec.strategy.canary.trafficRouting.appMesh"
+                ".virtualService: missing required field"
+            ],
+        ),
+        (
+            "        appMesh:\n          virtualService: {name: web}\n"
+            "          virtualNodeGroup:\n            canaryVirtualNodeRef: {name: web-canary}",
+            [
+                "r.yaml:16: Rollout/web: spec.strategy.canary.trafficRouting.appMesh"
+                ".virtualNodeGroup.stableVirtualNodeRef: missing required field"
             ],
         ),
     ],

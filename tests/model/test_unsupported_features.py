@@ -32,10 +32,6 @@ def _gaps(text: str) -> list[str]:
 @pytest.mark.parametrize(
     ("canary", "field"),
     [
-        (
-            "      trafficRouting: {appMesh: {virtualService: {name: web}}}",
-            "trafficRouting.appMesh",
-        ),
         ("      trafficRouting: {plugins: {acme/x: {}}}", 'trafficRouting.plugins["acme/x"]'),
         (
             "      trafficRouting: {smi: {}, traefik: {weightedTraefikServiceName: w}}",

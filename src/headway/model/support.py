@@ -37,7 +37,7 @@ __all__ = [
 NOT_YET = "not supported by Headway yet"
 
 # Traffic routers Headway drives (the local mesh realizes each one's objects); plugins by name.
-SUPPORTED_ROUTERS = ("istio", "nginx", "alb", "smi", "traefik", "ambassador", "apisix")
+SUPPORTED_ROUTERS = ("istio", "nginx", "alb", "smi", "traefik", "ambassador", "apisix", "appMesh")
 SUPPORTED_ROUTER_PLUGINS = ("argoproj-labs/gatewayAPI",)
 # Routers whose header routes (setHeaderRoute) compare whole values only (`exact`).
 _EXACT_HEADER_ROUTES = ("alb",)

@@ -205,6 +205,7 @@ _APP_MESH = s.Schema(
                     (s.Field("name", s.STR, required=True), s.Field("routes", s.STRING_LIST)),
                 )
             ),
+            required=True,
         ),
         s.Field(
             "virtualNodeGroup",
@@ -217,6 +218,7 @@ _APP_MESH = s.Schema(
                     ),
                 )
             ),
+            required=True,
         ),
     ),
 )

@@ -1,8 +1,9 @@
 """Which traffic-routing reconciler a Rollout gets, from its `strategy.canary.trafficRouting`.
 
-One builder per router (Istio, SMI, Traefik, NGINX, ALB, Ambassador, APISIX, the Gateway
-API plugin); each reads its own block, already validated by the Rollout schema, and the Rollout's
-stable and canary Services. A Rollout without trafficRouting gets None (replica-count canary).
+One builder per router (Istio, SMI, Traefik, NGINX, ALB, Ambassador, APISIX, App Mesh, the
+Gateway API plugin); each reads its own block, already validated by the Rollout schema, and
+the Rollout's stable and canary Services. A Rollout without trafficRouting gets None
+(replica-count canary).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from headway.model.obj import Obj
 from headway.routers.control.alb import ALBReconciler
 from headway.routers.control.ambassador import AmbassadorReconciler
 from headway.routers.control.apisix import ApisixReconciler
+from headway.routers.control.appmesh import AppMeshReconciler
 from headway.routers.control.gateway_api import PLUGIN_NAME, GatewayAPIReconciler
 from headway.routers.control.istio import IstioReconciler
 from headway.routers.control.nginx import NginxReconciler
@@ -141,6 +143,18 @@ def _apisix(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRou
     )
 
 
+def _app_mesh(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
+    service, nodes = block["virtualService"], block["virtualNodeGroup"]
+    return AppMeshReconciler(
+        cluster,
+        rollout=f.rollout,
+        virtual_service=str(service["name"]),
+        routes=[str(route) for route in service.get("routes") or []],
+        stable_node=str(nodes["stableVirtualNodeRef"]["name"]),
+        canary_node=str(nodes["canaryVirtualNodeRef"]["name"]),
+    )
+
+
 def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRoutingReconciler:
     return GatewayAPIReconciler(
         cluster,
@@ -161,6 +175,7 @@ _BUILDERS: dict[str, _Builder] = {
     "alb": _alb,
     "ambassador": _ambassador,
     "apisix": _apisix,
+    "appMesh": _app_mesh,
 }
 
 

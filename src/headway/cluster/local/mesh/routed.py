@@ -11,7 +11,9 @@ Purely computational over listed objects. For each canary Rollout with `trafficR
   Ingresses (`<prefix>/canary: "true"`) of its namespace;
 * `ambassador`: each base Mapping of `mappings`, with the canary Mapping beside it;
 * `apisix`: the ApisixRoute `route.name`, with the managed ApisixRoutes (`managedRoutes`)
-  the Rollout owns.
+  the Rollout owns;
+* `appMesh`: the App Mesh VirtualService `virtualService.name`, with its VirtualRouter and
+  VirtualNodes.
 
 Each becomes a `Routed`: the object the router's address annotation and Events go on, and
 the plan (or the `MeshPlanError`) the mesh realizes for it. Objects not found are skipped:
@@ -29,6 +31,7 @@ from headway.cluster.local.mesh.api_gateway_objects import (
     plan_ambassador_mapping,
     plan_apisix_route,
 )
+from headway.cluster.local.mesh.app_mesh_objects import plan_app_mesh_service
 from headway.cluster.local.mesh.plan import MeshPlan, MeshPlanError
 from headway.cluster.local.mesh.router_objects import (
     is_nginx_canary,
@@ -56,6 +59,11 @@ ROUTED_KINDS = (
     ("getambassador.io/v2", "Mapping"),
     ("getambassador.io/v3alpha1", "Mapping"),
     ("apisix.apache.org/v2", "ApisixRoute"),
+    # App Mesh's kinds: its VirtualService is keyed apart from Istio's, which the mesh lists
+    # on its own (virtual_services.py), so the two never meet in `Objects`.
+    ("appmesh.k8s.aws/v1beta2", "VirtualService"),
+    ("appmesh.k8s.aws/v1beta2", "VirtualRouter"),
+    ("appmesh.k8s.aws/v1beta2", "VirtualNode"),
 )
 
 Objects = Mapping[tuple[str, str, str], Obj]  # (kind, namespace, name) -> object
@@ -126,7 +134,28 @@ def _for_rollout(rollout: Obj, objects: Objects) -> list[Routed]:
         found.extend(_ambassador(_mapping(routing["ambassador"]), namespace, objects))
     if "apisix" in routing:
         found.extend(_apisix(rollout, routing, roles, objects))
+    if "appMesh" in routing:
+        found.extend(_app_mesh(_mapping(routing["appMesh"]), namespace, objects))
     return found
+
+
+def _app_mesh(block: Mapping[str, Any], namespace: str, objects: Objects) -> list[Routed]:
+    service = _mapping(block.get("virtualService"))
+    obj = objects.get(("VirtualService", namespace, str(service.get("name"))))
+    if obj is None:
+        return []
+    nodes = _mapping(block.get("virtualNodeGroup"))
+    roles = (
+        str(_mapping(nodes.get("stableVirtualNodeRef")).get("name")),
+        str(_mapping(nodes.get("canaryVirtualNodeRef")).get("name")),
+    )
+    plan = partial(
+        plan_app_mesh_service,
+        objects=objects,
+        route_names=[str(r) for r in service.get("routes") or []],
+        roles=roles,
+    )
+    return [_planned(obj, plan)]
 
 
 def _ambassador(block: Mapping[str, Any], namespace: str, objects: Objects) -> list[Routed]:

@@ -71,7 +71,13 @@ def _router_dir(obj: Obj) -> str:
     """A VirtualService's router works in `<namespace>/<name>`, another object's in
     `<namespace>/<kind>-<name>` (an Ingress may share a VirtualService's name)."""
     name = str(obj["metadata"]["name"])
-    return name if obj["kind"] == "VirtualService" else f"{obj['kind'].lower()}-{name}"
+    return name if _is_istio_service(obj) else f"{obj['kind'].lower()}-{name}"
+
+
+def _is_istio_service(obj: Obj) -> bool:
+    """An Istio VirtualService (App Mesh has a kind of the same name)."""
+    api_group = str(obj.get("apiVersion") or "").partition("/")[0]
+    return obj.get("kind") == "VirtualService" and api_group == "networking.istio.io"
 
 
 class Mesh:
@@ -283,7 +289,7 @@ class Mesh:
         return plane
 
     def _write_status(self, vs: Obj, status: Obj) -> None:
-        if vs.get("kind") != "VirtualService":  # other routers' objects: Events only
+        if not _is_istio_service(vs):  # other routers' objects: Events only
             return
         old = vs.get("status") or {}
         if same_status(old, status):
