@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from promotion_harness import Harness
 from headway.controllers.convergence.git import LocalBranch
 from headway.model.promotion_pipeline import Environment, parse_promotion_pipeline
 from headway.model.yamlload import Document
+from headway.promotion.approval import Decision
 from headway.promotion.classify import config_check
 from headway.promotion.controller import PromotionController
 from headway.promotion.environment_repo import GitEnvironment
@@ -66,11 +68,32 @@ def _environment() -> Environment:
     return pipeline.spec.environments[0]
 
 
+class Issues:
+    """An approval channel that only remembers: the issues opened, what each was told."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+        self.told: dict[int, list[str]] = {}
+
+    def open(
+        self, spec: PromotionSpec, *, approvers: tuple[str, ...], deadline: datetime
+    ) -> tuple[int, str]:
+        self.opened.append(spec.name)
+        return len(self.opened), f"issues/{len(self.opened)}"
+
+    def decisions(self, issue: int) -> tuple[Decision, ...]:
+        return ()
+
+    def tell(self, issue: int, text: str) -> None:
+        self.told.setdefault(issue, []).append(text)
+
+
 class Stand:
     """The harness's store and clock, with staging's branch a real repository."""
 
     def __init__(self, tmp_path: Path) -> None:
         self.h = Harness(tmp_path)
+        self.issues = Issues()
         self.path = tmp_path / "repo"
         self.path.mkdir()
         (self.path / FILE).write_text(VALUES)
@@ -95,7 +118,7 @@ class Stand:
         )
 
     def resolve(self, spec: PromotionSpec) -> Resolved | str:
-        return Resolved(STAGE, "argocd", self.repo())  # a fresh tip per step, as the engine
+        return Resolved(STAGE, "argocd", self.repo(), self.issues)  # a fresh tip per step
 
     def controller(self, hook: Callable[[str], None] | None = None) -> PromotionController:
         return PromotionController(self.h.store, self.h.clock, resolve=self.resolve, hook=hook)
@@ -176,6 +199,8 @@ def test_an_approval_is_for_the_file_it_was_asked_about(tmp_path: Path) -> None:
     s.h.step("web-staging-3", s.controller())  # the earlier approve is judged, and ignored
     ignored = s.h.status("web-staging-3")["approval"]["ignored"]
     assert ignored == ["approve by lead@x.io: made before the approval was requested"]
+    assert s.issues.opened == ["web-staging-3", "web-staging-3"]  # asked again, on a new issue
+    assert s.issues.told[1][0].startswith("AwaitingApproval: the file changed since approval")
     assert s.h.phase("web-staging-3") == "AwaitingApproval"
     assert s.promotion_commits("web-staging-3") == []
 
