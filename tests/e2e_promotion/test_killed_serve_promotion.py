@@ -30,20 +30,30 @@ pytestmark = pytest.mark.slow
 async def _kill_loop(
     serve: ServeProcesses, stop: asyncio.Event, kills: list[int], rng: random.Random
 ) -> None:
-    current = serve.started[-1]
+    """Kill the serving process 1-3 s (plus what its own start-up took) after it serves.
+
+    The start-up term keeps the share of each life spent working the same on a loaded
+    machine: with a fixed 1-3 s, a process that took 5 s to start was killed before it had
+    synced much, and the walk crawled past the test's timeout (2 of 2 whole-suite runs at
+    load 9; 160 s when run alone)."""
+    current, started_in = serve.started[-1], 0.0
+    loop = asyncio.get_running_loop()
     while not stop.is_set():
-        await asyncio.sleep(rng.uniform(1.0, 3.0))
+        await asyncio.sleep(rng.uniform(1.0, 3.0) + started_in)
         os.kill(current.pid, signal.SIGKILL)
         await asyncio.to_thread(current.wait, 10)
         kills.append(current.pid)
+        began = loop.time()
         current = serve.start()
         await asyncio.to_thread(serve.wait_serving, current)
+        started_in = loop.time() - began
 
 
 def _commits(stage: PromotionStage) -> list[str]:
     return [c.message for c in stage.log() if "Headway-Promotion:" in c.message]
 
 
+@pytest.mark.timeout(720)  # past the walk's own deadlines, so theirs report the promotions
 async def test_a_walk_through_repeated_kills_commits_each_environment_once(
     tmp_path: Path,
 ) -> None:
