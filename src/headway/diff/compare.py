@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from headway.diff.defaults import with_defaults
@@ -24,7 +25,7 @@ from headway.diff.render import yaml_diff_lines
 from headway.model.obj import Obj
 from headway.model.quantities import QuantityError, parse_quantity
 
-__all__ = ["ResourceDiff", "diff_resource", "normalize_pair", "scalars_equal"]
+__all__ = ["ResourceDiff", "diff_resource", "normalize_pair", "projects_unchanged", "scalars_equal"]
 
 
 _MERGE_KEYS = {
@@ -41,6 +42,9 @@ _MERGE_KEYS = {
     "conditions": ("type",),
 }
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# Exactly these types (not subclasses) are the scalars `scalars_equal` compares.
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+_EMPTY: Mapping[str, Any] = {}
 _QUANTITY_MAPS = frozenset(
     {
         "requests",
@@ -67,7 +71,15 @@ class ResourceDiff:
     modified: bool
     normalized_live: dict[str, Any] | None
     normalized_desired: dict[str, Any] | None
-    diff_lines: tuple[str, ...] = ()
+
+    @cached_property
+    def diff_lines(self) -> tuple[str, ...]:
+        """A unified diff of both sides' YAML (Secret values masked), written on first use:
+        every refresh compares every resource, but only `headway app diff` and the
+        dashboard show a diff (dumping YAML made a changed app cost ~3 unchanged ones)."""
+        if not self.modified:
+            return ()
+        return yaml_diff_lines(self.normalized_live, self.normalized_desired)
 
 
 def normalize_pair(
@@ -95,12 +107,13 @@ def diff_resource(
     norm_desired, norm_live = normalize_pair(desired, live, rules)
     if norm_desired is None or norm_live is None:
         shown = norm_live if norm_desired is None else None
-        lines = yaml_diff_lines(shown, norm_desired)
-        return ResourceDiff(True, shown, norm_desired, lines)
-    projected = project(norm_desired, norm_live, "", applied=last_applied(live))
-    modified = projected != norm_desired
-    lines = yaml_diff_lines(projected, norm_desired) if modified else ()
-    return ResourceDiff(modified, projected, norm_desired, lines)
+        return ResourceDiff(True, shown, norm_desired)
+    applied = last_applied(live)
+    if projects_unchanged(norm_desired, norm_live, "", applied=applied):
+        # The projection would be `norm_desired` itself, value for value: skip building it.
+        return ResourceDiff(False, norm_desired, norm_desired)
+    projected = project(norm_desired, norm_live, "", applied=applied)
+    return ResourceDiff(projected != norm_desired, projected, norm_desired)
 
 
 def last_applied(live: Obj | None) -> Any:
@@ -141,9 +154,60 @@ def project(desired: Any, live: Any, field: str, parent: str = "", applied: Any 
     return live
 
 
+def projects_unchanged(
+    desired: Any, live: Any, field: str, parent: str = "", applied: Any = ABSENT
+) -> bool:
+    """Whether `project(desired, live, field, parent, applied)` is `desired` again: every
+    field desired has is in live with an equal value (`scalars_equal`), and nothing apply
+    would remove is there. Walks both sides without building the projection; the common
+    answer (a resource in sync) is yes. A no is only a maybe: the caller projects.
+
+    Types are told apart by `type()` first: an ABC `isinstance` per value (`Mapping`) was
+    most of the walk's cost on a fleet refresh."""
+    kind = type(desired)
+    if kind in _SCALAR_TYPES:
+        return scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS)
+    if _is_mapping(desired) and _is_mapping(live):
+        before = applied if _is_mapping(applied) else _EMPTY
+        for key, value in desired.items():
+            theirs = live.get(key, ABSENT)
+            if theirs is ABSENT:
+                return False
+            if not projects_unchanged(value, theirs, key, field, before.get(key, ABSENT)):
+                return False
+        return not before or not any(k not in desired and k in live for k in before)
+    if kind is list and type(live) is list:
+        keys = _merge_key(field, desired, live)
+        if keys is not None:
+            earlier = applied if isinstance(applied, list) else []
+            return _keyed_unchanged(desired, live, keys, earlier)
+        return len(desired) == len(live) and all(
+            projects_unchanged(d, lv, field) for d, lv in zip(desired, live, strict=True)
+        )
+    return scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS)
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _keyed_unchanged(desired: list[Any], live: list[Any], key: str, applied: list[Any]) -> bool:
+    """`projects_unchanged` for a list merged by `key` (as `_project_keyed` projects it)."""
+    by_key = {str(item[key]): item for item in live}
+    before = {str(i[key]): i for i in applied if isinstance(i, Mapping) and key in i}
+    for item in desired:
+        match = by_key.get(str(item[key]), ABSENT)
+        if match is ABSENT:
+            return False
+        if not projects_unchanged(item, match, "", applied=before.get(str(item[key]), ABSENT)):
+            return False
+    wanted = {str(item[key]) for item in desired}
+    return not any(k not in wanted and k in by_key for k in before)
+
+
 def _merge_key(field: str, desired: list[Any], live: list[Any]) -> str | None:
     for key in _MERGE_KEYS.get(field, ()):
-        if all(isinstance(i, Mapping) and key in i for i in [*desired, *live]):
+        if all(_is_mapping(i) and key in i for i in [*desired, *live]):
             return key
     return None
 
@@ -164,6 +228,8 @@ def _project_keyed(desired: list[Any], live: list[Any], key: str, applied: list[
 def scalars_equal(desired: Any, live: Any, *, quantity: bool = False) -> bool:
     """Equal values, an int and its decimal string, or (in resource maps) equal quantities.
     Booleans only ever equal booleans."""
+    if type(desired) is type(live) and type(desired) in _SCALAR_TYPES and desired == live:
+        return True  # the common case, answered before the slower checks below
     if isinstance(desired, bool) or isinstance(live, bool):
         return type(desired) is type(live) and desired == live
     if not (_is_scalar(desired) and _is_scalar(live)):
