@@ -168,7 +168,7 @@ def projects_unchanged(
     if kind in _SCALAR_TYPES:
         return scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS)
     if _is_mapping(desired) and _is_mapping(live):
-        before = applied if _is_mapping(applied) else _EMPTY
+        before = _EMPTY if applied is ABSENT or not _is_mapping(applied) else applied
         for key, value in desired.items():
             theirs = live.get(key, ABSENT)
             if theirs is ABSENT:
