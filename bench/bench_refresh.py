@@ -12,8 +12,9 @@ comparison cache. Live objects are held in memory (the store is timed in bench_s
   warm+1       one app's manifests changed in a new commit: every app refreshed again
 
 The claim: warm+1 costs close to one app's cold refresh, not the fleet's. Baseline and cold
-are measured in alternating rounds (each a fresh reader and comparison cache); the best of
-each is reported, with every round's ratio to show the spread.
+are measured in alternating rounds (each a fresh reader and comparison cache), and so are
+warm and warm+1 (a new commit each round); times are the best round, and the cold/baseline
+ratio is the median of each round's pair, with every round's ratio to show the spread.
 
 Run: .venv/bin/python bench/bench_refresh.py [--apps 1000] [--rounds 3]
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import statistics
 import tempfile
 import time
 from functools import partial
@@ -194,71 +196,96 @@ def cold_reader(fleet: Fleet, root: Path, clock: SystemClock) -> SourceReader:
     return reader
 
 
+def cold_rounds(
+    fleet: Fleet, root: Path, rounds: int
+) -> tuple[list[float], list[float], SourceReader, ComparisonCache]:
+    """Baseline and cold alternate; each pair is one sample of the ratio, measured close
+    together in time so that a neighbour's burst of CPU hits both about alike."""
+    texts = list(fleet.texts.values())
+    baselines: list[float] = []
+    colds: list[float] = []
+    for _ in range(rounds):
+        gc.collect()
+        baseline, loaded = timed(
+            lambda: [list(yaml.load_all(t, Loader=yaml.CSafeLoader)) for t in texts]
+        )
+        del loaded
+        baselines.append(baseline)
+        reader, cache = cold_reader(fleet, root, SystemClock()), ComparisonCache()
+        gc.collect()
+        cold, drift = timed(partial(refresh_all, fleet, reader, cache))
+        assert drift == 0, f"{drift} apps out of sync against their own live copy"
+        colds.append(cold)
+    return baselines, colds, reader, cache
+
+
+def warm_rounds(
+    fleet: Fleet, reader: SourceReader, cache: ComparisonCache, rounds: int
+) -> tuple[list[float], list[float]]:
+    """Each round: a refresh with nothing changed, then one after a commit that changes one
+    app's manifests (a new image tag each round)."""
+    warms: list[float] = []
+    changed: list[float] = []
+    for n in range(rounds):
+        warm, _ = timed(partial(refresh_all, fleet, reader, cache))
+        warms.append(warm)
+        tag = f"v{n + 2}"
+        commit(fleet.repo, {"apps/app-0007/all.yaml": manifests(7, tag=tag)}, f"app-0007 {tag}")
+        reader.mark_changed(fleet.url)
+        reader.desired(fleet.apps[0], fleet.raws[0])  # the fetch after the commit
+        misses_before = cache.misses
+        warm_one, drift = timed(partial(refresh_all, fleet, reader, cache))
+        assert drift == 1 and cache.misses - misses_before == 1
+        changed.append(warm_one)
+    return warms, changed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--apps", type=int, default=APPS, help="Applications (default 1000)")
-    parser.add_argument("--rounds", type=int, default=3, help="baseline/cold pairs (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each pair (default 3)")
     args = parser.parse_args()
     apps = args.apps
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         fleet = Fleet(root, apps)
-        clock = SystemClock()
         total = sum(len(t) for t in fleet.texts.values())
         print(f"{apps} apps x 20 resources, {total / 1e6:.1f} MB of YAML in one repository")
         # Record what the cluster would hold (untimed), through the same render path.
-        refresh_all(
-            fleet,
-            SourceReader(git=GitCache(root / "rec"), clock=clock),
-            ComparisonCache(),
-            record=True,
-        )
+        reader = SourceReader(git=GitCache(root / "rec"), clock=SystemClock())
+        refresh_all(fleet, reader, ComparisonCache(), record=True)
+        baselines, colds, reader, cache = cold_rounds(fleet, root, args.rounds)
+        warms, changed = warm_rounds(fleet, reader, cache, args.rounds)
+        report(apps, baselines=baselines, colds=colds, warms=warms, changed=changed)
 
-        texts = list(fleet.texts.values())
-        # Baseline and cold alternate; each pair is one sample of the ratio, and the best of
-        # each is the figure least disturbed by other processes on a shared machine.
-        baselines: list[float] = []
-        colds: list[float] = []
-        for _ in range(args.rounds):
-            gc.collect()
-            baseline, loaded = timed(
-                lambda: [list(yaml.load_all(t, Loader=yaml.CSafeLoader)) for t in texts]
-            )
-            del loaded
-            baselines.append(baseline)
-            reader, cache = cold_reader(fleet, root, clock), ComparisonCache()
-            gc.collect()
-            cold, drift = timed(partial(refresh_all, fleet, reader, cache))
-            assert drift == 0, f"{drift} apps out of sync against their own live copy"
-            colds.append(cold)
-        warm, _ = timed(lambda: refresh_all(fleet, reader, cache))
-        commit(fleet.repo, {"apps/app-0007/all.yaml": manifests(7, tag="v2")}, "app-0007 v2")
-        reader.mark_changed(fleet.url)
-        reader.desired(fleet.apps[0], fleet.raws[0])  # the fetch after the commit
-        misses_before = cache.misses
-        warm_one, drift = timed(lambda: refresh_all(fleet, reader, cache))
-        assert drift == 1 and cache.misses - misses_before == 1
 
-        baseline, cold = min(baselines), min(colds)
-        per_app_cold = cold / apps
-        ratios = ", ".join(f"{c / b:.2f}" for b, c in zip(baselines, colds, strict=True))
-        print(
-            f"baseline (CSafeLoader load)  {baseline:7.2f} s  {baseline / apps * 1e3:6.2f} ms/app"
-            f"   (best of {args.rounds})"
-        )
-        print(
-            f"cold refresh (render+diff)   {cold:7.2f} s  {per_app_cold * 1e3:6.2f} ms/app"
-            f"   = {cold / baseline:4.2f}x the raw YAML load (each round: {ratios})"
-        )
-        print(
-            f"warm, nothing changed        {warm:7.2f} s  {warm / apps * 1e3:6.2f} ms/app"
-            f"   = {warm / cold:5.3f} of cold"
-        )
-        extra = warm_one - warm
-        print(
-            f"warm, one app changed        {warm_one:7.2f} s  the changed app adds "
-            f"{extra * 1e3:.1f} ms = {extra / per_app_cold:.1f} cold apps' worth"
-        )
+def report(
+    apps: int,
+    *,
+    baselines: list[float],
+    colds: list[float],
+    warms: list[float],
+    changed: list[float],
+) -> None:
+    ratios = sorted(c / b for b, c in zip(baselines, colds, strict=True))
+    baseline, cold, warm = min(baselines), min(colds), min(warms)
+    per_app_cold = cold / apps
+    print(f"baseline (CSafeLoader load)  {baseline:7.2f} s  {baseline / apps * 1e3:6.2f} ms/app")
+    print(f"cold refresh (render+diff)   {cold:7.2f} s  {per_app_cold * 1e3:6.2f} ms/app")
+    print(
+        f"cold / baseline, same round  median {statistics.median(ratios):.2f}x"
+        f"  (rounds: {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
+    print(
+        f"warm, nothing changed        {warm:7.2f} s  {warm / apps * 1e3:6.2f} ms/app"
+        f"   = {warm / cold:5.3f} of cold"
+    )
+    extra = min(changed) - warm
+    print(
+        f"warm, one app changed        {min(changed):7.2f} s  the changed app adds "
+        f"{extra * 1e3:.1f} ms = {extra / per_app_cold:.1f} cold apps' worth"
+    )
+    print(f"(times: best of {len(colds)} rounds; the ratio pairs each round's two runs)")
 
 
 if __name__ == "__main__":
