@@ -127,3 +127,21 @@ async def test_an_abort_sends_the_templates_share_back_to_stable(
         assert await _count(address, experiment) == Counter({"v1": 100})
         [exp] = stage.cluster.list(API, "Experiment", namespace="default")
         assert exp["spec"]["terminate"] is True
+
+
+async def test_the_haproxy_data_plane_carries_the_templates_too(tmp_path: Path) -> None:
+    """HAProxy's weighted round-robin is exact only up to a request of phase per hundred
+    (docs/traffic-routing.md), so each share is checked within 2 of 200."""
+    async with Stage.open(tmp_path, router="haproxy") as stage:
+        address, experiment = await _experiment_serving(stage)
+        wanted = {"v1": 120, "v2": 40, "template baseline": 20, "template canary": 20}
+
+        async def close_to_wanted() -> bool:
+            counted = await _count(address, experiment, 200)
+            return sum(counted.values()) == 200 and all(
+                abs(counted[who] - share) <= 2 for who, share in wanted.items())
+
+        await eventually_async(close_to_wanted, timeout=30, what=f"200 requests near {wanted}")
+        abort(stage.cluster, "default", "web")
+        await stage.until(lambda: stage.vs_weights() == [100, 0], 60, "the abort's split")
+        await _templates_unreached(address, experiment, {"v1"})

@@ -140,13 +140,47 @@ async def test_slots_are_reused_as_pods_come_and_go(
     assert [snapshot.requests(pod_template_hash=f"hash{i}") for i in range(3)] == [10, 10, 10]
 
 
-async def test_additional_destinations_and_hostnames_are_refused(router: HAProxyRouter) -> None:
-    with pytest.raises(RouterError, match="no additional destinations"):
-        await router.set_weight(10, [WeightDestination("app-preview", 10)])
-    assert await router.verify_weight(10, [WeightDestination("app-preview", 10)]) is None
+async def test_hostnames_are_refused(router: HAProxyRouter) -> None:
     named = Destination("app-stable", (Endpoint("localhost", 8080, "aaa111"),))
     with pytest.raises(RouterError, match="needs an IP address"):
         await router.update_destinations(stable=named, canary=Destination("app-canary"))
+
+
+async def test_additional_destinations_get_their_shares(
+    router: HAProxyRouter, backends: MakeBackend
+) -> None:
+    """A weighted experiment's two templates beside stable and canary: HAProxy's weighted
+    round-robin over the split's servers gives each its weight (the embedded router's test
+    counts the same shares, tests/routers/test_embedded.py)."""
+    pods = {n: backends(n, f"hash-{n}") for n in ("stable", "canary", "base", "preview")}
+    await router.update_destinations(
+        stable=Destination("app-stable", (pods["stable"].endpoint(),)),
+        canary=Destination("app-canary", (pods["canary"].endpoint(),)),
+        additional=[Destination("exp-base", (pods["base"].endpoint(),)),
+                    Destination("exp-preview", (pods["preview"].endpoint(),))],
+    )
+    extra = [WeightDestination("exp-base", 10), WeightDestination("exp-preview", 10)]
+    await router.set_weight(20, extra)
+    assert await router.verify_weight(20, extra) is True
+    assert await router.verify_weight(20) is False
+    async with httpx2.AsyncClient() as client:
+        await send(client, router, 100)  # HAProxy's phase settles in the first window
+        tally = await send(client, router, 200)
+    wanted = {"stable": 120, "canary": 40, "base": 20, "preview": 20}
+    assert sum(tally.values()) == 200
+    assert all(abs(tally[name] - count) <= 2 for name, count in wanted.items()), tally
+    snapshot = await router.metrics_snapshot()
+    assert snapshot.requests(pod_template_hash="hash-base") == pods["base"].state.requests
+    with pytest.raises(RouterError, match="never given endpoints"):
+        await router.set_weight(5, [WeightDestination("exp-other", 5)])
+    await router.set_weight(20)  # the experiment ended: its share back to stable
+    async with httpx2.AsyncClient() as client:
+        after = await send(client, router, 100)
+    assert set(after) == {"stable", "canary"} and abs(after["canary"] - 20) <= 2, after
+    five = [Destination(f"x{i}") for i in range(5)]
+    with pytest.raises(RouterError, match="at most 4 additional destinations"):
+        await router.update_destinations(stable=Destination("a"), canary=Destination("b"),
+                                         additional=five)
 
 
 async def test_weight_changes_raise_one_server_before_lowering_the_other(

@@ -3,11 +3,14 @@
 Layout (all names fixed, so runtime commands can address them):
 
     frontend fe            bind host:port; header-route ACLs -> backend canary; else split
-    backend  split         two servers, `stable` and `canary`, weighted 100-w / w
+    backend  split         servers `stable`, `canary` and `extra1..4`, weighted 100-w-x / w / x
     frontend stable_in     bound on a unix socket; the `split/stable` server points at it
-    frontend canary_in     the same for canary
+    frontend canary_in     the same for canary (and extra1..4)
     backend  stable        N server slots `s1..sN`, disabled until an endpoint is assigned
-    backend  canary        the same
+    backend  canary        the same (and extra1..4)
+
+`extra1..4` carry additional destinations (a weighted experiment's templates) at weight 0
+until one is assigned.
 
 The split happens in its own backend because HAProxy's weighted round-robin between two
 servers is exact (90/10 gives 900/100 requests over 1,000), while the endpoints of each
@@ -24,9 +27,19 @@ from pathlib import Path
 
 from headway.routers.dataplane.protocol import MatchKind, RouterError
 
-__all__ = ["HAProxyLayout", "check_headers", "map_path", "render_config", "write_files"]
+__all__ = [
+    "ALL_BACKENDS",
+    "EXTRA_BACKENDS",
+    "HAProxyLayout",
+    "check_headers",
+    "map_path",
+    "render_config",
+    "write_files",
+]
 
 BACKENDS = ("stable", "canary")
+EXTRA_BACKENDS = ("extra1", "extra2", "extra3", "extra4")  # additional destinations
+ALL_BACKENDS = (*BACKENDS, *EXTRA_BACKENDS)
 MAP_CONVERTERS = {
     MatchKind.EXACT: "map_str",
     MatchKind.PREFIX: "map_beg",
@@ -133,9 +146,11 @@ def render_config(layout: HAProxyLayout) -> str:
         "    balance roundrobin",
         f"    server stable unix@{layout.inner_socket('stable')} weight 100",
         f"    server canary unix@{layout.inner_socket('canary')} weight 0",
+        *(f"    server {extra} unix@{layout.inner_socket(extra)} weight 0"
+          for extra in EXTRA_BACKENDS),
         "",
     ]
-    for backend in BACKENDS:
+    for backend in ALL_BACKENDS:
         lines += _destination_sections(layout, backend)
     return "\n".join(lines)
 

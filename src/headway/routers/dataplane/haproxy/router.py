@@ -45,7 +45,8 @@ from headway.routers.dataplane.protocol import (
 
 __all__ = ["HAProxyRouter"]
 
-BACKENDS = haproxy_config.BACKENDS
+BACKENDS = haproxy_config.ALL_BACKENDS
+EXTRAS = haproxy_config.EXTRA_BACKENDS
 NEW_MAP_VERSION = re.compile(r"New version created: (\d+)")
 
 
@@ -84,12 +85,12 @@ class HAProxyRouter:
         self._metrics_server = MetricsServer(
             self._render_metrics, host=metrics_host, port=metrics_port
         )
-        self._services = {"stable": "stable", "canary": "canary"}
+        self._services = {b: b for b in BACKENDS}  # backend -> the Service it carries
         self._slots: dict[str, list[Endpoint | None]] = {b: [None] * slots for b in BACKENDS}
         self._last_counts: dict[tuple[str, str], dict[str, int]] = {}
         self._poll_lock = asyncio.Lock()
         self._routes: dict[str, HeaderRoute] = {}
-        self._canary_weight = 0
+        self._weights = {b: 100 if b == "stable" else 0 for b in BACKENDS}
 
     @property
     def type_name(self) -> str:
@@ -133,17 +134,22 @@ class HAProxyRouter:
     async def update_destinations(
         self, *, stable: Destination, canary: Destination, additional: Sequence[Destination] = ()
     ) -> None:
-        if additional:
-            raise RouterError("the haproxy router supports no additional destinations")
+        if len(additional) > len(EXTRAS):
+            raise RouterError(
+                f"the haproxy router carries at most {len(EXTRAS)} additional destinations"
+            )
+        given = {"stable": stable, "canary": canary, **dict(zip(EXTRAS, additional, strict=False))}
         async with self._poll_lock:
             await self._poll_locked()  # count what old slot owners served before reassigning
             planned = {b: list(self._slots[b]) for b in BACKENDS}
-            commands = self._assign_slots("stable", stable.ready_endpoints, planned["stable"])
-            commands += self._assign_slots("canary", canary.ready_endpoints, planned["canary"])
+            commands: list[str] = []
+            for backend in BACKENDS:
+                ready = given[backend].ready_endpoints if backend in given else ()
+                commands += self._assign_slots(backend, ready, planned[backend])
             if commands:
                 await self._admin.run(*commands)
             self._slots = planned  # only once HAProxy accepted every command
-            self._services = {"stable": stable.service, "canary": canary.service}
+            self._services = {b: given[b].service if b in given else b for b in BACKENDS}
 
     def _assign_slots(
         self, backend: str, ready: tuple[Endpoint, ...], slots: list[Endpoint | None]
@@ -171,24 +177,38 @@ class HAProxyRouter:
             commands.append(f"set server {server} state ready")
         return commands
 
-    async def set_weight(self, weight: int, additional: Sequence[WeightDestination] = ()) -> None:
-        if additional:
-            raise RouterError("the haproxy router supports no additional destinations")
+    def _split_weights(
+        self, weight: int, additional: Sequence[WeightDestination]
+    ) -> dict[str, int]:
+        """The weight of each `split` server for `weight`% canary and `additional`."""
         stable_share = validate_weights(weight, additional)
-        commands = [f"set weight split/stable {stable_share}", f"set weight split/canary {weight}"]
-        if weight > self._canary_weight:
-            # Raise before lowering: between the two commands both servers must not be at 0
-            # (0 -> 100 would otherwise leave a moment with no server and answer 503).
-            commands.reverse()
-        await self._admin.run(*commands)
-        self._canary_weight = weight
+        carried = {service: backend for backend, service in self._services.items()
+                   if backend in EXTRAS}
+        unknown = [d.service for d in additional if d.service not in carried]
+        if unknown:
+            raise RouterError(f"additional destinations {unknown} were never given endpoints")
+        wanted = {b: 0 for b in BACKENDS}
+        wanted.update({"stable": stable_share, "canary": weight})
+        wanted.update({carried[d.service]: d.weight for d in additional})
+        return wanted
+
+    async def set_weight(self, weight: int, additional: Sequence[WeightDestination] = ()) -> None:
+        wanted = self._split_weights(weight, additional)
+        changed = [b for b in BACKENDS if wanted[b] != self._weights[b]]
+        # Raise before lowering: between commands the servers must never all be at 0
+        # (0 -> 100 would otherwise leave a moment with no server and answer 503).
+        changed.sort(key=lambda b: wanted[b] <= self._weights[b])
+        if changed:
+            await self._admin.run(*(f"set weight split/{b} {wanted[b]}" for b in changed))
+        self._weights = wanted
 
     async def verify_weight(
         self, weight: int, additional: Sequence[WeightDestination] = ()
     ) -> bool | None:
-        if additional:
-            return None
-        expected = {"stable": validate_weights(weight, additional), "canary": weight}
+        try:
+            expected = self._split_weights(weight, additional)
+        except RouterError:
+            return False
         for server, share in expected.items():
             answer = await self._admin.run(f"get weight split/{server}")
             if int(answer.split()[0]) != share:
@@ -261,6 +281,8 @@ class HAProxyRouter:
         """Add what each slot served since the last poll to the hash that owns the slot."""
         stats = parse_server_stats(await self._admin.run("show stat -1 6 -1", check=False))
         for backend in BACKENDS:
+            if self._services[backend] == backend and backend in EXTRAS:
+                continue  # an extra backend no destination was given: nothing to count
             rows = [s for s in stats if s.backend == backend]
             served_by_slots: dict[str, int] = {}
             for row in sorted(rows, key=lambda r: r.server == "BACKEND"):
