@@ -232,6 +232,37 @@ def _managed_routes(rollout: Document, unit: AppUnit) -> Iterator[tuple[Document
             found = unit.find("HTTPRoute", name)
             if found is not None:
                 yield found, "/spec/rules/backendRefs/weight"
+    apisix_route = as_dict(as_dict(routing.get("apisix")).get("route"))
+    found = unit.find("ApisixRoute", str(apisix_route.get("name", "")))
+    if found is not None:
+        yield found, "/spec/http/backends/weight"
+    yield from _app_mesh_routes(as_dict(routing.get("appMesh")), unit)
+
+
+_APP_MESH_ROUTE_TYPES = ("httpRoute", "tcpRoute", "http2Route", "grpcRoute")
+
+
+def _app_mesh_routes(app_mesh: dict[str, Any], unit: AppUnit) -> Iterator[tuple[Document, str]]:
+    """The VirtualRouter behind the App Mesh VirtualService a Rollout names, once per route
+    type its routes use (the weights sit under each route's type)."""
+    name = str(as_dict(app_mesh.get("virtualService")).get("name", ""))
+    services = [
+        d
+        for d in unit.of_kind("VirtualService")
+        if name_of(d.obj) == name
+        and group_of(as_dict(d.obj).get("apiVersion")) == "appmesh.k8s.aws"
+    ]
+    provider = (
+        as_dict(as_dict(as_dict(services[0].obj).get("spec")).get("provider")) if services else {}
+    )
+    ref = as_dict(as_dict(provider.get("virtualRouter")).get("virtualRouterRef"))
+    router = unit.find("VirtualRouter", str(ref.get("name", "")))
+    if router is None:
+        return
+    routes = as_list(as_dict(as_dict(router.obj).get("spec")).get("routes"))
+    kinds = {k for route in routes for k in _APP_MESH_ROUTE_TYPES if k in as_dict(route)}
+    for kind in sorted(kinds):
+        yield router, f"/spec/routes/{kind}/action/weightedTargets/weight"
 
 
 def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:

@@ -1,0 +1,111 @@
+"""HW306 for the APISIX and App Mesh routers: the Rollout writes backend weights into the
+user's ApisixRoute and target weights into the VirtualRouter behind an App Mesh
+VirtualService, so an Application that renders them needs an ignore rule for those weights
+or each sync writes Git's back mid-canary."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from check.conftest import CheckDir
+
+APP = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: web
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: workloads
+  source: {repoURL: "https://github.com/example/fixtures.git", targetRevision: HEAD, path: web}
+  destination: {name: prod, namespace: web}
+"""
+ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: w, image: w}]}}
+  strategy:
+    canary:
+      canaryService: web-canary
+      stableService: web
+      trafficRouting:
+ROUTING
+      steps: [{setWeight: 10}, {pause: {duration: 1m}}]
+"""
+APISIX = """\
+        apisix: {route: {name: web}}
+---
+apiVersion: apisix.apache.org/v2
+kind: ApisixRoute
+metadata: {name: web}
+spec:
+  http:
+    - name: web
+      backends: [{serviceName: web, servicePort: 80}, {serviceName: web-canary, servicePort: 80}]
+"""
+APP_MESH = """\
+        appMesh:
+          virtualService: {name: web}
+          virtualNodeGroup:
+            canaryVirtualNodeRef: {name: web-canary}
+            stableVirtualNodeRef: {name: web}
+---
+apiVersion: appmesh.k8s.aws/v1beta2
+kind: VirtualService
+metadata: {name: web}
+spec: {provider: {virtualRouter: {virtualRouterRef: {name: web-router}}}}
+---
+apiVersion: appmesh.k8s.aws/v1beta2
+kind: VirtualRouter
+metadata: {name: web-router}
+spec:
+  routes:
+    - name: primary
+      httpRoute:
+        action:
+          weightedTargets:
+            - {virtualNodeRef: {name: web}, weight: 100}
+            - {virtualNodeRef: {name: web-canary}, weight: 0}
+"""
+
+
+def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[str]:
+    rollout = ROLLOUT.replace("ROUTING\n", routing.split("---\n", 1)[0])
+    objects = "---\n".join([rollout, *routing.split("---\n")[1:]])
+    for name, text in {"apps/web.yaml": APP + ignore, "web/all.yaml": objects}.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    return [f.message for f in check_dir(root) if f.rule == "HW306"]
+
+
+@pytest.mark.parametrize(
+    ("routing", "kind", "ignore"),
+    [
+        (
+            APISIX,
+            "ApisixRoute/web",
+            "  ignoreDifferences:\n    - group: apisix.apache.org\n      kind: ApisixRoute\n"
+            "      jqPathExpressions: ['.spec.http[].backends[].weight']\n",
+        ),
+        (
+            APP_MESH,
+            "VirtualRouter/web-router",
+            "  ignoreDifferences:\n    - group: appmesh.k8s.aws\n      kind: VirtualRouter\n"
+            "      jsonPointers: [/spec/routes]\n",
+        ),
+    ],
+)
+def test_route_weights_the_rollout_writes_need_an_ignore_rule(
+    tmp_path: Path, check_dir: CheckDir, routing: str, kind: str, ignore: str
+) -> None:
+    (found,) = _found(tmp_path / "bare", check_dir, routing, "")
+    assert f"sets the weights of {kind} during a canary" in found
+    assert _found(tmp_path / "ignored", check_dir, routing, ignore) == []
