@@ -14,6 +14,7 @@ from functools import cached_property
 from headway.check.drill_engine import DrillEngine, DrillSettings
 from headway.check.manifest import as_dict, group_of, name_of, namespace_of
 from headway.model.diagnostics import Diagnostic
+from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
 
 __all__ = ["AppUnit", "CheckContext", "UnresolvedSource"]
@@ -71,6 +72,7 @@ class CheckContext:
       installed from outside the repository.
     * `drill` — the drill engine the drill rules replay Rollouts with (None: they are off),
       and `drill_settings` — the scenario it plays (`drill:` in the check config).
+    * `parses` — the typed views the loader built while validating, for rules to reuse.
     """
 
     units: tuple[AppUnit, ...]
@@ -82,6 +84,7 @@ class CheckContext:
     external_templates: frozenset[str] = frozenset()
     drill: DrillEngine | None = None
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
+    parses: ParseMemo = field(default_factory=ParseMemo)
 
     @cached_property
     def all_objects(self) -> tuple[Document, ...]:

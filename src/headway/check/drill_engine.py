@@ -6,9 +6,11 @@ knows this shape, so the rules stay pure and testable with any engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
+from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
 
 __all__ = ["DrillEngine", "DrillSettings", "DrillVerdict"]
@@ -44,4 +46,15 @@ class DrillVerdict:
     whole_service_metrics: tuple[str, ...] = ()
 
 
-DrillEngine = Callable[[Document, Mapping[str, Document], DrillSettings], DrillVerdict]
+class DrillEngine(Protocol):
+    """Replays `rollout` gated by `templates` on the settings' scenario; `parses` holds the
+    typed views the check already built (the loader validated every document)."""
+
+    def __call__(
+        self,
+        rollout: Document,
+        templates: Mapping[str, Document],
+        settings: DrillSettings,
+        *,
+        parses: ParseMemo | None = None,
+    ) -> DrillVerdict: ...

@@ -110,7 +110,7 @@ def _drill_one(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterable[
     if not refs or templates is None:
         return
     settings = ctx.drill_settings
-    verdict = ctx.drill(rollout, templates, settings)
+    verdict = ctx.drill(rollout, templates, settings, parses=ctx.parses)
     where = (*refs[0].path, "templateName")
     names = ", ".join(f"AnalysisTemplate/{n}" for n in templates)
     said = f"Rollout/{rollout.name} gated by {names}"

@@ -17,6 +17,7 @@ from headway.check.drill_engine import DrillSettings, DrillVerdict
 from headway.model.analysis import AnalysisTemplate, parse_analysis_template
 from headway.model.diagnostics import Severity
 from headway.model.durations import parse_duration
+from headway.model.manifests import ParseMemo
 from headway.model.rollout import parse_rollout
 from headway.model.yamlload import Document
 
@@ -32,13 +33,17 @@ _SUMMARIES: dict[tuple[str, DrillSettings], DrillSummary] = {}
 
 
 def drill_gate(
-    rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
+    rollout: Document,
+    templates: Mapping[str, Document],
+    settings: DrillSettings,
+    *,
+    parses: ParseMemo | None = None,
 ) -> DrillVerdict:
     """The drill's numbers for `rollout` on the settings' scenario, or why it cannot run."""
     from headway.drill.scenario import parse_scenario
     from headway.drill.summary import drill
 
-    plan = _plan(rollout, templates)
+    plan = _plan(rollout, templates, parses or ParseMemo())
     if isinstance(plan, str):
         return DrillVerdict(unreadable=plan)
     key = (_plan_key(plan), settings)
@@ -110,24 +115,28 @@ def _plan_key(plan: RolloutPlan) -> str:
     return repr((stages, _analysis_key(plan.background), plan.background_from))
 
 
-def _parsed_templates(templates: Mapping[str, Document]) -> dict[str, AnalysisTemplate] | str:
+def _parsed_templates(
+    templates: Mapping[str, Document], parses: ParseMemo
+) -> dict[str, AnalysisTemplate] | str:
     parsed = {}
     for name, document in templates.items():
-        template, diagnostics = parse_analysis_template(document)
+        template, diagnostics = parses.parse(parse_analysis_template, document)
         if template is None or any(d.severity is Severity.ERROR for d in diagnostics):
             return f"AnalysisTemplate/{name} does not validate (headway validate says why)"
         parsed[name] = template
     return parsed
 
 
-def _plan(document: Document, templates: Mapping[str, Document]) -> RolloutPlan | str:
+def _plan(
+    document: Document, templates: Mapping[str, Document], parses: ParseMemo
+) -> RolloutPlan | str:
     from headway.drill.metrics import DrillError
     from headway.drill.plan import rollout_plan
 
-    rollout, diagnostics = parse_rollout(document)
+    rollout, diagnostics = parses.parse(parse_rollout, document)
     if rollout is None or any(d.severity is Severity.ERROR for d in diagnostics):
         return "the Rollout does not validate (headway validate says why)"
-    parsed = _parsed_templates(templates)
+    parsed = _parsed_templates(templates, parses)
     if isinstance(parsed, str):
         return parsed
     try:

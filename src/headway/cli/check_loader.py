@@ -36,6 +36,7 @@ from headway.cluster.cluster_secrets import (
 )
 from headway.controllers.appset.inputs import TreeInputs
 from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.manifests import ParseMemo
 from headway.model.validate import validate_documents
 from headway.model.yamlload import Document, LoadResult, load_documents, paused_gc
 from headway.source.errors import SourceError
@@ -87,11 +88,11 @@ class RenderMemo:
     # A shared document validates once; the document is kept so its id stays its own.
     validated: dict[int, tuple[Document, list[Diagnostic]]] = field(default_factory=dict)
 
-    def validate(self, documents: list[Document]) -> list[Diagnostic]:
+    def validate(self, documents: list[Document], parses: ParseMemo) -> list[Diagnostic]:
         found: list[Diagnostic] = []
         for doc in documents:
             if id(doc) not in self.validated:
-                self.validated[id(doc)] = (doc, validate_documents([doc]))
+                self.validated[id(doc)] = (doc, validate_documents([doc], memo=parses))
             found.extend(self.validated[id(doc)][1])
         return found
 
@@ -110,6 +111,8 @@ class RepositoryLoader:
     base_crds: tuple[Document, ...] = ()
     memo: RenderMemo | None = None
     plugins: PluginCatalog = field(default_factory=PluginCatalog)
+    # The typed views validation builds, shared with the rules (the drill reads Rollouts).
+    parses: ParseMemo = field(default_factory=ParseMemo)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
     _listing: dict[int, list[str]] = field(default_factory=dict)
@@ -216,6 +219,7 @@ class RepositoryLoader:
             external_templates=self.external_templates,
             drill=self.drill,
             drill_settings=self.drill_settings,
+            parses=self.parses,
         )
 
     def _generated_applications(self, documents: list[Document]) -> list[Document]:
@@ -244,7 +248,11 @@ class RepositoryLoader:
         """What `headway validate` rejects in the scanned and rendered objects (each once)."""
         unique = list({id(d): d for d in documents}.values())
         seen = {(d.file, d.line, d.field, d.message) for d in self.diagnostics}
-        problems = self.memo.validate(unique) if self.memo else validate_documents(unique)
+        problems = (
+            self.memo.validate(unique, self.parses)
+            if self.memo
+            else validate_documents(unique, memo=self.parses)
+        )
         for problem in problems:
             key = (problem.file, problem.line, problem.field, problem.message)
             if problem.severity is Severity.ERROR and key not in seen:

@@ -33,6 +33,7 @@ from headway.cli.check import (
 from headway.cli.check_loader import RenderMemo, RepositoryLoader
 from headway.cli.check_transition import transition_findings
 from headway.model.diagnostics import Severity
+from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
 from headway.review.app_review import AppRenders, review_app
 from headway.review.findings import mark_findings
@@ -152,11 +153,17 @@ class _DrillMemo:
     )
 
     def __call__(
-        self, rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
+        self,
+        rollout: Document,
+        templates: Mapping[str, Document],
+        settings: DrillSettings,
+        *,
+        parses: ParseMemo | None = None,
     ) -> DrillVerdict:
         key = (id(rollout), settings, *sorted((k, id(v)) for k, v in templates.items()))
         if key not in self.verdicts:
-            self.verdicts[key] = (rollout, self.engine(rollout, templates, settings))
+            verdict = self.engine(rollout, templates, settings, parses=parses)
+            self.verdicts[key] = (rollout, verdict)
         return self.verdicts[key][1]
 
 

@@ -7,6 +7,7 @@ Argo kinds (`argoproj.io/v1alpha1`) get full views and validation; everything el
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from headway.model import (
@@ -27,6 +28,7 @@ __all__ = [
     "PARSERS",
     "SERVED_VERSIONS",
     "Manifest",
+    "ParseMemo",
     "is_object",
     "parse_manifest",
 ]
@@ -81,8 +83,30 @@ def is_object(document: Document) -> bool:
     return "apiVersion" in obj or "kind" in obj
 
 
-def parse_manifest(document: Document) -> tuple[Manifest | None, list[Diagnostic]]:
-    """The typed view of any object and its diagnostics; the view is None on any error."""
+@dataclass
+class ParseMemo:
+    """Each kind parser's answer once per document, for readers that ask again (`headway
+    check` validates every document, then its drill rule reads the Rollouts and templates).
+    Documents are held, so their ids stay their own; their objects must not change."""
+
+    _answers: dict[tuple[int, Parser], tuple[Document, Any, tuple[Diagnostic, ...]]] = field(
+        default_factory=dict
+    )
+
+    def parse(self, parser: Parser, document: Document) -> tuple[Any, list[Diagnostic]]:
+        key = (id(document), parser)
+        known = self._answers.get(key)
+        if known is None:
+            view, diagnostics = parser(document)
+            known = self._answers[key] = (document, view, tuple(diagnostics))
+        return known[1], list(known[2])
+
+
+def parse_manifest(
+    document: Document, *, memo: ParseMemo | None = None
+) -> tuple[Manifest | None, list[Diagnostic]]:
+    """The typed view of any object and its diagnostics; the view is None on any error.
+    With `memo`, a kind parser runs once per document."""
     obj = document.obj
     api_version = obj.get("apiVersion") if isinstance(obj, dict) else None
     kind = obj.get("kind") if isinstance(obj, dict) else None
@@ -96,5 +120,5 @@ def parse_manifest(document: Document) -> tuple[Manifest | None, list[Diagnostic
         served = f"{group}/{SERVED_VERSIONS[group]}"
         message = f'"{api_version}" is not served for {kind}; use {served}'
         return None, [document.diagnostic(("apiVersion",), message)]
-    view, diagnostics = parser(document)
+    view, diagnostics = parser(document) if memo is None else memo.parse(parser, document)
     return view, diagnostics

@@ -35,13 +35,16 @@ class ValidationReport:
         return self.count(Severity.ERROR) == 0
 
 
-def validate_documents(docs: Iterable[Document]) -> list[Diagnostic]:
-    """Diagnostics for already-loaded documents, in document and line order."""
+def validate_documents(
+    docs: Iterable[Document], *, memo: manifests.ParseMemo | None = None
+) -> list[Diagnostic]:
+    """Diagnostics for already-loaded documents, in document and line order (their typed
+    views kept in `memo`, when given, for whoever reads them next)."""
     diagnostics: list[Diagnostic] = []
     with paused_gc():
         for document in docs:
             if manifests.is_object(document):
-                _, found = manifests.parse_manifest(document)
+                _, found = manifests.parse_manifest(document, memo=memo)
                 found.extend(_unsupported(document))
                 diagnostics.extend(sorted(found, key=lambda d: d.line))
     return diagnostics
