@@ -33,7 +33,19 @@ class AppUnit:
         return as_dict(as_dict(self.application.obj if self.application else {}).get("spec"))
 
     def of_kind(self, *kinds: str) -> Iterator[Document]:
+        """The unit's objects of these kinds, in the unit's order."""
+        if len(kinds) == 1:
+            return iter(self._by_kind.get(kinds[0], ()))
         return (d for d in self.objects if d.kind in kinds)
+
+    @cached_property
+    def _by_kind(self) -> dict[str, list[Document]]:
+        """The objects by kind, built once: the rules ask every unit for one kind dozens of
+        times (a tenth of a check of 1,000 Applications went to reading each object's kind)."""
+        found: dict[str, list[Document]] = {}
+        for document in self.objects:
+            found.setdefault(document.kind, []).append(document)
+        return found
 
     def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
         """The object `kind/name`, preferring one in `namespace` when several share a name.
