@@ -65,6 +65,12 @@ def main() -> None:
         "headway get pods (no runtime)": [*HEADWAY, "get", "pods", "--state-dir", "/nonexistent"],
         "headway check --help": [*HEADWAY, "check", "--help"],
         "headway serve --help": [*HEADWAY, "serve", "--help"],
+        "headway diff --help": [*HEADWAY, "diff", "--help"],
+        "headway drill --help": [*HEADWAY, "drill", "--help"],
+        "headway analysis run --help": [*HEADWAY, "analysis", "run", "--help"],
+        "headway runtime up --help": [*HEADWAY, "runtime", "up", "--help"],
+        "headway demo --help": [*HEADWAY, "demo", "--help"],
+        "headway check --no-such-option": [*HEADWAY, "check", "--no-such-option"],
     }
     if arguments.before:
         before = f"PYTHONPATH={arguments.before.resolve()}"

@@ -218,7 +218,32 @@ def run_check(
     transition: str | None = None,
     plugins: PluginCatalog | None = None,
 ) -> tuple[list[Finding], int]:
-    """Findings for the repository at `path`, and how many Applications were checked."""
+    """Findings for the repository at `path`, and how many Applications were checked.
+
+    The cyclic collector stays off for the whole run: what a check builds is acyclic and
+    alive until the run ends, so each collection only rescanned it (a third of the CPU of a
+    check of 1,000 Applications, most of it when a paused block ended and the collector met
+    millions of young objects); it resumes once the loaded repository is freed."""
+    from headway.model.yamlload import paused_gc
+
+    with paused_gc():
+        return _run_check(
+            path,
+            revision=revision,
+            config_file=config_file,
+            transition=transition,
+            plugins=plugins,
+        )
+
+
+def _run_check(
+    path: Path,
+    *,
+    revision: str | None,
+    config_file: Path | None,
+    transition: str | None,
+    plugins: PluginCatalog | None,
+) -> tuple[list[Finding], int]:
     from headway.check.registry import run_checks
     from headway.cli.check_loader import collect_crds
     from headway.cli.check_transition import TransitionError, transition_findings
