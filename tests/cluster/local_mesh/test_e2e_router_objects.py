@@ -1,4 +1,5 @@
-"""End to end: a canary through SMI, Traefik, Gateway API, ALB and NGINX splits real traffic.
+"""End to end: a canary through SMI, Traefik, Gateway API, ALB, NGINX, Ambassador, APISIX and
+App Mesh splits real traffic.
 
 For each router, the objects are written by its control-plane reconciler (the module the
 Rollout controller uses), the local mesh realizes them with a real data-plane router, and real
@@ -23,6 +24,9 @@ from headway.cluster.protocol import Cluster
 from headway.kube.pod_facts import is_ready
 from headway.model.obj import Obj
 from headway.routers.control.alb import ALBReconciler
+from headway.routers.control.ambassador import AmbassadorReconciler
+from headway.routers.control.apisix import ApisixReconciler
+from headway.routers.control.appmesh import AppMeshReconciler
 from headway.routers.control.gateway_api import GatewayAPIReconciler
 from headway.routers.control.nginx import NginxReconciler
 from headway.routers.control.objects import RolloutIdentity
@@ -146,6 +150,79 @@ NGINX = Case(
                  "nginx.ingress.kubernetes.io/canary-weight": "0"},
 )
 
+AMBASSADOR = Case(
+    routing={"ambassador": {"mappings": ["checkout"]}},
+    crds=(crd(group="getambassador.io", kind="Mapping", plural="mappings",
+              versions=("v2", "v3alpha1")),),
+    user_objects=({
+        "apiVersion": "getambassador.io/v3alpha1",  # read by the reconciler as v2, as on a cluster
+        "kind": "Mapping",
+        "metadata": {"name": "checkout", "namespace": "default"},
+        "spec": {"prefix": "/", "service": f"{STABLE}:80"},
+    },),
+    reconciler=lambda c, r: AmbassadorReconciler(c, rollout=r, mappings=["checkout"],
+                                                 stable_service=STABLE, canary_service=CANARY),
+    routed=("getambassador.io/v2", "Mapping", "checkout"),
+    written=lambda c: sorted(
+        m["metadata"]["name"] for m in c.list("getambassador.io/v2", "Mapping", namespace="default")
+    ),
+    after_abort=["checkout"],  # the canary Mapping is deleted at weight 0
+)
+APISIX = Case(
+    routing={"apisix": {"route": {"name": "checkout"}}},
+    crds=(crd(group="apisix.apache.org", kind="ApisixRoute", plural="apisixroutes",
+              versions=("v2",)),),
+    user_objects=({
+        "apiVersion": "apisix.apache.org/v2",
+        "kind": "ApisixRoute",
+        "metadata": {"name": "checkout", "namespace": "default"},
+        "spec": {"http": [{"name": "checkout", "match": {"paths": ["/*"]},
+                           "backends": [{"serviceName": STABLE, "servicePort": 80},
+                                        {"serviceName": CANARY, "servicePort": 80}]}]},
+    },),
+    reconciler=lambda c, r: ApisixReconciler(c, rollout=r, route="checkout", rules=(),
+                                             stable_service=STABLE, canary_service=CANARY,
+                                             managed_routes=()),
+    routed=("apisix.apache.org/v2", "ApisixRoute", "checkout"),
+    written=lambda c: c.get("apisix.apache.org/v2", "ApisixRoute", "checkout",
+                            "default")["spec"]["http"][0]["backends"],
+    after_abort=[{"serviceName": STABLE, "servicePort": 80, "weight": 100},
+                 {"serviceName": CANARY, "servicePort": 80, "weight": 0}],
+)
+_MESH_API = "appmesh.k8s.aws/v1beta2"
+
+
+def _mesh_object(kind: str, name: str, spec: dict[str, Any]) -> Obj:
+    return {"apiVersion": _MESH_API, "kind": kind,
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+APP_MESH = Case(
+    routing={"appMesh": {"virtualService": {"name": "checkout"},
+                         "virtualNodeGroup": {"canaryVirtualNodeRef": {"name": "canary-vn"},
+                                              "stableVirtualNodeRef": {"name": "stable-vn"}}}},
+    crds=tuple(crd(group="appmesh.k8s.aws", kind=kind, plural=f"{kind.lower()}s",
+                   versions=("v1beta2",))
+               for kind in ("VirtualService", "VirtualRouter", "VirtualNode")),
+    user_objects=(
+        _mesh_object("VirtualService", "checkout",
+                     {"provider": {"virtualRouter": {"virtualRouterRef": {"name": "router"}}}}),
+        _mesh_object("VirtualRouter", "router", {"routes": [{"name": "primary", "httpRoute": {
+            "action": {"weightedTargets": [{"virtualNodeRef": {"name": "stable-vn"}, "weight": 100},
+                                           {"virtualNodeRef": {"name": "canary-vn"}, "weight": 0}]},
+        }}]}),
+        *(_mesh_object("VirtualNode", node, {"serviceDiscovery": {"dns": {"hostname": service}}})
+          for node, service in (("stable-vn", STABLE), ("canary-vn", CANARY))),
+    ),
+    reconciler=lambda c, r: AppMeshReconciler(c, rollout=r, virtual_service="checkout", routes=(),
+                                              stable_node="stable-vn", canary_node="canary-vn"),
+    routed=(_MESH_API, "VirtualService", "checkout"),
+    written=lambda c: c.get(_MESH_API, "VirtualRouter", "router", "default")["spec"]["routes"][0][
+        "httpRoute"]["action"]["weightedTargets"],
+    after_abort=[{"virtualNodeRef": {"name": "stable-vn"}, "weight": 100},
+                 {"virtualNodeRef": {"name": "canary-vn"}, "weight": 0}],
+)
+
 
 def _store_rollout(runtime: Runtime, routing: dict[str, Any]) -> RolloutIdentity:
     rollout = {
@@ -181,8 +258,11 @@ def _address(runtime: Runtime, case: Case) -> str:
     return str((obj["metadata"].get("annotations") or {}).get(ADDRESS_ANNOTATION) or "")
 
 
-@pytest.mark.parametrize("case", [SMI, TRAEFIK, GATEWAY, ALB, NGINX],
-                         ids=["smi", "traefik", "gatewayapi", "alb", "nginx"])
+@pytest.mark.parametrize(
+    "case",
+    [SMI, TRAEFIK, GATEWAY, ALB, NGINX, AMBASSADOR, APISIX, APP_MESH],
+    ids=["smi", "traefik", "gatewayapi", "alb", "nginx", "ambassador", "apisix", "appmesh"],
+)
 async def test_canary_then_abort_splits_real_traffic(tmp_path: Path, case: Case) -> None:
     async with running(tmp_path) as runtime:
         for obj in (*case.crds, *case.user_objects):
