@@ -109,3 +109,38 @@ def test_route_weights_the_rollout_writes_need_an_ignore_rule(
     (found,) = _found(tmp_path / "bare", check_dir, routing, "")
     assert f"sets the weights of {kind} during a canary" in found
     assert _found(tmp_path / "ignored", check_dir, routing, ignore) == []
+
+
+def _virtual_node(name: str, labels: str) -> str:
+    return (
+        "---\napiVersion: appmesh.k8s.aws/v1beta2\nkind: VirtualNode\n"
+        f"metadata: {{name: {name}}}\nspec: {{podSelector: {{matchLabels: {labels}}}}}\n"
+    )
+
+
+def test_a_virtual_node_hash_written_in_git_needs_an_ignore_rule(
+    tmp_path: Path, check_dir: CheckDir
+) -> None:
+    """Argo's App Mesh example writes a placeholder hash into each VirtualNode's selector;
+    the Rollout replaces it, and a sync would put the placeholder back."""
+    router_ignore = (
+        "  ignoreDifferences:\n    - group: appmesh.k8s.aws\n      kind: VirtualRouter\n"
+        "      jsonPointers: [/spec/routes]\n"
+    )
+    nodes = _virtual_node(
+        "web-canary", "{app: web, rollouts-pod-template-hash: canary-tbd}"
+    ) + _virtual_node("web", "{app: web}")
+    found = _found(tmp_path / "bare", check_dir, APP_MESH + nodes, router_ignore)
+    assert found == [
+        "Rollout/web sets the pod-template hash label of VirtualNode/web-canary during a canary, "
+        "and Application/web has no ignore rule for "
+        "/spec/podSelector/matchLabels/rollouts-pod-template-hash: each sync or self-heal "
+        "writes the Git label back and canary traffic flaps"
+    ]
+    node_ignore = (
+        "    - group: appmesh.k8s.aws\n      kind: VirtualNode\n"
+        "      jqPathExpressions: ['.spec.podSelector.matchLabels']\n"
+    )
+    assert (
+        _found(tmp_path / "ignored", check_dir, APP_MESH + nodes, router_ignore + node_ignore) == []
+    )

@@ -199,13 +199,15 @@ def check_router_weights(ctx: CheckContext) -> Iterable[Finding]:
             for route, pointer in _managed_routes(rollout, unit):
                 if any(_matches(e, route) and covers(e, pointer) for e in entries):
                     continue
+                hashed = pointer.endswith(_HASH_LABEL_POINTER)
+                what = "the pod-template hash label" if hashed else "the weights"
                 yield finding_at(
                     ROUTER_WEIGHTS_NOT_IGNORED,
                     route,
-                    message=f"Rollout/{rollout.name} sets the weights of {route.kind}/"
+                    message=f"Rollout/{rollout.name} sets {what} of {route.kind}/"
                     f"{route.name} during a canary, and Application/{app.name} has no ignore "
-                    f"rule for {pointer}: each sync or self-heal writes the Git weights back and "
-                    "canary traffic flaps",
+                    f"rule for {pointer}: each sync or self-heal writes the Git "
+                    f"{'label' if hashed else 'weights'} back and canary traffic flaps",
                     app=unit.name,
                 )
 
@@ -263,6 +265,24 @@ def _app_mesh_routes(app_mesh: dict[str, Any], unit: AppUnit) -> Iterator[tuple[
     kinds = {k for route in routes for k in _APP_MESH_ROUTE_TYPES if k in as_dict(route)}
     for kind in sorted(kinds):
         yield router, f"/spec/routes/{kind}/action/weightedTargets/weight"
+    yield from _hashed_virtual_nodes(app_mesh, unit)
+
+
+_HASH_LABEL_POINTER = "/spec/podSelector/matchLabels/rollouts-pod-template-hash"
+
+
+def _hashed_virtual_nodes(
+    app_mesh: dict[str, Any], unit: AppUnit
+) -> Iterator[tuple[Document, str]]:
+    """The virtualNodeGroup's VirtualNodes whose Git selector carries the hash label the
+    Rollout rewrites (Argo's example writes a placeholder there): a sync puts Git's back."""
+    group = as_dict(app_mesh.get("virtualNodeGroup"))
+    for ref in ("stableVirtualNodeRef", "canaryVirtualNodeRef"):
+        node = unit.find("VirtualNode", str(as_dict(group.get(ref)).get("name", "")))
+        spec = as_dict(node.obj).get("spec") if node is not None else None
+        labels = as_dict(as_dict(as_dict(spec).get("podSelector")).get("matchLabels"))
+        if node is not None and "rollouts-pod-template-hash" in labels:
+            yield node, _HASH_LABEL_POINTER
 
 
 def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:
