@@ -1,7 +1,7 @@
 """End to end through the Rollout controller: a canary routed by SMI, Traefik, the Gateway API
 plugin, ALB, NGINX, Ambassador, APISIX or App Mesh pauses at 25 % with real traffic split
-30/10, then an abort sends every request back to v1. The controller picks the reconciler from the Rollout's trafficRouting;
-the local mesh realizes what it writes."""
+30/10, then an abort sends every request back to v1. The controller picks the reconciler
+from the Rollout's trafficRouting; the local mesh realizes what it writes."""
 
 from __future__ import annotations
 
