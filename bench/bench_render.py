@@ -7,7 +7,12 @@ each app measures (median of several runs):
   render   - a cold render from the Git tree (new cache each time)
   cached   - the same render answered by the RenderCache
   raw load - PyYAML CSafeLoader loading the same YAML text (the files for the directory app,
-             the rendered output for Kustomize and Helm), measured in this run
+             the rendered output for Kustomize, Helm, Jsonnet and the plugin), measured in
+             this run
+
+The Jsonnet app builds the same 200 Deployments from one .jsonnet file and a library; the
+plugin app is a config management plugin whose `generate` is `cat` of the 200 files (the
+cost of running a plugin, not of any tool it would call).
 
 and prints the ratios render/raw and cached/raw.
 
@@ -27,6 +32,7 @@ import pygit2
 import yaml
 
 from headway.source.git import GitCache
+from headway.source.plugins import load_plugins
 from headway.source.render import RenderCache, RenderRequest, render
 from headway.source.spec import ApplicationSource
 
@@ -63,11 +69,38 @@ spec:
 """
 
 
+JSONNET_APP = f"""local svc = import 'svc.libsonnet';
+[svc(i) for i in std.range(0, {DIRECTORY_FILES - 1})]
+"""
+JSONNET_LIB = """function(i) {
+  apiVersion: 'apps/v1', kind: 'Deployment',
+  metadata: { name: 'svc-%d' % i, labels: { app: 'svc-%d' % i, team: 'shop' },
+              annotations: { 'argocd.argoproj.io/sync-wave': '1' } },
+  spec: { replicas: 3, selector: { matchLabels: { app: 'svc-%d' % i } },
+    template: { metadata: { labels: { app: 'svc-%d' % i } }, spec: { containers: [{
+      name: 'app', image: 'registry.example.com/svc-%d:1.%d.0' % [i, i],
+      ports: [{ containerPort: 8080 }],
+      env: [{ name: 'LOG_LEVEL', value: 'info' }, { name: 'REGION', value: 'eu-west-1' }],
+      resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+      readinessProbe: { httpGet: { path: '/healthz', port: 8080 } } }] } } },
+}
+"""
+PLUGIN = """apiVersion: argoproj.io/v1alpha1
+kind: ConfigManagementPlugin
+metadata: {name: cat}
+spec:
+  generate:
+    command: [sh, -c, 'for f in *.yaml; do cat "$f"; echo ---; done']
+"""
+
+
 def _files() -> dict[str, bytes]:
     files = {
         f"apps/fleet/svc-{i:03d}.yaml": DEPLOYMENT.format(i=i).encode()
         for i in range(DIRECTORY_FILES)
     }
+    files["apps/jsonnet/main.jsonnet"] = JSONNET_APP.encode()
+    files["apps/jsonnet/svc.libsonnet"] = JSONNET_LIB.encode()
     for prefix, root in (("apps/checkout", FIXTURES / "kustomize"),):
         for path in root.rglob("*"):
             if path.is_file():
@@ -122,13 +155,27 @@ def main() -> None:
         fetch_ms = _median_ms(repo.fetch, 1)
         tree = repo.tree("main")
         print(f"fetch (clone) of {len(tree.files())} files: {fetch_ms:.1f} ms")
+        (Path(tmp) / "plugins" / "cat").mkdir(parents=True)
+        (Path(tmp) / "plugins" / "cat" / "plugin.yaml").write_text(PLUGIN)
+        plugins = load_plugins(Path(tmp) / "plugins")
+        plugin_source: ApplicationSource = {"path": "apps/fleet", "plugin": {"name": "cat"}}
         apps: list[tuple[str, ApplicationSource, int]] = [
             (f"directory ({DIRECTORY_FILES} files)", {"path": "apps/fleet"}, 7),
             ("kustomize overlay", {"path": "apps/checkout/overlays/prod"}, 5),
             ("helm chart", {"path": "charts/checkout"}, 7),
+            (f"jsonnet ({DIRECTORY_FILES} objects)", {"path": "apps/jsonnet"}, 7),
+            ("plugin (cat, 200 files)", plugin_source, 5),
         ]
+        revision = repo.resolve("main")
         for name, source, runs in apps:
-            request = RenderRequest(source=source, tree=tree, app_name="bench", namespace="shop")
+            request = RenderRequest(
+                source=source,
+                tree=tree,
+                app_name="bench",
+                namespace="shop",
+                revision=revision,
+                plugins=plugins,
+            )
             if name.startswith("directory"):
                 texts = [tree.read(f).decode() for f in tree.files("apps/fleet")]
             else:

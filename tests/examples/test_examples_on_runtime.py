@@ -138,7 +138,7 @@ async def test_sync_waves_and_hooks_examples_sync_to_healthy(tmp_path: Path) -> 
 async def test_jsonnet_examples_sync_to_healthy(tmp_path: Path) -> None:
     """jsonnet-guestbook (an import beside the file) and jsonnet-guestbook-tla (with the
     fixture Application's top-level arguments), evaluated from the Git remote and synced."""
-    require_extra("_jsonnet", "jsonnet")
+    require_extra("_gojsonnet", "jsonnet")
     remote = Remote(tmp_path / "remote.git")
     remote.commit(_fixture_files(), "the argocd-example-apps fixtures")
     apps = [_application(n, remote.url, **_fixture_source(n)) for n in JSONNET_EXAMPLES]

@@ -112,7 +112,7 @@ def test_the_plugin_example_renders_with_its_env_and_parameters() -> None:
 def test_the_jsonnet_examples_render_with_their_applications_arguments(
     app: str, name: str, replicas: int
 ) -> None:
-    require_extra("_jsonnet", "jsonnet")
+    require_extra("_gojsonnet", "jsonnet")
     application = yaml.safe_load((ARGOCD_APPS / "apps" / f"{app}.yaml").read_text())
     request = RenderRequest(
         source=application["spec"]["source"], tree=FilesystemTree(ARGOCD_APPS), app_name=app

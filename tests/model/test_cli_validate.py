@@ -137,7 +137,7 @@ def test_jsonnet_files_are_evaluated_and_their_objects_validated(
     read), then an error on every `.jsonnet` file; now each is evaluated, importing beside it,
     and what it produces is validated like YAML. One that needs its Application's values is
     left to `headway check` with a note."""
-    require_extra("_jsonnet", "jsonnet")
+    require_extra("_gojsonnet", "jsonnet")
     app_dir = tmp_path / "jsonnet-guestbook"
     app_dir.mkdir()
     (app_dir / "guestbook-ui.jsonnet").write_text(

@@ -275,3 +275,38 @@ def test_a_yaml_error_at_head_is_named_not_read_as_a_removal(fleet: GitopsRepo) 
     assert "YAML syntax error" in output
     document = json.loads(_diff(fleet.root, "--format", "json")[1])
     assert document["problems"] and document["problems"][0].startswith("HEAD: apps/web.yaml:")
+
+
+def test_a_plugin_app_renders_through_the_plugins_dir(tmp_path: Path) -> None:
+    """`headway diff --plugins-dir`: the plugin runs at both commits, in the checkout's
+    files of each; without the directory the head does not render and says why."""
+    plugins = tmp_path / "plugins" / "upper"
+    plugins.mkdir(parents=True)
+    (plugins / "plugin.yaml").write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ConfigManagementPlugin\n"
+        "metadata: {name: upper}\nspec:\n"
+        "  generate: {command: [cat, cm.tmpl]}\n"
+    )
+    template = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: upper}\ndata:\n  level: "
+    repo = GitopsRepo(tmp_path / "repo")
+    repo.commit(
+        {
+            "apps/upper.yaml": application("upper", path="upper").replace(
+                "targetRevision: HEAD\n", "targetRevision: HEAD\n    plugin: {name: upper}\n"
+            ),
+            "upper/cm.tmpl": template + "info\n",
+        }
+    )
+    repo.commit({"upper/cm.tmpl": template + "debug\n"})
+    code, output = _diff(repo.root, "--format", "json", "--plugins-dir", str(tmp_path / "plugins"))
+    assert code == 1, output
+    [resource] = _apps(json.loads(output))["upper"]["resources"]
+    assert (resource["kind"], resource["name"], resource["change"]) == (
+        "ConfigMap",
+        "upper",
+        "changed",
+    )
+    assert "+  level: debug" in resource["diff"]
+    code, output = _diff(repo.root)
+    assert code == 2
+    assert "no plugin 'upper' (no plugins are configured" in output

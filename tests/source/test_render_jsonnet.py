@@ -19,9 +19,23 @@ from headway.source.tree import FilesystemTree
 from source.gitrepos import make_upstream, require_extra
 
 
-@pytest.fixture(autouse=True)
-def _jsonnet_installed() -> None:
-    require_extra("_jsonnet", "jsonnet")
+@pytest.fixture(autouse=True, params=["_gojsonnet", "_jsonnet"])
+def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on go-jsonnet (the extra, as Argo CD evaluates) and, where it is
+    installed, on the C++ implementation Headway falls back to."""
+    module: str = request.param
+    if module == "_gojsonnet":
+        require_extra(module, "jsonnet")
+    elif importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} (PyPI jsonnet) is not installed")
+    other = {"_gojsonnet": "_jsonnet", "_jsonnet": "_gojsonnet"}[module]
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name == other else real(name)
+
+    monkeypatch.setattr(tools.importlib.util, "find_spec", find_spec)
+    return module
 
 
 def _write(root: Path, files: dict[str, str]) -> FilesystemTree:
@@ -135,7 +149,7 @@ def test_a_syntax_error_names_the_file_and_line(tmp_path: Path) -> None:
     tree = _write(tmp_path, {"apps/web/main.jsonnet": "{\n  a: 1,\n  b: ,\n}\n"})
     [error] = _errors(_render(tree))
     assert (error.file, error.line) == ("apps/web/main.jsonnet", 3)
-    assert "Jsonnet evaluation of apps/web/main.jsonnet failed: STATIC ERROR" in error.message
+    assert error.message.startswith("Jsonnet evaluation of apps/web/main.jsonnet failed: ")
 
 
 def test_an_error_in_a_library_names_the_library_line(tmp_path: Path) -> None:
@@ -155,7 +169,7 @@ def test_a_missing_ext_var_is_an_error_not_an_empty_render(tmp_path: Path) -> No
     tree = _write(tmp_path, {"apps/web/main.jsonnet": "{ kind: std.extVar('kind') }"})
     result = _render(tree)
     assert result.documents == () and not result.ok
-    assert "undefined external variable: kind" in _errors(result)[0].message
+    assert "undefined external variable: kind" in _errors(result)[0].message.lower()
 
 
 @pytest.mark.parametrize(
@@ -185,12 +199,7 @@ def test_imports_that_leave_the_repository_are_refused(
 def test_without_the_library_the_error_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = importlib.util.find_spec
-
-    def find_spec(name: str, *args: object) -> object:
-        return None if name == "_jsonnet" else real(name)
-
-    monkeypatch.setattr(tools.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(tools.importlib.util, "find_spec", lambda name, *args: None)
     tree = _write(tmp_path, {"apps/web/main.jsonnet": "{}"})
     with pytest.raises(ToolNotInstalled, match=r"pip install 'headway\[jsonnet\]'"):
         _render(tree)

@@ -35,7 +35,10 @@ __all__ = [
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 # The Jsonnet library's words for a value only the Application can give.
-_NEEDS_VALUES = re.compile(r"undefined external variable|function parameter \S+ not bound")
+_NEEDS_VALUES = re.compile(
+    r"undefined external variable|function parameter \S+ not bound|missing argument",
+    re.IGNORECASE,
+)
 
 
 def find_manifest_files(root: Path) -> list[Path]:

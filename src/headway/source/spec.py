@@ -72,7 +72,7 @@ class ApplicationSource(TypedDict, total=False):
     directory: DirectorySpec
     helm: HelmSpec
     kustomize: KustomizeSpec
-    plugin: dict[str, Any]  # refused: config-management plugins are not supported yet
+    plugin: dict[str, Any]  # a config management plugin: name, env, parameters
 
 
 def spec_section(source: ApplicationSource, name: str) -> dict[str, Any]:

@@ -62,10 +62,12 @@ def find_helm_binary() -> str:
 
 
 def load_jsonnet() -> ModuleType:
-    """The Jsonnet library (`_jsonnet`, from the `jsonnet` extra); there is no program fallback,
-    since imports must be read through the source tree, which only the library allows."""
-    if importlib.util.find_spec("_jsonnet") is None:
-        raise ToolNotInstalled(
-            f"Jsonnet is not installed, so .jsonnet files cannot be evaluated; {JSONNET_HINT}"
-        )
-    return importlib.import_module("_jsonnet")
+    """The Jsonnet library: go-jsonnet (`_gojsonnet`, the `jsonnet` extra), the implementation
+    Argo CD evaluates with, else the C++ one (`_jsonnet`, PyPI `jsonnet`), several times
+    slower (bench/bench_render.py). No program fallback: imports must be read through the
+    source tree, which only the library's import callback allows."""
+    for module in ("_gojsonnet", "_jsonnet"):
+        if importlib.util.find_spec(module) is not None:
+            return importlib.import_module(module)
+    message = f"Jsonnet is not installed, so .jsonnet files cannot be evaluated; {JSONNET_HINT}"
+    raise ToolNotInstalled(message)
