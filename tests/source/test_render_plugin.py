@@ -330,3 +330,23 @@ def test_the_cli_default_timeout_is_the_loaders() -> None:
     from headway.source.plugins import DEFAULT_TIMEOUT_SECONDS
 
     assert DEFAULT_PLUGIN_TIMEOUT_SECONDS == DEFAULT_TIMEOUT_SECONDS
+
+
+def test_a_find_command_sees_argo_cds_environment_and_runs_once_per_tree(
+    tmp_path: Path, plugins_dir: Path
+) -> None:
+    """A source with no type asks discovery on every render lookup; the command runs once
+    per plugin, tree, path and environment, not once per lookup."""
+    runs = tmp_path / "finds.log"
+    find = f'echo "$ARGOCD_APP_NAME" >> {runs}; ls marker'
+    _plugin(
+        plugins_dir,
+        "found",
+        _printing(tmp_path, "found") + f"discover:\n  find:\n    command: [sh, -c, '{find}']\n",
+    )
+    tree = _repo(tmp_path / "repo", {"apps/web/marker": ""})
+    request = _request(tree, load_plugins(plugins_dir), None)
+    cache = RenderCache()
+    for _ in range(3):
+        assert [d.name for d in cache.render(request).documents] == ["found"]
+    assert runs.read_text() == "web\n"

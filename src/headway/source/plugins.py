@@ -90,6 +90,12 @@ class PluginCatalog:
     plugins: tuple[PluginConfig, ...] = ()
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     directory: str = ""
+    # What each `discover.find.command` printed, by plugin, tree, path and environment: a
+    # source with no type asks discovery on every render lookup, which must not spawn a
+    # process each time (`headway.source.render_plugin.find_runner`).
+    find_results: dict[tuple[str, str, str, str], str] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     def named(self, key: str) -> PluginConfig | None:
         return next((p for p in self.plugins if p.key == key), None)

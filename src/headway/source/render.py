@@ -132,9 +132,11 @@ def source_type(request: RenderRequest) -> str:
 def _discovered(request: RenderRequest) -> bool:
     from headway.source import plugin_selection, render_plugin
 
-    runner = render_plugin.PluginRenderer(request.plugins)
     found = plugin_selection.discover_plugin(
-        request.plugins, tree=request.tree, path=request.path, run_find=runner.run_find
+        request.plugins,
+        tree=request.tree,
+        path=request.path,
+        run_find=render_plugin.find_runner(request),
     )
     return found is not None
 

@@ -40,7 +40,7 @@ from headway.source.plugins import Command, PluginCatalog, PluginConfig
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.tree import TreeReader
 
-__all__ = ["PluginRenderer", "plugin_environment", "run_find_command"]
+__all__ = ["PluginRenderer", "find_runner", "plugin_environment", "run_find_command"]
 
 # Headway's own variables a plugin may see; everything else (tokens, keys) stays out.
 _INHERITED = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL")
@@ -84,24 +84,44 @@ class PluginRenderer:
             name,
             tree=request.tree,
             path=request.path,
-            run_find=self.run_find,
+            run_find=find_runner(request),
         )
 
-    def run_find(self, plugin: PluginConfig, tree: TreeReader, path: str) -> str:
-        """The find command's output; one that fails matches nothing (Argo CD moves on)."""
-        try:
-            return run_find_command(plugin, tree, path, self._catalog.timeout_seconds)
-        except RenderError:
-            return ""
+
+def find_runner(request: RenderRequest) -> plugin_selection.FindRunner:
+    """Runs `discover.find.command` with the request's environment (as Argo CD gives it),
+    once per plugin, tree, path and environment; a failing command matches nothing (Argo CD
+    moves on to the next plugin)."""
+    catalog = request.plugins
+    environment = {**_inherited(), **plugin_environment(request)}
+    fingerprint = json.dumps(environment, sort_keys=True)
+
+    def run(plugin: PluginConfig, tree: TreeReader, path: str) -> str:
+        key = (plugin.key, tree.description, path, fingerprint)
+        if key not in catalog.find_results:
+            try:
+                output = run_find_command(
+                    plugin, tree, path, timeout=catalog.timeout_seconds, env=environment
+                )
+            except RenderError:
+                output = ""
+            if len(catalog.find_results) > 4096:
+                catalog.find_results.clear()
+            catalog.find_results[key] = output
+        return catalog.find_results[key]
+
+    return run
 
 
-def run_find_command(plugin: PluginConfig, tree: TreeReader, path: str, timeout: float) -> str:
+def run_find_command(
+    plugin: PluginConfig, tree: TreeReader, path: str, *, timeout: float, env: Mapping[str, str]
+) -> str:
     """`discover.find.command` in the app directory of a scratch copy: what it prints."""
     deadline = time.monotonic() + timeout
     with tempfile.TemporaryDirectory(prefix="headway-plugin-find-") as scratch:
         app_dir = _write_repository(tree, Path(scratch), path, plugin)
         command = plugin.discover.find
-        return _run(plugin, "discover", command, cwd=app_dir, env=_inherited(), deadline=deadline)
+        return _run(plugin, "discover", command, cwd=app_dir, env=env, deadline=deadline)
 
 
 def plugin_environment(request: RenderRequest) -> dict[str, str]:
