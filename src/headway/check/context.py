@@ -85,6 +85,8 @@ class CheckContext:
     * `drill` — the drill engine the drill rules replay Rollouts with (None: they are off),
       and `drill_settings` — the scenario it plays (`drill:` in the check config).
     * `parses` — the typed views the loader built while validating, for rules to reuse.
+    * `derived` — what a rule module derives from the documents once and several rules ask
+      for again (keyed by that module; see `gates.gate_refs`).
     """
 
     units: tuple[AppUnit, ...]
@@ -97,6 +99,7 @@ class CheckContext:
     drill: DrillEngine | None = None
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
     parses: ParseMemo = field(default_factory=ParseMemo)
+    derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def all_objects(self) -> tuple[Document, ...]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from headway.check.context import AppUnit, CheckContext
 from headway.check.manifest import as_dict, as_list
@@ -58,6 +58,15 @@ def _analysis_blocks(rollout: Document) -> Iterator[tuple[str, tuple[PathPart, .
 
 
 def gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[GateRef]:
+    """The template references of `rollout`, found once per run: seven rules ask for them
+    (18 reads per Rollout; a twentieth of a check of 1,000 Applications)."""
+    key = ("gate_refs", id(unit), id(rollout))  # units and documents live as long as `ctx`
+    if key not in ctx.derived:
+        ctx.derived[key] = tuple(_find_gate_refs(ctx, unit, rollout))
+    return iter(cast(tuple[GateRef, ...], ctx.derived[key]))
+
+
+def _find_gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[GateRef]:
     for kind, path, block in _analysis_blocks(rollout):
         args = tuple(as_dict(a) for a in as_list(as_dict(block).get("args")))
         for index, raw_ref in enumerate(as_list(as_dict(block).get("templates"))):
