@@ -10,6 +10,7 @@ import pytest
 
 from headway.diff import diff_resource
 from headway.diff.defaults import image_pull_policy
+from headway.diff.normalize import fold_string_data, strip_server_fields
 
 
 def deployment(**container: Any) -> dict[str, Any]:
@@ -247,3 +248,16 @@ def test_comparing_leaves_both_objects_as_they_were(kind: str) -> None:
 
     assert desired == desired_before
     assert live == live_before
+
+
+def test_a_desired_object_with_nothing_to_strip_is_not_copied() -> None:
+    """Rendered objects carry no server fields: stripping returned a fresh copy of every one
+    on every comparison. One with something to strip is still copied, never changed."""
+    desired = deployment()
+    assert strip_server_fields(desired) is desired
+    assert fold_string_data(desired) is desired
+    noted = deployment()
+    noted["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "3"}
+    stripped = strip_server_fields(noted)
+    assert stripped is not noted and "annotations" not in stripped["metadata"]
+    assert noted["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "3"}

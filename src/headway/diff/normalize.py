@@ -24,12 +24,15 @@ IGNORED_ANNOTATIONS = (
 
 
 def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy without `status`, server-set metadata and bookkeeping annotations.
+    """`obj` without `status`, server-set metadata and bookkeeping annotations.
 
-    Only the maps it changes are copied (the top level, `metadata`, `annotations`); every
-    other value is shared with `obj`, so callers must treat the result as read-only. A deep
-    copy here was the largest single cost of a fleet refresh (bench/bench_refresh.py).
+    Only the maps it changes are copied (the top level, `metadata`, `annotations`), and
+    nothing when there is nothing to strip (`obj` itself comes back); every other value is
+    shared with `obj`, so callers must treat the result as read-only. A deep copy here was
+    the largest single cost of a fleet refresh (bench/bench_refresh.py).
     """
+    if isinstance(obj, dict) and not _has_server_fields(obj):
+        return obj  # a desired object, mostly: nothing to strip, nothing to copy
     out = {k: v for k, v in obj.items() if k != "status"}
     meta = out.get("metadata")
     if isinstance(meta, dict):
@@ -44,14 +47,29 @@ def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _has_server_fields(obj: Mapping[str, Any]) -> bool:
+    if "status" in obj:
+        return True
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return False
+    if any(name in meta for name in SERVER_METADATA):
+        return True
+    notes = meta.get("annotations")
+    return isinstance(notes, dict) and (
+        not notes or any(name in notes for name in IGNORED_ANNOTATIONS)
+    )
+
+
 def fold_string_data(obj: Mapping[str, Any]) -> dict[str, Any]:
     """For a Secret, move `stringData` into `data` (base64), as the API server does;
-    `stringData` wins over `data` for the same key."""
+    `stringData` wins over `data` for the same key. Anything else comes back as it is (a
+    dict is not copied: treat the result as read-only)."""
     if obj.get("kind") != "Secret" or str(obj.get("apiVersion", "")) != "v1":
-        return dict(obj)
+        return obj if isinstance(obj, dict) else dict(obj)
     string_data = obj.get("stringData")
     if not isinstance(string_data, Mapping):
-        return dict(obj)
+        return obj if isinstance(obj, dict) else dict(obj)
     out = {k: v for k, v in obj.items() if k != "stringData"}
     data = dict(out.get("data") or {})
     for key, value in string_data.items():
