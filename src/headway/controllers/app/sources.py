@@ -236,15 +236,15 @@ class SourceReader:
             return known
         previous = self._latest.get((app, namespace, params))
         if previous is not None and self._untouched(previous[0], shas, requests):
-            known = previous[1]
+            known, directory_only = previous[1], True  # only such renders are kept with shas
         else:
             identities = [_request_identity(r) for r in requests]
             known = json.dumps(identities, sort_keys=True, default=str)
+            # A directory render that reads only its own path (no Jsonnet: one input id).
+            directory_only = all(i[0] == "Directory" and len(i[2]) == 1 for i in identities)
         if len(self._fingerprints) > 4 * 4096:
             self._fingerprints.clear()
         self._fingerprints[key] = known
-        # A directory render that reads only its own path (no Jsonnet: one input id).
-        directory_only = all(i[0] == "Directory" and len(i[2]) == 1 for i in json.loads(known))
         self._latest[(app, namespace, params)] = (shas if directory_only else (), known)
         return known
 
