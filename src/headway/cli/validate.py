@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from headway.cli.plugin_options import PluginsDirOption, load_catalog
+from headway.cli.plugin_options import load_catalog
 from headway.model.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # the model and the sources load when there is something to validate
@@ -85,7 +85,14 @@ def validate(
     output: Annotated[
         OutputFormat, typer.Option("--format", "-o", help="text (one line per problem) or json.")
     ] = OutputFormat.TEXT,
-    plugins_dir: PluginsDirOption = None,
+    plugins_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--plugins-dir",
+            help="The config management plugins serve runs (<name>/plugin.yaml): each file is "
+            "checked, and an Application naming none of them is an error. Nothing is run.",
+        ),
+    ] = None,
 ) -> None:
     """Check Argo CD / Argo Rollouts manifests: types, required fields, durations, enums,
     Argo's rules, and what Headway does not run yet. ApplicationSets are rendered and their
