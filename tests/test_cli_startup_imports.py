@@ -93,3 +93,28 @@ def test_a_usage_error_imports_nothing_heavy(entry: commands.CommandEntry) -> No
     assert code == 2, output
     assert "No such option" in output
     assert _heavy(modules) == []
+
+
+# Commands that stop at their first check (no store, no such path): the answer comes before
+# the work's modules load.
+_NOTHING_THERE = "/nonexistent/headway-state"
+EARLY_EXITS = (
+    ("get", "pods", "--state-dir", _NOTHING_THERE),
+    ("rollouts", "list", "--state-dir", _NOTHING_THERE),
+    ("app", "list", "--state-dir", _NOTHING_THERE),
+    ("promotions", "list", "--state-dir", _NOTHING_THERE),
+    ("cluster", "list", "--state-dir", _NOTHING_THERE),
+    ("check", _NOTHING_THERE),
+    ("validate", _NOTHING_THERE),
+    ("analysis", "evaluate", _NOTHING_THERE, "--metric", "m", "--value", "1"),
+)
+
+
+@pytest.mark.parametrize("line", EARLY_EXITS, ids=" ".join)
+def test_a_command_that_finds_nothing_to_work_on_imports_nothing_heavy(
+    line: tuple[str, ...],
+) -> None:
+    code, modules, output = _probe(*line)
+    assert code in (1, 2), output
+    assert "error" in output.lower()
+    assert _heavy(modules) == []

@@ -169,6 +169,9 @@ def evaluate(
     ] = OutputFormat.TEXT,
 ) -> None:
     """What one measured result decides: Headway's phase, and Argo Rollouts' when it differs."""
+    result = _parse_value(value)
+    found = _find_metric(read_documents(template), metric, template_name, template)
+    # The analysis core (and the condition language) loads once the input is known good.
     from headway.analysis.measurement import (
         MeasurementPhase,
         compile_metric_conditions,
@@ -176,8 +179,6 @@ def evaluate(
     )
     from headway.analysis.verdict import ON_EMPTY_MODES, ON_NON_FINITE_MODES, headway_outcome
 
-    result = _parse_value(value)
-    found = _find_metric(read_documents(template), metric, template_name, template)
     conditions = compile_metric_conditions(
         metric,
         success_condition=_condition(found, "successCondition"),

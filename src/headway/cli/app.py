@@ -51,15 +51,15 @@ apps = typer.Typer(
 
 def open_store(state_dir: Path, *, create: bool = False) -> LocalCluster:
     """The store; without `create`, a missing one is an error pointing at `runtime up`."""
-    from headway.clock import SystemClock
-    from headway.cluster.local.api.store import LocalCluster
-
     paths = RuntimePaths(state_dir)
     if create:
         state_dir.mkdir(parents=True, exist_ok=True)
-    elif not paths.db.exists():
+    elif not paths.db.exists():  # said before the store's modules load
         typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
         raise typer.Exit(1)
+    from headway.clock import SystemClock
+    from headway.cluster.local.api.store import LocalCluster
+
     return LocalCluster(paths.db, SystemClock())
 
 

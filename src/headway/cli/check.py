@@ -244,12 +244,12 @@ def _run_check(
     transition: str | None,
     plugins: PluginCatalog | None,
 ) -> tuple[list[Finding], int]:
+    if not path.is_dir():  # said before the loader and the rules load
+        raise UsageError(f"{path} is not a directory")
     from headway.check.registry import run_checks
     from headway.cli.check_loader import collect_crds
     from headway.cli.check_transition import TransitionError, transition_findings
 
-    if not path.is_dir():
-        raise UsageError(f"{path} is not a directory")
     config, config_dir = load_config(path, config_file)
     loader, repo = build_loader(
         path, revision=revision, config=config, config_dir=config_dir, plugins=plugins
@@ -307,11 +307,6 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
-    from rich.console import Console
-
-    from headway.check.registry import ALL_RULES
-    from headway.cli.check_report import render_json, render_sarif, render_text
-
     plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
     try:
         findings, apps = run_check(
@@ -324,6 +319,11 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
+    from rich.console import Console
+
+    from headway.check.registry import ALL_RULES
+    from headway.cli.check_report import render_json, render_sarif, render_text
+
     if output is OutputFormat.JSON:
         typer.echo(render_json(findings))
     elif output is OutputFormat.SARIF:

@@ -196,10 +196,6 @@ def down(state_dir: StateDir = DEFAULT_STATE) -> None:
 @runtime_app.command("status")
 def status(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Whether the runtime runs, where its state is, and what it hosts."""
-    from headway.clock import SystemClock
-    from headway.cluster.local.api.store import LocalCluster
-    from headway.cluster.local.services.proxies import service_ports
-
     paths = RuntimePaths(state_dir)
     pid = running_pid(paths)
     typer.echo(f"runtime: {'running (pid ' + str(pid) + ')' if pid else 'stopped'}")
@@ -218,6 +214,10 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
             "(as recorded when it stopped: no Pod runs and no address below answers;"
             " `headway runtime up` starts them again)"
         )
+    from headway.clock import SystemClock
+    from headway.cluster.local.api.store import LocalCluster
+    from headway.cluster.local.services.proxies import service_ports
+
     with LocalCluster(paths.db, SystemClock()) as cluster:
         for kind, api in (
             ("Deployment", "apps/v1"),

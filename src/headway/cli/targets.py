@@ -56,13 +56,13 @@ def open_target(target: Target, *, need_store: bool = True) -> Iterator[Cluster]
         with kube:
             yield kube
         return
+    paths = RuntimePaths(target.state_dir)
+    if need_store and not paths.db.exists():  # said before the store's modules load
+        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
+        raise typer.Exit(1)
     from headway.clock import SystemClock
     from headway.cluster.local.api.store import LocalCluster
 
-    paths = RuntimePaths(target.state_dir)
-    if need_store and not paths.db.exists():
-        typer.echo(f"error: no store at {paths.db}; run `headway runtime up` first", err=True)
-        raise typer.Exit(1)
     target.state_dir.mkdir(parents=True, exist_ok=True)
     with LocalCluster(paths.db, SystemClock()) as local:
         yield local
