@@ -58,12 +58,20 @@ def scale_replicas(scale: SetCanaryScale | None, spec_replicas: int) -> int | No
 
 
 def header_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[HeaderRoute, ...]:
-    """Every header route set by steps up to `index`; a later step for a name replaces it."""
+    """The header route of every name the steps use, as it stands at `index`: set by the
+    last step up to `index` that names it, else removed (no match). Replaying them on each
+    reconcile puts a route edited away by hand back, and takes away one no step up to
+    `index` set: a route the old revision's later step set must not send users to a new
+    canary whose steps restarted before it (`mirror_routes_at` does the same)."""
     routes: dict[str, HeaderRoute] = {}
-    for step in steps[: min(index + 1, len(steps))]:
+    for position, step in enumerate(steps):
         route = step.set_header_route
-        if route is not None and route.name:
-            routes[route.name] = HeaderRoute(route.name, tuple(route.match))
+        if route is None or not route.name:
+            continue
+        if position > index:
+            routes.setdefault(route.name, HeaderRoute(route.name, ()))
+            continue
+        routes[route.name] = HeaderRoute(route.name, tuple(route.match))
     return tuple(routes.values())
 
 
