@@ -171,13 +171,14 @@ def test_a_newer_revision_restarting_the_steps_takes_the_mirror_away(
 ) -> None:
     """v2 mirrors; v3 arrives and the steps start again before the mirror step: the route no
     longer stands for any step, so it goes (Argo removes managed routes while the new
-    ReplicaSet has no available pod; here the VirtualService follows the step position)."""
-    steps = [{"pause": {}}, STEPS[1], {"pause": {}}]
+    ReplicaSet has no available pod; here the VirtualService follows the step position, and
+    v3's canary pods are up at its first pause)."""
+    steps = [{"setCanaryScale": {"replicas": 2}}, {"pause": {}}, STEPS[1], {"pause": {}}]
     h = _setup(tmp_path, clock, steps)
     _resume(h)
     assert [r["name"] for r in _http(h)] == ["shadow", "primary"]
     clock.advance(1)
     h.apply(rollout(image="app:v3", replicas=10, canary=_canary(steps, ["shadow"])))
     h.settle()
-    assert h.status()["currentStepIndex"] == 0
+    assert h.status()["currentStepIndex"] == 1
     assert [r["name"] for r in _http(h)] == ["primary"]

@@ -124,3 +124,41 @@ def test_steps_restarted_by_an_edit_take_the_header_route_away(
     h.settle()
     assert h.status()["currentStepIndex"] == 3 and _routes(h) == ["beta", "primary"]
 
+
+def test_managed_routes_go_while_the_canary_has_no_available_pod(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """Every canary pod becomes unavailable at the pause after the route steps: the header and
+    mirror routes would send users to errors (and copies nowhere), so both go; once a pod is
+    available again the steps in force put them back."""
+    steps = [{"setWeight": 20}, HEADER, MIRROR, {"pause": {}}]
+    h = _setup(tmp_path, clock, steps)
+    assert _routes(h) == ["beta", "shadow", "primary"]
+    v2 = str(h.status()["currentPodHash"])
+    v2_set = next(
+        rs["metadata"]["name"]
+        for rs in h.cluster.list("apps/v1", "ReplicaSet", namespace="default")
+        if rs["metadata"]["labels"]["rollouts-pod-template-hash"] == v2
+    )
+    h.unavailable.add(v2_set)
+    h.kubelet()
+    h.settle()
+    assert _available(h, v2) == 0
+    assert _routes(h) == ["primary"]
+    assert h.status()["currentStepIndex"] == 3
+    h.unavailable.clear()
+    h.settle()
+    assert _routes(h) == ["beta", "shadow", "primary"]
+
+
+def test_a_full_promotion_request_takes_the_routes_away_at_once(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """`promote --full` (status.promoteFull): Argo removes the managed routes on that
+    reconcile already, before the canary has been scaled up and made stable."""
+    h = _setup(tmp_path, clock, STEPS)
+    assert "beta" in _routes(h)
+    h.patch_status({"promoteFull": True})
+    h.step()
+    assert h.status().get("stableRS") != h.status()["currentPodHash"]
+    assert _routes(h) == ["primary"]

@@ -171,14 +171,15 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
         if not _reached(d, new, needed) and not d.status.get("promoteFull"):
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
-    routes = () if ending else steps_of.header_routes_at(canary.steps, _index(d))
-    mirrors = () if ending else steps_of.mirror_routes_at(canary.steps, _index(d))
+    no_routes = ending or _managed_routes_withdrawn(d)
+    routes = () if no_routes else steps_of.header_routes_at(canary.steps, _index(d))
+    mirrors = () if no_routes else steps_of.mirror_routes_at(canary.steps, _index(d))
     additional = () if ending or d.status.get("promoteFull") else _experiment_shares(d)
     d.traffic = TrafficDecision(
         weight,
         routes,
         mirror_routes=mirrors,
-        remove_managed_routes=ending,
+        remove_managed_routes=no_routes,
         canary_hash=ctx.current_hash,
         stable_hash=stable_hash,
         additional=additional,
@@ -186,6 +187,16 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
     d.status.setdefault("canary", {})["weights"] = _weights_status(
         d, weight=weight, stable_hash=stable_hash, additional=additional
     )
+
+
+def _managed_routes_withdrawn(d: Draft) -> bool:
+    """Whether every header and mirror route goes, whatever the steps say: on a full promotion
+    request, and while the new ReplicaSet has no available pod (a route to a canary Service
+    with no ready pod sends the users it matches to errors). Argo's reconcileTrafficRouting
+    removes them in both cases too, but then re-sets the current step's route; Headway keeps
+    that one away as well, and puts the routes in force back once a canary pod is available."""
+    new = d.ctx.sets.new
+    return bool(d.status.get("promoteFull")) or new is None or new.available == 0
 
 
 def _experiment_shares(d: Draft) -> tuple[WeightDestination, ...]:
