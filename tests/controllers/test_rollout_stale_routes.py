@@ -162,3 +162,18 @@ def test_a_full_promotion_request_takes_the_routes_away_at_once(
     h.step()
     assert h.status().get("stableRS") != h.status()["currentPodHash"]
     assert _routes(h) == ["primary"]
+
+
+def test_an_edit_that_drops_the_header_step_drops_its_route(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """The steps lose their setHeaderRoute (the name stays in managedRoutes): no step names
+    the route any more, so nothing would ever remove it before promotion; it goes at once."""
+    steps = [{"setCanaryScale": {"replicas": 2}}, HEADER, {"pause": {}}]
+    h = _setup(tmp_path, clock, steps)
+    assert "beta" in _routes(h)
+    h.apply(rollout(image="app:v2", replicas=10, canary=_canary([steps[0], {"pause": {}}])))
+    h.settle()
+    assert h.status()["currentStepIndex"] == 1
+    assert _available(h, _canary_hash(h)) == 2
+    assert _routes(h) == ["primary"]

@@ -35,7 +35,7 @@ from headway.rollout.experiment_step import (
     experiment_step_done,
     terminate_experiments,
 )
-from headway.rollout.plan import TrafficDecision, WeightDestination
+from headway.rollout.plan import HeaderRoute, TrafficDecision, WeightDestination
 from headway.rollout.progress_threshold import progress_reached
 from headway.rollout.replica_sets import ReplicaSetView
 
@@ -172,7 +172,7 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
             weight = min(weight, steps_of.previous_set_weight(canary.steps, _index(d)))
     ending = d.aborted or _promoted(d)
     no_routes = ending or _managed_routes_withdrawn(d)
-    routes = () if no_routes else steps_of.header_routes_at(canary.steps, _index(d))
+    routes = () if no_routes else _header_routes(d)
     mirrors = () if no_routes else steps_of.mirror_routes_at(canary.steps, _index(d))
     additional = () if ending or d.status.get("promoteFull") else _experiment_shares(d)
     d.traffic = TrafficDecision(
@@ -187,6 +187,17 @@ def _reconcile_services_and_traffic(d: Draft) -> None:
     d.status.setdefault("canary", {})["weights"] = _weights_status(
         d, weight=weight, stable_hash=stable_hash, additional=additional
     )
+
+
+def _header_routes(d: Draft) -> tuple[HeaderRoute, ...]:
+    """The header routes the steps up to the current one leave, and a removal for every
+    managed route no step names any more (on the routers that carry managed routes)."""
+    canary = _strategy(d)
+    routes = steps_of.header_routes_at(canary.steps, _index(d))
+    routing = canary.traffic_routing
+    if routing is None or not (routing.istio or routing.alb or routing.apisix or routing.plugins):
+        return routes
+    return routes + steps_of.unnamed_routes(canary.steps, routing.managed_routes)
 
 
 def _managed_routes_withdrawn(d: Draft) -> bool:

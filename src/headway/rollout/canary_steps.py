@@ -16,6 +16,7 @@ __all__ = [
     "scale_replicas",
     "set_weight_at",
     "step_label",
+    "unnamed_routes",
 ]
 
 def set_weight_at(steps: Sequence[CanaryStep], index: int) -> int:
@@ -92,6 +93,18 @@ def mirror_routes_at(steps: Sequence[CanaryStep], index: int) -> tuple[MirrorRou
         percentage = 100 if route.percentage is None else route.percentage
         routes[route.name] = MirrorRoute(route.name, tuple(route.match), percentage)
     return tuple(routes.values())
+
+
+def unnamed_routes(steps: Sequence[CanaryStep], managed: Sequence[str]) -> tuple[HeaderRoute, ...]:
+    """A removal (no match) for each `managedRoutes` name no step uses: a route an earlier
+    version of the steps set, before an edit dropped its step, must not outlive it."""
+    named = {
+        route.name
+        for step in steps
+        for route in (step.set_header_route, step.set_mirror_route)
+        if route is not None
+    }
+    return tuple(HeaderRoute(name, ()) for name in managed if name not in named)
 
 
 def step_label(step: CanaryStep) -> str:
