@@ -1,4 +1,4 @@
-"""`Forge` over GitHub's REST API (version 2022-11-28), through the project's HTTP client.
+"""`Forge` over GitHub's REST API (version 2022-11-28), through `headway.github_rest`.
 
 Endpoints used: pulls (list by head, create, merge), issues (create), issue comments (list,
 create). A pull request is merged with `merge_method: squash`, so the base branch gets exactly
@@ -6,8 +6,8 @@ one commit whose message is the promotion's structured message (its trailers inc
 `git log` there reads as a direct promotion would; the merge is refused by GitHub when the head
 is no longer the commit Headway pushed (`sha`), which Headway reads as `ForgeConflict`.
 
-Errors are translated here, at the edge, into `ForgeError` and its two subclasses; the token is
-sent as a bearer header and never appears in a message.
+`headway.github_rest`'s errors are translated here into `ForgeError` and its two subclasses;
+the token is sent as a bearer header and never appears in a message.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx2
 
+from headway.github_rest import API_URL, GitHubApi, GitHubApiError
 from headway.kubetime import parse_time
 from headway.promotion.forge import (
     Comment,
@@ -30,10 +31,6 @@ from headway.promotion.forge import (
 
 __all__ = ["API_URL", "GitHubForge", "github_repository"]
 
-API_URL = "https://api.github.com"
-API_VERSION = "2022-11-28"
-_MAX_PAGES = 50  # 5,000 comments: more than any approval issue holds
-_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 _REPO_URL = re.compile(
     r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
     r"(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)(?:\.git)?/?$"
@@ -90,57 +87,25 @@ class GitHubForge:
         token: str = "",
         api_url: str = API_URL,
     ) -> None:
-        self._base = f"{api_url.rstrip('/')}/repos/{owner}/{repository}"
         self._owner = owner
-        self._client = client
-        self._headers = {
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": API_VERSION,
-            "User-Agent": "headway-promotion",
-        }
-        if token:
-            self._headers["Authorization"] = f"Bearer {token}"
-
-    # -- requests -----------------------------------------------------------------------------
-
-    def _request(
-        self, method: str, url: str, *, body: dict[str, Any] | None = None, params: Any = None
-    ) -> httpx2.Response:
-        what = f"GitHub {method} {url.removeprefix(self._base) or '/'}"
-        try:
-            response = self._client.request(
-                method, url, json=body, params=params, headers=self._headers
-            )
-        except httpx2.HTTPError as err:
-            raise ForgeError(f"{what}: {type(err).__name__}: {err}") from None
-        if response.status_code >= 400:
-            raise _error(what, response)
-        return response
+        self._api = GitHubApi(
+            client=client,
+            token=token,
+            api_url=f"{api_url.rstrip('/')}/repos/{owner}/{repository}",
+            user_agent="headway-promotion",
+        )
 
     def _json(self, method: str, path: str, **kw: Any) -> Any:
-        response = self._request(method, f"{self._base}{path}", **kw)
         try:
-            return response.json()
-        except ValueError:
-            raise ForgeError(f"GitHub {method} {path}: the answer is not JSON") from None
+            return self._api.json(method, path, **kw)
+        except GitHubApiError as err:
+            raise _forge_error(err) from None
 
     def _pages(self, path: str, params: dict[str, Any]) -> list[Any]:
-        """Every item of a listed resource, following the `Link: <...>; rel="next"` pages (the
-        next page's URL carries the query itself)."""
-        items: list[Any] = []
-        url: str | None = f"{self._base}{path}"
-        query: dict[str, Any] | None = params
-        for _ in range(_MAX_PAGES):
-            if url is None:
-                return items
-            response = self._request("GET", url, params=query)
-            page = response.json()
-            if not isinstance(page, list):
-                raise ForgeError(f"GitHub GET {path}: expected a list")
-            items.extend(page)
-            found = _NEXT.search(response.headers.get("link", ""))
-            url, query = (found.group(1), None) if found else (None, None)
-        raise ForgeError(f"GitHub GET {path}: more than {_MAX_PAGES} pages")
+        try:
+            return self._api.pages(path, params)
+        except GitHubApiError as err:
+            raise _forge_error(err) from None
 
     # -- the Forge protocol -------------------------------------------------------------------
 
@@ -178,24 +143,9 @@ class GitHubForge:
         return _comment(self._json("POST", f"/issues/{number}/comments", body={"body": body}))
 
 
-def _error(what: str, response: httpx2.Response) -> ForgeError:
-    try:
-        payload = response.json()
-    except ValueError:
-        payload = {}
-    reason = payload.get("message") if isinstance(payload, dict) else None
-    details = payload.get("errors") if isinstance(payload, dict) else None
-    if isinstance(details, list) and details:
-        first = details[0]
-        extra = first.get("message") if isinstance(first, dict) else str(first)
-        reason = f"{reason}: {extra}" if extra else reason
-    status = response.status_code
-    text = f"{what}: HTTP {status}: {reason or response.reason_phrase}"
-    if status == 404:
-        return ForgeNotFound(text)
-    if status in (405, 409):  # not mergeable / the head moved
-        return ForgeConflict(text)
-    if status in (403, 429) and response.headers.get("x-ratelimit-remaining") == "0":
-        reset = response.headers.get("x-ratelimit-reset", "")
-        return ForgeError(f"{text} (rate limited until epoch second {reset})")
-    return ForgeError(text)
+def _forge_error(err: GitHubApiError) -> ForgeError:
+    if err.status == 404:
+        return ForgeNotFound(str(err))
+    if err.status in (405, 409):  # not mergeable / the head moved
+        return ForgeConflict(str(err))
+    return ForgeError(str(err))
