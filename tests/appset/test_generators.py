@@ -235,9 +235,9 @@ def test_selector_filters_parameter_sets() -> None:
 
 
 def test_unsupported_generator_stops_generation() -> None:
-    generation = generate(_set([{"pullRequest": {}}], _template("x")), INPUTS)
+    generation = generate(_set([{"scmProvider": {}}], _template("x")), INPUTS)
     assert generation.error is not None
-    assert "pullRequest generator is not supported" in generation.error.message
+    assert "scmProvider generator is not supported" in generation.error.message
 
 
 def test_template_patch_merges_but_keeps_the_project() -> None:

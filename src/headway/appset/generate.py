@@ -76,6 +76,7 @@ class GenerationError:
 class Generation:
     apps: tuple[GeneratedApp, ...] = ()
     error: GenerationError | None = None
+    requeue_after: float | None = None  # seconds until a generator wants to be asked again
 
     @property
     def names(self) -> frozenset[str]:
@@ -101,7 +102,10 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
             return Generation(error=GenerationError(PARAMS_ERROR, err.message, err.path))
         except InputError as err:
             missing = isinstance(err, InputUnavailable)
-            return Generation(error=GenerationError(PARAMS_ERROR, str(err), path, missing))
+            return Generation(
+                error=GenerationError(PARAMS_ERROR, str(err), path, missing),
+                requeue_after=requeue_after(spec.get("generators")),
+            )
         template, template_path = _template_for(spec, generator, path)
         for item in params:
             try:
@@ -114,7 +118,33 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
     duplicate = _duplicate(apps)
     if duplicate:
         return Generation(error=duplicate)
-    return Generation(apps=tuple(apps))
+    return Generation(apps=tuple(apps), requeue_after=requeue_after(spec.get("generators")))
+
+
+# Generators that read a forge or a service poll it: Argo CD's defaults, in seconds.
+_POLLING_DEFAULTS = {"pullRequest": 30 * 60.0}
+
+
+def requeue_after(generators: Any) -> float | None:
+    """The shortest `requeueAfterSeconds` of the polling generators in `generators` (matrix
+    and merge children included), their default where unset; None when none polls."""
+    found: list[float] = []
+    for generator in generators if isinstance(generators, list) else []:
+        if not isinstance(generator, Mapping):
+            continue
+        for kind, spec in generator.items():
+            if not isinstance(spec, Mapping):
+                continue
+            if kind in ("matrix", "merge"):
+                nested = requeue_after(spec.get("generators"))
+                found.extend([] if nested is None else [nested])
+            elif kind in _POLLING_DEFAULTS:
+                seconds = spec.get("requeueAfterSeconds")
+                if seconds == 0:
+                    continue  # Argo CD: 0 asks for no polling
+                valid = isinstance(seconds, int) and not isinstance(seconds, bool) and seconds > 0
+                found.append(float(seconds or 0) if valid else _POLLING_DEFAULTS[kind])
+    return min(found, default=None)
 
 
 def _malformed(appset: Mapping[str, Any]) -> GenerationError | None:

@@ -1,8 +1,8 @@
 """Generators: from a generator spec and the `Inputs`, the parameter sets. Pure.
 
-list, clusters, git (directories and files), matrix and merge, each with `selector`, as
-Argo CD's applicationset/generators compute them (docs/applicationset.md). A generator Headway
-does not implement (scmProvider, pullRequest, clusterDecisionResource, plugin) is a
+list, clusters, git (directories and files), pullRequest (GitHub), matrix and merge, each
+with `selector`, as Argo CD's applicationset/generators compute them (docs/applicationset.md).
+A generator Headway does not implement (scmProvider, clusterDecisionResource, plugin) is a
 `GeneratorError`, so generation stops instead of producing fewer Applications.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from headway.appset import git_params
+from headway.appset import pull_requests as prs
 from headway.appset.inputs import IN_CLUSTER_NAME, IN_CLUSTER_SERVER, ClusterSecret, Inputs
 from headway.appset.paths import sanitize_name
 from headway.appset.render import RenderFailure, TemplateMode, render_text, render_value
@@ -26,8 +27,8 @@ from headway.notify.gotemplate import TemplateError
 __all__ = ["GENERATOR_KINDS", "GeneratorError", "Params", "generate_params"]
 
 Params = dict[str, Any]
-GENERATOR_KINDS = ("list", "clusters", "git", "matrix", "merge")
-UNSUPPORTED_KINDS = ("scmProvider", "pullRequest", "clusterDecisionResource", "plugin")
+GENERATOR_KINDS = ("list", "clusters", "git", "pullRequest", "matrix", "merge")
+UNSUPPORTED_KINDS = ("scmProvider", "clusterDecisionResource", "plugin")
 CLUSTER_SECRET_LABEL = "argocd.argoproj.io/secret-type"
 
 
@@ -259,6 +260,28 @@ def _git(spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]) -> 
     return [with_values(p, values, ctx.mode, (*path, "values")) for p in params]
 
 
+# ---- pullRequest --------------------------------------------------------------------------
+
+
+def _pull_request(
+    spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]
+) -> list[Params]:
+    try:
+        query = prs.query_of(spec)
+        filters = prs.filters_of(spec)
+        labels = prs.label_rule_of(spec)
+    except prs.SpecError as err:
+        raise GeneratorError((*path, *err.field), f"pullRequest: {err.message}") from None
+    pulls = prs.matching(ctx.inputs.pull_requests(query), labels=labels, filters=filters)
+    values = spec.get("values") or {}
+    return [
+        with_values(
+            prs.params_of(p, go_template=ctx.mode.go_template), values, ctx.mode, (*path, "values")
+        )
+        for p in pulls
+    ]
+
+
 # ---- matrix and merge ---------------------------------------------------------------------
 
 
@@ -354,4 +377,11 @@ def _by_merge_key(
     return out
 
 
-_BY_KIND = {"list": _list, "clusters": _clusters, "git": _git, "matrix": _matrix, "merge": _merge}
+_BY_KIND = {
+    "list": _list,
+    "clusters": _clusters,
+    "git": _git,
+    "pullRequest": _pull_request,
+    "matrix": _matrix,
+    "merge": _merge,
+}

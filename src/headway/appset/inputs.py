@@ -19,6 +19,9 @@ __all__ = [
     "InputError",
     "InputUnavailable",
     "Inputs",
+    "OpenPullRequest",
+    "PullRequestQuery",
+    "SecretKeyRef",
     "StaticInputs",
     "directories_of",
 ]
@@ -47,6 +50,38 @@ class ClusterSecret:
     annotations: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SecretKeyRef:
+    """A `{secretName, key}` reference to a Secret of the ApplicationSet's namespace."""
+
+    secret_name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class PullRequestQuery:
+    """The open pull requests of one GitHub repository."""
+
+    owner: str
+    repo: str
+    api: str = ""  # empty: github.com; otherwise a GitHub Enterprise URL
+    token_ref: SecretKeyRef | None = None
+    continue_on_not_found: bool = False  # a repository GitHub does not know: no pull requests
+
+
+@dataclass(frozen=True)
+class OpenPullRequest:
+    """One open pull request as the generator reads it."""
+
+    number: int
+    title: str
+    branch: str
+    target_branch: str
+    head_sha: str
+    author: str
+    labels: tuple[str, ...] = ()
+
+
 class Inputs(Protocol):
     def clusters(self) -> Sequence[ClusterSecret]:
         """Every cluster Secret of the controller's namespace."""
@@ -62,6 +97,10 @@ class Inputs(Protocol):
 
     def read(self, repo_url: str, revision: str, path: str) -> bytes:
         """One file's content."""
+        ...
+
+    def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
+        """The open pull requests of the repository, in the forge's order."""
         ...
 
 
@@ -86,6 +125,7 @@ class StaticInputs:
 
     cluster_secrets: tuple[ClusterSecret, ...] = ()
     repositories: Mapping[str, Mapping[str, bytes]] = field(default_factory=dict)
+    pulls: Mapping[tuple[str, str], tuple[OpenPullRequest, ...]] = field(default_factory=dict)
 
     def clusters(self) -> Sequence[ClusterSecret]:
         return self.cluster_secrets
@@ -103,3 +143,9 @@ class StaticInputs:
 
     def read(self, repo_url: str, revision: str, path: str) -> bytes:
         return self._repo(repo_url)[path]
+
+    def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
+        key = (query.owner, query.repo)
+        if key not in self.pulls:
+            raise InputUnavailable(f"pull requests of {query.owner}/{query.repo} are not available")
+        return self.pulls[key]

@@ -20,6 +20,8 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import httpx2
+
 from headway.appset import rolling_sync as rolling
 from headway.appset.admission import refusals
 from headway.appset.generate import RESOURCES_FINALIZER, Generation, generate
@@ -45,6 +47,7 @@ ARGO_API = "argoproj.io/v1alpha1"
 FIELD_MANAGER = "applicationset-controller"
 REFRESH_ANNOTATION = "argocd.argoproj.io/application-set-refresh"
 REVERSE_DELETION_POLL = 10.0  # seconds between looks while deleting in reverse (Argo's)
+FORGE_TIMEOUT = 10.0  # seconds a forge or plugin call may take before the step gives up
 
 
 class ApplicationSetController:
@@ -58,9 +61,17 @@ class ApplicationSetController:
     )
 
     def __init__(
-        self, *, cluster: Cluster, clock: Clock, git: GitCache, namespace: str, poll_seconds: float
+        self,
+        *,
+        cluster: Cluster,
+        clock: Clock,
+        git: GitCache,
+        namespace: str,
+        poll_seconds: float,
+        http: httpx2.Client | None = None,
     ) -> None:
         self._cluster = cluster
+        self._http = http
         self._clock = clock
         self._git = git
         self._namespace = namespace
@@ -109,6 +120,7 @@ class ApplicationSetController:
             clock=self._clock,
             fetched=FetchTimes() if refresh else self._fetched,  # refresh: fetch every repository
             poll_seconds=self._poll,
+            http=self._http_client,
         )
         generation = generate(appset, inputs)
         self._fetched.last.update(inputs.fetched.last)
@@ -121,7 +133,13 @@ class ApplicationSetController:
         self._execute(appset, plan)
         if refresh and generation.error is None:
             self._clear_refresh(appset)
-        return self._poll
+        return min(self._poll, generation.requeue_after or self._poll)
+
+    def _http_client(self) -> httpx2.Client:
+        """The client forge calls go through, made on first use."""
+        if self._http is None:
+            self._http = httpx2.Client(timeout=FORGE_TIMEOUT)
+        return self._http
 
     def _clear_refresh(self, appset: Obj) -> None:
         """Drop the refresh annotation once the set was generated with freshly fetched Git

@@ -12,11 +12,21 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from headway.appset.inputs import ClusterSecret, InputError, directories_of
+import httpx2
+
+from headway.appset.inputs import (
+    ClusterSecret,
+    InputError,
+    InputUnavailable,
+    OpenPullRequest,
+    PullRequestQuery,
+    directories_of,
+)
 from headway.clock import Clock
 from headway.cluster.cluster_secrets import ClusterSecretError, parse_cluster_secret
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
+from headway.controllers.appset.scm import list_pull_requests, secret_token
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
 from headway.source.tree import TreeReader
@@ -91,6 +101,12 @@ class TreeInputs:
         except SourceError as err:
             raise InputError(f"cannot read {path} from {repo_url} at {revision}: {err}") from None
 
+    def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
+        raise InputUnavailable(
+            f"pullRequest generator: the pull requests of {query.owner}/{query.repo} are "
+            "listed by the controller only"
+        )
+
 
 @dataclass
 class FetchTimes:
@@ -111,6 +127,7 @@ class StepInputs(TreeInputs):
         clock: Clock,
         fetched: FetchTimes,
         poll_seconds: float,
+        http: Callable[[], httpx2.Client],
     ) -> None:
         super().__init__(tree_for=self._tree)
         self._cluster = cluster
@@ -122,6 +139,8 @@ class StepInputs(TreeInputs):
         self._trees: dict[tuple[str, str], TreeReader] = {}
         self._secrets: list[ClusterSecret] | None = None
         self.revisions: dict[str, str] = {}  # repository -> the commit each revision read
+        self._http = http
+        self._pulls: dict[PullRequestQuery, list[OpenPullRequest]] = {}
 
     def clusters(self) -> Sequence[ClusterSecret]:
         if self._secrets is None:
@@ -140,3 +159,14 @@ class StepInputs(TreeInputs):
             self._trees[key] = repo.tree(revision)
             self.revisions[f"{url}@{revision}"] = repo.resolve(revision)
         return self._trees[key]
+
+    def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
+        if query not in self._pulls:
+            token = secret_token(
+                self._cluster,
+                namespace=self._namespace,
+                ref=query.token_ref,
+                generator="pullRequest",
+            )
+            self._pulls[query] = list_pull_requests(query, token=token, client=self._http())
+        return self._pulls[query]

@@ -1,0 +1,180 @@
+"""The pullRequest generator's pure half: its spec read into a `PullRequestQuery`, the
+`filters` applied, and each open pull request turned into Argo CD's parameters
+(applicationset/generators/pull_request.go). The listing itself is an `Inputs` call.
+
+Parameters: number, title, branch, branch_slug, target_branch, target_branch_slug,
+head_sha, head_short_sha (8 characters), head_short_sha_7, author; and labels with goTemplate
+only, as in Argo CD.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from headway.appset.inputs import OpenPullRequest, PullRequestQuery, SecretKeyRef
+
+__all__ = [
+    "DEFAULT_REQUEUE_SECONDS",
+    "LabelRule",
+    "PullRequestFilter",
+    "SpecError",
+    "filters_of",
+    "label_rule_of",
+    "matching",
+    "params_of",
+    "query_of",
+    "slug",
+]
+
+DEFAULT_REQUEUE_SECONDS = 30 * 60  # Argo CD's DefaultPullRequestRequeueAfter
+SLUG_MAX_LENGTH = 50  # room for 13 more characters within a 63-character DNS label
+OTHER_PROVIDERS = ("gitlab", "gitea", "bitbucketServer", "bitbucket", "azuredevops")
+_NOT_ALLOWED = re.compile(r"[^a-z0-9\-_]+")
+_DASHES = re.compile(r"-+")
+_SUBSTITUTIONS = {"_": "-", "&": "and", "@": "at", '"': "", "'": "", "\u2019": ""}
+
+
+class SpecError(ValueError):
+    """A malformed generator field: `field` is its path under the generator."""
+
+    def __init__(self, field: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class PullRequestFilter:
+    """One `filters` entry; a pull request passes when it matches every regexp given."""
+
+    branch: re.Pattern[str] | None
+    target_branch: re.Pattern[str] | None
+
+    def matches(self, pull: OpenPullRequest) -> bool:
+        if self.branch is not None and not self.branch.search(pull.branch):
+            return False
+        return self.target_branch is None or bool(self.target_branch.search(pull.target_branch))
+
+
+def query_of(spec: Mapping[str, Any]) -> PullRequestQuery:
+    """The GitHub repository and labels a pullRequest spec lists."""
+    other = next((p for p in OTHER_PROVIDERS if p in spec), None)
+    if other is not None:
+        raise SpecError((other,), f"the {other} provider is not supported by Headway; use github")
+    github = spec.get("github")
+    if not isinstance(github, Mapping):
+        raise SpecError(("github",), "a pullRequest generator needs a github provider")
+    if github.get("appSecretName"):
+        raise SpecError(
+            ("github", "appSecretName"), "GitHub App authentication is not supported; use tokenRef"
+        )
+    for field in ("owner", "repo"):
+        if not isinstance(github.get(field), str) or not github[field]:
+            raise SpecError(("github", field), f"{field} is required")
+    return PullRequestQuery(
+        owner=github["owner"],
+        repo=github["repo"],
+        api=str(github.get("api") or ""),
+        token_ref=secret_ref(github.get("tokenRef"), ("github", "tokenRef")),
+        continue_on_not_found=spec.get("continueOnRepoNotFoundError") is True,
+    )
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """`labels`: a pull request must carry every one; `excludedLabels`: none of them."""
+
+    required: frozenset[str]
+    excluded: frozenset[str]
+
+    def passes(self, pull: OpenPullRequest) -> bool:
+        have = set(pull.labels)
+        return self.required <= have and not self.excluded & have
+
+
+def label_rule_of(spec: Mapping[str, Any]) -> LabelRule:
+    github = spec.get("github") or {}
+    found: dict[str, frozenset[str]] = {}
+    for key in ("labels", "excludedLabels"):
+        labels = github.get(key) or []
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise SpecError(("github", key), f"{key} must be a list of strings")
+        found[key] = frozenset(labels)
+    return LabelRule(found["labels"], found["excludedLabels"])
+
+
+def secret_ref(raw: Any, field: tuple[str | int, ...]) -> SecretKeyRef | None:
+    """A `{secretName, key}` reference, or None when absent."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not raw.get("secretName") or not raw.get("key"):
+        raise SpecError(field, "a secret reference needs secretName and key")
+    return SecretKeyRef(str(raw["secretName"]), str(raw["key"]))
+
+
+def filters_of(spec: Mapping[str, Any]) -> list[PullRequestFilter]:
+    raw = spec.get("filters") or []
+    if not isinstance(raw, list):
+        raise SpecError(("filters",), "filters must be a list")
+    return [_filter(entry, index) for index, entry in enumerate(raw)]
+
+
+def _filter(entry: Any, index: int) -> PullRequestFilter:
+    if not isinstance(entry, Mapping):
+        raise SpecError(("filters", index), "a filter must be a mapping")
+    compiled: dict[str, re.Pattern[str] | None] = {}
+    for key in ("branchMatch", "targetBranchMatch"):
+        text = entry.get(key)
+        try:
+            compiled[key] = None if text is None else re.compile(str(text))
+        except re.error as err:
+            raise SpecError(("filters", index, key), f"not a regular expression: {err}") from None
+    return PullRequestFilter(compiled["branchMatch"], compiled["targetBranchMatch"])
+
+
+def matching(
+    pulls: Sequence[OpenPullRequest], *, labels: LabelRule, filters: Sequence[PullRequestFilter]
+) -> list[OpenPullRequest]:
+    """The pull requests the label rule passes and any one filter passes (every filter
+    passes when there is none)."""
+    chosen = [p for p in pulls if labels.passes(p)]
+    if not filters:
+        return chosen
+    return [p for p in chosen if any(f.matches(p) for f in filters)]
+
+
+def slug(text: str) -> str:
+    """`text` as gosimple/slug makes it with Argo CD's settings: lower case ASCII letters,
+    digits and dashes, underscores as dashes, at most 50 characters cut at a dash when one
+    is there (non-ASCII letters lose their accents; others are dropped)."""
+    out = text.strip()
+    for old, new in _SUBSTITUTIONS.items():
+        out = out.replace(old, new)
+    out = unicodedata.normalize("NFKD", out).encode("ascii", "ignore").decode().lower()
+    out = _DASHES.sub("-", _NOT_ALLOWED.sub("-", out)).strip("-_")
+    if len(out) <= SLUG_MAX_LENGTH:
+        return out
+    cut = out.rfind("-", 0, SLUG_MAX_LENGTH + 1)
+    return out[:cut] if cut >= 0 else out[:SLUG_MAX_LENGTH]
+
+
+def params_of(pull: OpenPullRequest, *, go_template: bool) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "number": str(pull.number),
+        "title": pull.title,
+        "branch": pull.branch,
+        "branch_slug": slug(pull.branch),
+        "target_branch": pull.target_branch,
+        "target_branch_slug": slug(pull.target_branch),
+        "head_sha": pull.head_sha,
+        "head_short_sha": pull.head_sha[:8],
+        "head_short_sha_7": pull.head_sha[:7],
+        "author": pull.author,
+    }
+    if go_template:
+        params["labels"] = list(pull.labels)
+    return params

@@ -1,0 +1,100 @@
+"""The forge calls of the pullRequest generator: a token from a Secret of the control
+namespace, then GitHub's `GET /repos/{owner}/{repo}/pulls` (open ones, 100 a page, every page)
+through `headway.github_rest`.
+
+Every failure - a missing Secret or key, a refused call, a timeout, an answer that is not the
+documented shape - is an `InputError` whose message names the generator and what failed, so
+generation stops and no Application changes. The token is sent as a header and never appears
+in a message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+
+from headway.appset.inputs import InputError, OpenPullRequest, PullRequestQuery, SecretKeyRef
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
+from headway.github_rest import GitHubApi, GitHubApiError, enterprise_api_url
+
+__all__ = ["list_pull_requests", "secret_token"]
+
+USER_AGENT = "headway-applicationset"
+
+
+def secret_token(
+    cluster: Cluster, *, namespace: str, ref: SecretKeyRef | None, generator: str
+) -> str:
+    """The value under `ref` (empty without a reference: anonymous access, as in Argo CD)."""
+    if ref is None:
+        return ""
+    where = f"{generator} generator: Secret {namespace}/{ref.secret_name}"
+    try:
+        secret = cluster.get("v1", "Secret", ref.secret_name, namespace)
+    except ClusterError as err:
+        raise InputError(f"{where}: cannot be read: {err}") from None
+    plain = secret.get("stringData") or {}
+    if ref.key in plain:
+        return str(plain[ref.key])
+    encoded = (secret.get("data") or {}).get(ref.key)
+    if encoded is None:
+        raise InputError(f"{where} has no key {ref.key!r}")
+    try:
+        return base64.b64decode(str(encoded), validate=True).decode().strip()
+    except (binascii.Error, UnicodeDecodeError):
+        raise InputError(f"{where}: key {ref.key!r} is not base64 text") from None
+
+
+def list_pull_requests(
+    query: PullRequestQuery, *, token: str, client: httpx2.Client
+) -> list[OpenPullRequest]:
+    """The open pull requests of the repository (none when GitHub does not know it and the
+    generator says `continueOnRepoNotFoundError`, as in Argo CD)."""
+    api = GitHubApi(
+        client=client, token=token, api_url=enterprise_api_url(query.api), user_agent=USER_AGENT
+    )
+    path = f"/repos/{query.owner}/{query.repo}/pulls"
+    try:
+        raw = api.pages(path, {"state": "open", "per_page": 100})
+    except GitHubApiError as err:
+        if err.status == 404 and query.continue_on_not_found:
+            return []
+        raise InputError(f"pullRequest generator: {err}") from None
+    return [_pull_request(item, index, path) for index, item in enumerate(raw)]
+
+
+def _pull_request(raw: Any, index: int, path: str) -> OpenPullRequest:
+    """One listed pull request; an item without the documented fields is an error naming it."""
+    try:
+        head, base, user = raw["head"], raw["base"], raw["user"]
+        labels = [str(label["name"]) for label in raw.get("labels") or []]
+        return OpenPullRequest(
+            number=_integer(raw["number"]),
+            title=str(raw.get("title") or ""),
+            branch=_text(head, "ref"),
+            target_branch=_text(base, "ref"),
+            head_sha=_text(head, "sha"),
+            author=_text(user, "login"),
+            labels=tuple(labels),
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        message = f"pullRequest generator: GitHub GET {path}: item {index} is malformed ({err!r})"
+        raise InputError(message) from None
+
+
+def _text(raw: Mapping[str, Any], key: str) -> str:
+    value = raw[key]
+    if not isinstance(value, str):
+        raise ValueError(f"{key} is not a string")
+    return value
+
+
+def _integer(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError("number is not an integer")
+    return value
