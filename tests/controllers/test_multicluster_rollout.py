@@ -66,13 +66,15 @@ class World:
         apps = self.store.list(ARGO, "Application", namespace="argocd")
         return {a["metadata"]["name"].removeprefix("shop-") for a in apps if a.get("operation")}
 
-    def app_status(self, name: str, *, sync: str, health: str = "Healthy") -> None:
+    def app_status(
+        self, name: str, *, sync: str, health: str = "Healthy", revision: str = REVISION
+    ) -> None:
         """What the Application controller writes after a sync (the request consumed)."""
         app = self.store.get(ARGO, "Application", f"shop-{name}", "argocd")
         app.pop("operation", None)
         app = self.store.update({k: v for k, v in app.items() if k != "status"},
                                 field_manager="test")
-        status = {"sync": {"status": sync, "revision": REVISION},
+        status = {"sync": {"status": sync, "revision": revision},
                   "health": {"status": health},
                   "resources": [{"group": "argoproj.io", "kind": "Rollout",
                                  "namespace": "shop", "name": "web"}]}
@@ -175,6 +177,25 @@ def test_a_failure_in_a_later_group_aborts_every_cluster_already_updated(world: 
     status = world.status()
     assert status["phase"] == "Aborted" and status["abortedRevision"] == REVISION
     assert "group 1 failed (shop-eu: Rollout shop/web: RolloutAborted" in status["message"]
+
+
+def test_a_revert_landing_while_the_abort_lasts_is_walked_as_a_new_revision(
+    world: World,
+) -> None:
+    """Git convergence reverts the canary cluster's aborted Rollout while eu still shows the
+    failure: the abort stays the failed release's, so the revert walks once the failure
+    clears (before, the revert was taken for the aborted revision and never walked)."""
+    test_a_failure_in_a_later_group_aborts_every_cluster_already_updated(world)
+    world.app_status("canary", sync="OutOfSync", health="Degraded", revision="4e7e47")
+    world.step()  # eu still failed on the release
+    assert world.status()["phase"] == "Aborted"
+    assert world.status()["abortedRevision"] == REVISION
+    for name in ("eu", "us"):
+        world.app_status(name, sync="OutOfSync", health="Degraded", revision="4e7e47")
+    world.step()
+    status = world.status()
+    assert status["phase"] == "Progressing" and status["revision"] == "4e7e47", status
+    assert world.requested() == {"canary"}  # from the canary cluster again
 
 
 def test_an_application_with_automated_sync_is_refused_by_name(world: World) -> None:

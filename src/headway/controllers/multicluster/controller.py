@@ -119,7 +119,10 @@ class MultiClusterRolloutController:
             "clusters": [_cluster_status(states[n]) for n in order.applications],
         }
         if decision.phase is core.Phase.ABORTED:
-            new_status["abortedRevision"] = revision
+            # The release that failed, kept while the abort lasts: a revert that lands
+            # meanwhile (Git convergence's) is a new revision, walked once the failure clears.
+            lasting = status.get("phase") == core.Phase.ABORTED.value
+            new_status["abortedRevision"] = (lasting and status.get("abortedRevision")) or revision
         if reverted:
             new_status.update(revertedRevision=revision, revert=status.get("revert"))
         outcome = self._revert([apps[n] for n in order.applications
