@@ -179,6 +179,17 @@ def test_a_failure_in_a_later_group_aborts_every_cluster_already_updated(world: 
     assert "group 1 failed (shop-eu: Rollout shop/web: RolloutAborted" in status["message"]
 
 
+def test_the_abort_keeps_naming_the_cluster_that_failed(world: World) -> None:
+    """The canary cluster's Rollout, aborted by the walk itself, reads as failed on the next
+    step: the status still names group 1 and eu (before: "the canary cluster failed")."""
+    test_a_failure_in_a_later_group_aborts_every_cluster_already_updated(world)
+    world.rollout_status("canary", **HEALTHY, abort=True)
+    world.step()
+    status = world.status()
+    assert status["phase"] == "Aborted" and status["group"] == 1
+    assert status["message"].startswith("group 1 failed (shop-eu: "), status["message"]
+
+
 def test_a_revert_landing_while_the_abort_lasts_is_walked_as_a_new_revision(
     world: World,
 ) -> None:

@@ -119,10 +119,7 @@ class MultiClusterRolloutController:
             "clusters": [_cluster_status(states[n]) for n in order.applications],
         }
         if decision.phase is core.Phase.ABORTED:
-            # The release that failed, kept while the abort lasts: a revert that lands
-            # meanwhile (Git convergence's) is a new revision, walked once the failure clears.
-            lasting = status.get("phase") == core.Phase.ABORTED.value
-            new_status["abortedRevision"] = (lasting and status.get("abortedRevision")) or revision
+            new_status.update(_abort_record(status, decision, revision))
         if reverted:
             new_status.update(revertedRevision=revision, revert=status.get("revert"))
         outcome = self._revert([apps[n] for n in order.applications
@@ -272,6 +269,19 @@ def _names(owner: Obj, application: str) -> bool:
 def _automated(app: Obj) -> bool:
     automated = ((app.get("spec") or {}).get("syncPolicy") or {}).get("automated")
     return isinstance(automated, dict) and automated.get("enabled", True) is not False
+
+
+def _abort_record(status: Mapping[str, Any], decision: core.Decision, revision: str) -> Obj:
+    """The abort as first seen, kept while it lasts: the release that failed (a revert that
+    lands meanwhile, Git convergence's, is a new revision, walked once the failure clears) and
+    where it failed (the walk's own aborts of the clusters it reached read as failures next)."""
+    if status.get("phase") != core.Phase.ABORTED.value or not status.get("abortedRevision"):
+        return {"abortedRevision": revision}
+    return {
+        "abortedRevision": status["abortedRevision"],
+        "group": status.get("group", decision.group),
+        "message": status.get("message") or decision.message,
+    }
 
 
 def _revision(app: Obj | None) -> str:
