@@ -173,6 +173,8 @@ def projects_unchanged(
             theirs = live.get(key, ABSENT)
             if theirs is ABSENT:
                 return False
+            if type(value) is type(theirs) and type(value) in _SCALAR_TYPES and value == theirs:
+                continue  # most values: equal scalars, settled without a call
             if not projects_unchanged(value, theirs, key, field, before.get(key, ABSENT)):
                 return False
         return not before or not any(k not in desired and k in live for k in before)
