@@ -1,4 +1,4 @@
-"""Real local HTTP servers the ApplicationSet's forge generators talk to in tests.
+"""Real local HTTP servers the ApplicationSet's forge and plugin generators talk to in tests.
 
 `GitHubPulls` speaks GitHub Enterprise's `GET /api/v3/repos/{owner}/{repo}/pulls` from the
 (unverified, hand-written) fixture tests/appset/forge/github_pulls.json, a few items a page with
@@ -103,5 +103,64 @@ def github_pulls(server_state: GitHubPulls) -> Iterator[GitHubPulls]:
     finally:
         if server_state.hold is not None:
             server_state.hold.set()
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class PluginService:
+    """An ApplicationSet plugin service: `POST /api/v1/getparams.execute` answers
+    `{"output": {"parameters": parameters}}`, or `refuse` / `raw_answer` / `hold` as above."""
+
+    parameters: list[dict[str, Any]] = field(default_factory=list)
+    refuse: tuple[int, str] | None = None  # (status, body)
+    raw_answer: bytes | None = None
+    hold: threading.Event | None = None
+    requests: list[tuple[Seen, Any]] = field(default_factory=list)
+    url: str = ""
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = json.loads(handler.rfile.read(length) or b"null")
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        self.requests.append((Seen(urlsplit(handler.path).path, {}, headers), body))
+        if self.hold is not None:
+            self.hold.wait(timeout=30)
+        if urlsplit(handler.path).path != "/api/v1/getparams.execute":
+            return 404, {}, b"not found"
+        if self.refuse is not None:
+            return self.refuse[0], {}, self.refuse[1].encode()
+        if self.raw_answer is not None:
+            return 200, {}, self.raw_answer
+        return 200, {}, json.dumps({"output": {"parameters": self.parameters}}).encode()
+
+
+@contextmanager
+def plugin_service(state: PluginService) -> Iterator[PluginService]:
+    """`state` served on a free local port; `state.url` is its base URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            status, _, body = state.answer(self)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield state
+    finally:
+        if state.hold is not None:
+            state.hold.set()
         server.shutdown()
         server.server_close()

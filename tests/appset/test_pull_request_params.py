@@ -94,6 +94,7 @@ def test_fasttemplate_generation_with_values_from_static_inputs() -> None:
         ([{"list": {"elements": []}}], None),
         ([{"pullRequest": {"requeueAfterSeconds": 45}}], 45.0),
         ([{"pullRequest": {"requeueAfterSeconds": 0}}], None),
+        ([{"plugin": {}}], 1800.0),
         ([{"pullRequest": {}}, {"pullRequest": {"requeueAfterSeconds": 600}}], 600.0),
         (
             [

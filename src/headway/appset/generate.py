@@ -91,7 +91,7 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
         return Generation(error=malformed)
     spec = appset.get("spec") or {}
     mode = mode_of(spec)
-    context = Context(mode, inputs)
+    context = Context(mode, inputs, str((appset.get("metadata") or {}).get("name") or ""))
     namespace = str((appset.get("metadata") or {}).get("namespace") or "argocd")
     apps: list[GeneratedApp] = []
     for index, generator in enumerate(spec.get("generators") or []):
@@ -122,7 +122,7 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
 
 
 # Generators that read a forge or a service poll it: Argo CD's defaults, in seconds.
-_POLLING_DEFAULTS = {"pullRequest": 30 * 60.0}
+_POLLING_DEFAULTS = {"pullRequest": 30 * 60.0, "plugin": 30 * 60.0}
 
 
 def requeue_after(generators: Any) -> float | None:

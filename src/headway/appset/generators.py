@@ -1,8 +1,9 @@
 """Generators: from a generator spec and the `Inputs`, the parameter sets. Pure.
 
-list, clusters, git (directories and files), pullRequest (GitHub), matrix and merge, each
-with `selector`, as Argo CD's applicationset/generators compute them (docs/applicationset.md).
-A generator Headway does not implement (scmProvider, clusterDecisionResource, plugin) is a
+list, clusters, git (directories and files), pullRequest (GitHub), plugin, matrix and merge,
+each with `selector`, as Argo CD's applicationset/generators compute them
+(docs/applicationset.md). A generator Headway does not implement (scmProvider,
+clusterDecisionResource) is a
 `GeneratorError`, so generation stops instead of producing fewer Applications.
 """
 
@@ -17,7 +18,13 @@ import yaml
 
 from headway.appset import git_params
 from headway.appset import pull_requests as prs
-from headway.appset.inputs import IN_CLUSTER_NAME, IN_CLUSTER_SERVER, ClusterSecret, Inputs
+from headway.appset.inputs import (
+    IN_CLUSTER_NAME,
+    IN_CLUSTER_SERVER,
+    ClusterSecret,
+    Inputs,
+    PluginQuery,
+)
 from headway.appset.paths import sanitize_name
 from headway.appset.render import RenderFailure, TemplateMode, render_text, render_value
 from headway.model.selectors import SelectorError, selector_from_object
@@ -27,8 +34,8 @@ from headway.notify.gotemplate import TemplateError
 __all__ = ["GENERATOR_KINDS", "GeneratorError", "Params", "generate_params"]
 
 Params = dict[str, Any]
-GENERATOR_KINDS = ("list", "clusters", "git", "pullRequest", "matrix", "merge")
-UNSUPPORTED_KINDS = ("scmProvider", "clusterDecisionResource", "plugin")
+GENERATOR_KINDS = ("list", "clusters", "git", "pullRequest", "plugin", "matrix", "merge")
+UNSUPPORTED_KINDS = ("scmProvider", "clusterDecisionResource")
 CLUSTER_SECRET_LABEL = "argocd.argoproj.io/secret-type"
 
 
@@ -45,6 +52,7 @@ class GeneratorError(ValueError):
 class Context:
     mode: TemplateMode
     inputs: Inputs
+    appset_name: str = ""
 
 
 def kind_of(generator: Mapping[str, Any], path: tuple[str | int, ...]) -> str:
@@ -282,6 +290,37 @@ def _pull_request(
     ]
 
 
+# ---- plugin -------------------------------------------------------------------------------
+
+
+def _plugin(spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]) -> list[Params]:
+    ref = spec.get("configMapRef")
+    if not isinstance(ref, Mapping) or not ref.get("name"):
+        message = "plugin: configMapRef.name is required"
+        raise GeneratorError((*path, "configMapRef", "name"), message)
+    inputs = spec.get("input") or {}
+    given = inputs.get("parameters") if isinstance(inputs, Mapping) else None
+    if not isinstance(given or {}, Mapping):
+        raise GeneratorError((*path, "input", "parameters"), "plugin: parameters must be a mapping")
+    parameters = dict(given or {})
+    query = PluginQuery(
+        config_map=str(ref["name"]),
+        appset_name=ctx.appset_name,
+        input_json=json.dumps(parameters, sort_keys=True),
+    )
+    values = spec.get("values") or {}
+    out: list[Params] = []
+    for found in ctx.inputs.plugin_parameters(query):
+        params: Params = dict(found) if ctx.mode.go_template else flatten(found)
+        echo = {"input": {"parameters": parameters}}
+        if ctx.mode.go_template:
+            params["generator"] = echo
+        else:
+            params.update(flatten(echo, "generator."))
+        out.append(with_values(params, values, ctx.mode, (*path, "values")))
+    return out
+
+
 # ---- matrix and merge ---------------------------------------------------------------------
 
 
@@ -382,6 +421,7 @@ _BY_KIND = {
     "clusters": _clusters,
     "git": _git,
     "pullRequest": _pull_request,
+    "plugin": _plugin,
     "matrix": _matrix,
     "merge": _merge,
 }

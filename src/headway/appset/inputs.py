@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 __all__ = [
     "IN_CLUSTER_NAME",
@@ -20,6 +20,7 @@ __all__ = [
     "InputUnavailable",
     "Inputs",
     "OpenPullRequest",
+    "PluginQuery",
     "PullRequestQuery",
     "SecretKeyRef",
     "StaticInputs",
@@ -82,6 +83,16 @@ class OpenPullRequest:
     labels: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class PluginQuery:
+    """One plugin generator call: the ConfigMap naming the service (`baseUrl`, `token`,
+    `requestTimeout`), the set asking, and its `input.parameters` as canonical JSON."""
+
+    config_map: str
+    appset_name: str
+    input_json: str = "{}"
+
+
 class Inputs(Protocol):
     def clusters(self) -> Sequence[ClusterSecret]:
         """Every cluster Secret of the controller's namespace."""
@@ -101,6 +112,10 @@ class Inputs(Protocol):
 
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         """The open pull requests of the repository, in the forge's order."""
+        ...
+
+    def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
+        """The plugin's `output.parameters`: one mapping per parameter set."""
         ...
 
 
@@ -126,6 +141,7 @@ class StaticInputs:
     cluster_secrets: tuple[ClusterSecret, ...] = ()
     repositories: Mapping[str, Mapping[str, bytes]] = field(default_factory=dict)
     pulls: Mapping[tuple[str, str], tuple[OpenPullRequest, ...]] = field(default_factory=dict)
+    plugins: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
 
     def clusters(self) -> Sequence[ClusterSecret]:
         return self.cluster_secrets
@@ -149,3 +165,8 @@ class StaticInputs:
         if key not in self.pulls:
             raise InputUnavailable(f"pull requests of {query.owner}/{query.repo} are not available")
         return self.pulls[key]
+
+    def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
+        if query.config_map not in self.plugins:
+            raise InputUnavailable(f"plugin {query.config_map!r} is not available")
+        return self.plugins[query.config_map]

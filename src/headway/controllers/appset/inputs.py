@@ -9,8 +9,9 @@ revision once. A Git failure is an `InputError`: generation stops and no Applica
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 
@@ -19,6 +20,7 @@ from headway.appset.inputs import (
     InputError,
     InputUnavailable,
     OpenPullRequest,
+    PluginQuery,
     PullRequestQuery,
     directories_of,
 )
@@ -26,6 +28,7 @@ from headway.clock import Clock
 from headway.cluster.cluster_secrets import ClusterSecretError, parse_cluster_secret
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
+from headway.controllers.appset.plugins import plugin_parameters
 from headway.controllers.appset.scm import list_pull_requests, secret_token
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
@@ -107,6 +110,11 @@ class TreeInputs:
             "listed by the controller only"
         )
 
+    def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
+        raise InputUnavailable(
+            f"plugin generator: {query.config_map} is called by the controller only"
+        )
+
 
 @dataclass
 class FetchTimes:
@@ -141,6 +149,7 @@ class StepInputs(TreeInputs):
         self.revisions: dict[str, str] = {}  # repository -> the commit each revision read
         self._http = http
         self._pulls: dict[PullRequestQuery, list[OpenPullRequest]] = {}
+        self._plugins: dict[PluginQuery, list[Mapping[str, Any]]] = {}
 
     def clusters(self) -> Sequence[ClusterSecret]:
         if self._secrets is None:
@@ -170,3 +179,10 @@ class StepInputs(TreeInputs):
             )
             self._pulls[query] = list_pull_requests(query, token=token, client=self._http())
         return self._pulls[query]
+
+    def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
+        if query not in self._plugins:
+            self._plugins[query] = plugin_parameters(
+                query, cluster=self._cluster, namespace=self._namespace, client=self._http()
+            )
+        return self._plugins[query]
