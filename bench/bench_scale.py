@@ -315,6 +315,8 @@ async def commit_latencies(
         changed_app.append(latency)
         all_done.append(whole)
         costs.append(controller.reconciles - before)
+        print(f"  commit {n + 1}        {latency:8.2f} s to app-{changed:05d}, all done in "
+              f"{whole:.2f} s ({costs[-1]} app reconciles)")  # a run cut short still shows it
     latency = statistics.median(changed_app)
     print(
         f"commit -> app      {latency:8.2f} s median of {commits} "
