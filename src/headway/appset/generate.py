@@ -122,7 +122,11 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
 
 
 # Generators that read a forge or a service poll it: Argo CD's defaults, in seconds.
-_POLLING_DEFAULTS = {"pullRequest": 30 * 60.0, "plugin": 30 * 60.0}
+_POLLING_DEFAULTS = {
+    "pullRequest": 30 * 60.0,
+    "plugin": 30 * 60.0,
+    "clusterDecisionResource": 180.0,
+}
 
 
 def requeue_after(generators: Any) -> float | None:

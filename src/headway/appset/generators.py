@@ -1,9 +1,9 @@
 """Generators: from a generator spec and the `Inputs`, the parameter sets. Pure.
 
-list, clusters, git (directories and files), pullRequest (GitHub), plugin, matrix and merge,
-each with `selector`, as Argo CD's applicationset/generators compute them
-(docs/applicationset.md). A generator Headway does not implement (scmProvider,
-clusterDecisionResource) is a
+list, clusters, git (directories and files), pullRequest (GitHub), plugin,
+clusterDecisionResource, matrix and merge, each with `selector`, as Argo CD's
+applicationset/generators compute them (docs/applicationset.md). A generator Headway does not
+implement (scmProvider) is a
 `GeneratorError`, so generation stops instead of producing fewer Applications.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from headway.appset import cluster_decisions as decisions
 from headway.appset import git_params
 from headway.appset import pull_requests as prs
 from headway.appset.inputs import (
@@ -34,8 +35,17 @@ from headway.notify.gotemplate import TemplateError
 __all__ = ["GENERATOR_KINDS", "GeneratorError", "Params", "generate_params"]
 
 Params = dict[str, Any]
-GENERATOR_KINDS = ("list", "clusters", "git", "pullRequest", "plugin", "matrix", "merge")
-UNSUPPORTED_KINDS = ("scmProvider", "clusterDecisionResource")
+GENERATOR_KINDS = (
+    "list",
+    "clusters",
+    "git",
+    "pullRequest",
+    "plugin",
+    "clusterDecisionResource",
+    "matrix",
+    "merge",
+)
+UNSUPPORTED_KINDS = ("scmProvider",)
 CLUSTER_SECRET_LABEL = "argocd.argoproj.io/secret-type"
 
 
@@ -321,6 +331,35 @@ def _plugin(spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]) 
     return out
 
 
+# ---- clusterDecisionResource --------------------------------------------------------------
+
+
+def _cluster_decisions(
+    spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]
+) -> list[Params]:
+    name = str(spec.get("configMapRef") or "")
+    if not name:
+        message = "clusterDecisionResource: configMapRef is required"
+        raise GeneratorError((*path, "configMapRef"), message)
+    try:
+        config = ctx.inputs.config_map(name)
+        api_version, kind = decisions.duck_kind(config, name)
+        found = decisions.chosen(spec, ctx.inputs.resources(api_version, kind))
+        if not found:
+            raise decisions.DecisionError((), f"no {kind} ({api_version}) resource is chosen")
+        params = decisions.decision_params(
+            config=config,
+            resources=found,
+            clusters=ctx.inputs.clusters(),
+            go_template=ctx.mode.go_template,
+        )
+    except decisions.DecisionError as err:
+        message = f"clusterDecisionResource: {err.message}"
+        raise GeneratorError((*path, *err.field), message) from None
+    values = spec.get("values") or {}
+    return [with_values(p, values, ctx.mode, (*path, "values")) for p in params]
+
+
 # ---- matrix and merge ---------------------------------------------------------------------
 
 
@@ -422,6 +461,7 @@ _BY_KIND = {
     "git": _git,
     "pullRequest": _pull_request,
     "plugin": _plugin,
+    "clusterDecisionResource": _cluster_decisions,
     "matrix": _matrix,
     "merge": _merge,
 }

@@ -118,6 +118,14 @@ class Inputs(Protocol):
         """The plugin's `output.parameters`: one mapping per parameter set."""
         ...
 
+    def config_map(self, name: str) -> Mapping[str, str]:
+        """The `data` of a ConfigMap of the controller's namespace."""
+        ...
+
+    def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
+        """Every object of a kind in the controller's namespace."""
+        ...
+
 
 def directories_of(files: Iterable[str]) -> list[str]:
     """The directories holding `files`, sorted, without hidden ones and what is under them
@@ -142,6 +150,8 @@ class StaticInputs:
     repositories: Mapping[str, Mapping[str, bytes]] = field(default_factory=dict)
     pulls: Mapping[tuple[str, str], tuple[OpenPullRequest, ...]] = field(default_factory=dict)
     plugins: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    config_maps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    objects: Mapping[tuple[str, str], tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
 
     def clusters(self) -> Sequence[ClusterSecret]:
         return self.cluster_secrets
@@ -170,3 +180,13 @@ class StaticInputs:
         if query.config_map not in self.plugins:
             raise InputUnavailable(f"plugin {query.config_map!r} is not available")
         return self.plugins[query.config_map]
+
+    def config_map(self, name: str) -> Mapping[str, str]:
+        if name not in self.config_maps:
+            raise InputUnavailable(f"ConfigMap {name!r} is not available")
+        return self.config_maps[name]
+
+    def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
+        if (api_version, kind) not in self.objects:
+            raise InputUnavailable(f"{kind}.{api_version} objects are not available")
+        return self.objects[(api_version, kind)]

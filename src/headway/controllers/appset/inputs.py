@@ -110,6 +110,12 @@ class TreeInputs:
             "listed by the controller only"
         )
 
+    def config_map(self, name: str) -> Mapping[str, str]:
+        raise InputUnavailable(f"ConfigMap {name} is read by the controller only")
+
+    def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
+        raise InputUnavailable(f"{kind} resources are read by the controller only")
+
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
         raise InputUnavailable(
             f"plugin generator: {query.config_map} is called by the controller only"
@@ -186,3 +192,18 @@ class StepInputs(TreeInputs):
                 query, cluster=self._cluster, namespace=self._namespace, client=self._http()
             )
         return self._plugins[query]
+
+    def config_map(self, name: str) -> Mapping[str, str]:
+        try:
+            found = self._cluster.get("v1", "ConfigMap", name, self._namespace)
+        except ClusterError as err:
+            raise InputError(f"ConfigMap {self._namespace}/{name} cannot be read: {err}") from None
+        return {str(k): str(v) for k, v in (found.get("data") or {}).items()}
+
+    def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
+        try:
+            return self._cluster.list(api_version, kind, namespace=self._namespace)
+        except ClusterError as err:
+            raise InputError(
+                f"cannot list {kind} ({api_version}) in {self._namespace}: {err}"
+            ) from None
