@@ -358,9 +358,49 @@ class Schema:
     checks: tuple[Check, ...] = ()
     open: bool = False  # True: unknown keys are allowed silently
     by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
+    plan: tuple[_FieldPlan, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
+        object.__setattr__(self, "plan", tuple(_FieldPlan.of(f) for f in self.fields))
+
+
+@dataclass(frozen=True)
+class _FieldPlan:
+    """A field as the validator and the view builder use it, worked out once per table:
+    `always_fine` is the one Python type whose values need no shape check (None: check),
+    `convert` is None where the view keeps the value as it is."""
+
+    name: str
+    attribute: str
+    required: bool
+    default: Any
+    shape: Shape
+    always_fine: type | None
+    convert: Callable[[Any], Any] | None
+
+    @classmethod
+    def of(cls, spec: Field) -> _FieldPlan:
+        shape = spec.shape
+        converts = type(shape).convert is not Shape.convert
+        return cls(
+            spec.name,
+            spec.attribute,
+            spec.required,
+            spec.default,
+            shape,
+            _always_fine(shape),
+            shape.convert if converts else None,
+        )
+
+
+def _always_fine(shape: Shape) -> type | None:
+    """The exact type whose every value passes `shape.check` without a report."""
+    if type(shape) is AnyValue and not shape.mapping:
+        return object
+    if type(shape) is Scalar and shape.minimum is None and shape.maximum is None:
+        return {"string": str, "boolean": bool}.get(shape.kind)
+    return None
 
 
 def validate_object(schema: Schema, value: Any, path: Path, report: Reporter) -> None:
@@ -370,11 +410,14 @@ def validate_object(schema: Schema, value: Any, path: Path, report: Reporter) ->
         return
     if not schema.open:
         _report_unknown_keys(schema, value, path, report)
-    for spec in schema.fields:
+    for spec in schema.plan:
         item = value.get(spec.name)
         if item is None:
             if spec.required:
                 report.error((*path, spec.name), "missing required field")
+            continue
+        fine = spec.always_fine
+        if fine is object or type(item) is fine:
             continue
         spec.shape.check(item, (*path, spec.name), report)
     if schema.checks:
@@ -488,9 +531,13 @@ def build_view(schema: Schema, value: Mapping[str, Any]) -> Any:
     if schema.view is None:
         return dict(value)
     kwargs: dict[str, Any] = {}
-    for spec in schema.fields:
+    for spec in schema.plan:
         item = value.get(spec.name)
         if item is None:
             item = spec.default
-        kwargs[spec.attribute] = spec.shape.absent() if item is None else spec.shape.convert(item)
+        if item is None:
+            kwargs[spec.attribute] = spec.shape.absent()
+        else:
+            convert = spec.convert
+            kwargs[spec.attribute] = item if convert is None else convert(item)
     return schema.view(**kwargs)
