@@ -209,6 +209,42 @@ def test_a_revert_landing_while_the_abort_lasts_is_walked_as_a_new_revision(
     assert world.requested() == {"canary"}  # from the canary cluster again
 
 
+def test_the_step_after_the_aborts_land_still_names_the_group_that_failed(
+    world: World,
+) -> None:
+    """Even with no status kept from the first abort (its write lost to a Conflict, say), the
+    canary cluster's Rollout, aborted by the walk after it was Done on the release, is not
+    blamed: the verdict is group 1 from the evidence itself (before: "the canary cluster
+    failed (shop-canary: Rollout shop/web: RolloutAborted ...", group 0)."""
+    world.app_status("canary", sync="Synced")
+    world.rollout_status("canary", **HEALTHY)
+    world.step()
+    world.app_status("eu", sync="Synced", health="Degraded")
+    world.rollout_status("eu", **FAILED)
+    world.app_status("us", sync="Synced", health="Progressing")
+    world.rollout_status("us", **CANARY)
+    world.step()
+    # what the canary cluster's Rollout controller makes of the abort: Degraded, still stable
+    world.rollout_status("canary", abort=True, **{**FAILED, "stableRS": "new"})
+    world.app_status("canary", sync="Synced", health="Degraded")
+    world.store.patch_status(API, KIND, "shop", "argocd", {"phase": "Progressing", "group": 1})
+    world.step()
+    status = world.status()
+    assert status["phase"] == "Aborted" and status["group"] == 1
+    assert status["message"].startswith("group 1 failed (shop-eu: Rollout shop/web: RolloutAb")
+    assert "shop-canary" not in status["message"]
+    assert status["clusters"][0]["reason"].endswith("(aborted after the release was Done here)")
+
+
+def test_a_done_rollout_aborted_by_hand_still_stops_the_walk(world: World) -> None:
+    world.app_status("canary", sync="Synced")
+    world.rollout_status("canary", abort=True, **HEALTHY)  # an operator's abort, say
+    world.step()
+    status = world.status()
+    assert status["phase"] == "Aborted" and status["group"] == 0
+    assert world.requested() == set()
+
+
 def test_an_application_with_automated_sync_is_refused_by_name(world: World) -> None:
     app = world.store.get(ARGO, "Application", "shop-eu", "argocd")
     app["spec"]["syncPolicy"] = {"automated": {}}

@@ -70,6 +70,16 @@ def test_rollouts_aborted_already_are_not_aborted_again() -> None:
     assert decision.abort == ("canary",)
 
 
+def test_a_cluster_failed_only_by_the_abort_after_done_is_not_blamed() -> None:
+    every = states(eu=Stage.FAILED, us=Stage.FAILED)
+    every["canary"] = ClusterState("canary", Stage.FAILED, "aborted", aborted=True,
+                                   after_done=True)
+    decision = decide(ORDER, every, aborted_before=True)
+    assert decision.group == 1 and decision.message.startswith("group 1 failed (eu: Failed;")
+    alone = decide(ORDER, {**states(), "canary": every["canary"]}, aborted_before=False)
+    assert (alone.phase, alone.group, alone.sync) == (Phase.ABORTED, 0, ())
+
+
 def test_an_abort_sticks_to_the_revision_even_when_the_failure_clears() -> None:
     decision = decide(ORDER, states(canary=Stage.DONE), aborted_before=True)
     assert decision.phase is Phase.ABORTED and decision.sync == ()

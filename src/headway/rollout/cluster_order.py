@@ -16,6 +16,12 @@ Every step the controller reads each Application and its Rollouts into a `Cluste
     else the first group not all Done  -> sync its Waiting clusters; wait for the rest
     every group Done                   -> Completed
 
+The Aborted decision names the first group with a cluster that failed on its own: a cluster
+Failed only because its Rollouts were aborted after they had fully promoted the release
+(`after_done`, this controller's own abort when a later group failed) is never blamed while
+another one failed, so the verdict does not move to the canary cluster the step after the
+aborts land.
+
 A group is allowed only when every earlier group is Done, so a bad release that fails in the
 canary cluster never reaches another cluster, and one failure anywhere stops all of them.
 The abort sticks to the release's revision: a new revision (the revert, or a fix) starts a
@@ -86,6 +92,9 @@ class ClusterState:
     stage: Stage
     reason: str = ""
     aborted: bool = False  # every Rollout of the release in this cluster is aborted already
+    # Failed only because its Rollouts were aborted after they had fully promoted the release
+    # (by this controller, when another cluster failed): a consequence, not the failure
+    after_done: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,11 +163,12 @@ def _aborted(
         name for name in order.applications
         if states[name].stage.reached and not states[name].aborted
     )
+    blamed = [s for s in failed if not s.after_done] or list(failed)
     group = next(
-        (i for i, g in enumerate(order.groups) if any(s.application in g for s in failed)), 0
+        (i for i, g in enumerate(order.groups) if any(s.application in g for s in blamed)), 0
     )
-    if failed:
-        why = "; ".join(f"{s.application}: {s.reason or s.stage.value}" for s in failed)
+    if blamed:
+        why = "; ".join(f"{s.application}: {s.reason or s.stage.value}" for s in blamed)
         message = f"{_group_name(group)} failed ({why}); every cluster it reached is aborted"
     else:
         message = "the release was aborted; a new revision starts again from the canary cluster"

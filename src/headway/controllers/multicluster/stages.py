@@ -8,10 +8,18 @@ An Application's `Stage` (`headway.rollout.cluster_order`), first match wins:
     not Synced (Unknown, no status yet)                     -> Unknown
     a Rollout that has not seen its spec yet                -> Rolling (its status, an
                                                                abort too, is the old spec's)
-    a Rollout aborted or Degraded                           -> Failed
+    a Rollout aborted or Degraded                           -> Failed (`after_done` when
+                                                               every such Rollout was
+                                                               aborted fully promoted on
+                                                               the release: see below)
     a Rollout not Healthy on its current pod template, or
     the Application not Healthy                             -> Rolling
     else                                                    -> Done
+
+A Rollout aborted while fully promoted on its current pod template (stable = current) ran
+the release to the end in its cluster: the abort came from outside, from this controller
+when another cluster failed (or an operator). Its cluster stays Failed, so the walk stops,
+but with `after_done` set, so `decide` blames the cluster whose own Rollout failed.
 """
 
 from __future__ import annotations
@@ -65,8 +73,11 @@ def _rollouts_state(
     failed = [r for r in rollouts if _failed(r)]
     if failed:
         aborted = all((r.get("status") or {}).get("abort") is True for r in failed)
+        after_done = all(_aborted_after_done(r) for r in failed)
         why = "; ".join(f"Rollout {_name(r)}: {_message(r)}" for r in failed)
-        return ClusterState(name, Stage.FAILED, why, aborted=aborted)
+        if after_done:
+            why = f"{why} (aborted after the release was Done here)"
+        return ClusterState(name, Stage.FAILED, why, aborted=aborted, after_done=after_done)
     rolling = [_name(r) for r in rollouts if not _finished(r)]
     if rolling:
         return ClusterState(name, Stage.ROLLING, f"Rollout {', '.join(rolling)} in progress")
@@ -79,6 +90,15 @@ def _rollouts_state(
 def _failed(rollout: Mapping[str, Any]) -> bool:
     status = rollout.get("status") or {}
     return status.get("abort") is True or status.get("phase") == "Degraded"
+
+
+def _aborted_after_done(rollout: Mapping[str, Any]) -> bool:
+    status = rollout.get("status") or {}
+    return (
+        status.get("abort") is True
+        and bool(status.get("currentPodHash"))
+        and status.get("stableRS") == status.get("currentPodHash")
+    )
 
 
 def _observed(rollout: Mapping[str, Any]) -> bool:
