@@ -238,7 +238,30 @@ def _managed_routes(rollout: Document, unit: AppUnit) -> Iterator[tuple[Document
     found = unit.find("ApisixRoute", str(apisix_route.get("name", "")))
     if found is not None:
         yield found, "/spec/http/backends/weight"
+    traefik = as_dict(routing.get("traefik"))
+    found = unit.find("TraefikService", str(traefik.get("weightedTraefikServiceName", "")))
+    if found is not None:
+        yield found, "/spec/weighted/services/weight"
+    canary = as_dict(strategy.get("canary"))
+    yield from _alb_actions(as_dict(routing.get("alb")), str(canary.get("stableService", "")),
+                            unit)
     yield from _app_mesh_routes(as_dict(routing.get("appMesh")), unit)
+
+
+_ALB_PREFIX = "alb.ingress.kubernetes.io"
+
+
+def _alb_actions(alb: dict[str, Any], stable: str, unit: AppUnit) -> Iterator[tuple[Document, str]]:
+    """The Ingresses whose Git annotations carry the forward action the Rollout rewrites
+    (`<prefix>/actions.<rootService or stableService>`): without it in Git a sync leaves the
+    Rollout's annotation alone, so only an Ingress that has it is reported."""
+    key = f"{alb.get('annotationPrefix') or _ALB_PREFIX}/actions.{alb.get('rootService') or stable}"
+    names = [str(alb.get("ingress", "")), *map(str, as_list(alb.get("ingresses")))]
+    for name in dict.fromkeys(n for n in names if n):
+        ingress = unit.find("Ingress", name)
+        metadata = as_dict(as_dict(ingress.obj).get("metadata")) if ingress is not None else {}
+        if ingress is not None and key in as_dict(metadata.get("annotations")):
+            yield ingress, "/metadata/annotations/" + key.replace("/", "~1")
 
 
 _APP_MESH_ROUTE_TYPES = ("httpRoute", "tcpRoute", "http2Route", "grpcRoute")

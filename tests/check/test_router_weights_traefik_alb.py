@@ -1,0 +1,134 @@
+"""HW306 for the Traefik and ALB routers: the Rollout writes the weights of the weighted
+TraefikService it names, and the forward action annotation of each Ingress it names, so an
+Application that renders them with Git's values needs an ignore rule for those fields or each
+sync writes Git's back mid-canary. An Ingress without the action annotation in Git is left
+alone by a sync (the Rollout's annotation is not in what Argo CD applies), so it is not
+reported."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from check.conftest import CheckDir
+
+APP = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: web
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: workloads
+  source: {repoURL: "https://github.com/example/fixtures.git", targetRevision: HEAD, path: web}
+  destination: {name: prod, namespace: web}
+"""
+ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: w, image: w}]}}
+  strategy:
+    canary:
+      canaryService: web-canary
+      stableService: web
+      trafficRouting:
+ROUTING
+      steps: [{setWeight: 10}, {pause: {duration: 1m}}]
+"""
+TRAEFIK = """\
+        traefik: {weightedTraefikServiceName: web-weighted}
+---
+apiVersion: traefik.io/v1alpha1
+kind: TraefikService
+metadata: {name: web-weighted}
+spec:
+  weighted:
+    services:
+      - {name: web, port: 80, weight: 100}
+      - {name: web-canary, port: 80, weight: 0}
+"""
+ALB_ACTION = (
+    '{"Type":"forward","ForwardConfig":{"TargetGroups":[{"ServiceName":"web",'
+    '"ServicePort":"80","Weight":100}]}}'
+)
+ALB = f"""\
+        alb: {{ingress: web, servicePort: 80}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  annotations:
+    alb.ingress.kubernetes.io/actions.web: '{ALB_ACTION}'
+spec:
+  rules:
+    - http:
+        paths:
+          - path: /
+            pathType: Prefix
+            backend: {{service: {{name: web, port: {{name: use-annotation}}}}}}
+"""
+
+
+def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[str]:
+    rollout = ROLLOUT.replace("ROUTING\n", routing.split("---\n", 1)[0])
+    objects = "---\n".join([rollout, *routing.split("---\n")[1:]])
+    for name, text in {"apps/web.yaml": APP + ignore, "web/all.yaml": objects}.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    return [f.message for f in check_dir(root) if f.rule == "HW306"]
+
+
+@pytest.mark.parametrize(
+    ("routing", "kind", "pointer", "ignore"),
+    [
+        (
+            TRAEFIK,
+            "TraefikService/web-weighted",
+            "/spec/weighted/services/weight",
+            "  ignoreDifferences:\n    - group: traefik.io\n      kind: TraefikService\n"
+            "      jqPathExpressions: ['.spec.weighted.services[].weight']\n",
+        ),
+        (
+            ALB,
+            "Ingress/web",
+            "/metadata/annotations/alb.ingress.kubernetes.io~1actions.web",
+            "  ignoreDifferences:\n    - group: networking.k8s.io\n      kind: Ingress\n"
+            "      jsonPointers: [/metadata/annotations/alb.ingress.kubernetes.io~1actions.web]\n",
+        ),
+    ],
+)
+def test_weights_the_rollout_writes_need_an_ignore_rule(
+    tmp_path: Path, check_dir: CheckDir, routing: str, kind: str, pointer: str, ignore: str
+) -> None:
+    (found,) = _found(tmp_path / "bare", check_dir, routing, "")
+    assert f"sets the weights of {kind} during a canary" in found
+    assert f"no ignore rule for {pointer}:" in found
+    assert _found(tmp_path / "ignored", check_dir, routing, ignore) == []
+
+
+def test_the_alb_action_of_the_root_service_under_its_prefix_is_the_one_looked_for(
+    tmp_path: Path, check_dir: CheckDir
+) -> None:
+    routing = ALB.replace(
+        "alb: {ingress: web, servicePort: 80}",
+        "alb: {ingresses: [web], servicePort: 80, rootService: web-root, "
+        "annotationPrefix: custom.example.com}",
+    ).replace("alb.ingress.kubernetes.io/actions.web:", "custom.example.com/actions.web-root:")
+    (found,) = _found(tmp_path / "root", check_dir, routing, "")
+    assert "no ignore rule for /metadata/annotations/custom.example.com~1actions.web-root:" in found
+
+
+def test_an_ingress_without_the_action_annotation_in_git_is_not_reported(
+    tmp_path: Path, check_dir: CheckDir
+) -> None:
+    routing = ALB.replace(f"    alb.ingress.kubernetes.io/actions.web: '{ALB_ACTION}'\n", "")
+    routing = routing.replace("  annotations:\n", "")
+    assert _found(tmp_path / "bare", check_dir, routing, "") == []
