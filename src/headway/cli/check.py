@@ -189,6 +189,7 @@ def build_loader(
 ) -> tuple[RepositoryLoader, pygit2.Repository | None]:
     from headway.check.known_health import BUILTIN_HEALTH_KINDS
     from headway.cli.check_loader import RepositoryLoader
+    from headway.cli.check_tree import ReadOnceTree
     from headway.source.plugins import PluginCatalog
     from headway.source.tree import FilesystemTree
 
@@ -199,7 +200,7 @@ def build_loader(
             raise UsageError(f"--revision needs a Git repository, and {path} is not in one")
         tree = _tree_at(repo, _commit(repo, revision), _subpath(repo, path), revision)
     loader = RepositoryLoader(
-        tree=tree,
+        tree=ReadOnceTree(tree),
         self_urls=_self_urls(repo, config),
         other_trees=_other_trees(config, config_dir),
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
