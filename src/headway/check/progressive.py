@@ -23,11 +23,13 @@ __all__ = [
     "BLUE_GREEN_UNGATED",
     "CANARY_WITHOUT_ANALYSIS",
     "CANARY_WITHOUT_STEPS",
+    "EXPERIMENT_NEVER_ENDS",
     "MIRROR_WITHOUT_CANARY_PODS",
     "QUEUE_CONSUMER_CANARY",
     "REPLICA_WEIGHT_APPROXIMATION",
     "check_blue_green_ungated",
     "check_canary_gates",
+    "check_experiment_ends",
     "check_mirror_targets",
     "check_queue_consumer_canary",
     "check_replica_weights",
@@ -90,6 +92,18 @@ MIRROR_WITHOUT_CANARY_PODS = Rule(
     "the shadow traffic the step stands for reaches nothing and the step passes anyway.",
     hint="Put a setCanaryScale (replicas or weight) before the mirror step, as Argo "
     "Rollouts' istio-mirror example does.",
+)
+
+EXPERIMENT_NEVER_ENDS = Rule(
+    id="HW217",
+    slug="experiment-never-ends",
+    severity=Severity.WARNING,
+    title="An experiment step whose Experiment never ends by itself",
+    rationale="An Experiment without a duration runs until every analysis marked "
+    "requiredForCompletion has finished, or until it is terminated; with neither, it never "
+    "completes and the Rollout waits at the step forever.",
+    hint="Give the experiment a `duration`, or mark the analysis that judges it "
+    "`requiredForCompletion: true`.",
 )
 
 _QUEUE_HINTS = re.compile(
@@ -282,3 +296,30 @@ def _queue_evidence(rollout: Document) -> str | None:
                 if _QUEUE_HINTS.search(str(arg)):
                     return f"{key} of container {container.get('name')}: {str(arg)[:60]}"
     return None
+
+
+def check_experiment_ends(ctx: CheckContext) -> Iterable[Finding]:
+    for unit, rollout in _rollouts(ctx):
+        canary = canary_of(rollout)
+        for index, raw in enumerate(as_list((canary or {}).get("steps"))):
+            experiment = as_dict(as_dict(raw).get("experiment"))
+            if not as_dict(raw).get("experiment") or _experiment_ends(experiment):
+                continue
+            yield finding_at(
+                EXPERIMENT_NEVER_ENDS,
+                rollout,
+                path=("spec", "strategy", "canary", "steps", index, "experiment"),
+                message=f"step {index} of Rollout/{rollout.name} runs an Experiment with no "
+                "duration and no analysis marked requiredForCompletion: it runs until "
+                "terminated, and the Rollout waits at this step forever",
+                app=unit.name,
+            )
+
+
+def _experiment_ends(experiment: dict[str, Any]) -> bool:
+    """Argo's Experiment completes when its duration has passed or, without one, when every
+    analysis marked requiredForCompletion has finished (a failure ends it too, as an abort)."""
+    if experiment.get("duration") not in (None, ""):
+        return True
+    return any(as_dict(a).get("requiredForCompletion") is True
+               for a in as_list(experiment.get("analyses")))
