@@ -186,3 +186,39 @@ def test_appset_generate_reports_a_template_error_at_its_line(tmp_path: Path) ->
         f"{root / 'sets/services.yaml'}:17: ApplicationSet/services: spec.template.metadata.name:"
         in result.stderr
     )
+
+
+PREVIEWS = Path(__file__).parents[1] / "check/fixtures/HW004-set-generated-at-run-time/found"
+
+
+def test_a_set_made_at_run_time_is_a_warning_naming_its_generator_not_an_error(
+    tmp_path: Path,
+) -> None:
+    """A pullRequest generator reads open pull requests, which no checkout holds: check says
+    its Applications are not checked (HW004, a warning) instead of failing with HW003, which
+    no mapping could fix; validate says the same."""
+    shutil.copytree(PREVIEWS, tmp_path / "sets")
+    context = _loader(tmp_path).load()
+    assert [d for d in context.load_problems if d.kind == "ApplicationSet"] == []
+    findings = [f for f in run_checks(context) if f.file == "sets/previews.yaml"]
+    assert [(f.rule, f.severity, f.line) for f in findings] == [
+        ("HW004", Severity.WARNING, 11)
+    ]
+    assert "pull requests of example/shop" in findings[0].message
+    [note] = check_paths([tmp_path / "sets"]).diagnostics
+    assert note.severity is Severity.WARNING and "only at run time" in note.message
+
+
+def test_a_run_time_generator_inside_a_matrix_is_reported_the_same_way(tmp_path: Path) -> None:
+    text = (PREVIEWS / "previews.yaml").read_text()
+    nested = text.replace(
+        "    - pullRequest:\n        github:\n          owner: example\n          repo: shop\n"
+        "          labels: [preview]\n",
+        "    - matrix:\n        generators:\n          - list: {elements: [{env: dev}]}\n"
+        "          - pullRequest:\n              github: {owner: example, repo: shop}\n",
+    )
+    assert nested != text
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "sets/previews.yaml").write_text(nested)
+    findings = [f for f in run_checks(_loader(tmp_path).load()) if f.rule in {"HW003", "HW004"}]
+    assert [f.rule for f in findings] == ["HW004"]

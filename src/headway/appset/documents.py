@@ -26,12 +26,19 @@ __all__ = [
 ]
 
 NOT_RENDERED = "not rendered:"
+RUN_TIME_ONLY = (
+    "the Applications this generator makes exist only at run time and are not checked here"
+)
 
 
 @dataclass(frozen=True)
 class Rendered:
+    """The generated Applications; the problems; and, apart, the warnings for sets whose
+    generators read what only the running controller has (`headway check`'s HW004)."""
+
     applications: tuple[Document, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
+    run_time_only: tuple[Diagnostic, ...] = ()
 
 
 def is_application_set(document: Document) -> bool:
@@ -48,12 +55,17 @@ def render_document(
 ) -> Rendered:
     """The Applications `document` generates from `inputs`, or the diagnostic of why not.
     An input that is not available (a repository not at hand) is reported at
-    `missing_inputs` severity: `headway validate` has no repositories and says so."""
+    `missing_inputs` severity: `headway validate` has no repositories and says so. An input
+    only the running controller has (open pull requests, a plugin service, cluster
+    resources) is a warning in both: no repository or mapping could supply it."""
     generation = generate(document.obj, inputs)
     if generation.error is not None:
         error = generation.error
         severity = missing_inputs if error.unavailable else Severity.ERROR
         message = f"{NOT_RENDERED} {error.message}" if error.unavailable else error.message
+        if error.run_time_only:  # no mapping or checkout could supply it: not the user's fault
+            note = document.diagnostic(error.path, f"{message}; {RUN_TIME_ONLY}", Severity.WARNING)
+            return Rendered(run_time_only=(note,))
         return Rendered(diagnostics=(document.diagnostic(error.path, message, severity),))
     apps = tuple(document.derived(app.manifest, app.template_path) for app in generation.apps)
     return Rendered(applications=apps)
@@ -66,6 +78,7 @@ def render_documents(
     `headway validate` reports the others); the Applications, then the problems."""
     apps: list[Document] = []
     problems: list[Diagnostic] = []
+    live: list[Diagnostic] = []
     for document in documents:
         if not is_application_set(document):
             continue
@@ -75,7 +88,8 @@ def render_documents(
         rendered = render_document(document, inputs, missing_inputs=missing_inputs)
         apps.extend(rendered.applications)
         problems.extend(rendered.diagnostics)
-    return Rendered(tuple(apps), tuple(problems))
+        live.extend(rendered.run_time_only)
+    return Rendered(tuple(apps), tuple(problems), tuple(live))
 
 
 def once_per_template(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from headway.appset.generators import Context, GeneratorError, Params, generate_params
-from headway.appset.inputs import InputError, Inputs, InputUnavailable
+from headway.appset.inputs import InputError, Inputs, InputUnavailable, RunTimeOnly
 from headway.appset.render import (
     RenderFailure,
     TemplateMode,
@@ -70,6 +70,7 @@ class GenerationError:
     message: str
     path: tuple[PathPart, ...]
     unavailable: bool = False  # an input the reader does not have (InputUnavailable)
+    run_time_only: bool = False  # ... and no reader of a repository can have (RunTimeOnly)
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,9 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
             return Generation(error=GenerationError(PARAMS_ERROR, err.message, err.path))
         except InputError as err:
             missing = isinstance(err, InputUnavailable)
+            live = isinstance(err, RunTimeOnly)
             return Generation(
-                error=GenerationError(PARAMS_ERROR, str(err), path, missing),
+                error=GenerationError(PARAMS_ERROR, str(err), path, missing, live),
                 requeue_after=requeue_after(spec.get("generators")),
             )
         template, template_path = _template_for(spec, generator, path)

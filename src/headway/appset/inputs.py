@@ -22,6 +22,7 @@ __all__ = [
     "OpenPullRequest",
     "PluginQuery",
     "PullRequestQuery",
+    "RunTimeOnly",
     "SecretKeyRef",
     "StaticInputs",
     "directories_of",
@@ -37,6 +38,11 @@ class InputError(RuntimeError):
 
 class InputUnavailable(InputError):
     """An input the reader does not have at all (`headway validate` reads no repository)."""
+
+
+class RunTimeOnly(InputUnavailable):
+    """An input that exists only while the controller runs (open pull requests, a plugin
+    service's answer, cluster resources): no reader of a repository can ever have it."""
 
 
 @dataclass(frozen=True)
@@ -173,20 +179,20 @@ class StaticInputs:
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         key = (query.owner, query.repo)
         if key not in self.pulls:
-            raise InputUnavailable(f"pull requests of {query.owner}/{query.repo} are not available")
+            raise RunTimeOnly(f"pull requests of {query.owner}/{query.repo} are not available")
         return self.pulls[key]
 
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
         if query.config_map not in self.plugins:
-            raise InputUnavailable(f"plugin {query.config_map!r} is not available")
+            raise RunTimeOnly(f"plugin {query.config_map!r} is not available")
         return self.plugins[query.config_map]
 
     def config_map(self, name: str) -> Mapping[str, str]:
         if name not in self.config_maps:
-            raise InputUnavailable(f"ConfigMap {name!r} is not available")
+            raise RunTimeOnly(f"ConfigMap {name!r} is not available")
         return self.config_maps[name]
 
     def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
         if (api_version, kind) not in self.objects:
-            raise InputUnavailable(f"{kind}.{api_version} objects are not available")
+            raise RunTimeOnly(f"{kind}.{api_version} objects are not available")
         return self.objects[(api_version, kind)]

@@ -80,6 +80,8 @@ class CheckContext:
     * `library_paths` — per Application name, repository paths its render reads beyond its
       own source path (Helm `file://` dependencies, Kustomize bases outside the path).
     * `load_problems` — files of the repository that could not be read as YAML.
+    * `run_time_sets` — ApplicationSets whose generators read what only the running
+      controller has (open pull requests, a plugin service, cluster resources).
     * `external_templates` — (Cluster)AnalysisTemplate names the check config declares as
       installed from outside the repository.
     * `drill` — the drill engine the drill rules replay Rollouts with (None: they are off),
@@ -95,6 +97,7 @@ class CheckContext:
     base_crds: tuple[Document, ...] = ()
     library_paths: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     load_problems: tuple[Diagnostic, ...] = ()
+    run_time_sets: tuple[Diagnostic, ...] = ()
     external_templates: frozenset[str] = frozenset()
     drill: DrillEngine | None = None
     drill_settings: DrillSettings = field(default_factory=DrillSettings)

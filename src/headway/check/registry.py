@@ -80,6 +80,36 @@ def check_invalid_manifests(ctx: CheckContext) -> Iterable[Finding]:
         )
 
 
+RUN_TIME_SET = Rule(
+    id="HW004",
+    slug="set-generated-at-run-time",
+    severity=Severity.WARNING,
+    title="An ApplicationSet whose Applications exist only at run time",
+    rationale="A pullRequest, plugin or clusterDecisionResource generator reads open pull "
+    "requests, a plugin service or cluster resources, which no checkout holds: the "
+    "Applications it will make are not checked here, and saying so is better than a clean "
+    "report (or an error nobody can fix).",
+    hint="Check the template with a list generator holding sample parameters in a test "
+    "fixture, or rely on the controller: a generation that fails the project rules or a "
+    "template error changes no Application and sets a condition on the set.",
+)
+
+
+def check_run_time_sets(ctx: CheckContext) -> Iterable[Finding]:
+    for problem in ctx.run_time_sets:
+        yield Finding(
+            rule=RUN_TIME_SET.id,
+            slug=RUN_TIME_SET.slug,
+            severity=RUN_TIME_SET.severity,
+            file=problem.file,
+            line=problem.line,
+            app="",
+            resource=f"{problem.kind}/{problem.name}",
+            message=f"{problem.field}: {problem.message}" if problem.field else problem.message,
+            hint=RUN_TIME_SET.hint,
+        )
+
+
 def _invalid_message(problem: Diagnostic) -> str:
     if not problem.kind and not problem.field:  # the file itself: YAML or encoding
         return (
@@ -99,6 +129,7 @@ class RegisteredCheck:
 CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((UNRESOLVED_SOURCE,), check_unresolved_sources),
     RegisteredCheck((INVALID_MANIFEST,), check_invalid_manifests),
+    RegisteredCheck((RUN_TIME_SET,), check_run_time_sets),
     RegisteredCheck((ordering.WAVE_BEFORE_TARGET,), ordering.check_wave_before_target),
     RegisteredCheck((ordering.UNASSESSED_CUSTOM_KIND,), ordering.check_unassessed_custom_kind),
     RegisteredCheck((ordering.INDEFINITE_PAUSE_GATE,), ordering.check_indefinite_pause_gate),

@@ -73,7 +73,7 @@ def generate(
         tree_for=loader.generator_tree, secrets=cluster_secrets_in(loaded.documents)
     )
     rendered = render_documents(loaded.documents, inputs, missing_inputs=Severity.ERROR)
-    problems = [*loaded.diagnostics, *rendered.diagnostics]
+    problems = [*loaded.diagnostics, *rendered.diagnostics, *rendered.run_time_only]
     for problem in problems:
         typer.echo(str(problem), err=True)
     apps = [d.obj for d in rendered.applications]

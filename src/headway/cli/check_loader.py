@@ -114,6 +114,7 @@ class RepositoryLoader:
     # The typed views validation builds, shared with the rules (the drill reads Rollouts).
     parses: ParseMemo = field(default_factory=ParseMemo)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    run_time_only: list[Diagnostic] = field(default_factory=list)  # sets check cannot render
     _parsed: dict[tuple[int, str], LoadResult] = field(default_factory=dict)
     _listing: dict[int, list[str]] = field(default_factory=dict)
 
@@ -216,6 +217,7 @@ class RepositoryLoader:
             base_crds=self.base_crds,
             library_paths=libraries,
             load_problems=tuple(self.diagnostics),
+            run_time_sets=tuple(self.run_time_only),
             external_templates=self.external_templates,
             drill=self.drill,
             drill_settings=self.drill_settings,
@@ -231,6 +233,7 @@ class RepositoryLoader:
         # (HW002): the generated Applications would go unchecked.
         rendered = render_documents(documents, inputs, missing_inputs=Severity.ERROR)
         self.diagnostics.extend(rendered.diagnostics)
+        self.run_time_only.extend(rendered.run_time_only)
         return list(rendered.applications)
 
     def generator_tree(self, url: str, revision: str) -> TreeReader:

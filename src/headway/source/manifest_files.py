@@ -162,6 +162,7 @@ def _validate_with_sets(
         *validate_documents(objects),
         *loaded.diagnostics,
         *sets.diagnostics,
+        *sets.run_time_only,
         *once_per_template(generated),
         *(_unknown_plugins(objects, plugins) if plugins is not None else []),
     ]

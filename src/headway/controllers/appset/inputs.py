@@ -18,10 +18,10 @@ import httpx2
 from headway.appset.inputs import (
     ClusterSecret,
     InputError,
-    InputUnavailable,
     OpenPullRequest,
     PluginQuery,
     PullRequestQuery,
+    RunTimeOnly,
     directories_of,
 )
 from headway.clock import Clock
@@ -105,19 +105,19 @@ class TreeInputs:
             raise InputError(f"cannot read {path} from {repo_url} at {revision}: {err}") from None
 
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
-        raise InputUnavailable(
+        raise RunTimeOnly(
             f"pullRequest generator: the pull requests of {query.owner}/{query.repo} are "
             "listed by the controller only"
         )
 
     def config_map(self, name: str) -> Mapping[str, str]:
-        raise InputUnavailable(f"ConfigMap {name} is read by the controller only")
+        raise RunTimeOnly(f"ConfigMap {name} is read by the controller only")
 
     def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
-        raise InputUnavailable(f"{kind} resources are read by the controller only")
+        raise RunTimeOnly(f"{kind} resources are read by the controller only")
 
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
-        raise InputUnavailable(
+        raise RunTimeOnly(
             f"plugin generator: {query.config_map} is called by the controller only"
         )
 
