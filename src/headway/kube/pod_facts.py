@@ -23,6 +23,7 @@ __all__ = [
     "ready_since",
     "restart_total",
     "scale_down_order",
+    "seconds_until_available",
     "set_condition",
 ]
 
@@ -59,6 +60,21 @@ def is_available(pod: Mapping[str, Any], min_ready_seconds: float, now: datetime
         return True
     since = ready_since(pod)
     return since is not None and (now - since).total_seconds() >= min_ready_seconds
+
+
+def seconds_until_available(
+    pods: Sequence[Mapping[str, Any]], min_ready_seconds: float, now: datetime
+) -> float | None:
+    """How long until the next ready-but-not-yet-available pod becomes available (None when
+    none is waiting): a controller counting available pods looks again then."""
+    waits = [
+        min_ready_seconds - (now - since).total_seconds()
+        for pod in pods
+        if is_ready(pod)
+        and (since := ready_since(pod)) is not None
+        and not is_available(pod, min_ready_seconds, now)
+    ]
+    return max(0.0, min(waits)) if waits else None
 
 
 def restart_total(pod: Mapping[str, Any]) -> int:

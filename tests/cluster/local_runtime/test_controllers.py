@@ -17,7 +17,7 @@ from cluster.store_bypass import force_field
 from headway.clock import VirtualClock
 from headway.cluster.local.api.store import LocalCluster
 from headway.cluster.local.kubelet.images import BackoffConfig
-from headway.cluster.local.workloads import deployments, jobs, replicasets
+from headway.cluster.local.workloads import daemonsets, deployments, jobs, replicasets, statefulsets
 from headway.kubetime import format_time
 from headway.model.obj import Obj
 
@@ -181,6 +181,30 @@ def test_min_ready_seconds_delays_availability(cluster: LocalCluster, clock: Vir
     clock.advance(1)
     step(cluster, clock)
     assert cluster.list("apps/v1", "ReplicaSet")[0]["status"]["availableReplicas"] == 1
+
+
+@pytest.mark.parametrize(("kind", "sync"), [("StatefulSet", statefulsets.sync_stateful_sets),
+                                            ("DaemonSet", daemonsets.sync_daemon_sets)])
+def test_min_ready_seconds_asks_for_a_look_when_the_pod_will_count(
+    cluster: LocalCluster, clock: VirtualClock, kind: str, sync: Any
+) -> None:
+    """The runtime steps only when asked: a set counting available Pods asks for the moment
+    its ready Pod has been ready for `minReadySeconds` (else it would read 0 until a resync)."""
+    manifest = deployment("web", "demo:v1", replicas=1)
+    manifest["kind"] = kind
+    manifest["spec"]["minReadySeconds"] = 10
+    for key in ("strategy", *(("replicas",) if kind == "DaemonSet" else ())):
+        manifest["spec"].pop(key)
+    cluster.apply(manifest, field_manager="test")
+    sync(cluster, clock)
+    mark_pods(cluster, clock)
+    assert sync(cluster, clock) == 10
+    clock.advance(4)
+    assert sync(cluster, clock) == 6
+    clock.advance(6)
+    assert sync(cluster, clock) is None
+    status = cluster.get("apps/v1", kind, "web", "default")["status"]
+    assert status.get("availableReplicas", status.get("numberAvailable")) == 1
 
 
 def test_recreate_waits_for_old_pods_to_be_gone(cluster: LocalCluster, clock: VirtualClock) -> None:

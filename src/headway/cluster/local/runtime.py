@@ -18,8 +18,14 @@ HorizontalPodAutoscaler and PodDisruptionBudget controllers and the volume binde
 Service proxies (so a Pod leaves the endpoints before it is stopped), the kubelet, the
 proxies again (so readiness changes reach the endpoints in the same step) and the Ingress
 listeners, then the local mesh (when the runtime was given data planes) so VirtualService
-routers follow the same endpoints. A step runs when the
-store changed, when a probe or process changed, and at least every `resync_seconds`.
+routers follow the same endpoints.
+
+A step runs only when something asks for one, so an idle runtime sleeps: when the store's
+revision moved (read every `REVISION_POLL_SECONDS`: one counter, since other processes
+write the store too), when a container exited or a probe result flipped (`wake`), when the
+time a step asked for comes (a restart back-off, a probe-driven delay, a progress deadline,
+a CronJob's schedule, an HPA's period: `step()` returns the earliest), and at least every
+`resync_seconds` (10 s) as a safety net for anything no one announced.
 
 With an `api_port`, the runtime also serves the Kubernetes REST API over its store on
 127.0.0.1 (`headway.cluster.local.api.kubeapi`, on a thread of its own; docs/kubernetes.md).
@@ -80,6 +86,20 @@ __all__ = ["Runtime", "RuntimePaths", "default_config_path", "read_runtime_info"
 
 _log = logging.getLogger("headway.runtime")
 
+REVISION_POLL_SECONDS = 0.1  # how often the store's revision counter is read
+SAFETY_RESYNC_SECONDS = 10.0  # a step at least this often, even with nothing announced
+FAILED_STEP_RETRY_SECONDS = 1.0  # a step that raised is tried again this soon
+_SHORTEST_REQUEUE_SECONDS = 0.05  # a controller asking for 0 s must not spin the loop
+
+
+def next_step_in(requeue: float | None, *, failed: bool, resync: float) -> float:
+    """Purely computational: seconds from the end of a step until the next one is due
+    with nothing announced, from the earliest requeue the step's parts asked for."""
+    wait = FAILED_STEP_RETRY_SECONDS if failed else resync
+    if requeue is not None:
+        wait = min(wait, requeue)
+    return max(_SHORTEST_REQUEUE_SECONDS, wait)
+
 
 def default_config_path(state_dir: Path) -> Path:
     """`<state-dir>/headway-runtime.yaml` when it exists, else `./headway-runtime.yaml`."""
@@ -121,7 +141,7 @@ class Runtime:
         state_dir: Path,
         clock: Clock,
         config_path: Path | None = None,
-        resync_seconds: float = 0.5,
+        resync_seconds: float = SAFETY_RESYNC_SECONDS,
         shutdown_grace_seconds: float = 10.0,
         data_planes: DataPlanes | None = None,
         api_port: int | None = None,
@@ -134,6 +154,8 @@ class Runtime:
         self._resync = resync_seconds
         self._shutdown_grace = shutdown_grace_seconds
         self._wake = asyncio.Event()
+        self.steps = 0  # steps run so far (tests count work with it)
+        self.loop_turns = 0  # times the loop looked whether a step is due
         self.runtime_id = uuid.uuid4().hex
         state_dir.mkdir(parents=True, exist_ok=True)
         self.cluster = LocalCluster(self.paths.db, clock)
@@ -225,7 +247,7 @@ class Runtime:
             disruption_budgets.sync_disruption_budgets(self.cluster, self._clock),
         ]
         await self.proxies.sync()
-        await self.kubelet.sync()
+        wakes.append(await self.kubelet.sync())
         await self.proxies.sync()
         await self.ingresses.sync()
         if self.mesh is not None:
@@ -233,17 +255,19 @@ class Runtime:
         due = [w for w in wakes if w is not None]
         return min(due) if due else None
 
-    async def _guarded_step(self, last_failure: str) -> str:
+    async def _guarded_step(self, last_failure: str) -> tuple[str, float]:
         """`step()`, surviving a failure: an object no check foresaw must not take every Pod
-        down with the daemon. Each new failure is logged once, with its traceback."""
+        down with the daemon. Each new failure is logged once, with its traceback. Returns
+        the failure ("" for none) and the seconds until the next step is due."""
+        self.steps += 1
         try:
-            await self.step()
+            requeue = await self.step()
         except Exception as err:
             failure = f"{type(err).__name__}: {err}"
             if failure != last_failure:
                 _log.exception("runtime step failed (the runtime goes on): %s", failure)
-            return failure
-        return ""
+            return failure, next_step_in(None, failed=True, resync=self._resync)
+        return "", next_step_in(requeue, failed=False, resync=self._resync)
 
     async def run(self, stop: asyncio.Event, *, ready: Callable[[], None] | None = None) -> None:
         """Run until `stop` is set, then shut everything down. Raises `LockHeld` (touching
@@ -267,25 +291,32 @@ class Runtime:
         self._claim_state_dir()
         register_node(self.cluster, self._clock)
         try:
-            last_revision, last_failure = "", ""
-            last_step = -1e9
             if ready is not None:
                 ready()
-            while not stop.is_set():
-                revision = self.cluster.revision()
-                now = self._clock.monotonic()
-                if (
-                    self._wake.is_set()
-                    or revision != last_revision
-                    or now - last_step >= self._resync
-                ):
-                    self._wake.clear()
-                    last_failure = await self._guarded_step(last_failure)
-                    last_revision, last_step = self.cluster.revision(), self._clock.monotonic()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), timeout=0.1)
+            await self._loop(stop)
         finally:
             await self.shutdown()
+
+    async def _loop(self, stop: asyncio.Event) -> None:
+        """Step when woken, when the store moved, or when the step asked to be run again;
+        otherwise sleep (module docstring)."""
+        last_revision, last_failure, due = "", "", self._clock.monotonic()
+        while not stop.is_set():
+            self.loop_turns += 1
+            revision = self.cluster.revision()
+            if self._wake.is_set() or revision != last_revision or self._clock.monotonic() >= due:
+                self._wake.clear()
+                last_failure, wait = await self._guarded_step(last_failure)
+                # The revision from before the step: what the step wrote itself (a Pod's
+                # readiness, say) is news to the parts that ran before it, so a step that
+                # wrote is followed by another, and the loop rests once a step writes nothing.
+                last_revision = revision
+                due = self._clock.monotonic() + wait
+            left = due - self._clock.monotonic()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._wake.wait(), timeout=max(0.0, min(REVISION_POLL_SECONDS, left))
+                )
 
     async def shutdown(self) -> None:
         if self.api is not None:

@@ -19,6 +19,7 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError
 from headway.cluster.local.kubelet import containers as ctr
 from headway.cluster.local.kubelet import probes, restart_backoff
+from headway.cluster.local.kubelet.exit_watch import watch_exit
 from headway.cluster.local.kubelet.images import (
     ImageNotMapped,
     LaunchSpec,
@@ -71,6 +72,7 @@ class ContainerLauncher:
         self._runtime_id = runtime_id
         self._events = events
         self._on_probe = on_probe
+        self.polls_exits = False  # a process whose exit cannot be watched was started
 
     async def step(
         self,
@@ -175,6 +177,19 @@ class ContainerLauncher:
         )
         return True
 
+    def next_due(self, crun: ctr.ContainerRun) -> float | None:
+        """Seconds until this container's back-off or image retry ends (None: nothing
+        timed is pending; its exit, a probe or the store wakes the kubelet instead)."""
+        if crun.handle is not None or crun.done or crun.stopping is not None:
+            return None
+        now = self._clock.monotonic()
+        if crun.image_retry_mono > now:
+            return crun.image_retry_mono - now
+        if crun.finished_mono is None or crun.backoff is None:
+            return None
+        left = restart_backoff.remaining(crun.backoff, finished_at=crun.finished_mono, now=now)
+        return left if left > 0 else None
+
     def _retry_later(self, crun: ctr.ContainerRun, reason: str, message: str) -> None:
         backoff = self._config().backoff
         delay = min(
@@ -252,6 +267,8 @@ class ContainerLauncher:
             self._start_failed(pod, crun, policy, f"{argv[0] if argv else '(no command)'}: {err}")
             return
         crun.handle, crun.waiting = handle, None
+        if not watch_exit(handle.pid, self._on_probe):  # its exit wakes the runtime
+            self.polls_exits = True
         target = probes.ProbeTarget(
             port=port,
             declared_ports=_declared_ports(container),

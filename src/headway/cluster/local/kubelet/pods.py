@@ -43,6 +43,7 @@ PORT_ANNOTATION = "headway.dev/port"
 _log = logging.getLogger("headway.runtime")
 FIELD_MANAGER = "headway-kubelet"
 FINALIZER = "headway.dev/process"  # held while the Pod's processes run
+EXIT_POLL_SECONDS = 0.5  # how often exits are looked for where they cannot be watched
 
 EventSink = Callable[[Obj, str, str, str], None]
 """(involved object, type Normal|Warning, reason, message)."""
@@ -108,8 +109,10 @@ class Kubelet:
     def _probe_changed(self) -> None:
         self._wake()
 
-    async def sync(self) -> None:
-        """One pass over every Pod in the store."""
+    async def sync(self) -> float | None:
+        """One pass over every Pod in the store; returns the seconds until a container's
+        restart back-off or image retry ends (None: nothing timed is pending). Exits and
+        probe changes call `wake` instead, so an idle kubelet needs no periodic look."""
         pods = self._cluster.list("v1", "Pod")
         seen: set[str] = set()
         for pod in pods:
@@ -134,6 +137,18 @@ class Kubelet:
         for uid in list(self._runs):
             if uid not in seen:
                 self._begin_stop(uid, finalize=None)
+        return self._next_due()
+
+    def _next_due(self) -> float | None:
+        dues = [
+            due
+            for run in self._runs.values()
+            for crun in (*run.init_containers.values(), *run.containers.values())
+            if (due := self._launcher.next_due(crun)) is not None
+        ]
+        if self._launcher.polls_exits and self._runs:
+            dues.append(EXIT_POLL_SECONDS)
+        return min(dues) if dues else None
 
     async def _sync_pod(self, pod: Obj) -> None:
         uid = str(pod["metadata"]["uid"])

@@ -39,14 +39,24 @@ def _stat_fields(pid: int) -> list[str]:
     return raw.rpartition(")")[2].split()
 
 
+def _group_stats(groups: Iterable[int]) -> list[list[str]]:
+    """The /proc stat fields of every live process in `groups`, from one scan of /proc
+    (one scan per group cost 100 scans for 100 Pods: 0.09 s of CPU each time)."""
+    wanted = {str(group) for group in groups}
+    found: list[list[str]] = []
+    if not wanted:
+        return found
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if len(fields) > 12 and fields[0] != "Z" and fields[2] in wanted:
+                found.append(fields)
+    return found
+
+
 def group_cpu_seconds(groups: Iterable[int]) -> float:
     """User + system CPU seconds of the live processes of `groups` (fields 14 and 15)."""
-    ticks = 0
-    for group in groups:
-        for pid in pids_in_group(group):
-            fields = _stat_fields(pid)
-            if len(fields) > 12:
-                ticks += int(fields[11]) + int(fields[12])
+    ticks = sum(int(fields[11]) + int(fields[12]) for fields in _group_stats(groups))
     return ticks / _TICKS
 
 

@@ -14,6 +14,9 @@ once. Kubernetes' order of decisions:
     `FailedGetResourceMetric` and the size stays.
 The recommendations and scale events the windows and policies look back on are kept in
 memory per HPA, as kube-controller-manager keeps them: a restarted runtime starts afresh.
+The Pods' usage changes without any write to the store, so each HPA asks to be looked at
+again every `SYNC_PERIOD_SECONDS` (kube-controller-manager's sync period is 15 s; the local
+runtime looks sooner, as its loop always did, so scaling follows load within a second).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ FIELD_MANAGER = "headway-horizontal-pod-autoscaler"
 UsageReader = Callable[[Obj], tuple[float | None, float | None]]
 """A Pod -> (CPU cores, memory bytes) it uses now; None for what has no sample yet."""
 
+SYNC_PERIOD_SECONDS = 0.5
 _HISTORY_SECONDS = 3600.0  # longer than any window or period Kubernetes accepts
 
 
@@ -97,7 +101,7 @@ class Autoscalers:
         self._write_status(cluster, clock, hpa, decision,
                            current=int(scale["status"].get("replicas", 0)),
                            rescaled=decision.desired != current)
-        return None
+        return SYNC_PERIOD_SECONDS
 
     def _decide(
         self, cluster: Cluster, clock: Clock, hpa: Obj, scale: Obj, memory: _Memory

@@ -27,7 +27,7 @@ from headway.cluster.errors import NotFound
 from headway.cluster.local.workloads.recorder import note, reconcile_each
 from headway.cluster.local.workloads.replicasets import pod_from_template, pods_of
 from headway.cluster.protocol import Cluster
-from headway.kube.pod_facts import is_available, is_ready
+from headway.kube.pod_facts import is_available, is_ready, seconds_until_available
 from headway.kube.pod_template import pod_template_hash
 from headway.model.obj import Obj
 
@@ -112,7 +112,8 @@ def reconcile_daemon_set(cluster: Cluster, clock: Clock, ds: Obj) -> float | Non
     available = sum(1 for p in pods if not p["metadata"].get("deletionTimestamp")
                     and is_available(p, min_ready, clock.now()))
     _write_status(cluster, ds, views, available)
-    return None
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    return seconds_until_available(live, min_ready, clock.now())
 
 
 def _write_status(cluster: Cluster, ds: Obj, views: list[DaemonPod], available: int) -> None:

@@ -29,8 +29,8 @@ from headway.kube.pod_facts import (
     is_available,
     is_ready,
     owned_by,
-    ready_since,
     scale_down_order,
+    seconds_until_available,
 )
 from headway.kube.pod_template import SAFE_ALPHABET
 from headway.model.obj import Obj
@@ -160,14 +160,7 @@ def _write_status(cluster: Cluster, clock: Clock, rs: Obj, pods: list[Obj]) -> f
         cluster.patch_status(
             "apps/v1", "ReplicaSet", rs["metadata"]["name"], rs["metadata"].get("namespace"), merged
         )
-    waits = [
-        min_ready - (now - since).total_seconds()
-        for p in pods
-        if is_ready(p)
-        and (since := ready_since(p)) is not None
-        and not is_available(p, min_ready, now)
-    ]
-    return max(0.0, min(waits)) if waits else None
+    return seconds_until_available(pods, min_ready, now)
 
 
 def sync_replica_sets(cluster: Cluster, clock: Clock) -> float | None:

@@ -35,7 +35,7 @@ from headway.cluster.local.workloads.statefulset_plan import (
     revision_counts,
 )
 from headway.cluster.protocol import Cluster
-from headway.kube.pod_facts import is_available, is_ready
+from headway.kube.pod_facts import is_available, is_ready, seconds_until_available
 from headway.kube.pod_template import pod_template_hash
 from headway.model.obj import Obj
 
@@ -168,7 +168,8 @@ def _template_for(sts: Obj, revision: str, update: str, pods: list[Obj]) -> Mapp
 
 
 def reconcile_stateful_set(cluster: Cluster, clock: Clock, sts: Obj) -> float | None:
-    """One step for one StatefulSet; it is looked at again on the next runtime step."""
+    """One step for one StatefulSet; returns seconds until a ready Pod becomes available
+    (`minReadySeconds`), or None."""
     meta = sts["metadata"]
     if meta.get("deletionTimestamp"):
         return None
@@ -193,7 +194,8 @@ def reconcile_stateful_set(cluster: Cluster, clock: Clock, sts: Obj) -> float | 
              f"create Pod {pod['metadata']['name']} in StatefulSet {meta['name']} successful")
     _delete_scaled_down_claims(cluster, clock, sts, pods)
     _write_status(cluster, sts, shape, views)
-    return None
+    min_ready = float((sts.get("spec") or {}).get("minReadySeconds") or 0)
+    return seconds_until_available(pods, min_ready, clock.now())
 
 
 def _write_status(cluster: Cluster, sts: Obj, shape: StatefulSetShape,
