@@ -165,3 +165,23 @@ async def test_what_a_step_wrote_itself_reaches_the_parts_that_ran_before_it(
             what="the Deployment seeing its Pods ready",
         )
     assert clock.monotonic() == 0.0
+
+
+async def test_a_store_change_visits_only_the_pods_it_touched(tmp_path: Path) -> None:
+    """Five settled Pods, then a sixth: the passes that start it look at it alone."""
+    clock = VirtualClock()
+    runtime = Runtime(state_dir=tmp_path, clock=clock, config_path=_sleep_config(tmp_path))
+    async with _looping(runtime):
+        for index in range(5):
+            runtime.cluster.apply(_pod(f"idle-{index}", seconds="600"), field_manager="test")
+        await eventually(
+            lambda: all(_phase(runtime, f"idle-{i}") == "Running" for i in range(5)),
+            what="five Pods Running",
+        )
+        await _turns_pass(runtime)
+        visits, steps = runtime.kubelet.pod_visits, runtime.steps
+        runtime.cluster.apply(_pod("newcomer", seconds="600"), field_manager="test")
+        await eventually(lambda: _phase(runtime, "newcomer") == "Running", what="Running")
+        await _turns_pass(runtime)
+        assert runtime.steps > steps
+        assert runtime.kubelet.pod_visits - visits <= runtime.steps - steps

@@ -44,6 +44,7 @@ _log = logging.getLogger("headway.runtime")
 FIELD_MANAGER = "headway-kubelet"
 FINALIZER = "headway.dev/process"  # held while the Pod's processes run
 EXIT_POLL_SECONDS = 0.5  # how often exits are looked for where they cannot be watched
+FAILED_SYNC_RETRY_SECONDS = 1.0  # a Pod whose step raised is tried again this soon
 
 EventSink = Callable[[Obj, str, str, str], None]
 """(involved object, type Normal|Warning, reason, message)."""
@@ -91,6 +92,12 @@ class Kubelet:
         self._runs: dict[str, PodRun] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         self._releasing: set[str] = set()
+        # uid -> the resourceVersion a visit left the Pod at with nothing pending for it: a
+        # pass skips such a Pod until it changes or something happens to its processes.
+        self._settled: dict[str, str] = {}
+        self._events_pending = True  # an exit, probe flip or stop since the last pass
+        self._due_mono: float | None = None  # when a back-off or retry ends
+        self.pod_visits = 0  # Pods a pass looked at (tests count work with it)
         self._launcher = ContainerLauncher(
             cluster=cluster,
             clock=clock,
@@ -107,6 +114,9 @@ class Kubelet:
         return self._runs
 
     def _probe_changed(self) -> None:
+        """A container exited, a probe flipped or a stop finished: the next pass visits every
+        Pod (which one is not tracked; a visit to an unchanged Pod is cheap)."""
+        self._events_pending = True
         self._wake()
 
     async def sync(self) -> float | None:
@@ -115,32 +125,53 @@ class Kubelet:
         probe changes call `wake` instead, so an idle kubelet needs no periodic look."""
         pods = self._cluster.list("v1", "Pod")
         seen: set[str] = set()
+        every = self._events_pending or (
+            self._due_mono is not None and self._clock.monotonic() >= self._due_mono
+        )
+        self._events_pending, failed = False, False
         for pod in pods:
             uid = str(pod["metadata"].get("uid", ""))
             seen.add(uid)
             if pod["metadata"].get("deletionTimestamp"):
                 self._on_deleting(uid, pod)
                 continue
-            try:
-                await self._sync_pod(pod)
-            except NotFound:
-                continue  # deleted while we worked on it
-            except Exception as err:
-                message = f"{type(err).__name__}: {err}"
-                _log.warning(
-                    "pod %s/%s: %s",
-                    pod["metadata"].get("namespace"),
-                    pod["metadata"]["name"],
-                    message,
-                )
-                self._events(pod, "Warning", "FailedSync", message)
+            if not every and self._is_settled(uid, pod):
+                continue
+            failed = not await self._visit(uid, pod) or failed
         for uid in list(self._runs):
             if uid not in seen:
                 self._begin_stop(uid, finalize=None)
-        return self._next_due()
+        self._settled = {uid: rv for uid, rv in self._settled.items() if uid in seen}
+        due = self._next_due(retry_failed=failed)
+        self._due_mono = None if due is None else self._clock.monotonic() + due
+        return due
 
-    def _next_due(self) -> float | None:
-        dues = [
+    async def _visit(self, uid: str, pod: Obj) -> bool:
+        """`_sync_pod`, surviving a failure (logged, a FailedSync Event); False if it failed."""
+        self.pod_visits += 1
+        self._settled.pop(uid, None)
+        try:
+            self._settled[uid] = await self._sync_pod(pod)
+        except NotFound:
+            return True  # deleted while we worked on it
+        except Exception as err:
+            message = f"{type(err).__name__}: {err}"
+            meta = pod["metadata"]
+            _log.warning("pod %s/%s: %s", meta.get("namespace"), meta["name"], message)
+            self._events(pod, "Warning", "FailedSync", message)
+            return False
+        return True
+
+    def _is_settled(self, uid: str, pod: Obj) -> bool:
+        """Unchanged since a visit left it, and no volume whose sources (ConfigMaps, Secrets,
+        other objects) may have changed without the Pod."""
+        if (pod.get("spec") or {}).get("volumes"):
+            return False
+        return self._settled.get(uid) == str(pod["metadata"].get("resourceVersion", ""))
+
+    def _next_due(self, *, retry_failed: bool) -> float | None:
+        dues = [FAILED_SYNC_RETRY_SECONDS] if retry_failed else []
+        dues += [
             due
             for run in self._runs.values()
             for crun in (*run.init_containers.values(), *run.containers.values())
@@ -150,12 +181,16 @@ class Kubelet:
             dues.append(EXIT_POLL_SECONDS)
         return min(dues) if dues else None
 
-    async def _sync_pod(self, pod: Obj) -> None:
+    async def _sync_pod(self, pod: Obj) -> str:
+        """One Pod's step; returns the resourceVersion the Pod is left at ("" when this
+        visit changed its metadata, so the next pass looks again)."""
         uid = str(pod["metadata"]["uid"])
         run = self._runs.get(uid)
+        admitted_before = run is not None
         if run is None:
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-                return  # finished before this runtime started: nothing to run
+                # finished before this runtime started: nothing to run
+                return str(pod["metadata"].get("resourceVersion", ""))
             run = self._admit(pod)
             self._runs[uid] = run
         spec = pod.get("spec") or {}
@@ -176,12 +211,16 @@ class Kubelet:
             # container fails the Pod at once, as the kubelet's phase does (else Init:Error
             # would read Running while the sidecars stop).
             status["phase"] = "Running"
+        left_at = str(pod["metadata"].get("resourceVersion", "")) if admitted_before else ""
         if status != (pod.get("status") or {}):
-            self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
+            written = self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
+            left_at = str(written["metadata"].get("resourceVersion", "")) if left_at else ""
         if final and retired:
             # Nothing runs any more: forget the Pod and let it be deleted without us.
             del self._runs[uid]
             self._claim(pod, run.port, hold=False, ports=run.ports)
+            return ""
+        return left_at
 
     async def _step(
         self, pod: Obj, run: PodRun, container: dict[str, object], crun: ctr.ContainerRun,
@@ -224,7 +263,7 @@ class Kubelet:
             if not any(c.handle is not None or c.stopping is not None for c in run.sidecars):
                 return True  # nothing to stop: the Pod's phase need not wait a step
             run.sidecar_stop = asyncio.create_task(self._stop_sidecars(run))
-            run.sidecar_stop.add_done_callback(lambda _: self._wake())
+            run.sidecar_stop.add_done_callback(lambda _: self._probe_changed())
         return run.sidecar_stop.done()
 
     async def _stop_sidecars(self, run: PodRun) -> None:
