@@ -82,6 +82,12 @@ async def test_with_nothing_announced_the_loop_steps_only_at_the_requeue_and_the
     assert at == [0.0, 3.0, 3.0 + SAFETY_RESYNC_SECONDS]
 
 
+def _frozen_clock() -> VirtualClock:
+    """Time that stands while the Pods run (nothing here sleeps on the clock: no probes,
+    no stops) and moves by itself once shutdown stops them (SIGTERM, then a wait)."""
+    return VirtualClock(auto_advance=True)
+
+
 def _pod(name: str, *, seconds: str, policy: str = "Never") -> Obj:
     return {
         "apiVersion": "v1",
@@ -110,7 +116,7 @@ def _phase(runtime: Runtime, name: str) -> str:
 
 
 async def test_running_pods_with_nothing_changing_cost_no_step(tmp_path: Path) -> None:
-    clock = VirtualClock()  # frozen: no time-driven step can come
+    clock = _frozen_clock()  # no time-driven step can come
     runtime = Runtime(state_dir=tmp_path, clock=clock, config_path=_sleep_config(tmp_path))
     async with _looping(runtime):
         for index in range(5):
@@ -126,12 +132,12 @@ async def test_running_pods_with_nothing_changing_cost_no_step(tmp_path: Path) -
 
 
 async def test_a_container_exit_is_heard_without_any_time_passing(tmp_path: Path) -> None:
-    clock = VirtualClock()  # frozen: only the exit itself can make the runtime look again
+    clock = _frozen_clock()  # only the exit itself can make the runtime look again
     runtime = Runtime(state_dir=tmp_path, clock=clock, config_path=_sleep_config(tmp_path))
     async with _looping(runtime):
         runtime.cluster.apply(_pod("short", seconds="0.5"), field_manager="test")
         await eventually(lambda: _phase(runtime, "short") == "Succeeded", what="Succeeded")
-    assert clock.monotonic() == 0.0
+        assert clock.monotonic() == 0.0
 
 
 async def test_what_a_step_wrote_itself_reaches_the_parts_that_ran_before_it(
@@ -139,7 +145,7 @@ async def test_what_a_step_wrote_itself_reaches_the_parts_that_ran_before_it(
 ) -> None:
     """The kubelet writes a Pod's readiness after the ReplicaSet and Deployment controllers
     ran in that step; the loop steps again for it, though no time passes and no one wakes it."""
-    clock = VirtualClock()
+    clock = _frozen_clock()
     runtime = Runtime(state_dir=tmp_path, clock=clock, config_path=_sleep_config(tmp_path))
     template = _pod("unused", seconds="600", policy="Always")
     deployment = {
@@ -164,12 +170,12 @@ async def test_what_a_step_wrote_itself_reaches_the_parts_that_ran_before_it(
             lambda: available_reason() == "NewReplicaSetAvailable",
             what="the Deployment seeing its Pods ready",
         )
-    assert clock.monotonic() == 0.0
+        assert clock.monotonic() == 0.0
 
 
 async def test_a_store_change_visits_only_the_pods_it_touched(tmp_path: Path) -> None:
     """Five settled Pods, then a sixth: the passes that start it look at it alone."""
-    clock = VirtualClock()
+    clock = _frozen_clock()
     runtime = Runtime(state_dir=tmp_path, clock=clock, config_path=_sleep_config(tmp_path))
     async with _looping(runtime):
         for index in range(5):

@@ -98,6 +98,7 @@ class Kubelet:
         self._events_pending = True  # an exit, probe flip or stop since the last pass
         self._due_mono: float | None = None  # when a back-off or retry ends
         self.pod_visits = 0  # Pods a pass looked at (tests count work with it)
+        self._follow_up = False  # a visit moved a container on: the next step looks again
         self._launcher = ContainerLauncher(
             cluster=cluster,
             clock=clock,
@@ -144,6 +145,9 @@ class Kubelet:
         self._settled = {uid: rv for uid, rv in self._settled.items() if uid in seen}
         due = self._next_due(retry_failed=failed)
         self._due_mono = None if due is None else self._clock.monotonic() + due
+        if self._follow_up:  # a visit started or stopped something: look at that Pod again
+            self._follow_up = False
+            self._wake()
         return due
 
     async def _visit(self, uid: str, pod: Obj) -> bool:
@@ -193,6 +197,7 @@ class Kubelet:
                 return str(pod["metadata"].get("resourceVersion", ""))
             run = self._admit(pod)
             self._runs[uid] = run
+        marks = _progress_marks(run)
         spec = pod.get("spec") or {}
         policy = str(spec.get("restartPolicy") or "Always")
         await self._step_init_containers(pod, run, policy)
@@ -211,7 +216,10 @@ class Kubelet:
             # container fails the Pod at once, as the kubelet's phase does (else Init:Error
             # would read Running while the sidecars stop).
             status["phase"] = "Running"
-        left_at = str(pod["metadata"].get("resourceVersion", "")) if admitted_before else ""
+        moved = _progress_marks(run) != marks  # a start may let the next container go
+        settled = admitted_before and not moved
+        self._follow_up = self._follow_up or moved
+        left_at = str(pod["metadata"].get("resourceVersion", "")) if settled else ""
         if status != (pod.get("status") or {}):
             written = self._cluster.patch_status("v1", "Pod", run.name, run.namespace, status)
             left_at = str(written["metadata"].get("resourceVersion", "")) if left_at else ""
@@ -435,6 +443,15 @@ def _resumed(
     if init and not crun.sidecar and isinstance(finished, dict) and finished.get("exitCode") == 0:
         crun.done, crun.terminated, crun.waiting = True, dict(finished), None
     return crun
+
+
+def _progress_marks(run: PodRun) -> tuple[object, ...]:
+    """What a visit may move on: each container's starts, run and done state, and the init
+    sequence. A visit that moved any of it is followed by another (the next init container
+    starts once the one before runs), since it may have written nothing the loop would see."""
+    containers = (*run.init_containers.values(), *run.containers.values())
+    return (run.initialized, run.init_failed,
+            *((c.starts, c.handle is None, c.done) for c in containers))
 
 
 def _grace(pod: Obj) -> float:
