@@ -5,40 +5,13 @@ or each sync writes Git's back mid-canary."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from check.conftest import CheckDir
+from check.router_weight_cases import weight_findings
 
-APP = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: web
-  namespace: argocd
-  finalizers: [resources-finalizer.argocd.argoproj.io]
-spec:
-  project: workloads
-  source: {repoURL: "https://github.com/example/fixtures.git", targetRevision: HEAD, path: web}
-  destination: {name: prod, namespace: web}
-"""
-ROLLOUT = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: w, image: w}]}}
-  strategy:
-    canary:
-      canaryService: web-canary
-      stableService: web
-      trafficRouting:
-ROUTING
-      steps: [{setWeight: 10}, {pause: {duration: 1m}}]
-"""
 APISIX = """\
         apisix: {route: {name: web}}
 ---
@@ -76,16 +49,6 @@ spec:
 """
 
 
-def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[str]:
-    rollout = ROLLOUT.replace("ROUTING\n", routing.split("---\n", 1)[0])
-    objects = "---\n".join([rollout, *routing.split("---\n")[1:]])
-    for name, text in {"apps/web.yaml": APP + ignore, "web/all.yaml": objects}.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    return [f.message for f in check_dir(root) if f.rule == "HW306"]
-
-
 @pytest.mark.parametrize(
     ("routing", "kind", "ignore"),
     [
@@ -106,9 +69,9 @@ def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[s
 def test_route_weights_the_rollout_writes_need_an_ignore_rule(
     tmp_path: Path, check_dir: CheckDir, routing: str, kind: str, ignore: str
 ) -> None:
-    (found,) = _found(tmp_path / "bare", check_dir, routing, "")
+    (found,) = weight_findings(tmp_path / "bare", check_dir, routing, "")
     assert f"sets the weights of {kind} during a canary" in found
-    assert _found(tmp_path / "ignored", check_dir, routing, ignore) == []
+    assert weight_findings(tmp_path / "ignored", check_dir, routing, ignore) == []
 
 
 def _virtual_node(name: str, labels: str) -> str:
@@ -130,7 +93,7 @@ def test_a_virtual_node_hash_written_in_git_needs_an_ignore_rule(
     nodes = _virtual_node(
         "web-canary", "{app: web, rollouts-pod-template-hash: canary-tbd}"
     ) + _virtual_node("web", "{app: web}")
-    found = _found(tmp_path / "bare", check_dir, APP_MESH + nodes, router_ignore)
+    found = weight_findings(tmp_path / "bare", check_dir, APP_MESH + nodes, router_ignore)
     assert found == [
         "Rollout/web sets the pod-template hash label of VirtualNode/web-canary during a canary, "
         "and Application/web has no ignore rule for "
@@ -142,5 +105,8 @@ def test_a_virtual_node_hash_written_in_git_needs_an_ignore_rule(
         "      jqPathExpressions: ['.spec.podSelector.matchLabels']\n"
     )
     assert (
-        _found(tmp_path / "ignored", check_dir, APP_MESH + nodes, router_ignore + node_ignore) == []
+        weight_findings(
+            tmp_path / "ignored", check_dir, APP_MESH + nodes, router_ignore + node_ignore
+        )
+        == []
     )

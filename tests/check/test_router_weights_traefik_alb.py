@@ -7,40 +7,13 @@ reported."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from check.conftest import CheckDir
+from check.router_weight_cases import weight_findings
 
-APP = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: web
-  namespace: argocd
-  finalizers: [resources-finalizer.argocd.argoproj.io]
-spec:
-  project: workloads
-  source: {repoURL: "https://github.com/example/fixtures.git", targetRevision: HEAD, path: web}
-  destination: {name: prod, namespace: web}
-"""
-ROLLOUT = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata: {name: web}
-spec:
-  selector: {matchLabels: {app: web}}
-  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: w, image: w}]}}
-  strategy:
-    canary:
-      canaryService: web-canary
-      stableService: web
-      trafficRouting:
-ROUTING
-      steps: [{setWeight: 10}, {pause: {duration: 1m}}]
-"""
 TRAEFIK = """\
         traefik: {weightedTraefikServiceName: web-weighted}
 ---
@@ -76,16 +49,6 @@ spec:
 """
 
 
-def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[str]:
-    rollout = ROLLOUT.replace("ROUTING\n", routing.split("---\n", 1)[0])
-    objects = "---\n".join([rollout, *routing.split("---\n")[1:]])
-    for name, text in {"apps/web.yaml": APP + ignore, "web/all.yaml": objects}.items():
-        target = root / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    return [f.message for f in check_dir(root) if f.rule == "HW306"]
-
-
 @pytest.mark.parametrize(
     ("routing", "kind", "pointer", "ignore"),
     [
@@ -108,10 +71,10 @@ def _found(root: Path, check_dir: CheckDir, routing: str, ignore: str) -> list[s
 def test_weights_the_rollout_writes_need_an_ignore_rule(
     tmp_path: Path, check_dir: CheckDir, routing: str, kind: str, pointer: str, ignore: str
 ) -> None:
-    (found,) = _found(tmp_path / "bare", check_dir, routing, "")
+    (found,) = weight_findings(tmp_path / "bare", check_dir, routing, "")
     assert f"sets the weights of {kind} during a canary" in found
     assert f"no ignore rule for {pointer}:" in found
-    assert _found(tmp_path / "ignored", check_dir, routing, ignore) == []
+    assert weight_findings(tmp_path / "ignored", check_dir, routing, ignore) == []
 
 
 def test_the_alb_action_of_the_root_service_under_its_prefix_is_the_one_looked_for(
@@ -122,7 +85,7 @@ def test_the_alb_action_of_the_root_service_under_its_prefix_is_the_one_looked_f
         "alb: {ingresses: [web], servicePort: 80, rootService: web-root, "
         "annotationPrefix: custom.example.com}",
     ).replace("alb.ingress.kubernetes.io/actions.web:", "custom.example.com/actions.web-root:")
-    (found,) = _found(tmp_path / "root", check_dir, routing, "")
+    (found,) = weight_findings(tmp_path / "root", check_dir, routing, "")
     assert "no ignore rule for /metadata/annotations/custom.example.com~1actions.web-root:" in found
 
 
@@ -131,4 +94,4 @@ def test_an_ingress_without_the_action_annotation_in_git_is_not_reported(
 ) -> None:
     routing = ALB.replace(f"    alb.ingress.kubernetes.io/actions.web: '{ALB_ACTION}'\n", "")
     routing = routing.replace("  annotations:\n", "")
-    assert _found(tmp_path / "bare", check_dir, routing, "") == []
+    assert weight_findings(tmp_path / "bare", check_dir, routing, "") == []

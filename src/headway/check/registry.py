@@ -67,17 +67,7 @@ INVALID_MANIFEST = Rule(
 
 def check_invalid_manifests(ctx: CheckContext) -> Iterable[Finding]:
     for problem in ctx.load_problems:
-        yield Finding(
-            rule=INVALID_MANIFEST.id,
-            slug=INVALID_MANIFEST.slug,
-            severity=INVALID_MANIFEST.severity,
-            file=problem.file,
-            line=problem.line,
-            app="",
-            resource=f"{problem.kind}/{problem.name}" if problem.kind else "",
-            message=_invalid_message(problem),
-            hint=INVALID_MANIFEST.hint,
-        )
+        yield _at_diagnostic(INVALID_MANIFEST, problem, _invalid_message(problem))
 
 
 RUN_TIME_SET = Rule(
@@ -97,17 +87,23 @@ RUN_TIME_SET = Rule(
 
 def check_run_time_sets(ctx: CheckContext) -> Iterable[Finding]:
     for problem in ctx.run_time_sets:
-        yield Finding(
-            rule=RUN_TIME_SET.id,
-            slug=RUN_TIME_SET.slug,
-            severity=RUN_TIME_SET.severity,
-            file=problem.file,
-            line=problem.line,
-            app="",
-            resource=f"{problem.kind}/{problem.name}",
-            message=f"{problem.field}: {problem.message}" if problem.field else problem.message,
-            hint=RUN_TIME_SET.hint,
-        )
+        field = f"{problem.field}: " if problem.field else ""
+        yield _at_diagnostic(RUN_TIME_SET, problem, f"{field}{problem.message}")
+
+
+def _at_diagnostic(rule: Rule, problem: Diagnostic, message: str) -> Finding:
+    """A finding of `rule` where a loader's diagnostic points (no Application owns it)."""
+    return Finding(
+        rule=rule.id,
+        slug=rule.slug,
+        severity=rule.severity,
+        file=problem.file,
+        line=problem.line,
+        app="",
+        resource=f"{problem.kind}/{problem.name}" if problem.kind else "",
+        message=message,
+        hint=rule.hint,
+    )
 
 
 def _invalid_message(problem: Diagnostic) -> str:
