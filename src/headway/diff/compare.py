@@ -25,7 +25,14 @@ from headway.diff.render import yaml_diff_lines
 from headway.model.obj import Obj
 from headway.model.quantities import QuantityError, parse_quantity
 
-__all__ = ["ResourceDiff", "diff_resource", "normalize_pair", "projects_unchanged", "scalars_equal"]
+__all__ = [
+    "ResourceDiff",
+    "diff_resource",
+    "normalize_pair",
+    "projects_unchanged",
+    "same_values",
+    "scalars_equal",
+]
 
 
 _MERGE_KEYS = {
@@ -113,7 +120,19 @@ def diff_resource(
         # The projection would be `norm_desired` itself, value for value: skip building it.
         return ResourceDiff(False, norm_desired, norm_desired)
     projected = project(norm_desired, norm_live, "", applied=applied)
-    return ResourceDiff(projected != norm_desired, projected, norm_desired)
+    return ResourceDiff(not same_values(projected, norm_desired), projected, norm_desired)
+
+
+def same_values(a: Any, b: Any) -> bool:
+    """`a == b` as YAML means it: a boolean is never equal to a number (Python's `True == 1`
+    would read a live `1` as in sync with a desired `true`)."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if _is_mapping(a) and _is_mapping(b):
+        return a.keys() == b.keys() and all(same_values(v, b[k]) for k, v in a.items())
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def last_applied(live: Obj | None) -> Any:
