@@ -7,6 +7,7 @@ reported."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,28 @@ def test_an_ingress_without_the_action_annotation_in_git_is_not_reported(
     routing = ALB.replace(f"    alb.ingress.kubernetes.io/actions.web: '{ALB_ACTION}'\n", "")
     routing = routing.replace("  annotations:\n", "")
     assert weight_findings(tmp_path / "bare", check_dir, routing, "") == []
+
+
+@pytest.mark.parametrize(
+    ("path", "covers"),
+    [
+        ('.metadata.annotations."alb.ingress.kubernetes.io/actions.web"', True),
+        ('.metadata.annotations["alb.ingress.kubernetes.io/actions.web"]', True),
+        ('.metadata.annotations.["alb.ingress.kubernetes.io/actions.web"]', True),
+        # jq has no single-quoted strings: Argo CD cannot compile this, so it ignores nothing
+        (".metadata.annotations.'alb.ingress.kubernetes.io/actions.web'", False),
+        # another annotation of the same Ingress does not cover the action
+        ('.metadata.annotations."alb.ingress.kubernetes.io/actions.other"', False),
+    ],
+)
+def test_the_alb_action_ignored_by_a_jq_path_in_each_spelling(
+    tmp_path: Path, check_dir: CheckDir, path: str, covers: bool
+) -> None:
+    """A jq key holding dots and slashes is quoted (`."k"`, `["k"]`, `.["k"]`); before, only
+    the bracket form read as covering, and only because brackets were dropped whole."""
+    ignore = (
+        "  ignoreDifferences:\n    - group: networking.k8s.io\n      kind: Ingress\n"
+        f"      jqPathExpressions: [{json.dumps(path)}]\n"
+    )
+    found = weight_findings(tmp_path, check_dir, ALB, ignore)
+    assert len(found) == (0 if covers else 1), found

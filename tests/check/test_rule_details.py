@@ -246,9 +246,15 @@ def test_repository_urls_normalize_alike(url: str) -> None:
         (".spec.http[].route[].weight", "/spec/http/route/weight"),
         ("/spec/http/0/route/1/weight", "/spec/http/route/weight"),
         (".spec.replicas", "/spec/replicas"),
+        ('.metadata.annotations."a.io/b"', "/metadata/annotations/a.io~1b"),
+        ('.metadata.annotations["a.io/b"]', "/metadata/annotations/a.io~1b"),
+        ('.metadata.annotations.["a.io/b"]', "/metadata/annotations/a.io~1b"),
+        ("/metadata/annotations/a.io~1b", "/metadata/annotations/a.io~1b"),
+        (".metadata.annotations.'a.io/b'", None),  # not jq: no single-quoted strings
+        ('.spec.containers[] | select(.name == "a")', None),  # more than a path
     ],
 )
-def test_ignore_paths_normalize(pointer: str, normalized: str) -> None:
+def test_ignore_paths_normalize(pointer: str, normalized: str | None) -> None:
     assert normalize_pointer(pointer) == normalized
 
 

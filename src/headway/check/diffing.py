@@ -6,13 +6,13 @@ seed 003 on selfHeal fighting the canary for `spec.replicas`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from headway.check.application import sync_policy
 from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.jq_path import jq_path_keys
 from headway.check.manifest import as_dict, as_list, group_of, name_of, namespace_of
 from headway.model.yamlload import Document
 
@@ -109,27 +109,32 @@ _KNOWN_GROUPS = {
 }
 
 
-def normalize_pointer(text: str) -> str:
-    """`.spec.http[].route[0].weight` or `/spec/http/0/route/0/weight` -> `/spec/http/route/weight`.
+def normalize_pointer(text: str) -> str | None:
+    """`.spec.http[].route[0].weight` or `/spec/http/0/route/0/weight` -> `/spec/http/route/weight`;
+    None for a jq expression that is not a plain path.
 
-    Indices are dropped, so a rule written for one list element is compared by field.
+    Indices are dropped, so a rule written for one list element is compared by field. A jq key
+    is escaped as in a JSON pointer (`."a/b"` -> `/a~1b`), so both spellings compare equal.
     """
     if text.startswith("."):
-        text = re.sub(r"\[[^\]]*\]", "", text).replace(".", "/")
+        keys = jq_path_keys(text)
+        if keys is None:
+            return None
+        text = "/" + "/".join(k.replace("~", "~0").replace("/", "~1") for k in keys)
     parts = [p for p in text.split("/") if p and not p.isdigit()]
     return "/" + "/".join(parts)
 
 
 def _paths(entry: dict[str, Any]) -> list[str]:
     raw = [*as_list(entry.get("jsonPointers")), *as_list(entry.get("jqPathExpressions"))]
-    return [normalize_pointer(str(p)) for p in raw]
+    return [p for p in map(normalize_pointer, map(str, raw)) if p is not None]
 
 
 def covers(entry: dict[str, Any], pointer: str) -> bool:
     """Whether the entry ignores `pointer` (or a parent of it), or all controller writes."""
     if as_list(entry.get("managedFieldsManagers")):
         return True
-    target = normalize_pointer(pointer)
+    target = normalize_pointer(pointer) or pointer
     return any(target == p or target.startswith(p.rstrip("/") + "/") for p in _paths(entry))
 
 
