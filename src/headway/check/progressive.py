@@ -24,15 +24,16 @@ __all__ = [
     "CANARY_WITHOUT_ANALYSIS",
     "CANARY_WITHOUT_STEPS",
     "EXPERIMENT_NEVER_ENDS",
+    "HEADER_ROUTE_WITHOUT_CANARY_PODS",
     "MIRROR_WITHOUT_CANARY_PODS",
     "QUEUE_CONSUMER_CANARY",
     "REPLICA_WEIGHT_APPROXIMATION",
     "check_blue_green_ungated",
     "check_canary_gates",
     "check_experiment_ends",
-    "check_mirror_targets",
     "check_queue_consumer_canary",
     "check_replica_weights",
+    "check_route_targets",
 ]
 
 CANARY_WITHOUT_STEPS = Rule(
@@ -92,6 +93,18 @@ MIRROR_WITHOUT_CANARY_PODS = Rule(
     "the shadow traffic the step stands for reaches nothing and the step passes anyway.",
     hint="Put a setCanaryScale (replicas or weight) before the mirror step, as Argo "
     "Rollouts' istio-mirror example does.",
+)
+HEADER_ROUTE_WITHOUT_CANARY_PODS = Rule(
+    id="HW218",
+    slug="header-route-without-canary-pods",
+    severity=Severity.WARNING,
+    title="A setHeaderRoute step while the canary has no pods",
+    rationale="At weight 0 with no setCanaryScale a routed canary has no pods, and the "
+    "controller withholds every header route until a canary pod is available (a route to a "
+    "Service with no endpoint would send each matching user to errors). The step passes, but "
+    "header-matching requests keep going to stable until a later step gives the canary pods.",
+    hint="Put a setCanaryScale (replicas or weight) or a setWeight above 0 before the "
+    "header step.",
 )
 
 EXPERIMENT_NEVER_ENDS = Rule(
@@ -206,7 +219,9 @@ def check_replica_weights(ctx: CheckContext) -> Iterable[Finding]:
             )
 
 
-def check_mirror_targets(ctx: CheckContext) -> Iterable[Finding]:
+def check_route_targets(ctx: CheckContext) -> Iterable[Finding]:
+    """HW216 and HW218: a mirror or header route step with a `match` at a point of the steps
+    where a routed canary has no pods."""
     for unit, rollout in _rollouts(ctx):
         canary = canary_of(rollout)
         if canary is None or not canary.get("trafficRouting"):
@@ -217,18 +232,28 @@ def check_mirror_targets(ctx: CheckContext) -> Iterable[Finding]:
             step = as_dict(raw)
             weight = step["setWeight"] if isinstance(step.get("setWeight"), int) else weight
             scale = as_dict(step["setCanaryScale"]) if "setCanaryScale" in step else scale
-            mirror = as_dict(step.get("setMirrorRoute"))
-            if not as_list(mirror.get("match")) or _routed_canary_pods(replicas, weight, scale):
+            if _routed_canary_pods(replicas, weight, scale):
                 continue
-            yield finding_at(
-                MIRROR_WITHOUT_CANARY_PODS,
-                rollout,
-                path=("spec", "strategy", "canary", "steps", index, "setMirrorRoute"),
-                message=f"setMirrorRoute '{mirror.get('name')}' on Rollout/{rollout.name} runs "
-                f"at weight {weight} with no canary pods: the copies go to a Service with no "
-                "endpoint, so the canary never sees the shadow traffic",
-                app=unit.name,
-            )
+            for kind in ("setMirrorRoute", "setHeaderRoute"):
+                route = as_dict(step.get(kind))
+                if as_list(route.get("match")):
+                    yield finding_at(
+                        MIRROR_WITHOUT_CANARY_PODS if kind == "setMirrorRoute"
+                        else HEADER_ROUTE_WITHOUT_CANARY_PODS,
+                        rollout,
+                        path=("spec", "strategy", "canary", "steps", index, kind),
+                        message=f"{kind} '{route.get('name')}' on Rollout/{rollout.name} runs "
+                        f"at weight {weight} with no canary pods: {_EMPTY_CANARY_EFFECT[kind]}",
+                        app=unit.name,
+                    )
+
+
+_EMPTY_CANARY_EFFECT = {
+    "setMirrorRoute": "the copies go to a Service with no endpoint, so the canary never sees "
+    "the shadow traffic",
+    "setHeaderRoute": "the route is withheld until a canary pod is available, so "
+    "header-matching requests stay on stable until a later step gives the canary pods",
+}
 
 
 def _routed_canary_pods(replicas: int, weight: int, scale: dict[str, Any]) -> int:

@@ -161,7 +161,10 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     ),
     RegisteredCheck((progressive.REPLICA_WEIGHT_APPROXIMATION,), progressive.check_replica_weights),
     RegisteredCheck((progressive.BLUE_GREEN_UNGATED,), progressive.check_blue_green_ungated),
-    RegisteredCheck((progressive.MIRROR_WITHOUT_CANARY_PODS,), progressive.check_mirror_targets),
+    RegisteredCheck(
+        (progressive.MIRROR_WITHOUT_CANARY_PODS, progressive.HEADER_ROUTE_WITHOUT_CANARY_PODS),
+        progressive.check_route_targets,
+    ),
     RegisteredCheck((progressive.EXPERIMENT_NEVER_ENDS,), progressive.check_experiment_ends),
     RegisteredCheck((progressive.QUEUE_CONSUMER_CANARY,), progressive.check_queue_consumer_canary),
     RegisteredCheck(
