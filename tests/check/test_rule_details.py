@@ -251,7 +251,9 @@ def test_repository_urls_normalize_alike(url: str) -> None:
         ('.metadata.annotations.["a.io/b"]', "/metadata/annotations/a.io~1b"),
         ("/metadata/annotations/a.io~1b", "/metadata/annotations/a.io~1b"),
         (".metadata.annotations.'a.io/b'", None),  # not jq: no single-quoted strings
+        ('.metadata.annotations . "a.io/b"', "/metadata/annotations/a.io~1b"),
         ('.spec.containers[] | select(.name == "a")', None),  # more than a path
+        ('.metadata.annotations."\\(.x)"', None),  # an interpolation names no fixed key
     ],
 )
 def test_ignore_paths_normalize(pointer: str, normalized: str | None) -> None:

@@ -1,9 +1,10 @@
 """The field path of a `jqPathExpressions` entry, read without running jq.
 
 Argo CD runs these expressions with gojq. A key is written `.name`, `."any key"`,
-`["any key"]` or `.["any key"]` (double quotes only: jq has no single-quoted strings); `[]`,
-`[N]` and slices pick list elements. An expression that is more than such a path (a pipe, a
-`select`, a function) is not read, so it covers nothing here.
+`["any key"]` or `.["any key"]`, spaces allowed before a quoted key or a bracket (double
+quotes only: jq has no single-quoted strings); `[]`, `[N]` and slices pick list elements. An
+expression that is more than such a path (a pipe, a `select`, a function, a string with an
+interpolation) is not read, so it covers nothing here.
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ def jq_path_keys(text: str) -> tuple[str, ...] | None:
         key, at = step
         if key is not None:
             keys.append(key)
-        while at < len(text) and text[at].isspace():
-            at += 1
+        at = _skip_spaces(text, at)
     return tuple(keys)
 
 
@@ -43,20 +43,30 @@ def _step(text: str, at: int) -> tuple[str | None, int] | None:
     """One step of the path at `at`: the key it names (None for a list element) and where the
     next step starts; None when no path step starts there."""
     dotted = text[at] == "."
-    start = at + 1 if dotted else at
+    if dotted and (found := _NAME.match(text, at + 1)):
+        return found.group(), found.end()
+    start = _skip_spaces(text, at + 1) if dotted else at
     if start == len(text):
-        return (None, start) if dotted and start == 1 else None
-    for pattern in (_NAME, _STRING) if dotted else ():
-        found = pattern.match(text, start)
-        if found:
-            word = found.group()
-            return (json.loads(word) if word.startswith('"') else word), found.end()
-    if text[start] != "[":
-        return None
-    element = _ELEMENT.match(text, start)
-    if element:
+        return (None, start) if dotted and at == 0 else None
+    if dotted and (found := _STRING.match(text, start)):
+        return _key(found.group(), found.end())
+    if element := _ELEMENT.match(text, start):
         return None, element.end()
-    quoted = _QUOTED_KEY.match(text, start)
-    if quoted:
-        return json.loads(quoted.group(1)), quoted.end()
+    if quoted := _QUOTED_KEY.match(text, start):
+        return _key(quoted.group(1), quoted.end())
     return None
+
+
+def _key(literal: str, end: int) -> tuple[str, int] | None:
+    """A quoted key; None for one jq would read differently (an interpolation `\\(…)`) or
+    refuse (a bad escape)."""
+    try:
+        return json.loads(literal), end
+    except ValueError:
+        return None
+
+
+def _skip_spaces(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
