@@ -1,6 +1,9 @@
 """Every command's `--help` and usage error start without importing the heavy parts of
 Headway (the store, Git, HTTP clients and servers, the controllers, the model schemas, the
 condition language, the drill's numerics): those load inside the functions that do the work.
+Nor do they import the Rich modules Typer's help formatter imports but help never uses
+(Markdown with markdown-it and Pygments, Rich's traceback and pretty-printer, attrs): see
+`cli/typer_rich_deferral.py`.
 Structural, not timed: each case runs in a fresh interpreter and reads `sys.modules`."""
 
 from __future__ import annotations
@@ -33,6 +36,13 @@ HEAVY = (
     "numpy",
     "lark",
     "sqlite3",
+    # Imported by Typer's formatter at its top, deferred by cli/typer_rich_deferral.py.
+    "rich.markdown",
+    "markdown_it",
+    "pygments",
+    "rich.traceback",
+    "rich.pretty",
+    "attr",
 )
 # Name-only modules a command may import to spell its defaults.
 LIGHT = frozenset({"headway.controllers.app", "headway.controllers.app.names"})

@@ -13,7 +13,9 @@ from typer import _click as click  # Typer vendors its own click; its classes ar
 from typer.core import TyperCommand, TyperGroup
 
 import headway
-from headway.cli import commands
+from headway.cli import commands, typer_rich_deferral
+
+typer_rich_deferral.install()  # before Typer first formats help or an error
 
 
 class LazyRootGroup(TyperGroup):
