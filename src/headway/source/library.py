@@ -20,9 +20,10 @@ def library_paths(tree: TreeReader, path: str) -> list[str]:
     Kustomize resources or components that climb out of the source directory."""
     found: list[str] = []
     candidates = [("Chart.yaml", "dependencies"), *((k, "resources") for k in KUSTOMIZATION_FILES)]
+    present = _names_in(tree, path)
     for name, key in candidates:
         file = f"{path}/{name}" if path else name
-        if tree.kind(file) != "file":
+        if (present is not None and name.casefold() not in present) or tree.kind(file) != "file":
             continue
         try:
             parsed = as_dict(yamlload.load_one(tree.read(file)))
@@ -42,3 +43,16 @@ def library_paths(tree: TreeReader, path: str) -> list[str]:
             except PathNotFound:
                 continue
     return found
+
+
+def _names_in(tree: TreeReader, path: str) -> set[str] | None:
+    """The names in directory `path`, casefolded (a case-insensitive file system finds
+    `chart.yaml` as `Chart.yaml`; `kind` then decides), so that the candidate files missing
+    from it are not looked up one by one; none when `path` is no directory. None when the
+    directory cannot be listed (each candidate is then asked for)."""
+    if tree.kind(path) != "dir":
+        return set()
+    try:
+        return {name.casefold() for name in tree.names(path)}
+    except (SourceError, OSError):
+        return None
