@@ -2,7 +2,9 @@
 
 Yardsticks measured in the same run: `python -c pass` (the interpreter alone) and, where it
 is installed, `kubectl version --client` (the CLI users compare with). Each command runs as
-a fresh process; the figure is the median wall time of N runs, printed with its ratios.
+a fresh process; the figures are the median wall time of N runs, with its ratios, and the
+median CPU time (user + system of the child process), which a loaded machine inflates far
+less than wall time.
 
     .venv/bin/python bench/bench_cli_startup.py [--runs N] [--before SRC]
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -25,23 +28,33 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADWAY = [sys.executable, "-m", "headway"]
 
 
-def wall_s(argv: list[str]) -> float:
-    started = time.perf_counter()
+def children_cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def wall_and_cpu_s(argv: list[str]) -> tuple[float, float]:
     env = dict(os.environ)
     if argv[:1] == ["env"]:  # ["env", "PYTHONPATH=...", *command]
         key, _, value = argv[1].partition("=")
         env[key], argv = value, argv[2:]
+    cpu_before, started = children_cpu_s(), time.perf_counter()
     subprocess.run(argv, cwd=ROOT, capture_output=True, check=False, env=env)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, children_cpu_s() - cpu_before
 
 
-def median_walls_s(cases: dict[str, list[str]], runs: int) -> dict[str, float]:
-    """Median wall time per case, run in interleaved rounds so machine load hits all alike."""
-    samples: dict[str, list[float]] = {label: [] for label in cases}
+def medians_s(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) per case, run in interleaved rounds so machine load hits all alike."""
+    walls: dict[str, list[float]] = {label: [] for label in cases}
+    cpus: dict[str, list[float]] = {label: [] for label in cases}
     for _ in range(runs):
         for label, argv in cases.items():
-            samples[label].append(wall_s(argv))
-    return {label: statistics.median(taken) for label, taken in samples.items()}
+            wall, cpu = wall_and_cpu_s(argv)
+            walls[label].append(wall)
+            cpus[label].append(cpu)
+    return {
+        label: (statistics.median(walls[label]), statistics.median(cpus[label])) for label in cases
+    }
 
 
 def main() -> None:
@@ -78,13 +91,20 @@ def main() -> None:
             **cases,
             **{f"before: {label}": ["env", before, *argv] for label, argv in cases.items()},
         }
-    medians = median_walls_s({**yardsticks, **cases}, runs)
-    python = medians["python -c pass"]
-    yard = medians.get("kubectl version --client")
-    print(f"{'command':42} {'median s':>9} {'x python':>9} {'x kubectl':>10}")
-    for label, took in medians.items():
+    medians = medians_s({**yardsticks, **cases}, runs)
+    python, python_cpu = medians["python -c pass"]
+    yard = medians.get("kubectl version --client", (0.0, 0.0))[0]
+    print(f"load average {os.getloadavg()[0]:.1f}; medians of {runs} interleaved rounds")
+    print(
+        f"{'command':42} {'wall s':>7} {'x python':>9} {'x kubectl':>10} {'cpu s':>7} "
+        f"{'cpu x python':>13}"
+    )
+    for label, (took, cpu) in medians.items():
         versus_kubectl = f"{took / yard:10.2f}" if yard else f"{'-':>10}"
-        print(f"{label:42} {took:9.3f} {took / python:9.2f} {versus_kubectl}")
+        print(
+            f"{label:42} {took:7.3f} {took / python:9.2f} {versus_kubectl} {cpu:7.3f} "
+            f"{cpu / python_cpu:13.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ from headway.cli import main as cli_main
 cli_main._register_all()
 
 
+def _no_options() -> None:
+    """(a callback keeps Typer from collapsing a one-command app into that command)"""
+
+
 def test_ctrl_c_while_loading_commands_exits_130_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -28,7 +32,7 @@ def test_ctrl_c_while_loading_commands_exits_130_without_a_traceback(
     monkeypatch.setattr(commands, "module_of", interrupted)
     monkeypatch.setattr(sys, "argv", ["headway", "demo", "--help"])
     fresh = typer.Typer(cls=cli_main.LazyRootGroup)  # `app` already holds every command here
-    fresh.callback()(cli_main._no_options)
+    fresh.callback()(_no_options)
     monkeypatch.setattr(cli_main, "app", fresh)
     with pytest.raises(SystemExit) as exited:
         cli_main.main()
@@ -93,7 +97,7 @@ def _registered_by_modules() -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     for module in commands.modules():
         scratch = typer.Typer()
-        scratch.callback()(cli_main._no_options)
+        scratch.callback()(_no_options)
         module.register(scratch)
         group: Any = typer.main.get_command(scratch)
         for name, command in group.commands.items():

@@ -63,26 +63,20 @@ class LazyRootGroup(TyperGroup):
 
 
 def _load(entry: commands.CommandEntry, ctx: click.Context) -> click.Command | None:
-    """Import the entry's module and return the command it registers under the entry's name.
+    """Import the entry's module and build the command it registers under the entry's name
+    (alone, and a group's sub-commands only when they are looked up: see `lazy_groups`).
 
     Every command `main()` runs comes through here, so this is where log redaction is
     installed: before any command code runs, and not for `--help` and `--version`, which log
     nothing and so skip importing `logging`.
     """
+    from headway.cli import lazy_groups
     from headway.redaction import install_log_redaction
 
     install_log_redaction()  # no log line of any command shows credentials in a URL
     scratch = typer.Typer()
-    # A callback keeps Typer from collapsing a one-command app into that command.
-    scratch.callback()(_no_options)
     commands.module_of(entry).register(scratch)
-    group = typer.main.get_command(scratch)
-    assert isinstance(group, TyperGroup)
-    return group.get_command(ctx, entry.name)
-
-
-def _no_options() -> None:
-    """(scratch group for loading one command)"""
+    return lazy_groups.build_named(scratch, entry.name)
 
 
 app = typer.Typer(
