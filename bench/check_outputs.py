@@ -3,7 +3,10 @@ comparing two versions of the code byte for byte (performance work must not chan
 an error or a position).
 
 The corpus: examples/, tests/check/fixtures (every found/near_miss/before/after and repos/*),
-tests/examples and the repository bench_check.py generates (100 Applications by default). It
+tests/examples, tests/model/fixtures/field-lines (findings and errors at known lines from
+every YAML shape the readers treat apart: anchors, merge keys, flow style, block scalars,
+several documents per file, duplicate keys, `!!int ''`, an alias bomb, a syntax error after
+good documents) and the repository bench_check.py generates (100 Applications by default). It
 is copied once to a directory outside any Git checkout (`--corpus`, kept between runs), so
 both versions see the same paths and no Git state (HEAD, dirty files) varies between them.
 
@@ -33,7 +36,7 @@ from headway.check.config import CONFIG_FILES
 from headway.cli.main import app
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("examples", "tests/check/fixtures", "tests/examples")
+SOURCES = ("examples", "tests/check/fixtures", "tests/examples", "tests/model/fixtures/field-lines")
 FIXTURE_STATES = ("found", "near_miss", "before", "after")
 FIXTURE_URL = "https://github.com/example/fixtures.git"  # tests/check/conftest.py's SELF_URL
 
@@ -72,6 +75,7 @@ def check_roots(corpus: Path) -> list[Path]:
         if group.is_dir():
             roots.append(group)
             roots.extend(p for p in sorted(group.iterdir()) if p.is_dir())
+    roots.append(corpus / "tests/model/fixtures/field-lines")
     if (corpus / "bench").exists():
         roots.append(corpus / "bench")
     return roots

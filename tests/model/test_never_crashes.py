@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def test_every_wrong_shape_everywhere_is_a_diagnostic_not_a_crash(doc: Document)
     for path in _paths(doc.obj):
         for wrong in WRONG:
             obj = _replaced(doc.obj, path, wrong)
-            mutated = Document(obj, doc.file, doc.index, doc.line, doc._node)
+            mutated = dataclasses.replace(doc, obj=obj)
             view, diagnostics = parse_manifest(mutated)
             if view is None:
                 assert any(d.severity is Severity.ERROR for d in diagnostics), (path, wrong)

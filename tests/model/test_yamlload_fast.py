@@ -53,12 +53,14 @@ def _same(left: Any, right: Any) -> bool:
 
 
 def _with_pyyaml_constructor(text: str) -> LoadResult:
-    """`load_documents` with every document built by PyYAML's `construct_document`."""
+    """`load_documents` with every document composed and built by PyYAML's
+    `construct_document` (neither read from events nor built by `yamlfast`)."""
 
     def leave_to_pyyaml(*_args: Any) -> Any:
         raise yamlfast.NotPlain("reference")
 
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlfast, "read_plain_documents", leave_to_pyyaml)
         patch.setattr(yamlfast, "build_object", leave_to_pyyaml)
         return load_documents(text, "f.yaml")
 
@@ -139,16 +141,17 @@ def test_documents_left_to_pyyaml_or_broken_read_the_same(text: str) -> None:
     _assert_same_reading(text)
 
 
-def test_the_fast_path_keeps_no_node_tree_and_needs_no_pyyaml_constructor(
+def test_the_fast_path_composes_no_node_tree_and_needs_no_pyyaml_constructor(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def refuse(*_args: Any) -> Any:
         raise AssertionError("PyYAML's constructor ran")
 
-    monkeypatch.setattr(yamlload._FastLoader, "construct_document", refuse)
+    monkeypatch.setattr(yamlload._Loader, "construct_document", refuse)
+    monkeypatch.setattr(yamlload._Loader, "get_node", refuse)
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: '1', b: 2}\n"
     (document,) = load_documents_fast(text, "cm.yaml").documents
-    assert document._node is None
+    assert not document.has_field_lines
     assert document.line_of(["data", "b"]) == document.line == 1
     assert document.obj["data"] == {"a": "1", "b": 2}
 

@@ -1,28 +1,38 @@
-"""Building Python objects from a composed YAML node tree, faster than PyYAML's constructor.
+"""Building Python objects from YAML faster than PyYAML's constructor.
 
 PyYAML's `SafeConstructor` spends most of a manifest's load in per-node bookkeeping that plain
 Kubernetes YAML never needs: a memo of every node built (for aliases), generators for
-recursive structures, merge-key flattening and a method lookup per tag. `build_object` builds
-the common shapes (maps, sequences, and the scalars the safe resolver assigns) itself, with
-the very constructors the given loader would call for each scalar tag, and hands everything
-else back (`NotPlain`) so that the caller runs PyYAML's constructor instead. It refuses to
-build a node it has already built: a repeated node means an alias, which the caller must
-first check for alias bombs (`yamlload._alias_problem`).
+recursive structures, merge-key flattening and a method lookup per tag. Plain manifests
+(maps, sequences and the scalars the safe resolver assigns, no anchor, alias or tag) are read
+here with the very constructors the loader would call for each scalar tag:
 
-`remembering_resolver` makes the fast path's loader remember the resolver's answers: a plain
-scalar's tag depends only on its text, and manifests repeat the same keys and values thousands
-of times (answers are kept for short texts only, so memory stays bounded).
+- `read_plain_documents` builds every document of a stream straight from the C parser's
+  events, composing no node tree at all, with the plain scalars' meanings remembered
+  (`PlainScalars`). It gives up (`NotPlain`) on the first anchor, alias or tag, so that the
+  caller reads that stream through PyYAML's composer instead.
+- `build_object` builds one composed node tree, and hands back (`NotPlain`) a node it has
+  already built (a repeated node means an alias, which the caller must first check for alias
+  bombs, `yamlload._alias_problem`), a merge key or an unusual tag.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import yaml
-from yaml import MappingNode, ScalarNode, SequenceNode
+from yaml import (
+    MappingEndEvent,
+    MappingNode,
+    MappingStartEvent,
+    ScalarEvent,
+    ScalarNode,
+    SequenceEndEvent,
+    SequenceNode,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
 
-__all__ = ["NotPlain", "build_object", "remembering_resolver"]
+__all__ = ["NotPlain", "PlainScalars", "build_object", "read_plain_documents"]
 
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
@@ -32,7 +42,7 @@ _SEQ = "tag:yaml.org,2002:seq"
 SCALAR_TAGS = tuple(
     f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "timestamp")
 )
-# Resolver answers kept for scalars up to this many characters, and at most this many answers.
+# Plain scalars' values kept for texts up to this many characters, and at most this many.
 _REMEMBERED_TEXT = 64
 _REMEMBERED_ANSWERS = 50_000
 
@@ -83,24 +93,92 @@ def build_object(root: yaml.Node, loader: Any) -> Any:
         raise NotPlain("deep nesting") from None
 
 
-def remembering_resolver(
-    resolve: Callable[[Any, type[yaml.Node], Any, Any], str],
-) -> Callable[[Any, type[yaml.Node], Any, Any], str]:
-    """`resolve` (a loader's `resolve` method) remembering its answers for short scalars.
+class PlainScalars:
+    """The value of a plain (unquoted, untagged) scalar, as the given loader class reads it.
 
-    The safe resolver has no path resolvers, so a scalar's tag depends only on its text and
-    its (plain, quoted) implicit flags: the answer may be reused for any document."""
-    answers: dict[tuple[str, Any], str] = {}
+    The safe resolver has no path resolvers, so a plain scalar's tag depends on its text
+    alone, and the constructors of the tags kept here (`SCALAR_TAGS`) return immutable values
+    (PyYAML itself hands out one shared NaN): the value of a short text is remembered and
+    shared by every document read afterwards. Manifests repeat the same keys and values
+    thousands of times."""
 
-    def remembered(loader: Any, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        if kind is not ScalarNode or len(value) > _REMEMBERED_TEXT:
-            return resolve(loader, kind, value, implicit)
-        key = (value, implicit)
-        tag = answers.get(key)
-        if tag is None:
-            if len(answers) >= _REMEMBERED_ANSWERS:
-                answers.clear()
-            tag = answers[key] = resolve(loader, kind, value, implicit)
-        return tag
+    def __init__(self, loader_class: Any) -> None:
+        self._resolve = loader_class.resolve
+        self._constructors = {tag: loader_class.yaml_constructors[tag] for tag in SCALAR_TAGS}
+        self._values: dict[str, Any] = {}
 
-    return remembered
+    def value(self, loader: Any, text: str) -> Any:
+        value = self._values.get(text, self._values)
+        if value is self._values:
+            value = self._build(loader, text)
+            if len(text) <= _REMEMBERED_TEXT:
+                if len(self._values) >= _REMEMBERED_ANSWERS:
+                    self._values.clear()
+                self._values[text] = value
+        return value
+
+    def _build(self, loader: Any, text: str) -> Any:
+        tag = self._resolve(loader, ScalarNode, text, (True, False))
+        if tag == _STR:
+            return text
+        construct = self._constructors.get(tag)
+        if construct is None:  # `<<` (merge) or `=` (value)
+            raise NotPlain(tag)
+        return construct(loader, ScalarNode(tag, text))
+
+
+_KEY_NEXT = object()  # a mapping being read waits for its next key
+
+
+def read_plain_documents(loader: Any, scalars: PlainScalars) -> list[tuple[Any, int]]:
+    """Each document of `loader`'s stream (a fresh C loader) as (object, 1-based line of its
+    root), empty documents included (as None), read from the parser's events.
+
+    `NotPlain` when the stream holds an anchor, an alias, a tag or a key that is a collection;
+    PyYAML's errors (`yaml.YAMLError`) as the parser raises them."""
+    next_event = loader.get_event
+    next_event()  # the stream's start
+    documents: list[tuple[Any, int]] = []
+    while next_event().__class__ is not StreamEndEvent:  # a document's start
+        root = loader.peek_event()
+        documents.append((_read_node(loader, scalars), root.start_mark.line + 1))
+        next_event()  # the document's end
+    return documents
+
+
+def _read_node(loader: Any, scalars: PlainScalars) -> Any:
+    """The object of the node whose events come next, built without recursion (so that
+    nesting deeper than Python's stack is read too)."""
+    next_event = loader.get_event
+    open_collections: list[Any] = []  # dicts and lists being read, innermost last
+    pending_keys: list[Any] = []  # for each, the key read and waiting for its value
+    while True:
+        event = next_event()
+        kind = event.__class__
+        if kind is ScalarEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise NotPlain("an anchor or a tag")
+            value = scalars.value(loader, event.value) if event.implicit[0] else event.value
+        elif kind is MappingStartEvent or kind is SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise NotPlain("an anchor or a tag")
+            open_collections.append({} if kind is MappingStartEvent else [])
+            pending_keys.append(_KEY_NEXT)
+            continue
+        elif kind is MappingEndEvent or kind is SequenceEndEvent:
+            value = open_collections.pop()
+            pending_keys.pop()
+        else:
+            raise NotPlain("an alias")
+        if not open_collections:
+            return value
+        into = open_collections[-1]
+        if into.__class__ is list:
+            into.append(value)
+        elif pending_keys[-1] is _KEY_NEXT:
+            if kind is not ScalarEvent:
+                raise NotPlain("a key that is a collection")
+            pending_keys[-1] = value
+        else:
+            into[pending_keys[-1]] = value
+            pending_keys[-1] = _KEY_NEXT

@@ -1,12 +1,14 @@
-"""Multi-document YAML loading that keeps line numbers, and a fast path that does not.
+"""Multi-document YAML loading that finds line numbers when asked, and a fast path that never does.
 
-Objects are built by PyYAML's C parser (`CSafeLoader`), the fastest reader measured here.
-`load_documents` keeps the composed node tree beside each document so that a line for any
-field path is found on demand by walking the nodes, at no cost for documents that never need
-one. `load_documents_fast` is for readers that never ask for a field's line (the render cache
-behind every refresh): the same objects and diagnostics, without node trees (which every
-garbage collection would rescan), read with a resolver that remembers its answers. Both build
-plain documents with `headway.model.yamlfast` rather than PyYAML's slower constructor.
+Objects are read by PyYAML's C parser (`CSafeLoader`), the fastest reader measured here, and
+built by `headway.model.yamlfast` rather than PyYAML's slower constructor: a plain manifest
+straight from the parser's events, without composing a node tree; one with anchors, aliases
+or tags from PyYAML's node tree (behind the alias-bomb check). Both readers return the same
+objects and diagnostics. `load_documents` also lets each document answer the line of any
+field path (`Document.line_of`): the first such question re-reads that one file with marks
+and keeps its node trees, so a clean repository, which never prints a field's line, never
+pays for them. `load_documents_fast` is for readers that never ask (the render cache behind
+every refresh): its documents answer their own line for any path.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -64,10 +66,8 @@ for _tag, _construct in (
     _Loader.add_constructor(_tag, _or_string(_construct))
 
 
-class _FastLoader(_Loader):
-    """`_Loader` for `load_documents_fast`, with the resolver's answers remembered."""
-
-    resolve = yamlfast.remembering_resolver(_Loader.resolve)
+# Plain scalars' values, remembered across files.
+_PLAIN_SCALARS = yamlfast.PlainScalars(_Loader)
 
 
 PathPart = str | int
@@ -92,15 +92,56 @@ def format_path(path: Sequence[PathPart]) -> str:
     return out
 
 
+class FileNodes:
+    """The node trees (with marks) of one file's documents, composed on the first request.
+
+    Finding a field's line needs the node tree PyYAML composes with marks; reading the
+    objects does not. A file's documents share one `FileNodes`, which re-reads the file once
+    when any of them is first asked for a field's line (an error or a finding to report)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._roots: list[yaml.Node] | None = None
+
+    def root(self, index: int) -> yaml.Node | None:
+        """The node tree of document `index` (as `Document.index` counts), None past the
+        documents the file holds before a syntax error."""
+        if self._roots is None:
+            self._roots = _compose_all(self._text)
+        return self._roots[index] if index < len(self._roots) else None
+
+
+def _compose_all(text: str) -> list[yaml.Node]:
+    """The node trees of `text`'s documents as reading them leaves them: PyYAML's constructor
+    moves a merge key's fields into the mapping that merges them (so a merged field's line
+    is the line it was written at under the anchor), and so does building them here."""
+    roots: list[yaml.Node] = []
+    loader = _Loader(text)
+    try:
+        with paused_gc():
+            while loader.check_node():
+                root = loader.get_node()
+                roots.append(root)
+                _object_of(loader, root)
+    except yaml.YAMLError:
+        pass  # the documents before the error are the ones loaded
+    finally:
+        loader.dispose()
+    return roots
+
+
 @dataclass(frozen=True)
 class Document:
-    """One YAML document of a file: the object, where it came from, and its node tree."""
+    """One YAML document of a file: the object, where it came from, and (for documents that
+    `load_documents` read) where to find its fields' lines: the file's `FileNodes`, and the
+    path in this document's node tree at which `obj` was written (`derived`)."""
 
     obj: Any
     file: str
     index: int
     line: int
-    _node: yaml.Node | None = field(default=None, repr=False, compare=False)
+    _nodes: FileNodes | None = field(default=None, repr=False, compare=False)
+    _at: tuple[PathPart, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -115,29 +156,36 @@ class Document:
             return str(meta.get("name") or meta.get("generateName") or "")
         return ""
 
+    @property
+    def has_field_lines(self) -> bool:
+        """Whether `line_of` can tell a field's own line (else it answers `line`)."""
+        return self._nodes is not None
+
+    def without_field_lines(self) -> Document:
+        """This document, letting go of its file's text and node trees."""
+        return replace(self, _nodes=None, _at=()) if self._nodes is not None else self
+
     def line_of(self, path: Sequence[PathPart]) -> int:
         """The 1-based line of the field at `path`, or of its nearest existing ancestor."""
-        node = self._node
-        line = self.line
-        for part in path:
-            child = _child(node, part)
-            if child is None:
-                break
-            node, child_line = child
-            line = child_line
-        return line
+        if not path or self._nodes is None:
+            return self.line
+        _node, line, _walked = _walk(self._node(), path)
+        return line or self.line
 
     def derived(self, obj: Any, path: Sequence[PathPart]) -> Document:
         """A document for `obj` (an object generated from a template in this one, such as an
         ApplicationSet's Application) whose field lines are looked up under `path` here, so
         its diagnostics point into the template."""
-        node, line = self._node, self.line
-        for part in path:
-            child = _child(node, part)
-            if child is None:
-                break
-            node, line = child
-        return Document(obj, self.file, self.index, line, node)
+        _node, line, walked = _walk(self._node(), path)
+        at = (*self._at, *path[:walked])
+        return Document(obj, self.file, self.index, line or self.line, self._nodes, at)
+
+    def _node(self) -> yaml.Node | None:
+        """The node tree `obj` was read from (`_at` in its file's document), if known."""
+        if self._nodes is None:
+            return None
+        node, _line, _walked = _walk(self._nodes.root(self.index), self._at)
+        return node
 
     def diagnostic(
         self, path: Sequence[PathPart], message: str, severity: Severity = Severity.ERROR
@@ -151,6 +199,18 @@ class Document:
             severity=severity,
             message=message,
         )
+
+
+def _walk(node: yaml.Node | None, path: Sequence[PathPart]) -> tuple[yaml.Node | None, int, int]:
+    """Down `path` from `node` as far as it exists: the node reached, its line (0 when no
+    part of `path` exists) and how many parts were walked."""
+    line = 0
+    for walked, part in enumerate(path):
+        child = _child(node, part)
+        if child is None:
+            return node, line, walked
+        node, line = child
+    return node, line, len(path)
 
 
 def _child(node: yaml.Node | None, part: PathPart) -> tuple[yaml.Node, int] | None:
@@ -254,37 +314,54 @@ def paused_gc() -> Iterator[None]:
 def load_documents(text: str, file: str) -> LoadResult:
     """Load every document of `text`; a syntax error ends the file but keeps what came before.
 
-    Empty documents (a stray `---`) are skipped, as kubectl does.
+    Empty documents (a stray `---`) are skipped, as kubectl does. Each document finds its
+    fields' lines on request (`Document.line_of`), re-reading the file with marks then.
     """
     with paused_gc():
-        return _load_documents(text, file, keep_nodes=True)
+        return _load_documents(text, file, nodes=FileNodes(text))
 
 
 def load_documents_fast(text: str, file: str) -> LoadResult:
     """`load_documents` for readers that never ask for a field's line: equal objects, equal
-    diagnostics, and each document's own line, but no node tree (`Document.line_of` answers
-    the document's line). Cheaper than PyYAML's own `load_all` (docs/performance.md)."""
+    diagnostics, and each document's own line, which `Document.line_of` answers for any path.
+    Cheaper than PyYAML's own `load_all` (docs/performance.md)."""
     with paused_gc():
-        return _load_documents(text, file, keep_nodes=False)
+        return _load_documents(text, file, nodes=None)
 
 
-def _load_documents(text: str, file: str, *, keep_nodes: bool) -> LoadResult:
+def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
+    """Plain documents straight from the parser's events; a file with an anchor, an alias,
+    a tag or a syntax error is read again through PyYAML's node trees, which check aliases
+    and report errors with their lines."""
+    loader = _Loader(text)
+    try:
+        read = yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
+    except (yamlfast.NotPlain, yaml.YAMLError):
+        return _compose_documents(text, file, nodes=nodes)
+    finally:
+        loader.dispose()
+    documents = [
+        Document(obj, file, index, line, nodes)
+        for index, (obj, line) in enumerate(read)
+        if obj is not None
+    ]
+    return LoadResult(documents, [])
+
+
+def _compose_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
     documents: list[Document] = []
     diagnostics: list[Diagnostic] = []
-    loader = _Loader(text) if keep_nodes else _FastLoader(text)
+    loader = _Loader(text)
     index = 0
     try:
         while loader.check_node():
             node = loader.get_node()
-            if node is None:
-                continue
             obj, refused = _object_of(loader, node)
             if refused:
                 line = node.start_mark.line + 1
                 diagnostics.append(Diagnostic(file, line, "", "", "", Severity.ERROR, refused))
             elif obj is not None:
-                kept = node if keep_nodes else None
-                documents.append(Document(obj, file, index, node.start_mark.line + 1, kept))
+                documents.append(Document(obj, file, index, node.start_mark.line + 1, nodes))
             index += 1
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark

@@ -192,14 +192,15 @@ class RenderCache:
 
 
 def _without_node_trees(result: RenderResult) -> RenderResult:
-    """`result` with each document's YAML node tree let go (field lines then fall back to the
-    document's line). A cached render only feeds comparisons, which never ask for a field's
-    line; the node trees held most of its memory, and every garbage collection rescanned
-    them (bench/bench_refresh.py, bench/bench_scale.py). Directory renders asked for no field
-    lines hold none already; Helm and Kustomize output is read with node trees."""
-    if all(d._node is None for d in result.documents):
+    """`result` with each document's field lines let go (its file's text, and the YAML node
+    trees composed once a line was asked for; field lines then fall back to the document's
+    line). A cached render only feeds comparisons, which never ask for a field's line; node
+    trees held most of its memory, and every garbage collection rescanned them
+    (bench/bench_refresh.py, bench/bench_scale.py). Directory renders asked for no field
+    lines hold none already; Helm and Kustomize output is read with field lines."""
+    if not any(d.has_field_lines for d in result.documents):
         return result
-    documents = tuple(replace(d, _node=None) for d in result.documents)
+    documents = tuple(d.without_field_lines() for d in result.documents)
     return replace(result, documents=documents)
 
 
