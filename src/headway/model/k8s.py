@@ -128,7 +128,14 @@ class K8sObject:
         return self.metadata.namespace
 
 
-def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> None:
+# Only the fields every object shares are checked; core kinds carry extra metadata freely.
+_ANY_KIND_METADATA = s.Schema(
+    METADATA.name, METADATA.fields, ObjectMeta, METADATA.checks, open=True
+)
+
+
+def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> ObjectMeta | None:
+    """Report what every object needs; the metadata's view when it was checked."""
     for key in ("apiVersion", "kind"):
         value = obj.get(key)
         if value is None:
@@ -137,13 +144,12 @@ def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> None:
             report.error((key,), f"expected a non-empty string, got {s.describe(value)}")
     meta = obj.get("metadata")
     if _is_list(obj):
-        return  # `kind: List` (and `FooList`) carries items, not a name of its own
+        return None  # `kind: List` (and `FooList`) carries items, not a name of its own
     if meta is None:
         report.error(("metadata", "name"), "missing required field")
-        return
-    # Only the fields every object shares are checked; core kinds carry extra metadata freely.
-    loose = s.Schema(METADATA.name, METADATA.fields, None, METADATA.checks, open=True)
-    s.validate_object(loose, meta, ("metadata",), report)
+        return None
+    view: ObjectMeta = s.parse_view(_ANY_KIND_METADATA, meta, ("metadata",), report)
+    return view
 
 
 def _is_list(obj: Mapping[str, Any]) -> bool:
@@ -158,10 +164,11 @@ def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]
     if not isinstance(obj, Mapping):
         report.error((), f"expected a Kubernetes object (a mapping), got {s.describe(obj)}")
         return None, report.diagnostics
-    _envelope_checks(obj, report)
+    meta = _envelope_checks(obj, report)
     if report.has_errors:
         return None, report.diagnostics
-    meta = s.build_view(METADATA, obj.get("metadata") or {"name": ""})
+    if meta is None:
+        meta = s.build_view(METADATA, obj.get("metadata") or {"name": ""})
     return K8sObject(obj["apiVersion"], obj["kind"], meta, obj), report.diagnostics
 
 
@@ -174,6 +181,40 @@ class TypedParts:
     spec: Any
 
 
+@dataclass(frozen=True)
+class _Envelope:
+    """The view of a whole typed object, of which `TypedParts` keeps the pieces."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: Any
+    status: Any = None
+
+
+# The envelope table of each spec table (and whether it has a status), made on first use.
+_ENVELOPES: dict[tuple[int, bool], tuple[s.Schema, s.Schema]] = {}
+
+
+def _envelope(spec: s.Schema, *, status: bool) -> s.Schema:
+    key = (id(spec), status)
+    known = _ENVELOPES.get(key)
+    if known is None or known[0] is not spec:
+        table = s.Schema(
+            spec.name.removesuffix("Spec"),
+            (
+                s.Field("apiVersion", s.STR, required=True),
+                s.Field("kind", s.STR, required=True),
+                s.Field("metadata", s.Obj(METADATA), required=True),
+                s.Field("spec", s.Obj(spec), required=True),
+                *((s.Field("status", s.ANY),) if status else ()),
+            ),
+            _Envelope,
+        )
+        known = _ENVELOPES[key] = (spec, table)  # the spec is held, so its id stays its own
+    return known[1]
+
+
 def parse_typed(
     document: Document, spec: s.Schema, *, status: bool = True
 ) -> tuple[TypedParts | None, list[Diagnostic]]:
@@ -181,22 +222,8 @@ def parse_typed(
 
     The view is built only when there is no error; warnings (unknown fields) do not stop it.
     """
-    root = s.Schema(
-        spec.name.removesuffix("Spec"),
-        (
-            s.Field("apiVersion", s.STR, required=True),
-            s.Field("kind", s.STR, required=True),
-            s.Field("metadata", s.Obj(METADATA), required=True),
-            s.Field("spec", s.Obj(spec), required=True),
-            *((s.Field("status", s.ANY),) if status else ()),
-        ),
-    )
     report = s.Reporter(document)
-    s.validate_object(root, document.obj, (), report)
+    envelope = s.parse_view(_envelope(spec, status=status), document.obj, (), report)
     if report.has_errors:
         return None, report.diagnostics
-    obj = document.obj
-    parts = TypedParts(
-        obj["apiVersion"], s.build_view(METADATA, obj["metadata"]), s.build_view(spec, obj["spec"])
-    )
-    return parts, report.diagnostics
+    return TypedParts(envelope.api_version, envelope.metadata, envelope.spec), report.diagnostics

@@ -1,10 +1,12 @@
 """Declarative field tables that drive both validation and the building of typed views.
 
 Each manifest kind is described once, as `Schema` tables of `Field(name, shape, default)`.
-`validate_object` walks a raw object against a table and reports every problem with its field
-path; `build_view` turns an object that validated without errors into a frozen dataclass,
-filling documented defaults from the same table. One table, so validation and the views can
-never disagree about a field's name, type or default.
+`parse_view` walks a raw object against a table once, reporting every problem with its field
+path and building the frozen dataclass view with the documented defaults filled in from the
+same table (the view is for callers to use only when no error was reported);
+`validate_object` is that walk for its reports alone, and `build_view` builds the view of an
+object already known to be valid. One table, so validation and the views can never disagree
+about a field's name, type or default.
 
 Purely computational: no I/O.
 """
@@ -47,6 +49,7 @@ __all__ = [
     "Schema",
     "build_view",
     "describe",
+    "parse_view",
     "set_fields",
     "snake_case",
     "validate_object",
@@ -63,10 +66,12 @@ class Reporter:
         self.diagnostics: list[Diagnostic] = []
         # Where a value does not have its declared shape (not what cross-field checks find).
         self.misshapen: list[Path] = []
+        self.errors = 0  # how many of `diagnostics` are errors
         self._checks_running = 0
 
     def error(self, path: Sequence[PathPart], message: str) -> None:
         self.diagnostics.append(self.document.diagnostic(path, message, Severity.ERROR))
+        self.errors += 1
         if not self._checks_running:
             self.misshapen.append(tuple(path))
 
@@ -82,6 +87,14 @@ class Reporter:
         reasoned from a picture the user has still to fix.
         """
         misshapen = [p for p in self.misshapen if p[: len(path)] == path]
+        if not misshapen:  # nothing to hide from the checks, nothing of theirs to drop
+            self._checks_running += 1
+            try:
+                for check in checks:
+                    check(value, path, self)
+            finally:
+                self._checks_running -= 1
+            return
         asked: list[str] = []
         shaped = _without(value, [p[len(path) :] for p in misshapen], asked)
         self._checks_running += 1
@@ -96,17 +109,18 @@ class Reporter:
     def _drop_misleading(self, start: int, misshapen: Sequence[Path], asked: bool) -> None:
         if asked:
             del self.diagnostics[start:]
-            return
-        fields = [format_path(bad) for bad in misshapen]
-        self.diagnostics[start:] = [
-            diagnostic
-            for diagnostic in self.diagnostics[start:]
-            if not any(_inside(diagnostic.field, field) for field in fields)
-        ]
+        else:
+            fields = [format_path(bad) for bad in misshapen]
+            self.diagnostics[start:] = [
+                diagnostic
+                for diagnostic in self.diagnostics[start:]
+                if not any(_inside(diagnostic.field, field) for field in fields)
+            ]
+        self.errors = sum(1 for d in self.diagnostics if d.severity is Severity.ERROR)
 
     @property
     def has_errors(self) -> bool:
-        return any(d.severity is Severity.ERROR for d in self.diagnostics)
+        return self.errors > 0
 
 
 def describe(value: object) -> str:
@@ -134,13 +148,30 @@ def describe(value: object) -> str:
 
 
 class Shape:
-    """What a field's value must look like, and how it becomes part of a typed view."""
+    """What a field's value must look like, and how it becomes part of a typed view.
+
+    `parse` does both in one walk: it reports what `check` reports and returns what
+    `convert` returns, or anything at all where it reported an error (a view with an error
+    anywhere is thrown away whole). A subclass that overrides `check` or `convert` but not
+    `parse` gets this generic `parse`, so the two can never disagree.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        overrides = vars(cls)
+        if "parse" not in overrides and ("check" in overrides or "convert" in overrides):
+            cls.parse = Shape.parse  # type: ignore[method-assign]
 
     def check(self, value: Any, path: Path, report: Reporter) -> None:
         raise NotImplementedError
 
     def convert(self, value: Any) -> Any:
         return value
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        errors = report.errors
+        self.check(value, path, report)
+        return self.convert(value) if report.errors == errors else None
 
     def absent(self) -> Any:
         """The view's value when the field is missing and has no default."""
@@ -163,6 +194,10 @@ class Scalar(Shape):
             report.error(path, f"{value} is below the minimum {self.minimum}")
         if self.maximum is not None and value > self.maximum:
             report.error(path, f"{value} is above the maximum {self.maximum}")
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        self.check(value, path, report)
+        return value
 
 
 def _is_scalar(value: Any, kind: str) -> bool:
@@ -192,8 +227,15 @@ class IntOrString(Shape):
             return
         if not isinstance(value, str):
             report.error(path, f"expected an integer or a string, got {describe(value)}")
-        elif self.percent and not re.fullmatch(r"\d+%", value):
+        elif self.percent and not _PERCENT.fullmatch(value):
             report.error(path, f'"{value}" must be an integer or a percentage like "25%"')
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        self.check(value, path, report)
+        return value
+
+
+_PERCENT = re.compile(r"\d+%")
 
 
 _TEMPLATE = re.compile(r"\{\{.*\}\}")
@@ -226,6 +268,19 @@ class Duration(Shape):
             return durations.parse_duration(value, bare_seconds=self.bare_seconds)
         return value if isinstance(value, str) else str(value)
 
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        if not self.as_seconds:
+            self.check(value, path, report)
+            return value if isinstance(value, str) else str(value)
+        if not self.bare_seconds and not isinstance(value, str):
+            report.error(path, f'expected a duration string such as "30s", got {describe(value)}')
+            return None
+        try:  # parsed once: the seconds are the view's value
+            return durations.parse_duration(value, bare_seconds=self.bare_seconds)
+        except durations.DurationError as err:
+            report.error(path, str(err))
+            return None
+
 
 @dataclass(frozen=True)
 class Enum(Shape):
@@ -235,6 +290,10 @@ class Enum(Shape):
         if value not in self.values:
             allowed = ", ".join(self.values)
             report.error(path, f"{describe(value)} is not one of: {allowed}")
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        self.check(value, path, report)
+        return value
 
 
 @dataclass(frozen=True)
@@ -249,6 +308,10 @@ class AnyValue(Shape):
 
     def convert(self, value: Any) -> Any:
         return dict(value) if isinstance(value, Mapping) else value
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        self.check(value, path, report)
+        return self.convert(value)
 
 
 @dataclass(frozen=True)
@@ -265,6 +328,10 @@ class StringMap(Shape):
 
     def convert(self, value: Any) -> Any:
         return dict(value)
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        self.check(value, path, report)
+        return dict(value) if isinstance(value, Mapping) else None
 
     def absent(self) -> Any:
         return {}
@@ -287,6 +354,20 @@ class ListOf(Shape):
     def convert(self, value: Any) -> Any:
         return tuple(self.item.convert(element) for element in value)
 
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        if not isinstance(value, list):
+            report.error(path, f"expected a list, got {describe(value)}")
+            return None
+        parse_item = self.item.parse
+        parsed: list[Any] = []
+        for index, element in enumerate(value):
+            if element is None:
+                report.error((*path, index), "expected a value, got null")
+                parsed.append(None)
+            else:
+                parsed.append(parse_item(element, (*path, index), report))
+        return tuple(parsed)
+
     def absent(self) -> Any:
         return ()
 
@@ -300,6 +381,9 @@ class Obj(Shape):
 
     def convert(self, value: Any) -> Any:
         return build_view(self.schema, value)
+
+    def parse(self, value: Any, path: Path, report: Reporter) -> Any:
+        return parse_view(self.schema, value, path, report)
 
 
 STR = Scalar("string")
@@ -359,69 +443,132 @@ class Schema:
     open: bool = False  # True: unknown keys are allowed silently
     by_name: dict[str, Field] = field(init=False, repr=False, compare=False)
     plan: tuple[_FieldPlan, ...] = field(init=False, repr=False, compare=False)
+    # The plan as `parse_view` reads it, each field a plain tuple (faster than attributes).
+    rows: tuple[_Row, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
         object.__setattr__(self, "plan", tuple(_FieldPlan.of(f) for f in self.fields))
+        object.__setattr__(self, "rows", tuple(spec.row() for spec in self.plan))
+
+
+_Row = tuple[str, str, bool, type | None, bool, Any, Callable[[], Any] | None, Callable[..., Any]]
 
 
 @dataclass(frozen=True)
 class _FieldPlan:
-    """A field as the validator and the view builder use it, worked out once per table:
-    `always_fine` is the one Python type whose values need no shape check (None: check),
-    `convert` is None where the view keeps the value as it is."""
+    """A field as the validator and the view builder use it, worked out once per table.
+
+    `taken_as_is` is the one Python type whose values need no check and go into the view
+    unchanged (a plain string or boolean field; None: none), `free_form` marks a field that
+    takes any value (a mapping is copied into the view), `missing` is the view's value when
+    the field is absent, or `fresh_missing` makes one where a shared value could be changed
+    by whoever holds a view. `convert` is None where the view keeps a value as it is.
+    """
 
     name: str
     attribute: str
     required: bool
     default: Any
     shape: Shape
-    always_fine: type | None
+    taken_as_is: type | None
+    free_form: bool
+    missing: Any
+    fresh_missing: Callable[[], Any] | None
     convert: Callable[[Any], Any] | None
 
     @classmethod
     def of(cls, spec: Field) -> _FieldPlan:
         shape = spec.shape
         converts = type(shape).convert is not Shape.convert
+        convert = shape.convert if converts else None
+        free_form = type(shape) is AnyValue and not shape.mapping
+        missing, fresh = _missing(shape, spec.default, convert)
         return cls(
             spec.name,
             spec.attribute,
             spec.required,
             spec.default,
             shape,
-            _always_fine(shape),
-            shape.convert if converts else None,
+            None if free_form else _taken_as_is(shape),
+            free_form,
+            missing,
+            fresh,
+            convert,
+        )
+
+    def row(self) -> _Row:
+        return (
+            self.name,
+            self.attribute,
+            self.required,
+            self.taken_as_is,
+            self.free_form,
+            self.missing,
+            self.fresh_missing,
+            self.shape.parse,
         )
 
 
-def _always_fine(shape: Shape) -> type | None:
+def _taken_as_is(shape: Shape) -> type | None:
     """The exact type whose every value passes `shape.check` without a report."""
-    if type(shape) is AnyValue and not shape.mapping:
-        return object
     if type(shape) is Scalar and shape.minimum is None and shape.maximum is None:
         return {"string": str, "boolean": bool}.get(shape.kind)
     return None
 
 
+def _missing(
+    shape: Shape, default: Any, convert: Callable[[Any], Any] | None
+) -> tuple[Any, Callable[[], Any] | None]:
+    """The view's value for an absent field: one value every view shares where it cannot
+    change (a number, a string, an empty tuple), else a function that makes a fresh one."""
+
+    def fresh() -> Any:
+        if default is None:
+            return shape.absent()
+        return default if convert is None else convert(default)
+
+    value = fresh()
+    return (value, None) if _unchangeable(value) else (None, fresh)
+
+
+def _unchangeable(value: Any) -> bool:
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    return type(value) is tuple and all(_unchangeable(item) for item in value)
+
+
 def validate_object(schema: Schema, value: Any, path: Path, report: Reporter) -> None:
     """Report every problem in `value` against `schema`; never raises."""
-    if not isinstance(value, Mapping):
+    parse_view(schema, value, path, report)
+
+
+def parse_view(schema: Schema, value: Any, path: Path, report: Reporter) -> Any:
+    """Report every problem in `value` against `schema`, as `validate_object` does, and
+    return the view `build_view` would build; never raises. Where it reported an error the
+    value returned is no view to use (its caller drops it)."""
+    if type(value) is not dict and not isinstance(value, Mapping):  # dict: skips the ABC
         report.error(path, f"expected a mapping ({schema.name}), got {describe(value)}")
-        return
-    if not schema.open:
+        return None
+    if not schema.open and not value.keys() <= schema.by_name.keys():
         _report_unknown_keys(schema, value, path, report)
-    for spec in schema.plan:
-        item = value.get(spec.name)
+    fields: dict[str, Any] = {}
+    get = value.get
+    for name, attribute, required, taken_as_is, free_form, missing, fresh, parse in schema.rows:
+        item = get(name)
         if item is None:
-            if spec.required:
-                report.error((*path, spec.name), "missing required field")
-            continue
-        fine = spec.always_fine
-        if fine is object or type(item) is fine:
-            continue
-        spec.shape.check(item, (*path, spec.name), report)
+            if required:
+                report.error((*path, name), "missing required field")
+            fields[attribute] = missing if fresh is None else fresh()
+        elif type(item) is taken_as_is:
+            fields[attribute] = item
+        elif free_form:
+            fields[attribute] = dict(item) if isinstance(item, Mapping) else item
+        else:
+            fields[attribute] = parse(item, (*path, name), report)
     if schema.checks:
         report.run_checks(schema.checks, value, path=path)
+    return dict(value) if schema.view is None else schema.view(**fields)
 
 
 class _Shaped(dict[str, Any]):
@@ -534,9 +681,8 @@ def build_view(schema: Schema, value: Mapping[str, Any]) -> Any:
     for spec in schema.plan:
         item = value.get(spec.name)
         if item is None:
-            item = spec.default
-        if item is None:
-            kwargs[spec.attribute] = spec.shape.absent()
+            fresh = spec.fresh_missing
+            kwargs[spec.attribute] = spec.missing if fresh is None else fresh()
         else:
             convert = spec.convert
             kwargs[spec.attribute] = item if convert is None else convert(item)
