@@ -23,6 +23,7 @@ MODULES = [
     "rollout",
     "rollout_steps",
     "schema",
+    "schema_report",
     "support",
     "syncoptions",
     "traffic_routing",
