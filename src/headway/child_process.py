@@ -1,18 +1,28 @@
 """Children that never outlive their parent: `PR_SET_PDEATHSIG` for `subprocess` children.
 
-Used by the local runtime for container processes and by the HAProxy router for its
-HAProxy: when the Headway process that started a child dies (even by SIGKILL), the kernel
-kills the child too, so no orphan keeps a port or serves stale routes.
+Used by the local runtime for container processes, by the HAProxy router for its HAProxy
+and by config management plugins: when the Headway process that started a child dies (even
+by SIGKILL), the kernel kills the child too, so no orphan keeps a port or serves stale routes.
+
+Two ways to set it. `behind_setpriv` puts util-linux's `setpriv --pdeathsig KILL` in front
+of the command, which sets it and execs the command: nothing of Python's runs in the child,
+so it is safe however many threads the parent has (and Python may start it with vfork).
+`dies_with_this_process` is a `preexec_fn` doing the same from Python between fork and exec,
+which can deadlock in the child when another thread held a lock at the fork; it remains only
+as the fallback where setpriv is missing.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-__all__ = ["dies_with_this_process"]
+__all__ = ["SETPRIV", "behind_setpriv", "dies_with_this_process"]
+
+SETPRIV = shutil.which("setpriv")
 
 _PR_SET_PDEATHSIG = 1
 
@@ -44,3 +54,13 @@ def _die_with_parent(parent_pid: int) -> Callable[[], None]:
 def dies_with_this_process() -> Callable[[], None]:
     """A `preexec_fn` for any child that must never outlive the process starting it."""
     return _die_with_parent(os.getpid())
+
+
+def behind_setpriv(argv: Sequence[str]) -> list[str] | None:
+    """`argv` started through `setpriv --pdeathsig KILL`, or None when setpriv is missing.
+
+    setpriv sets the death signal and then execs `argv`, so the child is `argv[0]` (same
+    PID) and dies when the thread that started it does."""
+    if SETPRIV is None:
+        return None
+    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]

@@ -1,4 +1,6 @@
-"""HAProxy must never outlive the Headway process that started it, even one killed with -9."""
+"""HAProxy must never outlive the Headway process that started it, even one killed with -9;
+and it is started without Python code between fork and exec (a `preexec_fn` can deadlock in
+the child of a threaded parent), through `setpriv --pdeathsig KILL`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_program
+from headway.routers.dataplane.haproxy.router import HAProxyRouter
 from polling import wait_for
 
 pytestmark = pytest.mark.haproxy
@@ -60,3 +63,28 @@ def test_haproxy_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
         if starter.poll() is None:
             starter.kill()
             starter.wait()
+
+
+async def test_haproxy_starts_through_setpriv_without_a_preexec_fn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    binary = require_program("haproxy")
+    setpriv = require_program("setpriv")
+    started: list[tuple[list[str], dict[str, object]]] = []
+    real_popen = subprocess.Popen
+
+    def spy(argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append((list(argv), dict(kwargs)))
+        return real_popen(argv, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    router = HAProxyRouter(work_dir=tmp_path / "h", binary=binary)
+    await router.start()
+    try:
+        [(argv, kwargs)] = started
+        assert kwargs.get("preexec_fn") is None
+        assert argv[:4] == [setpriv, "--pdeathsig", "KILL", "--"] and argv[4] == binary
+        assert router.pid is not None  # setpriv exec'd HAProxy: the same process
+        assert Path(f"/proc/{router.pid}/exe").resolve() == Path(binary).resolve()
+    finally:
+        await router.close()

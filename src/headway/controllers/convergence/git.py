@@ -2,15 +2,19 @@
 (built on the fetched tip in Headway's Git cache, then pushed).
 
 A local repository is one named by a `file://` URL or a plain path, as the Application
-controller reads it (`local_repo_path`). Committing there moves `refs/heads/<branch>` directly;
-when that branch is checked out in a working tree, the tree and index follow when they were
-clean (a safe checkout), so `git status` in the user's clone stays clean.
+controller reads it (`local_repo_path`). Committing there moves `refs/heads/<branch>` directly,
+as a compare-and-swap: the ref is locked (Git's own `<ref>.lock`, which `git commit`, `git
+push` into the repository and other libgit2 writers honour too), compared with the tip the
+commit was built on, and moved only if it is still that tip; a branch that moved, or that
+another writer holds locked, is `BranchMoved` and the caller builds the commit again. When
+that branch is checked out in a working tree, the tree and index follow when they were clean
+(a safe checkout), so `git status` in the user's clone stays clean.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -60,12 +64,25 @@ def _branch_name(revision: str, default: str | None) -> str:
     return text.removeprefix("refs/heads/").removeprefix("origin/")
 
 
+RaceHook = Callable[[str], None]
+"""Test seam: called with "built" (the commit exists, the ref is not locked yet) and
+"locked" (the ref is locked and still the expected tip, not moved yet)."""
+
+
 class LocalBranch:
     """A branch of a repository on this machine, committed to in place."""
 
     remote = False
 
-    def __init__(self, path: Path, revision: str, identity: BotIdentity) -> None:
+    def __init__(
+        self,
+        path: Path,
+        revision: str,
+        identity: BotIdentity,
+        *,
+        race_hook: RaceHook | None = None,
+    ) -> None:
+        self._race_hook = race_hook or (lambda _point: None)
         try:
             self._repo = pygit2.Repository(str(path))
         except pygit2.GitError as err:
@@ -100,11 +117,29 @@ class LocalBranch:
         )
         if oid is None:
             return parent
-        if self.refresh() != parent:
-            raise BranchMoved(f"{self._branch} moved while the revert was being built")
-        self._follow_in_working_tree(oid)
-        self._repo.references.create(self._ref, oid, force=True)
+        self._race_hook("built")
+        self._move_branch(expected=parent, to=oid)
         return str(oid)
+
+    def _move_branch(self, *, expected: str, to: pygit2.Oid) -> None:
+        """Move the branch from `expected` to `to`, or raise `BranchMoved` and move nothing.
+
+        The check and the move happen under the ref's lock, so nothing can land between
+        them (a plain check-then-write lost a commit pushed in that gap)."""
+        try:
+            with self._repo.transaction() as txn:
+                txn.lock_ref(self._ref)
+                tip = self.refresh()
+                if tip != expected:
+                    raise BranchMoved(
+                        f"{self._branch} moved to {tip[:12]} while a commit on "
+                        f"{expected[:12]} was being built"
+                    )
+                self._race_hook("locked")
+                self._follow_in_working_tree(to)
+                txn.set_target(self._ref, to, message="headway: commit")
+        except pygit2.GitError as err:  # another writer holds the lock (or left it behind)
+            raise BranchMoved(f"{self._branch} could not be locked for the update: {err}") from None
 
     def _follow_in_working_tree(self, oid: pygit2.Oid) -> None:
         if self._repo.is_bare or self._repo.head_is_unborn:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import csv
 import io
+import logging
 import os
 import signal
 import subprocess
@@ -13,11 +14,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.child_process import dies_with_this_process
+from headway.child_process import behind_setpriv
 from headway.routers.dataplane.haproxy.config import HAProxyLayout
 from headway.routers.dataplane.protocol import RouterError
 
 __all__ = ["AdminSocket", "HAProxyProcess", "ServerStats", "parse_server_stats"]
+
+log = logging.getLogger(__name__)
 
 # Answers the runtime API gives instead of an error status.
 ERROR_MARKERS = (
@@ -106,18 +109,28 @@ class HAProxyProcess:
 
     async def start(self) -> None:
         await self._stop_stale()
-        log = self._layout.work_dir / "haproxy.log"
-        with log.open("wb") as stderr:
+        output = self._layout.work_dir / "haproxy.log"
+        with output.open("wb") as stderr:
             self._process = subprocess.Popen(
-                [self._binary, "-db", "-f", str(self._layout.config_file)],
+                self._argv(),
                 stdin=subprocess.DEVNULL,
                 stdout=stderr,
                 stderr=stderr,
-                # A killed Headway must not leave HAProxy holding its ports.
-                preexec_fn=dies_with_this_process(),  # noqa: PLW1509 - prctl only, no locks
             )
         self._layout.pid_file.write_text(f"{self._process.pid}\n")
-        await self._wait_until_listening(log)
+        await self._wait_until_listening(output)
+
+    def _argv(self) -> list[str]:
+        """HAProxy behind `setpriv --pdeathsig KILL`: a killed Headway must not leave it
+        holding its ports, and no Python runs between fork and exec (a `preexec_fn` can
+        deadlock in the child of a threaded parent). Without setpriv it starts plainly and
+        the next start stops it through its pidfile (`_stop_stale`)."""
+        argv = [self._binary, "-db", "-f", str(self._layout.config_file)]
+        wrapped = behind_setpriv(argv)
+        if wrapped is None:
+            log.warning("setpriv not found: HAProxy %s will not die with Headway", self._binary)
+            return argv
+        return wrapped
 
     async def _stop_stale(self) -> None:
         """Stop an HAProxy a crashed earlier run left on this work dir (found by its pidfile)."""
@@ -135,14 +148,14 @@ class HAProxyProcess:
                 break  # exited; its parent (another router object) will reap it
             await asyncio.sleep(0.02)
 
-    async def _wait_until_listening(self, log: Path) -> None:
+    async def _wait_until_listening(self, output: Path) -> None:
         # Polling a real socket with a deadline; this is process start-up, not virtual time.
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             assert self._process is not None
             if self._process.poll() is not None:
                 await self.stop()
-                raise RouterError(f"haproxy exited at start-up: {log.read_text().strip()}")
+                raise RouterError(f"haproxy exited at start-up: {output.read_text().strip()}")
             try:
                 await AdminSocket(self._layout.admin_socket).run("show info", check=False)
                 return
