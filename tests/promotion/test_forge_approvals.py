@@ -9,7 +9,7 @@ from pathlib import Path
 
 from promotion_harness import Harness
 
-from headway.promotion.forge import Comment, Issue, PullRequest
+from headway.promotion.forge import Comment, Issue, PullRequest, carries_marker
 from headway.promotion.forge_approvals import ForgeApprovals
 
 
@@ -25,6 +25,12 @@ class IssueForge:
         self.issues[number] = (title, body)
         self.said[number] = []
         return Issue(number, f"https://forge/issues/{number}")
+
+    def find_issue(self, *, marker: str, opened_after: datetime) -> Issue | None:
+        for number, (_title, body) in self.issues.items():
+            if carries_marker(body, marker):
+                return Issue(number, f"https://forge/issues/{number}")
+        return None
 
     def comment(
         self,

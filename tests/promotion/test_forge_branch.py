@@ -74,6 +74,9 @@ class SquashingForge:
     def open_issue(self, *, title: str, body: str) -> Issue:
         raise NotImplementedError
 
+    def find_issue(self, *, marker: str, opened_after: datetime) -> Issue | None:
+        raise NotImplementedError
+
     def comments(self, number: int) -> list[Comment]:
         raise NotImplementedError
 

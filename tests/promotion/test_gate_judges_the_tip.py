@@ -76,7 +76,12 @@ class Issues:
         self.told: dict[int, list[str]] = {}
 
     def open(
-        self, spec: PromotionSpec, *, approvers: tuple[str, ...], deadline: datetime
+        self,
+        spec: PromotionSpec,
+        *,
+        approvers: tuple[str, ...],
+        requested_at: datetime,
+        deadline: datetime,
     ) -> tuple[int, str]:
         self.opened.append(spec.name)
         return len(self.opened), f"issues/{len(self.opened)}"

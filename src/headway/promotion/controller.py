@@ -7,7 +7,9 @@
 Every fact is read again on each step, and the only side effects are idempotent by what they
 leave behind: a promotion commit carries `Headway-Promotion: <name>` (found again after a
 restart, so never committed twice), a revert carries `Headway-Revert-Of`, the next
-environment's Promotion has a name derived from this one. A test hook (`hook`) is called at
+environment's Promotion has a name derived from this one, and an approval issue carries a
+marker naming its request, which is recorded before the issue is opened (found again, so
+never opened twice). A test hook (`hook`) is called at
 each point where a kill can land, so the resume tests stop the controller exactly there.
 """
 
@@ -55,7 +57,8 @@ _RESOLVE_RETRY_SECONDS = 30.0
 _WATCHING_LIVE = frozenset({Phase.COMMITTED, Phase.VERIFYING})
 
 Hook = Callable[[str], None]
-"""Called with "before-action", "after-action" and "after-status" (tests kill there)."""
+"""Called with "before-action", "after-action", "request-recorded", "issue-opened" and
+"after-status" (tests kill there)."""
 
 
 def next_name(spec: PromotionSpec, environment: str) -> str:
@@ -230,8 +233,8 @@ class PromotionController:
             self._hook("after-action")
             # The window a random kill rarely hits: acted, not yet recorded (kill trials).
             exit_points.reached(f"promotion-{plan.action.kind.value.lower()}-done")
+        status = self._with_issue(obj, spec, status, resolved)
         if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
-            status = self._open_issue(spec, status, resolved)
             self._ask_for_approval(spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
@@ -267,17 +270,26 @@ class PromotionController:
             return replace(status, next_promotion=name)
         return status  # REQUEST_APPROVAL: the ApprovalRequested event is the notification
 
-    @staticmethod
-    def _open_issue(
-        spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
+    def _with_issue(
+        self, obj: Obj, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
     ) -> PromotionStatus:
-        """With a forge: the issue that collects `approved` / `denied` comments."""
+        """With a forge, a gate waiting without its issue gets it: the request is recorded
+        first, so a step killed after the forge opened the issue and before its number was
+        written finds that issue by the request's marker instead of opening another."""
         record = status.approval
-        if resolved.approvals is None or record is None or record.issue:
+        waiting = status.phase is Phase.AWAITING_APPROVAL
+        if resolved.approvals is None or record is None or record.issue or not waiting:
             return status
+        self._write(obj, status)
+        self._hook("request-recorded")
         number, url = resolved.approvals.open(
-            spec, approvers=resolved.stage.approvers, deadline=record.deadline
+            spec,
+            approvers=resolved.stage.approvers,
+            requested_at=record.requested_at,
+            deadline=record.deadline,
         )
+        self._hook("issue-opened")
+        exit_points.reached("promotion-issue-opened")
         return replace(status, approval=replace(record, issue=number, issue_url=url))
 
     @staticmethod

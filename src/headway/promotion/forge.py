@@ -10,13 +10,19 @@ whole body (surrounding whitespace aside) is exactly `approved` or `denied`, and
 never edited — a maintainer may edit someone else's comment on GitHub, so an edited comment
 no longer proves what its author said. Who may decide is the approval gate's business
 (`approval.judge_gate`); this module only says who said what, when.
+
+Opening an issue is the one forge write that leaves nothing to find by name (a pull request is
+found by its branch), so an issue Headway opens carries a marker — an HTML comment, invisible
+on the page — naming the request it was opened for; `Forge.find_issue` finds it again, so a
+controller killed after the forge created the issue and before it recorded the number asks on
+that issue instead of opening a second one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
@@ -24,6 +30,7 @@ from headway.promotion import approval
 from headway.source.errors import SourceError
 
 __all__ = [
+    "CLOCK_SKEW",
     "Comment",
     "CommentDecision",
     "Forge",
@@ -34,9 +41,14 @@ __all__ = [
     "PullRequest",
     "Verdict",
     "approval_decisions",
+    "carries_marker",
     "decisions",
+    "marker_line",
     "parse_decision",
 ]
+
+CLOCK_SKEW = timedelta(hours=1)
+"""How far the forge's clock may be behind Headway's when issues are looked up by time."""
 
 
 class ForgeError(SourceError):
@@ -81,6 +93,18 @@ class Comment:
     created_at: datetime
     updated_at: datetime
     url: str
+
+
+def marker_line(marker: str) -> str:
+    """How `marker` is carried in an issue's body: an HTML comment, which the page hides."""
+    if "--" in marker or "\n" in marker:
+        raise ValueError(f"an issue marker cannot hold '--' or a line break: {marker!r}")
+    return f"<!-- headway: {marker} -->"
+
+
+def carries_marker(body: str, marker: str) -> bool:
+    """Whether an issue's body was written for `marker` (a line of its own, exactly)."""
+    return marker_line(marker) in (line.strip() for line in body.splitlines())
 
 
 class Verdict(StrEnum):
@@ -144,6 +168,11 @@ class Forge(Protocol):
 
     def open_issue(self, *, title: str, body: str) -> Issue:
         """An issue to collect approval comments on."""
+        ...
+
+    def find_issue(self, *, marker: str, opened_after: datetime) -> Issue | None:
+        """The first issue opened after `opened_after` (Headway's clock, less `CLOCK_SKEW`)
+        whose body `carries_marker(marker)`, or None."""
         ...
 
     def comments(self, number: int) -> list[Comment]:

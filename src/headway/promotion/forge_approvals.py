@@ -5,6 +5,11 @@ A comment counts as a decision only as `forge.parse_decision` reads it (exact bo
 never edited); whether its author may decide is still the gate's call
 (`approval.judge_gate`: the allow-list, not the change's author, before the deadline). The
 forge authenticates the comment's author, which the CLI's `--as` cannot do.
+
+Opening the issue is idempotent per request: the issue's body carries a marker naming the
+promotion and the time its approval was requested (`request_marker`), which the controller has
+recorded before it asks; a controller killed after the forge opened the issue and before the
+number was recorded finds that issue again instead of opening a second one.
 """
 
 from __future__ import annotations
@@ -12,19 +17,32 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from headway.kubetime import format_time
+from headway.kubetime import format_precise_time, format_time
 from headway.promotion import forge as forges
 from headway.promotion.approval import Decision
 from headway.promotion.record import PromotionSpec
 
-__all__ = ["ApprovalChannel", "ForgeApprovals"]
+__all__ = ["ApprovalChannel", "ForgeApprovals", "request_marker"]
+
+
+def request_marker(spec: PromotionSpec, requested_at: datetime) -> str:
+    """What names one approval request on the forge: the promotion and when it was asked (a
+    promotion asked again, about a changed file, is a new request with a new issue)."""
+    return f"approval-request {spec.namespace}/{spec.name} {format_precise_time(requested_at)}"
 
 
 class ApprovalChannel(Protocol):
     def open(
-        self, spec: PromotionSpec, *, approvers: tuple[str, ...], deadline: datetime
+        self,
+        spec: PromotionSpec,
+        *,
+        approvers: tuple[str, ...],
+        requested_at: datetime,
+        deadline: datetime,
     ) -> tuple[int, str]:
-        """Ask for a decision; returns the issue's number and address."""
+        """Ask for a decision on the request made at `requested_at` (recorded before this is
+        called): the issue already opened for it, else a new one; returns its number and
+        address."""
         ...
 
     def decisions(self, issue: int) -> tuple[Decision, ...]:
@@ -41,8 +59,17 @@ class ForgeApprovals:
         self._forge = forge
 
     def open(
-        self, spec: PromotionSpec, *, approvers: tuple[str, ...], deadline: datetime
+        self,
+        spec: PromotionSpec,
+        *,
+        approvers: tuple[str, ...],
+        requested_at: datetime,
+        deadline: datetime,
     ) -> tuple[int, str]:
+        marker = request_marker(spec, requested_at)
+        found = self._forge.find_issue(marker=marker, opened_after=requested_at)
+        if found is not None:  # opened by a step killed before it recorded the number
+            return found.number, found.url
         body = "\n".join(
             [
                 f"Headway asks for a decision on promotion `{spec.name}`:",
@@ -55,6 +82,8 @@ class ForgeApprovals:
                 "",
                 "Comment exactly `approved` or `denied`. Anything else is conversation; an "
                 "edited comment does not count; the author of the change cannot approve it.",
+                "",
+                forges.marker_line(marker),
             ]
         )
         title = f"Approve {spec.image} into {spec.environment} ({spec.name})"

@@ -1,10 +1,11 @@
 """`Forge` over GitHub's REST API (version 2022-11-28), through `headway.github_rest`.
 
-Endpoints used: pulls (list by head, create, merge), issues (create), issue comments (list,
-create). A pull request is merged with `merge_method: squash`, so the base branch gets exactly
-one commit whose message is the promotion's structured message (its trailers included) and
-`git log` there reads as a direct promotion would; the merge is refused by GitHub when the head
-is no longer the commit Headway pushed (`sha`), which Headway reads as `ForgeConflict`.
+Endpoints used: pulls (list by head, create, merge), issues (create; list by update time, to
+find an issue by the marker in its body), issue comments (list, create). A pull request is
+merged with `merge_method: squash`, so the base branch gets exactly one commit whose message
+is the promotion's structured message (its trailers included) and `git log` there reads as a
+direct promotion would; the merge is refused by GitHub when the head is no longer the commit
+Headway pushed (`sha`), which Headway reads as `ForgeConflict`.
 
 `headway.github_rest`'s errors are translated here into `ForgeError` and its two subclasses;
 the token is sent as a bearer header and never appears in a message.
@@ -19,14 +20,16 @@ from typing import Any
 import httpx2
 
 from headway.github_rest import API_URL, GitHubApi, GitHubApiError
-from headway.kubetime import parse_time
+from headway.kubetime import format_time, parse_time
 from headway.promotion.forge import (
+    CLOCK_SKEW,
     Comment,
     ForgeConflict,
     ForgeError,
     ForgeNotFound,
     Issue,
     PullRequest,
+    carries_marker,
 )
 
 __all__ = ["API_URL", "GitHubForge", "github_repository"]
@@ -134,6 +137,23 @@ class GitHubForge:
     def open_issue(self, *, title: str, body: str) -> Issue:
         answer = self._json("POST", "/issues", body={"title": title, "body": body})
         return Issue(int(answer["number"]), str(answer.get("html_url") or ""))
+
+    def find_issue(self, *, marker: str, opened_after: datetime) -> Issue | None:
+        # The list endpoint, not search: search is indexed later, so an issue created just
+        # before a kill may not be found by it yet. `since` bounds the pages read.
+        params = {
+            "state": "all",
+            "since": format_time(opened_after - CLOCK_SKEW),
+            "sort": "created",
+            "direction": "asc",
+            "per_page": 100,
+        }
+        for raw in self._pages("/issues", params):
+            if not isinstance(raw, dict) or "pull_request" in raw:
+                continue  # the list holds pull requests too
+            if carries_marker(str(raw.get("body") or ""), marker):
+                return Issue(int(raw["number"]), str(raw.get("html_url") or ""))
+        return None
 
     def comments(self, number: int) -> list[Comment]:
         raw = self._pages(f"/issues/{number}/comments", {"per_page": 100})
