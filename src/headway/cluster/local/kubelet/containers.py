@@ -131,11 +131,14 @@ async def stop_process(
     pre_stop: Callable[[float], Awaitable[None]] | None = None,
 ) -> None:
     """Run the preStop hook, SIGTERM the container's process group, SIGKILL it once the
-    grace period (which the hook counts against) has passed."""
+    grace period (which the hook counts against) has passed.
+
+    Every wait is on `clock`: the kubelet's for a Pod deleted or restarted (virtual time in
+    tests), real time when the runtime shuts down, so a frozen clock cannot hold shutdown up.
+    The hook is cut off at the grace period on the same clock, whatever clock it waits on."""
     deadline = clock.monotonic() + grace_seconds
     if pre_stop is not None and handle.poll() is None:
-        with contextlib.suppress(Exception):  # a failing hook never blocks termination
-            await pre_stop(grace_seconds)
+        await _within(pre_stop(grace_seconds), grace_seconds, clock)
     handle.signal_group(signal.SIGTERM)
     while handle.group_alive() and clock.monotonic() < deadline:
         await clock.sleep(0.05)
@@ -145,6 +148,19 @@ async def stop_process(
             await clock.sleep(0.02)
     with contextlib.suppress(ChildProcessError, subprocess.TimeoutExpired):
         handle.popen.wait(timeout=1)  # reap the leader
+
+
+async def _within(hook: Awaitable[None], seconds: float, clock: Clock) -> None:
+    """Run `hook` until it ends or `seconds` of `clock` have passed; its failure is ignored
+    (a failing hook never blocks termination)."""
+    running = asyncio.ensure_future(hook)
+    timer = asyncio.ensure_future(clock.sleep(seconds))
+    try:
+        await asyncio.wait({running, timer}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (running, timer):
+            task.cancel()
+        await asyncio.gather(running, timer, return_exceptions=True)
 
 
 def rotate_log(log_path: str) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from headway.clock import Clock
+from headway.clock import Clock, SystemClock
 from headway.cluster.errors import NotFound
 from headway.cluster.local.kubelet import containers as ctr
 from headway.cluster.local.kubelet import pod_ports
@@ -49,6 +49,8 @@ FIELD_MANAGER = "headway-kubelet"
 FINALIZER = "headway.dev/process"  # held while the Pod's processes run
 EXIT_POLL_SECONDS = 0.5  # how often exits are looked for where they cannot be watched
 FAILED_SYNC_RETRY_SECONDS = 1.0  # a Pod whose step raised is tried again this soon
+# Shutdown without a grace cap: how long (real time) a deleted Pod's stop under way may go on.
+_UNDER_WAY_SECONDS = 30.0
 
 EventSink = Callable[[Obj, str, str, str], None]
 """(involved object, type Normal|Warning, reason, message)."""
@@ -365,17 +367,25 @@ class Kubelet:
         task.add_done_callback(lambda _: self._releasing.discard(uid))
 
     async def _stop_run(
-        self, run: PodRun, grace: float, release: Obj | None = None, *, forget: bool = False
+        self,
+        run: PodRun,
+        grace: float,
+        release: Obj | None = None,
+        *,
+        forget: bool = False,
+        clock: Clock | None = None,
     ) -> None:
-        """Stop the Pod's processes; `forget` (the Pod is deleted or gone) also removes its
-        sandbox, which a runtime shutting down keeps for the next start."""
-        start = self._clock.monotonic()
-        await self._stop_containers(list(run.containers.values()), grace)
+        """Stop the Pod's processes, waiting on `clock` (the kubelet's unless given); `forget`
+        (the Pod is deleted or gone) also removes its sandbox, which a runtime shutting down
+        keeps for the next start."""
+        clock = clock or self._clock
+        start = clock.monotonic()
+        await self._stop_containers(list(run.containers.values()), grace, clock)
         for sidecar in reversed(run.sidecars):  # after the main containers, last first
-            left = max(0.0, grace - (self._clock.monotonic() - start))
-            await self._stop_containers([sidecar], left)
+            left = max(0.0, grace - (clock.monotonic() - start))
+            await self._stop_containers([sidecar], left, clock)
         inits = [c for c in run.init_containers.values() if not c.sidecar]
-        await self._stop_containers(inits, grace)
+        await self._stop_containers(inits, grace, clock)
         if forget:
             identity = {"name": run.name, "namespace": run.namespace, "uid": run.uid}
             self._launcher.remove_sandbox({"metadata": identity})
@@ -383,34 +393,49 @@ class Kubelet:
             with contextlib.suppress(NotFound):
                 self._claim(release, run.port, hold=False, ports=run.ports)
 
-    async def _stop_containers(self, runs: list[ctr.ContainerRun], grace: float) -> None:
+    async def _stop_containers(
+        self, runs: list[ctr.ContainerRun], grace: float, clock: Clock
+    ) -> None:
         stops = []
         for crun in runs:
             crun.cancel_probes()
+            pre_stop = crun.pre_stop
             if crun.stopping is not None:
-                stops.append(crun.stopping)
-            elif crun.handle is not None:
-                stops.append(
-                    asyncio.ensure_future(
-                        ctr.stop_process(
-                            crun.handle,
-                            grace_seconds=grace,
-                            clock=self._clock,
-                            pre_stop=crun.pre_stop,
-                        )
-                    )
+                if clock is self._clock:
+                    stops.append(crun.stopping)  # a restart's stop already under way
+                    continue
+                crun.stopping.cancel()  # it waits on the kubelet's clock: stop again on `clock`
+                pre_stop = None  # the hook already ran (or is cut off) in that stop
+            if crun.handle is not None:
+                stop = ctr.stop_process(
+                    crun.handle, grace_seconds=grace, clock=clock, pre_stop=pre_stop
                 )
+                stops.append(asyncio.ensure_future(stop))
         await asyncio.gather(*stops, return_exceptions=True)
 
     async def shutdown(self, *, grace_cap: float | None = None) -> None:
-        """Stop every container this kubelet runs and wait until their groups are gone."""
+        """Stop every container this kubelet runs and wait until their groups are gone.
+
+        Shutdown waits on real time, never on the kubelet's clock: a virtual clock that
+        nobody moves any more (a test's, at its end) must not hold it up. Stops of deleted
+        Pods already under way on the kubelet's clock get `grace_cap` more real seconds; what
+        is still running then is left to the runtime's `kill_marked_processes`."""
+        real = SystemClock()
+        under_way = set(self._stopping)
+        stops = []
         for uid in list(self._runs):
             run = self._runs.pop(uid)
+            if run.sidecar_stop is not None:
+                run.sidecar_stop.cancel()  # on the kubelet's clock; stopped again below
             grace = run.grace_seconds if grace_cap is None else min(run.grace_seconds, grace_cap)
-            task = asyncio.create_task(self._stop_run(run, grace))
-            self._stopping.add(task)
-        if self._stopping:
-            await asyncio.gather(*self._stopping, return_exceptions=True)
+            stops.append(asyncio.create_task(self._stop_run(run, grace, clock=real)))
+        await asyncio.gather(*stops, return_exceptions=True)
+        if under_way:
+            wait = _UNDER_WAY_SECONDS if grace_cap is None else grace_cap
+            _, late = await asyncio.wait(under_way, timeout=wait)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
 
     def container_process_groups(self, uid: str) -> dict[str, int]:
         """The process group of each running container of the Pod (sidecars included). Read
