@@ -1,6 +1,7 @@
 """An approval gate asks on the forge once per request: a controller killed after GitHub
 opened the issue and before the number was recorded (or an answer lost on its way back)
-resumes on that issue, found by the marker in its body, and never opens a second one.
+resumes on that issue, found by the marker in its body, and never opens a second one. How the
+gate ended is told on the issue exactly once, whatever point the kill lands on.
 
 The kill lands at the exact point: the fake GitHub raises right after it created the issue
 (`after_create`), or the controller's hook raises at its named points."""
@@ -106,3 +107,27 @@ def test_each_request_has_its_own_issue(tmp_path: Path) -> None:
     assert h.status("web-prod-1")["approval"]["issue"] == first["number"]
     assert h.status("web-prod-2")["approval"]["issue"] == second["number"]
     assert "web-prod-1" in first["body"] and "web-prod-2" in second["body"]
+
+
+@pytest.mark.parametrize("point", ["after-action", "outcome-told", "after-status"])
+def test_the_outcome_is_told_once_whatever_point_the_kill_lands_on(
+    tmp_path: Path, point: str
+) -> None:
+    h, github = _harness(tmp_path)
+    h.step("web-prod-1")
+    [issue] = github.opened
+    github.comment(issue["number"], "lead@x.io", "approved")
+    h.advance(10)
+
+    def kill(at: str) -> None:
+        if at == point:
+            raise Killed()
+
+    with pytest.raises(Killed):
+        h.step("web-prod-1", h.new_controller(hook=kill))
+    h.advance(5)
+    h.step("web-prod-1", h.new_controller())
+    h.step("web-prod-1", h.new_controller())
+    assert h.phase("web-prod-1") == "Committed" and len(h.repo.commits) == 1
+    told = [c["body"] for c in github.comments[issue["number"]] if c["user"]["type"] == "Bot"]
+    assert [body.split(":")[0] for body in told] == ["Committed"]

@@ -89,7 +89,7 @@ class Issues:
     def decisions(self, issue: int) -> tuple[Decision, ...]:
         return ()
 
-    def tell(self, issue: int, text: str) -> None:
+    def tell(self, issue: int, text: str, *, once: str) -> None:
         self.told.setdefault(issue, []).append(text)
 
 

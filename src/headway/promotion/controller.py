@@ -31,6 +31,7 @@ from headway.kubetime import format_precise_time
 from headway.model.obj import Obj
 from headway.promotion import facts
 from headway.promotion.forge import ForgeError
+from headway.promotion.forge_approvals import request_marker
 from headway.promotion.lifecycle import Action, ActionKind, Context, GitFacts, Plan, decide
 from headway.promotion.live import LiveState, LiveVerdict, image_matches, judge_live
 from headway.promotion.record import (
@@ -57,8 +58,8 @@ _RESOLVE_RETRY_SECONDS = 30.0
 _WATCHING_LIVE = frozenset({Phase.COMMITTED, Phase.VERIFYING})
 
 Hook = Callable[[str], None]
-"""Called with "before-action", "after-action", "request-recorded", "issue-opened" and
-"after-status" (tests kill there)."""
+"""Called with "before-action", "after-action", "outcome-told", "request-recorded",
+"issue-opened" and "after-status" (tests kill there)."""
 
 
 def next_name(spec: PromotionSpec, environment: str) -> str:
@@ -233,12 +234,15 @@ class PromotionController:
             self._hook("after-action")
             # The window a random kill rarely hits: acted, not yet recorded (kill trials).
             exit_points.reached(f"promotion-{plan.action.kind.value.lower()}-done")
+        # Told before anything is written: a kill before the write tells again on resume,
+        # which the comment's marker turns into nothing; told after, it could be lost.
+        self._close_issue(spec, read_status(obj), status, resolved)
+        self._hook("outcome-told")
         status = self._with_issue(obj, spec, status, resolved)
         if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
             self._ask_for_approval(spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
-        self._close_issue(read_status(obj), status, resolved)
         for event_type, reason, message in plan.events:
             self._event(obj, reason, message, warning=event_type == "Warning")
         if status.phase is Phase.FAILED and read_status(obj).phase is not Phase.FAILED:
@@ -294,7 +298,10 @@ class PromotionController:
 
     @staticmethod
     def _close_issue(
-        before: PromotionStatus, after: PromotionStatus, resolved: facts.Resolved
+        spec: PromotionSpec,
+        before: PromotionStatus,
+        after: PromotionStatus,
+        resolved: facts.Resolved,
     ) -> None:
         """The gate ended (either way, or the promotion was superseded), or asked again on a
         new issue (the file changed under it): say so on the issue it was waiting on."""
@@ -306,7 +313,10 @@ class PromotionController:
         if after.phase is Phase.AWAITING_APPROVAL and same_issue:
             return
         with contextlib.suppress(ForgeError):  # best effort: the promotion's status says it
-            resolved.approvals.tell(record.issue, f"{after.phase.value}: {after.message}")
+            once = f"outcome of {request_marker(spec, record.requested_at)}"
+            resolved.approvals.tell(
+                record.issue, f"{after.phase.value}: {after.message}", once=once
+            )
 
     def _ask_for_approval(
         self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved

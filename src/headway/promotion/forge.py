@@ -97,8 +97,8 @@ class Comment:
 
 def marker_line(marker: str) -> str:
     """How `marker` is carried in an issue's body: an HTML comment, which the page hides."""
-    if "--" in marker or "\n" in marker:
-        raise ValueError(f"an issue marker cannot hold '--' or a line break: {marker!r}")
+    if "-->" in marker or "--!>" in marker or "\n" in marker:
+        raise ValueError(f"an issue marker cannot end its comment or the line: {marker!r}")
     return f"<!-- headway: {marker} -->"
 
 

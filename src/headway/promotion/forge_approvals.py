@@ -9,7 +9,9 @@ forge authenticates the comment's author, which the CLI's `--as` cannot do.
 Opening the issue is idempotent per request: the issue's body carries a marker naming the
 promotion and the time its approval was requested (`request_marker`), which the controller has
 recorded before it asks; a controller killed after the forge opened the issue and before the
-number was recorded finds that issue again instead of opening a second one.
+number was recorded finds that issue again instead of opening a second one. How the gate
+ended is told once the same way: the comment carries the request's outcome marker, and one
+already on the issue is not posted again.
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ class ApprovalChannel(Protocol):
         """Every decision stated on the issue so far, oldest first."""
         ...
 
-    def tell(self, issue: int, text: str) -> None:
-        """Say how the gate ended."""
+    def tell(self, issue: int, text: str, *, once: str) -> None:
+        """Say how the gate ended, once: nothing is said when the issue already carries the
+        marker `once` (said before a kill, by a step that did not record it)."""
         ...
 
 
@@ -103,5 +106,7 @@ class ForgeApprovals:
             for d in found
         )
 
-    def tell(self, issue: int, text: str) -> None:
-        self._forge.post_comment(issue, text)
+    def tell(self, issue: int, text: str, *, once: str) -> None:
+        if any(forges.carries_marker(c.body, once) for c in self._forge.comments(issue)):
+            return
+        self._forge.post_comment(issue, f"{text}\n\n{forges.marker_line(once)}")
