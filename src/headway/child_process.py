@@ -18,9 +18,9 @@ import ctypes
 import os
 import shutil
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["SETPRIV", "behind_setpriv", "dies_with_this_process"]
+__all__ = ["SETPRIV", "behind_setpriv", "dies_with_this_process", "runnable_behind_setpriv"]
 
 SETPRIV = shutil.which("setpriv")
 
@@ -64,3 +64,21 @@ def behind_setpriv(argv: Sequence[str]) -> list[str] | None:
     if SETPRIV is None:
         return None
     return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+
+
+def runnable_behind_setpriv(
+    argv: Sequence[str], env: Mapping[str, str], cwd: str
+) -> list[str] | None:
+    """`behind_setpriv(argv)` when the command will exec (an executable found the way Popen
+    looks for it, a working dir that exists); None to start it directly, so that a command
+    that cannot start stays Python's OSError instead of setpriv's exit status 127."""
+    if SETPRIV is None or not argv or not os.path.isdir(cwd):
+        return None
+    program = argv[0]
+    if os.sep in program:
+        found: str | None = os.path.join(cwd, program)
+    else:
+        found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return None
+    return behind_setpriv(argv)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -350,3 +352,28 @@ def test_a_find_command_sees_argo_cds_environment_and_runs_once_per_tree(
     for _ in range(3):
         assert [d.name for d in cache.render(request).documents] == ["found"]
     assert runs.read_text() == "web\n"
+
+
+def test_a_plugin_command_starts_through_setpriv_without_a_preexec_fn(
+    tmp_path: Path, plugins_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It dies with Headway (setpriv's parent-death signal), and no Python runs in the child
+    between fork and exec, where a lock another render thread held could deadlock it."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("util-linux setpriv missing")
+    started: list[tuple[list[str], dict[str, object]]] = []
+    real_popen = subprocess.Popen
+
+    def spy(argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append((list(argv), dict(kwargs)))
+        return real_popen(argv, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    _plugin(plugins_dir, "printing", _printing(tmp_path, "made"))
+    tree = _repo(tmp_path / "repo", {"apps/web/x": ""})
+    result = render(_request(tree, load_plugins(plugins_dir), {"name": "printing"}))
+    assert [d.name for d in result.documents] == ["made"]
+    [(argv, kwargs)] = started
+    assert argv[:4] == [setpriv, "--pdeathsig", "KILL", "--"] and argv[4] == "cat"
+    assert kwargs.get("preexec_fn") is None

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from headway.child_process import dies_with_this_process
+from headway.child_process import dies_with_this_process, runnable_behind_setpriv
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 from headway.source import plugin_selection
@@ -195,16 +195,20 @@ def _run(
     """Run one command; its stdout, or a `RenderError` naming the plugin, stage and stderr."""
     argv = command.argv
     shown = " ".join(argv)
+    # Dies with Headway through setpriv (no Python between fork and exec, which can deadlock
+    # in a threaded parent); the preexec_fn only where setpriv is missing or the command
+    # cannot exec (then Popen raises before it matters).
+    wrapped = runnable_behind_setpriv(argv, env, str(cwd))
     try:
         process = subprocess.Popen(
-            argv,
+            list(argv) if wrapped is None else wrapped,
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, stopped as a whole on timeout
-            preexec_fn=dies_with_this_process(),  # noqa: PLW1509 - only prctl/getppid
+            preexec_fn=dies_with_this_process() if wrapped is None else None,  # noqa: PLW1509
         )
     except OSError as err:
         raise RenderError(

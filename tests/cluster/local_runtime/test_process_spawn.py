@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from headway import child_process
 from headway.cluster.local.kubelet import processes
 from polling import wait_for
 
-pytestmark = pytest.mark.skipif(processes._SETPRIV is None, reason="util-linux setpriv missing")
+pytestmark = pytest.mark.skipif(child_process.SETPRIV is None, reason="util-linux setpriv missing")
 
 _STARTER = """
 import os, signal, sys
@@ -41,9 +42,9 @@ def test_a_container_started_through_setpriv_dies_when_its_runtime_is_killed(
 
 def test_a_command_that_cannot_exec_is_started_directly_and_raises(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"]}
-    assert processes._through_setpriv(["sleep", "1"], env, str(tmp_path)) is not None
-    assert processes._through_setpriv(["no-such-command"], env, str(tmp_path)) is None
-    assert processes._through_setpriv(["sleep"], env, str(tmp_path / "missing")) is None
+    assert child_process.runnable_behind_setpriv(["sleep", "1"], env, str(tmp_path)) is not None
+    assert child_process.runnable_behind_setpriv(["no-such-command"], env, str(tmp_path)) is None
+    assert child_process.runnable_behind_setpriv(["sleep"], env, str(tmp_path / "missing")) is None
     with pytest.raises(FileNotFoundError):
         processes.start_process(
             argv=["no-such-command"], env=env, cwd=str(tmp_path), log_path=str(tmp_path / "x.log")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -26,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.child_process import dies_with_this_process
+from headway.child_process import dies_with_this_process, runnable_behind_setpriv
 
 __all__ = [
     "RUNTIME_ID_ENV",
@@ -81,7 +80,7 @@ def start_process(
 
     Raises OSError (e.g. FileNotFoundError for a missing executable or working dir)."""
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    wrapped = _through_setpriv(argv, env, cwd)
+    wrapped = runnable_behind_setpriv(argv, env, cwd)
     with open(log_path, "ab") as log:
         popen = subprocess.Popen(
             list(argv) if wrapped is None else wrapped,
@@ -95,27 +94,6 @@ def start_process(
             close_fds=True,
         )
     return ProcessHandle(popen, popen.pid, process_start_ticks(popen.pid) or 0, log_path)
-
-
-_SETPRIV = shutil.which("setpriv")
-
-
-def _through_setpriv(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str
-) -> list[str] | None:
-    """`argv` behind `setpriv --pdeathsig KILL` when setpriv exists and the command will
-    exec (an executable found the way Popen looks for it, a working dir that exists); None
-    to start it directly."""
-    if _SETPRIV is None or not argv or not os.path.isdir(cwd):
-        return None
-    program = argv[0]
-    if os.sep in program:
-        found: str | None = os.path.join(cwd, program)
-    else:
-        found = shutil.which(program, path=env.get("PATH", os.defpath))
-    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        return None
-    return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv]
 
 
 def process_start_ticks(pid: int) -> int | None:
