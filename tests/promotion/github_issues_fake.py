@@ -34,6 +34,7 @@ class FakeGitHubIssues:
     issues: list[dict[str, Any]] = field(default_factory=list)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     after_create: Callable[[dict[str, Any]], None] | None = None
+    down: bool = False  # every request answered 502 Bad Gateway
     requests: list[tuple[str, str]] = field(default_factory=list)
 
     def forge(self) -> GitHubForge:
@@ -53,6 +54,8 @@ class FakeGitHubIssues:
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
         self.requests.append((request.method, path))
+        if self.down:
+            return _json(502, {"message": "Bad Gateway"})
         body = json.loads(request.content) if request.content else {}
         if request.method == "POST" and path == f"{_BASE}/issues":
             issue = self._new(str(body["title"]), str(body.get("body") or ""), by="headway[bot]")

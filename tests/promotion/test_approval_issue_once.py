@@ -131,3 +131,20 @@ def test_the_outcome_is_told_once_whatever_point_the_kill_lands_on(
     assert h.phase("web-prod-1") == "Committed" and len(h.repo.commits) == 1
     told = [c["body"] for c in github.comments[issue["number"]] if c["user"]["type"] == "Bot"]
     assert [body.split(":")[0] for body in told] == ["Committed"]
+
+
+def test_a_forge_down_at_the_request_still_notifies_and_opens_the_issue_later(
+    tmp_path: Path,
+) -> None:
+    h, github = _harness(tmp_path)
+    github.down = True
+    h.step("web-prod-1")
+    assert h.phase("web-prod-1") == "AwaitingApproval"  # the request is recorded meanwhile
+    assert "HTTP 502" in h.status("web-prod-1")["message"]
+    reasons = [e.get("reason") for e in h.store.list("v1", "Event")]
+    assert reasons.count("ApprovalRequested") >= 1  # the approvers hear of it all the same
+    github.down = False
+    h.advance(30)
+    h.step("web-prod-1")
+    [issue] = github.opened
+    assert h.status("web-prod-1")["approval"]["issue"] == issue["number"]

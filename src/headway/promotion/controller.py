@@ -159,7 +159,8 @@ class PromotionController:
             return 0.0
         except (SourceError, ValueError, ForgeError) as err:  # a remote or forge down, a bad file
             message = f"cannot go on: {type(err).__name__}: {redact_url_credentials(str(err))}"
-            self._write(obj, read_status(self._refetch(obj)).moved(status.phase, message))
+            current = read_status(self._refetch(obj))  # with what the step recorded (a request)
+            self._write(obj, current.moved(current.phase, message))
             return _RESOLVE_RETRY_SECONDS
 
     def _refetch(self, obj: Obj) -> Obj:
@@ -238,9 +239,9 @@ class PromotionController:
         # which the comment's marker turns into nothing; told after, it could be lost.
         self._close_issue(spec, read_status(obj), status, resolved)
         self._hook("outcome-told")
-        status = self._with_issue(obj, spec, status, resolved)
         if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
-            self._ask_for_approval(spec, status, resolved)
+            self._ask_for_approval(spec, status, resolved)  # before the forge, which may fail
+        status = self._with_issue(obj, spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
         for event_type, reason, message in plan.events:
