@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from headway.check.drill_engine import DrillEngine, DrillSettings
-from headway.check.manifest import as_dict, group_of, name_of, namespace_of
+from headway.check.manifest import as_dict, group_of, name_of, namespace_of, sync_wave
 from headway.model.diagnostics import Diagnostic
 from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
@@ -46,6 +46,11 @@ class AppUnit:
         for document in self.objects:
             found.setdefault(document.kind, []).append(document)
         return found
+
+    @cached_property
+    def last_wave(self) -> int:
+        """The unit's last sync wave (0 when it has no objects)."""
+        return max((sync_wave(d.obj) for d in self.objects), default=0)
 
     def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
         """The object `kind/name`, preferring one in `namespace` when several share a name.

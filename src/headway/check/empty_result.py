@@ -101,11 +101,7 @@ def check_passes_on_empty(ctx: CheckContext) -> Iterable[Finding]:
                 failure = str(metric.get("failureCondition") or "")
                 if not all(_compiles(c) for c in (success, failure) if c):
                     continue  # a syntax error is the validator's report
-                passing = [
-                    label
-                    for label, value in EMPTY_CASES
-                    if measurement_phase(success, failure, value) == "Successful"
-                ]
+                passing = _passing_cases(success, failure)
                 if not passing:
                     continue
                 yield finding_at(
@@ -118,6 +114,17 @@ def check_passes_on_empty(ctx: CheckContext) -> Iterable[Finding]:
                     "passes and the canary is promoted on no evidence",
                     app=unit.name,
                 )
+
+
+@functools.lru_cache(maxsize=4096)
+def _passing_cases(success: str, failure: str) -> tuple[str, ...]:
+    """The no-data cases on which these conditions are Successful, worked out once per pair
+    of texts (a condition's value depends on its text and `result` alone)."""
+    return tuple(
+        label
+        for label, value in EMPTY_CASES
+        if measurement_phase(success, failure, value) == "Successful"
+    )
 
 
 def _describe(success: str, failure: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 __all__ = [
     "WAVE_ANNOTATION",
+    "annotation",
     "annotations_of",
     "app_sources",
     "as_dict",
@@ -48,6 +49,16 @@ def annotations_of(obj: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in as_dict(_meta(obj).get("annotations")).items()}
 
 
+def annotation(obj: Any, key: str) -> str | None:
+    """`annotations_of(obj).get(key)` without copying every annotation, for a prefixed key
+    (one with a `/`): a key YAML reads as a number, a date or a boolean, whose text
+    `annotations_of` would give, never holds a `/`, so only the string key can match."""
+    annotations = _meta(obj).get("annotations")
+    if not isinstance(annotations, dict) or key not in annotations:
+        return None
+    return str(annotations[key])
+
+
 def labels_of(obj: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in as_dict(_meta(obj).get("labels")).items()}
 
@@ -68,7 +79,7 @@ def group_of(api_version: Any) -> str:
 
 def sync_wave(obj: Any) -> int:
     """The Argo CD sync wave (default 0); an unparsable value counts as 0, as Argo CD does."""
-    raw = annotations_of(obj).get(WAVE_ANNOTATION, "0").strip()
+    raw = (annotation(obj, WAVE_ANNOTATION) or "0").strip()
     try:
         return int(raw)
     except ValueError:
@@ -77,7 +88,7 @@ def sync_wave(obj: Any) -> int:
 
 def resource_sync_options(obj: Any) -> set[str]:
     """The per-resource `argocd.argoproj.io/sync-options` (comma separated)."""
-    raw = annotations_of(obj).get(SYNC_OPTIONS_ANNOTATION, "")
+    raw = annotation(obj, SYNC_OPTIONS_ANNOTATION) or ""
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 

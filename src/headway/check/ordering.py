@@ -7,6 +7,7 @@ current wave is healthy (seed 002, §5.2; seed 000, "Let Argo CD Establish the P
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import yaml
 
@@ -15,7 +16,7 @@ from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.known_health import BUILTIN_HEALTH_KINDS, is_custom_group
 from headway.check.manifest import (
     WAVE_ANNOTATION,
-    annotations_of,
+    annotation,
     as_dict,
     as_list,
     group_of,
@@ -87,29 +88,37 @@ _NAMED_REFERENCES = {
     "Certificate": ("issuerRef", "Issuer"),  # cert-manager: not Ready until its issuer is
     "ExternalSecret": ("secretStoreRef", "SecretStore"),  # external-secrets: needs its store
 }
+# Every kind `_targets` finds targets for: the others are passed over without reading them.
+_DEPENDENT_KINDS = frozenset(
+    {*_SCALE_TARGET_KINDS, "PodDisruptionBudget", "PodMonitor", "ServiceMonitor", "Rollout"}
+    | _NAMED_REFERENCES.keys()
+)
 
 
 def _targets(doc: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
     """The resources `doc`'s health depends on, with the field that names each."""
+    kind = doc.kind
+    if kind not in _DEPENDENT_KINDS:
+        return
     spec = as_dict(as_dict(doc.obj).get("spec"))
-    if doc.kind in _SCALE_TARGET_KINDS:
+    if kind in _SCALE_TARGET_KINDS:
         ref = as_dict(spec.get("scaleTargetRef") or spec.get("targetRef"))
         target = unit.find(str(ref.get("kind") or "Deployment"), str(ref.get("name", "")))
         if target is not None:
             yield target, "spec.scaleTargetRef"
-    elif doc.kind in {"PodDisruptionBudget", "PodMonitor"}:
+    elif kind in {"PodDisruptionBudget", "PodMonitor"}:
         selector = spec.get("selector")
         for workload in unit.of_kind(*_WORKLOAD_KINDS):
             if selector_matches(selector, labels_of(pod_template(workload.obj))):
                 yield workload, "spec.selector"
-    elif doc.kind == "ServiceMonitor":
+    elif kind == "ServiceMonitor":
         for service in unit.of_kind("Service"):
             if selector_matches(spec.get("selector"), labels_of(service.obj)):
                 yield service, "spec.selector"
-    elif doc.kind == "Rollout":
+    elif kind == "Rollout":
         yield from _rollout_targets(spec, unit)
-    elif doc.kind in _NAMED_REFERENCES:
-        field, default_kind = _NAMED_REFERENCES[doc.kind]
+    else:
+        field, default_kind = _NAMED_REFERENCES[kind]
         ref = as_dict(spec.get(field))
         target = unit.find(str(ref.get("kind") or default_kind), str(ref.get("name", "")))
         if target is not None:
@@ -138,10 +147,10 @@ def check_wave_before_target(ctx: CheckContext) -> Iterable[Finding]:
     assessed = _assessed_kinds(ctx)
     for unit in ctx.units:
         for doc in unit.objects:
-            gated = _kind_key(doc) in assessed
             for target, field in _targets(doc, unit):
                 if target is doc:
                     continue
+                gated = _kind_key(doc) in assessed
                 finding = _wave_finding(doc, target, field=field, app=unit.name, gated=gated)
                 if finding is not None:
                     yield finding
@@ -186,18 +195,27 @@ def _wave_finding(
 
 
 def lua_health_kinds(ctx: CheckContext) -> frozenset[str]:
-    """`group/Kind` keys given a Lua health check in an `argocd-cm` ConfigMap of the repo."""
+    """`group/Kind` keys given a Lua health check in an `argocd-cm` ConfigMap of the repo
+    (found once per run: two rules ask)."""
+    key = ("lua_health_kinds",)
+    if key not in ctx.derived:
+        ctx.derived[key] = _lua_health_kinds(ctx)
+    return cast(frozenset[str], ctx.derived[key])
+
+
+def _lua_health_kinds(ctx: CheckContext) -> frozenset[str]:
     found: set[str] = set()
-    for doc in ctx.all_objects:
-        if doc.kind != "ConfigMap" or name_of(doc.obj) != "argocd-cm":
-            continue
-        data = as_dict(as_dict(doc.obj).get("data"))
-        prefix = "resource.customizations.health."
-        for key in data:
-            if str(key).startswith(prefix):
-                group, _, kind = str(key)[len(prefix) :].rpartition("_")
-                found.add(f"{group}/{kind}")
-        found.update(_legacy_customizations(data.get("resource.customizations")))
+    for unit in ctx.units:
+        for doc in unit.of_kind("ConfigMap"):
+            if name_of(doc.obj) != "argocd-cm":
+                continue
+            data = as_dict(as_dict(doc.obj).get("data"))
+            prefix = "resource.customizations.health."
+            for key in data:
+                if str(key).startswith(prefix):
+                    group, _, kind = str(key)[len(prefix) :].rpartition("_")
+                    found.add(f"{group}/{kind}")
+            found.update(_legacy_customizations(data.get("resource.customizations")))
     return frozenset(found)
 
 
@@ -211,22 +229,18 @@ def _legacy_customizations(text: object) -> set[str]:
     return {str(k) for k, v in as_dict(parsed).items() if "health.lua" in as_dict(v)}
 
 
-def _max_wave(unit: AppUnit) -> int:
-    return max((sync_wave(d.obj) for d in unit.objects), default=0)
-
-
 def check_unassessed_custom_kind(ctx: CheckContext) -> Iterable[Finding]:
     known = _assessed_kinds(ctx)
     for unit in ctx.units:
-        last = _max_wave(unit)
         for doc in unit.objects:
             group = group_of(as_dict(doc.obj).get("apiVersion"))
-            wave = sync_wave(doc.obj)
-            placed = WAVE_ANNOTATION in annotations_of(doc.obj)
-            if not is_custom_group(group) or f"{group}/{doc.kind}" in known or wave >= last:
+            if not is_custom_group(group) or f"{group}/{doc.kind}" in known:
                 continue
-            if not placed:
+            if annotation(doc.obj, WAVE_ANNOTATION) is None:
                 continue  # only a resource deliberately put in an early wave is meant as a gate
+            wave, last = sync_wave(doc.obj), unit.last_wave
+            if wave >= last:
+                continue
             message = (
                 f"{doc.kind} ({group}) has no health assessment, so Argo CD marks it Healthy "
                 f"as soon as it exists: wave {wave} gates nothing, and wave {last} is applied "
@@ -240,13 +254,12 @@ def check_unassessed_custom_kind(ctx: CheckContext) -> Iterable[Finding]:
 
 def check_indefinite_pause_gate(ctx: CheckContext) -> Iterable[Finding]:
     for unit in ctx.units:
-        last = _max_wave(unit)
         for doc in unit.of_kind("Rollout"):
-            wave = sync_wave(doc.obj)
-            if wave >= last:
-                continue
             path = _indefinite_pause(doc)
             if path is None:
+                continue
+            wave, last = sync_wave(doc.obj), unit.last_wave
+            if wave >= last:
                 continue
             message = (
                 f"Rollout/{doc.name} in wave {wave} waits for a manual promotion "
@@ -288,8 +301,8 @@ def _served(crd: Document) -> set[str]:
 
 
 def check_crd_versions(ctx: CheckContext) -> Iterable[Finding]:
-    crds = {_crd_key(d): d for d in ctx.all_objects if d.kind == "CustomResourceDefinition"}
-    for unit in ctx.units:
+    crds = {_crd_key(d): d for unit in ctx.units for d in unit.of_kind("CustomResourceDefinition")}
+    for unit in ctx.units if crds else ():
         for doc in unit.objects:
             api_version = str(as_dict(doc.obj).get("apiVersion", ""))
             crd = crds.get((group_of(api_version), doc.kind))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at, resource_id
-from headway.check.manifest import annotations_of
+from headway.check.manifest import annotation
 from headway.model.yamlload import Document
 
 __all__ = ["DISABLE_ANNOTATION", "SUPPRESSION_WITHOUT_REASON", "Suppressions"]
@@ -53,7 +53,7 @@ def collect_suppressions(ctx: CheckContext, known_rules: Iterable[str]) -> Suppr
         if (doc.file, doc.line) in seen:
             continue
         seen.add((doc.file, doc.line))
-        raw = annotations_of(doc.obj).get(DISABLE_ANNOTATION)
+        raw = annotation(doc.obj, DISABLE_ANNOTATION)
         if raw is None:
             continue
         for rule_id, reason in _entries(raw):
