@@ -210,10 +210,12 @@ def check_interval_windows(ctx: CheckContext) -> Iterable[Finding]:
         assert ref.template is not None
         for index, metric in metrics_of(ref.template):
             key = (ref.template.file, ref.template.line, index)
+            if key in seen:
+                continue  # a template several Rollouts share is reported once
             interval = _seconds(metric.get("interval")) if metric.get("interval") else None
             windows = [_seconds(w) for w in _RANGE.findall(query_of(metric))]
             known = [w for w in windows if w]
-            if key in seen or not interval or not known:
+            if not interval or not known:
                 continue
             seen.add(key)
             finding = _window_finding(ref.template, index, metric, interval, max(known))

@@ -174,7 +174,7 @@ def _permissive(project: Document) -> bool:
 
 
 def _has_workloads(unit: AppUnit) -> bool:
-    return any(d.kind in _WORKLOAD_KINDS for d in unit.objects)
+    return unit.has_kind(*_WORKLOAD_KINDS)
 
 
 def check_finalizer(ctx: CheckContext) -> Iterable[Finding]:

@@ -47,6 +47,10 @@ class AppUnit:
             found.setdefault(document.kind, []).append(document)
         return found
 
+    def has_kind(self, *kinds: str) -> bool:
+        """Whether the unit holds an object of one of these kinds."""
+        return any(kind in self._by_kind for kind in kinds)
+
     @cached_property
     def last_wave(self) -> int:
         """The unit's last sync wave (0 when it has no objects)."""
@@ -113,6 +117,11 @@ class CheckContext:
     def all_objects(self) -> tuple[Document, ...]:
         return tuple(doc for unit in self.units for doc in unit.objects)
 
+    def objects_of_kind(self, kind: str) -> Iterator[Document]:
+        """`all_objects` of one kind, in their order, from each unit's index by kind."""
+        for unit in self.units:
+            yield from unit.of_kind(kind)
+
     @cached_property
     def applications(self) -> tuple[AppUnit, ...]:
         return tuple(u for u in self.units if u.application is not None)
@@ -127,9 +136,8 @@ class CheckContext:
     def projects(self) -> dict[str, Document]:
         return {
             name_of(d.obj): d
-            for d in self.all_objects
-            if d.kind == "AppProject"
-            and group_of(as_dict(d.obj).get("apiVersion")) == "argoproj.io"
+            for d in self.objects_of_kind("AppProject")
+            if group_of(as_dict(d.obj).get("apiVersion")) == "argoproj.io"
         }
 
     @cached_property

@@ -384,9 +384,7 @@ def _immutable_findings(
 
 
 def _generator_templates(ctx: CheckContext) -> Iterator[Finding]:
-    for doc in ctx.all_objects:
-        if doc.kind != "ApplicationSet":
-            continue
+    for doc in ctx.objects_of_kind("ApplicationSet"):
         template = as_dict(as_dict(as_dict(doc.obj).get("spec")).get("template"))
         policy = as_dict(as_dict(template.get("spec")).get("syncPolicy"))
         options = [str(o).replace(" ", "") for o in as_list(policy.get("syncOptions"))]

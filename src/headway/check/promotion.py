@@ -45,9 +45,8 @@ PIPELINE_UNKNOWN_APPLICATION = Rule(
 
 
 def _pipelines(ctx: CheckContext) -> Iterator[Document]:
-    for doc in ctx.all_objects:
-        api_version = as_dict(doc.obj).get("apiVersion")
-        if doc.kind == PIPELINE_KIND and group_of(api_version) == PIPELINE_GROUP:
+    for doc in ctx.objects_of_kind(PIPELINE_KIND):
+        if group_of(as_dict(doc.obj).get("apiVersion")) == PIPELINE_GROUP:
             yield doc
 
 

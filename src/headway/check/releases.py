@@ -132,7 +132,7 @@ def _is_hook_job(doc: Document) -> bool:
 def check_hook_jobs(ctx: CheckContext) -> Iterable[Finding]:
     for unit in ctx.units:
         services = list(unit.of_kind("Service"))
-        for job in filter(_is_hook_job, unit.objects):
+        for job in filter(_is_hook_job, unit.of_kind("Job")):
             pod_labels = labels_of(pod_template(job.obj))
             for service in services:
                 selector = as_dict(as_dict(service.obj).get("spec")).get("selector")

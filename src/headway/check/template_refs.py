@@ -56,7 +56,7 @@ _WHERE = {
 
 
 def _defined_names(ctx: CheckContext, kind: str) -> list[str]:
-    return sorted({name_of(d.obj) for d in ctx.all_objects if d.kind == kind} - {""})
+    return sorted({name_of(d.obj) for d in ctx.objects_of_kind(kind)} - {""})
 
 
 def _suggestion(ctx: CheckContext, kind: str, name: str) -> str | None:
