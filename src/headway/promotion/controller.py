@@ -294,7 +294,6 @@ class PromotionController:
             deadline=record.deadline,
         )
         self._hook("issue-opened")
-        exit_points.reached("promotion-issue-opened")
         return replace(status, approval=replace(record, issue=number, issue_url=url))
 
     @staticmethod
