@@ -25,10 +25,10 @@ import typer
 
 from headway.cli import analysis_run
 from headway.cli.manifest_input import read_documents, usage_error
-from headway.model.yamlload import Document
 
 if TYPE_CHECKING:  # the analysis core (and the condition language) loads in `evaluate`
     from headway.analysis.measurement import MeasurementOutcome
+    from headway.model.yamlload import Document
 
 __all__ = ["analysis_app", "register"]
 

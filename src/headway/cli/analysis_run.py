@@ -18,26 +18,24 @@ refused.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import copy
 import os
-import tempfile
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from headway.clock import Clock, SystemClock
-from headway.model.diagnostics import Severity
-from headway.model.obj import Obj
-from headway.model.yamlload import Document, load_documents
 from headway.state_dir import RuntimePaths, read_runtime_info
 
-# The model, the store, the analysis controller and the HTTP client load when a run starts,
-# not for --help.
+if TYPE_CHECKING:
+    from headway.clock import Clock
+    from headway.model.obj import Obj
+    from headway.model.yamlload import Document
+
+# The YAML reader, asyncio, the model, the store, the analysis controller and the HTTP client
+# load when a run starts, not for --help.
 
 __all__ = ["run_command"]
 
@@ -52,6 +50,9 @@ def _usage(message: str) -> typer.Exit:
 
 
 def _template(path: Path, name: str | None) -> Document:
+    from headway.model.diagnostics import Severity
+    from headway.model.yamlload import load_documents
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
@@ -130,6 +131,8 @@ def build_run(
     jobs: bool = False,
 ) -> Obj:
     """The AnalysisRun `headway analysis run` executes."""
+    from uuid import uuid4
+
     from headway.controllers.analysis.controller import API_VERSION, KIND
 
     spec = template.obj["spec"]
@@ -143,7 +146,7 @@ def build_run(
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": f"{template.name}-cli-{uuid.uuid4().hex[:6]}", "namespace": NAMESPACE},
+        "metadata": {"name": f"{template.name}-cli-{uuid4().hex[:6]}", "namespace": NAMESPACE},
         "spec": run_spec,
     }
 
@@ -217,6 +220,8 @@ def _store(state_dir: Path | None) -> Iterator[tuple[Path, str | None]]:
     if state_dir is not None:
         yield _running_runtime(state_dir)
         return
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="headway-analysis-") as work_dir:
         yield Path(work_dir) / "analysis.db", None
 
@@ -242,6 +247,10 @@ def run_command(
     ] = None,
 ) -> None:
     """Run a template once against its real metric providers, printing each measurement."""
+    import asyncio
+
+    from headway.clock import SystemClock
+
     document = _template(template, template_name)
     run = build_run(
         document, args or [], count=count, interval=interval, jobs=state_dir is not None

@@ -15,11 +15,11 @@ from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, FieldConflict, Invalid, NotFound
 from headway.cluster.protocol import Cluster
 from headway.model.obj import Obj
-from headway.model.yamlload import Document, format_path, load_documents
 
-if TYPE_CHECKING:  # the store and the schemas load when a command runs, not for --help
+if TYPE_CHECKING:  # the store, the schemas and YAML load when a command runs, not for --help
     from headway.cluster.local.api.schemas import FieldValidation
     from headway.cluster.local.api.store import LocalCluster
+    from headway.model.yamlload import Document
 
 StateDir = Annotated[
     Path, typer.Option("--state-dir", file_okay=False, help="Runtime state directory.")
@@ -41,6 +41,7 @@ def _read(file: Path) -> str:
 
 def _documents(path: Path) -> list[Document]:
     from headway.model.schema import describe
+    from headway.model.yamlload import load_documents
 
     files = (
         sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml"))
@@ -193,6 +194,8 @@ def _report_invalid(doc: Document, err: Invalid) -> None:
     if not err.causes:
         typer.echo(f"error: {doc.file}:{doc.line}: {_label(doc.obj)}: {err}", err=True)
         return
+    from headway.model.yamlload import format_path
+
     for path, message in sorted(err.causes, key=lambda cause: doc.line_of(cause[0])):
         where = f"{doc.file}:{doc.line_of(path)}"
         typer.echo(f"error: {where}: {_label(doc.obj)}: {format_path(path)}: {message}",
@@ -200,6 +203,8 @@ def _report_invalid(doc: Document, err: Invalid) -> None:
 
 
 def _warn_unknown_fields(cluster: LocalCluster, doc: Document, obj: Obj) -> None:
+    from headway.model.yamlload import format_path
+
     for problem in cluster.schema_problems(obj):
         if problem.unknown:
             where = f"{doc.file}:{doc.line_of(problem.path)}"

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 from headway.cluster.cluster_secrets import (
@@ -30,7 +29,6 @@ from headway.cluster.cluster_secrets import (
 )
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.model.yamlload import load_one
 
 CONTROL_NAMESPACE = "argocd"
 FIELD_MANAGER = "headway-cli"
@@ -201,6 +199,10 @@ def secret_from_kubeconfig(path: Path, context: str, *, name: str | None = None,
                            cluster_resources: bool = False) -> ClusterSecret:
     """The cluster Secret for a kubeconfig context, its credentials as they are written
     there (files read and inlined)."""
+    import yaml
+
+    from headway.model.yamlload import load_one
+
     try:
         config = load_one(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as err:

@@ -18,14 +18,14 @@ import typer
 
 from headway.cli.manifest_input import read_documents, usage_error
 from headway.model.durations import DurationError, parse_duration
-from headway.model.yamlload import Document
 
-if TYPE_CHECKING:  # the drill (numpy), the models and the judge load when a drill runs
+if TYPE_CHECKING:  # the drill (numpy), the models, the judge and YAML load when a drill runs
     from headway.drill.plan import RolloutPlan
     from headway.drill.scenario import Scenario
     from headway.drill.summary import DrillSummary
     from headway.model.analysis import AnalysisTemplate
     from headway.model.rollout import Rollout
+    from headway.model.yamlload import Document
     from headway.providers.judge import JudgeConfig
 
 __all__ = ["drill_command", "register"]

@@ -7,10 +7,12 @@ and, for YAML, the line — never a traceback.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from headway.model.yamlload import Document, load_documents
+if TYPE_CHECKING:  # the YAML reader loads when a file is read, not for --help
+    from headway.model.yamlload import Document
 
 EXIT_USAGE = 2
 
@@ -29,6 +31,8 @@ def read_documents(path: Path) -> list[Document]:
         raise usage_error(f"no such file: {path}") from None
     except (OSError, UnicodeDecodeError) as err:
         raise usage_error(f"cannot read {path}: {err}") from None
+    from headway.model.yamlload import load_documents
+
     loaded = load_documents(text, str(path))
     if loaded.diagnostics:
         raise usage_error("\n".join(str(d) for d in loaded.diagnostics))

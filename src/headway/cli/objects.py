@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 
 from headway.cli.targets import Context, Kubeconfig, Target, open_target
 from headway.cluster.errors import ClusterError, NotFound
@@ -307,6 +306,8 @@ def get(
     if output in ("yaml", "json"):
         data: Any = objs[0] if name else {"apiVersion": "v1", "kind": "List", "items": objs}
         as_json = output == "json"
+        import yaml  # the YAML writer loads when something is shown as YAML
+
         shown = json.dumps(data, indent=2) if as_json else yaml.safe_dump(data, sort_keys=False)
         typer.echo(redact_url_credentials(shown))
     elif not objs:
@@ -348,6 +349,8 @@ def describe(
         ):
             typer.echo(f"{label + ':':<14}{value}")
         status, conditions = _status_and_conditions(obj.get("status"))
+        import yaml
+
         dumped = yaml.safe_dump(status, sort_keys=False) if status else "{}\n"
         typer.echo("Status:\n" + _indent(dumped))
         typer.echo("Conditions:")

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, Group, RenderableType
-from rich.live import Live
 from rich.text import Text
 
 from headway.cluster.errors import NotFound
@@ -182,6 +181,8 @@ def get(
         if not watch:
             console.print(first)
             return
+        from rich.live import Live  # only a watch redraws
+
         try:
             with Live(first, console=console, refresh_per_second=4) as live:
                 while True:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
 import signal
 import subprocess
@@ -18,8 +16,8 @@ import typer
 from headway.state_dir import RuntimePaths, read_runtime_info
 from headway.state_lock import LockHeld, holder_of
 
-# The runtime, its store and the mesh load inside the commands that use them, not for --help
-# (importing `headway.cluster.local` at all opens the store's module).
+# The runtime, its store, the mesh, asyncio and logging load inside the commands that use them,
+# not for --help (importing `headway.cluster.local` at all opens the store's module).
 
 runtime_app = typer.Typer(
     help="The local runtime: Pods as processes, Services as local ports.", no_args_is_help=True
@@ -44,6 +42,9 @@ def running_pid(paths: RuntimePaths) -> int | None:
 
 
 def _foreground(state_dir: Path, config: Path | None, api_port: int) -> None:
+    import asyncio
+    import logging
+
     from headway.clock import SystemClock
     from headway.cluster.local.api.kubeapi.server import ApiServerError
     from headway.cluster.local.kubelet.images import RuntimeConfigError

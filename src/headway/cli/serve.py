@@ -8,12 +8,10 @@ engine until SIGTERM or Ctrl-C.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import re
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -33,6 +31,8 @@ from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_tar
 # The engine (every controller), the HTTP client and the store load when serving starts, not
 # for --help.
 if TYPE_CHECKING:
+    import asyncio
+
     from headway.clock import Clock
     from headway.cluster.protocol import Cluster
     from headway.controllers.leader_lock import StateDirLock
@@ -70,6 +70,8 @@ class UiSettings:
 async def serve(
     settings: EngineSettings, target: Target | None = None, ui: UiSettings | None = None
 ) -> None:
+    import asyncio
+
     from headway.cli.serve_lease import keep_leading, lead, lease_name
     from headway.clock import SystemClock
     from headway.controllers.lease_lock import LeaseSettings
@@ -209,6 +211,8 @@ def _own_shard(shard: int | None, shards: int, *, kubernetes: bool) -> int:
         raise typer.BadParameter(
             "shards run as replicas against a Kubernetes API: add --kubeconfig, --context or"
             " --in-cluster", param_hint="--shards")
+    import socket
+
     from headway.controllers.sharding import shard_from_host_name
 
     host = os.environ.get("POD_NAME") or socket.gethostname()
@@ -368,4 +372,6 @@ def register(app: typer.Typer) -> None:
             plugins_dir=plugins_dir,
             plugin_timeout_seconds=plugin_timeout,
         )
+        import asyncio
+
         asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address)))
