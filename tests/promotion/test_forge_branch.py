@@ -168,6 +168,27 @@ def test_a_resumed_write_finds_the_merged_pull_request(setup: tuple) -> None:  #
     assert len(forge.pulls) == 1 and len(_main_log(remote)) == 2
 
 
+class Killed(BaseException):
+    """The controller process dying: nothing after this point runs, nothing catches it."""
+
+
+def test_killed_after_the_pull_request_was_opened_merges_that_one(setup: tuple) -> None:  # type: ignore[type-arg]
+    remote, forge, repo, _ = setup
+    kills = [Killed()]
+
+    def killed_once() -> None:
+        if kills:
+            raise kills.pop()
+
+    forge.before_merge = killed_once  # the pull request is open; the merge never happened
+    with pytest.raises(Killed):
+        repo.commit_image("registry.local/web:v2", promotion=_spec("p1", "v2"), previous="")
+    assert [pull.open for pull in forge.pulls.values()] == [True]
+    sha = repo.commit_image("registry.local/web:v2", promotion=_spec("p1", "v2"), previous="")
+    assert [(pull.number, pull.merged) for pull in forge.pulls.values()] == [(1, True)]
+    assert len(_main_log(remote)) == 2 and repo.find_commit("p1") == sha
+
+
 def test_a_base_that_moved_and_conflicts_is_rebuilt_on_the_new_tip(setup: tuple) -> None:  # type: ignore[type-arg]
     remote, forge, repo, _ = setup
     hand = pygit2.Repository(str(remote))
