@@ -162,3 +162,37 @@ def test_a_hotfix_marks_the_file_and_the_next_promotion_clears_it(tmp_path: Path
     assert "Headway-Hotfix: stuck (nonce web-dev-hot)" in message
     repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-2"), previous="")
     assert (path / "values-dev.yaml").read_text() == VALUES.replace("tag: v1", "tag: v2")
+
+
+def test_a_hand_commit_racing_the_promotion_is_kept_and_the_promotion_lands_on_it(
+    tmp_path: Path,
+) -> None:
+    """The compare-and-swap of the branch refuses the promotion's first ref update (the hand
+    commit landed after the promotion's commit was built); the edge builds it again on the
+    new tip: both commits are on the branch, the promotion's on top."""
+    path = _repo(tmp_path)
+    pipeline, _ = parse_promotion_pipeline(Document(PIPELINE, "pipeline", 0, 0))
+    assert pipeline is not None
+    hand: list[str] = []
+
+    def hand_commit_once(point: str) -> None:
+        if point == "built" and not hand:
+            (path / "README").write_text("a hand edit\n")
+            subprocess.run(["git", "add", "README"], cwd=path, check=True)
+            subprocess.run(
+                ["git", "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "hand"],
+                cwd=path,
+                check=True,
+            )
+            hand.append(str(pygit2.Repository(str(path)).head.target))
+
+    writer = LocalBranch(path, "main", BotIdentity(), race_hook=hand_commit_once)
+    repo = GitEnvironment(
+        writer=writer, env=pipeline.spec.environments[0], repository="registry.local/web"
+    )
+    sha = repo.commit_image("registry.local/web:v2", promotion=_spec("web-dev-1"), previous="")
+    git = pygit2.Repository(str(path))
+    [hand_sha] = hand
+    assert str(git.head.target) == sha
+    assert [str(p) for p in git[sha].parent_ids] == [hand_sha]
+    assert repo.pinned() == "registry.local/web:v2"
