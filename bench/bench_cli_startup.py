@@ -6,6 +6,11 @@ a fresh process; the figures are the median wall time of N runs, with its ratios
 median CPU time (user + system of the child process), which a loaded machine inflates far
 less than wall time.
 
+Commands run as an installed `headway` does, with Python's bytecode caches: an untimed first
+round writes them (under a temporary PYTHONPYCACHEPREFIX, so no checkout gets __pycache__
+directories), even where the environment sets PYTHONDONTWRITEBYTECODE. Without caches every
+run would compile each Headway module it imports, which no user's installation does.
+
     .venv/bin/python bench/bench_cli_startup.py [--runs N] [--before SRC]
 
 `--before SRC` (a `src` directory of another checkout, e.g. from `git archive`) also runs
@@ -21,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,8 +39,14 @@ def children_cpu_s() -> float:
     return used.ru_utime + used.ru_stime
 
 
-def wall_and_cpu_s(argv: list[str]) -> tuple[float, float]:
-    env = dict(os.environ)
+def with_bytecode_caches(bytecode_dir: str) -> dict[str, str]:
+    """This environment, with Python writing and reading bytecode caches in `bytecode_dir`."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "PYTHONPYCACHEPREFIX": bytecode_dir}
+
+
+def wall_and_cpu_s(argv: list[str], base_env: dict[str, str]) -> tuple[float, float]:
+    env = dict(base_env)
     if argv[:1] == ["env"]:  # ["env", "PYTHONPATH=...", *command]
         key, _, value = argv[1].partition("=")
         env[key], argv = value, argv[2:]
@@ -47,11 +59,15 @@ def medians_s(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, 
     """Median (wall, CPU) per case, run in interleaved rounds so machine load hits all alike."""
     walls: dict[str, list[float]] = {label: [] for label in cases}
     cpus: dict[str, list[float]] = {label: [] for label in cases}
-    for _ in range(runs):
-        for label, argv in cases.items():
-            wall, cpu = wall_and_cpu_s(argv)
-            walls[label].append(wall)
-            cpus[label].append(cpu)
+    with tempfile.TemporaryDirectory(prefix="headway-bench-bytecode-") as bytecode_dir:
+        env = with_bytecode_caches(bytecode_dir)
+        for argv in cases.values():  # writes the bytecode caches
+            wall_and_cpu_s(argv, env)
+        for _ in range(runs):
+            for label, argv in cases.items():
+                wall, cpu = wall_and_cpu_s(argv, env)
+                walls[label].append(wall)
+                cpus[label].append(cpu)
     return {
         label: (statistics.median(walls[label]), statistics.median(cpus[label])) for label in cases
     }

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -135,3 +136,58 @@ def test_a_command_that_finds_nothing_to_work_on_imports_nothing_heavy(
     assert code in (1, 2), output
     assert "error" in output.lower()
     assert _heavy(modules, reads_yaml=True) == []
+
+
+_ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: web
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "web:1"}]
+  strategy:
+    canary:
+      steps: [{setWeight: 20}, {pause: {duration: 1m}}]
+"""
+_APPLICATION_SET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: envs
+spec:
+  generators:
+    - list:
+        elements: [{env: dev}]
+  template:
+    metadata: {name: "web-{{env}}"}
+    spec:
+      project: default
+      source: {repoURL: "https://git.example.com/web.git", path: "{{env}}"}
+      destination: {server: "https://kubernetes.default.svc", namespace: web}
+      syncPolicy: {syncOptions: [CreateNamespace=true]}
+"""
+# What validating plain manifests does not need: ApplicationSet rendering (its generators and
+# their template libraries) and Jsonnet with Git's tree reader.
+SETS_AND_JSONNET = ("headway.appset.", "headway.source.render_jsonnet", "pygit2")
+
+
+def test_validating_plain_manifests_loads_no_set_rendering_or_jsonnet(tmp_path: Path) -> None:
+    (tmp_path / "rollout.yaml").write_text(_ROLLOUT)
+    code, modules, output = _probe("validate", str(tmp_path))
+    assert code == 0, output
+    assert "1 file, 1 object: 0 errors" in output
+    assert [m for m in modules if m.startswith(SETS_AND_JSONNET)] == []
+
+
+def test_validating_an_application_set_still_renders_it(tmp_path: Path) -> None:
+    """The counterpart: the rendering loads when a set is there, and the Application it
+    generates is validated (a misspelt sync option is an error at the template's line)."""
+    (tmp_path / "set.yaml").write_text(_APPLICATION_SET.replace("=true", "=ture"))
+    code, modules, output = _probe("validate", str(tmp_path))
+    assert code == 1, output
+    assert "set.yaml:15: Application/web-dev: spec.syncPolicy.syncOptions[0]" in output
+    assert "headway.appset.documents" in modules

@@ -13,18 +13,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from headway.appset.documents import once_per_template, render_documents
-from headway.appset.inputs import StaticInputs
 from headway.model import manifests
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.validate import ValidationReport, file_problem, validate_documents
 from headway.model.yamlload import Document, load_documents
-from headway.source import render_jsonnet
-from headway.source.errors import ToolNotInstalled
-from headway.source.plugins import PluginCatalog
-from headway.source.render_jsonnet import JsonnetOptions
-from headway.source.tree import FilesystemTree
+
+# ApplicationSet rendering (with its generators) and Jsonnet (with Git's tree reader) load
+# when a file has a set or a .jsonnet file is met: `headway validate` of plain manifests is
+# mostly start-up, and these are most of its imports.
+if TYPE_CHECKING:
+    from headway.source.plugins import PluginCatalog
 
 __all__ = [
     "check_paths",
@@ -85,12 +85,19 @@ def _check_jsonnet(root: Path, path: Path) -> ValidationReport:
     """A `.jsonnet` file evaluated on its own (imports read under `root`), its objects
     validated. One that needs values only its Application gives (an extVar, a TLA without a
     default) is left to `headway check`, which renders it with them: a note, not an error."""
+    from headway.source import render_jsonnet
+    from headway.source.errors import ToolNotInstalled
+    from headway.source.tree import FilesystemTree
+
     base = root if root.is_dir() else root.parent
     relative = path.relative_to(base).as_posix()
     app_path = relative.rpartition("/")[0]
     try:
         documents, problems = render_jsonnet.evaluate_jsonnet(
-            FilesystemTree(base), relative, app_path=app_path, options=JsonnetOptions()
+            FilesystemTree(base),
+            relative,
+            app_path=app_path,
+            options=render_jsonnet.JsonnetOptions(),
         )
     except ToolNotInstalled as err:
         return ValidationReport(1, 0, [file_problem(str(path), str(err))])
@@ -156,17 +163,26 @@ def _validate_with_sets(
     here (a warning says so: `headway check` renders it)."""
     loaded = load_documents(text, file)
     objects = [d for d in loaded.documents if manifests.is_object(d)]
-    sets = render_documents(objects, StaticInputs(), missing_inputs=Severity.WARNING)
-    generated = [d for d in validate_documents(sets.applications) if d.severity is Severity.ERROR]
     diagnostics = [
         *validate_documents(objects),
         *loaded.diagnostics,
-        *sets.diagnostics,
-        *sets.run_time_only,
-        *once_per_template(generated),
+        *_application_set_problems(objects),
         *(_unknown_plugins(objects, plugins) if plugins is not None else []),
     ]
     return ValidationReport(1, len(objects), sorted(diagnostics, key=lambda d: d.line))
+
+
+def _application_set_problems(objects: Sequence[Document]) -> list[Diagnostic]:
+    """Why a set was not rendered, the run-time-only warnings, then the errors of the
+    Applications the sets generate (once per template field)."""
+    if not any(d.kind == "ApplicationSet" for d in objects):
+        return []  # nothing to render (`render_documents` picks sets by kind and group)
+    from headway.appset.documents import once_per_template, render_documents
+    from headway.appset.inputs import StaticInputs
+
+    sets = render_documents(objects, StaticInputs(), missing_inputs=Severity.WARNING)
+    generated = [d for d in validate_documents(sets.applications) if d.severity is Severity.ERROR]
+    return [*sets.diagnostics, *sets.run_time_only, *once_per_template(generated)]
 
 
 def _unknown_plugins(documents: Sequence[Document], plugins: PluginCatalog) -> list[Diagnostic]:
