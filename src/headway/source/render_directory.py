@@ -27,10 +27,11 @@ from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents, load_documents_fast
 from headway.source import render_jsonnet
 from headway.source.build_env import build_environment
-from headway.source.errors import RenderError
+from headway.source.errors import PathNotFound, RenderError
 from headway.source.globs import compile_glob
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
+from headway.source.tree import GitTree
 
 __all__ = ["DirectoryRenderer", "ManifestLoader", "load_manifest_file", "manifest_objects"]
 
@@ -110,11 +111,11 @@ class DirectoryRenderer:
         self._load_file = load_file
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
-        own = request.tree.object_id(request.path)
+        own = (request.tree.object_id(request.path), *_linked_inputs(request))
         if not _holds_jsonnet(request):
-            return (own,)
+            return own
         environment = json.dumps(build_environment(request), sort_keys=True)
-        return (own, request.revision or request.tree.object_id(""), environment)
+        return (*own, request.revision or request.tree.object_id(""), environment)
 
     def render(self, request: RenderRequest) -> RenderResult:
         spec = spec_section(request.source, "directory")
@@ -164,6 +165,25 @@ class DirectoryRenderer:
         return render_jsonnet.evaluate_jsonnet(
             request.tree, file, app_path=request.path, options=options
         )
+
+
+def _linked_inputs(request: RenderRequest) -> tuple[str, ...]:
+    """What the path's symlinks lead to outside it, with its content id: a render reads
+    through them, so a change there is a change of this render's input (a Git tree's id
+    for the path does not move when only a link's target does). On disk, `object_id`
+    already hashes the content a link leads to."""
+    if not isinstance(request.tree, GitTree):
+        return ()
+    recurse = bool(spec_section(request.source, "directory").get("recurse", False))
+    targets = request.tree.links_leaving(request.path, recursive=recurse)
+    return tuple(f"{t}@{_object_id_or_missing(request, t)}" for t in targets)
+
+
+def _object_id_or_missing(request: RenderRequest, path: str) -> str:
+    try:
+        return request.tree.object_id(path)
+    except PathNotFound:
+        return "missing"
 
 
 def _holds_jsonnet(request: RenderRequest) -> bool:

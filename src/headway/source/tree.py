@@ -210,6 +210,48 @@ class GitTree:
             raise PathNotFound(path, self._description)
         return str(entry.id)
 
+    def links_leaving(self, path: str, *, recursive: bool) -> list[str]:
+        """Where the symlinks in directory `path` (and below it when `recursive`) lead when
+        that is outside `path`, as repository paths, followed link by link as `read` follows
+        them: a reader of `path` reads those too. Links that leave the repository or loop are
+        left out (nothing reads through them)."""
+        clean = normalize_path(path)
+        directory = self._directory(clean)
+        if directory is None:
+            return []
+        prefix = f"{clean}/" if clean else ""
+        found = {
+            target
+            for link in self._links(directory, prefix, recursive=recursive)
+            if (target := self._link_end(link)) is not None
+        }
+        return sorted(t for t in found if t != clean and not t.startswith(prefix))
+
+    def _links(self, tree: pygit2.Tree, prefix: str, *, recursive: bool) -> Iterator[str]:
+        """The paths of the symlinks in `tree` (named by `prefix`), by tree entry mode alone."""
+        for entry in tree:
+            if entry.filemode == pygit2.enums.FileMode.LINK:
+                yield f"{prefix}{entry.name}"
+            elif recursive and entry.type_str == "tree":
+                subtree = self._repo[entry.id]
+                assert isinstance(subtree, pygit2.Tree)
+                yield from self._links(subtree, f"{prefix}{entry.name}/", recursive=True)
+
+    def _link_end(self, path: str) -> str | None:
+        """The path the link at `path` finally leads to (which may not exist), or None."""
+        current = path
+        for _hop in range(_MAX_LINK_HOPS):
+            entry = self._entry(current) if current else None
+            if entry is None or entry.filemode != pygit2.enums.FileMode.LINK:
+                return current
+            link = self._repo[entry.id]
+            assert isinstance(link, pygit2.Blob)
+            try:
+                current = self._link_target(current, link)
+            except PathNotFound:
+                return None
+        return None
+
     def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
         escaping: list[EscapingLink] = []
         for name, blob, mode in self._walk(path):

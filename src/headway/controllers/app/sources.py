@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pygit2
 
@@ -40,6 +40,15 @@ __all__ = [
 # Argo CD's `timeout.reconciliation` default: 3 minutes.
 DEFAULT_POLL_SECONDS = 180.0
 
+
+class _KnownIdentity(NamedTuple):
+    """A render's identity at the commits it was computed (or found unchanged) for."""
+
+    shas: tuple[str, ...]
+    fingerprint: str
+    # The path each render reads, when it reads nothing else (a directory source with no
+    # link or Jsonnet reaching out); None otherwise.
+    bounded_to: tuple[str, ...] | None
 
 
 @dataclass(frozen=True)
@@ -119,11 +128,10 @@ class SourceReader:
         self._rendered: dict[tuple[str, str], DesiredState] = {}
         self._shas: dict[tuple[str, str], str] = {}
         self._trees: dict[str, GitTree] = {}
-        self._fingerprints: dict[tuple[str, str, tuple[str, ...], str], str] = {}
-        # Per app and source parameters: the commits of the last fingerprint (empty when it
-        # is not a directory-only render) and the fingerprint.
-        self._latest: dict[tuple[str, str, str], tuple[tuple[str, ...], str]] = {}
-        self._changes: dict[tuple[str, str], frozenset[str]] = {}
+        # Per app, destination namespace and source parameters: the last identity computed.
+        self._identities: dict[tuple[str, str, str], _KnownIdentity] = {}
+        # Per commit pair: every path a file changed at, and every directory above one.
+        self._touched: dict[tuple[str, str], frozenset[str]] = {}
         self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
 
     def mark_changed(self, url: str) -> None:
@@ -141,8 +149,7 @@ class SourceReader:
         if not hard:
             return
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != app_name}
-        self._fingerprints = {k: v for k, v in self._fingerprints.items() if k[0] != app_name}
-        self._latest = {k: v for k, v in self._latest.items() if k[0] != app_name}
+        self._identities = {k: v for k, v in self._identities.items() if k[0] != app_name}
         self._uncached.add(app_name)
 
     def _fetch_due(self, sources: Sequence[ApplicationSource]) -> None:
@@ -205,7 +212,7 @@ class SourceReader:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
         try:
-            fingerprint = self._fingerprint(app.name, namespace, shas, sources, requests)
+            fingerprint = self._fingerprint(app.name, namespace, resolved, sources, requests)
         except SourceError as err:
             return DesiredState((), shas, (f"{err}",))
         known = self._rendered.get((app.name, fingerprint))
@@ -222,53 +229,54 @@ class SourceReader:
         self,
         app: str,
         namespace: str,
-        shas: tuple[str, ...],
+        resolved: Sequence[ResolvedSource],
         sources: Sequence[ApplicationSource],
         requests: Sequence[RenderRequest],
     ) -> str:
-        """The render's content identity. At a fixed commit it cannot change, so it is
-        remembered per commit; at a new commit a directory source whose path no changed file
-        lies under keeps its identity (one tree diff per commit pair, not a lookup per app)."""
-        params = json.dumps(list(sources), sort_keys=True, default=str)
-        key = (app, namespace, shas, params)
-        known = self._fingerprints.get(key)
-        if known is not None:
-            return known
-        previous = self._latest.get((app, namespace, params))
-        if previous is not None and self._untouched(previous[0], shas, requests):
-            known, directory_only = previous[1], True  # only such renders are kept with shas
-        else:
-            identities = [_request_identity(r) for r in requests]
-            known = json.dumps(identities, sort_keys=True, default=str)
-            # A directory render that reads only its own path (no Jsonnet: one input id).
-            directory_only = all(i[0] == "Directory" and len(i[2]) == 1 for i in identities)
-        if len(self._fingerprints) > 4 * 4096:
-            self._fingerprints.clear()
-        self._fingerprints[key] = known
-        self._latest[(app, namespace, params)] = (shas if directory_only else (), known)
-        return known
+        """The render's content identity. At a fixed commit it cannot change, so the last one
+        is kept with its commits; at a new commit a render bounded to its sources' paths (a
+        directory source with no link or Jsonnet reaching out) whose paths the commit did
+        not touch keeps it: one set lookup per source, after one tree diff per commit pair,
+        instead of choosing the renderer and looking its inputs up again."""
+        shas = tuple(r.sha for r in resolved)
+        key = (app, namespace, json.dumps(list(sources), sort_keys=True, default=str))
+        known = self._identities.get(key)
+        if known is not None and known.shas == shas:
+            return known.fingerprint
+        if known is not None and self._untouched(known, resolved):
+            self._identities[key] = _KnownIdentity(shas, known.fingerprint, known.bounded_to)
+            return known.fingerprint
+        identities = [_request_identity(r) for r in requests]
+        fingerprint = json.dumps(identities, sort_keys=True, default=str)
+        bounded = all(_bounded_to_path(r, i) for r, i in zip(requests, identities, strict=True))
+        # A source that renders nothing itself (a `ref` only) lends its files to the others.
+        bounded_to = (
+            tuple(r.path for r in requests) if bounded and len(requests) == len(shas) else None
+        )
+        if len(self._identities) > 8 * 4096:
+            self._identities.clear()
+        self._identities[key] = _KnownIdentity(shas, fingerprint, bounded_to)
+        return fingerprint
 
-    def _untouched(
-        self, before: tuple[str, ...], after: tuple[str, ...], requests: Sequence[RenderRequest]
-    ) -> bool:
-        """Whether no file under any request's path changed between the two commit lists
-        (only ever asked for directory sources, whose render reads nothing else)."""
-        if len(before) != len(after) or len(requests) != len(after) or not before:
+    def _untouched(self, known: _KnownIdentity, resolved: Sequence[ResolvedSource]) -> bool:
+        """Whether `known` holds at the commits of `resolved`: it is bounded to its paths
+        and no file at or under any of them changed between its commits and these."""
+        paths = known.bounded_to
+        if paths is None or len(paths) != len(resolved) or len(known.shas) != len(resolved):
             return False
-        for old, new, request in zip(before, after, requests, strict=True):
-            if old == new:
+        for old, source, path in zip(known.shas, resolved, paths, strict=True):
+            if old == source.sha:
                 continue
-            path = request.path
-            repository = self._git.repository(str(request.source.get("repoURL") or ""))
-            changed = self._changed_paths(repository.repo, old, new)
-            if changed is None or not path:
-                return False
-            if any(c == path or c.startswith(f"{path}/") for c in changed):
+            touched = self._touched_paths(source.repository.repo, old, source.sha)
+            if touched is None or path in touched:
                 return False
         return True
 
-    def _changed_paths(self, repo: pygit2.Repository, old: str, new: str) -> frozenset[str] | None:
-        known = self._changes.get((old, new))
+    def _touched_paths(self, repo: pygit2.Repository, old: str, new: str) -> frozenset[str] | None:
+        """Every path a file was added, changed or removed at between two commits, with
+        every directory above it ("" too), so "did anything under `path` change" is one
+        lookup; None when the commits cannot be compared."""
+        known = self._touched.get((old, new))
         if known is None:
             try:
                 before = repo[old].peel(pygit2.Tree)
@@ -277,10 +285,11 @@ class SourceReader:
                 return None
             paths: set[str] = set()
             for delta in diff.deltas:
-                paths.update((delta.old_file.path, delta.new_file.path))
-            if len(self._changes) > 256:
-                self._changes.clear()
-            known = self._changes[(old, new)] = frozenset(paths)
+                paths.update(_with_parents(delta.old_file.path))
+                paths.update(_with_parents(delta.new_file.path))
+            if len(self._touched) > 256:
+                self._touched.clear()
+            known = self._touched[(old, new)] = frozenset(paths)
         return known
 
     def _render(
@@ -309,6 +318,25 @@ class SourceReader:
                 bucket.append(str(diagnostic))
             objects.extend(dict(d.obj) for d in result.documents if isinstance(d.obj, Mapping))
         return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings), fingerprint)
+
+
+def _with_parents(path: str) -> list[str]:
+    """`a/b/c` -> `a/b/c`, `a/b`, `a`, `` (the root)."""
+    found = [path]
+    while path:
+        path = path.rpartition("/")[0]
+        found.append(path)
+    return found
+
+
+def _bounded_to_path(request: RenderRequest, identity: list[Any]) -> bool:
+    """Whether a render reads nothing but the files under its source's path: a directory
+    render whose only input is that path's tree (a link leading out of the path or a Jsonnet
+    file adds inputs), chosen without a plugin's find command (which may look anywhere)."""
+    renderer, _source, inputs = identity[:3]
+    if renderer != "Directory" or len(inputs) != 1:
+        return False
+    return all(p.discover.file_name or p.discover.glob for p in request.plugins.discovering)
 
 
 def _request_identity(request: RenderRequest) -> list[Any]:
