@@ -105,16 +105,16 @@ class PlainScalars:
     def __init__(self, loader_class: Any) -> None:
         self._resolve = loader_class.resolve
         self._constructors = {tag: loader_class.yaml_constructors[tag] for tag in SCALAR_TAGS}
-        self._values: dict[str, Any] = {}
+        self.known: dict[str, Any] = {}  # text -> value; readers look here before `value`
 
     def value(self, loader: Any, text: str) -> Any:
-        value = self._values.get(text, self._values)
-        if value is self._values:
+        value = self.known.get(text, self.known)
+        if value is self.known:
             value = self._build(loader, text)
             if len(text) <= _REMEMBERED_TEXT:
-                if len(self._values) >= _REMEMBERED_ANSWERS:
-                    self._values.clear()
-                self._values[text] = value
+                if len(self.known) >= _REMEMBERED_ANSWERS:
+                    self.known.clear()
+                self.known[text] = value
         return value
 
     def _build(self, loader: Any, text: str) -> Any:
@@ -150,6 +150,7 @@ def _read_node(loader: Any, scalars: PlainScalars) -> Any:
     """The object of the node whose events come next, built without recursion (so that
     nesting deeper than Python's stack is read too)."""
     next_event = loader.get_event
+    known = scalars.known
     open_collections: list[Any] = []  # dicts and lists being read, innermost last
     pending_keys: list[Any] = []  # for each, the key read and waiting for its value
     while True:
@@ -158,7 +159,11 @@ def _read_node(loader: Any, scalars: PlainScalars) -> Any:
         if kind is ScalarEvent:
             if event.anchor is not None or event.tag is not None:
                 raise NotPlain("an anchor or a tag")
-            value = scalars.value(loader, event.value) if event.implicit[0] else event.value
+            value = event.value
+            if event.implicit[0]:  # plain: its text may stand for a number, a bool, null...
+                value = known.get(value, known)
+                if value is known:
+                    value = scalars.value(loader, event.value)
         elif kind is MappingStartEvent or kind is SequenceStartEvent:
             if event.anchor is not None or event.tag is not None:
                 raise NotPlain("an anchor or a tag")
