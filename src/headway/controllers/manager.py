@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import inspect
 import logging
 import time
@@ -136,6 +137,11 @@ class Manager:
         self._controllers: dict[str, StepController] = {}
         self._watches: dict[tuple[str, str], _Watch] = {}
         self._queue: dict[tuple[str, ObjectKey], float] = {}
+        # Per controller, (due, key) in due order; an entry whose due time is no longer the
+        # queue's (the key was stepped, or queued again earlier) is skipped when it surfaces.
+        # A pass then costs its own steps, not a look at every queued key (at 10,000 apps,
+        # each one's poll-interval look is always queued).
+        self._due_order: dict[str, list[tuple[float, ObjectKey]]] = {}
         self._failures: dict[tuple[str, ObjectKey], int] = {}
         self._known: set[tuple[str, ObjectKey]] = set()
         self._last_resync = clock.monotonic()
@@ -156,6 +162,9 @@ class Manager:
         if controller.name in self._controllers:
             raise ValueError(f"a controller named {controller.name!r} is already registered")
         self._controllers[controller.name] = controller
+        bind_queue = getattr(controller, "bind_queue", None)
+        if bind_queue is not None:  # a controller that hands keys to another's queue
+            bind_queue(self.enqueue)
         for api_version, kind in controller.watches:
             self._watches.setdefault((api_version, kind), _Watch(api_version, kind))
 
@@ -163,7 +172,21 @@ class Manager:
         due = self._clock.monotonic() + max(0.0, after)
         item = (controller, key)
         self._known.add(item)
-        self._queue[item] = min(due, self._queue.get(item, due))
+        queued = self._queue.get(item)
+        if queued is not None and queued <= due:
+            return
+        self._queue[item] = due
+        heap = self._due_order.setdefault(controller, [])
+        heapq.heappush(heap, (due, key))
+        if len(heap) > 2 * len(self._queue) + 64:  # mostly superseded entries: rebuild
+            self._rebuild_due_order()
+
+    def _rebuild_due_order(self) -> None:
+        self._due_order = {}
+        for (name, key), when in self._queue.items():
+            self._due_order.setdefault(name, []).append((when, key))
+        for heap in self._due_order.values():
+            heapq.heapify(heap)
 
     def _events(self, watch: _Watch) -> list[Obj]:
         if watch.resource_version is None:
@@ -224,9 +247,17 @@ class Manager:
 
     def next_due(self) -> float | None:
         """Seconds until the earliest queued step (0 when one is due), or None."""
-        if not self._queue:
+        earliest = [heap[0][0] for name, heap in self._due_order.items()
+                    if self._drop_superseded(name, heap)]
+        if not earliest:
             return None
-        return max(0.0, min(self._queue.values()) - self._clock.monotonic())
+        return max(0.0, min(earliest) - self._clock.monotonic())
+
+    def _drop_superseded(self, name: str, heap: list[tuple[float, ObjectKey]]) -> bool:
+        """Pop superseded entries off the top of `name`'s due order; whether one is left."""
+        while heap and self._queue.get((name, heap[0][1])) != heap[0][0]:
+            heapq.heappop(heap)
+        return bool(heap)
 
     async def _step(self, name: str, key: ObjectKey) -> None:
         item = (name, key)
@@ -259,24 +290,26 @@ class Manager:
         many steps of another, not behind a whole fleet's periodic refreshes (at 3,000 apps
         a commit once waited 30 s behind the poll interval's due apps)."""
         self.poll()
-        due = self._due(self._clock.monotonic())
-        for item in due:
-            del self._queue[item]
+        due = self._take_due(self._clock.monotonic())
         for name, key in due:
             await self._step(name, key)
         return len(due)
 
-    def _due(self, now: float) -> list[tuple[str, ObjectKey]]:
-        """This pass's steps, in (controller, key) order."""
-        waiting: dict[str, list[tuple[float, ObjectKey]]] = {}
-        for (name, key), when in self._queue.items():
-            if when <= now:
-                waiting.setdefault(name, []).append((when, key))
-        return sorted(
-            (name, key)
-            for name, keys in waiting.items()
-            for _, key in sorted(keys)[: self._steps_per_pass]
-        )
+    def _take_due(self, now: float) -> list[tuple[str, ObjectKey]]:
+        """This pass's steps, taken off the queue, in (controller, key) order: per
+        controller, the keys due longest (ties by key), at most `steps_per_pass`."""
+        chosen: list[tuple[str, ObjectKey]] = []
+        for name, heap in self._due_order.items():
+            taken = 0
+            while taken < self._steps_per_pass and self._drop_superseded(name, heap):
+                when, key = heap[0]
+                if when > now:
+                    break
+                heapq.heappop(heap)
+                del self._queue[(name, key)]  # any other entry for it is now superseded
+                chosen.append((name, key))
+                taken += 1
+        return sorted(chosen)
 
     async def run(self, stop: asyncio.Event, *, poll_seconds: float = 0.1) -> None:
         while not stop.is_set():
