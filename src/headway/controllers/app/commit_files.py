@@ -24,11 +24,21 @@ class CommitFiles:
     def __init__(self) -> None:
         self._refs: dict[str, dict[str, str]] = {}
         self._trees: dict[str, list[GitTree]] = {}
+        self._renamed: set[str] = set()  # urls whose last `changed` saw a ref come or go
 
     def remember(self, url: str) -> None:
-        """Note where `url`'s refs point now (a baseline for the next `changed`)."""
+        """Note where `url`'s refs point now (a baseline for the next `changed`), and keep
+        their trees for `library`."""
         if url not in self._refs:
             self._refs[url] = _ref_commits(url) or {}
+            repo = _open(url)
+            if repo is not None:
+                self._keep_trees(repo, url, self._refs[url])
+
+    def refs_came_or_went(self, url: str) -> bool:
+        """Whether the last `changed` found a ref of `url` created or deleted: library
+        paths may then differ anywhere (they are read from every ref's tree)."""
+        return url in self._renamed
 
     def changed(self, url: str) -> tuple[str, ...] | None:
         """Files changed since the refs were last noted (None: could not tell)."""
@@ -38,6 +48,10 @@ class CommitFiles:
         if repo is None or before is None or after is None:
             return None
         self._refs[url] = after
+        if set(before) != set(after):
+            self._renamed.add(url)
+        else:
+            self._renamed.discard(url)
         files: set[str] = set()
         for name, new in after.items():
             old = before.get(name)
@@ -46,9 +60,12 @@ class CommitFiles:
             diff = repo[old].peel(pygit2.Tree).diff_to_tree(repo[new].peel(pygit2.Tree))
             for delta in diff.deltas:
                 files.update({delta.old_file.path, delta.new_file.path})
-        trees = {oid: repo[oid].peel(pygit2.Tree) for oid in set(after.values())}
-        self._trees[url] = [GitTree(repo, tree, f"{url}@{oid[:12]}") for oid, tree in trees.items()]
+        self._keep_trees(repo, url, after)
         return tuple(sorted(files))
+
+    def _keep_trees(self, repo: pygit2.Repository, url: str, refs: dict[str, str]) -> None:
+        trees = {oid: repo[oid].peel(pygit2.Tree) for oid in set(refs.values())}
+        self._trees[url] = [GitTree(repo, tree, f"{url}@{oid[:12]}") for oid, tree in trees.items()]
 
     def library(self, url: str, paths: Iterable[str]) -> tuple[str, ...]:
         """Paths outside `paths` their renders read, in the trees of the last `changed`."""
