@@ -7,6 +7,7 @@ dependencies, Kustomize bases outside the path) the new commits' trees give each
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import pygit2
@@ -17,7 +18,7 @@ from headway.source.library import library_paths
 from headway.source.render import KUSTOMIZATION_FILES
 from headway.source.tree import GitTree
 
-__all__ = ["CommitFiles"]
+__all__ = ["CommitFiles", "changed_paths"]
 
 
 class CommitFiles:
@@ -57,9 +58,7 @@ class CommitFiles:
             old = before.get(name)
             if old is None or old == new:
                 continue
-            diff = repo[old].peel(pygit2.Tree).diff_to_tree(repo[new].peel(pygit2.Tree))
-            for delta in diff.deltas:
-                files.update({delta.old_file.path, delta.new_file.path})
+            files |= changed_paths(repo, repo[old].peel(pygit2.Tree), repo[new].peel(pygit2.Tree))
         self._keep_trees(repo, url, after)
         return tuple(sorted(files))
 
@@ -75,6 +74,59 @@ class CommitFiles:
                 if _may_climb_out(tree, path.strip("/")):
                     found.update(dict.fromkeys(library_paths(tree, path.strip("/"))))
         return tuple(found)
+
+
+def changed_paths(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree | None, *, prefix: str = ""
+) -> set[str]:
+    """The paths of the files (and links, submodules) that differ between two trees: what
+    `diff_to_tree` lists as each delta's old and new path, without its content checks.
+    Opens only the directories whose ids differ, where libgit2's diff opened every one
+    (10,000 app directories: 0.14 s), and compares the trees' raw entries as bytes
+    (through pygit2's entry objects, 0.03 s)."""
+    before, after = _raw_entries(old), _raw_entries(new)
+    was = _by_name(before - after)
+    now = _by_name(after - before)
+    found: set[str] = set()
+    for name in was.keys() | now.keys():
+        old_dir, new_dir = _subtree(repo, was.get(name)), _subtree(repo, now.get(name))
+        if old_dir is not None or new_dir is not None:
+            found |= changed_paths(repo, old_dir, new_dir, prefix=f"{prefix}{name}/")
+        if (name in was and old_dir is None) or (name in now and new_dir is None):
+            found.add(prefix + name)  # a file, link or submodule on either side
+    return found
+
+
+# A raw tree entry's head: octal mode, a space, the name, a NUL (then the binary id).
+_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0", re.S)
+
+
+def _raw_entries(tree: pygit2.Tree | None) -> set[bytes]:
+    if tree is None:
+        return set()
+    raw = tree.read_raw()
+    # Each entry whole, with its id (20 bytes for SHA-1, 32 for SHA-256), in one C loop.
+    whole = re.compile(rb"[0-7]+ [^\0]*\0.{%d}" % len(tree.id.raw), re.S)
+    entries = whole.findall(raw)
+    if sum(map(len, entries)) != len(raw):
+        raise ValueError(f"tree {tree.id}: unreadable entries")
+    return set(entries)
+
+
+def _by_name(entries: set[bytes]) -> dict[str, tuple[bytes, bytes]]:
+    """name -> (mode, binary id) of each raw entry."""
+    found = {}
+    for entry in entries:
+        head = _ENTRY.match(entry)
+        assert head is not None  # read by _raw_entries
+        found[head.group(2).decode("utf-8", "replace")] = (head.group(1), entry[head.end():])
+    return found
+
+
+def _subtree(repo: pygit2.Repository, entry: tuple[bytes, bytes] | None) -> pygit2.Tree | None:
+    if entry is None or entry[0] != b"40000":
+        return None
+    return repo[pygit2.Oid(raw=entry[1])].peel(pygit2.Tree)
 
 
 def _may_climb_out(tree: GitTree, path: str) -> bool:

@@ -27,7 +27,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.app.commit_files import CommitFiles
 from headway.controllers.app.controller import APP_API_VERSION, ApplicationController
 from headway.controllers.app.definitions import DefinitionsWatcher
-from headway.controllers.app.fleet_reads import FleetReads, app_key
+from headway.controllers.app.fleet_reads import FleetReads, app_key, in_store_order
 from headway.controllers.app.sources import LocalRefWatcher, SourceReader
 from headway.controllers.manager import ObjectKey
 from headway.model.obj import Obj
@@ -173,11 +173,11 @@ class SourceWatchSteps:
         for url, files in changed.items():
             found |= set(self._fleet.reading(url)) if files is None else self._fleet.touched(
                 url, files)
-        return sorted(found)
+        return in_store_order(found)
 
     def _after_touched(self, moved: set[str], touched: list[ObjectKey]) -> None:
         """Queue (or, unbound, reconcile) every other app of the moved repositories."""
-        rest = sorted({k for url in moved for k in self._fleet.reading(url)} - set(touched))
+        rest = in_store_order({k for url in moved for k in self._fleet.reading(url)} - set(touched))
         for app in rest:
             if self._queue is not None:
                 self._queue(ApplicationSteps.name, app)
