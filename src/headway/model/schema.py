@@ -13,6 +13,7 @@ Purely computational: no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import difflib
 import functools
@@ -372,11 +373,44 @@ class Schema:
     plan: tuple[_FieldPlan, ...] = field(init=False, repr=False, compare=False)
     # The plan as `parse_view` reads it, each field a plain tuple (faster than attributes).
     rows: tuple[_Row, ...] = field(init=False, repr=False, compare=False)
+    # The view made from its fields by JSON name order (None where `view` is None).
+    make_view: Callable[[dict[str, Any]], Any] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
         object.__setattr__(self, "plan", tuple(_FieldPlan.of(f) for f in self.fields))
         object.__setattr__(self, "rows", tuple(spec.row() for spec in self.plan))
+        attributes = [spec.attribute for spec in self.plan]
+        view = self.view
+        object.__setattr__(self, "make_view", view and _view_maker(view, attributes))
+
+
+def _view_maker(view: type, attributes: list[str]) -> Callable[[dict[str, Any]], Any]:
+    """How `parse_view` makes a view from its fields (attribute -> value, in table order).
+
+    A frozen dataclass's `__init__` sets each field through `object.__setattr__`, about ten
+    times the cost of filling the instance's dictionary at once, and views are made by the
+    ten thousand. Where `__init__` would do no more than that (the table's attributes are the
+    dataclass's fields in the same order, all set by `__init__`, and nothing runs after it),
+    the dictionary is filled directly; elsewhere `__init__` runs.
+    """
+    fields = dataclasses.fields(view) if dataclasses.is_dataclass(view) else ()
+    plain = (
+        [f.name for f in fields] == attributes
+        and all(f.init for f in fields)
+        and not hasattr(view, "__post_init__")
+        and "__slots__" not in vars(view)
+    )
+    if not plain:
+        return lambda values: view(**values)
+    new = object.__new__
+
+    def make(values: dict[str, Any]) -> Any:
+        made: Any = new(view)
+        made.__dict__.update(values)
+        return made
+
+    return make
 
 
 _Row = tuple[str, str, bool, type | None, bool, Any, Callable[[], Any] | None, Callable[..., Any]]
@@ -456,7 +490,9 @@ def _missing(
         return default if convert is None else convert(default)
 
     value = fresh()
-    return (value, None) if _unchangeable(value) else (None, fresh)
+    if _unchangeable(value):
+        return value, None
+    return None, (dict if value == {} and type(value) is dict else fresh)  # dict: no detour
 
 
 def _unchangeable(value: Any) -> bool:
@@ -495,7 +531,8 @@ def parse_view(schema: Schema, value: Any, path: Path, report: Reporter) -> Any:
             fields[attribute] = parse(item, (*path, name), report)
     if schema.checks:
         report.run_checks(schema.checks, value, path=path)
-    return dict(value) if schema.view is None else schema.view(**fields)
+    make_view = schema.make_view
+    return dict(value) if make_view is None else make_view(fields)
 
 
 def _report_unknown_keys(

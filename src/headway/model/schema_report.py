@@ -51,7 +51,8 @@ class Reporter:
         was reported), and so is all a check says once it asked for a removed field: it
         reasoned from a picture the user has still to fix.
         """
-        misshapen = [p for p in self.misshapen if p[: len(path)] == path]
+        depth = len(path)
+        misshapen = [p for p in self.misshapen if p[:depth] == path] if self.misshapen else []
         if not misshapen:  # nothing to hide from the checks, nothing of theirs to drop
             self._checks_running += 1
             try:
