@@ -3,6 +3,7 @@ the link is the file or a directory above it, while resolving each directory onl
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,45 @@ def test_a_root_reached_through_a_link_is_the_root(tmp_path: Path) -> None:
     root = _checkout(tmp_path)
     (tmp_path / "via").symlink_to(root)
     assert FilesystemTree(tmp_path / "via").read("apps/web/a.yaml") == b"a: 1\n"
+
+
+def _maze(tmp_path: Path) -> Path:
+    """Directories and files reached plainly, through links inside the root (to a directory,
+    to a link to a directory, with `..`), and through links leaving it."""
+    root = tmp_path / "repo"
+    (root / "apps/web/deep").mkdir(parents=True)
+    (tmp_path / "outside/deep").mkdir(parents=True)
+    for directory in (root / "apps/web", root / "apps/web/deep", tmp_path / "outside"):
+        (directory / "a.yaml").write_text(f"kind: ConfigMap # {directory.name}\n")
+    (tmp_path / "outside/deep/a.yaml").write_text("kind: Secret\n")
+    (root / "apps/alias").symlink_to("web")
+    (root / "apps/alias2").symlink_to("alias")
+    (root / "apps/web/up").symlink_to("../../apps/web/deep")
+    (root / "apps/away").symlink_to(tmp_path / "outside")
+    (root / "apps/web/deep/away").symlink_to("../../../../outside/deep")
+    (root / "apps/web/b.yaml").symlink_to("deep/a.yaml")
+    (root / "apps/web/c.yaml").symlink_to(tmp_path / "outside/a.yaml")
+    (root / "apps/web/sub").mkdir()
+    return root
+
+
+def _expected(root: Path, path: str) -> bytes | None:
+    """What reading `path` must give: the content of a file whose real path is inside the
+    root, nothing (a refusal) for anything else."""
+    full = root / path
+    real, top = os.path.realpath(full), os.path.realpath(root)
+    return full.read_bytes() if full.is_file() and real.startswith(top + os.sep) else None
+
+
+def test_reads_follow_links_exactly_as_far_as_the_root(tmp_path: Path) -> None:
+    root = _maze(tmp_path)
+    tree = FilesystemTree(root)
+    names = ["a.yaml", "b.yaml", "c.yaml", "sub", "missing.yaml", "deep/a.yaml"]
+    dirs = ["apps/web", "apps/alias", "apps/alias2", "apps/web/up", "apps/away"]
+    dirs += ["apps/web/deep", "apps/web/deep/away", "apps/alias/deep/away", "apps/alias2/up"]
+    for path in [f"{d}/{n}" for d in dirs for n in names] + ["apps", ""]:
+        try:
+            got: bytes | None = tree.read(path)
+        except PathNotFound:
+            got = None
+        assert got == _expected(root, path), path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,6 +273,14 @@ class GitTree:
         return tuple(escaping)
 
 
+def _plain_directory(path: str) -> bool:
+    """Whether `path` is a directory itself, not a link to one (nor anything else)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 class FilesystemTree:
     """A directory on disk (a working copy), read the same way; `.git` is ignored."""
 
@@ -314,10 +323,14 @@ class FilesystemTree:
         return sorted(p.name for p in base.iterdir() if p.name != ".git")
 
     def _real_dir(self, clean: str) -> str:
-        """The real path of directory `clean` (normalized), resolved once per reader."""
+        """The real path of directory `clean` (normalized), resolved once per reader: from its
+        parent's real path when its own name is no link (one `lstat`), else in full."""
         real = self._real_dirs.get(clean)
         if real is None:
-            real = os.path.realpath(os.path.join(self._root_text, clean))
+            parent, _, name = clean.rpartition("/")
+            real = os.path.join(self._real_dir(parent), name)
+            if not _plain_directory(real):
+                real = os.path.realpath(os.path.join(self._root_text, clean))
             self._real_dirs[clean] = real
         return real
 
@@ -328,6 +341,21 @@ class FilesystemTree:
         if os.path.islink(real):
             real = os.path.realpath(real)
         return real != self._root_text and not real.startswith(self._root_text + os.sep)
+
+    def _plain_file_inside(self, clean: str, full: str) -> bool:
+        """Whether `clean` is a regular file, not a link, in a directory inside the root: the
+        common case `read` answers with one `lstat` (any other is checked step by step)."""
+        try:
+            mode = os.lstat(full).st_mode
+        except OSError:
+            return False
+        return stat.S_ISREG(mode) and bool(clean) and not self._leaves_root_above(clean)
+
+    def _leaves_root_above(self, clean: str) -> bool:
+        """Whether a directory above `clean` (normalized, not empty) links out of the root."""
+        parent, _, name = clean.rpartition("/")
+        real = os.path.join(self._real_dir(parent), name)
+        return not real.startswith(self._root_text + os.sep)
 
     def _escaping(self, path: str) -> EscapingLink | None:
         """The link at `path`, or one of its parent directories, when it leaves the root."""
@@ -343,6 +371,9 @@ class FilesystemTree:
     def read(self, path: str) -> bytes:
         clean = normalize_path(path)  # strings, not Path: this runs once per file of a check
         full = os.path.join(self._root_text, clean) if clean else self._root_text
+        if self._plain_file_inside(clean, full):
+            with open(full, "rb") as file:
+                return file.read()
         if not os.path.isfile(full):
             raise PathNotFound(path, self._root_text)
         escaping = self._escaping(path) if self._leaves_root(clean) else None
