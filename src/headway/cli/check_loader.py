@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import cast
 
-from headway.appset.documents import render_documents
+from headway.appset.documents import is_application_set, render_documents
 from headway.appset.inputs import ClusterSecret, InputUnavailable
 from headway.check.context import AppUnit, CheckContext, UnresolvedSource
 from headway.check.drill_engine import DrillEngine, DrillSettings
@@ -228,6 +228,8 @@ class RepositoryLoader:
         """The Applications of the repository's ApplicationSets, their lines those of the
         templates; git generators read this checkout (or a mapped repository) whatever their
         revision, the clusters generator the cluster Secrets the repository holds."""
+        if not any(map(is_application_set, documents)):
+            return []  # nothing to render (the common case for an app's own objects)
         inputs = TreeInputs(tree_for=self.generator_tree, secrets=cluster_secrets_in(documents))
         # A repository not at hand is an error, as an Application's unresolved source is
         # (HW002): the generated Applications would go unchecked.
@@ -366,6 +368,8 @@ class RepositoryLoader:
 
     def _new_errors(self, result: RenderResult) -> list[Diagnostic]:
         """The render's errors, less the YAML errors the checkout scan already reports."""
+        if all(d.severity is not Severity.ERROR for d in result.diagnostics):
+            return []  # most renders: nothing to compare with the scan's problems
         known = {(d.file, d.line) for d in self.diagnostics}
         return [
             d

@@ -18,6 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Protocol
 
 from headway.model.diagnostics import Diagnostic, Severity
@@ -65,8 +66,10 @@ class RenderRequest:
     # The config management plugins this render may run (`headway.source.plugins`).
     plugins: PluginCatalog = field(default_factory=PluginCatalog)
 
-    @property
+    @cached_property
     def path(self) -> str:
+        """The source's path, normalized once (a render asks for it a dozen times); a path
+        leaving the repository raises `PathNotFound` on every ask."""
         return normalize_path(str(self.source.get("path") or ""))
 
 
