@@ -4,7 +4,7 @@ Generates ~2 MB of realistic multi-document YAML (Rollouts, AnalysisTemplates, S
 Applications, ConfigMaps) and times, best of several rounds:
 
   baseline   yaml.load_all with CSafeLoader (objects only, no line numbers)
-  load       headway load_documents (objects plus the node tree kept for line lookups)
+  load       headway load_documents (objects; a field's line is found when first asked for)
   validate   load_documents + validate_documents (typed parse of every object)
 
 Run: .venv/bin/python bench/bench_yaml_load.py
