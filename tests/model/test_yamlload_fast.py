@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +122,51 @@ def test_generated_manifests_read_the_same(documents: list[dict[str, Any]]) -> N
 @given(text=st.lists(st.sampled_from(TOKENS), max_size=40).map("".join))
 def test_free_form_text_reads_the_same_broken_or_not(text: str) -> None:
     _assert_same_reading(text)
+
+
+def _outcome(read: Any, text: str | bytes) -> tuple[str, Any]:
+    try:
+        return "value", read(text)
+    except yaml.YAMLError as err:
+        return "error", (type(err), str(err))
+
+
+def _assert_load_one_as_pyyaml(text: str | bytes) -> None:
+    def leave_to_pyyaml(*_args: Any) -> Any:
+        raise yamlfast.NotPlain("reference")
+
+    got = _outcome(yamlload.load_one, text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(yamlfast, "read_plain_documents", leave_to_pyyaml)
+        expected = _outcome(yamlload.load_one, text)
+    assert got[0] == expected[0], (text, got, expected)
+    assert _same(got[1], expected[1]) if got[0] == "value" else got == expected
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(TOKENS), max_size=40).map("".join))
+def test_load_one_reads_what_pyyaml_reads_or_raises_its_error(text: str) -> None:
+    _assert_load_one_as_pyyaml(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\n---\nb: 2\n",  # two documents: PyYAML's error
+        "a: 1\n---\n",  # a second, empty document: the same error
+        "---\n",  # one empty document
+        "",  # none
+        "# a comment\n",  # none either
+        "a: [1, {b: yes}]\nc: 2001-12-14\n",
+        "a: !!int ''\n",
+        "x: &a 1\ny: *a\n",
+        "a: [\n",
+        "\ufeffname: café\n".encode(),  # bytes, as a tree reads them
+        b"a: 1\n---\nb: 2\n",
+    ],
+)
+def test_load_one_reads_single_and_multiple_documents_as_pyyaml(text: str | bytes) -> None:
+    _assert_load_one_as_pyyaml(text)
 
 
 @pytest.mark.parametrize(

@@ -234,7 +234,23 @@ class AliasError(yaml.YAMLError):
 def load_one(text: str | bytes) -> Any:
     """One YAML document, as `yaml.safe_load` reads it, refusing the alias bombs that
     `load_documents` refuses (`AliasError`, a `yaml.YAMLError`). For config and build files
-    read whole: kustomizations, Chart.yaml, values files, argocd-cm entries."""
+    read whole: kustomizations, Chart.yaml, values files, argocd-cm entries. Plain text is
+    read from the parser's events as `load_documents` reads it; anything else, and a stream
+    of several documents (PyYAML's error), through the node tree."""
+    loader = _Loader(text)
+    try:
+        read = yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
+    except (yamlfast.NotPlain, yaml.YAMLError):
+        read = None
+    finally:
+        loader.dispose()
+    if read is not None and len(read) <= 1:
+        return read[0][0] if read else None
+    return _load_one_composed(text)
+
+
+def _load_one_composed(text: str | bytes) -> Any:
+    """`load_one` through PyYAML's node tree: aliases checked, PyYAML's errors raised."""
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
