@@ -216,6 +216,8 @@ def _canary_step_rules(canary: Mapping[str, Any], path: s.Path, report: s.Report
         in_range = not isinstance(weight, int) or 0 <= weight <= max_weight
         if not in_range:
             report.error((*where, "setWeight"), f"{weight} is outside 0..{max_weight}")
+        if all(step.get(key) is None for key in _STEP_KEYS_WITH_RULES):
+            continue  # a setWeight, pause or analysis step: the rules below need one of these
         if step.get("setCanaryScale") is not None and routing is None:
             report.error((*where, "setCanaryScale"), "needs trafficRouting")
         _experiment_weights(step, where, routing=routing, canary_weight=weight_before.get(index, 0),
@@ -273,6 +275,8 @@ def _experiment_weights(
                      "up to more than 100: the stable Service would get a negative share")
 
 
+# What a step needs for any rule of `_canary_step_rules` past setWeight's range to apply.
+_STEP_KEYS_WITH_RULES = ("setCanaryScale", "experiment", "setHeaderRoute", "setMirrorRoute")
 # Routers Argo Rollouts accepts an experiment template's weight with (validation.go).
 _EXPERIMENT_WEIGHT_ROUTERS = ("istio", "smi", "alb", "plugins")
 # The routers Argo Rollouts accepts for each route step (validation.go).

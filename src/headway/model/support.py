@@ -87,14 +87,14 @@ def rollout_gaps(spec: Mapping[str, Any]) -> list[Gap]:
 def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
     gaps: list[Gap] = []
     steps = canary.get("steps")
+    routing = _mapping(canary.get("trafficRouting"))
     for index, step in enumerate(steps if isinstance(steps, list) else []):
         for kind in UNSUPPORTED_STEP_KINDS:
             if isinstance(step, Mapping) and step.get(kind) is not None:
                 advice = "remove the step (it is refused, not skipped)"
                 message = f"this step kind is {NOT_YET}; {advice}"
                 gaps.append(Gap(("steps", index, kind), message))
-        gaps.extend(_experiment_gaps(step, index, _mapping(canary.get("trafficRouting"))))
-    routing = _mapping(canary.get("trafficRouting"))
+        gaps.extend(_experiment_gaps(step, index, routing))
     gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
     if canary.get("pingPong") is not None:
         gaps.append(Gap(("pingPong",), f"{NOT_YET}; use stableService and canaryService"))
@@ -104,11 +104,7 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
 def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
     """Routers Headway does not drive, several at once, and header matches a router cannot write."""
     gaps: list[Gap] = []
-    plugins = [f'plugins["{name}"]' for name in SUPPORTED_ROUTER_PLUGINS]
-    supported = ", ".join((*SUPPORTED_ROUTERS, *plugins))
-    message = (
-        f"this traffic router is {NOT_YET} (supported: {supported}, realized by the local mesh)"
-    )
+    message = _UNSUPPORTED_ROUTER
     configured = [r for r in _ROUTER_KEYS if routing.get(r) is not None]
     for router in configured:
         if router == "plugins":
@@ -134,6 +130,15 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
     return gaps
 
 
+_SUPPORTED_ROUTER_NAMES = ", ".join(
+    (*SUPPORTED_ROUTERS, *(f'plugins["{name}"]' for name in SUPPORTED_ROUTER_PLUGINS))
+)
+_UNSUPPORTED_ROUTER = (
+    f"this traffic router is {NOT_YET} "
+    f"(supported: {_SUPPORTED_ROUTER_NAMES}, realized by the local mesh)"
+)
+
+
 def _mirror_gaps(configured: list[str], steps: list[Any]) -> list[Gap]:
     """A setMirrorRoute step through a router plugin: Argo hands it to the plugin (the Gateway
     API plugin writes nothing for it), so the step would pass with nothing mirrored."""
@@ -155,6 +160,8 @@ def _experiment_gaps(step: Any, index: int, routing: Mapping[str, Any]) -> list[
     it with any plugin, and the Gateway API plugin then ignores the weight, so the template
     would get no traffic while the Rollout reports it did."""
     experiment = _mapping(_mapping(step).get("experiment"))
+    if not experiment:
+        return []
     templates = experiment.get("templates")
     plugins = [n for n in _mapping(routing.get("plugins")) if n in SUPPORTED_ROUTER_PLUGINS]
     gaps: list[Gap] = []
@@ -233,5 +240,5 @@ def document_gaps(document: Document, kind: str) -> list[Diagnostic]:
     return [document.diagnostic((*where, *g.path), g.message) for where, g in located]
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
