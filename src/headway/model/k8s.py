@@ -132,6 +132,9 @@ class K8sObject:
 _ANY_KIND_METADATA = s.Schema(
     METADATA.name, METADATA.fields, ObjectMeta, METADATA.checks, open=True
 )
+# A list's metadata (Kubernetes' ListMeta) has no name; what it shares with ObjectMeta must
+# still have ObjectMeta's shapes, since its view is an ObjectMeta.
+_LIST_METADATA = s.Schema(METADATA.name, METADATA.fields, ObjectMeta, open=True)
 
 
 def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> ObjectMeta | None:
@@ -143,8 +146,8 @@ def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> ObjectMeta |
         elif not isinstance(value, str) or not value:
             report.error((key,), f"expected a non-empty string, got {s.describe(value)}")
     meta = obj.get("metadata")
-    if _is_list(obj):
-        return None  # `kind: List` (and `FooList`) carries items, not a name of its own
+    if _is_list(obj):  # `kind: List` (and `FooList`) carries items, not a name of its own
+        return s.parse_view(_LIST_METADATA, meta, ("metadata",), report) if meta else None
     if meta is None:
         report.error(("metadata", "name"), "missing required field")
         return None
