@@ -47,6 +47,14 @@ class AppUnit:
             found.setdefault(document.kind, []).append(document)
         return found
 
+    @cached_property
+    def _by_kind_name(self) -> dict[tuple[str, str], list[Document]]:
+        """The objects by kind and name, in the unit's order (rules look targets up by name)."""
+        found: dict[tuple[str, str], list[Document]] = {}
+        for document in self.objects:
+            found.setdefault((document.kind, name_of(document.obj)), []).append(document)
+        return found
+
     def has_kind(self, *kinds: str) -> bool:
         """Whether the unit holds an object of one of these kinds."""
         return any(kind in self._by_kind for kind in kinds)
@@ -54,14 +62,24 @@ class AppUnit:
     @cached_property
     def last_wave(self) -> int:
         """The unit's last sync wave (0 when it has no objects)."""
-        return max((sync_wave(d.obj) for d in self.objects), default=0)
+        return max(self._waves.values(), default=0)
+
+    def wave_of(self, document: Document) -> int:
+        """`sync_wave(document.obj)`, read once per object of the unit."""
+        wave = self._waves.get(id(document))
+        return sync_wave(document.obj) if wave is None else wave
+
+    @cached_property
+    def _waves(self) -> dict[int, int]:
+        """Each object's sync wave, by identity (the objects live as long as the unit)."""
+        return {id(d): sync_wave(d.obj) for d in self.objects}
 
     def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
         """The object `kind/name`, preferring one in `namespace` when several share a name.
         An empty name refers to nothing (not to an object missing its own name)."""
         if not name:
             return None
-        matches = [d for d in self.of_kind(kind) if name_of(d.obj) == name]
+        matches = self._by_kind_name.get((kind, name), ())
         for doc in matches:
             if not namespace or namespace_of(doc.obj) in ("", namespace):
                 return doc

@@ -24,7 +24,6 @@ from headway.check.manifest import (
     name_of,
     pod_template,
     selector_matches,
-    sync_wave,
 )
 from headway.model import yamlload
 from headway.model.yamlload import Document, format_path
@@ -151,7 +150,7 @@ def check_wave_before_target(ctx: CheckContext) -> Iterable[Finding]:
                 if target is doc:
                     continue
                 gated = _kind_key(doc) in assessed
-                finding = _wave_finding(doc, target, field=field, app=unit.name, gated=gated)
+                finding = _wave_finding(doc, target, field=field, unit=unit, gated=gated)
                 if finding is not None:
                     yield finding
 
@@ -165,9 +164,9 @@ def _assessed_kinds(ctx: CheckContext) -> frozenset[str]:
 
 
 def _wave_finding(
-    doc: Document, target: Document, *, field: str, app: str, gated: bool
+    doc: Document, target: Document, *, field: str, unit: AppUnit, gated: bool
 ) -> Finding | None:
-    mine, theirs = sync_wave(doc.obj), sync_wave(target.obj)
+    mine, theirs, app = unit.wave_of(doc), unit.wave_of(target), unit.name
     if mine >= theirs:
         # Later waves wait on this one, not the reverse: in the same wave Argo CD applies the
         # dependent with its target and their health converges together (a Rollout beside its
@@ -238,7 +237,7 @@ def check_unassessed_custom_kind(ctx: CheckContext) -> Iterable[Finding]:
                 continue
             if annotation(doc.obj, WAVE_ANNOTATION) is None:
                 continue  # only a resource deliberately put in an early wave is meant as a gate
-            wave, last = sync_wave(doc.obj), unit.last_wave
+            wave, last = unit.wave_of(doc), unit.last_wave
             if wave >= last:
                 continue
             message = (
@@ -258,7 +257,7 @@ def check_indefinite_pause_gate(ctx: CheckContext) -> Iterable[Finding]:
             path = _indefinite_pause(doc)
             if path is None:
                 continue
-            wave, last = sync_wave(doc.obj), unit.last_wave
+            wave, last = unit.wave_of(doc), unit.last_wave
             if wave >= last:
                 continue
             message = (
