@@ -7,13 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from headway.cluster.errors import ClusterError
-from headway.cluster.protocol import Cluster
 from headway.state_dir import RuntimePaths
+
+if TYPE_CHECKING:
+    from headway.cluster.protocol import Cluster
 
 __all__ = ["Context", "InCluster", "Kubeconfig", "Target", "open_target"]
 
