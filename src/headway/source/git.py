@@ -161,6 +161,10 @@ class GitCache:
         self._repos: dict[str, GitRepository] = {}
         self._lock = threading.Lock()
 
+    @property
+    def root(self) -> Path:
+        return self._root
+
     def repository(self, url: str, credentials: GitCredentials | None = None) -> GitRepository:
         if credentials is None and self._credentials_for is not None:
             credentials = self._credentials_for(url)

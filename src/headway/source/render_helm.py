@@ -19,6 +19,7 @@ import json
 import re
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ import yaml
 from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
+from headway.source.chart_cache import ChartTree
 from headway.source.errors import PathNotFound, RenderError
 from headway.source.helm_values import ComposedValues, compose_values, merge_maps
 from headway.source.helm_values import resolve_value_files as _resolve_value_files
@@ -195,7 +197,7 @@ _SUPPORTED = {
     "skipTests",
     "namespace",
     "version",  # Helm 3 is the only version; accepted and ignored as Argo CD does
-    "passCredentials",  # nothing is downloaded
+    "passCredentials",  # credentials to an archive on another host (headway.source.helm_repo)
 }
 
 
@@ -205,10 +207,24 @@ def _is_test_hook(doc: Document) -> bool:
     return any(h.strip().startswith("test") for h in hooks.split(","))
 
 
+def _chart_request(request: RenderRequest) -> RenderRequest:
+    """A `chart:` source as a request for the chart's directory: the root of an unpacked
+    chart (`ChartTree`), or in a local checkout mapped for `headway check`, `<chart>/` when
+    it has a Chart.yaml, else the root."""
+    chart = str(request.source.get("chart") or "")
+    if not chart:
+        return request
+    path = ""
+    if not isinstance(request.tree, ChartTree) and request.tree.kind(f"{chart}/Chart.yaml"):
+        path = chart
+    return replace(request, source={**request.source, "path": path})
+
+
 class HelmRenderer:
     name = "Helm"
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        request = _chart_request(request)
         ids = [request.tree.object_id(request.path)]
         ids += [request.tree.object_id(p) for p in _local_dependencies(request.tree, request.path)]
         for file in _resolve_value_files(request):
@@ -216,11 +232,7 @@ class HelmRenderer:
         return tuple(ids)
 
     def render(self, request: RenderRequest) -> RenderResult:
-        if request.source.get("chart"):
-            raise RenderError(
-                "charts from a Helm repository (`chart:`) are not supported; "
-                "point `path` at the chart in Git"
-            )
+        request = _chart_request(request)
         chart_yaml = f"{request.path}/Chart.yaml" if request.path else "Chart.yaml"
         if request.tree.kind(chart_yaml) != "file":
             raise RenderError(f"no Chart.yaml in {request.tree.description}", chart_yaml)
@@ -244,7 +256,10 @@ class HelmRenderer:
                 raise RenderError(escaping[0].message, escaping[0].path)
             chart_dir = root / request.path if request.path else root
             manifests = backend(chart_dir, composed, workdir=Path(tmp), **options)
-        documents, diagnostics = _documents(manifests, request.path)
+        # An unpacked chart's files are named as in its archive (`<chart>/templates/x.yaml`).
+        tree = request.tree
+        where = tree.ref.chart if isinstance(tree, ChartTree) else request.path
+        documents, diagnostics = _documents(manifests, where)
         if helm.get("skipTests"):
             documents = [doc for doc in documents if not _is_test_hook(doc)]
         return RenderResult(self.name, tuple(documents), (*composed.diagnostics, *diagnostics))

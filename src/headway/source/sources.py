@@ -17,7 +17,7 @@ from headway.source.git import GitCache, GitCredentials, GitRepository
 from headway.source.plugins import PluginCatalog
 from headway.source.render import RenderRequest
 from headway.source.spec import ApplicationSource
-from headway.source.tree import GitTree
+from headway.source.tree import TreeReader
 
 __all__ = ["ResolvedSource", "render_requests", "resolve_sources"]
 
@@ -26,13 +26,15 @@ CredentialsFor = Callable[[str], GitCredentials | None]
 
 @dataclass(frozen=True)
 class ResolvedSource:
-    """One source pinned to a commit: what a sync records as the revision it applied."""
+    """One source pinned to a commit, or a chart from a Helm repository pinned to a version
+    (`repository` None, `sha` the chart version, `tree` the unpacked chart): what a sync
+    records as the revision it applied."""
 
     index: int
     source: ApplicationSource
-    repository: GitRepository
+    repository: GitRepository | None
     sha: str
-    tree: GitTree
+    tree: TreeReader
 
 
 def resolve_sources(
@@ -68,7 +70,7 @@ def render_requests(
     plugins: PluginCatalog | None = None,
 ) -> list[RenderRequest]:
     """One request per source that renders manifests, each seeing every `ref` tree."""
-    refs: dict[str, GitTree] = {}
+    refs: dict[str, TreeReader] = {}
     for item in resolved:
         name = str(item.source.get("ref") or "")
         if not name:
