@@ -196,3 +196,33 @@ def test_ssh_key_from_a_secret_is_offered_from_memory() -> None:
     keypair = _Callbacks(creds).credentials("ssh://git@git.example.com/org/app", "git", allowed)
     assert isinstance(keypair, KeypairFromMemory)
     assert keypair.credential_tuple == ("git", None, KEY, "")
+
+
+HELM_SECRETS = [
+    *SECRETS,
+    secret("charts", "repository", url="https://charts.example.com/stable", type="helm",
+           username="reader", password="t-charts", insecure="true"),
+    secret("git-twin", "repository", url="https://charts.example.com/stable", password="t-git"),
+]
+
+
+@pytest.mark.parametrize(
+    ("url", "password", "insecure"),
+    [
+        ("https://charts.example.com/stable", "t-charts", True),  # `type: helm` repository
+        ("https://CHARTS.example.com/stable/", "t-charts", True),  # normalized like Git URLs
+        ("https://git.example.com/org/charts/x", "t-helm", False),  # a helm template's prefix
+        ("https://git.example.com/org/infra.git", None, False),  # Git Secrets are not for charts
+    ],
+)
+def test_chart_repositories_read_only_helm_secrets(
+    url: str, password: str | None, insecure: bool
+) -> None:
+    found = build_index(HELM_SECRETS).for_url(url, repo_type="helm")
+    assert (found.password if found else None) == password
+    assert (found.insecure_skip_tls_verify if found else False) is insecure
+
+
+def test_a_helm_secret_is_not_used_for_git() -> None:
+    found = build_index(HELM_SECRETS).for_url("https://charts.example.com/stable")
+    assert found is not None and found.password == "t-git"

@@ -61,6 +61,10 @@ class RepoCredentialsProvider:
     def __call__(self, url: str) -> GitCredentials | None:
         return self.index().for_url(url)
 
+    def helm(self, url: str) -> GitCredentials | None:
+        """The credentials of a Helm chart repository (Secrets of `type: helm`)."""
+        return self.index().for_url(url, repo_type="helm")
+
     def index(self) -> CredentialIndex:
         """The current index, parsed again when a repository Secret changed."""
         with self._lock:

@@ -11,9 +11,11 @@ Pure: no cluster access, no logging. Two kinds of Secret, told apart by the labe
 A `repository` Secret wins over any template; one that carries no credentials of its own
 (only `url`, say) borrows them from the matching template, as Argo CD does. Fields read
 (from `data`, base64, or `stringData`, which wins as in Kubernetes): `url`, `username`,
-`password`, `sshPrivateKey`, `insecure`, `type` (only `git` or empty is used here; `helm`
-and `oci` Secrets are skipped), `project` and `insecure` (skip TLS verification), the last
-two on `repository` Secrets only.
+`password`, `sshPrivateKey`, `insecure`, `type`, `project` and `insecure` (skip TLS
+verification), the last two on `repository` Secrets only. `type` decides who reads a Secret:
+Git sources those of type `git` or none, charts from Helm repositories those of type `helm`
+(`for_url(url, repo_type="helm")`: `username`, `password`, `insecure`); `oci` Secrets are
+skipped.
 
 Errors name the Secret and the field, never a value.
 """
@@ -48,7 +50,7 @@ REPO_CREDS = "repo-creds"
 
 _TRUE = frozenset({"1", "t", "true"})  # Go's strconv.ParseBool, as Argo CD reads `insecure`
 _FALSE = frozenset({"0", "f", "false"})
-_GIT_TYPES = frozenset({"", "git"})
+_TYPES = {"": "git", "git": "git", "helm": "helm"}  # the Secret's `type` -> who reads it
 
 
 class RepoCredentialsError(SourceError):
@@ -83,6 +85,7 @@ class _Entry:
     project: str
     credentials: GitCredentials | None  # None: the Secret carries none of its own
     insecure: bool
+    repo_type: str = "git"  # "git" or "helm"
 
 
 @dataclass(frozen=True)
@@ -93,12 +96,15 @@ class CredentialIndex:
     templates: tuple[_Entry, ...] = ()
     problems: tuple[RepoCredentialsError, ...] = ()
 
-    def for_url(self, url: str, project: str = "") -> GitCredentials | None:
+    def for_url(
+        self, url: str, project: str = "", *, repo_type: str = "git"
+    ) -> GitCredentials | None:
         """The credentials for `url`: the `repository` Secret of `project` (else one with no
-        project), else the longest matching `repo-creds` prefix, else None."""
+        project), else the longest matching `repo-creds` prefix, else None; only Secrets of
+        `repo_type` ("git", or "helm" for chart repositories) count."""
         normal = normalize_repo_url(url)
-        exact = self._repository(normal, project)
-        template = self._template(normal)
+        exact = self._repository(normal, project, repo_type)
+        template = self._template(normal, repo_type)
         if exact is not None and exact.credentials is not None:
             return exact.credentials
         if exact is not None and template is not None and template.credentials is not None:
@@ -107,17 +113,19 @@ class CredentialIndex:
             return _with_insecure(GitCredentials(), exact.insecure) if exact.insecure else None
         return template.credentials if template is not None else None
 
-    def _repository(self, normal: str, project: str) -> _Entry | None:
-        same = [e for e in self.repositories if e.url == normal]
+    def _repository(self, normal: str, project: str, repo_type: str) -> _Entry | None:
+        same = [e for e in self.repositories if e.url == normal and e.repo_type == repo_type]
         for wanted in (project, ""):
             found = next((e for e in same if e.project == wanted), None)
             if found is not None:
                 return found
         return None
 
-    def _template(self, normal: str) -> _Entry | None:
+    def _template(self, normal: str, repo_type: str) -> _Entry | None:
         best: _Entry | None = None
         for entry in self.templates:
+            if entry.repo_type != repo_type:
+                continue
             if normal.startswith(entry.url) and (best is None or len(entry.url) > len(best.url)):
                 best = entry
         return best
@@ -184,11 +192,12 @@ def _credentials(name: str, fields: Mapping[str, str], insecure: bool) -> GitCre
 
 
 def _parse(secret: Mapping[str, Any], kind: str) -> _Entry | None:
-    """One Secret as an entry; None for a Secret of another repository type (helm, oci).
+    """One Secret as an entry; None for a Secret of another repository type (oci).
     A template's `insecure` is ignored: Argo CD's credential templates have no such field."""
     name = _secret_name(secret)
     fields = _fields(secret, name)
-    if fields.get("type", "").strip().lower() not in _GIT_TYPES:
+    repo_type = _TYPES.get(fields.get("type", "").strip().lower())
+    if repo_type is None:
         return None
     url = fields.get("url", "").strip()
     if not url:
@@ -200,6 +209,7 @@ def _parse(secret: Mapping[str, Any], kind: str) -> _Entry | None:
         project=fields.get("project", "").strip(),
         credentials=_credentials(name, fields, insecure),
         insecure=insecure,
+        repo_type=repo_type,
     )
 
 
