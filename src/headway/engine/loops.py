@@ -37,6 +37,7 @@ from headway.controllers.notifications.controller import (
     Notifications,
 )
 from headway.controllers.object_metrics import ObjectMetrics, ObjectMetricsSteps
+from headway.controllers.repo_credentials import RepoCredentialsProvider
 from headway.controllers.rollout.controller import RolloutController
 from headway.controllers.rollout.experiments import ExperimentController
 from headway.controllers.sharding import Shards
@@ -51,6 +52,7 @@ from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
+from headway.source.helm_repo import HelmCharts
 from headway.source.plugins import load_plugins
 from headway.state_dir import RuntimePaths, read_runtime_info
 
@@ -155,8 +157,11 @@ def _applications(parts: LoopParts) -> list[StepController]:
     plugins = load_plugins(
         settings.plugins_directory, timeout_seconds=settings.plugin_timeout_seconds
     )
+    helm_credentials = RepoCredentialsProvider(parts.cluster).helm  # `type: helm` Secrets
+    charts = HelmCharts(settings.state_dir / "chart-cache", credentials_for=helm_credentials)
     reader = SourceReader(
-        git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds, plugins=plugins
+        git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds,
+        plugins=plugins, charts=charts,
     )
     controller = ApplicationController(
         store=parts.cluster,

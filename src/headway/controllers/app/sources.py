@@ -22,6 +22,7 @@ from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
 from headway.source.errors import RenderError, SourceError
 from headway.source.git import GitCache, local_repo_path
+from headway.source.helm_repo import HelmCharts
 from headway.source.plugins import PluginCatalog
 from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import ResolvedSource, render_requests
@@ -118,8 +119,11 @@ class SourceReader:
         render_cache: RenderCache | None = None,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         plugins: PluginCatalog | None = None,
+        charts: HelmCharts | None = None,
     ) -> None:
         self._git = git
+        # Charts from Helm repositories; their index is read again when Git would be fetched.
+        self._charts = charts or HelmCharts(git.root.parent / f"{git.root.name}-charts")
         self._clock = clock
         self._plugins = plugins or PluginCatalog()
         self.render_cache = render_cache or RenderCache(max_entries=4096)
@@ -162,6 +166,10 @@ class SourceReader:
             # remote down.
             pinned = _FULL_SHA.fullmatch(str(source.get("targetRevision") or "").lower())
             if url and pinned is None and (last is None or now - last >= self._poll):
+                if source.get("chart"):
+                    self._charts.forget_index(url)
+                    self._fetched_at[url] = now
+                    continue
                 self._git.repository(url).fetch()
                 self._fetched_at[url] = now
                 self._shas = {k: v for k, v in self._shas.items() if k[0] != url}
@@ -174,6 +182,10 @@ class SourceReader:
             url = str(source.get("repoURL") or "")
             if not url:
                 raise RenderError(f"sources[{index}].repoURL is required")
+            if source.get("chart"):  # the chart version is the source's revision
+                chart = self._charts.resolve(source)
+                resolved.append(ResolvedSource(index, source, None, chart.ref.version, chart.tree))
+                continue
             repository = self._git.repository(url)
             revision = str(source.get("targetRevision") or "HEAD")
             sha = self._shas.get((url, revision))
