@@ -279,6 +279,8 @@ class SourceReader:
         for old, source, path in zip(known.shas, resolved, paths, strict=True):
             if old == source.sha:
                 continue
+            if source.repository is None:  # a chart version: no commits to compare
+                return False
             touched = self._touched_paths(source.repository.repo, old, source.sha)
             if touched is None or path in touched:
                 return False
