@@ -186,14 +186,15 @@ def projects_unchanged(
     kind = type(desired)
     if kind in _SCALAR_TYPES:
         return scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS)
-    if _is_mapping(desired) and _is_mapping(live):
+    if (kind is dict or isinstance(desired, Mapping)) and _is_mapping(live):
         before = _EMPTY if applied is ABSENT or not _is_mapping(applied) else applied
         for key, value in desired.items():
             theirs = live.get(key, ABSENT)
+            mine = type(value)
+            if mine is type(theirs) and mine in _SCALAR_TYPES and value == theirs:
+                continue  # most values: equal scalars, settled without a call
             if theirs is ABSENT:
                 return False
-            if type(value) is type(theirs) and type(value) in _SCALAR_TYPES and value == theirs:
-                continue  # most values: equal scalars, settled without a call
             if not projects_unchanged(value, theirs, key, field, before.get(key, ABSENT)):
                 return False
         return not before or not any(k not in desired and k in live for k in before)

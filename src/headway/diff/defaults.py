@@ -9,7 +9,7 @@ older server. Replica counts are never defaulted (an autoscaler owns them).
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from headway.model.obj import Obj
 
@@ -41,7 +41,7 @@ def with_defaults(obj: Obj) -> Obj:
     out = dict(obj)
     kind = out.get("kind")
     spec = _own(out, "spec")
-    if not isinstance(spec, MutableMapping):
+    if not _is_map(spec):
         return out
     for fill in _BY_KIND.get(str(kind), ()):
         fill(spec)
@@ -54,11 +54,17 @@ def with_defaults(obj: Obj) -> Obj:
     return out
 
 
+def _is_map(value: Any) -> TypeGuard[Fields]:
+    """`isinstance(value, MutableMapping)`, answered by `type` first for a plain dict (an ABC
+    check per field was a visible part of a fleet refresh)."""
+    return type(value) is dict or isinstance(value, MutableMapping)
+
+
 def _template(spec: Fields) -> Fields | None:
     template = _own(spec, "template")
-    if isinstance(template, MutableMapping):
+    if _is_map(template):
         pod_spec = _own(template, "spec")
-        if isinstance(pod_spec, MutableMapping):
+        if _is_map(pod_spec):
             return pod_spec
     return None
 
@@ -67,7 +73,7 @@ def _own(parent: Fields, key: str) -> Any:
     """`parent[key]`, replaced first by a shallow copy of itself when it is a map or a list,
     so that filling it leaves the object it came from alone."""
     value = parent.get(key)
-    if isinstance(value, MutableMapping):
+    if _is_map(value):
         value = parent[key] = dict(value)
     elif isinstance(value, list):
         value = parent[key] = list(value)
@@ -88,7 +94,7 @@ def _own_items(parent: Fields, key: str) -> list[Fields]:
     if not isinstance(items, list):
         return []
     for index, item in enumerate(items):
-        if isinstance(item, MutableMapping):
+        if _is_map(item):
             items[index] = dict(item)
     return [item for item in items if isinstance(item, dict)]
 

@@ -17,7 +17,8 @@ def get(obj: Any, *path: str) -> Any:
     """The value at `path`, or None when any step is missing or not a mapping."""
     node = obj
     for key in path:
-        if not isinstance(node, Mapping):
+        # `type` first: an ABC `isinstance` per step was a tenth of assessing a fleet's health.
+        if type(node) is not dict and not isinstance(node, Mapping):
             return None
         node = node.get(key)
     return node

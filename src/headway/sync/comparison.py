@@ -178,6 +178,9 @@ def compare_app(
     """`desired` as returned by `prepare_desired`; `live` the app's objects in the cluster
     (tracked ones plus any existing object with a desired key)."""
     live_by_key = {key_of(o): o for o in live}
+    # One key object per resource (the live one where there is one): every comparison
+    # keeps its keys, and each extra object is one more for the garbage collector to scan.
+    same_key = {key: key for key in live_by_key}
     resources: list[ResourceStatus] = []
     diffs: dict[ResourceKey, ResourceDiff] = {}
     shared: list[str] = []
@@ -186,6 +189,7 @@ def compare_app(
         if hooks.is_hook(obj) or hooks.is_skipped(obj):
             continue
         key = key_of(obj)
+        key = same_key.get(key, key)
         desired_keys.add(key)
         current = live_by_key.get(key)
         owner = owner_of(current) if current is not None else None

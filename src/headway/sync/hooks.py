@@ -87,6 +87,8 @@ _HELM_POLICIES = {
 
 def hook_types(obj: Obj) -> tuple[HookType, ...]:
     """Argo hook types when the Argo annotation names any valid one, else mapped Helm ones."""
+    if annotation(obj, HOOK_ANNOTATION) is None and annotation(obj, HELM_HOOK) is None:
+        return ()  # most objects: asked for every resource of every comparison
     argo = tuple(HookType(v) for v in annotation_values(obj, HOOK_ANNOTATION) if v in _VALID)
     if argo:
         return argo

@@ -56,17 +56,18 @@ class Refresh:
     comparison: Comparison
 
 
-def _live_identity(live: Mapping[ResourceKey, Obj]) -> frozenset[tuple[Any, ...]]:
+def _live_identity(live: Mapping[ResourceKey, Obj]) -> frozenset[tuple[str, ...]]:
     """Each live object's key, uid and resourceVersion, in no order (a set: sorting by
-    `ResourceKey` cost most of a refresh where nothing changed)."""
-    return frozenset(
-        (
-            key,
-            str((obj.get("metadata") or {}).get("uid") or ""),
-            str((obj.get("metadata") or {}).get("resourceVersion") or ""),
+    `ResourceKey` cost most of a refresh where nothing changed). Tuples of strings only, which
+    the garbage collector stops tracking: one per live object is kept with each comparison."""
+    out = []
+    for key, obj in live.items():
+        meta = obj.get("metadata") or {}
+        uid, version = meta.get("uid"), meta.get("resourceVersion")
+        out.append(
+            (key.group, key.kind, key.namespace, key.name, str(uid or ""), str(version or ""))
         )
-        for key, obj in live.items()
-    )
+    return frozenset(out)
 
 
 class ComparisonCache:

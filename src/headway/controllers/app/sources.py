@@ -330,7 +330,14 @@ class SourceReader:
             for diagnostic in result.diagnostics:
                 bucket = errors if diagnostic.severity is Severity.ERROR else warnings
                 bucket.append(str(diagnostic))
-            objects.extend(dict(d.obj) for d in result.documents if isinstance(d.obj, Mapping))
+            # The rendered dicts themselves, not copies: they are read only (`prepare_desired`
+            # builds what is applied), and a copy of every object outlived each cold refresh,
+            # for the garbage collector to rescan (bench/bench_refresh.py).
+            objects.extend(
+                d.obj if type(d.obj) is dict else dict(d.obj)
+                for d in result.documents
+                if isinstance(d.obj, Mapping)
+            )
         return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings), fingerprint)
 
 
