@@ -10,7 +10,7 @@ instance name (`instance_name`). Hooks are not compared; a live hook is listed w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -174,13 +174,17 @@ def compare_app(
     live: Sequence[Obj],
     rules: Sequence[CompiledRule] = (),
     assess: Assess,
+    known_keys: Iterable[ResourceKey] = (),
 ) -> Comparison:
     """`desired` as returned by `prepare_desired`; `live` the app's objects in the cluster
-    (tracked ones plus any existing object with a desired key)."""
-    live_by_key = {key_of(o): o for o in live}
-    # One key object per resource (the live one where there is one): every comparison
-    # keeps its keys, and each extra object is one more for the garbage collector to scan.
-    same_key = {key: key for key in live_by_key}
+    (tracked ones plus any existing object with a desired key). `known_keys` are key objects
+    the caller keeps anyway (its live objects' keys): the comparison holds those instead of
+    equal copies of its own, one object fewer per resource for the garbage collector."""
+    same_key = {key: key for key in known_keys}
+    live_by_key: dict[ResourceKey, Obj] = {}
+    for obj in live:
+        key = key_of(obj)
+        live_by_key[same_key.setdefault(key, key)] = obj
     resources: list[ResourceStatus] = []
     diffs: dict[ResourceKey, ResourceDiff] = {}
     shared: list[str] = []
@@ -210,6 +214,11 @@ def compare_app(
     return Comparison(tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key, warnings)
 
 
+# Results without a message, shared: a comparison keeps one per resource, and most are these.
+_PLAIN_HEALTH = {status: HealthResult(status) for status in HealthStatus}
+_MISSING = _PLAIN_HEALTH[HealthStatus.MISSING]
+
+
 def _status(
     key: ResourceKey,
     obj: Obj,
@@ -220,7 +229,9 @@ def _status(
     hook: bool = False,
 ) -> ResourceStatus:
     version = str(obj.get("apiVersion", "")).rpartition("/")[2]
-    health = HealthResult(HealthStatus.MISSING) if current is None else assess(current)
+    health = _MISSING if current is None else assess(current)
+    if type(health) is HealthResult and not health.message:
+        health = _PLAIN_HEALTH.get(health.status, health)  # shared: kept once per resource
     synced = diff is None or not diff.modified
     pruning = diff is not None and diff.normalized_desired is None
     return ResourceStatus(

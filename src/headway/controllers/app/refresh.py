@@ -109,7 +109,12 @@ class ComparisonCache:
             return cached
         self.misses += 1
         comparison = compare_app(
-            app=app, desired=desired, live=list(live.values()), rules=rules, assess=assess
+            app=app,
+            desired=desired,
+            live=list(live.values()),
+            rules=rules,
+            assess=assess,
+            known_keys=live.keys(),
         )
         result = Refresh(desired, comparison)
         self._entries[key] = result
