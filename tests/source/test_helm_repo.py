@@ -241,12 +241,6 @@ def test_credentials_go_to_another_host_only_with_pass_credentials(tmp_path: Pat
         archive_host.stop()
 
 
-@pytest.mark.parametrize("url", ["oci://registry.example.com/charts", "registry.example.com/c"])
-def test_oci_repositories_are_a_clear_error(tmp_path: Path, url: str) -> None:
-    with pytest.raises(HelmRepositoryError, match="OCI Helm repositories are not supported yet"):
-        HelmCharts(tmp_path).resolve(_source(url, "1.0.0"))
-
-
 def test_unknown_chart_version_and_bad_revision_name_the_chart(
     server: ChartRepoServer, tmp_path: Path
 ) -> None:

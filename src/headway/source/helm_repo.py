@@ -1,8 +1,10 @@
-"""Charts from HTTP(S) Helm repositories: read the index, choose the version, download,
-verify and unpack the archive into the persistent chart cache (`headway.source.chart_cache`).
+"""Charts from Helm repositories — HTTP(S) ones with an `index.yaml`, and OCI registries
+(`headway.source.helm_oci`) — : list the versions, choose one, download, verify and unpack
+the archive into the persistent chart cache (`headway.source.chart_cache`).
 
-The index is read once and kept until `forget_index` (the Application controller forgets it
-on its poll interval and on a refresh request, as it fetches Git); its choice of version per
+The index (an OCI registry's tag list) is read once and kept until `forget_index` (the
+Application controller forgets it on its poll interval and on a refresh request, as it
+fetches Git); its choice of version per
 `targetRevision` is kept as long. An archive is downloaded once per repository, chart,
 version and digest; after that it renders from disk. When the index cannot be read, a
 `targetRevision` that is an exact version still renders from the cache (the offline rollback
@@ -10,19 +12,22 @@ to a version synced before); a constraint, or a version never downloaded, is an 
 the repository and chart.
 
 Credentials (`credentials_for(url)`, from `type: helm` repository Secrets) go as HTTP basic
-auth to the repository, and to an archive URL on another host only with
-`helm.passCredentials` (Argo CD's rule); they never appear in an error.
+auth to the repository (a registry's Bearer challenge is answered by asking its token
+service with them), to an archive URL on another host only with `helm.passCredentials`
+(Argo CD's rule), and never along a redirect; they never appear in an error.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import ssl
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +42,14 @@ from headway.source.helm_index import (
     is_oci,
     parse_index,
     redact_url,
+)
+from headway.source.helm_oci import (
+    MANIFEST_TYPES,
+    BearerChallenge,
+    chart_layer_digest,
+    oci_chart,
+    parse_challenge,
+    parse_tags,
 )
 from headway.source.semver_tags import parse_version
 
@@ -75,7 +88,8 @@ class HelmCharts:
         self._credentials_for = credentials_for
         self._timeout = timeout_seconds
         self._lock = threading.Lock()
-        self._indexes: dict[str, bytes | HelmRepositoryError] = {}
+        # (repository URL, chart for an OCI registry's tag list, else "") -> the answer
+        self._indexes: dict[tuple[str, str], bytes | HelmRepositoryError] = {}
         self._resolved: dict[tuple[str, str, str], CachedChart] = {}
         self.index_reads = 0  # index downloads attempted, for tests and metrics
         self.downloads = 0  # archives downloaded
@@ -83,15 +97,12 @@ class HelmCharts:
     def forget_index(self, url: str) -> None:
         """The next resolution of a chart of `url` reads its index again."""
         with self._lock:
-            self._indexes.pop(url, None)
+            self._indexes = {k: v for k, v in self._indexes.items() if k[0] != url}
             self._resolved = {k: v for k, v in self._resolved.items() if k[0] != url}
 
     def resolve(self, source: Mapping[str, Any]) -> CachedChart:
         """The chart a source names, unpacked; `HelmRepositoryError` when it cannot be had."""
         url, chart, target = chart_source_fields(source)
-        if is_oci(source) or source.get("enableOCI"):
-            reason = "OCI Helm repositories are not supported yet; use an HTTP(S) chart repository"
-            raise HelmRepositoryError(url, chart, reason)
         if not target.strip():
             reason = "targetRevision is required: a chart version or a constraint such as `1.*`"
             raise HelmRepositoryError(url, chart, reason)
@@ -100,41 +111,67 @@ class HelmCharts:
             known = self._resolved.get(key)
         if known is not None:
             return known
-        found = self._resolve(url, chart, target, pass_credentials=_passes(source))
+        found = self._resolve(
+            url, chart, target, pass_credentials=_passes(source), oci=is_oci(source)
+        )
         with self._lock:
             self._resolved[key] = found
         return found
 
-    def _resolve(self, url: str, chart: str, target: str, *, pass_credentials: bool) -> CachedChart:
+    def _resolve(
+        self, url: str, chart: str, target: str, *, pass_credentials: bool, oci: bool
+    ) -> CachedChart:
         try:
-            versions = parse_index(self._index(url, chart), url=url, chart=chart)
+            versions = self._versions(url, chart, oci=oci)
         except HelmRepositoryError:
             cached = self.cache.latest(url, chart, target) if parse_version(target) else None
             if cached is None:
                 raise
             return cached  # an exact version synced before: its archive is on disk
         entry = choose_version(versions, target, url=url, chart=chart)
+        if oci:
+            entry = self._oci_entry(url, entry)
         ref = ChartRef(url, chart, entry.version, entry.digest)
         return self.cache.get(ref) or self._download(ref, entry, pass_credentials)
 
-    def _index(self, url: str, chart: str) -> bytes:
+    def _versions(self, url: str, chart: str, *, oci: bool) -> tuple[ChartVersion, ...]:
+        if oci:
+            tags = self._listing(url, chart, oci_chart(url, chart).tags_url(), per_chart=True)
+            return parse_tags(tags, url=url, chart=chart)
+        index = self._listing(url, chart, url.rstrip("/") + "/index.yaml", per_chart=False)
+        return parse_index(index, url=url, chart=chart)
+
+    def _oci_entry(self, url: str, entry: ChartVersion) -> ChartVersion:
+        """The entry with its archive's digest and blob URL, from the tag's manifest."""
+        where = oci_chart(url, entry.chart)
+        manifest = self._get(
+            where.manifest_url(entry.version), url, entry.chart,
+            limit=MAX_INDEX_BYTES, auth=True, accept=MANIFEST_TYPES,
+        )
+        digest = chart_layer_digest(manifest, url=url, chart=entry.chart, version=entry.version)
+        return replace(entry, digest=digest, urls=(where.blob_url(digest),))
+
+    def _listing(self, url: str, chart: str, target: str, *, per_chart: bool) -> bytes:
+        """The index (or an OCI chart's tag list) at `target`, read once until
+        `forget_index(url)`; a failure is kept as long, and names the chart asking."""
+        key = (url, chart if per_chart else "")
         with self._lock:
-            known = self._indexes.get(url)
+            known = self._indexes.get(key)
         if known is None:
-            index_url = url.rstrip("/") + "/index.yaml"
             try:
-                known = self._get(index_url, url, chart, limit=MAX_INDEX_BYTES, auth=True)
+                known = self._get(target, url, chart, limit=MAX_INDEX_BYTES, auth=True)
             except HelmRepositoryError as err:
                 known = err
             with self._lock:
-                self._indexes[url] = known
+                self._indexes[key] = known
         if isinstance(known, HelmRepositoryError):
-            raise known
+            raise HelmRepositoryError(url, chart, known.reason)
         return known
 
     def _download(self, ref: ChartRef, entry: ChartVersion, pass_credentials: bool) -> CachedChart:
         where = archive_url(ref.url, entry)
-        auth = pass_credentials or _same_origin(where, ref.url)
+        home = oci_chart(ref.url, ref.chart).base if is_oci({"repoURL": ref.url}) else ref.url
+        auth = pass_credentials or _same_origin(where, home)
         data = self._get(where, ref.url, ref.chart, limit=MAX_ARCHIVE_BYTES, auth=auth)
         self.downloads += 1
         actual = hashlib.sha256(data).hexdigest()
@@ -146,17 +183,57 @@ class HelmCharts:
             raise HelmRepositoryError(ref.url, ref.chart, reason)
         return self.cache.store(ref, data)
 
-    def _get(self, target: str, url: str, chart: str, *, limit: int, auth: bool) -> bytes:
-        """GET `target` (`url`/`chart` for messages), at most `limit` bytes."""
-        if target.startswith("http://") or target.startswith("https://"):
-            request, context = self._request(target, url, auth=auth)
-        else:
+    def _get(
+        self, target: str, url: str, chart: str, *, limit: int, auth: bool, accept: str = ""
+    ) -> bytes:
+        """GET `target` (`url`/`chart` for messages), at most `limit` bytes; a Bearer
+        challenge (an OCI registry's) is answered with a token from its realm."""
+        if not target.startswith(("http://", "https://")):
             raise HelmRepositoryError(url, chart, f"{redact_url(target)} is not an HTTP(S) URL")
-        self.index_reads += target.endswith("/index.yaml")
+        self.index_reads += target.endswith(("/index.yaml", "/tags/list"))
+        request, context = self._request(target, url, auth=auth, accept=accept)
+        answer = self._open(request, context, url=url, chart=chart, limit=limit)
+        if isinstance(answer, BearerChallenge):
+            token = self._token(answer, url, chart, auth=auth)
+            request, context = self._request(target, url, auth=False, accept=accept)
+            request.add_unredirected_header("Authorization", f"Bearer {token}")
+            answer = self._open(request, context, url=url, chart=chart, limit=limit)
+        if isinstance(answer, BearerChallenge):
+            reason = f"GET {redact_url(target)}: HTTP 401 after a token (check the credentials)"
+            raise HelmRepositoryError(url, chart, reason)
+        return answer
+
+    def _token(self, challenge: BearerChallenge, url: str, chart: str, *, auth: bool) -> str:
+        """A registry token for the challenge's scope (anonymous without credentials)."""
+        data = self._get(challenge.token_url(), url, chart, limit=1024 * 1024, auth=auth)
+        try:
+            reply = json.loads(data)
+            token = str(reply.get("token") or reply.get("access_token") or "")
+        except (ValueError, AttributeError):
+            token = ""
+        if not token:
+            raise HelmRepositoryError(url, chart, "the registry's token service gave no token")
+        return token
+
+    def _open(
+        self,
+        request: urllib.request.Request,
+        context: ssl.SSLContext | None,
+        *,
+        url: str,
+        chart: str,
+        limit: int,
+    ) -> bytes | BearerChallenge:
+        target = request.full_url
         try:
             with urllib.request.urlopen(request, timeout=self._timeout, context=context) as reply:
                 data: bytes = reply.read(limit + 1)
         except urllib.error.HTTPError as err:
+            challenge = parse_challenge(err.headers.get("WWW-Authenticate", "") or "")
+            if err.code == 401 and challenge is not None and "Bearer" not in str(
+                request.get_header("Authorization") or ""
+            ):
+                return challenge
             denied = " (check the repository's credentials)" if err.code in (401, 403) else ""
             reason = f"GET {redact_url(target)}: HTTP {err.code} {err.reason}{denied}"
             raise HelmRepositoryError(url, chart, reason) from None
@@ -170,15 +247,17 @@ class HelmCharts:
         return data
 
     def _request(
-        self, target: str, url: str, *, auth: bool
+        self, target: str, url: str, *, auth: bool, accept: str = ""
     ) -> tuple[urllib.request.Request, ssl.SSLContext | None]:
-        request = urllib.request.Request(target, headers={"User-Agent": "headway"})
+        headers = {"User-Agent": "headway", **({"Accept": accept} if accept else {})}
+        request = urllib.request.Request(target, headers=headers)
         credentials = self._credentials_for(url) if self._credentials_for is not None else None
         if credentials is None:
             return request, None
         if auth and (credentials.username or credentials.password):
             pair = f"{credentials.username or ''}:{credentials.password or ''}"
-            request.add_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+            token = base64.b64encode(pair.encode()).decode()
+            request.add_unredirected_header("Authorization", f"Basic {token}")
         context = None
         if credentials.insecure_skip_tls_verify:
             context = ssl.create_default_context()
