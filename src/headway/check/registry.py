@@ -236,4 +236,11 @@ def run_checks(ctx: CheckContext, *, disabled: Sequence[str] = ()) -> list[Findi
                 continue
             findings.extend(check.run(ctx))
     kept = {f for f in findings if f.rule not in off and not suppressions.silences(f)}
-    return sorted(kept, key=lambda f: (f.file, f.line, f.rule, f.resource, f.message))
+    return sorted(kept, key=_place)
+
+
+def _place(finding: Finding) -> tuple[str, int, str, str, str, str, str]:
+    """A total order: findings that differ only in their Application or hint (one object
+    rendered by several apps) still come out in one order whatever the hash seed."""
+    f = finding
+    return (f.file, f.line, f.rule, f.resource, f.message, f.app, f.hint)
