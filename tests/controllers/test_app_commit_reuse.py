@@ -14,10 +14,13 @@ import pytest
 from app_harness import Harness, application, config_map, make_harness, manifests
 
 from headway.clock import VirtualClock
-from headway.controllers.app.sources import DesiredState
+from headway.controllers.app.sources import DesiredState, SourceReader
 from headway.model.application import parse_application
 from headway.model.yamlload import Document
+from headway.source.git import GitCache
+from headway.source.plugins import Command, Discover, PluginCatalog, PluginConfig
 from source.gitrepos import require_extra
+from system_programs import require_program
 
 
 def desired(h: Harness, name: str) -> DesiredState:
@@ -195,3 +198,29 @@ def test_a_values_ref_of_another_source_renders_again(tmp_path: Path, clock: Vir
     assert data(desired(h, "web"), "web") == {"flag": "ref-1"}
     commit(h, {"envs/prod.yaml": "flag: ref-2\n"})
     assert data(desired(h, "web"), "web") == {"flag": "ref-2"}
+
+
+def test_a_plugin_find_command_may_look_outside_the_path(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """A discovering plugin's find command runs over the whole repository, so a commit
+    outside the path may hand the app to the plugin: such an app is not carried over."""
+    sh = require_program("sh")
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-plugin\n"
+    plugin = PluginConfig(
+        name="flagged",
+        version="",
+        init=Command(),
+        generate=Command((sh, "-c", f"printf '{manifest}'")),
+        discover=Discover(find=Command((sh, "-c", "cat ../../flags/plugin 2>/dev/null || true"))),
+        preserve_file_mode=False,
+        file="test",
+    )
+    h = make_harness(tmp_path, clock, {"apps/web/cm.yaml": manifests(config_map("own"))})
+    h.reader = SourceReader(
+        git=GitCache(tmp_path / "plugin-cache"), clock=clock, plugins=PluginCatalog((plugin,))
+    )
+    h.install(application("web", h.remote.url, path="apps/web"))
+    assert [o["metadata"]["name"] for o in desired(h, "web").objects] == ["own"]
+    commit(h, {"flags/plugin": "on\n"})
+    assert [o["metadata"]["name"] for o in desired(h, "web").objects] == ["from-plugin"]
