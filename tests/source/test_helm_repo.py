@@ -272,3 +272,27 @@ def test_a_chart_tree_identity_is_repository_chart_version_and_digest(
     assert isinstance(chart.tree, ChartTree)
     assert chart.tree.object_id("") == chart.ref.identity
     assert chart.ref.identity == f"helm:{server.url} web 1.0.0 sha256:{chart.ref.digest}"
+
+
+def test_an_index_is_loaded_once_for_every_chart_and_revision_in_it(
+    server: ChartRepoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large index (megabytes of YAML) is parsed once per read, not once per app."""
+    from headway.source import helm_repo
+
+    server.publish(chart_archive("api", "1.0.0"))
+    loads: list[str] = []
+    real = helm_repo.load_entries
+
+    def counting(text: bytes, *, url: str, chart: str) -> Any:
+        loads.append(chart)
+        return real(text, url=url, chart=chart)
+
+    monkeypatch.setattr(helm_repo, "load_entries", counting)
+    charts = HelmCharts(tmp_path / "charts")
+    for chart, revision in (("web", "1.*"), ("web", "*"), ("api", "1.0.0")):
+        charts.resolve({"repoURL": server.url, "chart": chart, "targetRevision": revision})
+    assert len(loads) == 1
+    charts.forget_index(server.url)
+    charts.resolve({"repoURL": server.url, "chart": "api", "targetRevision": "*"})
+    assert len(loads) == 2

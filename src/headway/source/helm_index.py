@@ -23,8 +23,10 @@ __all__ = [
     "ChartVersion",
     "HelmRepositoryError",
     "archive_url",
+    "chart_versions",
     "choose_version",
     "is_oci",
+    "load_entries",
     "parse_index",
     "redact_url",
 ]
@@ -82,8 +84,9 @@ def _entry(chart: str, raw: object, *, url: str) -> ChartVersion | None:
     return ChartVersion(chart, str(raw["version"]), tuple(urls), digest)
 
 
-def parse_index(text: bytes, *, url: str, chart: str) -> tuple[ChartVersion, ...]:
-    """The versions of `chart` in an index file (an empty tuple when the chart is absent)."""
+def load_entries(text: bytes, *, url: str, chart: str) -> Mapping[str, Any]:
+    """The `entries` of an index file (chart name -> its versions, as read); `chart` only
+    names the chart asking, for messages. The costly step: a large index is megabytes."""
     try:
         loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
@@ -93,8 +96,21 @@ def parse_index(text: bytes, *, url: str, chart: str) -> tuple[ChartVersion, ...
     entries = loaded.get("entries") if isinstance(loaded, Mapping) else None
     if not isinstance(entries, Mapping):
         raise HelmRepositoryError(url, chart, "index.yaml has no `entries` mapping")
-    found = [_entry(chart, raw, url=url) for raw in entries.get(chart) or []]
+    return entries
+
+
+def chart_versions(entries: Mapping[str, Any], *, url: str, chart: str) -> tuple[ChartVersion, ...]:
+    """The versions of `chart` in loaded index entries (empty when the chart is absent)."""
+    listed = entries.get(chart) or []
+    if not isinstance(listed, list):
+        raise HelmRepositoryError(url, chart, f"index.yaml: entries.{chart} must be a list")
+    found = [_entry(chart, raw, url=url) for raw in listed]
     return tuple(v for v in found if v is not None)
+
+
+def parse_index(text: bytes, *, url: str, chart: str) -> tuple[ChartVersion, ...]:
+    """The versions of `chart` in an index file (an empty tuple when the chart is absent)."""
+    return chart_versions(load_entries(text, url=url, chart=chart), url=url, chart=chart)
 
 
 def choose_version(

@@ -38,9 +38,10 @@ from headway.source.helm_index import (
     ChartVersion,
     HelmRepositoryError,
     archive_url,
+    chart_versions,
     choose_version,
     is_oci,
-    parse_index,
+    load_entries,
     redact_url,
 )
 from headway.source.helm_oci import (
@@ -90,6 +91,7 @@ class HelmCharts:
         self._lock = threading.Lock()
         # (repository URL, chart for an OCI registry's tag list, else "") -> the answer
         self._indexes: dict[tuple[str, str], bytes | HelmRepositoryError] = {}
+        self._entries: dict[str, Mapping[str, Any]] = {}  # an index read, loaded once
         self._resolved: dict[tuple[str, str, str], CachedChart] = {}
         self.index_reads = 0  # index downloads attempted, for tests and metrics
         self.downloads = 0  # archives downloaded
@@ -98,6 +100,7 @@ class HelmCharts:
         """The next resolution of a chart of `url` reads its index again."""
         with self._lock:
             self._indexes = {k: v for k, v in self._indexes.items() if k[0] != url}
+            self._entries.pop(url, None)
             self._resolved = {k: v for k, v in self._resolved.items() if k[0] != url}
 
     def resolve(self, source: Mapping[str, Any]) -> CachedChart:
@@ -139,7 +142,13 @@ class HelmCharts:
             tags = self._listing(url, chart, oci_chart(url, chart).tags_url(), per_chart=True)
             return parse_tags(tags, url=url, chart=chart)
         index = self._listing(url, chart, url.rstrip("/") + "/index.yaml", per_chart=False)
-        return parse_index(index, url=url, chart=chart)
+        with self._lock:
+            entries = self._entries.get(url)
+        if entries is None:
+            entries = load_entries(index, url=url, chart=chart)
+            with self._lock:
+                self._entries[url] = entries
+        return chart_versions(entries, url=url, chart=chart)
 
     def _oci_entry(self, url: str, entry: ChartVersion) -> ChartVersion:
         """The entry with its archive's digest and blob URL, from the tag's manifest."""
