@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import yaml
 
 from e2e_sync.e2e_helpers import API, Remote, default_project
 from headway.clock import SystemClock
@@ -28,24 +29,15 @@ from source.helm_repo_server import ChartRepoServer, chart_archive
 pytestmark = pytest.mark.slow
 
 
+FIXTURE = Path(__file__).parent / "fixtures" / "helm_multi_source_app.yaml"
+
+
 def _application(charts_url: str, values_url: str) -> dict[str, Any]:
-    """Argo CD's documented multi-source example, in its shape: the chart from the chart
-    repository, a values file from a Git repository named by its `ref`."""
-    return {
-        "apiVersion": API,
-        "kind": "Application",
-        "metadata": {"name": "web", "namespace": "argocd"},
-        "spec": {
-            "project": "default",
-            "sources": [
-                {"repoURL": charts_url, "chart": "web", "targetRevision": "1.*",
-                 "helm": {"valueFiles": ["$values/envs/prod/web-values.yaml"]}},
-                {"repoURL": values_url, "targetRevision": "main", "ref": "values"},
-            ],
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": "default"},
-            "syncPolicy": {"automated": {"prune": True}},
-        },
-    }
+    """Argo CD's documented multi-source example, in its shape (the fixture): the chart from
+    the chart repository, a values file from a Git repository named by its `ref`."""
+    text = FIXTURE.read_text().replace("CHARTS_URL", charts_url)
+    loaded: dict[str, Any] = yaml.safe_load(text.replace("VALUES_URL", values_url))
+    return loaded
 
 
 @dataclass
