@@ -296,3 +296,24 @@ def test_an_index_is_loaded_once_for_every_chart_and_revision_in_it(
     charts.forget_index(server.url)
     charts.resolve({"repoURL": server.url, "chart": "api", "targetRevision": "*"})
     assert len(loads) == 2
+
+
+def test_dependencies_packaged_in_the_archive_render(
+    server: ChartRepoServer, tmp_path: Path
+) -> None:
+    """Published charts carry their dependencies as archives in `charts/` (what
+    `helm package` after `helm dependency build` writes); nothing more is downloaded."""
+    import yaml
+
+    sub = chart_archive("sub", "0.1.0", values={"release": "sub", "region": "r"})
+    meta = {"apiVersion": "v2", "name": "web", "version": "5.0.0", "dependencies": [
+        {"name": "sub", "version": "0.1.0", "repository": "https://charts.example.com"}]}
+    server.publish(chart_archive("web", "5.0.0", extra={
+        "web/Chart.yaml": yaml.safe_dump(meta).encode(), "web/charts/sub-0.1.0.tgz": sub.data}))
+    charts = HelmCharts(tmp_path / "charts")
+    source = _source(server.url, "5.0.0")
+    result = render(RenderRequest(source=source, tree=charts.resolve(source).tree, app_name="a"))
+    assert result.ok, result.diagnostics
+    assert [d.file for d in result.documents] == [
+        "web/charts/sub/templates/configmap.yaml", "web/templates/configmap.yaml"]
+    assert len(server.requests) == 2  # the index and the archive

@@ -93,8 +93,8 @@ class HelmCharts:
         self._indexes: dict[tuple[str, str], bytes | HelmRepositoryError] = {}
         self._entries: dict[str, Mapping[str, Any]] = {}  # an index read, loaded once
         self._resolved: dict[tuple[str, str, str], CachedChart] = {}
-        self.index_reads = 0  # index downloads attempted, for tests and metrics
-        self.downloads = 0  # archives downloaded
+        self.index_reads = 0  # index (or tag list) reads attempted, for tests
+        self.downloads = 0  # archives downloaded, for tests
 
     def forget_index(self, url: str) -> None:
         """The next resolution of a chart of `url` reads its index again."""
