@@ -317,3 +317,21 @@ def test_dependencies_packaged_in_the_archive_render(
     assert [d.file for d in result.documents] == [
         "web/charts/sub/templates/configmap.yaml", "web/templates/configmap.yaml"]
     assert len(server.requests) == 2  # the index and the archive
+
+
+def test_storing_a_chart_again_leaves_the_stored_copy_in_place(
+    server: ChartRepoServer, tmp_path: Path
+) -> None:
+    """Two processes (the controller, `headway app diff`) may download the same version at
+    once; the second store must not pull the files from under a render reading the first."""
+    charts = HelmCharts(tmp_path / "charts")
+    first = charts.resolve(_source(server.url, "1.0.0"))
+    reading = first.tree.files()
+    again = charts.cache.store(first.ref, server.files["web-1.0.0.tgz"])
+    assert again.tree.files() == reading
+    assert (first.tree._root / "Chart.yaml").stat().st_ino == (
+        again.tree._root / "Chart.yaml"
+    ).stat().st_ino  # the same files, not a fresh copy renamed over them
+    damaged = charts.cache._entry_dir(first.ref) / "entry.json"
+    damaged.write_text("{")  # a damaged entry is replaced
+    assert charts.cache.store(first.ref, server.files["web-1.0.0.tgz"]).ref == first.ref

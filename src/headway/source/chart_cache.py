@@ -173,9 +173,10 @@ class ChartCache:
             chart_dir = unpack_chart(data, staging / "chart", ref)
             meta = {**ref.__dict__, "directory": chart_dir.relative_to(staging).as_posix()}
             (staging / "entry.json").write_text(json.dumps(meta, sort_keys=True))
-            if final.exists():
-                shutil.rmtree(final, ignore_errors=True)  # an unreadable earlier copy
-            with contextlib.suppress(OSError):  # another process stored it first (same digest)
+            if final.exists() and self._load(final) is None:
+                # A damaged copy; never a readable one, which another render may be reading.
+                shutil.rmtree(final, ignore_errors=True)
+            with contextlib.suppress(OSError):  # already stored (same digest): that one stays
                 os.rename(staging, final)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
