@@ -132,9 +132,6 @@ class K8sObject:
 _ANY_KIND_METADATA = s.Schema(
     METADATA.name, METADATA.fields, ObjectMeta, METADATA.checks, open=True
 )
-# A list's metadata (Kubernetes' ListMeta) has no name; what it shares with ObjectMeta must
-# still have ObjectMeta's shapes, since its view is an ObjectMeta.
-_LIST_METADATA = s.Schema(METADATA.name, METADATA.fields, ObjectMeta, open=True)
 
 
 def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> ObjectMeta | None:
@@ -146,13 +143,16 @@ def _envelope_checks(obj: Mapping[str, Any], report: s.Reporter) -> ObjectMeta |
         elif not isinstance(value, str) or not value:
             report.error((key,), f"expected a non-empty string, got {s.describe(value)}")
     meta = obj.get("metadata")
-    if _is_list(obj):  # `kind: List` (and `FooList`) carries items, not a name of its own
-        return s.parse_view(_LIST_METADATA, meta, ("metadata",), report) if meta else None
+    if _is_list(obj):
+        # `kind: List` (and `FooList`) carries items, not a name of its own, and its metadata
+        # is read by no one (kubectl and Argo CD apply the items): its view has none.
+        view: ObjectMeta = s.build_view(METADATA, {"name": ""})
+        return view
     if meta is None:
         report.error(("metadata", "name"), "missing required field")
         return None
-    view: ObjectMeta = s.parse_view(_ANY_KIND_METADATA, meta, ("metadata",), report)
-    return view
+    checked: ObjectMeta = s.parse_view(_ANY_KIND_METADATA, meta, ("metadata",), report)
+    return checked
 
 
 def _is_list(obj: Mapping[str, Any]) -> bool:
@@ -168,10 +168,8 @@ def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]
         report.error((), f"expected a Kubernetes object (a mapping), got {s.describe(obj)}")
         return None, report.diagnostics
     meta = _envelope_checks(obj, report)
-    if report.has_errors:
+    if report.has_errors or meta is None:
         return None, report.diagnostics
-    if meta is None:
-        meta = s.build_view(METADATA, obj.get("metadata") or {"name": ""})
     return K8sObject(obj["apiVersion"], obj["kind"], meta, obj), report.diagnostics
 
 
