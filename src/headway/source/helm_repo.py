@@ -4,8 +4,9 @@ archive into the persistent chart cache (`headway.source.chart_cache`).
 
 The index (an OCI registry's tag list) is read once and kept until `forget_index` (the
 Application controller forgets it on its poll interval and on a refresh request, as it
-fetches Git); its choice of version per `targetRevision` is kept as long. An archive is downloaded once per repository, chart,
-version and digest; after that it renders from disk. When the index cannot be read, a
+fetches Git); its choice of version per `targetRevision` is kept as long. An archive is
+downloaded once per repository, chart, version and digest; after that it renders from disk.
+When the index cannot be read, a
 `targetRevision` that is an exact version still renders from the cache (the offline rollback
 to a version synced before); a constraint, or a version never downloaded, is an error naming
 the repository and chart.
