@@ -42,7 +42,7 @@ def test_all_names_exist(name: str) -> None:
 def test_every_parser_is_dispatched() -> None:
     from headway.model import manifests
 
-    kinds = {kind for _, kind in manifests.PARSERS}
+    kinds = {kind for _, kind in manifests.PARSER_LOADERS}
     assert kinds == {
         "Application",
         "ApplicationSet",

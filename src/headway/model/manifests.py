@@ -2,32 +2,37 @@
 
 Argo kinds (`argoproj.io/v1alpha1`) get full views and validation; everything else becomes a
 `K8sObject` with only apiVersion, kind and metadata.name checked.
+
+A kind's typed model is imported the first time a document of that kind is parsed (the
+`PARSER_LOADERS` table), not with this module: a repository of plain manifests never loads
+the Rollout, ApplicationSet or PromotionPipeline models, nor croniter for AppProject sync
+windows, which is most of what `headway validate` and `headway check` would spend starting.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from headway.model import (
-    analysis,
-    application,
-    applicationset,
-    appproject,
-    k8s,
-    promotion_pipeline,
-    rollout,
-)
+from headway.model import k8s
 from headway.model.diagnostics import Diagnostic
 from headway.model.yamlload import Document
+
+if TYPE_CHECKING:  # the typed models load by kind, in the loaders below
+    from headway.model import (
+        analysis,
+        application,
+        appproject,
+        promotion_pipeline,
+        rollout,
+    )
 
 __all__ = [
     "ARGO_GROUP",
     "ARGO_VERSION",
-    "PARSERS",
+    "PARSER_LOADERS",
     "SERVED_VERSIONS",
-    "Manifest",
     "ParseMemo",
     "is_object",
     "parse_manifest",
@@ -35,33 +40,88 @@ __all__ = [
 
 ARGO_GROUP = "argoproj.io"
 ARGO_VERSION = "v1alpha1"
+# `promotion_pipeline.PIPELINE_GROUP` and `PIPELINE_KIND`, spelt here so that dispatch does
+# not import the pipeline model; a test holds them equal.
+_PIPELINE_GROUP = "headway.dev"
+_PIPELINE_KIND = "PromotionPipeline"
 
-Manifest = (
-    application.Application
-    | appproject.AppProject
-    | rollout.Rollout
-    | analysis.AnalysisTemplate
-    | analysis.AnalysisRun
-    | promotion_pipeline.PromotionPipeline
-    | k8s.K8sObject
-)
+if TYPE_CHECKING:
+    Manifest = (
+        application.Application
+        | appproject.AppProject
+        | rollout.Rollout
+        | analysis.AnalysisTemplate
+        | analysis.AnalysisRun
+        | promotion_pipeline.PromotionPipeline
+        | k8s.K8sObject
+    )
 Parser = Callable[[Document], tuple[Any, list[Diagnostic]]]
 
-PARSERS: dict[tuple[str, str], Parser] = {
-    (ARGO_GROUP, "Application"): application.parse_application,
-    (ARGO_GROUP, "AppProject"): appproject.parse_appproject,
-    (ARGO_GROUP, "ApplicationSet"): applicationset.parse_application_set,
-    (ARGO_GROUP, "Rollout"): rollout.parse_rollout,
-    (ARGO_GROUP, "AnalysisTemplate"): analysis.parse_analysis_template,
-    (ARGO_GROUP, "ClusterAnalysisTemplate"): analysis.parse_analysis_template,
-    (ARGO_GROUP, "AnalysisRun"): analysis.parse_analysis_run,
-    (
-        promotion_pipeline.PIPELINE_GROUP,
-        promotion_pipeline.PIPELINE_KIND,
-    ): promotion_pipeline.parse_promotion_pipeline,
+
+def _application() -> Parser:
+    from headway.model import application
+
+    return application.parse_application
+
+
+def _appproject() -> Parser:
+    from headway.model import appproject
+
+    return appproject.parse_appproject
+
+
+def _application_set() -> Parser:
+    from headway.model import applicationset
+
+    return applicationset.parse_application_set
+
+
+def _rollout() -> Parser:
+    from headway.model import rollout
+
+    return rollout.parse_rollout
+
+
+def _analysis_template() -> Parser:
+    from headway.model import analysis
+
+    return analysis.parse_analysis_template
+
+
+def _analysis_run() -> Parser:
+    from headway.model import analysis
+
+    return analysis.parse_analysis_run
+
+
+def _promotion_pipeline() -> Parser:
+    from headway.model import promotion_pipeline
+
+    return promotion_pipeline.parse_promotion_pipeline
+
+
+# Each typed kind's parser, behind a function that imports its model when first asked.
+PARSER_LOADERS: dict[tuple[str, str], Callable[[], Parser]] = {
+    (ARGO_GROUP, "Application"): _application,
+    (ARGO_GROUP, "AppProject"): _appproject,
+    (ARGO_GROUP, "ApplicationSet"): _application_set,
+    (ARGO_GROUP, "Rollout"): _rollout,
+    (ARGO_GROUP, "AnalysisTemplate"): _analysis_template,
+    (ARGO_GROUP, "ClusterAnalysisTemplate"): _analysis_template,
+    (ARGO_GROUP, "AnalysisRun"): _analysis_run,
+    (_PIPELINE_GROUP, _PIPELINE_KIND): _promotion_pipeline,
 }
 # The one version each group's kinds are served at (Argo's kinds and Headway's own).
-SERVED_VERSIONS = {ARGO_GROUP: ARGO_VERSION, promotion_pipeline.PIPELINE_GROUP: "v1alpha1"}
+SERVED_VERSIONS = {ARGO_GROUP: ARGO_VERSION, _PIPELINE_GROUP: "v1alpha1"}
+_loaded_parsers: dict[tuple[str, str], Parser] = {}
+
+
+def _typed_parser(group: str, kind: str) -> Parser:
+    """The parser of a kind in `PARSER_LOADERS`, its model imported the first time."""
+    parser = _loaded_parsers.get((group, kind))
+    if parser is None:
+        parser = _loaded_parsers[group, kind] = PARSER_LOADERS[group, kind]()
+    return parser
 
 
 # Build inputs that look like objects but are never applied (kustomization.yaml files).
@@ -113,12 +173,12 @@ def parse_manifest(
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return k8s.parse_object(document)
     group, version = k8s.split_api_version(api_version)
-    parser = PARSERS.get((group, kind))
-    if parser is None:
+    if (group, kind) not in PARSER_LOADERS:
         return k8s.parse_object(document)
     if version != SERVED_VERSIONS[group]:
         served = f"{group}/{SERVED_VERSIONS[group]}"
         message = f'"{api_version}" is not served for {kind}; use {served}'
         return None, [document.diagnostic(("apiVersion",), message)]
+    parser = _typed_parser(group, kind)
     view, diagnostics = parser(document) if memo is None else memo.parse(parser, document)
     return view, diagnostics
