@@ -48,8 +48,7 @@ HEAVY = (
     "rich.pretty",
     "attr",
 )
-# Help and usage errors read no YAML; a command that stops at its first check may have
-# loaded the reader already (check's plugin catalog).
+# Help, usage errors and a missing path read no YAML.
 YAML = ("yaml", "headway.model.yamlload")
 # Name-only modules a command may import to spell its defaults.
 LIGHT = frozenset({"headway.controllers.app", "headway.controllers.app.names"})
@@ -92,9 +91,8 @@ def _probe(*args: str) -> tuple[int, list[str], str]:
     return report["code"], report["modules"], done.stdout + done.stderr
 
 
-def _heavy(modules: list[str], *, reads_yaml: bool = False) -> list[str]:
-    heavy = HEAVY if reads_yaml else HEAVY + YAML
-    return [m for m in modules if m.startswith(heavy) and m not in LIGHT]
+def _heavy(modules: list[str]) -> list[str]:
+    return [m for m in modules if m.startswith(HEAVY + YAML) and m not in LIGHT]
 
 
 @pytest.mark.parametrize("line", _command_lines(), ids=" ".join)
@@ -114,7 +112,8 @@ def test_a_usage_error_imports_nothing_heavy(entry: commands.CommandEntry) -> No
 
 
 # Commands that stop at their first check (no store, no such path): the answer comes before
-# the work's modules load.
+# the work's modules load, the YAML reader included (check says a missing path before it
+# loads the plugin catalog).
 _NOTHING_THERE = "/nonexistent/headway-state"
 EARLY_EXITS = (
     ("get", "pods", "--state-dir", _NOTHING_THERE),
@@ -135,7 +134,7 @@ def test_a_command_that_finds_nothing_to_work_on_imports_nothing_heavy(
     code, modules, output = _probe(*line)
     assert code in (1, 2), output
     assert "error" in output.lower()
-    assert _heavy(modules, reads_yaml=True) == []
+    assert _heavy(modules) == []
 
 
 _ROLLOUT = """\
@@ -191,3 +190,69 @@ def test_validating_an_application_set_still_renders_it(tmp_path: Path) -> None:
     assert code == 1, output
     assert "set.yaml:15: Application/web-dev: spec.syncPolicy.syncOptions[0]" in output
     assert "headway.appset.documents" in modules
+
+
+# The typed models of Argo's and Headway's kinds, and croniter (AppProject sync windows): each
+# loads the first time a document of its kind is parsed (`model.manifests.PARSER_LOADERS`).
+TYPED_MODELS = frozenset(
+    f"headway.model.{name}"
+    for name in (
+        "analysis",
+        "application",
+        "applicationset",
+        "appproject",
+        "promotion_pipeline",
+        "rollout",
+    )
+) | {"croniter"}
+_PLAIN_MANIFESTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "web:1"}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+"""
+
+
+def test_validating_plain_manifests_imports_no_typed_model(tmp_path: Path) -> None:
+    (tmp_path / "web.yaml").write_text(_PLAIN_MANIFESTS)
+    code, modules, output = _probe("validate", str(tmp_path))
+    assert code == 0, output
+    assert "1 file, 2 objects: 0 errors" in output
+    assert sorted(TYPED_MODELS.intersection(modules)) == []
+
+
+def test_validating_a_rollout_imports_its_model_and_not_the_others(tmp_path: Path) -> None:
+    """The counterpart: the Rollout's model loads for the Rollout; the kinds that are not
+    there (AppProject with croniter, ApplicationSet, PromotionPipeline) do not."""
+    (tmp_path / "web.yaml").write_text(_PLAIN_MANIFESTS)
+    (tmp_path / "rollout.yaml").write_text(_ROLLOUT.replace("setWeight: 20", "setWeight: 120"))
+    code, modules, output = _probe("validate", str(tmp_path))
+    assert code == 1, output
+    assert "rollout.yaml:13: Rollout/web: spec.strategy.canary.steps[0].setWeight" in output
+    assert "headway.model.rollout" in modules
+    absent = TYPED_MODELS - {"headway.model.rollout", "headway.model.analysis"}
+    assert sorted(absent.intersection(modules)) == []
+
+
+def test_checking_plain_manifests_imports_no_application_or_project_model(
+    tmp_path: Path,
+) -> None:
+    """`headway check` reads Rollouts and ApplicationSets in its rules; Applications and
+    AppProjects (with croniter) it parses only when a document is one."""
+    (tmp_path / "web.yaml").write_text(_PLAIN_MANIFESTS)
+    code, modules, output = _probe("check", str(tmp_path))
+    assert code == 0, output
+    absent = {"headway.model.application", "headway.model.appproject", "croniter"}
+    assert sorted(absent.intersection(modules)) == []

@@ -225,6 +225,7 @@ def run_check(
     alive until the run ends, so each collection only rescanned it (a third of the CPU of a
     check of 1,000 Applications, most of it when a paused block ended and the collector met
     millions of young objects); it resumes once the loaded repository is freed."""
+    _require_directory(path)
     from headway.model.yamlload import paused_gc
 
     with paused_gc():
@@ -237,6 +238,12 @@ def run_check(
         )
 
 
+def _require_directory(path: Path) -> None:
+    """Said before the plugin loader, the YAML reader, the loader and the rules load."""
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a directory")
+
+
 def _run_check(
     path: Path,
     *,
@@ -245,8 +252,6 @@ def _run_check(
     transition: str | None,
     plugins: PluginCatalog | None,
 ) -> tuple[list[Finding], int]:
-    if not path.is_dir():  # said before the loader and the rules load
-        raise UsageError(f"{path} is not a directory")
     from headway.check.registry import run_checks
     from headway.cli.check_loader import collect_crds
     from headway.cli.check_transition import TransitionError, transition_findings
@@ -308,8 +313,9 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
-    plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
     try:
+        _require_directory(path)
+        plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
         findings, apps = run_check(
             path,
             revision=revision,
