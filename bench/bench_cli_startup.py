@@ -73,13 +73,44 @@ def medians_s(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, 
     }
 
 
+# A repository of plain Kubernetes manifests (no Argo or Headway kind): what `validate` of it
+# costs is start-up and the YAML reader, none of the typed models.
+PLAIN_MANIFESTS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "web:1"}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web}
+data: {LOG_LEVEL: info}
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--before", type=Path, help="another checkout's src/ to compare with")
     arguments = parser.parse_args()
-    runs = arguments.runs
+    with tempfile.TemporaryDirectory(prefix="headway-bench-plain-") as plain:
+        (Path(plain) / "web.yaml").write_text(PLAIN_MANIFESTS)
+        report(runs=arguments.runs, before=arguments.before, plain_manifests=plain)
 
+
+def report(*, runs: int, before: Path | None, plain_manifests: str) -> None:
     kubectl = shutil.which("kubectl")
     yardsticks = {"python -c pass": [sys.executable, "-c", "pass"]}
     if kubectl:
@@ -91,6 +122,8 @@ def main() -> None:
         "headway app list --help": [*HEADWAY, "app", "list", "--help"],
         "headway rollouts get --help": [*HEADWAY, "rollouts", "get", "--help"],
         "headway validate examples/": [*HEADWAY, "validate", "examples/"],
+        "headway validate (plain manifests)": [*HEADWAY, "validate", plain_manifests],
+        "headway check (no such path)": [*HEADWAY, "check", "/nonexistent"],
         "headway get pods (no runtime)": [*HEADWAY, "get", "pods", "--state-dir", "/nonexistent"],
         "headway check --help": [*HEADWAY, "check", "--help"],
         "headway serve --help": [*HEADWAY, "serve", "--help"],
@@ -101,11 +134,11 @@ def main() -> None:
         "headway demo --help": [*HEADWAY, "demo", "--help"],
         "headway check --no-such-option": [*HEADWAY, "check", "--no-such-option"],
     }
-    if arguments.before:
-        before = f"PYTHONPATH={arguments.before.resolve()}"
+    if before:
+        old_path = f"PYTHONPATH={before.resolve()}"
         cases = {
             **cases,
-            **{f"before: {label}": ["env", before, *argv] for label, argv in cases.items()},
+            **{f"before: {label}": ["env", old_path, *argv] for label, argv in cases.items()},
         }
     medians = medians_s({**yardsticks, **cases}, runs)
     python, python_cpu = medians["python -c pass"]
