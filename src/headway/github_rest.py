@@ -3,7 +3,7 @@ documented headers, `Link: rel="next"` pagination, and errors translated into on
 `GitHubApiError` whose message names the call and GitHub's reason, never the token.
 
 Shared by the promotion forge (`headway.promotion.github`) and the ApplicationSet
-pullRequest generator (`headway.controllers.appset.scm`).
+pullRequest and scmProvider generators (`headway.controllers.appset.scm`, `.scm_repos`).
 """
 
 from __future__ import annotations

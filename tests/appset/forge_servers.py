@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 FIXTURE = Path(__file__).parent / "forge" / "github_pulls.json"
 
@@ -162,5 +162,107 @@ def plugin_service(state: PluginService) -> Iterator[PluginService]:
     finally:
         if state.hold is not None:
             state.hold.set()
+        server.shutdown()
+        server.server_close()
+
+
+ORG_FIXTURE = Path(__file__).parent / "forge" / "github_org_repos.json"
+
+
+def fixture_org() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(ORG_FIXTURE.read_text())
+    return loaded
+
+
+@dataclass
+class GitHubOrg:
+    """GitHub Enterprise's organization calls, from the (unverified, hand-written) fixture
+    tests/appset/forge/github_org_repos.json: `GET /api/v3/orgs/{org}/repos` a few items a
+    page with `Link: rel="next"`, `GET .../repos/{o}/{r}/branches[/{branch}]` and
+    `GET .../repos/{o}/{r}/contents/{path}?ref=` (200 or 404). `refuse` answers every call
+    (or those whose path holds `refuse_only`) with a status and GitHub's error body; every
+    request is recorded."""
+
+    org: str = "example-org"
+    data: dict[str, Any] = field(default_factory=fixture_org)
+    page_size: int = 2
+    refuse: tuple[int, str] | None = None
+    refuse_only: str = ""
+    raw_answer: bytes | None = None
+    requests: list[Seen] = field(default_factory=list)
+    url: str = ""
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
+        parts = urlsplit(handler.path)
+        query = parse_qs(parts.query)
+        path = unquote(parts.path)
+        self.requests.append(Seen(path, query, {k.lower(): v for k, v in handler.headers.items()}))
+        if self.refuse is not None and self.refuse_only in path:
+            return self.refuse[0], {}, json.dumps({"message": self.refuse[1]}).encode()
+        if self.raw_answer is not None:
+            return 200, {}, self.raw_answer
+        page = int(query.get("page", ["1"])[0])
+        if path == f"/api/v3/orgs/{self.org}/repos":
+            return self._page(self.data["repos"], page, parts.path)
+        prefix = f"/api/v3/repos/{self.org}/"
+        if not path.startswith(prefix):
+            return _not_found()
+        repo, _, rest = path.removeprefix(prefix).partition("/")
+        if rest == "branches":
+            return self._page(self.data["branches"].get(repo, []), page, parts.path)
+        if rest.startswith("branches/"):
+            return self._branch(repo, rest.removeprefix("branches/"))
+        if rest.startswith("contents/"):
+            files = self.data["files"].get(f"{repo}@{query.get('ref', [''])[0]}", [])
+            found = rest.removeprefix("contents/") in files
+            return (200, {}, b"{}") if found else _not_found()
+        return _not_found()
+
+    def _branch(self, repo: str, name: str) -> tuple[int, dict[str, str], bytes]:
+        for branch in self.data["branches"].get(repo, []):
+            if branch["name"] == name:
+                return 200, {}, json.dumps(branch).encode()
+        return _not_found()
+
+    def _page(self, items: list[Any], page: int, path: str) -> tuple[int, dict[str, str], bytes]:
+        start = (page - 1) * self.page_size
+        headers: dict[str, str] = {}
+        if start + self.page_size < len(items):
+            following = f"{self.url.removesuffix('/api/v3')}{path}"
+            headers["Link"] = f'<{following}?per_page=100&page={page + 1}>; rel="next"'
+        return 200, headers, json.dumps(items[start : start + self.page_size]).encode()
+
+
+def _not_found() -> tuple[int, dict[str, str], bytes]:
+    return 404, {}, json.dumps({"message": "Not Found"}).encode()
+
+
+@contextmanager
+def github_org(state: GitHubOrg) -> Iterator[GitHubOrg]:
+    """`state` served on a free local port; `state.url` is its `/api/v3` root."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, headers, body = state.answer(self)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/api/v3"
+    try:
+        yield state
+    finally:
         server.shutdown()
         server.server_close()

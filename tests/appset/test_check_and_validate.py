@@ -209,6 +209,27 @@ def test_a_set_made_at_run_time_is_a_warning_naming_its_generator_not_an_error(
     assert note.severity is Severity.WARNING and "only at run time" in note.message
 
 
+def test_an_scm_provider_set_is_a_run_time_warning_naming_its_generator(
+    tmp_path: Path,
+) -> None:
+    """An scmProvider generator lists an organization's repositories, which no checkout holds:
+    HW004 names it (before it was built, check reported the generator as not supported)."""
+    text = (PREVIEWS / "previews.yaml").read_text()
+    org = text.replace(
+        "    - pullRequest:\n        github:\n          owner: example\n          repo: shop\n"
+        "          labels: [preview]\n",
+        "    - scmProvider:\n        github:\n          organization: example\n"
+        "        filters: [{repositoryMatch: shop}]\n",
+    )
+    assert org != text
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "sets/previews.yaml").write_text(org)
+    findings = [f for f in run_checks(_loader(tmp_path).load()) if f.file == "sets/previews.yaml"]
+    assert [(f.rule, f.severity) for f in findings] == [("HW004", Severity.WARNING)]
+    assert "scmProvider generator: the repositories of example" in findings[0].message
+    assert "not supported" not in findings[0].message
+
+
 def test_a_run_time_generator_inside_a_matrix_is_reported_the_same_way(tmp_path: Path) -> None:
     text = (PREVIEWS / "previews.yaml").read_text()
     nested = text.replace(

@@ -234,10 +234,22 @@ def test_selector_filters_parameter_sets() -> None:
     assert _names(generate(_set([generator], _template("{{.env}}"), **GO), INPUTS)) == ["prod"]
 
 
-def test_unsupported_generator_stops_generation() -> None:
-    generation = generate(_set([{"scmProvider": {}}], _template("x")), INPUTS)
+def test_unsupported_scm_provider_stops_generation_naming_the_provider() -> None:
+    for provider in ("gitlab", "gitea", "bitbucketServer", "bitbucket", "azureDevOps"):
+        scm = {"scmProvider": {provider: {"api": "https://forge.example"}}}
+        generation = generate(_set([scm], _template("x")), INPUTS)
+        assert generation.error is not None
+        assert generation.error.message == (
+            f"scmProvider: {provider}: the {provider} provider is not supported by Headway; "
+            "use github"
+        )
+        assert generation.error.path[-1] == provider
+
+
+def test_an_unknown_generator_kind_stops_generation() -> None:
+    generation = generate(_set([{"scmProviders": {}}], _template("x")), INPUTS)
     assert generation.error is not None
-    assert "scmProvider generator is not supported" in generation.error.message
+    assert "unknown generator 'scmProviders'" in generation.error.message
 
 
 def test_template_patch_merges_but_keeps_the_project() -> None:

@@ -126,6 +126,7 @@ def generate(appset: Mapping[str, Any], inputs: Inputs) -> Generation:
 # Generators that read a forge or a service poll it: Argo CD's defaults, in seconds.
 _POLLING_DEFAULTS = {
     "pullRequest": 30 * 60.0,
+    "scmProvider": 30 * 60.0,
     "plugin": 30 * 60.0,
     "clusterDecisionResource": 180.0,
 }

@@ -1,10 +1,9 @@
 """Generators: from a generator spec and the `Inputs`, the parameter sets. Pure.
 
-list, clusters, git (directories and files), pullRequest (GitHub), plugin,
+list, clusters, git (directories and files), pullRequest and scmProvider (GitHub), plugin,
 clusterDecisionResource, matrix and merge, each with `selector`, as Argo CD's
-applicationset/generators compute them (docs/applicationset.md). A generator Headway does not
-implement (scmProvider) is a
-`GeneratorError`, so generation stops instead of producing fewer Applications.
+applicationset/generators compute them (docs/applicationset.md). A provider Headway does not
+implement is a `GeneratorError`, so generation stops instead of producing fewer Applications.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ import yaml
 from headway.appset import cluster_decisions as decisions
 from headway.appset import git_params
 from headway.appset import pull_requests as prs
+from headway.appset import scm_providers as scm
 from headway.appset.inputs import (
     IN_CLUSTER_NAME,
     IN_CLUSTER_SERVER,
@@ -40,12 +40,12 @@ GENERATOR_KINDS = (
     "clusters",
     "git",
     "pullRequest",
+    "scmProvider",
     "plugin",
     "clusterDecisionResource",
     "matrix",
     "merge",
 )
-UNSUPPORTED_KINDS = ("scmProvider",)
 CLUSTER_SECRET_LABEL = "argocd.argoproj.io/secret-type"
 
 
@@ -72,8 +72,6 @@ def kind_of(generator: Mapping[str, Any], path: tuple[str | int, ...]) -> str:
         found = ", ".join(kinds) or "none"
         raise GeneratorError(path, f"a generator names exactly one kind, found: {found}")
     kind = kinds[0]
-    if kind in UNSUPPORTED_KINDS:
-        raise GeneratorError(path, f"the {kind} generator is not supported by Headway")
     if kind not in GENERATOR_KINDS:
         raise GeneratorError(
             path, f"unknown generator {kind!r}; known: {', '.join(GENERATOR_KINDS)}"
@@ -278,6 +276,26 @@ def _git(spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]) -> 
     return [with_values(p, values, ctx.mode, (*path, "values")) for p in params]
 
 
+# ---- scmProvider --------------------------------------------------------------------------
+
+
+def _scm_provider(
+    spec: Mapping[str, Any], ctx: Context, path: tuple[str | int, ...]
+) -> list[Params]:
+    try:
+        query = scm.query_of(spec)
+        filters = scm.filters_of(spec)
+    except prs.SpecError as err:
+        where = "".join(f"[{f}]" if isinstance(f, int) else f".{f}" for f in err.field)
+        message = f"scmProvider: {where.lstrip('.')}: {err.message}"
+        raise GeneratorError((*path, *err.field), message) from None
+    values = spec.get("values") or {}
+    return [
+        with_values(scm.params_of(repo), values, ctx.mode, (*path, "values"))
+        for repo in scm.chosen_branches(ctx.inputs, query, filters)
+    ]
+
+
 # ---- pullRequest --------------------------------------------------------------------------
 
 
@@ -460,6 +478,7 @@ _BY_KIND = {
     "clusters": _clusters,
     "git": _git,
     "pullRequest": _pull_request,
+    "scmProvider": _scm_provider,
     "plugin": _plugin,
     "clusterDecisionResource": _cluster_decisions,
     "matrix": _matrix,

@@ -23,6 +23,8 @@ __all__ = [
     "PluginQuery",
     "PullRequestQuery",
     "RunTimeOnly",
+    "ScmQuery",
+    "ScmRepository",
     "SecretKeyRef",
     "StaticInputs",
     "directories_of",
@@ -90,6 +92,30 @@ class OpenPullRequest:
 
 
 @dataclass(frozen=True)
+class ScmQuery:
+    """The repositories of one GitHub organization (the scmProvider generator)."""
+
+    organization: str
+    api: str = ""  # empty: github.com; otherwise a GitHub Enterprise URL
+    token_ref: SecretKeyRef | None = None
+    all_branches: bool = False  # every branch, not only the default one
+    clone_protocol: str = "ssh"  # which URL `url` is: ssh_url or clone_url (https)
+
+
+@dataclass(frozen=True)
+class ScmRepository:
+    """One repository, or one branch of it once branches are read (`sha` then set)."""
+
+    organization: str
+    repository: str
+    url: str
+    branch: str
+    repository_id: int
+    labels: tuple[str, ...] = ()  # the repository's topics
+    sha: str = ""
+
+
+@dataclass(frozen=True)
 class PluginQuery:
     """One plugin generator call: the ConfigMap naming the service (`baseUrl`, `token`,
     `requestTimeout`), the set asking, and its `input.parameters` as canonical JSON."""
@@ -118,6 +144,19 @@ class Inputs(Protocol):
 
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         """The open pull requests of the repository, in the forge's order."""
+        ...
+
+    def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:
+        """The organization's repositories, each on its default branch (no `sha` yet)."""
+        ...
+
+    def scm_branches(self, query: ScmQuery, repo: ScmRepository) -> Sequence[ScmRepository]:
+        """The repository's default branch (or every branch with `all_branches`), with the
+        commit each points at; none for an empty repository."""
+        ...
+
+    def scm_has_path(self, query: ScmQuery, repo: ScmRepository, path: str) -> bool:
+        """Whether `path` exists on the branch `repo` names."""
         ...
 
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
@@ -181,6 +220,15 @@ class StaticInputs:
         if key not in self.pulls:
             raise RunTimeOnly(f"pull requests of {query.owner}/{query.repo} are not available")
         return self.pulls[key]
+
+    def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:
+        raise RunTimeOnly(f"the repositories of {query.organization} are not available")
+
+    def scm_branches(self, query: ScmQuery, repo: ScmRepository) -> Sequence[ScmRepository]:
+        raise RunTimeOnly(f"branches of {repo.organization}/{repo.repository} are not available")
+
+    def scm_has_path(self, query: ScmQuery, repo: ScmRepository, path: str) -> bool:
+        raise RunTimeOnly(f"files of {repo.organization}/{repo.repository} are not available")
 
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
         if query.config_map not in self.plugins:

@@ -75,8 +75,9 @@ RUN_TIME_SET = Rule(
     slug="set-generated-at-run-time",
     severity=Severity.WARNING,
     title="An ApplicationSet whose Applications exist only at run time",
-    rationale="A pullRequest, plugin or clusterDecisionResource generator reads open pull "
-    "requests, a plugin service or cluster resources, which no checkout holds: the "
+    rationale="A pullRequest, scmProvider, plugin or clusterDecisionResource generator reads "
+    "open pull requests, an organization's repositories, a plugin service or cluster "
+    "resources, which no checkout holds: the "
     "Applications it will make are not checked here, and saying so is better than a clean "
     "report (or an error nobody can fix).",
     hint="Check the template with a list generator holding sample parameters in a test "

@@ -22,6 +22,8 @@ from headway.appset.inputs import (
     PluginQuery,
     PullRequestQuery,
     RunTimeOnly,
+    ScmQuery,
+    ScmRepository,
     directories_of,
 )
 from headway.clock import Clock
@@ -30,6 +32,7 @@ from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.controllers.appset.plugins import plugin_parameters
 from headway.controllers.appset.scm import list_pull_requests, secret_token
+from headway.controllers.appset.scm_repos import ScmGitHub
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
 from headway.source.tree import TreeReader
@@ -110,6 +113,18 @@ class TreeInputs:
             "listed by the controller only"
         )
 
+    def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:
+        raise RunTimeOnly(
+            f"scmProvider generator: the repositories of {query.organization} are listed by "
+            "the controller only"
+        )
+
+    def scm_branches(self, query: ScmQuery, repo: ScmRepository) -> Sequence[ScmRepository]:
+        raise RunTimeOnly("scmProvider generator: branches are read by the controller only")
+
+    def scm_has_path(self, query: ScmQuery, repo: ScmRepository, path: str) -> bool:
+        raise RunTimeOnly("scmProvider generator: paths are read by the controller only")
+
     def config_map(self, name: str) -> Mapping[str, str]:
         raise RunTimeOnly(f"ConfigMap {name} is read by the controller only")
 
@@ -156,6 +171,10 @@ class StepInputs(TreeInputs):
         self._http = http
         self._pulls: dict[PullRequestQuery, list[OpenPullRequest]] = {}
         self._plugins: dict[PluginQuery, list[Mapping[str, Any]]] = {}
+        self._forges: dict[ScmQuery, ScmGitHub] = {}
+        self._repos: dict[ScmQuery, list[ScmRepository]] = {}
+        self._branches: dict[tuple[ScmQuery, ScmRepository], list[ScmRepository]] = {}
+        self._paths: dict[tuple[ScmQuery, ScmRepository, str], bool] = {}
 
     def clusters(self) -> Sequence[ClusterSecret]:
         if self._secrets is None:
@@ -185,6 +204,34 @@ class StepInputs(TreeInputs):
             )
             self._pulls[query] = list_pull_requests(query, token=token, client=self._http())
         return self._pulls[query]
+
+    def _forge(self, query: ScmQuery) -> ScmGitHub:
+        if query not in self._forges:
+            token = secret_token(
+                self._cluster,
+                namespace=self._namespace,
+                ref=query.token_ref,
+                generator="scmProvider",
+            )
+            self._forges[query] = ScmGitHub(query, token=token, client=self._http())
+        return self._forges[query]
+
+    def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:
+        if query not in self._repos:
+            self._repos[query] = self._forge(query).repositories()
+        return self._repos[query]
+
+    def scm_branches(self, query: ScmQuery, repo: ScmRepository) -> Sequence[ScmRepository]:
+        key = (query, repo)
+        if key not in self._branches:
+            self._branches[key] = self._forge(query).branches(repo)
+        return self._branches[key]
+
+    def scm_has_path(self, query: ScmQuery, repo: ScmRepository, path: str) -> bool:
+        key = (query, repo, path)
+        if key not in self._paths:
+            self._paths[key] = self._forge(query).has_path(repo, path)
+        return self._paths[key]
 
     def plugin_parameters(self, query: PluginQuery) -> Sequence[Mapping[str, Any]]:
         if query not in self._plugins:
