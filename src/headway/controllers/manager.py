@@ -38,7 +38,7 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.registry import CollectorRegistry
 
 from headway.clock import Clock
-from headway.cluster.errors import Gone
+from headway.cluster.errors import ClusterError, Gone
 from headway.cluster.protocol import Cluster, WatchEventType
 from headway.model.obj import Obj
 
@@ -117,6 +117,22 @@ class _Watch:
     api_version: str
     kind: str
     resource_version: str | None = None
+    moved_at: float = 0.0  # when its position last moved (the clock's monotonic time)
+
+
+#: How long a watch may see no event before its position is moved up to a fresh list's
+#: version (a bookmark of our own): the store keeps the newest 10,000 events, and a quiet
+#: kind's position, left behind by other kinds' writes, expired; the relist then queued a
+#: step for every object of the kind (at 10,000 apps, after one commit's status writes,
+#: every app again, with 200,000 objects read).
+QUIET_WATCH_SECONDS = 5.0
+
+
+def _later(version: str, than: str) -> bool:
+    try:
+        return int(version) > int(than)
+    except ValueError:  # versions that are not numbers cannot be ordered: keep the position
+        return False
 
 
 class Manager:
@@ -191,6 +207,7 @@ class Manager:
     def _events(self, watch: _Watch) -> list[Obj]:
         if watch.resource_version is None:
             return self._relist(watch)
+        floor = self._quiet_floor(watch)  # read before the watch: no event can fall between
         try:
             events = list(
                 self._cluster.watch(
@@ -201,7 +218,22 @@ class Manager:
             return self._relist(watch)
         for event in events:
             watch.resource_version = event.resource_version
+        if events or (floor is not None and _later(floor, watch.resource_version)):
+            watch.resource_version = watch.resource_version if events else floor
+            watch.moved_at = self._clock.monotonic()
         return [e.object for e in events if e.type in WatchEventType]
+
+    def _quiet_floor(self, watch: _Watch) -> str | None:
+        """For a watch quiet for `QUIET_WATCH_SECONDS`, the version of a one-item list of
+        its kind: no event of the kind up to it is unread once the watch, read after it,
+        brings none."""
+        if self._clock.monotonic() - watch.moved_at < QUIET_WATCH_SECONDS:
+            return None
+        try:
+            return self._cluster.list_page(watch.api_version, watch.kind,
+                                           limit=1).resource_version or None
+        except ClusterError:
+            return None
 
     def _relist(self, watch: _Watch) -> list[Obj]:
         """Every current object, and the list's version to watch from: a kind with no
@@ -217,6 +249,7 @@ class Manager:
             if token is None:
                 break
         watch.resource_version = version if version not in ("", "0") else None
+        watch.moved_at = self._clock.monotonic()
         return items
 
     def poll(self) -> int:
