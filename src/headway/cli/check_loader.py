@@ -34,7 +34,6 @@ from headway.cluster.cluster_secrets import (
     is_cluster_secret,
     parse_cluster_secret,
 )
-from headway.controllers.appset.inputs import TreeInputs
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.manifests import ParseMemo
 from headway.model.validate import validate_documents
@@ -230,6 +229,10 @@ class RepositoryLoader:
         revision, the clusters generator the cluster Secrets the repository holds."""
         if not any(map(is_application_set, documents)):
             return []  # nothing to render (the common case for an app's own objects)
+        # Here, not at the top: the generators' inputs module imports the Git cache (pygit2)
+        # and the HTTP client, which a repository without ApplicationSets never needs.
+        from headway.controllers.appset.inputs import TreeInputs
+
         inputs = TreeInputs(tree_for=self.generator_tree, secrets=cluster_secrets_in(documents))
         # A repository not at hand is an error, as an Application's unresolved source is
         # (HW002): the generated Applications would go unchecked.

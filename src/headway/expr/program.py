@@ -11,11 +11,15 @@ exception escapes either of them.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+import lark
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
@@ -32,7 +36,32 @@ MAX_CONDITION_LENGTH = 16_384
 @functools.cache
 def _parser() -> Lark:
     grammar = resources.files("headway.expr").joinpath("conditions.lark").read_text("utf-8")
-    return Lark(grammar, parser="lalr", transformer=Builder(), maybe_placeholders=True)
+    return Lark(
+        grammar,
+        parser="lalr",
+        transformer=Builder(),
+        maybe_placeholders=True,
+        cache=_parser_cache_file(grammar),
+    )
+
+
+def _parser_cache_file(grammar: str) -> str | bool:
+    """Where Lark keeps the parse tables it builds from the grammar, so that a new process
+    (`headway check` in a pre-commit hook) loads them instead of building them again; False
+    (build every time) when the user's cache directory cannot be made.
+
+    One file per grammar, Lark and Python version. Lark also writes its own key (the grammar,
+    the options, both versions) at the top of the file and rebuilds, overwriting it, when the
+    key differs or the file does not load (truncated, corrupt): a bad cache costs one build."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "headway")
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError:
+        return False
+    key = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
+    python = "{}{}".format(*sys.version_info[:2])
+    return os.path.join(directory, f"conditions-{key}-lark{lark.__version__}-py{python}.cache")
 
 
 @dataclass(frozen=True)
