@@ -189,6 +189,7 @@ class GitHubOrg:
     refuse: tuple[int, str] | None = None
     refuse_only: str = ""
     raw_answer: bytes | None = None
+    hold: threading.Event | None = None  # set: answer; unset: the request waits
     requests: list[Seen] = field(default_factory=list)
     url: str = ""
 
@@ -197,6 +198,8 @@ class GitHubOrg:
         query = parse_qs(parts.query)
         path = unquote(parts.path)
         self.requests.append(Seen(path, query, {k.lower(): v for k, v in handler.headers.items()}))
+        if self.hold is not None:
+            self.hold.wait(timeout=30)
         if self.refuse is not None and self.refuse_only in path:
             return self.refuse[0], {}, json.dumps({"message": self.refuse[1]}).encode()
         if self.raw_answer is not None:
@@ -264,5 +267,7 @@ def github_org(state: GitHubOrg) -> Iterator[GitHubOrg]:
     try:
         yield state
     finally:
+        if state.hold is not None:
+            state.hold.set()
         server.shutdown()
         server.server_close()

@@ -366,3 +366,13 @@ def test_a_malformed_set_is_a_generation_error_never_a_crash(
     assert ".".join(str(p) for p in generation.error.path).startswith(
         field.replace("[", ".").replace("]", "")
     ), generation.error
+
+
+def test_a_template_inside_the_generator_kind_overrides_the_set_template() -> None:
+    """Argo CD reads a generator's own template inside its kind (`list.template`); before,
+    Headway read it only beside the kind and ignored Argo's place."""
+    own = {"metadata": {"name": "own-{{.env}}"}}
+    generator = {"list": {"elements": [{"env": "dev"}], "template": own}}
+    generation = generate(_set([generator], _template("set-{{.env}}"), **GO), INPUTS)
+    assert _names(generation) == ["own-dev"]
+    assert generation.apps[0].manifest["spec"]["project"] == "default"  # filled from the set

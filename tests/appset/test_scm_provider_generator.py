@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -380,3 +382,43 @@ def test_a_malformed_or_unsupported_generator_names_its_field(
     assert error["message"].startswith(f"scmProvider: {field}: ")
     assert expected in error["message"]
     assert world.server.requests == []  # refused before any call
+
+
+def test_a_forge_that_does_not_answer_in_time_is_a_condition(world: World) -> None:
+    world.apply(_appset(world.api))
+    before = world.versions()
+    world.server.hold = threading.Event()
+    world.clock.advance(60)
+    world.controller.step(KEY)
+    world.server.hold.set()
+    assert world.versions() == before
+    assert world.error()["message"].startswith("scmProvider generator: GitHub GET /orgs/")
+    assert "ReadTimeout" in world.error()["message"]
+
+
+def test_a_missing_token_secret_or_key_is_a_condition_before_any_call(world: World) -> None:
+    appset = _appset(world.api)
+    appset["spec"]["generators"][0]["scmProvider"]["github"]["tokenRef"]["key"] = "tokn"
+    world.apply(appset)
+    assert world.apps() == {}
+    assert world.error()["message"] == (
+        "scmProvider generator: Secret argocd/github-token has no key 'tokn'"
+    )
+    assert world.server.requests == []
+
+
+def test_the_generator_template_overrides_the_set_template(world: World) -> None:
+    appset = _appset(world.api, filters=[{"repositoryMatch": "^shop$"}])
+    own = {"metadata": {"name": "org-{{.repository}}"}, "spec": {"project": "default"}}
+    appset["spec"]["generators"][0]["scmProvider"]["template"] = own
+    world.apply(appset)
+    assert sorted(world.apps()) == ["org-shop"]
+
+
+def test_the_token_is_in_no_log_line(world: World, caplog: pytest.LogCaptureFixture) -> None:
+    world.server.refuse = (401, "Bad credentials")
+    with caplog.at_level(logging.DEBUG):
+        world.apply(_appset(world.api))
+    assert "HTTP 401: Bad credentials" in world.error()["message"]
+    assert TOKEN not in caplog.text
+    assert world.server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"

@@ -173,9 +173,16 @@ def _template_for(
     spec: Mapping[str, Any], generator: Any, path: tuple[PathPart, ...]
 ) -> tuple[Mapping[str, Any], tuple[PathPart, ...]]:
     base = spec.get("template") or {}
-    own = generator.get("template") if isinstance(generator, Mapping) else None
+    if not isinstance(generator, Mapping):
+        return base, ("spec", "template")
+    own = generator.get("template")
     if isinstance(own, Mapping) and own:
         return fill_missing(own, base), (*path, "template")
+    # Argo CD's place: inside the generator's kind (`scmProvider.template`, `list.template`)
+    for kind, kind_spec in generator.items():
+        nested = kind_spec.get("template") if isinstance(kind_spec, Mapping) else None
+        if kind not in ("selector", "values") and isinstance(nested, Mapping) and nested:
+            return fill_missing(nested, base), (*path, kind, "template")
     return base, ("spec", "template")
 
 
