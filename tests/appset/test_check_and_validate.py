@@ -228,6 +228,8 @@ def test_an_scm_provider_set_is_a_run_time_warning_naming_its_generator(
     assert [(f.rule, f.severity) for f in findings] == [("HW004", Severity.WARNING)]
     assert "scmProvider generator: the repositories of example" in findings[0].message
     assert "not supported" not in findings[0].message
+    [note] = check_paths([tmp_path / "sets"]).diagnostics
+    assert note.severity is Severity.WARNING and "only at run time" in note.message
 
 
 def test_a_run_time_generator_inside_a_matrix_is_reported_the_same_way(tmp_path: Path) -> None:

@@ -422,3 +422,17 @@ def test_the_token_is_in_no_log_line(world: World, caplog: pytest.LogCaptureFixt
     assert "HTTP 401: Bad credentials" in world.error()["message"]
     assert TOKEN not in caplog.text
     assert world.server.requests[0].headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def test_a_listing_past_the_page_limit_is_a_condition_not_a_shortened_list(
+    world: World,
+) -> None:
+    world.apply(_appset(world.api))
+    before = world.versions()
+    template = world.server.data["repos"][0]
+    world.server.data["repos"] = [{**template, "name": f"svc-{n}"} for n in range(51)]
+    world.server.page_size = 1  # 51 pages: one past the limit
+    world.clock.advance(60)
+    world.controller.step(KEY)
+    assert world.versions() == before
+    assert "GitHub GET /orgs/example-org/repos: more than 50 pages" in world.error()["message"]
