@@ -436,3 +436,13 @@ def test_a_listing_past_the_page_limit_is_a_condition_not_a_shortened_list(
     world.controller.step(KEY)
     assert world.versions() == before
     assert "GitHub GET /orgs/example-org/repos: more than 50 pages" in world.error()["message"]
+
+
+def test_paths_are_asked_only_for_branches_whose_name_passes(world: World) -> None:
+    filters = [{"branchMatch": "^release/", "pathsExist": ["deploy"]}]
+    world.apply(_appset(world.api, github={"allBranches": True}, filters=filters))
+    assert sorted(world.apps()) == ["shop-release-2.x"]
+    contents = [r for r in world.server.requests if "/contents/" in r.path]
+    assert [(r.path, r.query["ref"]) for r in contents] == [
+        ("/api/v3/repos/example-org/shop/contents/deploy", ["release/2.x"])
+    ]
