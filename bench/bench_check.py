@@ -11,6 +11,8 @@ an HPA, then measures in this run (median of several runs):
   cli       - `headway check -o json` in a new process, as a pre-commit hook runs it
               (interpreter start, imports, compiling conditions: what the in-process rows
               leave out), when `--cli` is given
+  cli before - the same with another checkout's src first on the path (`--before OLD/src`),
+              so old and new code are compared in one run, interleaved
 
 The in-process rows run alike, so their ratios compare like with like: each starts from a
 collected heap (the previous row's garbage is not charged to it) and runs with the cyclic
@@ -22,7 +24,7 @@ Prints the median wall and CPU time of each, in interleaved rounds, with the rat
 yaml load (CPU time is the steadier figure on a shared machine; the cli row's CPU is the
 child process's).
 
-    .venv/bin/python bench/bench_check.py [--apps N] [--runs N] [--cli]
+    .venv/bin/python bench/bench_check.py [--apps N] [--runs N] [--cli [--before OLD/src]]
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -180,10 +183,14 @@ def full_check(root: Path) -> int:
     return len(run_check(root)[0])  # run_check pauses the collector itself
 
 
-def cli_check(root: Path) -> int:
-    """`headway check -o json` in a new process; its exit status (0: clean)."""
+def cli_check(root: Path, *, src: str | None = None) -> int:
+    """`headway check -o json` in a new process; its exit status (0: clean). With `src`, that
+    checkout's code comes first on the child's path (the `--before` row)."""
     command = [sys.executable, "-m", "headway", "check", "-o", "json", str(root)]
-    done = subprocess.run(command, capture_output=True, check=False, env=os.environ.copy())
+    env = os.environ.copy()
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    done = subprocess.run(command, capture_output=True, check=False, env=env)
     return done.returncode
 
 
@@ -223,11 +230,19 @@ def main() -> None:
     parser.add_argument("--apps", type=int, default=APPS)
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--cli", action="store_true", help="also time the command in a new process")
+    parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="with --cli, also time the command with another checkout's src (e.g. main's) "
+        "first on the path, in the same interleaved rounds (row 'cli before')",
+    )
     arguments = parser.parse_args()
     APPS = arguments.apps
     measures = {"yaml load": yaml_load_only, "load": load_only, "check": full_check}
     if arguments.cli:
         measures["cli"] = cli_check
+        if arguments.before:
+            measures["cli before"] = partial(cli_check, src=arguments.before)
     with tempfile.TemporaryDirectory(prefix="headway-bench-check-") as tmp:
         root = Path(tmp)
         generate(root)
@@ -239,7 +254,7 @@ def main() -> None:
         print(f"cli exit status: {taken['cli'][2]} (expected 0)")
     for label, (wall, cpu, _) in taken.items():
         print(
-            f"{label:>9}: wall {wall:7.3f} s  x{wall / base_wall:5.2f}   "
+            f"{label:>10}: wall {wall:7.3f} s  x{wall / base_wall:5.2f}   "
             f"cpu {cpu:7.3f} s  x{cpu / base_cpu:5.2f}   {cpu / APPS * 1e3:6.3f} ms/app"
         )
 
