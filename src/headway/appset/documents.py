@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from headway.appset.generate import generate
 from headway.appset.inputs import Inputs
 from headway.model.applicationset import parse_application_set
 from headway.model.diagnostics import Diagnostic, Severity
@@ -58,6 +57,10 @@ def render_document(
     `missing_inputs` severity: `headway validate` has no repositories and says so. An input
     only the running controller has (open pull requests, a plugin service, cluster
     resources) is a warning in both: no repository or mapping could supply it."""
+    # Here, not at the top: a repository without ApplicationSets (most `headway check` runs)
+    # asks only `is_application_set`, and the generators are a third of the loader's imports.
+    from headway.appset.generate import generate
+
     generation = generate(document.obj, inputs)
     if generation.error is not None:
         error = generation.error
