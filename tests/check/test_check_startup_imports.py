@@ -1,8 +1,9 @@
 """`headway check` in a new process (a pre-commit hook) imports what the repository needs:
 the ApplicationSet generators, with the Git cache and the HTTP client their inputs bring, load
 only when the repository holds an ApplicationSet; the drill's numerics only when there is a
-Rollout to drill. Structural, not timed: each case runs in a fresh interpreter and reads
-`sys.modules` after the command (see also tests/test_cli_startup_imports.py)."""
+Rollout to drill; Rich only for text output (JSON and SARIF are printed without it).
+Structural, not timed: each case runs in a fresh interpreter and reads `sys.modules` after the
+command (see also tests/test_cli_startup_imports.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 GENERATORS = ("headway.appset.generate", "headway.controllers.appset.inputs", "headway.source.git")
 DRILL = ("headway.drill.summary", "numpy")
+RICH = ("rich.console", "rich.markup")
 
 _PROBE = """
 import json, sys
@@ -54,9 +56,9 @@ spec:
 """
 
 
-def _check_modules(repo: Path) -> list[str]:
+def _check_modules(repo: Path, output: str = "json") -> list[str]:
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, "check", "-o", "json", str(repo)],
+        [sys.executable, "-c", _PROBE, "check", "-o", output, str(repo)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -78,7 +80,12 @@ def _repo(root: Path, **files: str) -> Path:
 
 def test_plain_manifests_load_neither_the_generators_nor_the_drill(tmp_path: Path) -> None:
     modules = _check_modules(_repo(tmp_path, **{"web.yaml": DEPLOYMENT}))
-    assert [m for m in GENERATORS + DRILL if m in modules] == []
+    assert [m for m in GENERATORS + DRILL + RICH if m in modules] == []
+
+
+def test_text_output_loads_rich(tmp_path: Path) -> None:
+    modules = _check_modules(_repo(tmp_path, **{"web.yaml": DEPLOYMENT}), "text")
+    assert [m for m in RICH if m not in modules] == []
 
 
 def test_an_application_set_loads_the_generators(tmp_path: Path) -> None:

@@ -326,8 +326,6 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    from rich.console import Console
-
     from headway.check.registry import ALL_RULES
     from headway.cli.check_report import render_json, render_sarif, render_text
 
@@ -336,6 +334,8 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     elif output is OutputFormat.SARIF:
         typer.echo(render_sarif(findings, ALL_RULES))
     else:
+        from rich.console import Console  # text only: JSON and SARIF print without Rich
+
         render_text(findings, Console(file=sys.stdout, highlight=False), apps)
     raise typer.Exit(exit_status(findings, strict=strict))
 

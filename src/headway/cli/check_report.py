@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 import headway
 from headway.check.findings import Finding, Rule
 from headway.model.diagnostics import Severity
+
+if TYPE_CHECKING:  # Rich loads for text output only: JSON and SARIF are printed without it
+    from rich.console import Console
 
 __all__ = ["render_json", "render_sarif", "render_text", "summary"]
 
@@ -30,6 +30,8 @@ def summary(findings: Sequence[Finding], apps: int) -> str:
 
 def render_text(findings: Sequence[Finding], console: Console, apps: int) -> None:
     """One block per finding; colours only when the console is a terminal."""
+    from rich.markup import escape
+
     for f in findings:
         style = _STYLE[f.severity]
         where = escape(f"{f.file}:{f.line}")
