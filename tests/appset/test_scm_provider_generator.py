@@ -237,11 +237,21 @@ def test_all_branches_gives_one_application_per_branch(world: World) -> None:
         # one filter ANDs its conditions
         ([{"repositoryMatch": "shop", "pathsDoNotExist": ["DEPRECATED"]}], ["shop-main"]),
         ([{"labelMatch": "tier-1", "branchMatch": "main"}], ["shop-main"]),
-        # filters OR each other; an empty filter passes everything
-        ([{}, {"repositoryMatch": "^shop$"}], ALL_BRANCHES),
+        # Argo CD's two passes: repositories by the filters with repository conditions,
+        # then their branches by the filters with branch conditions; an empty filter
+        # counts in neither pass
+        ([{}, {"repositoryMatch": "^shop$"}], ["shop-main", "shop-release-2.x"]),
+        ([{"repositoryMatch": "^shop$"}, {"branchMatch": "^main$"}], ["shop-main"]),
         (
             [{"repositoryMatch": "legacy"}, {"labelMatch": "team-pay", "branchMatch": "feature"}],
-            ["billing-api-feature-refunds-v2", "legacy-portal-master"],
+            ["billing-api-feature-refunds-v2"],
+        ),
+        (
+            [
+                {"repositoryMatch": "^shop$", "branchMatch": "main"},
+                {"repositoryMatch": "^billing", "branchMatch": "trunk|release"},
+            ],
+            ["billing-api-trunk", "shop-main", "shop-release-2.x"],
         ),
     ],
 )

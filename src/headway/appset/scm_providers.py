@@ -46,6 +46,14 @@ class ScmFilter:
     paths_exist: tuple[str, ...] = ()
     paths_do_not_exist: tuple[str, ...] = ()
 
+    @property
+    def has_repository_conditions(self) -> bool:
+        return self.repository is not None or self.label is not None
+
+    @property
+    def has_branch_conditions(self) -> bool:
+        return self.branch is not None or bool(self.paths_exist or self.paths_do_not_exist)
+
     def passes_repository(self, repo: ScmRepository) -> bool:
         if self.repository is not None and not self.repository.search(repo.repository):
             return False
@@ -128,15 +136,23 @@ def _filter(entry: Any, index: int) -> ScmFilter:
 def chosen_branches(
     inputs: Inputs, query: ScmQuery, filters: Sequence[ScmFilter]
 ) -> list[ScmRepository]:
-    """Every repository branch some filter passes (all of them without filters), in the
-    forge's order: repositories as listed, branches as listed within each."""
+    """The repository branches Argo CD's two passes choose, in the forge's order.
+
+    First the repositories: those some filter with a repository condition passes (all of them
+    when no filter has one). Then their branches: those some filter with a branch condition
+    passes (all of them when none has one). Each pass reads only its own kind of condition,
+    so `[{repositoryMatch: a}, {branchMatch: main}]` keeps only `main` of `a*`, and a filter
+    without conditions counts in neither. This is what Argo CD's code does (its documentation
+    reads each filter whole); a set moved from Argo CD must make the same Applications, since
+    one fewer would delete a running app. A repository no pass keeps costs no branch call."""
+    by_repository = [f for f in filters if f.has_repository_conditions]
+    by_branch = [f for f in filters if f.has_branch_conditions]
     chosen: list[ScmRepository] = []
     for repo in inputs.scm_repositories(query):
-        candidates = [f for f in filters if f.passes_repository(repo)]
-        if filters and not candidates:
+        if by_repository and not any(f.passes_repository(repo) for f in by_repository):
             continue
         for branch in inputs.scm_branches(query, repo):
-            if not filters or any(f.passes_branch(inputs, query, branch) for f in candidates):
+            if not by_branch or any(f.passes_branch(inputs, query, branch) for f in by_branch):
                 chosen.append(branch)
     return chosen
 
