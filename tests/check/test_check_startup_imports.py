@@ -1,7 +1,8 @@
 """`headway check` in a new process (a pre-commit hook) imports what the repository needs:
 the ApplicationSet generators, with the Git cache and the HTTP client their inputs bring, load
 only when the repository holds an ApplicationSet; the drill's numerics only when there is a
-Rollout to drill; Rich only for text output (JSON and SARIF are printed without it).
+Rollout to drill, and then without the HTTP client (the drill sends no request); Rich only
+for text output (JSON and SARIF are printed without it).
 Structural, not timed: each case runs in a fresh interpreter and reads `sys.modules` after the
 command (see also tests/test_cli_startup_imports.py)."""
 
@@ -16,6 +17,7 @@ from pathlib import Path
 GENERATORS = ("headway.appset.generate", "headway.controllers.appset.inputs", "headway.source.git")
 DRILL = ("headway.drill.summary", "numpy")
 RICH = ("rich.console", "rich.markup")
+HTTP = ("httpx2",)
 
 _PROBE = """
 import json, sys
@@ -55,6 +57,39 @@ spec:
       destination: {server: "https://kubernetes.default.svc", namespace: "shop-{{name}}"}
 """
 
+ROLLOUT = """apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "registry.example.com/web:1.0.0"}]
+  strategy:
+    canary:
+      canaryService: web-canary
+      stableService: web
+      steps:
+        - setWeight: 25
+        - analysis: {templates: [{templateName: web-errors}]}
+        - setWeight: 50
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: web-errors, namespace: shop}
+spec:
+  metrics:
+    - name: errors
+      interval: 1m
+      count: 3
+      successCondition: len(result) > 0 && result[0] < 0.02
+      provider:
+        prometheus:
+          address: http://prometheus:9090
+          query: sum(rate(errors{app="web"}[1m]))
+"""
+
 
 def _check_modules(repo: Path, output: str = "json") -> list[str]:
     done = subprocess.run(
@@ -92,3 +127,9 @@ def test_an_application_set_loads_the_generators(tmp_path: Path) -> None:
     repo = _repo(tmp_path, **{"web.yaml": DEPLOYMENT, "shops.yaml": APPLICATION_SET})
     modules = _check_modules(repo)
     assert [m for m in GENERATORS if m not in modules] == []
+
+
+def test_a_rollout_is_drilled_without_the_http_client(tmp_path: Path) -> None:
+    modules = _check_modules(_repo(tmp_path, **{"web.yaml": ROLLOUT}))
+    assert [m for m in DRILL if m not in modules] == []  # the drill ran
+    assert [m for m in HTTP if m in modules] == []

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx2
+if TYPE_CHECKING:  # `send` imports it: a caller with a client has loaded it already
+    import httpx2
 
 __all__ = ["Failure", "send"]
 
@@ -41,6 +43,8 @@ async def send(
     content: bytes | None = None,
 ) -> httpx2.Response | Failure:
     """One request; a 2xx response, or why there is none."""
+    import httpx2
+
     try:
         response = await client.request(
             method,

@@ -32,9 +32,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from headway.analysis.measurement import MeasurementPhase
 from headway.analysis.sequential import Judgement, Look, RatioTest, SequentialState, observe
@@ -55,6 +53,9 @@ from headway.providers.protocol import (
 )
 from headway.providers.traffic import AddressSource, metrics_url, read_counters
 from headway.providers.traffic_window import Counters
+
+if TYPE_CHECKING:  # annotations only: the HTTP client loads with whoever makes a client
+    import httpx2
 
 __all__ = [
     "JUDGE_PLUGIN",

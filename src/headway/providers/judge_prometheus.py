@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from headway.providers import http_edge
+
+if TYPE_CHECKING:  # annotations only: the HTTP client loads with whoever makes a client
+    import httpx2
 
 __all__ = ["HASH_PLACEHOLDER", "PrometheusCounters", "prometheus_source", "read_prometheus"]
 

@@ -29,9 +29,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-import httpx2
 from prometheus_client.parser import text_string_to_metric_families
 
 from headway.clock import Clock
@@ -47,6 +46,9 @@ from headway.providers.protocol import (
 )
 from headway.providers.traffic_window import Counters, ScrapeHistory, SeriesKey, quantile
 from headway.providers.values import vector_text
+
+if TYPE_CHECKING:  # annotations only: the HTTP client loads with whoever makes a client
+    import httpx2
 
 __all__ = ["PLUGIN_NAME", "TRAFFIC_METRICS", "AddressSource", "TrafficProvider", "read_counters"]
 
