@@ -62,3 +62,33 @@ async def test_a_quiet_kind_is_not_listed_again_after_other_kinds_writes(
 
     # The Secrets as they came, the one ConfigMap written; the other 29 never again.
     assert recorder.mapped == Counter(ConfigMap=31, Secret=200)
+
+
+class CountingLists(LocalCluster):
+    """The store, counting the one-item lists the manager reads to move a quiet watch up."""
+
+    probes = 0
+
+    def list_page(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if kwargs.get("limit") == 1:
+            CountingLists.probes += 1
+        return super().list_page(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_quiet_watch_reads_its_one_item_list_once_per_quiet_period(
+    tmp_path: Path,
+) -> None:
+    """Nothing written anywhere: the probe is due every 5 s per watch, not every poll (the
+    manager polls ten times a second; probing each time cost 0.47 CPU s per s idle at
+    10,000 apps)."""
+    clock = VirtualClock()
+    store = CountingLists(tmp_path / "db", clock)
+    store.apply(obj("ConfigMap", "cm-0"), field_manager="t")
+    manager = Manager(store, clock, resync_seconds=1e9)
+    manager.register(Recorder())
+    await manager.run_once()
+    CountingLists.probes = 0
+    for _ in range(100):  # 10 s of polls, 0.1 s apart
+        clock.advance(0.1)
+        await manager.run_once()
+    assert CountingLists.probes <= 2 * len(Recorder.watches)

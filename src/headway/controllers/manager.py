@@ -117,7 +117,7 @@ class _Watch:
     api_version: str
     kind: str
     resource_version: str | None = None
-    moved_at: float = 0.0  # when its position last moved (the clock's monotonic time)
+    moved_at: float = 0.0  # when its position last moved or was probed (monotonic time)
 
 
 #: How long a watch may see no event before its position is moved up to a fresh list's
@@ -227,8 +227,10 @@ class Manager:
         """For a watch quiet for `QUIET_WATCH_SECONDS`, the version of a one-item list of
         its kind: no event of the kind up to it is unread once the watch, read after it,
         brings none."""
-        if self._clock.monotonic() - watch.moved_at < QUIET_WATCH_SECONDS:
+        now = self._clock.monotonic()
+        if now - watch.moved_at < QUIET_WATCH_SECONDS:
             return None
+        watch.moved_at = now  # probed: the next look is one quiet period on, moved or not
         try:
             return self._cluster.list_page(watch.api_version, watch.kind,
                                            limit=1).resource_version or None
