@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -20,7 +19,13 @@ import httpx2
 from headway.appset.inputs import InputError, OpenPullRequest, PullRequestQuery, SecretKeyRef
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.github_rest import GitHubApi, GitHubApiError, enterprise_api_url
+from headway.github_rest import (
+    GitHubApi,
+    GitHubApiError,
+    enterprise_api_url,
+    integer_field,
+    text_field,
+)
 
 __all__ = ["list_pull_requests", "secret_token"]
 
@@ -74,27 +79,14 @@ def _pull_request(raw: Any, index: int, path: str) -> OpenPullRequest:
         head, base, user = raw["head"], raw["base"], raw["user"]
         labels = [str(label["name"]) for label in raw.get("labels") or []]
         return OpenPullRequest(
-            number=_integer(raw["number"]),
+            number=integer_field(raw, "number"),
             title=str(raw.get("title") or ""),
-            branch=_text(head, "ref"),
-            target_branch=_text(base, "ref"),
-            head_sha=_text(head, "sha"),
-            author=_text(user, "login"),
+            branch=text_field(head, "ref"),
+            target_branch=text_field(base, "ref"),
+            head_sha=text_field(head, "sha"),
+            author=text_field(user, "login"),
             labels=tuple(labels),
         )
     except (KeyError, TypeError, ValueError) as err:
         message = f"pullRequest generator: GitHub GET {path}: item {index} is malformed ({err!r})"
         raise InputError(message) from None
-
-
-def _text(raw: Mapping[str, Any], key: str) -> str:
-    value = raw[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not a string")
-    return value
-
-
-def _integer(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError("number is not an integer")
-    return value

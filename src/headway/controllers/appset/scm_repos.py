@@ -15,14 +15,19 @@ changes. The token is sent as a header and never appears in a message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
 import httpx2
 
 from headway.appset.inputs import InputError, ScmQuery, ScmRepository
-from headway.github_rest import GitHubApi, GitHubApiError, enterprise_api_url
+from headway.github_rest import (
+    GitHubApi,
+    GitHubApiError,
+    enterprise_api_url,
+    integer_field,
+    text_field,
+)
 
 __all__ = ["ScmGitHub"]
 
@@ -83,11 +88,11 @@ class ScmGitHub:
         try:
             topics = raw.get("topics") or []
             return ScmRepository(
-                organization=_text(raw["owner"], "login"),
-                repository=_text(raw, "name"),
-                url=_text(raw, url_key),
+                organization=text_field(raw["owner"], "login"),
+                repository=text_field(raw, "name"),
+                url=text_field(raw, url_key),
                 branch=str(raw.get("default_branch") or ""),
-                repository_id=_integer(raw["id"]),
+                repository_id=integer_field(raw, "id"),
                 labels=tuple(str(t) for t in topics),
             )
         except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -97,7 +102,7 @@ class ScmGitHub:
 
 def _with_branch(repo: ScmRepository, raw: Any, index: int, path: str) -> ScmRepository:
     try:
-        name, sha = _text(raw, "name"), _text(raw["commit"], "sha")
+        name, sha = text_field(raw, "name"), text_field(raw["commit"], "sha")
     except (KeyError, TypeError, ValueError) as err:
         message = f"{GENERATOR}: GitHub GET {path}: branch {index} is malformed ({err!r})"
         raise InputError(message) from None
@@ -114,16 +119,3 @@ def _with_branch(repo: ScmRepository, raw: Any, index: int, path: str) -> ScmRep
 
 def _segment(text: str) -> str:
     return quote(text, safe="")
-
-
-def _text(raw: Mapping[str, Any], key: str) -> str:
-    value = raw[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not a string")
-    return value
-
-
-def _integer(value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError("id is not an integer")
-    return value
