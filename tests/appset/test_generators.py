@@ -334,6 +334,13 @@ def test_list_elements_yaml_adds_elements() -> None:
             {"generators": [{"list": {"elements": [1]}}], "template": _template("x")},
             "spec.generators[0].list.elements[0]",
         ),
+        (  # Argo CD reads a generator's own template inside its kind only
+            {
+                "generators": [{"list": {"elements": [{}]}, "template": _template("y")}],
+                "template": _template("x"),
+            },
+            "spec.generators[0].template",
+        ),
         (
             {
                 "generators": [{"matrix": {"generators": [{"list": {}}]}}],

@@ -175,9 +175,6 @@ def _template_for(
     base = spec.get("template") or {}
     if not isinstance(generator, Mapping):
         return base, ("spec", "template")
-    own = generator.get("template")
-    if isinstance(own, Mapping) and own:
-        return fill_missing(own, base), (*path, "template")
     # Argo CD's place: inside the generator's kind (`scmProvider.template`, `list.template`)
     for kind, kind_spec in generator.items():
         nested = kind_spec.get("template") if isinstance(kind_spec, Mapping) else None
