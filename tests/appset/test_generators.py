@@ -341,6 +341,13 @@ def test_list_elements_yaml_adds_elements() -> None:
             },
             "spec.generators[0].template",
         ),
+        (  # ... and its values too: beside the kind Argo CD never sees them
+            {
+                "generators": [{"clusters": {}, "values": {"stage": "live"}}],
+                "template": _template("x"),
+            },
+            "spec.generators[0].values",
+        ),
         (
             {
                 "generators": [{"matrix": {"generators": [{"list": {}}]}}],

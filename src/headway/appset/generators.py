@@ -67,13 +67,14 @@ class Context:
 
 def kind_of(generator: Mapping[str, Any], path: tuple[str | int, ...]) -> str:
     """The one generator kind a spec names; `GeneratorError` for none, several or unknown."""
-    if "template" in generator:
-        raise GeneratorError(
-            (*path, "template"),
-            "a generator's own template goes inside its kind (e.g. list.template), where "
-            "Argo CD reads it; the ApplicationSet schema has no template beside the kind",
-        )
-    kinds = [k for k in generator if k not in ("selector", "values")]
+    for field in ("template", "values"):
+        if field in generator:
+            raise GeneratorError(
+                (*path, field),
+                f"a generator's own {field} goes inside its kind (e.g. clusters.{field}), where "
+                f"Argo CD reads it; the ApplicationSet schema has no {field} beside the kind",
+            )
+    kinds = [k for k in generator if k != "selector"]
     if len(kinds) != 1:
         found = ", ".join(kinds) or "none"
         raise GeneratorError(path, f"a generator names exactly one kind, found: {found}")
