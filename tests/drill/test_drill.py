@@ -211,3 +211,58 @@ spec:
     outcome = once(plan, parse_scenario("error-ratio=1%->10%"))
     assert outcome.ending is Ending.ABORTED
     assert outcome.after == 30  # the first measurement, after initialDelay, inside the pause
+
+
+SUCCESS_RATE_TEMPLATE = """
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: checkout-slo-check}
+spec:
+  args: [{name: canary-hash}]
+  metrics:
+  - name: success-rate
+    interval: 30s
+    successCondition: result[0] >= 0.97
+    provider:
+      prometheus:
+        address: http://prometheus.monitoring:9090
+        query: |
+          sum(rate(http_requests_total{rollouts_pod_template_hash="{{args.canary-hash}}",%s}[2m]))
+          /
+          sum(rate(http_requests_total{rollouts_pod_template_hash="{{args.canary-hash}}"}[2m]))
+"""
+
+
+@pytest.mark.parametrize("selector", ['status!~"5.*"', 'code!="5xx"', "status!~'[4-5].*'"])
+def test_a_success_ratio_query_gates_on_successes_not_on_errors(selector: str) -> None:
+    """rollouts-demo's istio example (and Argo Rollouts' documentation) writes the gate as a
+    success ratio: the 5xx selector negated in the numerator. Read as an error ratio, a 1%
+    error rate measured 0.01 and failed `>= 0.97`: every identical release aborted."""
+    text = SUCCESS_RATE_TEMPLATE % selector
+    parsed, diagnostics = parse_analysis_template(load_documents(text, "t.yaml").documents[0])
+    assert parsed is not None, diagnostics
+    reading = reading_of(parsed.spec.metrics[0])
+    assert reading.kind == "success-ratio"
+    assert reading.described == "success ratio of the canary over 120s"
+    tape = Tape(parse_scenario(BAD), rps=100, horizon=300, rng=np.random.default_rng(3))
+    tape.serve_until(300, canary_weight=50)
+    window = tape.window(300, 120, canary_only=True)
+    assert window.errors > 0
+    assert reading.result(tape, 300) == [(window.requests - window.errors) / window.requests]
+    summary = drill(
+        rollout_plan(seed003_rollout(), {"checkout-slo-check": parsed}),
+        parse_scenario("error-ratio=1%->10%"),
+        rps=100,
+        runs=20,
+        horizon=600,
+        seed=5,
+    )
+    assert summary.false_aborts == 0.0
+    assert summary.detected == 1.0
+
+
+def test_a_5xx_selector_that_is_not_negated_still_reads_an_error_ratio() -> None:
+    text = SUCCESS_RATE_TEMPLATE % 'status=~"5.."'
+    parsed, _ = parse_analysis_template(load_documents(text, "t.yaml").documents[0])
+    assert parsed is not None
+    assert reading_of(parsed.spec.metrics[0]).kind == "error-ratio"

@@ -3,9 +3,10 @@
 A metric's outcome goes through the controller's own code: `headway_outcome` (conditions,
 Headway's empty and non-finite rules) for a template metric, `judge_phase` for the judge.
 What the drill cannot simulate it refuses by name: it reads `headway.dev/traffic` metrics, and
-Prometheus queries that compute an error ratio (a 5xx selector divided by all requests) or a
-`histogram_quantile`; a query naming `{{args.…}}` is taken to select the canary's
-pod-template-hash, any other to read the whole service (both revisions).
+Prometheus queries that compute an error ratio (a 5xx selector divided by all requests), a
+success ratio (the same with the 5xx selector negated, `code!~"5.*"`, as Argo Rollouts' own
+examples write it) or a `histogram_quantile`; a query naming `{{args.…}}` is taken to select
+the canary's pod-template-hash, any other to read the whole service (both revisions).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ __all__ = ["DrillError", "JudgeReading", "Reading", "reading_of"]
 _RANGE = re.compile(r"\[(\d+(?:\.\d+)?(?:ms|s|m|h))\]")
 _QUANTILE = re.compile(r"histogram_quantile\(\s*([0-9.]+)")
 _FIVE_XX = re.compile(r"5\.\.|5xx|\"5")
+# The first label matcher on a 5xx class (`"5..`, `"5xx"`, `"5.*"`, `"[4-5].*"`, `"[45]..`):
+# `!~` or `!=` counts the requests that did not fail, so the ratio is a success ratio.
+_FIVE_XX_MATCHER = re.compile(r"""(!~|=~|!=|=)\s*["'`](?:5|\[4-5\]|\[45\])""")
 
 
 class DrillError(ValueError):
@@ -40,7 +44,7 @@ class DrillError(ValueError):
 class Reading:
     """What one template metric measures, in terms the simulation can answer."""
 
-    kind: str  # error-ratio | latency | requests | request-rate
+    kind: str  # error-ratio | success-ratio | latency | requests | request-rate
     window: float  # seconds
     canary_only: bool
     described: str
@@ -59,6 +63,8 @@ class Reading:
             return [math.nan] if self.empty_is_nan else []
         if self.kind == "error-ratio":
             return [delta.errors / delta.requests]
+        if self.kind == "success-ratio":
+            return [(delta.requests - delta.errors) / delta.requests]
         found = quantile(self.quantile, delta.buckets)
         return [] if found is None else [found]
 
@@ -108,12 +114,17 @@ def _prometheus_reading(metric: Metric) -> Reading:
         q = float(quantiled.group(1))
         described = f"p{q * 100:g} latency of {scope} over {window:g}s"
         return Reading("latency", window, canary_only, described, quantile=q, empty_is_nan=True)
-    if _FIVE_XX.search(query) and "/" in query:
-        described = f"error ratio of {scope} over {window:g}s"
-        return Reading("error-ratio", window, canary_only, described, empty_is_nan=True)
+    matcher = _FIVE_XX_MATCHER.search(query)
+    if (matcher is not None or _FIVE_XX.search(query)) and "/" in query:
+        kind = (
+            "success-ratio" if matcher is not None and matcher.group(1)[0] == "!" else "error-ratio"
+        )
+        described = f"{kind.replace('-', ' ')} of {scope} over {window:g}s"
+        return Reading(kind, window, canary_only, described, empty_is_nan=True)
     raise DrillError(
         f'metric "{metric.name}": the drill cannot simulate this query (it reads error '
-        "ratios, a 5xx selector over all requests, and histogram_quantile latencies)"
+        "and success ratios, a 5xx selector over all requests, and histogram_quantile "
+        "latencies)"
     )
 
 
