@@ -174,6 +174,22 @@ def test_an_analysis_step_needs_a_template() -> None:
     ]
 
 
+def test_the_pre_1_0_analysis_template_name_is_named_with_its_current_form() -> None:
+    """rollouts-demo's `examples/analysis` writes `analysis: {templateName: success-rate}`,
+    which Argo Rollouts v1.0 removed: the error says so and gives the list form."""
+    canary = (
+        "      analysis:\n        templateName: success-rate\n"
+        "      steps: [{setWeight: 20}, {pause: {}}]"
+    )
+    assert rollout_errors(canary) == [
+        "r.yaml:12: Rollout/web: spec.strategy.canary.analysis.templateName: warning: unknown "
+        "field (did you mean templates?); it is ignored",
+        "r.yaml:12: Rollout/web: spec.strategy.canary.analysis.templateName: Argo Rollouts "
+        "v1.0 removed this field (an analysis names its templates in a list), so the analysis "
+        "would run no template: write `templates: [{templateName: success-rate}]`",
+    ]
+
+
 def test_weight_bound_follows_max_traffic_weight() -> None:
     canary = (
         "      stableService: s\n      canaryService: c\n"

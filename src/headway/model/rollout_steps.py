@@ -167,8 +167,18 @@ def _one_value_source(value_from: Mapping[str, Any], path: s.Path, report: s.Rep
 
 
 def _has_templates(analysis: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
-    if not analysis.get("templates"):
-        report.error((*path, "templates"), "an analysis needs at least one template")
+    if analysis.get("templates"):
+        return
+    old_form = analysis.get("templateName")
+    if isinstance(old_form, str):  # rollouts-demo's analysis example still writes it
+        report.error(
+            (*path, "templateName"),
+            "Argo Rollouts v1.0 removed this field (an analysis names its templates in a "
+            "list), so the analysis would run no template: write "
+            f"`templates: [{{templateName: {old_form}}}]`",
+        )
+        return
+    report.error((*path, "templates"), "an analysis needs at least one template")
 
 
 # ---- tables -------------------------------------------------------------------------------
