@@ -253,16 +253,18 @@ class RepositoryLoader:
         return tree
 
     def _add_validation_errors(self, documents: list[Document]) -> None:
-        """What `headway validate` rejects in the scanned and rendered objects (each once)."""
+        """What `headway validate` rejects in the scanned and rendered objects (each once:
+        an object Kustomize rendered from a scanned file has no line of its own, so its
+        problem is the scan's, at the scan's line)."""
         unique = list({id(d): d for d in documents}.values())
-        seen = {(d.file, d.line, d.field, d.message) for d in self.diagnostics}
+        seen = {(d.file, d.kind, d.name, d.field, d.message) for d in self.diagnostics}
         problems = (
             self.memo.validate(unique, self.parses)
             if self.memo
             else validate_documents(unique, memo=self.parses)
         )
         for problem in problems:
-            key = (problem.file, problem.line, problem.field, problem.message)
+            key = (problem.file, problem.kind, problem.name, problem.field, problem.message)
             if problem.severity is Severity.ERROR and key not in seen:
                 seen.add(key)
                 self.diagnostics.append(problem)
