@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 
+from headway.appset.forge_policy import PUBLIC_GITHUB_API, destination, github_api_root
+
 __all__ = ["API_URL", "API_VERSION", "GitHubApi", "GitHubApiError", "enterprise_api_url"]
 
-API_URL = "https://api.github.com"
+API_URL = PUBLIC_GITHUB_API
 API_VERSION = "2022-11-28"
 MAX_PAGES = 50
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
@@ -32,16 +34,9 @@ class GitHubApiError(RuntimeError):
 
 
 def enterprise_api_url(api: str) -> str:
-    """The REST root of an `api` URL as Argo CD's GitHub client reads it: empty is github.com;
-    a GitHub Enterprise host gets `/api/v3` unless the URL already ends with it or the host is
-    an `api.` one (go-github's WithEnterpriseURLs)."""
-    if not api:
-        return API_URL
-    root = api.rstrip("/")
-    host = urlsplit(root).hostname or ""
-    if root.endswith("/api/v3") or host.startswith("api.") or ".api." in host:
-        return root
-    return f"{root}/api/v3"
+    """The REST root of an `api` URL as Argo CD's GitHub client reads it (empty: github.com;
+    GitHub Enterprise gets `/api/v3`): the one the ApplicationSet forge policy judges."""
+    return github_api_root(api)
 
 
 class GitHubApi:
@@ -81,6 +76,18 @@ class GitHubApi:
             raise error_of(what, response)
         return response
 
+    def holds(self, url: str) -> bool:
+        """Whether `url` goes where the root goes: the same scheme, host and port (GitHub's
+        next-page links may leave the root's path, as `/repositories/{id}/...`)."""
+        parts = urlsplit(url)
+        try:
+            found = destination(urlunsplit((parts.scheme, parts.netloc, "", "", "")))
+            root = urlsplit(self.root)
+            mine = destination(urlunsplit((root.scheme, root.netloc, "", "", "")))
+        except ValueError:
+            return False
+        return found == mine
+
     def json(self, method: str, path: str, **kw: Any) -> Any:
         response = self.request(method, path, **kw)
         try:
@@ -107,7 +114,24 @@ class GitHubApi:
             items.extend(page)
             found = _NEXT.search(response.headers.get("link", ""))
             url, query = (found.group(1), None) if found else (None, None)
+            if url is not None and not self.holds(url):
+                host = _host_port(url)
+                raise GitHubApiError(
+                    f"GitHub GET {path}: the next page is on {host}, not on the API's own "
+                    "host; it is not followed (the token goes only to that host)"
+                )
         raise GitHubApiError(f"GitHub GET {path}: more than {MAX_PAGES} pages")
+
+
+def _host_port(url: str) -> str:
+    """Where `url` points, as `host[:port]` (never its user part)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "?"
+    return f"{host}:{port}" if port is not None else host
 
 
 def error_of(what: str, response: httpx2.Response) -> GitHubApiError:

@@ -19,6 +19,7 @@ import pytest
 from forge_servers import GitHubOrg, github_org
 
 from e2e_sync.e2e_helpers import API, default_project
+from headway.appset.forge_policy import ForgePolicy
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.controllers.appset.controller import ApplicationSetController
@@ -97,6 +98,7 @@ class World:
             namespace="argocd",
             poll_seconds=POLL,
             http=self.http,
+            forge_policy=ForgePolicy(allowed_api_urls=(server.url,)),
         )
         for manifest in (
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
@@ -135,7 +137,11 @@ def _token_secret(token: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": "github-token", "namespace": "argocd"},
+        "metadata": {
+            "name": "github-token",
+            "namespace": "argocd",
+            "labels": {"argocd.argoproj.io/secret-type": "scm-creds"},
+        },
         "data": {"token": base64.b64encode(token.encode()).decode()},
     }
 

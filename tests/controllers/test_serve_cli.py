@@ -89,3 +89,47 @@ def test_shards_need_a_kubernetes_api_and_a_shard_among_them(
         result = runner.invoke(app, ["serve", "--state-dir", str(tmp_path / "s"), *args])
         assert result.exit_code == 2, result.output
         assert message in " ".join(result.output.replace("│", " ").split()), result.output
+
+
+def test_scm_provider_flags_become_the_forge_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from headway.appset.forge_policy import ForgePolicy
+    from headway.cli import serve as serve_module
+    from headway.engine import EngineSettings
+
+    seen: list[EngineSettings] = []
+
+    async def record(settings: EngineSettings, *_: object) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(serve_module, "serve", record)
+    state = str(tmp_path / "s")
+    result = runner.invoke(app, ["serve", "--state-dir", state])
+    assert result.exit_code == 0, result.output
+    flags = [
+        "--allowed-scm-providers", "https://ghe.example.com/,https://ghe2.example.com",
+        "--allowed-scm-providers", "https://ghe3.example.com/api/v3",
+        "--no-token-ref-strict-mode", "--disable-scm-providers",
+    ]
+    result = runner.invoke(app, ["serve", "--state-dir", state, *flags])
+    assert result.exit_code == 0, result.output
+    assert seen[0].forge_policy == ForgePolicy()
+    assert seen[1].forge_policy == ForgePolicy(
+        enabled=False,
+        allowed_api_urls=(
+            "https://ghe.example.com/", "https://ghe2.example.com", "https://ghe3.example.com/api/v3"
+        ),
+        token_ref_strict=False,
+    )
+
+
+def test_an_allowed_scm_provider_that_cannot_be_an_api_root_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    url = "https://user:pw@ghe.example.com"
+    state = str(tmp_path / "s")
+    result = runner.invoke(app, ["serve", "--state-dir", state, "--allowed-scm-providers", url])
+    assert result.exit_code == 2, result.output
+    words = " ".join(result.output.replace("│", " ").split())
+    assert "--allowed-scm-providers" in words and "a URL with a user part" in words

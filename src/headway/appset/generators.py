@@ -9,7 +9,8 @@ implement is a `GeneratorError`, so generation stops instead of producing fewer 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from headway.appset.inputs import (
     IN_CLUSTER_NAME,
     IN_CLUSTER_SERVER,
     ClusterSecret,
+    ForgeRefused,
     Inputs,
     PluginQuery,
 )
@@ -297,10 +299,26 @@ def _scm_provider(
         message = f"scmProvider: {where.lstrip('.')}: {err.message}"
         raise GeneratorError((*path, *err.field), message) from None
     values = spec.get("values") or {}
-    return [
-        with_values(scm.params_of(repo), values, ctx.mode, (*path, "values"))
-        for repo in scm.chosen_branches(ctx.inputs, query, filters)
-    ]
+    with _refusals_named(path, "scmProvider generator"):
+        chosen = scm.chosen_branches(ctx.inputs, query, filters)
+    at = (*path, "values")
+    return [with_values(scm.params_of(repo), values, ctx.mode, at) for repo in chosen]
+
+
+@contextmanager
+def _refusals_named(path: tuple[str | int, ...], generator: str) -> Iterator[None]:
+    """A forge call the operator's policy refused, as a `GeneratorError` at the field to
+    blame, whose message names it (`spec.generators[0].pullRequest.github.api`)."""
+    try:
+        yield
+    except ForgeRefused as err:
+        where = (*path, *err.field)
+        raise GeneratorError(where, f"{generator} {field_text(where)}: {err.message}") from None
+
+
+def field_text(path: Sequence[str | int]) -> str:
+    """`("spec", "generators", 0, "list")` as `spec.generators[0].list`."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
 # ---- pullRequest --------------------------------------------------------------------------
@@ -315,7 +333,9 @@ def _pull_request(
         labels = prs.label_rule_of(spec)
     except prs.SpecError as err:
         raise GeneratorError((*path, *err.field), f"pullRequest: {err.message}") from None
-    pulls = prs.matching(ctx.inputs.pull_requests(query), labels=labels, filters=filters)
+    with _refusals_named(path, "pullRequest generator"):
+        listed = ctx.inputs.pull_requests(query)
+    pulls = prs.matching(listed, labels=labels, filters=filters)
     values = spec.get("values") or {}
     return [
         with_values(

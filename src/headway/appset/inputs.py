@@ -16,6 +16,7 @@ __all__ = [
     "IN_CLUSTER_NAME",
     "IN_CLUSTER_SERVER",
     "ClusterSecret",
+    "ForgeRefused",
     "InputError",
     "InputUnavailable",
     "Inputs",
@@ -36,6 +37,17 @@ IN_CLUSTER_SERVER = "https://kubernetes.default.svc"
 
 class InputError(RuntimeError):
     """An input could not be read (a repository that cannot be fetched, a missing revision)."""
+
+
+class ForgeRefused(InputError):
+    """A forge call the operator's policy refuses (`headway.appset.forge_policy`), raised
+    before any Secret value is read or any request is made; `field` is the generator field
+    to blame, under the generator's kind (`("github", "api")`)."""
+
+    def __init__(self, field: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
 
 
 class InputUnavailable(InputError):

@@ -33,6 +33,7 @@ from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_tar
 if TYPE_CHECKING:
     import asyncio
 
+    from headway.appset.forge_policy import ForgePolicy
     from headway.clock import Clock
     from headway.cluster.protocol import Cluster
     from headway.controllers.leader_lock import StateDirLock
@@ -199,6 +200,18 @@ def _namespace_patterns(text: str) -> list[str]:
     return patterns
 
 
+def _forge_policy(*, enabled: bool, allowed: list[str], strict: bool) -> ForgePolicy:
+    """The ApplicationSet forge policy of the flags; a URL that cannot be an API root is a
+    usage error naming it."""
+    from headway.appset.forge_policy import ForgePolicy
+
+    urls = tuple(u.strip() for text in allowed for u in text.split(",") if u.strip())
+    try:
+        return ForgePolicy(enabled=enabled, allowed_api_urls=urls, token_ref_strict=strict)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--allowed-scm-providers") from None
+
+
 def _own_shard(shard: int | None, shards: int, *, kubernetes: bool) -> int:
     """`--shard`, or the ordinal ending the replica's name; a usage error when neither
     gives one of the `--shards`, or when shards are asked for without a Kubernetes API (the
@@ -329,6 +342,31 @@ def register(app: typer.Typer) -> None:
         in_cluster: InCluster = False,
         plugins_dir: PluginsDirOption = None,
         plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
+        enable_scm_providers: Annotated[
+            bool,
+            typer.Option(
+                "--enable-scm-providers/--disable-scm-providers",
+                help="Run the ApplicationSet pullRequest and scmProvider generators (disabled:"
+                " every set using one gets a condition and calls no forge).",
+            ),
+        ] = True,
+        allowed_scm_providers: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allowed-scm-providers",
+                help="API URLs (comma-separated or repeated) the pullRequest and scmProvider"
+                " generators may call besides the public GitHub API, e.g. a GitHub Enterprise"
+                " https://ghe.example.com/ (same root with or without /api/v3). Default: none.",
+            ),
+        ] = None,
+        token_ref_strict_mode: Annotated[
+            bool,
+            typer.Option(
+                "--token-ref-strict-mode/--no-token-ref-strict-mode",
+                help="Read a generator's tokenRef Secret only when it is labelled"
+                " argocd.argoproj.io/secret-type: scm-creds (Argo CD's default is off).",
+            ),
+        ] = True,
     ) -> None:
         """Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions,
         multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM
@@ -350,6 +388,10 @@ def register(app: typer.Typer) -> None:
         Config management plugins (Argo CD's sidecar plugin.yaml) are read from --plugins-dir,
         by default <state-dir>/plugins/<name>/plugin.yaml, and run as local processes
         (docs/sources.md).
+
+        The ApplicationSet pullRequest and scmProvider generators send a forge token only to
+        the public GitHub API and the --allowed-scm-providers URLs, and only from Secrets
+        labelled argocd.argoproj.io/secret-type: scm-creds (docs/applicationset.md).
         """
         from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
         from headway.engine import ALL_LOOPS, EngineSettings, Loop
@@ -371,6 +413,11 @@ def register(app: typer.Typer) -> None:
             app_namespaces=tuple(_namespace_patterns(app_namespaces)),
             plugins_dir=plugins_dir,
             plugin_timeout_seconds=plugin_timeout,
+            forge_policy=_forge_policy(
+                enabled=enable_scm_providers,
+                allowed=allowed_scm_providers or [],
+                strict=token_ref_strict_mode,
+            ),
         )
         import asyncio
 

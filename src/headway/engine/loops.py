@@ -235,6 +235,7 @@ def _applicationsets(parts: LoopParts) -> list[StepController]:
     controller = ApplicationSetController(
         cluster=parts.cluster, clock=parts.clock, git=parts.git,
         namespace=DEFAULT_APPS_NAMESPACE, poll_seconds=parts.settings.app_poll_seconds,
+        forge_policy=parts.settings.forge_policy,
     )
     return [controller]
 

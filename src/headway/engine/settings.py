@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from headway.appset.forge_policy import ForgePolicy
 from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
 from headway.source.plugins import DEFAULT_TIMEOUT_SECONDS as DEFAULT_PLUGIN_TIMEOUT_SECONDS
 
@@ -78,6 +79,9 @@ class EngineSettings:
     (controllers/sharding.py, Argo CD's application controller sharding).
     `plugins_dir` holds the config management plugins (`<name>/plugin.yaml`; default
     `<state_dir>/plugins`), each run with `plugin_timeout_seconds` for init and generate.
+    `forge_policy` says where the ApplicationSet pullRequest and scmProvider generators may
+    send a forge token (default: only the public GitHub API, only from Secrets labelled
+    `argocd.argoproj.io/secret-type: scm-creds`; docs/applicationset.md).
     """
 
     state_dir: Path = Path(".headway")
@@ -93,6 +97,7 @@ class EngineSettings:
     shards: int = 1
     plugins_dir: Path | None = None
     plugin_timeout_seconds: float = DEFAULT_PLUGIN_TIMEOUT_SECONDS
+    forge_policy: ForgePolicy = field(default_factory=ForgePolicy)
 
     @property
     def plugins_directory(self) -> Path:

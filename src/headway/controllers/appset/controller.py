@@ -24,6 +24,7 @@ import httpx2
 
 from headway.appset import rolling_sync as rolling
 from headway.appset.admission import refusals
+from headway.appset.forge_policy import ForgePolicy
 from headway.appset.generate import RESOURCES_FINALIZER, Generation, generate
 from headway.appset.inputs import InputError
 from headway.appset.ownership import taken_back
@@ -69,8 +70,10 @@ class ApplicationSetController:
         namespace: str,
         poll_seconds: float,
         http: httpx2.Client | None = None,
+        forge_policy: ForgePolicy | None = None,
     ) -> None:
         self._cluster = cluster
+        self._forge_policy = forge_policy or ForgePolicy()
         self._http = http
         self._clock = clock
         self._git = git
@@ -121,6 +124,7 @@ class ApplicationSetController:
             fetched=FetchTimes() if refresh else self._fetched,  # refresh: fetch every repository
             poll_seconds=self._poll,
             http=self._http_client,
+            forge_policy=self._forge_policy,
         )
         generation = generate(appset, inputs)
         self._fetched.last.update(inputs.fetched.last)

@@ -15,8 +15,10 @@ from typing import Any
 
 import httpx2
 
+from headway.appset.forge_policy import DISABLED, ForgePolicy
 from headway.appset.inputs import (
     ClusterSecret,
+    ForgeRefused,
     InputError,
     OpenPullRequest,
     PluginQuery,
@@ -157,8 +159,10 @@ class StepInputs(TreeInputs):
         fetched: FetchTimes,
         poll_seconds: float,
         http: Callable[[], httpx2.Client],
+        forge_policy: ForgePolicy,
     ) -> None:
         super().__init__(tree_for=self._tree)
+        self._forge_policy = forge_policy
         self._cluster = cluster
         self._namespace = namespace
         self._git = git
@@ -194,24 +198,37 @@ class StepInputs(TreeInputs):
             self.revisions[f"{url}@{revision}"] = repo.resolve(revision)
         return self._trees[key]
 
+    def _allowed(self, api: str) -> None:
+        """`ForgeRefused` unless the operator's policy lets a generator call `api`: asked
+        before the token's Secret is read and before any request."""
+        if not self._forge_policy.enabled:
+            raise ForgeRefused((), DISABLED)
+        refusal = self._forge_policy.api_refusal(api)
+        if refusal is not None:
+            raise ForgeRefused(("github", "api"), refusal)
+
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         if query not in self._pulls:
+            self._allowed(query.api)
             token = secret_token(
                 self._cluster,
                 namespace=self._namespace,
                 ref=query.token_ref,
                 generator="pullRequest",
+                policy=self._forge_policy,
             )
             self._pulls[query] = list_pull_requests(query, token=token, client=self._http())
         return self._pulls[query]
 
     def _forge(self, query: ScmQuery) -> ScmGitHub:
         if query not in self._forges:
+            self._allowed(query.api)
             token = secret_token(
                 self._cluster,
                 namespace=self._namespace,
                 ref=query.token_ref,
                 generator="scmProvider",
+                policy=self._forge_policy,
             )
             self._forges[query] = ScmGitHub(query, token=token, client=self._http())
         return self._forges[query]

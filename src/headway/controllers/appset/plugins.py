@@ -33,9 +33,10 @@ def plugin_parameters(
 ) -> list[Mapping[str, Any]]:
     where = f"plugin generator (ConfigMap {namespace}/{query.config_map})"
     config = _config(cluster, namespace, query.config_map, where)
-    token = secret_token(
-        cluster, namespace=namespace, ref=_token_ref(config["token"], where), generator="plugin"
-    )
+    # The ConfigMap names both the service and the Secret, and it lives in the control
+    # namespace the operator keeps: no forge policy applies (the set names only the ConfigMap).
+    ref = _token_ref(config["token"], where)
+    token = secret_token(cluster, namespace=namespace, ref=ref, generator="plugin", policy=None)
     body = {
         "applicationSetName": query.appset_name,
         "input": {"parameters": json.loads(query.input_json)},

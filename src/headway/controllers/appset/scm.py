@@ -16,7 +16,14 @@ from typing import Any
 
 import httpx2
 
-from headway.appset.inputs import InputError, OpenPullRequest, PullRequestQuery, SecretKeyRef
+from headway.appset.forge_policy import ForgePolicy
+from headway.appset.inputs import (
+    ForgeRefused,
+    InputError,
+    OpenPullRequest,
+    PullRequestQuery,
+    SecretKeyRef,
+)
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.github_rest import (
@@ -33,9 +40,16 @@ USER_AGENT = "headway-applicationset"
 
 
 def secret_token(
-    cluster: Cluster, *, namespace: str, ref: SecretKeyRef | None, generator: str
+    cluster: Cluster,
+    *,
+    namespace: str,
+    ref: SecretKeyRef | None,
+    generator: str,
+    policy: ForgePolicy | None,
 ) -> str:
-    """The value under `ref` (empty without a reference: anonymous access, as in Argo CD)."""
+    """The value under `ref` (empty without a reference: anonymous access, as in Argo CD);
+    a Secret the forge `policy` refuses (not labelled for forge tokens) is `ForgeRefused`
+    before its value is looked at. No policy: the operator named the Secret (plugin)."""
     if ref is None:
         return ""
     where = f"{generator} generator: Secret {namespace}/{ref.secret_name}"
@@ -43,6 +57,13 @@ def secret_token(
         secret = cluster.get("v1", "Secret", ref.secret_name, namespace)
     except ClusterError as err:
         raise InputError(f"{where}: cannot be read: {err}") from None
+    labels = (secret.get("metadata") or {}).get("labels") or {}
+    refusal = None if policy is None else policy.secret_refusal(
+        {str(k): str(v) for k, v in labels.items()}
+    )
+    if refusal is not None:
+        message = f"Secret {namespace}/{ref.secret_name} {refusal}"
+        raise ForgeRefused(("github", "tokenRef"), message)
     plain = secret.get("stringData") or {}
     if ref.key in plain:
         return str(plain[ref.key])

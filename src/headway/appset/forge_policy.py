@@ -1,0 +1,150 @@
+"""Where the pullRequest and scmProvider generators may send a forge token. Pure.
+
+An ApplicationSet comes from Git, so its author chooses the `api:` URL a generator calls and
+the `tokenRef` Secret whose value goes with the call. The operator's `ForgePolicy` (the
+`headway serve` flags `--enable-scm-providers`, `--allowed-scm-providers`,
+`--token-ref-strict-mode`) decides which of those the controller accepts, before any Secret
+value is read or any request is made:
+
+* the public GitHub API (an empty `api`) is always allowed; any other API root only when the
+  operator lists it (Argo CD allows every URL unless a list is given);
+* a `tokenRef` Secret must carry `argocd.argoproj.io/secret-type: scm-creds` (Argo CD checks
+  the label only in its opt-in strict mode).
+
+Two URLs match when they name the same REST root: the root the GitHub client calls
+(`github_api_root`: GitHub Enterprise gets `/api/v3`), compared with the scheme and host in
+lower case, the default port left out and no trailing `/`. A URL carrying a user, a query or
+a fragment never matches: only the scheme, host, port and path say where a request goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+__all__ = [
+    "DISABLED",
+    "PUBLIC_GITHUB_API",
+    "SCM_CREDS_LABEL",
+    "SECRET_TYPE_LABEL",
+    "ForgePolicy",
+    "destination",
+    "github_api_root",
+    "same_destination",
+]
+
+PUBLIC_GITHUB_API = "https://api.github.com"
+SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
+SCM_CREDS_LABEL = "scm-creds"
+DISABLED = (
+    "SCM providers are disabled on this controller (`headway serve --disable-scm-providers`)"
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def github_api_root(api: str) -> str:
+    """The REST root of an `api` URL as Argo CD's GitHub client reads it: empty is github.com;
+    a GitHub Enterprise host gets `/api/v3` unless the URL already ends with it or the host is
+    an `api.` one (go-github's WithEnterpriseURLs)."""
+    if not api:
+        return PUBLIC_GITHUB_API
+    root = api.rstrip("/")
+    try:
+        host = urlsplit(root).hostname or ""
+    except ValueError:  # not a URL: `destination` says so when the policy judges it
+        host = ""
+    if root.endswith("/api/v3") or host.startswith("api.") or ".api." in host:
+        return root
+    return f"{root}/api/v3"
+
+
+def destination(url: str) -> str:
+    """`url` as the one place its requests go (`scheme://host[:port]/path`); ValueError saying
+    why when it is not a plain http(s) URL that names only that."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as err:
+        raise ValueError(f"not a URL ({err})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise ValueError("not an http(s) URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("a URL with a user part is never allowed")
+    if parts.query or parts.fragment:
+        raise ValueError("a URL with a query or fragment is never allowed")
+    netloc = parts.hostname.lower()
+    netloc = f"[{netloc}]" if ":" in netloc else netloc
+    if port is not None and port != _DEFAULT_PORTS[scheme]:
+        netloc = f"{netloc}:{port}"
+    return f"{scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def same_destination(first: str, second: str) -> bool:
+    """Whether two REST roots send requests to the same place (False when either is not a
+    plain http(s) URL)."""
+    try:
+        return destination(first) == destination(second)
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class ForgePolicy:
+    """The operator's rules for forge calls; the default is the strictest useful one.
+
+    `enabled` False refuses both generators outright (Argo CD's `--enable-scm-providers`).
+    `allowed_api_urls` lists the API URLs allowed besides the public GitHub API, as an
+    ApplicationSet would write them (`https://ghe.example.com/` and
+    `https://ghe.example.com/api/v3` are the same root). `token_ref_strict` demands the
+    `scm-creds` label on every `tokenRef` Secret."""
+
+    enabled: bool = True
+    allowed_api_urls: tuple[str, ...] = ()
+    token_ref_strict: bool = True
+
+    def __post_init__(self) -> None:
+        for url in self.allowed_api_urls:
+            try:
+                destination(github_api_root(url))
+            except ValueError as err:
+                raise ValueError(f"allowed SCM provider {url!r}: {err}") from None
+
+    @property
+    def allowed_roots(self) -> tuple[str, ...]:
+        """Every allowed REST root, the public GitHub API first."""
+        listed = [github_api_root(u) for u in self.allowed_api_urls if u]
+        return (PUBLIC_GITHUB_API, *listed)
+
+    def api_refusal(self, api: str) -> str | None:
+        """Why a generator's `api` may not be called, or None when it may (`enabled` is
+        asked apart: `DISABLED` names the generator, not a field)."""
+        root = github_api_root(api)
+        try:
+            destination(root)
+        except ValueError as err:
+            return f"API URL {api!r} is refused: {err}"
+        if any(same_destination(root, allowed) for allowed in self.allowed_roots):
+            return None
+        return (
+            f"API URL {api!r} is not allowed: the controller sends forge tokens only to "
+            f"{_listing(self.allowed_api_urls)}; an operator allows more with "
+            "`headway serve --allowed-scm-providers`"
+        )
+
+    def secret_refusal(self, labels: Mapping[str, str]) -> str | None:
+        """Why a `tokenRef` Secret with these labels may not be read, or None."""
+        if not self.token_ref_strict or labels.get(SECRET_TYPE_LABEL) == SCM_CREDS_LABEL:
+            return None
+        return (
+            f"is not labelled {SECRET_TYPE_LABEL}: {SCM_CREDS_LABEL}; only Secrets labelled "
+            "for forge tokens are sent to a forge"
+        )
+
+
+def _listing(allowed: Sequence[str]) -> str:
+    named = [u for u in allowed if u]
+    if not named:
+        return f"the public GitHub API ({PUBLIC_GITHUB_API})"
+    return f"the public GitHub API ({PUBLIC_GITHUB_API}) and " + ", ".join(named)
