@@ -11,6 +11,7 @@ from headway.check import (
     diffing,
     drill_gates,
     empty_result,
+    forge_hosts,
     ordering,
     progressive,
     promotion,
@@ -176,6 +177,7 @@ CHECKS: tuple[RegisteredCheck, ...] = (
         (diffing.IGNORE_MATCHES_NOTHING, diffing.IGNORE_TOO_BROAD), diffing.check_ignore_entries
     ),
     RegisteredCheck((diffing.ROUTER_WEIGHTS_NOT_IGNORED,), diffing.check_router_weights),
+    RegisteredCheck((forge_hosts.FORGE_HOST_NOT_ALLOWED,), forge_hosts.check_forge_hosts),
     RegisteredCheck((diffing.HPA_REPLICAS_SELF_HEAL,), diffing.check_hpa_replicas),
     RegisteredCheck(
         (diffing.RESPECT_IGNORE_MISUSED, diffing.IMMUTABLE_IGNORE_NOT_RESPECTED),

@@ -1,0 +1,70 @@
+"""ApplicationSet forge generators that name an API the controller refuses by default.
+
+The controller sends a pullRequest or scmProvider generator's token only to the public GitHub
+API unless its operator allows more (`headway serve --allowed-scm-providers`,
+docs/applicationset.md). A set naming another `api` works only where the operator did that:
+say so at the field, before the set reaches a controller that refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from headway.appset.forge_policy import ForgePolicy
+from headway.check.context import CheckContext
+from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.manifest import as_dict, as_list
+
+__all__ = ["FORGE_HOST_NOT_ALLOWED", "check_forge_hosts"]
+
+FORGE_KINDS = ("pullRequest", "scmProvider")
+PathPart = str | int
+
+FORGE_HOST_NOT_ALLOWED = Rule(
+    id="HW320",
+    slug="forge-host-not-allowed-by-default",
+    severity=Severity.WARNING,
+    title="A pullRequest or scmProvider generator calls an API the controller refuses by "
+    "default",
+    rationale="Whoever commits an ApplicationSet chooses where its forge token is sent, so the "
+    "controller sends it only to the public GitHub API unless the operator lists more hosts; "
+    "a set naming another one fails generation on a controller that was not told.",
+    hint="Ask the operator to run `headway serve --allowed-scm-providers <this URL>` (and to "
+    "label the token's Secret `argocd.argoproj.io/secret-type: scm-creds`); or fix the URL "
+    "if it is not your GitHub Enterprise.",
+)
+
+
+def check_forge_hosts(ctx: CheckContext) -> Iterable[Finding]:
+    policy = ForgePolicy()
+    for doc in ctx.objects_of_kind("ApplicationSet"):
+        generators = as_dict(as_dict(doc.obj).get("spec")).get("generators")
+        for path, api in _forge_apis(generators, ("spec", "generators")):
+            refusal = policy.api_refusal(api)
+            if refusal is not None:
+                yield finding_at(
+                    FORGE_HOST_NOT_ALLOWED,
+                    doc,
+                    path=path,
+                    message=f"{_field_text(path)}: with the default serve flags, {refusal}",
+                )
+
+
+def _forge_apis(
+    generators: Any, at: tuple[PathPart, ...]
+) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    """Each forge generator's `github.api` (matrix and merge children included) and where."""
+    for index, generator in enumerate(as_list(generators)):
+        entry = as_dict(generator)
+        for kind in ("matrix", "merge"):
+            nested = as_dict(entry.get(kind)).get("generators")
+            yield from _forge_apis(nested, (*at, index, kind, "generators"))
+        for kind in FORGE_KINDS:
+            api = as_dict(as_dict(entry.get(kind)).get("github")).get("api")
+            if isinstance(api, str) and api:
+                yield (*at, index, kind, "github", "api"), api
+
+
+def _field_text(path: tuple[PathPart, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
