@@ -90,11 +90,14 @@ def test_base_alone_installs_no_crds() -> None:
 def test_helm_values_set_image_namespaces_and_resources() -> None:
     objects = helm({"image": {"repository": "registry.example/headway", "tag": "9.9"},
                     "appNamespaces": ["team-*", "/^ops-.*$/"],
+                    "allowedScmProviders": ["https://ghe.example.com/", "https://ghe2.example"],
                     "resources": {"requests": {"cpu": "1"}}})
     [deployment] = by_kind(objects, "Deployment")
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example/headway:9.9"
     assert "--app-namespaces=team-*,/^ops-.*$/" in container["args"]
+    allowed = "--allowed-scm-providers=https://ghe.example.com/,https://ghe2.example"
+    assert allowed in container["args"]
     assert container["resources"]["requests"]["cpu"] == "1"  # merged over the defaults
 
 
