@@ -122,15 +122,18 @@ def _scoped(query: str, ref: GateRef) -> bool:
     text = query.lower()
     if any(marker in text for marker in _HASH_MARKERS):
         return True
-    hash_args = {
+    canary = canary_of(ref.rollout) or {}
+    canary_service = str(canary.get("canaryService") or "")
+    # An arg fed the canary's hash, or the canary Service's name (Argo Rollouts adds the hash
+    # to that Service's selector: rollouts-demo's istio example passes it as `service`).
+    scoping_args = {
         str(a.get("name"))
         for a in ref.args
         if "podTemplateHashValue" in as_dict(a.get("valueFrom"))
+        or (canary_service and a.get("value") == canary_service)
     }
-    if hash_args & set(_ARG_USE.findall(query)):
+    if scoping_args & set(_ARG_USE.findall(query)):
         return True
-    canary = canary_of(ref.rollout) or {}
-    canary_service = str(canary.get("canaryService") or "")
     return bool(canary_service) and canary_service in query
 
 
