@@ -48,10 +48,25 @@ EXPECTED = {
     "generator-template.yaml": {"shop-qa-override"},
     "create-only.yaml": {"sandbox-ana", "sandbox-li"},
     "rolling-sync.yaml": {"shop-qa-one", "shop-live-one", "shop-live-two"},
+    "matrix-git-elements-yaml.yaml": {"component-ingress", "component-monitoring"},
+    "merge-two-matrixes.yaml": {
+        "shop-eu-west-qa",
+        "shop-eu-west-live",
+        "shop-lab-qa",
+        "shop-lab-live",
+        "shop-in-cluster-qa",
+        "shop-in-cluster-live",
+    },
 }
+MERGED = "merge-two-matrixes.yaml"
 # (matrix-clusters-git needs one too, but validate knows no cluster Secret labelled prod,
 # so the matrix is empty before it reaches the repository.)
-NEEDS_A_REPOSITORY = {"git-directories.yaml", "git-files.yaml", "matrix-git-list.yaml"}
+NEEDS_A_REPOSITORY = {
+    "git-directories.yaml",
+    "git-files.yaml",
+    "matrix-git-list.yaml",
+    "matrix-git-elements-yaml.yaml",
+}
 
 
 def test_every_example_is_listed() -> None:
@@ -92,6 +107,25 @@ def test_every_example_checks_with_its_generated_applications(tmp_path: Path) ->
     assert {f.app for f in errors} == set().union(*EXPECTED.values())
     lines = {f.file: f.line for f in errors}
     assert lines["sets/list.yaml"] == 21 and lines["sets/rolling-sync.yaml"] == 37
+
+
+def test_a_flat_override_and_a_list_read_from_a_file_generate_what_argo_cd_does(
+    tmp_path: Path,
+) -> None:
+    """merge-two-matrixes without goTemplate: the list's `values.replicas` replaces the
+    clusters generator's for the one (server, stage) it names. elementsYaml: each element of
+    the git file's list is a parameter set, crossed with the file's own parameters."""
+    root = _copy(tmp_path, SELF)
+    loader = RepositoryLoader(tree=FilesystemTree(root), self_urls=frozenset({normalize_url(SELF)}))
+    apps = {u.name: u.application.obj for u in loader.load().applications if u.application}
+    replicas = {n: apps[n]["metadata"]["labels"]["replicas"] for n in EXPECTED[MERGED]}
+    assert replicas == {n: "1" if n == "shop-lab-qa" else "2" for n in EXPECTED[MERGED]}
+    ingress = apps["component-ingress"]["spec"]
+    assert (ingress["source"]["path"], ingress["destination"]["namespace"]) == (
+        "addons/ingress",
+        "edge",
+    )
+    assert apps["component-monitoring"]["spec"]["destination"]["namespace"] == "observability"
 
 
 @pytest.fixture
