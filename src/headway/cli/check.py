@@ -254,7 +254,6 @@ def _run_check(
 ) -> tuple[list[Finding], int]:
     from headway.check.registry import run_checks
     from headway.cli.check_loader import collect_crds
-    from headway.cli.check_transition import TransitionError, transition_findings
 
     config, config_dir = load_config(path, config_file)
     loader, repo = build_loader(
@@ -269,6 +268,8 @@ def _run_check(
     if transition is not None:
         if repo is None:
             raise UsageError(f"--transition needs a Git repository, and {path} is not in one")
+        from headway.cli.check_transition import TransitionError, transition_findings
+
         try:
             extra, loader.base_crds = transition_findings(
                 repo, transition, sub=_subpath(repo, path), make_loader=loader.with_tree

@@ -145,15 +145,23 @@ def _discovered(request: RenderRequest) -> bool:
 
 
 def choose_renderer(request: RenderRequest) -> Renderer:
-    from headway.source import render_directory, render_helm, render_kustomize, render_plugin
-
+    """The renderer of the request's source type; only its module is imported (a repository
+    of plain directories never loads Helm's, Kustomize's or the plugins')."""
     kind = source_type(request)
     if kind == "Plugin":
+        from headway.source import render_plugin
+
         return render_plugin.PluginRenderer(request.plugins)
     if kind == "Helm":
+        from headway.source import render_helm
+
         return render_helm.HelmRenderer()
     if kind == "Kustomize":
+        from headway.source import render_kustomize
+
         return render_kustomize.KustomizeRenderer()
+    from headway.source import render_directory
+
     return render_directory.DirectoryRenderer()
 
 
