@@ -8,13 +8,15 @@ exact times and never sleep.
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:  # only sleeping needs it; `headway check` reads the clock's types, never sleeps
+    import asyncio
 
 __all__ = ["EPOCH", "Clock", "SystemClock", "VirtualClock"]
 
@@ -48,6 +50,8 @@ class SystemClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio
+
         await asyncio.sleep(max(0.0, seconds))
 
 
@@ -100,6 +104,8 @@ class VirtualClock:
         return sum(1 for s in self._sleepers if not s.future.done())
 
     async def sleep(self, seconds: float) -> None:
+        import asyncio
+
         if self._auto_advance:
             self.advance(max(0.0, seconds))
             await asyncio.sleep(0)

@@ -12,7 +12,7 @@ import numpy as np
 
 from headway.drill.scenario import Scenario
 from headway.providers.traffic_window import Counters
-from headway.routers.dataplane.metrics import DEFAULT_BUCKETS
+from headway.routers.dataplane.latency_buckets import DEFAULT_BUCKETS
 
 __all__ = ["LATENCY_SPREAD", "Tape"]
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from headway.routers.dataplane import http1
+from headway.routers.dataplane.latency_buckets import DEFAULT_BUCKETS
 
 __all__ = [
     "DEFAULT_BUCKETS",
@@ -29,20 +30,6 @@ __all__ = [
     "render_prometheus",
 ]
 
-# Upper bounds in seconds; HTTP-shaped, from 5 ms to 10 s (+Inf is implicit).
-DEFAULT_BUCKETS: tuple[float, ...] = (
-    0.005,
-    0.01,
-    0.025,
-    0.05,
-    0.1,
-    0.25,
-    0.5,
-    1.0,
-    2.5,
-    5.0,
-    10.0,
-)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
