@@ -3,8 +3,6 @@ table matches what the modules register, and a Ctrl-C while a command loads exit
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from typing import Any
@@ -15,6 +13,7 @@ import typer.main
 
 from headway.cli import commands
 from headway.cli import main as cli_main
+from import_probe import run_headway
 
 cli_main._register_all()
 
@@ -120,31 +119,12 @@ def test_a_lazily_loaded_command_is_the_registered_one(entry: commands.CommandEn
     assert sorted(getattr(lazy, "commands", {})) == sorted(getattr(eager, "commands", {}))
 
 
-# A probe run in a fresh interpreter: which modules does a command import?
-_PROBE = """
-import json, sys
-from headway.cli import main
-sys.argv = ["headway", *sys.argv[1:]]
-try:
-    main.main()
-except SystemExit:
-    pass
-print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
 _HEAVY = ("headway.controllers", "headway.cluster", "headway.expr", "headway.source", "pygit2")
 
 
 def _modules_imported_by(*args: str) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "100"},
-        check=False,
-    )
-    return list(json.loads(done.stderr.strip().splitlines()[-1]))
+    """Which modules `headway ARGS...` imports, in a fresh interpreter."""
+    return sorted(run_headway(*args, env={"COLUMNS": "100"}).modules)
 
 
 def test_help_imports_no_command_module() -> None:

@@ -8,10 +8,6 @@ Structural, not timed: each case runs in a fresh interpreter and reads `sys.modu
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +16,7 @@ import typer.main
 
 from headway.cli import commands
 from headway.cli import main as cli_main
+from import_probe import run_headway
 
 HEAVY = (
     "headway.cluster.local",  # the store and the local runtime
@@ -53,18 +50,6 @@ YAML = ("yaml", "headway.model.yamlload")
 # Name-only modules a command may import to spell its defaults.
 LIGHT = frozenset({"headway.controllers.app", "headway.controllers.app.names"})
 
-_PROBE = """
-import json, sys
-from headway.cli import main
-sys.argv = ["headway", *sys.argv[1:]]
-code = 0
-try:
-    main.main()
-except SystemExit as exit:
-    code = exit.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
-"""
-
 
 def _command_lines() -> list[tuple[str, ...]]:
     """Each top-level command, and each sub-command of a command group."""
@@ -79,16 +64,8 @@ def _command_lines() -> list[tuple[str, ...]]:
 
 
 def _probe(*args: str) -> tuple[int, list[str], str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "100"},
-        check=False,
-    )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    return report["code"], report["modules"], done.stdout + done.stderr
+    run = run_headway(*args, env={"COLUMNS": "100"})
+    return run.code, sorted(run.modules), run.output
 
 
 def _heavy(modules: list[str]) -> list[str]:

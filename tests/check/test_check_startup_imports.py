@@ -8,28 +8,24 @@ command (see also tests/test_cli_startup_imports.py)."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from import_probe import run_headway
 
 GENERATORS = ("headway.appset.generate", "headway.controllers.appset.inputs", "headway.source.git")
 DRILL = ("headway.drill.summary", "numpy")
 RICH = ("rich.console", "rich.markup")
 HTTP = ("httpx2",)
-
-_PROBE = """
-import json, sys
-from headway.cli import main
-sys.argv = ["headway", *sys.argv[1:]]
-code = 0
-try:
-    main.main()
-except SystemExit as exit:
-    code = exit.code
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
-"""
+# Renderers of source types other than a plain directory, and `--transition`'s Git reading.
+OTHER_RENDERERS = (
+    "headway.source.render_helm",
+    "headway.source.render_kustomize",
+    "headway.source.render_plugin",
+    "headway.cli.check_transition",
+)
+# The event loop: only sleeping needs it (the clock), and only the data plane's server side
+# (the drill reads the latency buckets without it).
+EVENT_LOOP = ("asyncio",)
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -92,19 +88,10 @@ spec:
 
 
 def _check_modules(repo: Path, output: str = "json") -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, "check", "-o", output, str(repo)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-        check=False,
-    )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    assert report["code"] in (0, 1), done.stdout + done.stderr  # clean, or findings
-    modules: list[str] = report["modules"]
-    assert "headway.check.registry" in modules  # the rules ran
-    return modules
+    run = run_headway("check", "-o", output, str(repo))
+    assert run.code in (0, 1), run.output  # clean, or findings
+    assert "headway.check.registry" in run.modules  # the rules ran
+    return sorted(run.modules)
 
 
 def _repo(root: Path, **files: str) -> Path:
@@ -133,3 +120,37 @@ def test_a_rollout_is_drilled_without_the_http_client(tmp_path: Path) -> None:
     modules = _check_modules(_repo(tmp_path, **{"web.yaml": ROLLOUT}))
     assert [m for m in DRILL if m not in modules] == []  # the drill ran
     assert [m for m in HTTP if m in modules] == []
+
+
+def test_a_rollout_without_analysis_is_not_drilled(tmp_path: Path) -> None:
+    """No analysis step, nothing to drill: the numerics stay out (the rule still ran)."""
+    no_analysis = ROLLOUT.split("---", maxsplit=1)[0].replace(
+        "        - analysis: {templates: [{templateName: web-errors}]}\n", ""
+    )
+    modules = _check_modules(_repo(tmp_path, **{"web.yaml": no_analysis}))
+    assert "headway.check.drill_gates" in modules
+    assert [m for m in DRILL if m in modules] == []
+
+
+def test_a_repository_of_directories_loads_no_other_renderer_nor_the_event_loop(
+    tmp_path: Path,
+) -> None:
+    """An Application of a plain directory, drilled: only the directory renderer loads, and
+    neither the drill nor the clock brings asyncio."""
+    application = """apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: "https://github.com/example/fixtures.git", path: web}
+  destination: {server: "https://kubernetes.default.svc", namespace: shop}
+"""
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "rollout.yaml").write_text(ROLLOUT)
+    (tmp_path / "headway-check.yaml").write_text(
+        "selfURLs: [https://github.com/example/fixtures.git]\n"
+    )
+    modules = _check_modules(_repo(tmp_path, **{"app.yaml": application}))
+    assert "headway.source.render_directory" in modules  # the Application rendered
+    assert [m for m in DRILL if m not in modules] == []  # and its Rollout was drilled
+    assert [m for m in OTHER_RENDERERS + EVENT_LOOP if m in modules] == []

@@ -4,10 +4,6 @@ parses in a fresh interpreter and reads `sys.modules` (no timing)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 from model_helpers import document
 
@@ -20,6 +16,7 @@ from headway.model import (
     promotion_pipeline,
     rollout,
 )
+from import_probe import run_python
 
 ARGO = manifests.ARGO_GROUP
 EXPECTED_PARSERS = {
@@ -72,7 +69,7 @@ def test_a_memo_shares_one_answer_between_dispatch_and_the_kinds_own_parser() ->
     assert direct is dispatched
 
 
-# Every typed model (and croniter, which the AppProject model uses for sync windows).
+# Every typed model (and croniter, which the AppProject model uses for sync windows' schedules).
 TYPED_MODELS = frozenset(
     f"headway.model.{name}"
     for name in (
@@ -86,31 +83,23 @@ TYPED_MODELS = frozenset(
 ) | {"croniter"}
 
 _PARSE_IN_A_FRESH_INTERPRETER = """
-import json, sys
+import sys
 from headway.model import manifests
 from headway.model.yamlload import load_documents
 loaded = load_documents(sys.argv[1], "m.yaml")
 before = set(sys.modules)
 view, diagnostics = manifests.parse_manifest(loaded.documents[0])
-print(json.dumps({
+report = {
     "before": sorted(before),
-    "after": sorted(sys.modules),
     "view": type(view).__name__,
     "diagnostics": [str(d) for d in diagnostics],
-}))
+}
 """
 
 
 def _parse_fresh(text: str) -> dict[str, list[str] | str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PARSE_IN_A_FRESH_INTERPRETER, text],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    report: dict[str, list[str] | str] = json.loads(done.stdout)
-    return report
+    run = run_python(_PARSE_IN_A_FRESH_INTERPRETER, text)
+    return {**run.report, "after": sorted(run.modules)}
 
 
 def _typed_models(modules: list[str] | str) -> set[str]:
@@ -121,7 +110,7 @@ def _typed_models(modules: list[str] | str) -> set[str]:
     ("group", "kind", "model"),
     [
         (ARGO, "Application", "headway.model.application"),
-        (ARGO, "AppProject", "croniter"),
+        (ARGO, "AppProject", "headway.model.appproject"),
         (ARGO, "ApplicationSet", "headway.model.applicationset"),
         (ARGO, "Rollout", "headway.model.rollout"),
         (ARGO, "ClusterAnalysisTemplate", "headway.model.analysis"),
@@ -152,3 +141,33 @@ def test_an_unserved_version_is_refused_before_the_kinds_model_loads() -> None:
         "use argoproj.io/v1alpha1"
     ]
     assert _typed_models(report["after"]) == set()
+
+
+_PROJECT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: shop}
+spec:
+  destinations: [{server: "https://kubernetes.default.svc", namespace: shop}]
+"""
+
+
+def test_a_project_without_sync_windows_does_not_import_croniter() -> None:
+    report = _parse_fresh(_PROJECT)
+    assert report["view"] == "AppProject"
+    assert report["diagnostics"] == []
+    assert "headway.model.appproject" in report["after"]
+    assert "croniter" not in report["after"]
+
+
+def test_a_sync_windows_schedule_is_checked_with_croniter() -> None:
+    """The counterpart: croniter loads for a window's schedule and still refuses a bad one."""
+    windows = (
+        '  syncWindows: [{kind: deny, schedule: "61 * * * *", duration: 1h, namespaces: [shop]}]\n'
+    )
+    report = _parse_fresh(_PROJECT + windows)
+    assert "croniter" in report["after"]
+    assert report["diagnostics"] == [
+        'm.yaml:6: AppProject/shop: spec.syncWindows[0].schedule: "61 * * * *" is not a cron '
+        "schedule"
+    ]
