@@ -79,6 +79,24 @@ def test_password_chosen_for_url(url: str, password: str | None) -> None:
     assert (found.password if found else None) == password
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://git.example.com.evil.example/org/app",  # the template's host, longer
+        "https://git.example.com@evil.example/org/app",  # ... as a user part
+        "https://git.example.com:8443/org/app",  # another port
+        "http://git.example.com/org/app",  # plain HTTP
+        "ssh://git@git.example.com.evil.example/org/app",  # the ssh template's host, longer
+    ],
+)
+def test_a_template_lends_its_credentials_only_on_its_own_host(url: str) -> None:
+    """Argo CD matches a `repo-creds` URL as a plain text prefix, so `https://git.example.com`
+    covers `https://git.example.com.evil.example/...`: an Application's repoURL (from Git)
+    would choose where the template's password goes."""
+    found = resolve_credentials(SECRETS, url)
+    assert found is None
+
+
 def test_exact_match_carries_username_and_insecure() -> None:
     assert resolve_credentials(SECRETS, "https://git.example.com/org/infra") == GitCredentials(
         username="bot", password="t-infra"

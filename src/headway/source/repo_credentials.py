@@ -6,7 +6,8 @@ Pure: no cluster access, no logging. Two kinds of Secret, told apart by the labe
 * `repository`: credentials for one repository; `url` must name it (compared normalized:
   no trailing `/` or `.git`, scheme and host in lower case, `git@host:path` = `ssh://git@host/path`).
 * `repo-creds`: a credential template; its `url` is a prefix, and of every template whose
-  prefix the repository URL starts with, the longest wins.
+  prefix the repository URL starts with on the template's own scheme, user and host (with
+  port), the longest wins.
 
 A `repository` Secret wins over any template; one that carries no credentials of its own
 (only `url`, say) borrows them from the matching template, as Argo CD does. Fields read
@@ -126,9 +127,26 @@ class CredentialIndex:
         for entry in self.templates:
             if entry.repo_type != repo_type:
                 continue
-            if normal.startswith(entry.url) and (best is None or len(entry.url) > len(best.url)):
+            if not _template_covers(entry.url, normal):
+                continue
+            if best is None or len(entry.url) > len(best.url):
                 best = entry
         return best
+
+
+def _template_covers(prefix: str, normal: str) -> bool:
+    """Whether a `repo-creds` template (normalized `prefix`) lends its credentials to the
+    normalized repository URL: a text prefix as in Argo CD, but only on the template's own
+    scheme, user and host (with port). Argo CD's plain prefix lets `https://github.com` cover
+    `https://github.com.evil.example/...` and `https://github.com@evil.example/...`, so an
+    Application's author could choose where the template's token is sent."""
+    if not normal.startswith(prefix):
+        return False
+    mine = urlsplit(prefix)
+    if not mine.scheme or not mine.netloc:
+        return True  # no host to stay on (a template without a scheme)
+    theirs = urlsplit(normal)
+    return (theirs.scheme, theirs.netloc) == (mine.scheme, mine.netloc)
 
 
 def _with_insecure(credentials: GitCredentials, insecure: bool) -> GitCredentials:
