@@ -2,7 +2,10 @@
 
 Works through the `Cluster` protocol only, so any backend can record events. Repeats of
 the same reason and message about the same object are folded into one Event whose `count`
-grows and whose `lastTimestamp` moves, as the Kubernetes event recorder does.
+grows and whose `lastTimestamp` moves, as the Kubernetes event recorder does. An Event that
+must be told once per occurrence of something (an approval request, which fires a
+notification) is recorded with `record_event_once`: named by that occurrence, recorded again it
+is left as it is, so a step killed after recording it and resumed does not count it twice.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ from headway.cluster.protocol import Cluster
 from headway.kubetime import format_time
 from headway.model.obj import Obj
 
-__all__ = ["EventType", "event_name", "event_order", "events_for", "record_event"]
+__all__ = [
+    "EventType",
+    "event_name",
+    "event_order",
+    "events_for",
+    "record_event",
+    "record_event_once",
+]
 
 EventType = Literal["Normal", "Warning"]
 _MAX_ATTEMPTS = 5
@@ -68,6 +78,36 @@ def record_event(
         except Conflict:
             continue  # someone counted the same event meanwhile; read it again
     raise Conflict(f"could not record event {namespace}/{name}: too many concurrent writers")
+
+
+def record_event_once(
+    cluster: Cluster,
+    clock: Clock,
+    *,
+    involved: Obj,
+    occurrence: str,
+    reason: str,
+    message: str,
+    event_type: EventType = "Normal",
+    component: str = "headway",
+) -> Obj:
+    """Record an Event about `involved` for `occurrence` (what happened, e.g. one approval
+    request) unless one is recorded already: then that Event is returned unchanged, its
+    `count` still 1, so whoever fires on each count (notifications) fires once."""
+    if event_type not in ("Normal", "Warning"):
+        raise Invalid(f"event type must be Normal or Warning, not {event_type!r}")
+    meta = involved.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    name = event_name(involved, reason, occurrence, event_type)
+    try:
+        return cluster.get("v1", "Event", name, namespace)
+    except NotFound:
+        pass
+    now = format_time(clock.now())
+    event = _event(involved, namespace=namespace, name=name, reason=reason, message=message,
+                   event_type=event_type, component=component)
+    event.update(count=1, firstTimestamp=now, lastTimestamp=now)
+    return cluster.apply(event, field_manager=component, force=True)
 
 
 def _event(

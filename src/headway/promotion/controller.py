@@ -9,7 +9,9 @@ leave behind: a promotion commit carries `Headway-Promotion: <name>` (found agai
 restart, so never committed twice), a revert carries `Headway-Revert-Of`, the next
 environment's Promotion has a name derived from this one, and an approval issue carries a
 marker naming its request, which is recorded before the issue is opened (found again, so
-never opened twice). A test hook (`hook`) is called at
+never opened twice). An approval request is recorded before its ApprovalRequested Events,
+which are named by the request and marked `announced` on it, so the approvers are told once.
+A test hook (`hook`) is called at
 each point where a kill can land, so the resume tests stop the controller exactly there.
 """
 
@@ -23,7 +25,7 @@ from dataclasses import replace
 
 from headway.clock import Clock
 from headway.cluster.errors import AlreadyExists, ClusterError, Conflict, NotFound
-from headway.cluster.events import record_event
+from headway.cluster.events import record_event, record_event_once
 from headway.cluster.protocol import Cluster
 from headway.controllers import exit_points
 from headway.controllers.manager import ObjectKey
@@ -32,12 +34,21 @@ from headway.model.obj import Obj
 from headway.promotion import facts
 from headway.promotion.forge import ForgeError
 from headway.promotion.forge_approvals import request_marker
-from headway.promotion.lifecycle import Action, ActionKind, Context, GitFacts, Plan, decide
+from headway.promotion.lifecycle import (
+    Action,
+    ActionKind,
+    Context,
+    GitFacts,
+    Plan,
+    Stage,
+    decide,
+)
 from headway.promotion.live import LiveState, LiveVerdict, image_matches, judge_live
 from headway.promotion.record import (
     API_VERSION,
     KIND,
     TERMINAL,
+    ApprovalRecord,
     Phase,
     PromotionSpec,
     PromotionStatus,
@@ -58,8 +69,9 @@ _RESOLVE_RETRY_SECONDS = 30.0
 _WATCHING_LIVE = frozenset({Phase.COMMITTED, Phase.VERIFYING})
 
 Hook = Callable[[str], None]
-"""Called with "before-action", "after-action", "outcome-told", "request-recorded",
-"issue-opened" and "after-status" (tests kill there)."""
+"""Called with "before-action", "after-action", "outcome-told", "approval-recorded",
+"approval-announced", "request-recorded", "issue-opened" and "after-status" (tests kill
+there)."""
 
 
 def next_name(spec: PromotionSpec, environment: str) -> str:
@@ -239,8 +251,7 @@ class PromotionController:
         # which the comment's marker turns into nothing; told after, it could be lost.
         self._close_issue(spec, read_status(obj), status, resolved)
         self._hook("outcome-told")
-        if plan.action is not None and plan.action.kind is ActionKind.REQUEST_APPROVAL:
-            self._ask_for_approval(spec, status, resolved)  # before the forge, which may fail
+        status = self._announce(obj, spec, status, resolved)  # before the forge, which may fail
         status = self._with_issue(obj, spec, status, resolved)
         self._write(obj, status)
         self._hook("after-status")
@@ -273,7 +284,7 @@ class PromotionController:
             name = next_name(spec, action.environment)
             self._start_next(spec, name, action.environment)
             return replace(status, next_promotion=name)
-        return status  # REQUEST_APPROVAL: the ApprovalRequested event is the notification
+        return status  # REQUEST_APPROVAL: announced once the request is recorded
 
     def _with_issue(
         self, obj: Obj, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
@@ -318,32 +329,43 @@ class PromotionController:
                 record.issue, f"{after.phase.value}: {after.message}", once=once
             )
 
-    def _ask_for_approval(
-        self, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
-    ) -> None:
-        """The ApprovalRequested Event on the environment's Application: what its
-        `subscribe.on-approval-requested.<service>` subscriptions are told (docs/promotion.md).
-        """
-        stage = resolved.stage
-        if status.approval is None:
-            return
-        deadline = format_precise_time(status.approval.deadline)
-        message = (
-            f"promotion {spec.name}: {spec.image} into {spec.environment} (requested by "
-            f"{spec.author}) needs approve/deny from {', '.join(stage.approvers) or 'nobody'} "
-            f"before {deadline}; `headway approve {spec.name}` or `headway deny {spec.name}`"
+    def _announce(
+        self, obj: Obj, spec: PromotionSpec, status: PromotionStatus, resolved: facts.Resolved
+    ) -> PromotionStatus:
+        """A waiting request not yet announced gets its ApprovalRequested Events, once: the
+        request is written first, and each Event is named by the request, so a step killed
+        after recording one finds it on resume and records nothing more (the Application's
+        is what its `subscribe.on-approval-requested.<service>` subscriptions are told)."""
+        record = status.approval
+        if record is None or record.announced or status.phase is not Phase.AWAITING_APPROVAL:
+            return status
+        self._write(obj, status)
+        self._hook("approval-recorded")
+        occurrence = request_marker(spec, record.requested_at)
+        message = _approval_message(spec, record, resolved.stage)
+        try:
+            for involved in [obj, *self._application(resolved)]:
+                record_event_once(
+                    self._cluster, self._clock, involved=involved, occurrence=occurrence,
+                    reason="ApprovalRequested", message=message, component=FIELD_MANAGER,
+                )
+        except ClusterError:  # not announced yet: the next step records the same Events
+            return status
+        self._hook("approval-announced")
+        return replace(status, approval=replace(record, announced=True))
+
+    def _application(self, resolved: facts.Resolved) -> list[Obj]:
+        app, _ = facts.app_and_rollouts(
+            self._cluster, name=resolved.stage.application, namespace=resolved.app_namespace
         )
-        self._tell_application(resolved, "ApprovalRequested", message, warning=False)
+        return [app] if app else []
 
     def _tell_application(
         self, resolved: facts.Resolved, reason: str, message: str, *, warning: bool
     ) -> None:
         """An Event on the environment's Application, where its notification subscriptions
-        are (on-approval-requested, on-promotion-failed)."""
-        app, _ = facts.app_and_rollouts(
-            self._cluster, name=resolved.stage.application, namespace=resolved.app_namespace
-        )
-        if app:
+        are (on-promotion-failed)."""
+        for app in self._application(resolved):
             self._event(app, reason, message, warning=warning)
 
     def _start_next(self, spec: PromotionSpec, name: str, environment: str) -> None:
@@ -391,3 +413,14 @@ class PromotionController:
                 event_type="Warning" if warning else "Normal",
                 component=FIELD_MANAGER,
             )
+
+
+def _approval_message(spec: PromotionSpec, record: ApprovalRecord, stage: Stage) -> str:
+    """What an approval request tells its approvers, made from the request alone (the same
+    text however many steps it takes to announce it)."""
+    deadline = format_precise_time(record.deadline)
+    return (
+        f"promotion {spec.name}: {spec.image} into {spec.environment} (requested by "
+        f"{spec.author}) needs approve/deny from {', '.join(stage.approvers) or 'nobody'} "
+        f"before {deadline}; `headway approve {spec.name}` or `headway deny {spec.name}`"
+    )

@@ -208,6 +208,7 @@ def _request_approval(ctx: Context, *, again: str) -> Plan:
         deadline=deadline,
         reason=ctx.git.config_change,
         file_version=ctx.git.file_version,
+        announced=False,
     )
     message = (
         f"{again + ': ' if again else ''}approval requested for {spec.image} in "
@@ -217,10 +218,11 @@ def _request_approval(ctx: Context, *, again: str) -> Plan:
     new = status.moved(
         Phase.AWAITING_APPROVAL, message, approval=record, previous_image=ctx.git.pinned
     )
+    # No event in the plan: the controller announces the request once it is recorded
+    # (`announced` on the record), so a kill never tells the approvers twice.
     return Plan(
         new,
         Action(ActionKind.REQUEST_APPROVAL, spec.image, spec.environment),
-        (("Normal", "ApprovalRequested", message),),
         requeue_after=min(stage.approval_timeout, _APPROVAL_LOOK_SECONDS),
     )
 

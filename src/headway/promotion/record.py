@@ -103,6 +103,9 @@ class ApprovalRecord:
     issue_url: str = ""
     reason: str = ""  # why the gate held it (the config change), shown until it is decided
     file_version: str = ""  # the target file the approver is asked about (its Git blob id)
+    # Its ApprovalRequested Events are recorded. A new request starts False; a record stored
+    # before this field existed was announced when it was made, so an absent field is True.
+    announced: bool = True
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,7 @@ def _approval(raw: Any) -> ApprovalRecord | None:
         issue_url=str(raw.get("issueUrl") or ""),
         reason=str(raw.get("reason") or ""),
         file_version=str(raw.get("fileVersion") or ""),
+        announced=raw.get("announced") is not False,
     )
 
 
@@ -241,6 +245,8 @@ def _approval_json(record: ApprovalRecord) -> dict[str, Any]:
         out["reason"] = record.reason
     if record.file_version:
         out["fileVersion"] = record.file_version
+    if not record.announced:
+        out["announced"] = False
     return out
 
 
