@@ -4,81 +4,73 @@ Used by the local runtime for container processes, by the HAProxy router for its
 and by config management plugins: when the Headway process that started a child dies (even
 by SIGKILL), the kernel kills the child too, so no orphan keeps a port or serves stale routes.
 
-Two ways to set it. `behind_setpriv` puts util-linux's `setpriv --pdeathsig KILL` in front
-of the command, which sets it and execs the command: nothing of Python's runs in the child,
-so it is safe however many threads the parent has (and Python may start it with vfork).
-`dies_with_this_process` is a `preexec_fn` doing the same from Python between fork and exec,
-which can deadlock in the child when another thread held a lock at the fork; it remains only
-as the fallback where setpriv is missing.
+`dying_with_parent(argv)` is the command to start instead of `argv`: util-linux's `setpriv
+--pdeathsig KILL -- argv`, or where setpriv is missing a small Python program
+(`python -I -S -c`) that sets the same signal with `prctl` and then execs `argv`. Either way the
+signal is set by a program of its own after the exec of the child, so no Python of the parent
+runs between fork and exec: safe however many threads the parent has (a `preexec_fn` there can
+deadlock on a lock another thread held at the fork, and forbids a vfork spawn). Neither ever
+uses a `preexec_fn`.
+
+Both report a command they cannot exec as exit status 127, so callers ask `start_error` first:
+the `OSError` Popen would raise for it (a missing executable or working dir), to raise as
+Python's instead of starting anything.
 """
 
 from __future__ import annotations
 
-import ctypes
+import errno
 import os
 import shutil
-import signal
-from collections.abc import Callable, Mapping, Sequence
+import sys
+from collections.abc import Mapping, Sequence
 
-__all__ = ["SETPRIV", "behind_setpriv", "dies_with_this_process", "runnable_behind_setpriv"]
+__all__ = ["SETPRIV", "dying_with_parent", "start_error"]
 
 SETPRIV = shutil.which("setpriv")
 
-_PR_SET_PDEATHSIG = 1
+# Run as `python -I -S -c _REEXEC <parent pid> argv...`: the death signal, a check that the
+# parent did not die before it was set (the child would then belong to init), then the exec.
+# Without prctl (not Linux) there is no such signal: the command runs all the same.
+_REEXEC = """\
+import ctypes, os, signal, sys
+prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)
+if prctl is not None:
+    prctl(1, signal.SIGKILL, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as err:
+    sys.stderr.write(f"{sys.argv[2]}: {err.strerror}\\n")
+    os._exit(127)
+"""
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    try:
-        prctl: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
-        return prctl
-    except (OSError, AttributeError):
-        return None
+def dying_with_parent(argv: Sequence[str]) -> list[str]:
+    """The command that runs `argv` (same PID after its exec) with the parent-death signal
+    set, so it dies when the thread that started it does: through `SETPRIV`, or the Python
+    fallback when it is None."""
+    if SETPRIV is not None:
+        return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
+    return [sys.executable, "-I", "-S", "-c", _REEXEC, str(os.getpid()), *argv]
 
 
-# Resolved once in the parent: the child between fork and exec must not dlopen anything.
-_PRCTL = _load_prctl()
-
-
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
-    """A preexec hook: ask the kernel to SIGKILL the child when its parent goes away."""
-
-    def hook() -> None:
-        if _PRCTL is not None:
-            _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return hook
-
-
-def dies_with_this_process() -> Callable[[], None]:
-    """A `preexec_fn` for any child that must never outlive the process starting it."""
-    return _die_with_parent(os.getpid())
-
-
-def behind_setpriv(argv: Sequence[str]) -> list[str] | None:
-    """`argv` started through `setpriv --pdeathsig KILL`, or None when setpriv is missing.
-
-    setpriv sets the death signal and then execs `argv`, so the child is `argv[0]` (same
-    PID) and dies when the thread that started it does."""
-    if SETPRIV is None:
-        return None
-    return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
-
-
-def runnable_behind_setpriv(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str
-) -> list[str] | None:
-    """`behind_setpriv(argv)` when the command will exec (an executable found the way Popen
-    looks for it, a working dir that exists); None to start it directly, so that a command
-    that cannot start stays Python's OSError instead of setpriv's exit status 127."""
-    if SETPRIV is None or not argv or not os.path.isdir(cwd):
-        return None
+def start_error(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> OSError | None:
+    """The OSError Popen would raise starting `argv` in `cwd` with `env` (a working dir or an
+    executable that is not there, found the way Popen looks for it), or None when it can
+    exec."""
+    if not argv:
+        return FileNotFoundError(errno.ENOENT, "an empty command")
+    if not os.path.isdir(cwd):
+        return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
     program = argv[0]
     if os.sep in program:
         found: str | None = os.path.join(cwd, program)
     else:
         found = shutil.which(program, path=env.get("PATH", os.defpath))
-    if found is None or not os.path.isfile(found) or not os.access(found, os.X_OK):
-        return None
-    return behind_setpriv(argv)
+    if found is None or not os.path.exists(found):
+        return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if not os.path.isfile(found) or not os.access(found, os.X_OK):
+        return PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    return None

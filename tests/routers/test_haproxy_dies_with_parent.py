@@ -21,6 +21,9 @@ pytestmark = pytest.mark.haproxy
 _STARTER = """
 import asyncio, sys
 from pathlib import Path
+from headway import child_process
+if sys.argv[3] == "without-setpriv":
+    child_process.SETPRIV = None
 from headway.routers.dataplane.haproxy.router import HAProxyRouter
 
 async def main() -> None:
@@ -41,10 +44,12 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_haproxy_dies_when_its_parent_is_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["with-setpriv", "without-setpriv"])
+def test_haproxy_dies_when_its_parent_is_killed(tmp_path: Path, how: str) -> None:
+    """Without setpriv too (before, HAProxy then started plainly and outlived its parent)."""
     binary = require_program("haproxy")
     starter = subprocess.Popen(
-        [sys.executable, "-c", _STARTER, str(tmp_path / "h"), binary],
+        [sys.executable, "-c", _STARTER, str(tmp_path / "h"), binary, how],
         stdout=subprocess.PIPE,
         text=True,
     )

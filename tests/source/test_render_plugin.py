@@ -8,11 +8,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from headway import child_process
 from headway.model.diagnostics import Severity
 from headway.source.errors import RenderError
 from headway.source.git import GitCache
@@ -377,3 +379,30 @@ def test_a_plugin_command_starts_through_setpriv_without_a_preexec_fn(
     [(argv, kwargs)] = started
     assert argv[:4] == [setpriv, "--pdeathsig", "KILL", "--"] and argv[4] == "cat"
     assert kwargs.get("preexec_fn") is None
+
+
+def test_without_setpriv_a_plugin_command_still_starts_without_a_preexec_fn(
+    tmp_path: Path, plugins_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where setpriv is missing, a Python program of its own sets the parent-death signal and
+    execs the command (before, a `preexec_fn` ran the parent's Python in the forked child)."""
+    monkeypatch.setattr(child_process, "SETPRIV", None)
+    started: list[tuple[list[str], dict[str, object]]] = []
+    real_popen = subprocess.Popen
+
+    def spy(argv: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        started.append((list(argv), dict(kwargs)))
+        return real_popen(argv, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    _plugin(plugins_dir, "printing", _printing(tmp_path, "made"))
+    tree = _repo(tmp_path / "repo", {"apps/web/x": ""})
+    result = render(_request(tree, load_plugins(plugins_dir), {"name": "printing"}))
+    assert [d.name for d in result.documents] == ["made"]
+    [(argv, kwargs)] = started
+    assert argv[0] == sys.executable and "cat" in argv
+    assert kwargs.get("preexec_fn") is None
+    _plugin(plugins_dir, "missing", "generate:\n  command: [no-such-generator]\n")
+    with pytest.raises(RenderError, match=r"could not start: .*No such file or directory"):
+        render(_request(tree, load_plugins(plugins_dir), {"name": "missing"}))
+    assert len(started) == 1  # a command that cannot exec is never started

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from headway.child_process import dies_with_this_process, runnable_behind_setpriv
+from headway.child_process import dying_with_parent, start_error
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 from headway.source import plugin_selection
@@ -195,20 +195,20 @@ def _run(
     """Run one command; its stdout, or a `RenderError` naming the plugin, stage and stderr."""
     argv = command.argv
     shown = " ".join(argv)
-    # Dies with Headway through setpriv (no Python between fork and exec, which can deadlock
-    # in a threaded parent); the preexec_fn only where setpriv is missing or the command
-    # cannot exec (then Popen raises before it matters).
-    wrapped = runnable_behind_setpriv(argv, env, str(cwd))
+    # Dies with Headway (no Python of ours between fork and exec, which can deadlock in a
+    # threaded parent); a command that cannot exec is Python's OSError, not exit status 127.
     try:
+        error = start_error(argv, env, str(cwd))
+        if error is not None:
+            raise error
         process = subprocess.Popen(
-            list(argv) if wrapped is None else wrapped,
+            dying_with_parent(argv),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # its own process group, stopped as a whole on timeout
-            preexec_fn=dies_with_this_process() if wrapped is None else None,  # noqa: PLW1509
         )
     except OSError as err:
         raise RenderError(

@@ -5,10 +5,11 @@ Every container process
     whole group (a shell's children included);
   * dies with the runtime: `PR_SET_PDEATHSIG` sends it SIGKILL if the runtime's thread
     that started it dies, even when the runtime itself is SIGKILLed. util-linux `setpriv
-    --pdeathsig KILL` sets it and execs the command, so Python can spawn with vfork; a
-    `preexec_fn` doing the same forces a full fork of the runtime (24 ms a Pod against 8 ms
-    on the shared machine). Without setpriv, or for a command that could not be exec'd
-    (so the error stays Python's OSError, a StartError), the `preexec_fn` is used;
+    --pdeathsig KILL` (without it, a small Python re-exec program) sets it and execs the
+    command, so Python can spawn with vfork; a `preexec_fn` doing the same would force a
+    full fork of the runtime (24 ms a Pod against 8 ms on the shared machine) and can
+    deadlock in a threaded one. A command that cannot be exec'd is never started: its
+    OSError is raised as Popen would (a StartError);
   * carries `HEADWAY_RUNTIME_ID` in its environment, so `find_marked_processes` finds
     anything a runtime started (grandchildren too) by scanning `/proc`;
   * writes stdout and stderr to one log file.
@@ -25,12 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.child_process import dies_with_this_process, runnable_behind_setpriv
+from headway.child_process import dying_with_parent, start_error
 
 __all__ = [
     "RUNTIME_ID_ENV",
     "ProcessHandle",
-    "dies_with_this_process",
     "exit_code_of",
     "find_marked_processes",
     "kill_marked_processes",
@@ -80,17 +80,18 @@ def start_process(
 
     Raises OSError (e.g. FileNotFoundError for a missing executable or working dir)."""
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-    wrapped = runnable_behind_setpriv(argv, env, cwd)
+    error = start_error(argv, env, cwd)
+    if error is not None:
+        raise error
     with open(log_path, "ab") as log:
         popen = subprocess.Popen(
-            list(argv) if wrapped is None else wrapped,
+            dying_with_parent(argv),
             env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=dies_with_this_process() if wrapped is None else None,  # noqa: PLW1509
             close_fds=True,
         )
     return ProcessHandle(popen, popen.pid, process_start_ticks(popen.pid) or 0, log_path)

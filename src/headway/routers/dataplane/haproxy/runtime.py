@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import csv
 import io
-import logging
 import os
 import signal
 import subprocess
@@ -14,13 +13,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.child_process import behind_setpriv
+from headway.child_process import dying_with_parent
 from headway.routers.dataplane.haproxy.config import HAProxyLayout
 from headway.routers.dataplane.protocol import RouterError
 
 __all__ = ["AdminSocket", "HAProxyProcess", "ServerStats", "parse_server_stats"]
-
-log = logging.getLogger(__name__)
 
 # Answers the runtime API gives instead of an error status.
 ERROR_MARKERS = (
@@ -121,16 +118,10 @@ class HAProxyProcess:
         await self._wait_until_listening(output)
 
     def _argv(self) -> list[str]:
-        """HAProxy behind `setpriv --pdeathsig KILL`: a killed Headway must not leave it
-        holding its ports, and no Python runs between fork and exec (a `preexec_fn` can
-        deadlock in the child of a threaded parent). Without setpriv it starts plainly and
-        the next start stops it through its pidfile (`_stop_stale`)."""
-        argv = [self._binary, "-db", "-f", str(self._layout.config_file)]
-        wrapped = behind_setpriv(argv)
-        if wrapped is None:
-            log.warning("setpriv not found: HAProxy %s will not die with Headway", self._binary)
-            return argv
-        return wrapped
+        """HAProxy with the parent-death signal (`child_process.dying_with_parent`): a killed
+        Headway must not leave it holding its ports, and no Python of ours runs between fork
+        and exec (a `preexec_fn` can deadlock in the child of a threaded parent)."""
+        return dying_with_parent([self._binary, "-db", "-f", str(self._layout.config_file)])
 
     async def _stop_stale(self) -> None:
         """Stop an HAProxy a crashed earlier run left on this work dir (found by its pidfile)."""
