@@ -39,7 +39,11 @@ if TYPE_CHECKING:
     from headway.controllers.leader_lock import StateDirLock
     from headway.engine import Engine, EngineSettings
 
-__all__ = ["register"]
+__all__ = ["CHART_CACHE_MAX_MIB", "register"]
+
+# `headway.source.chart_cache.DEFAULT_MAX_BYTES` in MiB, kept here so that --help does not
+# import the chart cache; a test holds the two equal.
+CHART_CACHE_MAX_MIB = 1024
 
 
 def _leading(state_dir: Path, clock: Clock) -> StateDirLock:
@@ -367,6 +371,16 @@ def register(app: typer.Typer) -> None:
                 " argocd.argoproj.io/secret-type: scm-creds (Argo CD's default is off).",
             ),
         ] = True,
+        chart_cache_max_mib: Annotated[
+            int,
+            typer.Option(
+                "--chart-cache-max-mib",
+                min=0,
+                help="Bound of <state-dir>/chart-cache in MiB: past it the least recently used"
+                " charts are removed, never a version an Application renders, synced or keeps"
+                " in its history (docs/sources.md).",
+            ),
+        ] = CHART_CACHE_MAX_MIB,
     ) -> None:
         """Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions,
         multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM
@@ -418,6 +432,7 @@ def register(app: typer.Typer) -> None:
                 allowed=allowed_scm_providers or [],
                 strict=token_ref_strict_mode,
             ),
+            chart_cache_max_bytes=chart_cache_max_mib * 1024 * 1024,
         )
         import asyncio
 

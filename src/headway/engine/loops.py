@@ -19,6 +19,7 @@ from headway.clock import Clock
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.controllers.analysis.controller import AnalysisController
+from headway.controllers.app.charts_in_use import chart_versions_in_use
 from headway.controllers.app.controller import ApplicationController
 from headway.controllers.app.definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
 from headway.controllers.app.sources import SourceReader
@@ -50,6 +51,7 @@ from headway.promotion import record as promotion_record
 from headway.promotion.controller import PromotionController
 from headway.promotion.environments import PipelineResolver
 from headway.providers.registry import default_registry as default_providers
+from headway.source.chart_cache import ChartVersionKey, KeepVersions
 from headway.source.git import GitCache
 from headway.source.git_commits import BotIdentity
 from headway.source.helm_repo import HelmCharts
@@ -152,13 +154,31 @@ def _analysis(parts: LoopParts) -> list[StepController]:
     return [AnalysisRunSteps(parts)]
 
 
+def _charts_in_use(cluster: Cluster) -> KeepVersions:
+    """The chart versions the cluster's Applications pin, read when the chart cache is over
+    its bound; None (evict nothing) when the Applications cannot be listed."""
+
+    def pinned() -> frozenset[ChartVersionKey] | None:
+        try:
+            return chart_versions_in_use(cluster.list(ARGO_API, "Application"))
+        except ClusterError:
+            return None
+
+    return pinned
+
+
 def _applications(parts: LoopParts) -> list[StepController]:
     settings = parts.settings
     plugins = load_plugins(
         settings.plugins_directory, timeout_seconds=settings.plugin_timeout_seconds
     )
     helm_credentials = RepoCredentialsProvider(parts.cluster).helm  # `type: helm` Secrets
-    charts = HelmCharts(settings.state_dir / "chart-cache", credentials_for=helm_credentials)
+    charts = HelmCharts(
+        settings.state_dir / "chart-cache",
+        credentials_for=helm_credentials,
+        max_cache_bytes=settings.chart_cache_max_bytes,
+        in_use=_charts_in_use(parts.cluster),
+    )
     reader = SourceReader(
         git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds,
         plugins=plugins, charts=charts,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from headway.appset.forge_policy import ForgePolicy
 from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
+from headway.source.chart_cache import DEFAULT_MAX_BYTES as DEFAULT_CHART_CACHE_BYTES
 from headway.source.plugins import DEFAULT_TIMEOUT_SECONDS as DEFAULT_PLUGIN_TIMEOUT_SECONDS
 
 __all__ = ["ALL_LOOPS", "CONTROLLER_NAMES", "EngineSettings", "Loop", "controller_names"]
@@ -82,6 +83,8 @@ class EngineSettings:
     `forge_policy` says where the ApplicationSet pullRequest and scmProvider generators may
     send a forge token (default: only the public GitHub API, only from Secrets labelled
     `argocd.argoproj.io/secret-type: scm-creds`; docs/applicationset.md).
+    `chart_cache_max_bytes` bounds `<state_dir>/chart-cache`: past it, the least recently used
+    charts go, never a version an Application renders, synced or keeps in its history.
     """
 
     state_dir: Path = Path(".headway")
@@ -98,6 +101,7 @@ class EngineSettings:
     plugins_dir: Path | None = None
     plugin_timeout_seconds: float = DEFAULT_PLUGIN_TIMEOUT_SECONDS
     forge_policy: ForgePolicy = field(default_factory=ForgePolicy)
+    chart_cache_max_bytes: int = DEFAULT_CHART_CACHE_BYTES
 
     @property
     def plugins_directory(self) -> Path:
@@ -109,6 +113,9 @@ class EngineSettings:
                              f"{self.shard} of {self.shards}")
         if self.plugin_timeout_seconds <= 0:
             message = f"plugin_timeout_seconds must be positive, not {self.plugin_timeout_seconds}"
+            raise ValueError(message)
+        if self.chart_cache_max_bytes < 0:
+            message = f"chart_cache_max_bytes must be >= 0, not {self.chart_cache_max_bytes}"
             raise ValueError(message)
         if self.app_poll_seconds <= 0:
             raise ValueError(f"app_poll_seconds must be positive, not {self.app_poll_seconds}")

@@ -9,6 +9,13 @@ chart. `digest` is the index's sha256 of the archive, or `none` when the index g
 
 Unpacking refuses what a hostile archive could do: absolute paths, `..`, links, devices
 (Python's `tarfile` data filter), more than `MAX_FILES` members or `MAX_UNPACKED_BYTES`.
+
+The cache is bounded: after each store, while its entries hold more than `max_bytes`, the
+least recently used entry (its `used` file's mtime, touched on every read and store) is
+removed, except the versions `keep()` names — what Applications render, synced or may roll
+back to (their history), so the offline rollback to a synced version never finds its chart
+gone — and the entry just stored. When `keep()` cannot say (None), nothing is removed. A
+removed entry is renamed aside first, so a reader never sees half of one.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import re
 import shutil
 import tarfile
 import tempfile
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,17 +39,28 @@ from headway.source.helm_index import HelmRepositoryError
 from headway.source.tree import FilesystemTree, normalize_path
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
     "MAX_FILES",
     "MAX_UNPACKED_BYTES",
+    "CacheEntry",
     "CachedChart",
     "ChartCache",
     "ChartRef",
     "ChartTree",
+    "ChartVersionKey",
+    "KeepVersions",
+    "to_evict",
     "unpack_chart",
 ]
 
 MAX_FILES = 10_000
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+_USED = "used"  # an empty file: its mtime is when the entry was last read or stored
+
+ChartVersionKey = tuple[str, str, str]
+"""(repository URL, chart, version): what an Application pins, whatever the digest."""
+KeepVersions = Callable[[], Collection[ChartVersionKey] | None]
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,200}")
 
 
@@ -78,6 +98,52 @@ class ChartTree(FilesystemTree):
 class CachedChart:
     ref: ChartRef
     tree: ChartTree
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """A stored chart as eviction weighs it."""
+
+    path: Path
+    version: ChartVersionKey
+    size: int  # bytes of its unpacked files
+    used_ns: int  # when it was last read or stored
+
+
+def to_evict(
+    entries: Sequence[CacheEntry], *, max_bytes: int, keep: Collection[ChartVersionKey]
+) -> list[CacheEntry]:
+    """The entries to remove so that the rest fit in `max_bytes`: least recently used first,
+    never one whose version is in `keep` (then the rest may stay over the bound). Purely
+    computational."""
+    total = sum(e.size for e in entries)
+    chosen: list[CacheEntry] = []
+    for entry in sorted(entries, key=lambda e: (e.used_ns, str(e.path))):
+        if total <= max_bytes:
+            break
+        if entry.version in keep:
+            continue
+        chosen.append(entry)
+        total -= entry.size
+    return chosen
+
+
+def _mark_used(entry: Path) -> None:
+    """Now is when `entry` was last used: set to the nanosecond (a file's own timestamps
+    follow the kernel's coarse clock, which would tie uses milliseconds apart)."""
+    now = time.time_ns()
+    with contextlib.suppress(OSError):  # a read-only cache is still read
+        (entry / _USED).touch()
+        os.utime(entry / _USED, ns=(now, now))
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
 
 
 def _members(archive: tarfile.TarFile, ref: ChartRef) -> list[tarfile.TarInfo]:
@@ -124,10 +190,21 @@ def _segment(text: str) -> str:
 
 
 class ChartCache:
-    """Unpacked charts under `root`, looked up by repository, chart, version and digest."""
+    """Unpacked charts under `root`, looked up by repository, chart, version and digest;
+    at most `max_bytes` of them beyond the versions `keep()` names."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        keep: KeepVersions = lambda: (),
+    ) -> None:
+        if max_bytes < 0:
+            raise ValueError(f"the chart cache's size bound must be >= 0, not {max_bytes}")
         self.root = root
+        self.max_bytes = max_bytes
+        self._keep = keep
 
     def _version_dir(self, url: str, chart: str, version: str) -> Path:
         repo = hashlib.sha256(url.encode()).hexdigest()[:32]
@@ -162,6 +239,7 @@ class ChartCache:
             return None
         if not (chart_dir / "Chart.yaml").is_file():
             return None
+        _mark_used(entry)
         return CachedChart(ref, ChartTree(chart_dir, ref))
 
     def store(self, ref: ChartRef, data: bytes) -> CachedChart:
@@ -171,7 +249,11 @@ class ChartCache:
         staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=final.parent))
         try:
             chart_dir = unpack_chart(data, staging / "chart", ref)
-            meta = {**ref.__dict__, "directory": chart_dir.relative_to(staging).as_posix()}
+            meta = {
+                **ref.__dict__,
+                "directory": chart_dir.relative_to(staging).as_posix(),
+                "bytes": _tree_bytes(staging / "chart"),
+            }
             (staging / "entry.json").write_text(json.dumps(meta, sort_keys=True))
             if final.exists() and self._load(final) is None:
                 # A damaged copy; never a readable one, which another render may be reading.
@@ -183,4 +265,44 @@ class ChartCache:
         stored = self.get(ref)
         if stored is None:
             raise PathNotFound(str(final), "the chart cache (it could not be written)")
+        self.evict(also_keep=(ref.url, ref.chart, ref.version))
         return stored
+
+    def entries(self) -> Iterator[CacheEntry]:
+        """Every readable entry (`<repo>/<chart>/<version>/<digest>/entry.json`)."""
+        for marker in self.root.glob("*/*/*/*/entry.json"):
+            entry = marker.parent
+            if entry.name.startswith("."):  # a download being renamed into place
+                continue
+            try:
+                meta = json.loads(marker.read_text())
+                version = (str(meta["url"]), str(meta["chart"]), str(meta["version"]))
+                used = entry / _USED
+                used_ns = (used if used.exists() else marker).stat().st_mtime_ns
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            size = meta.get("bytes")
+            if not isinstance(size, int):  # stored before sizes were recorded
+                size = _tree_bytes(entry / "chart")
+            yield CacheEntry(entry, version, size, used_ns)
+
+    def evict(self, *, also_keep: ChartVersionKey | None = None) -> list[Path]:
+        """Remove least recently used entries until the cache fits `max_bytes` (never a kept
+        version, nor `also_keep`); the entries removed."""
+        entries = list(self.entries())
+        if sum(e.size for e in entries) <= self.max_bytes:
+            return []
+        keep = self._keep()
+        if keep is None:  # what Applications pin is unknown now: remove nothing
+            return []
+        kept = {*keep, also_keep} if also_keep is not None else set(keep)
+        removed = []
+        for victim in to_evict(entries, max_bytes=self.max_bytes, keep=kept):
+            aside = Path(tempfile.mkdtemp(prefix=".evicted-", dir=self.root))
+            try:
+                os.rename(victim.path, aside / "entry")
+                removed.append(victim.path)
+            except OSError:
+                pass  # removed meanwhile (another process evicting too)
+            shutil.rmtree(aside, ignore_errors=True)
+        return removed

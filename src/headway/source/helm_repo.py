@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from headway.source.chart_cache import CachedChart, ChartCache, ChartRef
+from headway.source.chart_cache import (
+    DEFAULT_MAX_BYTES,
+    CachedChart,
+    ChartCache,
+    ChartRef,
+    ChartVersionKey,
+    KeepVersions,
+)
 from headway.source.git import GitCredentials
 from headway.source.helm_index import (
     ChartVersion,
@@ -84,8 +91,14 @@ class HelmCharts:
         *,
         credentials_for: CredentialsFor | None = None,
         timeout_seconds: float = 30.0,
+        max_cache_bytes: int = DEFAULT_MAX_BYTES,
+        in_use: KeepVersions | None = None,
     ) -> None:
-        self.cache = ChartCache(cache_root)
+        """`in_use` names the chart versions Applications render or may roll back to (None
+        when it cannot be known now): the cache never evicts them, nor a chart resolved since
+        the index was last forgotten (a render may be reading it)."""
+        self.cache = ChartCache(cache_root, max_bytes=max_cache_bytes, keep=self._kept)
+        self._in_use = in_use or (lambda: ())
         self._credentials_for = credentials_for
         self._timeout = timeout_seconds
         self._lock = threading.Lock()
@@ -95,6 +108,14 @@ class HelmCharts:
         self._resolved: dict[tuple[str, str, str], CachedChart] = {}
         self.index_reads = 0  # index (or tag list) reads attempted, for tests
         self.downloads = 0  # archives downloaded, for tests
+
+    def _kept(self) -> set[ChartVersionKey] | None:
+        pinned = self._in_use()
+        if pinned is None:
+            return None
+        with self._lock:
+            resolved = {(c.ref.url, c.ref.chart, c.ref.version) for c in self._resolved.values()}
+        return resolved | set(pinned)
 
     def forget_index(self, url: str) -> None:
         """The next resolution of a chart of `url` reads its index again."""
