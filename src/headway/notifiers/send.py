@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import apprise
 import httpx2
@@ -60,9 +60,15 @@ def default_webhook_body(notification: Notification) -> str:
 
 
 async def _webhook(n: Notification, settings: Mapping[str, Any], http: httpx2.AsyncClient) -> None:
-    url = str(settings["url"]).rstrip("/") + n.webhook_path if n.webhook_path else str(
-        settings["url"]
-    )
+    base = str(settings["url"])
+    url = base.rstrip("/") + n.webhook_path if n.webhook_path else base
+    if not _same_origin(base, url):
+        # The path is rendered from the object (annotations, names come from Git): it must
+        # not move the call, with its headers and basic auth, to another host.
+        raise DeliveryError(
+            f"webhook {n.service}: the template's path {n.webhook_path!r} would send the call "
+            "to another host than the service's url; not sent"
+        )
     headers = {str(h.get("name")): str(h.get("value")) for h in settings.get("headers") or []}
     body = n.webhook_body if n.webhook_body is not None else default_webhook_body(n)
     if n.webhook_body is None:
@@ -129,6 +135,15 @@ async def _grafana(n: Notification, settings: Mapping[str, Any], http: httpx2.As
             answer = {}
         detail = str(answer.get("message") or "") if isinstance(answer, dict) else ""
         raise DeliveryError(f"grafana {url} answered {response.status_code} {detail}".rstrip())
+
+
+def _same_origin(first: str, second: str) -> bool:
+    """Whether two URLs reach the same scheme, host and port (a user part does not count)."""
+    try:
+        a, b = urlsplit(first), urlsplit(second)
+        return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+    except ValueError:
+        return False
 
 
 def _email_url(n: Notification, service: Service) -> str:
