@@ -359,7 +359,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--allowed-scm-providers",
                 help="API URLs (comma-separated or repeated) the pullRequest and scmProvider"
-                " generators may call besides the public GitHub API, e.g. a GitHub Enterprise"
+                " generators and pipeline forges may call besides the public GitHub API, e.g."
+                " a GitHub Enterprise"
                 " https://ghe.example.com/ (same root with or without /api/v3). Default: none.",
             ),
         ] = None,
@@ -367,8 +368,8 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--token-ref-strict-mode/--no-token-ref-strict-mode",
-                help="Read a generator's tokenRef Secret only when it is labelled"
-                " argocd.argoproj.io/secret-type: scm-creds (Argo CD's default is off).",
+                help="Read a generator's tokenRef (a pipeline's tokenSecret) only when it is"
+                " labelled argocd.argoproj.io/secret-type: scm-creds (Argo CD's default is off).",
             ),
         ] = True,
         chart_cache_max_mib: Annotated[
@@ -403,9 +404,10 @@ def register(app: typer.Typer) -> None:
         by default <state-dir>/plugins/<name>/plugin.yaml, and run as local processes
         (docs/sources.md).
 
-        The ApplicationSet pullRequest and scmProvider generators send a forge token only to
-        the public GitHub API and the --allowed-scm-providers URLs, and only from Secrets
-        labelled argocd.argoproj.io/secret-type: scm-creds (docs/applicationset.md).
+        The ApplicationSet pullRequest and scmProvider generators and a PromotionPipeline's
+        forge send a token only to the public GitHub API and the --allowed-scm-providers URLs,
+        and only from Secrets labelled argocd.argoproj.io/secret-type: scm-creds
+        (docs/applicationset.md).
         """
         from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
         from headway.engine import ALL_LOOPS, EngineSettings, Loop

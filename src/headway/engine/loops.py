@@ -240,7 +240,9 @@ def _metrics(parts: LoopParts) -> list[StepController]:
 
 
 def _promotions(parts: LoopParts) -> list[StepController]:
-    resolver = PipelineResolver(parts.cluster, git=parts.git)
+    resolver = PipelineResolver(
+        parts.cluster, git=parts.git, forge_policy=parts.settings.forge_policy
+    )
 
     def destination(app: Obj) -> Cluster:
         where = (app.get("spec") or {}).get("destination") or {}

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 import httpx2
 import pygit2
 
+from headway.appset.forge_policy import ForgePolicy
 from headway.cluster.errors import NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.convergence.git import BranchWriter, open_branch
@@ -119,8 +120,10 @@ class PipelineResolver:
         git: GitCache,
         identity: BotIdentity | None = None,
         config_check: Callable[[Environment], ConfigCheck] | None = classify.config_check,
+        forge_policy: ForgePolicy | None = None,
     ) -> None:
         self._cluster = cluster
+        self._forge_policy = forge_policy or ForgePolicy()
         self._git = git
         self._identity = identity or BotIdentity("Headway", "headway@localhost")
         self._config_check = config_check
@@ -172,7 +175,8 @@ class PipelineResolver:
         if self._http is None:
             self._http = httpx2.Client(timeout=30.0)
         return forge_for(
-            settings, cluster=self._cluster, namespace=namespace, url=url, client=self._http
+            settings, cluster=self._cluster, namespace=namespace, url=url, client=self._http,
+            policy=self._forge_policy,
         )
 
     def _writer(self, url: str, revision: str, forge: Forge | None) -> BranchWriter:
