@@ -1,9 +1,10 @@
-"""ApplicationSet forge generators that name an API the controller refuses by default.
+"""Forge APIs the controller refuses by default: an ApplicationSet's pullRequest or
+scmProvider generator, or a PromotionPipeline's `spec.forge.github.apiURL`.
 
 The controller sends a pullRequest or scmProvider generator's token only to the public GitHub
 API unless its operator allows more (`headway serve --allowed-scm-providers`,
-docs/applicationset.md). A set naming another `api` works only where the operator did that:
-say so at the field, before the set reaches a controller that refuses it.
+docs/applicationset.md). A set or pipeline naming another API works only where the operator did
+that: say so at the field, before it reaches a controller that refuses it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from headway.appset.forge_policy import ForgePolicy
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.manifest import as_dict, as_list
+from headway.model.yamlload import Document
 
 __all__ = ["FORGE_HOST_NOT_ALLOWED", "check_forge_hosts"]
 
@@ -25,11 +27,12 @@ FORGE_HOST_NOT_ALLOWED = Rule(
     id="HW320",
     slug="forge-host-not-allowed-by-default",
     severity=Severity.WARNING,
-    title="A pullRequest or scmProvider generator calls an API the controller refuses by "
-    "default",
-    rationale="Whoever commits an ApplicationSet chooses where its forge token is sent, so the "
-    "controller sends it only to the public GitHub API unless the operator lists more hosts; "
-    "a set naming another one fails generation on a controller that was not told.",
+    title="A pullRequest or scmProvider generator, or a promotion pipeline's forge, calls an "
+    "API the controller refuses by default",
+    rationale="Whoever commits an ApplicationSet or a PromotionPipeline chooses where its forge "
+    "token is sent, so the controller sends it only to the public GitHub API unless the "
+    "operator lists more hosts; one naming another host fails on a controller that was not "
+    "told.",
     hint="Ask the operator to run `headway serve --allowed-scm-providers <this URL>` (and to "
     "label the token's Secret `argocd.argoproj.io/secret-type: scm-creds`); or fix the URL "
     "if it is not your GitHub Enterprise.",
@@ -41,14 +44,21 @@ def check_forge_hosts(ctx: CheckContext) -> Iterable[Finding]:
     for doc in ctx.objects_of_kind("ApplicationSet"):
         generators = as_dict(as_dict(doc.obj).get("spec")).get("generators")
         for path, api in _forge_apis(generators, ("spec", "generators")):
-            refusal = policy.api_refusal(api)
-            if refusal is not None:
-                yield finding_at(
-                    FORGE_HOST_NOT_ALLOWED,
-                    doc,
-                    path=path,
-                    message=f"{_field_text(path)}: with the default serve flags, {refusal}",
-                )
+            yield from _judged(doc, path, api, policy)
+    for doc in ctx.objects_of_kind("PromotionPipeline"):
+        forge = as_dict(as_dict(as_dict(doc.obj).get("spec")).get("forge"))
+        url = as_dict(forge.get("github")).get("apiURL")
+        if isinstance(url, str) and url:
+            yield from _judged(doc, ("spec", "forge", "github", "apiURL"), url, policy)
+
+
+def _judged(
+    doc: Document, path: tuple[PathPart, ...], api: str, policy: ForgePolicy
+) -> Iterator[Finding]:
+    refusal = policy.api_refusal(api)
+    if refusal is not None:
+        message = f"{_field_text(path)}: with the default serve flags, {refusal}"
+        yield finding_at(FORGE_HOST_NOT_ALLOWED, doc, path=path, message=message)
 
 
 def _forge_apis(
