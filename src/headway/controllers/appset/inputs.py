@@ -4,6 +4,9 @@ store and repository trees from the Git cache (`headway.appset.inputs.Inputs`).
 One `StepInputs` serves one reconcile: each repository is fetched at most once per poll
 interval and its tree read once per step, so a set with a matrix of git generators reads a
 revision once. A Git failure is an `InputError`: generation stops and no Application changes.
+A forge call (pullRequest, scmProvider) is first put to the operator's `ForgePolicy`: an API
+URL or token Secret it refuses is `ForgeRefused`, before the Secret's value is read and before
+any request.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ Every failure - a missing Secret or key, a refused call, a timeout, an answer th
 documented shape - is an `InputError` whose message names the generator and what failed, so
 generation stops and no Application changes. The token is sent as a header and never appears
 in a message.
+A Secret the operator's forge policy refuses (`headway.appset.forge_policy`: not labelled
+`argocd.argoproj.io/secret-type: scm-creds` under strict mode) is `ForgeRefused`, raised
+before its value is looked at.
 """
 
 from __future__ import annotations
