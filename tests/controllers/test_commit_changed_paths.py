@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from headway.controllers.app.commit_files import changed_paths
+from headway.controllers.app.commit_files import TreeEntries, changed_paths
 
 BLOB = pygit2.enums.FileMode.BLOB
 STEPS: list[dict[str, tuple[int, str] | None]] = [
@@ -51,26 +51,32 @@ def repo(tmp_path: Path) -> pygit2.Repository:
 def test_the_walk_names_what_the_diff_names(repo: pygit2.Repository) -> None:
     tree = commit(repo, {"apps/a/cm.yaml": (BLOB, "v: 1\n"), "apps/b/cm.yaml": (BLOB, "b\n"),
                          "run.sh": (BLOB, "echo\n")})
+    kept = TreeEntries(keep=4)  # directories kept from one walk to the next, and evicted
     for files in STEPS:
         before, tree = tree, commit(repo, files)
         diff = before.diff_to_tree(tree)
         expected = {p for d in diff.deltas for p in (d.old_file.path, d.new_file.path)}
         assert changed_paths(repo, before, tree) == expected, files
+        assert changed_paths(repo, before, tree, entries=kept) == expected, files
         assert changed_paths(repo, before, before) == set()
 
 
-def test_the_walk_opens_only_directories_whose_ids_differ(
-    repo: pygit2.Repository, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_walk_opens_only_directories_whose_ids_differ(repo: pygit2.Repository) -> None:
     before = commit(repo, {f"apps/app-{i:03d}/cm.yaml": (BLOB, f"{i}\n") for i in range(300)})
     after = commit(repo, {"apps/app-007/cm.yaml": (BLOB, "changed\n")})
-    opened: list[str] = []
-    lookup = pygit2.Repository.__getitem__
+    entries = TreeEntries()
+    assert changed_paths(repo, before, after, entries=entries) == {"apps/app-007/cm.yaml"}
+    assert entries.reads == 6  # the roots, apps/ and apps/app-007/, old and new
 
-    def counted(self: pygit2.Repository, key: object) -> object:
-        opened.append(str(key))
-        return lookup(self, key)
 
-    monkeypatch.setattr(pygit2.Repository, "__getitem__", counted)
-    assert changed_paths(repo, before, after) == {"apps/app-007/cm.yaml"}
-    assert len(opened) == 4  # apps/ and apps/app-007/, old and new
+def test_kept_directories_are_not_read_again(repo: pygit2.Repository) -> None:
+    """The next commit's walk reads only the new side: the old one was this walk's new."""
+    first = commit(repo, {f"apps/app-{i:03d}/cm.yaml": (BLOB, f"{i}\n") for i in range(30)})
+    second = commit(repo, {"apps/app-007/cm.yaml": (BLOB, "changed\n")})
+    third = commit(repo, {"apps/app-008/cm.yaml": (BLOB, "changed too\n")})
+    entries = TreeEntries(keep=8)
+    assert changed_paths(repo, first, second, entries=entries) == {"apps/app-007/cm.yaml"}
+    reads = entries.reads
+    assert changed_paths(repo, second, third, entries=entries) == {"apps/app-008/cm.yaml"}
+    assert entries.reads - reads == 4  # the new root, apps/, and apps/app-008/ on each side
+    assert changed_paths(repo, first, third) == {"apps/app-007/cm.yaml", "apps/app-008/cm.yaml"}

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import pygit2
 
 from headway.clock import Clock
+from headway.controllers.app.commit_files import TreeEntries, changed_paths
 from headway.model.application import Application
 from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
@@ -136,6 +137,8 @@ class SourceReader:
         self._identities: dict[tuple[str, str, str], _KnownIdentity] = {}
         # Per commit pair: every path a file changed at, and every directory above one.
         self._touched: dict[tuple[str, str], frozenset[str]] = {}
+        # Directories the last tree diffs read: a commit's old side is the one before's new.
+        self._tree_entries = TreeEntries(keep=64)
         self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
 
     def mark_changed(self, url: str) -> None:
@@ -293,14 +296,13 @@ class SourceReader:
         known = self._touched.get((old, new))
         if known is None:
             try:
-                before = repo[old].peel(pygit2.Tree)
-                diff = before.diff_to_tree(repo[new].peel(pygit2.Tree))
+                before, after = repo[old].peel(pygit2.Tree), repo[new].peel(pygit2.Tree)
+                files = changed_paths(repo, before, after, entries=self._tree_entries)
             except (KeyError, ValueError, pygit2.GitError):
                 return None
             paths: set[str] = set()
-            for delta in diff.deltas:
-                paths.update(_with_parents(delta.old_file.path))
-                paths.update(_with_parents(delta.new_file.path))
+            for file in files:
+                paths.update(_with_parents(file))
             if len(self._touched) > 256:
                 self._touched.clear()
             known = self._touched[(old, new)] = frozenset(paths)
