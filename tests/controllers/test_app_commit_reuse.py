@@ -11,7 +11,7 @@ from typing import Any
 
 import pygit2
 import pytest
-from app_harness import Harness, application, config_map, make_harness, manifests
+from app_harness import APPS_NS, Harness, application, config_map, make_harness, manifests, phase
 
 from headway.clock import VirtualClock
 from headway.controllers.app.sources import DesiredState, SourceReader
@@ -224,3 +224,31 @@ def test_a_plugin_find_command_may_look_outside_the_path(
     assert [o["metadata"]["name"] for o in desired(h, "web").objects] == ["own"]
     commit(h, {"flags/plugin": "on\n"})
     assert [o["metadata"]["name"] for o in desired(h, "web").objects] == ["from-plugin"]
+
+
+def test_a_commit_compares_again_only_the_resources_it_changed(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """Three objects in one file, synced; a commit changes one of them (the whole file is
+    rendered again, through the YAML reader): the app's comparison takes the other two
+    resources' diffs from the last one, and equals what a restarted controller computes."""
+    objects = [{**config_map(n), "data": {"v": "1", "n": "2"}} for n in "abc"]
+    h = make_harness(tmp_path, clock, {"apps/web/all.yaml": manifests(*objects)})
+    h.install(application("web", h.remote.url, path="apps/web", automated={}))
+    h.run("web", lambda s: phase(s) == "Succeeded" and s["sync"]["status"] == "Synced")
+    before, _ = h.controller.compare("web", APPS_NS)
+    assert before is not None
+    objects[1]["data"] = {"v": "2", "n": "2"}
+    commit(h, {"apps/web/all.yaml": manifests(*objects)})
+    after, _ = h.controller.compare("web", APPS_NS)
+    assert after is not None and after.sync_status == "OutOfSync"
+    kept = {k.name for k, d in after.diffs.items() if before.diffs.get(k) is d}
+    assert kept == {"a", "c"}
+    h.restart_controller()
+    fresh, _ = h.controller.compare("web", APPS_NS)
+    assert fresh is not None
+    assert [r.to_status() for r in after.resources] == [r.to_status() for r in fresh.resources]
+    for key, diff in fresh.diffs.items():
+        assert (after.diffs[key].modified, after.diffs[key].diff_lines) == (
+            diff.modified, diff.diff_lines
+        )

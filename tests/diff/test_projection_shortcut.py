@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from headway.diff import compare
@@ -141,3 +142,53 @@ def test_a_diff_is_written_only_when_someone_reads_it(monkeypatch: pytest.Monkey
     assert "-      - image: web:2" in result.diff_lines
     assert len(written) == 1
     assert result.diff_lines is result.diff_lines and len(written) == 1  # written once
+
+
+def _reference_project(desired: Any, live: Any, field: str, parent: str = "",
+                       applied: Any = ABSENT) -> Any:
+    """`project` as it read before it told types apart by `type()` first: ABC checks only."""
+    if isinstance(desired, Mapping) and isinstance(live, Mapping):
+        before = applied if isinstance(applied, Mapping) else {}
+        out = {
+            k: _reference_project(v, live[k], k, field, before.get(k, ABSENT))
+            for k, v in desired.items()
+            if k in live
+        }
+        out.update({k: live[k] for k in before if k not in desired and k in live})
+        return out
+    if isinstance(desired, list) and isinstance(live, list):
+        keys = compare._merge_key(field, desired, live)
+        if keys is not None:
+            earlier = applied if isinstance(applied, list) else []
+            by_key = {str(item[keys]): item for item in live}
+            prior = {str(i[keys]): i for i in earlier if isinstance(i, Mapping) and keys in i}
+            out_list = [
+                _reference_project(item, by_key[str(item[keys])], "",
+                                   applied=prior.get(str(item[keys]), ABSENT))
+                for item in desired if str(item[keys]) in by_key
+            ]
+            wanted = {str(item[keys]) for item in desired}
+            out_list.extend(by_key[k] for k in prior if k not in wanted and k in by_key)
+            return out_list
+        if len(desired) == len(live):
+            return [_reference_project(d, lv, field) for d, lv in zip(desired, live, strict=True)]
+        return live
+    quantity = parent in compare._QUANTITY_MAPS
+    return desired if compare.scalars_equal(desired, live, quantity=quantity) else live
+
+
+@settings(max_examples=1500)
+@given(case=sides())
+@example(case=({"requests": {"a": "1000m"}}, {"requests": {"a": 1}}, ABSENT))  # a quantity
+@example(case=({"a": [1, True]}, {"a": [1.0, 1]}, {"b": 1}))
+def test_the_projection_is_the_reference_projection(case: tuple[Any, Any, Any]) -> None:
+    """Differential: the projection every changed resource builds, against the reading it
+    replaced, value for value and type for type."""
+    desired, live, applied = case
+    for field in ("", "containers", "ports", "requests"):
+        mine = project(desired, live, field, applied=applied)
+        assert _same(mine, _reference_project(desired, live, field, applied=applied))
+        for key, value in desired.items():
+            if key in live:  # a nested call, with a parent map's key
+                theirs = _reference_project(value, live[key], key, field)
+                assert _same(project(value, live[key], key, field), theirs)

@@ -151,9 +151,12 @@ def project(desired: Any, live: Any, field: str, parent: str = "", applied: Any 
     """`live` reduced to the fields `desired` has (see module docstring); `field` is the
     key holding these values and `parent` the key of the map around them. Fields the last
     applied configuration had, that desired dropped and live still has, are kept too: apply
-    would remove them, so they are a difference."""
-    if isinstance(desired, Mapping) and isinstance(live, Mapping):
-        before = applied if isinstance(applied, Mapping) else {}
+    would remove them, so they are a difference. Types are told apart by `type()` before
+    the ABC `isinstance` (as in `projects_unchanged`): this runs for every changed resource."""
+    if type(desired) in _SCALAR_TYPES:  # never a Mapping or a list
+        return desired if scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS) else live
+    if _is_mapping(desired) and _is_mapping(live):
+        before = _EMPTY if applied is ABSENT or not _is_mapping(applied) else applied
         out = {
             k: project(v, live[k], k, field, before.get(k, ABSENT))
             for k, v in desired.items()
@@ -161,7 +164,7 @@ def project(desired: Any, live: Any, field: str, parent: str = "", applied: Any 
         }
         out.update({k: live[k] for k in before if k not in desired and k in live})
         return out
-    if isinstance(desired, list) and isinstance(live, list):
+    if _is_list(desired) and _is_list(live):
         keys = _merge_key(field, desired, live)
         if keys is not None:
             return _project_keyed(desired, live, keys, applied if isinstance(applied, list) else [])
@@ -211,6 +214,10 @@ def projects_unchanged(
 
 def _is_mapping(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_list(value: Any) -> bool:
+    return type(value) is list or isinstance(value, list)
 
 
 def _keyed_unchanged(desired: list[Any], live: list[Any], key: str, applied: list[Any]) -> bool:

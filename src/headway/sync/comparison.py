@@ -10,6 +10,7 @@ instance name (`instance_name`). Hooks are not compared; a live hook is listed w
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "instance_of",
     "owner_of",
     "prepare_desired",
+    "same_value",
     "tracking_id",
 ]
 
@@ -144,6 +146,8 @@ class Comparison:
     live: Mapping[ResourceKey, Obj] = field(default_factory=dict)
     # ignoreDifferences entries that match no resource of the app (the no-group trap).
     ignore_warnings: tuple[str, ...] = ()
+    # The prepared desired object each compared resource's status and diff come from.
+    compared: Mapping[ResourceKey, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def sync_status(self) -> str:
@@ -175,34 +179,45 @@ def compare_app(
     rules: Sequence[CompiledRule] = (),
     assess: Assess,
     known_keys: Iterable[ResourceKey] = (),
+    earlier: Comparison | None = None,
 ) -> Comparison:
     """`desired` as returned by `prepare_desired`; `live` the app's objects in the cluster
     (tracked ones plus any existing object with a desired key). `known_keys` are key objects
     the caller keeps anyway (its live objects' keys): the comparison holds those instead of
-    equal copies of its own, one object fewer per resource for the garbage collector."""
+    equal copies of its own, one object fewer per resource for the garbage collector.
+
+    `earlier` is a comparison of the same app with the same `rules` and `assess`: a resource
+    whose desired object is the same value, type for type, and whose live object is the same
+    (the same object, or the same uid and resourceVersion) keeps its diff and status from it
+    instead of being compared again (`reused`)."""
     same_key = {key: key for key in known_keys}
     live_by_key: dict[ResourceKey, Obj] = {}
     for obj in live:
         key = key_of(obj)
         live_by_key[same_key.setdefault(key, key)] = obj
+    reuse = _Reuse(earlier) if earlier is not None else None
     resources: list[ResourceStatus] = []
     diffs: dict[ResourceKey, ResourceDiff] = {}
+    compared: dict[ResourceKey, dict[str, Any]] = {}
     shared: list[str] = []
-    desired_keys: set[ResourceKey] = set()
     for obj in desired:
         if hooks.is_hook(obj) or hooks.is_skipped(obj):
             continue
         key = key_of(obj)
         key = same_key.get(key, key)
-        desired_keys.add(key)
+        compared[key] = obj
         current = live_by_key.get(key)
         owner = owner_of(current) if current is not None else None
         if owner is not None and owner != app:
             shared.append(f"{key.qualified} is part of applications {app} and {owner}")
-        diffs[key] = diff_resource(obj, current, rules)
-        resources.append(_status(key, obj, current, diffs[key], assess=assess))
+        found = reuse.result(key, obj, current) if reuse is not None else None
+        if found is None:
+            diff = diff_resource(obj, current, rules)
+            found = (diff, _status(key, obj, current, diff, assess=assess))
+        diffs[key] = found[0]
+        resources.append(found[1])
     for key, current in sorted(live_by_key.items()):
-        if key in desired_keys or owner_of(current) != app:
+        if key in compared or owner_of(current) != app:
             continue
         if hooks.is_hook(current):
             resources.append(_status(key, current, current, None, assess=assess, hook=True))
@@ -211,7 +226,54 @@ def compare_app(
         resources.append(_status(key, current, current, diffs[key], assess=assess))
     unmatched = unmatched_rules(rules, [*desired, *live])
     warnings = AppDiff({}, tuple(unmatched)).warnings()
-    return Comparison(tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key, warnings)
+    return Comparison(
+        tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key, warnings, compared
+    )
+
+
+class _Reuse:
+    """Per-resource results of an earlier comparison, and when they still hold."""
+
+    def __init__(self, earlier: Comparison) -> None:
+        self._earlier = earlier
+        self._statuses = {r.key: r for r in earlier.resources if not r.hook}
+
+    def result(
+        self, key: ResourceKey, desired: dict[str, Any], live: Obj | None
+    ) -> tuple[ResourceDiff, ResourceStatus] | None:
+        before = self._earlier.compared.get(key)
+        status = self._statuses.get(key)
+        diff = self._earlier.diffs.get(key)
+        if before is None or status is None or diff is None:
+            return None
+        if not _same_live(self._earlier.live.get(key), live) or not same_value(before, desired):
+            return None
+        return diff, status
+
+
+def _same_live(before: Obj | None, now: Obj | None) -> bool:
+    """The same live object: both absent, the same object, or the same uid and
+    resourceVersion (the API server gives every change of an object a new one)."""
+    if before is None or now is None or before is now:
+        return before is now
+    was, meta = before.get("metadata") or {}, now.get("metadata") or {}
+    uid, version = meta.get("uid"), meta.get("resourceVersion")
+    return bool(uid and version) and (uid, version) == (was.get("uid"), was.get("resourceVersion"))
+
+
+def same_value(before: Any, now: Any) -> bool:
+    """Whether two rendered objects are the same value type for type: Python's `==` alone
+    takes `true` for `1` and `1` for `1.0`, which compare and show differently. Equal
+    pickles rebuild to the same types and values; a value pickle cannot write (or writes
+    differently for equal content, e.g. shared references) only loses the reuse."""
+    if before is now:
+        return True
+    if before != now:
+        return False
+    try:
+        return pickle.dumps(before, protocol=5) == pickle.dumps(now, protocol=5)
+    except (pickle.PicklingError, TypeError, ValueError, RecursionError, AttributeError):
+        return False
 
 
 # Results without a message, shared: a comparison keeps one per resource, and most are these.

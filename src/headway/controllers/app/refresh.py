@@ -5,7 +5,9 @@ object changed costs a few lookups instead of a diff of every resource.
 The comparison cache key is the app, the desired state's fingerprint (content ids of the
 trees it was rendered from), the `ignoreDifferences` rules, and the uid and
 resourceVersion of every live object; health is assessed inside the comparison from the
-same live objects, so it is covered too.
+same live objects, so it is covered too. On a miss, the app's last comparison lends the
+results of every resource whose desired object and live object did not change
+(`compare_app(earlier=...)`), when the rules and the health assessment are the same.
 """
 
 from __future__ import annotations
@@ -56,6 +58,20 @@ class Refresh:
     comparison: Comparison
 
 
+@dataclass(frozen=True)
+class _Latest:
+    """An app's last comparison and what its per-resource results depend on besides the
+    desired and live objects."""
+
+    rules_identity: str
+    assess: Assess
+    comparison: Comparison
+
+    def lends_to(self, rules_identity: str, assess: Assess) -> Comparison | None:
+        same = self.rules_identity == rules_identity and self.assess == assess
+        return self.comparison if same else None
+
+
 def _live_identity(live: Mapping[ResourceKey, Obj]) -> frozenset[tuple[str, ...]]:
     """Each live object's key, uid and resourceVersion, in no order (a set: sorting by
     `ResourceKey` cost most of a refresh where nothing changed). Tuples of strings only, which
@@ -77,6 +93,7 @@ class ComparisonCache:
         self._max = max_entries
         self._entries: OrderedDict[Any, Refresh] = OrderedDict()
         self._prepared: dict[Any, tuple[dict[str, Any], ...]] = {}
+        self._latest: dict[str, _Latest] = {}
         self.hits = 0
         self.misses = 0
 
@@ -86,6 +103,7 @@ class ComparisonCache:
             del self._entries[key]
         for key in [k for k in self._prepared if k[0] == app]:
             del self._prepared[key]
+        self._latest.pop(app, None)
 
     def refresh(
         self,
@@ -108,6 +126,7 @@ class ComparisonCache:
             self._entries.move_to_end(key)
             return cached
         self.misses += 1
+        latest = self._latest.get(app)
         comparison = compare_app(
             app=app,
             desired=desired,
@@ -115,7 +134,11 @@ class ComparisonCache:
             rules=rules,
             assess=assess,
             known_keys=live.keys(),
+            earlier=latest.lends_to(rules_identity, assess) if latest is not None else None,
         )
+        if len(self._latest) > self._max and app not in self._latest:
+            self._latest.clear()
+        self._latest[app] = _Latest(rules_identity, assess, comparison)
         result = Refresh(desired, comparison)
         self._entries[key] = result
         while len(self._entries) > self._max:
