@@ -238,3 +238,18 @@ def test_same_value_never_takes_a_value_for_another_type(a: Any, b: Any) -> None
     if same_value(a, b):
         assert _identical(a, b)
     assert same_value(a, copy.deepcopy(a))  # what a new render of the same text gives
+
+
+def test_a_comparison_the_cache_let_go_is_not_lent() -> None:
+    """Lending keeps nothing alive: once the cache evicts an app's last comparison (here by
+    another app's), the app compares every resource again."""
+    cache = ComparisonCache(max_entries=1)
+    live = _live(_prepared(_rendered()))
+    first = _refresh(cache, "f1", live)
+    cache.refresh(
+        app="other", namespace=APP, desired_state=DesiredState((), ("c0ffee",), fingerprint="o"),
+        rules=(), rules_identity="", read_live=lambda _d: {}, assess=assess,
+    )
+    again = _refresh(cache, "f2", live)
+    assert not any(again.diffs[k] is d for k, d in first.diffs.items())
+    assert all(_refresh(cache, "f3", live).diffs[k] is d for k, d in again.diffs.items())

@@ -60,16 +60,12 @@ class Refresh:
 
 @dataclass(frozen=True)
 class _Latest:
-    """An app's last comparison and what its per-resource results depend on besides the
-    desired and live objects."""
+    """Where an app's last comparison is in the cache, and what its per-resource results
+    depend on besides the desired and live objects (the rules are part of the key)."""
 
+    key: Any
     rules_identity: str
     assess: Assess
-    comparison: Comparison
-
-    def lends_to(self, rules_identity: str, assess: Assess) -> Comparison | None:
-        same = self.rules_identity == rules_identity and self.assess == assess
-        return self.comparison if same else None
 
 
 def _live_identity(live: Mapping[ResourceKey, Obj]) -> frozenset[tuple[str, ...]]:
@@ -126,7 +122,6 @@ class ComparisonCache:
             self._entries.move_to_end(key)
             return cached
         self.misses += 1
-        latest = self._latest.get(app)
         comparison = compare_app(
             app=app,
             desired=desired,
@@ -134,16 +129,26 @@ class ComparisonCache:
             rules=rules,
             assess=assess,
             known_keys=live.keys(),
-            earlier=latest.lends_to(rules_identity, assess) if latest is not None else None,
+            earlier=self._earlier(app, rules_identity, assess),
         )
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()
-        self._latest[app] = _Latest(rules_identity, assess, comparison)
+        self._latest[app] = _Latest(key, rules_identity, assess)
         result = Refresh(desired, comparison)
         self._entries[key] = result
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
         return result
+
+    def _earlier(self, app: str, rules_identity: str, assess: Assess) -> Comparison | None:
+        """The app's last comparison, while the cache holds it (so that lending keeps no
+        comparison alive the cache let go), if it was made under the same rules and health
+        assessment."""
+        latest = self._latest.get(app)
+        if latest is None or (latest.rules_identity, latest.assess) != (rules_identity, assess):
+            return None
+        entry = self._entries.get(latest.key)
+        return entry.comparison if entry is not None else None
 
     def _prepare(
         self,
