@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
@@ -27,6 +27,9 @@ from headway.source.errors import RenderError
 from headway.source.plugins import PluginCatalog
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader, normalize_path
+
+if TYPE_CHECKING:
+    from headway.source.helm_dependencies import ChartFetcher
 
 __all__ = [
     "KUSTOMIZATION_FILES",
@@ -65,6 +68,9 @@ class RenderRequest:
     field_lines: bool = True
     # The config management plugins this render may run (`headway.source.plugins`).
     plugins: PluginCatalog = field(default_factory=PluginCatalog)
+    # Where a Helm chart's dependencies from Helm repositories come from (the controller's
+    # `HelmCharts`); None where rendering stays offline (`headway check`).
+    charts: ChartFetcher | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def path(self) -> str:

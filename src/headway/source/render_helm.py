@@ -9,8 +9,10 @@ in place of the chart name); lines are lines of the rendered template output.
 
 Dependencies vendored in `charts/` are used as they are; `file://` dependencies (a library chart
 elsewhere in the repository) are packaged into `charts/` of the temporary copy first, as Argo CD's
-`helm dependency build` does. Headway renders offline: a dependency from a remote repository
-that is not vendored is an error (Helm would otherwise silently render without it).
+`helm dependency build` does. A dependency from a Helm repository that is not vendored is
+fetched when the request carries a chart fetcher (the controller's, `headway.source.
+helm_dependencies`); where rendering stays offline (`headway check`) it is an error (Helm would
+otherwise silently render without it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents
 from headway.source.chart_cache import ChartTree
 from headway.source.errors import PathNotFound, RenderError
+from headway.source.helm_dependencies import vendor_dependencies
 from headway.source.helm_values import ComposedValues, compose_values, merge_maps
 from headway.source.helm_values import resolve_value_files as _resolve_value_files
 from headway.source.render import RenderRequest, RenderResult
@@ -89,15 +92,19 @@ def _build_missing_dependencies(chart_dir: Path) -> None:
     """Package `file://` dependencies into charts/ as `helm dependency build` would (offline)."""
     import helm_python as helm
 
-    missing = [d for d in helm.dependency_list(chart_dir) if d["status"] not in ("ok", "unpacked")]
+    # Several archives of one chart ("too many matches") are aliases at several versions:
+    # Helm's render picks each alias's own.
+    present = ("ok", "unpacked", "too many matches")
+    missing = [d for d in helm.dependency_list(chart_dir) if d["status"] not in present]
     if not missing:
         return
     remote = [d for d in missing if not str(d.get("repository", "")).startswith("file://")]
     if remote:
         names = ", ".join(f"{d['name']} ({d.get('repository')})" for d in remote)
         raise RenderError(
-            f"chart dependencies missing from charts/: {names}; Headway renders offline, so "
-            "vendor them (helm dependency build) and commit charts/"
+            f"chart dependencies missing from charts/: {names}; `headway check` renders "
+            "offline, so vendor them (helm dependency build) and commit charts/ (the "
+            "controller fetches them from their repositories)"
         )
     helm.dependency_update(chart_dir)
 
@@ -255,6 +262,8 @@ class HelmRenderer:
             if escaping:  # the chart and its dependencies are this app's own files
                 raise RenderError(escaping[0].message, escaping[0].path)
             chart_dir = root / request.path if request.path else root
+            if request.charts is not None:
+                vendor_dependencies(chart_dir, request.charts)
             manifests = backend(chart_dir, composed, workdir=Path(tmp), **options)
         # An unpacked chart's files are named as in its archive (`<chart>/templates/x.yaml`).
         tree = request.tree

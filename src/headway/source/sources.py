@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from headway.source.errors import RenderError
 from headway.source.git import GitCache, GitCredentials, GitRepository
+from headway.source.helm_dependencies import ChartFetcher
 from headway.source.plugins import PluginCatalog
 from headway.source.render import RenderRequest
 from headway.source.spec import ApplicationSource
@@ -68,8 +69,10 @@ def render_requests(
     namespace: str = "",
     project: str = "",
     plugins: PluginCatalog | None = None,
+    charts: ChartFetcher | None = None,
 ) -> list[RenderRequest]:
-    """One request per source that renders manifests, each seeing every `ref` tree."""
+    """One request per source that renders manifests, each seeing every `ref` tree (and,
+    with `charts`, fetching a Helm chart's dependencies from their repositories)."""
     refs: dict[str, TreeReader] = {}
     for item in resolved:
         name = str(item.source.get("ref") or "")
@@ -93,6 +96,7 @@ def render_requests(
                 revision=item.sha,
                 project=project,
                 plugins=plugins or PluginCatalog(),
+                charts=charts,
             )
         )
     return requests

@@ -222,6 +222,7 @@ class SourceReader:
                 namespace=namespace,
                 project=app.spec.project,
                 plugins=self._plugins,
+                charts=self._charts.resolve,
             )
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
