@@ -245,3 +245,49 @@ def test_a_run_time_generator_inside_a_matrix_is_reported_the_same_way(tmp_path:
     (tmp_path / "sets/previews.yaml").write_text(nested)
     findings = [f for f in run_checks(_loader(tmp_path).load()) if f.rule in {"HW003", "HW004"}]
     assert [f.rule for f in findings] == ["HW004"]
+
+
+def _generate(path: Path, repo: Path) -> tuple[int, str, str]:
+    _register_all()
+    result = CliRunner().invoke(app, ["appset", "generate", str(path), "--repo", str(repo)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_appset_generate_reports_an_invalid_set_instead_of_printing_nothing(
+    tmp_path: Path,
+) -> None:
+    """A newcomer's typo in a set's own fields: validate names it, and generate used to print
+    nothing and exit 0, as if the set made no Application."""
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: web}\n"
+        "spec:\n  goTemplate: true\n  goTemplateOptions: [missingkey=eror]\n"
+        "  generators: [{list: {elements: [{env: qa}]}}]\n"
+        "  template:\n    metadata: {name: 'web-{{.env}}'}\n"
+        "    spec: {project: default, source: {repoURL: 'https://git.example/r.git', path: .},"
+        " destination: {server: 'https://kubernetes.default.svc', namespace: web}}\n"
+    )
+    code, out, err = _generate(path, tmp_path)
+    assert code == 1
+    assert out.strip() == ""
+    assert f"{path}:6: ApplicationSet/web: spec.goTemplateOptions[0]: " in err
+
+
+def test_appset_generate_says_when_a_set_generates_no_application(tmp_path: Path) -> None:
+    """argo-cd's design-doc/clusters.yaml: a clusters generator whose selector matches none
+    of the file's cluster Secrets (and so not the local cluster either) makes nothing."""
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: web}\n"
+        "spec:\n  generators:\n  - clusters: {selector: {matchLabels: {env: prod}}}\n"
+        "  template:\n    metadata: {name: 'web-{{name}}'}\n"
+        "    spec: {project: default, source: {repoURL: 'https://git.example/r.git', path: .},"
+        " destination: {server: '{{server}}', namespace: web}}\n"
+    )
+    code, out, err = _generate(path, tmp_path)
+    assert code == 0
+    assert out.strip() == ""
+    assert err.strip() == (
+        f"{path}:5: ApplicationSet/web: spec.generators: info: generated no Applications (an "
+        "empty list, or a selector nothing matches)"
+    )

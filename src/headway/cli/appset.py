@@ -13,12 +13,16 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from headway.cli.check import UsageError, build_loader, load_config
-from headway.model.diagnostics import Severity
+from headway.model.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from headway.controllers.appset.inputs import TreeInputs
+    from headway.model.yamlload import Document
 
 # The generators, the loader and YAML load in `generate`, not for --help.
 
@@ -50,7 +54,7 @@ def generate(
     """Print the Applications the ApplicationSets of FILE generate, from the checkout."""
     import yaml
 
-    from headway.appset.documents import is_application_set, render_documents
+    from headway.appset.documents import is_application_set
     from headway.cli.check_loader import cluster_secrets_in
     from headway.controllers.appset.inputs import TreeInputs
     from headway.model.yamlload import load_documents
@@ -72,16 +76,38 @@ def generate(
     inputs = TreeInputs(
         tree_for=loader.generator_tree, secrets=cluster_secrets_in(loaded.documents)
     )
-    rendered = render_documents(loaded.documents, inputs, missing_inputs=Severity.ERROR)
-    problems = [*loaded.diagnostics, *rendered.diagnostics, *rendered.run_time_only]
+    problems: list[Diagnostic] = list(loaded.diagnostics)
+    apps: list[Any] = []
+    for document in filter(is_application_set, loaded.documents):
+        generated, said = _generate_one(document, inputs)
+        apps.extend(generated)
+        problems.extend(said)
     for problem in problems:
         typer.echo(str(problem), err=True)
-    apps = [d.obj for d in rendered.applications]
     if output is OutputFormat.JSON:
         typer.echo(json.dumps(apps, indent=2))
     else:
         typer.echo(yaml.safe_dump_all(apps, sort_keys=False).rstrip("\n"))
-    raise typer.Exit(EXIT_ERRORS if problems else EXIT_OK)
+    failed = any(p.severity is not Severity.INFO for p in problems)
+    raise typer.Exit(EXIT_ERRORS if failed else EXIT_OK)
+
+
+def _generate_one(document: Document, inputs: TreeInputs) -> tuple[list[Any], list[Diagnostic]]:
+    """One set's Applications and what stopped or emptied it: its own invalid fields (which
+    `headway validate` reports too), a generation problem, or a note that it made none."""
+    from headway.appset.documents import render_documents
+    from headway.model.applicationset import parse_application_set
+
+    _, diagnostics = parse_application_set(document)
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    if errors:
+        return [], errors
+    rendered = render_documents([document], inputs, missing_inputs=Severity.ERROR)
+    said = [*rendered.diagnostics, *rendered.run_time_only]
+    if not rendered.applications and not said:
+        note = "generated no Applications (an empty list, or a selector nothing matches)"
+        said.append(document.diagnostic(("spec", "generators"), note, Severity.INFO))
+    return [d.obj for d in rendered.applications], said
 
 
 def register(app: typer.Typer) -> None:
