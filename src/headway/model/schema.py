@@ -375,14 +375,44 @@ class Schema:
     rows: tuple[_Row, ...] = field(init=False, repr=False, compare=False)
     # The view made from its fields by JSON name order (None where `view` is None).
     make_view: Callable[[dict[str, Any]], Any] | None = field(init=False, repr=False, compare=False)
+    # What `parse_view` starts a view from before it reads the fields a mapping holds.
+    start: _ViewStart = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "by_name", {f.name: f for f in self.fields})
         object.__setattr__(self, "plan", tuple(_FieldPlan.of(f) for f in self.fields))
         object.__setattr__(self, "rows", tuple(spec.row() for spec in self.plan))
+        object.__setattr__(self, "start", _ViewStart.of(self.plan, self.rows))
         attributes = [spec.attribute for spec in self.plan]
         view = self.view
         object.__setattr__(self, "make_view", view and _view_maker(view, attributes))
+
+
+@dataclass(frozen=True)
+class _ViewStart:
+    """A table's view fields as they stand before any field of a mapping is read.
+
+    `absent` holds every attribute in table order with the value of a missing field (None
+    where each view makes its own, `fresh`); `rows` finds a field's row by JSON name, and
+    `required` names the fields a mapping must hold."""
+
+    absent: dict[str, Any]
+    fresh: tuple[tuple[str, Callable[[], Any]], ...]
+    rows: dict[str, _Row]
+    required: tuple[str, ...]
+
+    @classmethod
+    def of(cls, plan: Sequence[_FieldPlan], rows: Sequence[_Row]) -> _ViewStart:
+        return cls(
+            {spec.attribute: spec.missing for spec in plan},
+            tuple(
+                (spec.attribute, spec.fresh_missing)
+                for spec in plan
+                if spec.fresh_missing is not None
+            ),
+            {row[0]: row for row in rows},
+            tuple(spec.name for spec in plan if spec.required),
+        )
 
 
 def _view_maker(view: type, attributes: list[str]) -> Callable[[dict[str, Any]], Any]:
@@ -515,6 +545,52 @@ def parse_view(schema: Schema, value: Any, path: Path, report: Reporter) -> Any:
         return None
     if not schema.open and not value.keys() <= schema.by_name.keys():
         _report_unknown_keys(schema, value, path, report)
+    fields = _present_fields(schema.start, value, path, report)
+    if fields is None:
+        fields = _table_fields(schema, value, path, report)
+    if schema.checks:
+        report.run_checks(schema.checks, value, path=path)
+    make_view = schema.make_view
+    return dict(value) if make_view is None else make_view(fields)
+
+
+def _present_fields(
+    start: _ViewStart, value: Mapping[str, Any], path: Path, report: Reporter
+) -> dict[str, Any] | None:
+    """The view's fields, reading only the fields `value` holds (a mapping sets a few of a
+    table's many fields), in the mapping's order. None, with nothing reported, when a
+    required field is missing or a field reported a problem: the reports must then come in
+    table order (`_table_fields`), as the user reads them."""
+    get = value.get
+    for name in start.required:
+        if get(name) is None:
+            return None
+    fields = start.absent.copy()  # every attribute, in table order: the view's field order
+    for attribute, fresh in start.fresh:
+        fields[attribute] = fresh()
+    rows = start.rows
+    mark = report.mark()
+    for name, item in value.items():
+        row = rows.get(name)
+        if row is None or item is None:  # an unknown key (warned about), or an absent value
+            continue
+        _, attribute, _, taken_as_is, free_form, _, _, parse = row
+        if type(item) is taken_as_is:
+            fields[attribute] = item
+        elif free_form:
+            fields[attribute] = dict(item) if isinstance(item, Mapping) else item
+        else:
+            fields[attribute] = parse(item, (*path, name), report)
+    if not report.said_since(mark):
+        return fields
+    report.rewind(mark)
+    return None
+
+
+def _table_fields(
+    schema: Schema, value: Mapping[str, Any], path: Path, report: Reporter
+) -> dict[str, Any]:
+    """The view's fields, reading every field of the table in table order."""
     fields: dict[str, Any] = {}
     get = value.get
     for name, attribute, required, taken_as_is, free_form, missing, fresh, parse in schema.rows:
@@ -529,10 +605,7 @@ def parse_view(schema: Schema, value: Any, path: Path, report: Reporter) -> Any:
             fields[attribute] = dict(item) if isinstance(item, Mapping) else item
         else:
             fields[attribute] = parse(item, (*path, name), report)
-    if schema.checks:
-        report.run_checks(schema.checks, value, path=path)
-    make_view = schema.make_view
-    return dict(value) if make_view is None else make_view(fields)
+    return fields
 
 
 def _report_unknown_keys(

@@ -43,6 +43,20 @@ class Reporter:
     def warning(self, path: Sequence[PathPart], message: str) -> None:
         self.diagnostics.append(self.document.diagnostic(path, message, Severity.WARNING))
 
+    def mark(self) -> tuple[int, int, int]:
+        """Where the reports stand now, for `said_since` and `rewind`."""
+        return len(self.diagnostics), len(self.misshapen), self.errors
+
+    def said_since(self, mark: tuple[int, int, int]) -> bool:
+        """Whether anything was reported since `mark`."""
+        return len(self.diagnostics) != mark[0] or len(self.misshapen) != mark[1]
+
+    def rewind(self, mark: tuple[int, int, int]) -> None:
+        """Forget everything reported since `mark` (a walk about to report it again)."""
+        del self.diagnostics[mark[0] :]
+        del self.misshapen[mark[1] :]
+        self.errors = mark[2]
+
     def run_checks(self, checks: Sequence[Check], value: Any, *, path: Path) -> None:
         """Run cross-field checks on the mapping at `path`, which may hold misshapen fields.
 
