@@ -99,3 +99,24 @@ def test_reads_follow_links_exactly_as_far_as_the_root(tmp_path: Path) -> None:
         except PathNotFound:
             got = None
         assert got == _expected(root, path), path
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    """The one `open` of a plain read must not block on a FIFO (nothing ever writes to it)."""
+    root = _checkout(tmp_path)
+    os.mkfifo(root / "apps/web/pipe.yaml")
+    with pytest.raises(PathNotFound):
+        FilesystemTree(root).read("apps/web/pipe.yaml")
+
+
+def test_a_directory_is_not_read_as_a_file(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    with pytest.raises(PathNotFound):
+        FilesystemTree(root).read("apps/web")
+
+
+def test_a_file_larger_than_one_read_is_read_whole(tmp_path: Path) -> None:
+    root = _checkout(tmp_path)
+    content = b"".join(b"key%d: %d\n" % (n, n) for n in range(60_000))  # about 700 KB
+    (root / "apps/web/big.yaml").write_bytes(content)
+    assert FilesystemTree(root).read("apps/web/big.yaml") == content

@@ -281,6 +281,39 @@ def _plain_directory(path: str) -> bool:
         return False
 
 
+# Opens a regular file that is no link itself; a FIFO opens without waiting for a writer
+# (and is then refused as no regular file).
+_PLAIN_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _regular_file_content(full: str) -> bytes | None:
+    """The bytes of `full` when it is a regular file and not a link; None for anything else.
+
+    `os.open`, `fstat` and `os.read` rather than `open(...).read()`: this runs once per
+    manifest of a `headway check`, and Python's file objects cost as much again as the
+    reading (a buffer, a second `fstat`, an `isatty` call), plus the `lstat` asked first."""
+    try:
+        descriptor = os.open(full, _PLAIN_OPEN_FLAGS)
+    except OSError:
+        return None  # a link (ELOOP), nothing there, no permission: `read` says which
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            return None
+        return _read_to_end(descriptor, status.st_size)
+    finally:
+        os.close(descriptor)
+
+
+def _read_to_end(descriptor: int, size: int) -> bytes:
+    """Everything in `descriptor` up to its end, expected to be `size` bytes (more if the
+    file grew meanwhile)."""
+    chunks = [os.read(descriptor, size + 1)]
+    while chunks[-1]:
+        chunks.append(os.read(descriptor, 1 << 16))
+    return b"".join(chunks)
+
+
 class FilesystemTree:
     """A directory on disk (a working copy), read the same way; `.git` is ignored."""
 
@@ -320,7 +353,7 @@ class FilesystemTree:
         base = self._full(path)
         if not base.is_dir():
             raise PathNotFound(path or "/", f"{self._root} (not a directory)")
-        return sorted(p.name for p in base.iterdir() if p.name != ".git")
+        return sorted(name for name in os.listdir(base) if name != ".git")
 
     def _real_dir(self, clean: str) -> str:
         """The real path of directory `clean` (normalized), resolved once per reader: from its
@@ -342,14 +375,13 @@ class FilesystemTree:
             real = os.path.realpath(real)
         return real != self._root_text and not real.startswith(self._root_text + os.sep)
 
-    def _plain_file_inside(self, clean: str, full: str) -> bool:
-        """Whether `clean` is a regular file, not a link, in a directory inside the root: the
-        common case `read` answers with one `lstat` (any other is checked step by step)."""
-        try:
-            mode = os.lstat(full).st_mode
-        except OSError:
-            return False
-        return stat.S_ISREG(mode) and bool(clean) and not self._leaves_root_above(clean)
+    def _plain_file_inside(self, clean: str, full: str) -> bytes | None:
+        """The content of `clean` when it is a regular file, not a link, in a directory inside
+        the root: the common case `read` answers with one `open` and one `fstat`; None for any
+        other (which `read` checks step by step)."""
+        if not clean or self._leaves_root_above(clean):
+            return None
+        return _regular_file_content(full)
 
     def _leaves_root_above(self, clean: str) -> bool:
         """Whether a directory above `clean` (normalized, not empty) links out of the root."""
@@ -371,9 +403,9 @@ class FilesystemTree:
     def read(self, path: str) -> bytes:
         clean = normalize_path(path)  # strings, not Path: this runs once per file of a check
         full = os.path.join(self._root_text, clean) if clean else self._root_text
-        if self._plain_file_inside(clean, full):
-            with open(full, "rb") as file:
-                return file.read()
+        content = self._plain_file_inside(clean, full)
+        if content is not None:
+            return content
         if not os.path.isfile(full):
             raise PathNotFound(path, self._root_text)
         escaping = self._escaping(path) if self._leaves_root(clean) else None
