@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from headway.model import durations
 from headway.model.durations import DurationError, format_duration, parse_duration
 
 
@@ -67,3 +70,31 @@ def test_errors_say_what_is_wrong(value: object, message: str) -> None:
 def test_format_duration_round_trips(seconds: float, text: str) -> None:
     assert format_duration(seconds) == text
     assert parse_duration(text) == pytest.approx(seconds)
+
+
+def _outcome(value: object, *, bare_seconds: bool, read: object) -> tuple[str, object]:
+    try:
+        return "seconds", read(value, bare_seconds=bare_seconds)  # type: ignore[operator]
+    except DurationError as error:
+        return "error", str(error)
+
+
+@settings(max_examples=400)
+@given(
+    text=st.text(alphabet="0123456789.+- hmsuµμnd", max_size=8) | st.integers(-5, 90),
+    bare_seconds=st.booleans(),
+)
+def test_a_remembered_text_reads_as_it_did_the_first_time(text: object, bare_seconds: bool) -> None:
+    """Differential: the remembered answer (asked twice, the second from memory) is the
+    parser's answer, seconds or error message alike; errors are never remembered."""
+    expected = _outcome(text, bare_seconds=bare_seconds, read=durations._parse_value)
+    for _ in range(2):
+        assert _outcome(text, bare_seconds=bare_seconds, read=parse_duration) == expected
+    if expected[0] == "error":
+        assert (text, bare_seconds) not in durations._SECONDS_OF_TEXT
+
+
+def test_the_same_text_means_a_different_thing_with_and_without_bare_seconds() -> None:
+    assert parse_duration("45", bare_seconds=True) == 45.0
+    with pytest.raises(DurationError, match="unit"):
+        parse_duration("45", bare_seconds=False)

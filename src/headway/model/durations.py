@@ -34,6 +34,12 @@ class DurationError(ValueError):
     """A value that is not a duration; the message says why, in the user's words."""
 
 
+# Seconds of each duration text read so far, by (text, bare_seconds): manifests spell the
+# same few durations thousands of times, and validation and the rules read each again.
+_SECONDS_OF_TEXT: dict[tuple[str, bool], float] = {}
+_REMEMBERED_TEXTS = 10_000
+
+
 def parse_duration(value: object, *, bare_seconds: bool = True) -> float:
     """Seconds for an Argo duration value.
 
@@ -41,6 +47,19 @@ def parse_duration(value: object, *, bare_seconds: bool = True) -> float:
     `bare_seconds` also integers and integer strings, meaning seconds. Negative values are
     rejected: no Argo field gives them a meaning.
     """
+    if type(value) is not str:
+        return _parse_value(value, bare_seconds=bare_seconds)
+    key = (value, bare_seconds)
+    seconds = _SECONDS_OF_TEXT.get(key)
+    if seconds is None:
+        seconds = _parse_value(value, bare_seconds=bare_seconds)  # raises for no duration
+        if len(_SECONDS_OF_TEXT) >= _REMEMBERED_TEXTS:
+            _SECONDS_OF_TEXT.clear()
+        _SECONDS_OF_TEXT[key] = seconds
+    return seconds
+
+
+def _parse_value(value: object, *, bare_seconds: bool) -> float:
     if isinstance(value, bool):
         raise DurationError(f"{value!r} is not a duration")
     if isinstance(value, int):
