@@ -58,6 +58,21 @@ def _get(mapping: Any, key: Any) -> Any:
     return mapping.get(text_of(key), "") if isinstance(mapping, Mapping) else ""
 
 
+def _dig(ev: Any, args: list[Any]) -> Any:
+    """`dig "a" "b" DEFAULT MAP`: MAP.a.b, or DEFAULT when a key is missing on the way (Sprig
+    reads the last argument as the map and the one before as the default)."""
+    if len(args) < 3:
+        raise ev.fail("dig needs at least one key, a default and a map")
+    *keys, default, value = args
+    for key in keys:
+        if not isinstance(value, Mapping):
+            raise ev.fail(f"dig: {text_of(key)!r} is looked up in something that is not a map")
+        if text_of(key) not in value:
+            return default
+        value = value[text_of(key)]
+    return value
+
+
 def _trunc(length: Any, text: Any) -> str:
     value, count = text_of(text), int(length)
     return value[:count] if count >= 0 else value[count:]
@@ -115,6 +130,7 @@ SPRIG_FUNCTIONS: Mapping[str, TemplateFunction] = {
     "list": lambda ev, a: list(a),
     "dict": _dict,
     "get": _fixed(2, _get),
+    "dig": _dig,
     "hasKey": _fixed(2, lambda m, k: isinstance(m, Mapping) and text_of(k) in m),
     "empty": _fixed(1, lambda v: not truth(v)),
     "coalesce": _coalesce,
