@@ -291,6 +291,12 @@ def test_resources_finalizer_unless_preserve_resources_on_deletion() -> None:
         ("{{trunc 4 .name}}", "prod"),
         ('{{ default "none" .missing }}', "none"),
         ('{{ if eq .project "team" }}t{{ else }}f{{ end }}', "t"),
+        # Argo CD's GoTemplate documentation: an optional parameter read with a default.
+        ('{{.name}}{{dig "nameSuffix" "" .}}', "prod_eu"),
+        ('{{dig "metadata" "labels" "env" "none" .}}', "prod"),
+        ('{{dig "metadata" "labels" "tier" "none" .}}', "none"),
+        # A raw string holding a template passes it through (Argo CD's matrix documentation).
+        ("{{ `{{ .name }}` }}", "{{ .name }}"),
     ],
 )
 def test_sprig_subset(expression: str, expected: str) -> None:

@@ -54,6 +54,20 @@ def test_functions_pipes_and_repo_call() -> None:
     )
 
 
+def test_an_action_ends_at_the_first_braces_outside_its_strings() -> None:
+    assert render("{{ `{{ .x | toJson }}` }}!") == "{{ .x | toJson }}!"
+    assert render('{{ "a}}b" }}-{{ printf "%s}}" .app.metadata.name }}') == "a}}b-guestbook}}"
+
+
+def test_printf_reads_braces_and_double_percent_as_text() -> None:
+    """Go's format has no brace syntax: `{` and `}` print as they are (a single `{` used to
+    escape as a Python format error), and `%%` is one `%`."""
+    name = ".app.metadata.name"
+    assert render(f'{{{{ printf "{{%s}}" {name} }}}}') == "{guestbook}"
+    assert render(f'{{{{ printf "%s{{" {name} }}}}') == "guestbook{"
+    assert render(f'{{{{ printf "100%% %s" {name} }}}}') == "100% guestbook"
+
+
 @pytest.mark.parametrize(
     ("text", "names"),
     [

@@ -45,7 +45,11 @@ class _NoValue:
 
 NO_VALUE: Any = _NoValue()
 
-_ACTION = re.compile(r"\{\{(-\s)?(.*?)(\s-)?\}\}", re.DOTALL)
+# An action ends at the first `}}` outside its string literals: `{{ `{{ .x }}` }}` prints the
+# raw string `{{ .x }}` (how Argo CD's documentation passes templates through to Helm values).
+_ACTION = re.compile(
+    r"""\{\{(-\s)?((?:"(?:\\.|[^"\\])*"|`[^`]*`|.)*?)(\s-)?\}\}""", re.DOTALL
+)
 _TOKEN = re.compile(
     r"""\s*(?:(?P<str>"(?:\\.|[^"\\])*"|`[^`]*`)|(?P<punct>:=|[(),|])|(?P<word>[^\s(),|]+))"""
 )
@@ -389,10 +393,16 @@ def _call(ev: _Evaluator, args: list[Any]) -> Any:
     return args[0](*args[1:])
 
 
+def _printf_verb(match: re.Match[str]) -> str:
+    return "%" if match.group(0) == "%%" else "{}"
+
+
 def _printf(ev: _Evaluator, args: list[Any]) -> str:
     if not args:
         raise ev.fail("printf needs a format")
-    fmt = re.sub(r"%[-+ #0]*\d*(?:\.\d+)?[vsdqtfg]", "{}", str(args[0]))
+    # Braces are text in Go's format: escaped before the verbs become Python's `{}`.
+    escaped = str(args[0]).replace("{", "{{").replace("}", "}}")
+    fmt = re.sub(r"%%|%[-+ #0]*\d*(?:\.\d+)?[vsdqtfg]", _printf_verb, escaped)
     try:
         return fmt.format(*(_text_of(a) for a in args[1:]))
     except IndexError:
