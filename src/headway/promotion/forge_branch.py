@@ -91,12 +91,13 @@ class PullRequestBranch:
         if existing is not None and existing.merged and existing.merge_commit:
             self._git.fetch()
             return existing.merge_commit  # merged before a restart: nothing to do again
-        result = self._git.commit_edits(
-            branch=head, edits=edits, message=message, identity=self._identity, base=parent
-        )
-        if not result.created:
-            return parent
-        self._git.push(head, force=True)
+        with self._git.writing():  # the branch is not moved by another writer before the push
+            result = self._git.commit_edits(
+                branch=head, edits=edits, message=message, identity=self._identity, base=parent
+            )
+            if not result.created:
+                return parent
+            self._git.push(head, force=True)
         title, body = _title_and_body(message)
         pull = existing
         if pull is None or not pull.open:

@@ -30,6 +30,7 @@ from headway.source.errors import (
     UnknownRevision,
 )
 from headway.source.git_commits import BotIdentity, build_edit_commit, build_revert_commit
+from headway.source.git_lock import RepositoryLock
 from headway.source.revisions import RefSnapshot, resolve_revision
 from headway.source.tree import GitTree
 
@@ -183,23 +184,31 @@ class GitCache:
 
 
 class GitRepository:
-    """A bare cache of one remote. Methods are thread-safe; each write holds the lock."""
+    """A bare cache of one remote. Methods are safe across threads and across processes
+    sharing the cache: each write holds the repository's lock (`git_lock`), and a commit
+    followed by its push holds it throughout through `writing()`."""
 
     def __init__(self, url: str, path: Path, credentials: GitCredentials | None = None) -> None:
         self.url = url
         self.path = path
         self._credentials = credentials
-        self._lock = threading.RLock()
         if (path / "HEAD").exists():
             self._repo = pygit2.Repository(str(path))
         else:
             self._repo = pygit2.init_repository(str(path), bare=True)
-        if "origin" not in self._repo.remotes.names():
-            self._repo.remotes.create("origin", url)
+        self._lock = RepositoryLock(path)
+        with self._lock:  # another process may be adding it too
+            if "origin" not in self._repo.remotes.names():
+                self._repo.remotes.create("origin", url)
 
     @property
     def repo(self) -> pygit2.Repository:
         return self._repo
+
+    def writing(self) -> RepositoryLock:
+        """The repository's lock, to hold across a commit and its push: no other thread or
+        process moves the local branch in between (which would push its commit as ours)."""
+        return self._lock
 
     def use_credentials(self, credentials: GitCredentials | None) -> None:
         """Authenticate later fetches and pushes with `credentials` (None: anonymously).

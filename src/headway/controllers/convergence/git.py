@@ -183,16 +183,19 @@ class RemoteBranch:
     def write(self, *, parent: str, edits: Mapping[str, bytes | None], message: str) -> str:
         # Built on `parent` (the tip the caller read and judged), not on whatever the cache
         # fetched since: a newer tip makes the push refused, never an unexamined base.
-        result = self._git.commit_edits(
-            branch=self._branch,
-            edits=edits,
-            message=message,
-            identity=self._identity,
-            base=parent,
-        )
-        if not result.created:
-            return parent
-        self._git.push(self._branch)  # PushRejected when someone pushed meanwhile
+        # Under the repository's lock throughout: another writer of the shared cache (a
+        # thread, another process) cannot move the branch between the commit and the push.
+        with self._git.writing():
+            result = self._git.commit_edits(
+                branch=self._branch,
+                edits=edits,
+                message=message,
+                identity=self._identity,
+                base=parent,
+            )
+            if not result.created:
+                return parent
+            self._git.push(self._branch)  # PushRejected when someone pushed meanwhile
         return result.sha
 
 
