@@ -81,6 +81,24 @@ def test_a_version_applications_pin_is_never_evicted(tmp_path: Path) -> None:
     assert found is not None and found.tree.kind("Chart.yaml") is not None
 
 
+def test_a_chart_fetched_as_a_dependency_is_never_evicted(
+    server: ChartRepoServer, tmp_path: Path
+) -> None:
+    """A Git chart's Chart.lock names it, and no Application status does: which synced
+    revision needs it offline is not known, so it stays."""
+    charts = HelmCharts(tmp_path / "charts", max_cache_bytes=BLOB)
+    locked = {"repoURL": server.url, "chart": "web", "targetRevision": "1.0.0"}
+    charts.resolve_dependency(locked)
+    for version in ("1.1.0", "1.2.0", "1.3.0"):
+        charts.forget_index(server.url)
+        charts.resolve({**locked, "targetRevision": version})
+    assert _stored(charts.cache) == ["1.0.0", "1.3.0"]
+    assert [e.dependency for e in sorted(charts.cache.entries(), key=lambda e: e.version)] == [
+        True,
+        False,
+    ]
+
+
 def test_nothing_is_evicted_while_the_pinned_versions_are_unknown(tmp_path: Path) -> None:
     unknown: list[Collection[ChartVersionKey] | None] = [None]
     cache = ChartCache(tmp_path / "charts", max_bytes=int(1.5 * BLOB), keep=lambda: unknown[0])

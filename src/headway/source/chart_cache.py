@@ -14,8 +14,10 @@ The cache is bounded: after each store, while its entries hold more than `max_by
 least recently used entry (its `used` file's mtime, touched on every read and store) is
 removed, except the versions `keep()` names — what Applications render, synced or may roll
 back to (their history), so the offline rollback to a synced version never finds its chart
-gone — and the entry just stored. When `keep()` cannot say (None), nothing is removed. A
-removed entry is renamed aside first, so a reader never sees half of one.
+gone — the entry just stored, and every chart fetched as another chart's dependency (which
+synced revision of a Git chart needs it is not known here; locked versions are few). When
+`keep()` cannot say (None), nothing is removed. A removed entry is renamed aside first, so a
+reader never sees half of one.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ MAX_FILES = 10_000
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 _USED = "used"  # an empty file: its mtime is when the entry was last read or stored
+_DEPENDENCY = "dependency"  # an empty file: the entry is another chart's dependency
 
 ChartVersionKey = tuple[str, str, str]
 """(repository URL, chart, version): what an Application pins, whatever the digest."""
@@ -108,6 +111,7 @@ class CacheEntry:
     version: ChartVersionKey
     size: int  # bytes of its unpacked files
     used_ns: int  # when it was last read or stored
+    dependency: bool = False  # fetched as another chart's dependency: never evicted
 
 
 def to_evict(
@@ -121,7 +125,7 @@ def to_evict(
     for entry in sorted(entries, key=lambda e: (e.used_ns, str(e.path))):
         if total <= max_bytes:
             break
-        if entry.version in keep:
+        if entry.dependency or entry.version in keep:
             continue
         chosen.append(entry)
         total -= entry.size
@@ -284,7 +288,14 @@ class ChartCache:
             size = meta.get("bytes")
             if not isinstance(size, int):  # stored before sizes were recorded
                 size = _tree_bytes(entry / "chart")
-            yield CacheEntry(entry, version, size, used_ns)
+            yield CacheEntry(entry, version, size, used_ns, (entry / _DEPENDENCY).exists())
+
+    def mark_dependency(self, chart: CachedChart) -> None:
+        """Keep `chart` for good: a chart's dependency, which a synced revision of a Git chart
+        may need offline, though no Application status names it."""
+        entry = self._entry_dir(chart.ref)
+        with contextlib.suppress(OSError):
+            (entry / _DEPENDENCY).touch()
 
     def evict(self, *, also_keep: ChartVersionKey | None = None) -> list[Path]:
         """Remove least recently used entries until the cache fits `max_bytes` (never a kept

@@ -142,6 +142,12 @@ class HelmCharts:
             self._resolved[key] = found
         return found
 
+    def resolve_dependency(self, source: Mapping[str, Any]) -> CachedChart:
+        """`resolve` for a chart's dependency, which the cache then never evicts."""
+        found = self.resolve(source)
+        self.cache.mark_dependency(found)
+        return found
+
     def _resolve(
         self, url: str, chart: str, target: str, *, pass_credentials: bool, oci: bool
     ) -> CachedChart:

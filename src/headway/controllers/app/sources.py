@@ -222,7 +222,7 @@ class SourceReader:
                 namespace=namespace,
                 project=app.spec.project,
                 plugins=self._plugins,
-                charts=self._charts.resolve,
+                charts=self._charts.resolve_dependency,
             )
         except SourceError as err:
             return DesiredState((), (), (f"{err}",))
