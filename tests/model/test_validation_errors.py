@@ -722,3 +722,21 @@ spec:
         "above revisionHistoryLimit (2)",
         "r.yaml:19: AnalysisTemplate/t: spec.metrics[0].count: 2 is below inconclusiveLimit (3)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("{{.app.source}}", "found unhashable key"),  # argo-cd's Use-Cases documentation
+        ("{{.name}}-app", "did not find expected key"),
+        ("app-{{.name}}: x", ""),  # an error, but not a value that begins with {{
+    ],
+)
+def test_an_unquoted_template_value_is_named_as_the_cause(value: str, problem: str) -> None:
+    """A newcomer's ApplicationSet with `repoURL: {{.app.source}}`: YAML reads `{{...}}` as
+    a mapping. The error says so, at the line, and only when the line starts a value so."""
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {value}\n"
+    [line] = rendered(validate_text(text, "t.yaml").diagnostics)
+    hint = "(a value that begins with {{ is read as a YAML mapping: quote it, e.g. '{{.name}}-app')"
+    assert line.startswith("t.yaml:4: YAML syntax error: ")
+    assert line.endswith(f"{problem} {hint}") if problem else "{{" not in line.split(": ", 2)[2]

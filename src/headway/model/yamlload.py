@@ -14,6 +14,7 @@ every refresh): its documents answer their own line for any path.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -368,6 +369,22 @@ def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadRes
     return LoadResult(documents, [])
 
 
+_UNQUOTED_TEMPLATE = re.compile(r"(?:^\s*-|:)\s+\{\{|^\s*\{\{")
+
+
+def _with_template_hint(problem: str, text: str, line: int) -> str:
+    """PyYAML's problem, plus the usual cause when the line has one: a value written as an
+    unquoted `{{ ... }}` template (an ApplicationSet's, a Helm-style one), which YAML reads as
+    a mapping inside a mapping."""
+    lines = text.splitlines()
+    if not 0 < line <= len(lines) or not _UNQUOTED_TEMPLATE.search(lines[line - 1]):
+        return problem
+    return (
+        f"{problem} (a value that begins with {{{{ is read as a YAML mapping: quote it, "
+        "e.g. '{{.name}}-app')"
+    )
+
+
 def _compose_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
     documents: list[Document] = []
     diagnostics: list[Diagnostic] = []
@@ -386,7 +403,7 @@ def _compose_documents(text: str, file: str, *, nodes: FileNodes | None) -> Load
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else 1
-        problem = err.problem or err.context or "invalid YAML"
+        problem = _with_template_hint(err.problem or err.context or "invalid YAML", text, line)
         diagnostics.append(
             Diagnostic(file, line, "", "", "", Severity.ERROR, f"YAML syntax error: {problem}")
         )
