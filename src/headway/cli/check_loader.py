@@ -14,7 +14,7 @@ import codecs
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from headway.appset.documents import is_application_set, render_documents
 from headway.appset.inputs import ClusterSecret, InputUnavailable
@@ -55,6 +55,9 @@ from headway.source.render_directory import (
 )
 from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader
+
+if TYPE_CHECKING:
+    from headway.cli.check_parse_cache import ParseCache
 
 __all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "cluster_secrets_in", "normalize_url"]
 
@@ -109,6 +112,8 @@ class RepositoryLoader:
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
     base_crds: tuple[Document, ...] = ()
     memo: RenderMemo | None = None
+    # Documents parsed in earlier runs, by the bytes' hash (`headway check`; None: parse all).
+    parse_cache: ParseCache | None = None
     plugins: PluginCatalog = field(default_factory=PluginCatalog)
     # The typed views validation builds, shared with the rules (the drill reads Rollouts).
     parses: ParseMemo = field(default_factory=ParseMemo)
@@ -148,10 +153,13 @@ class RepositoryLoader:
             if memo_key is not None and memo_key in self.memo.parses:
                 return self.memo.parses[memo_key]
         try:
-            text = tree.read(path).decode("utf-8", errors="replace")
+            data = tree.read(path)
         except SourceError:
-            text = ""
-        result = load_documents(text, path)
+            data = b""
+        if self.parse_cache is not None:
+            result = self.parse_cache.load_documents(data, path)
+        else:
+            result = load_documents(data.decode("utf-8", errors="replace"), path)
         if self.memo is not None and memo_key is not None:
             self.memo.parses[memo_key] = result
         return result

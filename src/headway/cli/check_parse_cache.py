@@ -1,0 +1,178 @@
+"""What `headway check` read from each file's bytes, kept between runs (a pre-commit hook runs
+the check again after a one-file change, and parsing every YAML file again is most of its
+work after start-up).
+
+Content-addressed: an entry is keyed by the SHA-256 of a file's bytes and holds the documents
+the YAML reader made of them (each document's object, index and line); the file's path is
+not part of it, so a moved or copied file is a hit. Every entry of a cache file was written
+by the same reader: the file's header names a fingerprint of everything else a parse depends
+on (this cache's format, Headway's version, the Python build, PyYAML and libyaml's versions,
+and the source of the two reader modules, `model/yamlload.py` and `model/yamlfast.py`), and
+a cache file with another fingerprint is not read. Only a clean parse is kept (a file with
+a YAML error is parsed again each run, its diagnostics with it), and only where `marshal`
+stores every value exactly (a document holding a date or another type it refuses is parsed
+again each run): an entry's objects come back equal and of the same types.
+
+A cache file per checked directory lives in `$XDG_CACHE_HOME/headway/check/` (default
+`~/.cache/headway/check/`); a run rewrites it (atomically) with the entries that run used,
+so files that left the repository leave the cache, and the least recently written cache
+files beyond `KEEP_FILES` are removed. A file that is truncated, corrupt or foreign (another
+fingerprint) is ignored and replaced. `headway check --no-cache` neither reads nor writes it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from headway import __version__
+from headway.model import yamlfast, yamlload
+from headway.model.yamlload import Document, FileNodes, LoadResult, load_documents
+
+__all__ = ["KEEP_FILES", "ParseCache", "cache_directory", "fingerprint", "open_cache"]
+
+_FORMAT = b"headway-check-parses 1\n"
+KEEP_FILES = 32  # cache files (checked directories) kept; the least recently written go
+_Entry = tuple[tuple[Any, int, int], ...]  # (object, index, line) per document
+
+
+def cache_directory() -> Path:
+    """`$XDG_CACHE_HOME/headway/check`, or `~/.cache/headway/check`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "headway" / "check"
+
+
+@functools.cache
+def fingerprint() -> bytes:
+    """What a parse depends on besides the bytes parsed, hashed (64 hex digits)."""
+    digest = hashlib.sha256(_FORMAT)
+    libyaml = getattr(getattr(yaml, "_yaml", None), "get_version_string", lambda: "none")()
+    for part in (__version__, sys.version, yaml.__version__, libyaml):
+        digest.update(part.encode() + b"\0")
+    for module in (yamlload, yamlfast):
+        digest.update(Path(str(module.__file__)).read_bytes() + b"\0")
+    return digest.hexdigest().encode()
+
+
+@dataclass
+class ParseCache:
+    """The entries read from one cache file (`known`, each still marshalled) and those this
+    run used or made (`used`); `save` writes `used` back when it differs from `known`."""
+
+    file: Path | None
+    known: dict[str, bytes] = field(default_factory=dict)
+    used: dict[str, bytes] = field(default_factory=dict)
+
+    def load_documents(self, data: bytes, file: str) -> LoadResult:
+        """`load_documents(data decoded, file)`, from the cache when these bytes were read
+        before."""
+        text = data.decode("utf-8", errors="replace")
+        key = hashlib.sha256(data).hexdigest()
+        stored = self.used.get(key) or self.known.get(key)
+        entry = None if stored is None else _decoded(stored)
+        if stored is not None and entry is not None:
+            self.used[key] = stored
+            nodes = FileNodes(text)
+            return LoadResult([Document(o, file, i, line, nodes) for o, i, line in entry], [])
+        result = load_documents(text, file)
+        if not result.diagnostics:
+            encoded = _encoded(tuple((d.obj, d.index, d.line) for d in result.documents))
+            if encoded is not None:
+                self.used[key] = encoded
+        return result
+
+    def save(self) -> None:
+        """Write the entries this run used, if they differ from what was read; a cache that
+        cannot be written (read-only home, full disk) is left as it was."""
+        if self.file is None or self.used.keys() == self.known.keys():
+            return
+        payload = marshal.dumps(self.used)
+        header = _FORMAT + fingerprint() + b"\n" + hashlib.sha256(payload).hexdigest().encode()
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomically(self.file, header + b"\n" + payload)
+            _remove_oldest(self.file.parent, keep=KEEP_FILES)
+        except OSError:
+            return
+
+
+def open_cache(root: Path, *, directory: Path | None = None) -> ParseCache:
+    """The cache of the directory `root` checks (in `directory`, by default
+    `cache_directory()`); empty when there is none or it cannot be used."""
+    where = directory if directory is not None else cache_directory()
+    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
+    file = where / f"parses-{name}.marshal"
+    return ParseCache(file, _read(file))
+
+
+def _read(file: Path) -> dict[str, bytes]:
+    """The entries of a cache file whose format, fingerprint and checksum hold; else none."""
+    try:
+        content = file.read_bytes()
+    except OSError:
+        return {}
+    expected = _FORMAT + fingerprint() + b"\n"
+    if not content.startswith(expected):
+        return {}
+    checksum, _, payload = content[len(expected) :].partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != checksum:
+        return {}
+    try:
+        entries = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, bytes)}
+
+
+def _encoded(entry: _Entry) -> bytes | None:
+    """The entry marshalled, or None where marshal refuses a value: any type it does not
+    store exactly, subclasses of the types it stores included (the buffer types, which it
+    would store as bytes, the YAML reader never makes)."""
+    try:
+        return marshal.dumps(entry)
+    except ValueError:
+        return None
+
+
+def _decoded(stored: bytes) -> _Entry | None:
+    try:
+        entry = marshal.loads(stored)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(entry, tuple) or not all(_is_document(d) for d in entry):
+        return None
+    return entry
+
+
+def _is_document(item: Any) -> bool:
+    return (
+        isinstance(item, tuple) and len(item) == 3 and type(item[1]) is int and type(item[2]) is int
+    )
+
+
+def _write_atomically(file: Path, content: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.replace(temporary, file)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _remove_oldest(directory: Path, *, keep: int) -> None:
+    files = sorted(directory.glob("parses-*.marshal"), key=lambda p: p.stat().st_mtime)
+    for old in files[: max(0, len(files) - keep)]:
+        old.unlink(missing_ok=True)
