@@ -291,3 +291,16 @@ def test_appset_generate_says_when_a_set_generates_no_application(tmp_path: Path
         f"{path}:5: ApplicationSet/web: spec.generators: info: generated no Applications (an "
         "empty list, or a selector nothing matches)"
     )
+
+
+def test_appset_generate_names_a_yaml_error_at_its_line(tmp_path: Path) -> None:
+    """argo-cd's Use-Cases documentation writes `repoURL: {{.app.source}}` unquoted: the file
+    is not YAML, which generate used to report as 'holds no argoproj.io ApplicationSet'."""
+    path = tmp_path / "set.yaml"
+    path.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: web}\n"
+        "spec:\n  template:\n    spec:\n      source:\n        repoURL: {{.app.source}}\n"
+    )
+    code, out, err = _generate(path, tmp_path)
+    assert (code, out.strip()) == (1, "")
+    assert err.startswith(f"{path}:8: YAML syntax error: found unhashable key (a value that")

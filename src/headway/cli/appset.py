@@ -70,6 +70,10 @@ def generate(
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     loaded = load_documents(text, str(file))
+    if not any(is_application_set(d) for d in loaded.documents) and loaded.diagnostics:
+        for problem in loaded.diagnostics:  # a YAML error hides the sets: say it, at its line
+            typer.echo(str(problem), err=True)
+        raise typer.Exit(EXIT_ERRORS)
     if not any(is_application_set(d) for d in loaded.documents):
         typer.echo(f"error: {file} holds no argoproj.io ApplicationSet", err=True)
         raise typer.Exit(EXIT_USAGE)
