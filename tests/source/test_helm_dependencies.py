@@ -57,7 +57,7 @@ def _chart(root: Path, dependencies: list[dict[str, Any]], **files: str) -> File
 
 def _rendered(tree: FilesystemTree, charts: HelmCharts | None) -> dict[str, str]:
     source = {"repoURL": "https://git.example/web.git", "path": "web", "targetRevision": "HEAD"}
-    fetch = charts.resolve if charts is not None else None
+    fetch = charts.resolve_dependency if charts is not None else None  # as the controller
     result = render(RenderRequest(source=source, tree=tree, app_name="shop", charts=fetch))
     return {d.obj["metadata"]["name"]: d.obj["data"]["chartVersion"] for d in result.documents}
 
@@ -120,3 +120,19 @@ def test_a_helm_repo_add_name_is_refused_by_name(tmp_path: Path, repository: str
     tree = _chart(tmp_path / "repo", [{"name": "kv", "version": "1.2.0", "repository": repository}])
     with pytest.raises(RenderError, match=r"dependencies\[0\] \(kv\): repository .* is a `helm"):
         _rendered(tree, HelmCharts(tmp_path / "cache"))
+
+
+def test_a_dependency_from_an_oci_registry_is_pulled_with_the_token_flow(tmp_path: Path) -> None:
+    from source.oci_registry_server import TOKEN, OciRegistryServer
+
+    registry = OciRegistryServer()
+    try:
+        for version in ("1.2.0", "1.2.3"):
+            registry.push(chart_archive("kv", version, templates={"configmap.yaml": NAMED}))
+        deps = [{"name": "kv", "version": "~1.2.0", "repository": registry.url}]
+        tree = _chart(tmp_path / "repo", deps)
+        assert _rendered(tree, HelmCharts(tmp_path / "cache")) == {"shop-kv": "1.2.3"}
+        sent = {path.split("?")[0]: header for path, header in registry.requests}
+        assert sent["/v2/charts/kv/tags/list"] == f"Bearer {TOKEN}"
+    finally:
+        registry.stop()
