@@ -212,3 +212,13 @@ def test_without_go_template_decision_fields_are_strings() -> None:
             "weight": "3",
         }
     ]
+
+
+def test_the_config_map_may_name_the_resource_as_argo_cds_example_does(world: World) -> None:
+    """argo-cd's applicationset/examples/clusterDecisionResource/configMap.yaml writes
+    `kind: placementdecisions`: Argo CD reads it as the resource. It is the CRD's plural, so
+    the PlacementDecisions are read (before: 'no placementdecisions resource is chosen')."""
+    world.store.apply(_config_map(kind="placementdecisions"), field_manager="t", force=True)
+    world.place(DECISIONS)
+    world.apply(_appset())
+    assert sorted(world.apps()) == ["web-east", "web-west"]

@@ -142,6 +142,9 @@ class TreeInputs:
         )
 
 
+_CRD_API = "apiextensions.k8s.io/v1"
+
+
 @dataclass
 class FetchTimes:
     """When each repository was last fetched (the clock's monotonic time)."""
@@ -269,8 +272,22 @@ class StepInputs(TreeInputs):
 
     def resources(self, api_version: str, kind: str) -> Sequence[Mapping[str, Any]]:
         try:
-            return self._cluster.list(api_version, kind, namespace=self._namespace)
+            named = self._kind_of_resource(api_version, kind) if kind[:1].islower() else kind
+            return self._cluster.list(api_version, named, namespace=self._namespace)
         except ClusterError as err:
             raise InputError(
                 f"cannot list {kind} ({api_version}) in {self._namespace}: {err}"
             ) from None
+
+    def _kind_of_resource(self, api_version: str, resource: str) -> str:
+        """The kind of a resource name: Argo CD reads a duck-type ConfigMap's `kind` as the
+        resource (its example writes `placementdecisions`), found here among the CRDs of
+        the group by plural or singular name; a name no CRD has is taken as the kind."""
+        group = api_version.partition("/")[0]
+        for crd in self._cluster.list(_CRD_API, "CustomResourceDefinition"):
+            spec = crd.get("spec") or {}
+            names = spec.get("names") or {}
+            known = (names.get("plural"), names.get("singular"))
+            if spec.get("group") == group and resource in known:
+                return str(names.get("kind") or resource)
+        return resource
