@@ -119,11 +119,17 @@ class World:
         return {c["type"]: c for c in status.get("conditions") or []}["ErrorOccurred"]
 
 
-def _secret() -> dict[str, Any]:
+def _secret(
+    name: str = "tenants-plugin", *, labels: dict[str, str] | None = None
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": "tenants-plugin", "namespace": "argocd"},
+        "metadata": {
+            "name": name,
+            "namespace": "argocd",
+            "labels": {"app.kubernetes.io/part-of": "argocd"} if labels is None else labels,
+        },
         "data": {"token": base64.b64encode(TOKEN.encode()).decode()},
     }
 
@@ -218,3 +224,30 @@ def test_an_empty_answer_follows_the_empty_generation_rule(world: World) -> None
     world.controller.step(KEY)
     assert sorted(world.apps()) == ["t-blue", "t-green"]
     assert world.error()["reason"] == "EmptyGenerationRefused"
+
+
+@pytest.mark.parametrize(
+    "labels", [{}, {"app.kubernetes.io/part-of": "payments"}, {"app.kubernetes.io/name": "argocd"}]
+)
+def test_a_secret_not_labelled_part_of_argocd_is_refused_before_its_value_is_read(
+    world: World, labels: dict[str, str]
+) -> None:
+    world.apply(_appset())
+    before, calls = world.versions(), len(world.service.requests)
+    world.store.apply(_secret(labels=labels), field_manager="t", force=True)
+    world.controller.step(KEY)
+    assert world.versions() == before
+    assert len(world.service.requests) == calls  # no token was sent anywhere
+    message = world.error()["message"]
+    assert message.startswith("plugin generator (ConfigMap argocd/tenants-plugin): data.token:")
+    assert "Secret tenants-plugin is not labelled app.kubernetes.io/part-of: argocd" in message
+    assert TOKEN not in message
+    assert TOKEN not in json.dumps(world.store.list("v1", "Event", namespace="argocd"))
+
+
+def test_argocd_secret_keys_need_no_label(world: World) -> None:
+    world.store.apply(_secret("argocd-secret", labels={}), field_manager="t")
+    world.store.apply(world.config_map(token="$token"), field_manager="t")
+    world.apply(_appset())
+    assert sorted(world.apps()) == ["t-blue", "t-green"]
+    assert world.service.requests[0][0].headers["authorization"] == f"Bearer {TOKEN}"
