@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import yaml
@@ -144,8 +145,10 @@ class Document:
     _nodes: FileNodes | None = field(default=None, repr=False, compare=False)
     _at: tuple[PathPart, ...] = field(default=(), repr=False, compare=False)
 
-    @property
+    @cached_property
     def kind(self) -> str:
+        """The object's kind, read once: `headway check` asks every document for it dozens of
+        times (loaded objects are not changed afterwards; a changed one is a new document)."""
         return str(self.obj.get("kind", "")) if isinstance(self.obj, dict) else ""
 
     @property
