@@ -28,6 +28,10 @@ def test_lookups_by_kind_match_a_walk(root: Path) -> None:
     kinds = {d.kind for d in ctx.all_objects} | {"Job", "CustomResourceDefinition", ""}
     for kind in sorted(kinds):
         assert list(ctx.objects_of_kind(kind)) == [d for d in ctx.all_objects if d.kind == kind]
+        pairs = [(unit, d) for unit in ctx.units for d in unit.objects if d.kind == kind]
+        assert [(id(u), id(d)) for u, d in ctx.units_of_kind(kind)] == [
+            (id(u), id(d)) for u, d in pairs
+        ]
         for unit in ctx.units:
             assert unit.has_kind(kind, "Nothing") == any(d.kind == kind for d in unit.objects)
     for unit in ctx.units:
@@ -58,3 +62,12 @@ def test_find_matches_a_walk(root: Path) -> None:
             for namespace in sorted(namespaces):
                 expected = _find_by_walk(unit, kind, name, namespace)
                 assert unit.find(kind, name, namespace) is expected, (kind, name, namespace)
+
+
+@pytest.mark.parametrize("root", ROOTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_documents_kind_read_once_is_its_objects_kind(root: Path) -> None:
+    ctx = _context(root)
+    for doc in [*ctx.all_objects, *(u.application for u in ctx.applications)]:
+        assert doc is not None
+        for _ in range(2):  # the second answer is the remembered one
+            assert doc.kind == (str(doc.obj.get("kind", "")) if isinstance(doc.obj, dict) else "")

@@ -111,11 +111,10 @@ def query_of(metric: dict[str, Any]) -> str:
 
 
 def unique_gates(ctx: CheckContext) -> Iterator[tuple[AppUnit, GateRef]]:
-    for unit in ctx.units:
-        for rollout in unit.of_kind("Rollout"):
-            for ref in gate_refs(ctx, unit, rollout):
-                if ref.template is not None:
-                    yield unit, ref
+    for unit, rollout in ctx.units_of_kind("Rollout"):
+        for ref in gate_refs(ctx, unit, rollout):
+            if ref.template is not None:
+                yield unit, ref
 
 
 def _scoped(query: str, ref: GateRef) -> bool:
@@ -182,22 +181,21 @@ def _resource_only(template: Document) -> bool:
 
 
 def check_resource_only_analysis(ctx: CheckContext) -> Iterable[Finding]:
-    for unit in ctx.units:
-        for rollout in unit.of_kind("Rollout"):
-            refs = list(gate_refs(ctx, unit, rollout))
-            templates = [r.template for r in refs if r.template is not None]
-            if not templates or not all(_resource_only(t) for t in templates):
-                continue
-            names = ", ".join(sorted({r.template_name for r in refs}))
-            yield finding_at(
-                RESOURCE_ONLY_ANALYSIS,
-                rollout,
-                path=refs[0].path,
-                message=f"Rollout/{rollout.name} is gated only on CPU/memory ({names}): a "
-                "version that returns errors or wrong answers at normal resource usage passes "
-                "every check and is promoted",
-                app=unit.name,
-            )
+    for unit, rollout in ctx.units_of_kind("Rollout"):
+        refs = list(gate_refs(ctx, unit, rollout))
+        templates = [r.template for r in refs if r.template is not None]
+        if not templates or not all(_resource_only(t) for t in templates):
+            continue
+        names = ", ".join(sorted({r.template_name for r in refs}))
+        yield finding_at(
+            RESOURCE_ONLY_ANALYSIS,
+            rollout,
+            path=refs[0].path,
+            message=f"Rollout/{rollout.name} is gated only on CPU/memory ({names}): a "
+            "version that returns errors or wrong answers at normal resource usage passes "
+            "every check and is promoted",
+            app=unit.name,
+        )
 
 
 def _seconds(value: object) -> float | None:

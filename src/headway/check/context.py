@@ -136,9 +136,24 @@ class CheckContext:
         return tuple(doc for unit in self.units for doc in unit.objects)
 
     def objects_of_kind(self, kind: str) -> Iterator[Document]:
-        """`all_objects` of one kind, in their order, from each unit's index by kind."""
+        """`all_objects` of one kind, in their order."""
+        return (document for _unit, document in self.units_of_kind(kind))
+
+    def units_of_kind(self, kind: str) -> tuple[tuple[AppUnit, Document], ...]:
+        """Each object of one kind with its unit, in `all_objects` order: what a rule that
+        looks at one kind walks, without visiting every unit (nothing, for a kind the
+        repository lacks)."""
+        return self._units_by_kind.get(kind, ())
+
+    @cached_property
+    def _units_by_kind(self) -> dict[str, tuple[tuple[AppUnit, Document], ...]]:
+        """Every object with its unit, by kind, built once: two dozen rules each walked every
+        unit to ask it for one kind (a tenth of the rules' time on 1,000 Applications)."""
+        found: dict[str, list[tuple[AppUnit, Document]]] = {}
         for unit in self.units:
-            yield from unit.of_kind(kind)
+            for document in unit.objects:
+                found.setdefault(document.kind, []).append((unit, document))
+        return {kind: tuple(pairs) for kind, pairs in found.items()}
 
     @cached_property
     def applications(self) -> tuple[AppUnit, ...]:

@@ -154,7 +154,6 @@ def _drill_one(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterable[
 def check_drill_gates(ctx: CheckContext) -> Iterable[Finding]:
     if ctx.drill is None:
         return
-    for unit in ctx.units:
-        for rollout in unit.of_kind("Rollout"):
-            if canary_of(rollout) is not None:
-                yield from _drill_one(ctx, unit, rollout)
+    for unit, rollout in ctx.units_of_kind("Rollout"):
+        if canary_of(rollout) is not None:
+            yield from _drill_one(ctx, unit, rollout)

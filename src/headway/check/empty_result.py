@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from headway.check.analysis_rules import query_of
@@ -26,6 +26,7 @@ from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.gates import metrics_of
 from headway.expr import ConditionError, Program, compile_condition
+from headway.model.yamlload import Document
 
 __all__ = ["EMPTY_CASES", "PASSES_ON_EMPTY", "check_passes_on_empty", "measurement_phase"]
 
@@ -92,28 +93,32 @@ def _compiles(text: str) -> bool:
 
 
 def check_passes_on_empty(ctx: CheckContext) -> Iterable[Finding]:
-    for unit in ctx.units:
-        for template in unit.of_kind("AnalysisTemplate", "ClusterAnalysisTemplate"):
-            for index, metric in metrics_of(template):
-                if not query_of(metric):
-                    continue  # job and web metrics have no empty query result
-                success = str(metric.get("successCondition") or "")
-                failure = str(metric.get("failureCondition") or "")
-                if not all(_compiles(c) for c in (success, failure) if c):
-                    continue  # a syntax error is the validator's report
-                passing = _passing_cases(success, failure)
-                if not passing:
-                    continue
-                yield finding_at(
-                    PASSES_ON_EMPTY,
-                    template,
-                    path=("spec", "metrics", index),
-                    message=f"metric {metric.get('name')!r} "
-                    f"({_describe(success, failure)}) is Successful on {passing[0]}: when the "
-                    "query finds no data — a renamed label, a missing scrape job — the gate "
-                    "passes and the canary is promoted on no evidence",
-                    app=unit.name,
-                )
+    for kind in ("AnalysisTemplate", "ClusterAnalysisTemplate"):
+        for unit, template in ctx.units_of_kind(kind):
+            yield from _passing_metrics(template, app=unit.name)
+
+
+def _passing_metrics(template: Document, *, app: str) -> Iterator[Finding]:
+    for index, metric in metrics_of(template):
+        if not query_of(metric):
+            continue  # job and web metrics have no empty query result
+        success = str(metric.get("successCondition") or "")
+        failure = str(metric.get("failureCondition") or "")
+        if not all(_compiles(c) for c in (success, failure) if c):
+            continue  # a syntax error is the validator's report
+        passing = _passing_cases(success, failure)
+        if not passing:
+            continue
+        yield finding_at(
+            PASSES_ON_EMPTY,
+            template,
+            path=("spec", "metrics", index),
+            message=f"metric {metric.get('name')!r} "
+            f"({_describe(success, failure)}) is Successful on {passing[0]}: when the "
+            "query finds no data — a renamed label, a missing scrape job — the gate "
+            "passes and the canary is promoted on no evidence",
+            app=app,
+        )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -144,8 +144,8 @@ def _rollout_targets(spec: dict[str, object], unit: AppUnit) -> Iterator[tuple[D
 
 def check_wave_before_target(ctx: CheckContext) -> Iterable[Finding]:
     assessed = _assessed_kinds(ctx)
-    for unit in ctx.units:
-        for doc in unit.objects:
+    for kind in sorted(_DEPENDENT_KINDS):  # the others depend on nothing `_targets` knows
+        for unit, doc in ctx.units_of_kind(kind):
             for target, field in _targets(doc, unit):
                 if target is doc:
                     continue
@@ -204,17 +204,16 @@ def lua_health_kinds(ctx: CheckContext) -> frozenset[str]:
 
 def _lua_health_kinds(ctx: CheckContext) -> frozenset[str]:
     found: set[str] = set()
-    for unit in ctx.units:
-        for doc in unit.of_kind("ConfigMap"):
-            if name_of(doc.obj) != "argocd-cm":
-                continue
-            data = as_dict(as_dict(doc.obj).get("data"))
-            prefix = "resource.customizations.health."
-            for key in data:
-                if str(key).startswith(prefix):
-                    group, _, kind = str(key)[len(prefix) :].rpartition("_")
-                    found.add(f"{group}/{kind}")
-            found.update(_legacy_customizations(data.get("resource.customizations")))
+    for doc in ctx.objects_of_kind("ConfigMap"):
+        if name_of(doc.obj) != "argocd-cm":
+            continue
+        data = as_dict(as_dict(doc.obj).get("data"))
+        prefix = "resource.customizations.health."
+        for key in data:
+            if str(key).startswith(prefix):
+                group, _, kind = str(key)[len(prefix) :].rpartition("_")
+                found.add(f"{group}/{kind}")
+        found.update(_legacy_customizations(data.get("resource.customizations")))
     return frozenset(found)
 
 
@@ -252,20 +251,19 @@ def check_unassessed_custom_kind(ctx: CheckContext) -> Iterable[Finding]:
 
 
 def check_indefinite_pause_gate(ctx: CheckContext) -> Iterable[Finding]:
-    for unit in ctx.units:
-        for doc in unit.of_kind("Rollout"):
-            path = _indefinite_pause(doc)
-            if path is None:
-                continue
-            wave, last = unit.wave_of(doc), unit.last_wave
-            if wave >= last:
-                continue
-            message = (
-                f"Rollout/{doc.name} in wave {wave} waits for a manual promotion "
-                f"({format_path(path)}); Argo CD holds waves up to {last} until "
-                "someone promotes it, so every update of this Application stalls half-applied"
-            )
-            yield finding_at(INDEFINITE_PAUSE_GATE, doc, path=path, message=message, app=unit.name)
+    for unit, doc in ctx.units_of_kind("Rollout"):
+        path = _indefinite_pause(doc)
+        if path is None:
+            continue
+        wave, last = unit.wave_of(doc), unit.last_wave
+        if wave >= last:
+            continue
+        message = (
+            f"Rollout/{doc.name} in wave {wave} waits for a manual promotion "
+            f"({format_path(path)}); Argo CD holds waves up to {last} until "
+            "someone promotes it, so every update of this Application stalls half-applied"
+        )
+        yield finding_at(INDEFINITE_PAUSE_GATE, doc, path=path, message=message, app=unit.name)
 
 
 def _indefinite_pause(doc: Document) -> tuple[str | int, ...] | None:
@@ -300,7 +298,7 @@ def _served(crd: Document) -> set[str]:
 
 
 def check_crd_versions(ctx: CheckContext) -> Iterable[Finding]:
-    crds = {_crd_key(d): d for unit in ctx.units for d in unit.of_kind("CustomResourceDefinition")}
+    crds = {_crd_key(d): d for d in ctx.objects_of_kind("CustomResourceDefinition")}
     for unit in ctx.units if crds else ():
         for doc in unit.objects:
             api_version = str(as_dict(doc.obj).get("apiVersion", ""))

@@ -127,9 +127,7 @@ _QUEUE_HINTS = re.compile(
 
 
 def _rollouts(ctx: CheckContext) -> Iterator[tuple[AppUnit, Document]]:
-    for unit in ctx.units:
-        for doc in unit.of_kind("Rollout"):
-            yield unit, doc
+    return iter(ctx.units_of_kind("Rollout"))
 
 
 def check_canary_gates(ctx: CheckContext) -> Iterable[Finding]:

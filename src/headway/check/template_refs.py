@@ -78,24 +78,23 @@ def _where(ref: GateRef) -> str:
 
 
 def check_missing_templates(ctx: CheckContext) -> Iterable[Finding]:
-    for unit in ctx.units:
-        for rollout in unit.of_kind("Rollout"):
-            for ref in gate_refs(ctx, unit, rollout):
-                if ref.template is not None or ref.template_name in ctx.external_templates:
-                    continue
-                kind = ref.template_kind
-                named = f"{kind}/{ref.template_name}" if ref.template_name else f"no {kind}"
-                yield finding_at(
-                    MISSING_ANALYSIS_TEMPLATE,
-                    rollout,
-                    path=(*ref.path, "templateName"),
-                    message=f"Rollout/{rollout.name} names {named} in its {_where(ref)} "
-                    f"({'.'.join(map(str, ref.path))}), which no object of this repository "
-                    "defines: at run time the analysis cannot start and the rollout stalls "
-                    "or errors",
-                    app=unit.name,
-                    hint=_suggestion(ctx, kind, ref.template_name),
-                )
+    for unit, rollout in ctx.units_of_kind("Rollout"):
+        for ref in gate_refs(ctx, unit, rollout):
+            if ref.template is not None or ref.template_name in ctx.external_templates:
+                continue
+            kind = ref.template_kind
+            named = f"{kind}/{ref.template_name}" if ref.template_name else f"no {kind}"
+            yield finding_at(
+                MISSING_ANALYSIS_TEMPLATE,
+                rollout,
+                path=(*ref.path, "templateName"),
+                message=f"Rollout/{rollout.name} names {named} in its {_where(ref)} "
+                f"({'.'.join(map(str, ref.path))}), which no object of this repository "
+                "defines: at run time the analysis cannot start and the rollout stalls "
+                "or errors",
+                app=unit.name,
+                hint=_suggestion(ctx, kind, ref.template_name),
+            )
 
 
 def _unvalued_args(template: Document) -> list[str]:
@@ -109,22 +108,21 @@ def _unvalued_args(template: Document) -> list[str]:
 
 
 def check_unpassed_args(ctx: CheckContext) -> Iterable[Finding]:
-    for unit in ctx.units:
-        for rollout in unit.of_kind("Rollout"):
-            for ref in gate_refs(ctx, unit, rollout):
-                if ref.template is None:
+    for unit, rollout in ctx.units_of_kind("Rollout"):
+        for ref in gate_refs(ctx, unit, rollout):
+            if ref.template is None:
+                continue
+            passed = {str(a.get("name")) for a in ref.args}
+            for name in _unvalued_args(ref.template):
+                if name in passed:
                     continue
-                passed = {str(a.get("name")) for a in ref.args}
-                for name in _unvalued_args(ref.template):
-                    if name in passed:
-                        continue
-                    yield finding_at(
-                        UNPASSED_TEMPLATE_ARG,
-                        rollout,
-                        path=(*ref.path, "templateName"),
-                        message=f"{ref.template_kind}/{ref.template_name} declares arg "
-                        f"{name!r} with no value, and Rollout/{rollout.name} does not pass it "
-                        f"in its {_where(ref)} ({'.'.join(map(str, ref.path[:-2]))}.args): the "
-                        "analysis cannot be created and the rollout stalls or errors there",
-                        app=unit.name,
-                    )
+                yield finding_at(
+                    UNPASSED_TEMPLATE_ARG,
+                    rollout,
+                    path=(*ref.path, "templateName"),
+                    message=f"{ref.template_kind}/{ref.template_name} declares arg "
+                    f"{name!r} with no value, and Rollout/{rollout.name} does not pass it "
+                    f"in its {_where(ref)} ({'.'.join(map(str, ref.path[:-2]))}.args): the "
+                    "analysis cannot be created and the rollout stalls or errors there",
+                    app=unit.name,
+                )
