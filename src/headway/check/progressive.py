@@ -6,6 +6,7 @@ queue consumers and replica-count weights; seed 003 on pauses that only buy time
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Iterator
@@ -17,7 +18,11 @@ from headway.check.gates import canary_of, gate_refs, strategy_of
 from headway.check.manifest import as_dict, as_list, container_specs
 from headway.kube.fenceposts import resolve_int_or_percent
 from headway.model.yamlload import Document
-from headway.rollout.canary_replicas import approximate_weighted_counts, replica_weight_percent
+from headway.rollout.canary_replicas import (
+    CanaryScale,
+    approximate_weighted_counts,
+    replica_weight_percent,
+)
 
 __all__ = [
     "BLUE_GREEN_UNGATED",
@@ -201,8 +206,7 @@ def check_replica_weights(ctx: CheckContext) -> Iterable[Finding]:
             weight = as_dict(step).get("setWeight")
             if not isinstance(weight, int) or not 0 < weight < 100:
                 continue
-            scale = approximate_weighted_counts(replicas, weight, 100, surge)
-            actual = replica_weight_percent(scale.canary, scale.stable)
+            scale, actual = _served_split(replicas, weight, surge)
             if not _misleading(weight, actual):
                 continue
             yield finding_at(
@@ -263,6 +267,15 @@ def _routed_canary_pods(replicas: int, weight: int, scale: dict[str, Any]) -> in
         if isinstance(scale.get("weight"), int):
             return math.ceil(replicas * int(scale["weight"]) / 100)
     return math.ceil(replicas * weight / 100)
+
+
+@functools.lru_cache(maxsize=1024)
+def _served_split(replicas: int, weight: int, surge: int) -> tuple[CanaryScale, float]:
+    """The pods a setWeight runs without a traffic router, and the share of traffic the
+    canary really takes, worked out once per (replicas, weight, surge): a repository's
+    Rollouts repeat the same few (pure arithmetic on integers)."""
+    scale = approximate_weighted_counts(replicas, weight, 100, surge)
+    return scale, replica_weight_percent(scale.canary, scale.stable)
 
 
 def _misleading(weight: int, actual: float) -> bool:
