@@ -114,6 +114,8 @@ class CheckContext:
     * `drill` — the drill engine the drill rules replay Rollouts with (None: they are off),
       and `drill_settings` — the scenario it plays (`drill:` in the check config).
     * `parses` — the typed views the loader built while validating, for rules to reuse.
+    * `repeated_applications` — (kept, skipped) pairs: an Application whose namespace and
+      name another definition already took (only the first is rendered and checked).
     * `derived` — what a rule module derives from the documents once and several rules ask
       for again (keyed by that module; see `gates.gate_refs`).
     """
@@ -129,6 +131,7 @@ class CheckContext:
     drill: DrillEngine | None = None
     drill_settings: DrillSettings = field(default_factory=DrillSettings)
     parses: ParseMemo = field(default_factory=ParseMemo)
+    repeated_applications: tuple[tuple[Document, Document], ...] = ()
     derived: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property

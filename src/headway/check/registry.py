@@ -16,6 +16,7 @@ from headway.check import (
     progressive,
     promotion,
     releases,
+    repeated_apps,
     template_refs,
     transition,
 )
@@ -178,6 +179,9 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     ),
     RegisteredCheck((diffing.ROUTER_WEIGHTS_NOT_IGNORED,), diffing.check_router_weights),
     RegisteredCheck((forge_hosts.FORGE_HOST_NOT_ALLOWED,), forge_hosts.check_forge_hosts),
+    RegisteredCheck(
+        (repeated_apps.REPEATED_APPLICATION,), repeated_apps.check_repeated_applications
+    ),
     RegisteredCheck((diffing.HPA_REPLICAS_SELF_HEAL,), diffing.check_hpa_replicas),
     RegisteredCheck(
         (diffing.RESPECT_IGNORE_MISUSED, diffing.IMMUTABLE_IGNORE_NOT_RESPECTED),

@@ -197,6 +197,7 @@ class RepositoryLoader:
         queue = [d for d in documents if _is_application(d)]
         queue.extend(self._generated_applications(documents))
         units: list[AppUnit] = []
+        repeated: list[tuple[Document, Document]] = []
         unresolved: list[UnresolvedSource] = []
         owned: set[str] = set()
         libraries: dict[str, tuple[str, ...]] = {}
@@ -204,6 +205,8 @@ class RepositoryLoader:
             app = queue.pop(0)
             key = (namespace_of(app.obj), name_of(app.obj))
             if key in apps:
+                if _defined_again(apps[key], app, documents):
+                    repeated.append((apps[key], app))
                 continue
             apps[key] = app
             objects, problems, files, library = self._render_app(app)
@@ -229,6 +232,7 @@ class RepositoryLoader:
             drill=self.drill,
             drill_settings=self.drill_settings,
             parses=self.parses,
+            repeated_applications=tuple(repeated),
         )
 
     def _generated_applications(self, documents: list[Document]) -> list[Document]:
@@ -406,6 +410,14 @@ def cluster_secrets_in(documents: list[Document]) -> list[ClusterSecret]:
         annotations = {str(k): str(v) for k, v in as_dict(meta.get("annotations")).items()}
         out.append(ClusterSecret(parsed.name, parsed.server, parsed.project, labels, annotations))
     return sorted(out, key=lambda c: c.name)
+
+
+def _defined_again(kept: Document, other: Document, scanned: list[Document]) -> bool:
+    """Whether `other` is a second definition of `kept`'s Application: in another file, or
+    another document of the same file (not an app-of-apps' rendered copy of the file)."""
+    if kept.file != other.file:
+        return True
+    return any(d is kept for d in scanned) and any(d is other for d in scanned)
 
 
 def _is_object(doc: Document) -> bool:
