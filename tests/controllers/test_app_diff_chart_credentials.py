@@ -1,6 +1,6 @@
 """`headway app diff` for an Application whose chart comes from a private Helm repository:
-it reads the `type: helm` repository Secret from the store as the controller does, and the
-controller's chart cache under the state directory."""
+it reads the `type: helm` repository Secret (and `argocd-tls-certs-cm`) from the store as
+the controller does, and the controller's chart cache under the state directory."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
 from headway.source.git import GitCredentials
 from headway.source.helm_repo import HelmCharts
-from source.helm_repo_server import ChartRepoServer, chart_archive
+from source.helm_repo_server import ChartRepoServer, chart_archive, tls_text
 
 _register_all()
 runner = CliRunner()
@@ -39,8 +39,8 @@ def charts() -> Iterator[ChartRepoServer]:
     server.stop()
 
 
-def _helm_secret(url: str, *, password: str) -> dict[str, Any]:
-    fields = {"type": "helm", "url": url, "username": "reader", "password": password}
+def _helm_secret(url: str, *, password: str, **more: str) -> dict[str, Any]:
+    fields = {"type": "helm", "url": url, "username": "reader", "password": password, **more}
     return {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -114,3 +114,34 @@ def test_app_diff_renders_a_chart_the_controller_cached_with_the_repository_down
     code, out, err = _diff(tmp_path)
     assert (code, err) == (1, "")
     assert "+  chartVersion: 1.0.0" in out
+
+
+@pytest.mark.parametrize("ca_config_map", [True, False])
+def test_app_diff_presents_the_client_certificate_and_trusts_the_configured_ca(
+    tmp_path: Path, clock: VirtualClock, ca_config_map: bool
+) -> None:
+    server = ChartRepoServer(
+        username="reader", password=PASSWORD, tls=True, client_certificate=True
+    )
+    try:
+        server.publish(chart_archive("web", "1.0.0"))
+        h = _harness(tmp_path, clock, server)
+        pair = {
+            "tlsClientCertData": tls_text("client.pem"),
+            "tlsClientCertKey": tls_text("client.key"),
+        }
+        h.install(_helm_secret(server.url, password=PASSWORD, **pair))
+        if ca_config_map:
+            h.install({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "argocd-tls-certs-cm", "namespace": APPS_NS},
+                "data": {"127.0.0.1": tls_text("ca.pem")},
+            })
+        code, out, err = _diff(tmp_path)
+    finally:
+        server.stop()
+    if ca_config_map:
+        assert (code, err) == (1, "")
+        assert "+  chartVersion: 1.0.0" in out
+    else:
+        assert code == 2 and "CERTIFICATE_VERIFY_FAILED" in err and "chart 'web'" in err

@@ -5,6 +5,11 @@
     server.publish(chart_archive("web", "1.0.0"))   # adds the archive and rewrites index.yaml
     server.url                                      # http://127.0.0.1:PORT/charts
     server.stop()
+
+`ChartRepoServer(tls=True)` serves HTTPS with the certificate of `tls/server.pem` (127.0.0.1
+and localhost, signed by the test CA `tls/ca.pem`); `client_certificate=True` also demands
+a client certificate signed by that CA (`tls/client.pem`, `tls/client.key`). The files were
+made once with openssl and are valid until 2126.
 """
 
 from __future__ import annotations
@@ -12,13 +17,23 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import ssl
 import tarfile
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+TLS_FILES = Path(__file__).parent / "tls"
+
+
+def tls_text(name: str) -> str:
+    """A PEM file of the test PKI: ca.pem, server.pem, client.pem, client.key."""
+    return (TLS_FILES / name).read_text(encoding="utf-8")
+
 
 CONFIGMAP = """apiVersion: v1
 kind: ConfigMap
@@ -70,7 +85,14 @@ def chart_archive(
 class ChartRepoServer:
     """Serves `files` (path under /charts -> bytes); `requests` records (path, auth header)."""
 
-    def __init__(self, *, username: str = "", password: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        username: str = "",
+        password: str = "",
+        tls: bool = False,
+        client_certificate: bool = False,
+    ) -> None:
         self.files: dict[str, bytes] = {}
         self.entries: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[tuple[str, str]] = []
@@ -102,9 +124,14 @@ class ChartRepoServer:
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls:
+            self._server.socket = _tls_context(client_certificate).wrap_socket(
+                self._server.socket, server_side=True
+            )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/charts"
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._server.server_address[1]}/charts"
 
     def publish(
         self, archive: Archive, *, url: str = "", digest: str | None = None, path: str = ""
@@ -130,3 +157,12 @@ class ChartRepoServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
+
+
+def _tls_context(client_certificate: bool) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(TLS_FILES / "server.pem", TLS_FILES / "server.key")
+    if client_certificate:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(TLS_FILES / "ca.pem")
+    return context

@@ -172,10 +172,11 @@ def _applications(parts: LoopParts) -> list[StepController]:
     plugins = load_plugins(
         settings.plugins_directory, timeout_seconds=settings.plugin_timeout_seconds
     )
-    helm_credentials = RepoCredentialsProvider(parts.cluster).helm  # `type: helm` Secrets
+    repositories = RepoCredentialsProvider(parts.cluster)  # `type: helm` Secrets
     charts = HelmCharts(
         settings.state_dir / "chart-cache",
-        credentials_for=helm_credentials,
+        credentials_for=repositories.helm,
+        options_for=repositories.helm_options,
         max_cache_bytes=settings.chart_cache_max_bytes,
         in_use=_charts_in_use(parts.cluster),
     )

@@ -62,6 +62,10 @@ class GitCredentials:
     insecure_skip_tls_verify: bool = False
     # The key itself (a repository Secret's `sshPrivateKey`), kept in memory, never on disk.
     ssh_private_key_data: str | None = field(default=None, repr=False)
+    # An HTTPS client certificate and its key, PEM (`tlsClientCertData`/`tlsClientCertKey`);
+    # chart repositories present them, Git remotes do not read them yet.
+    tls_client_cert: str | None = field(default=None, repr=False)
+    tls_client_key: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

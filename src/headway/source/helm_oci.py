@@ -52,13 +52,22 @@ class OciChart:
         return f"{self.base}/v2/{self.repository}/blobs/sha256:{digest}"
 
 
-def oci_chart(url: str, chart: str) -> OciChart:
-    """`oci://host/org/charts` + `web` -> the registry base URL and `org/charts/web`."""
-    text = url.strip().removeprefix("oci://")
+def oci_chart(url: str, chart: str, *, plain_http: bool = False) -> OciChart:
+    """`oci://host/org/charts` + `web` -> the registry base URL and `org/charts/web`.
+    `plain_http` (the Secret's `insecureOCIForceHttp`) asks any host over HTTP; an
+    `https://` or `http://` URL (a repository Secret with `enableOCI`) keeps its scheme."""
+    text = url.strip()
+    given, sep, rest = text.partition("://")
+    given = given.lower() if sep else ""
+    if given in ("http", "https"):
+        text = rest
+    elif given == "oci":
+        text, given = rest, ""
     host, _, path = text.partition("/")
-    if not host or not chart.strip("/"):
+    if given not in ("", "http", "https") or not host or not chart.strip("/"):
         raise HelmRepositoryError(url, chart, "not an OCI repository URL (oci://host/path)")
-    scheme = "http" if host.startswith(_LOOPBACK) else "https"
+    plain = plain_http or host.startswith(_LOOPBACK) or given == "http"
+    scheme = "http" if plain else "https"
     repository = "/".join(p for p in (path.strip("/"), chart.strip("/")) if p)
     return OciChart(f"{scheme}://{host}", repository)
 

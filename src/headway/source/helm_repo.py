@@ -14,7 +14,12 @@ the repository and chart.
 Credentials (`credentials_for(url)`, from `type: helm` repository Secrets) go as HTTP basic
 auth to the repository (a registry's Bearer challenge is answered by asking its token
 service with them), to an archive URL on another host only with `helm.passCredentials`
-(Argo CD's rule), and never along a redirect; they never appear in an error.
+(Argo CD's rule), and never along a redirect; they never appear in an error. Their client
+certificate is presented to any HTTPS host the fetch asks, and `insecure` skips
+verification, as Helm's client does. `options_for(url)` (`HelmRepoOptions`) adds the rest of
+the Secret: `enableOCI` (an OCI registry, whatever the URL), `insecureOCIForceHttp` (the
+registry over plain HTTP), the CAs trusted for the host, and a field Headway cannot honour,
+which fails the fetch naming it (`headway.source.helm_tls` builds the TLS context).
 """
 
 from __future__ import annotations
@@ -54,11 +59,14 @@ from headway.source.helm_index import (
 from headway.source.helm_oci import (
     MANIFEST_TYPES,
     BearerChallenge,
+    OciChart,
     chart_layer_digest,
     oci_chart,
     parse_challenge,
     parse_tags,
 )
+from headway.source.helm_tls import TlsContexts
+from headway.source.repo_credentials import HelmRepoOptions
 from headway.source.semver_tags import parse_version
 
 __all__ = ["MAX_ARCHIVE_BYTES", "MAX_INDEX_BYTES", "HelmCharts", "chart_source_fields"]
@@ -66,6 +74,7 @@ __all__ = ["MAX_ARCHIVE_BYTES", "MAX_INDEX_BYTES", "HelmCharts", "chart_source_f
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 MAX_ARCHIVE_BYTES = 32 * 1024 * 1024
 CredentialsFor = Callable[[str], GitCredentials | None]
+OptionsFor = Callable[[str], HelmRepoOptions]
 
 
 def chart_source_fields(source: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -90,6 +99,7 @@ class HelmCharts:
         cache_root: Path,
         *,
         credentials_for: CredentialsFor | None = None,
+        options_for: OptionsFor | None = None,
         timeout_seconds: float = 30.0,
         max_cache_bytes: int = DEFAULT_MAX_BYTES,
         in_use: KeepVersions | None = None,
@@ -100,6 +110,8 @@ class HelmCharts:
         self.cache = ChartCache(cache_root, max_bytes=max_cache_bytes, keep=self._kept)
         self._in_use = in_use or (lambda: ())
         self._credentials_for = credentials_for
+        self._options_for = options_for or (lambda url: HelmRepoOptions())
+        self._tls = TlsContexts()
         self._timeout = timeout_seconds
         self._lock = threading.Lock()
         # (repository URL, chart for an OCI registry's tag list, else "") -> the answer
@@ -135,9 +147,11 @@ class HelmCharts:
             known = self._resolved.get(key)
         if known is not None:
             return known
-        found = self._resolve(
-            url, chart, target, pass_credentials=_passes(source), oci=is_oci(source)
-        )
+        options = self._options_for(url)
+        if options.refused:
+            raise HelmRepositoryError(url, chart, options.refused)
+        oci = is_oci(source) or options.enable_oci
+        found = self._resolve(url, chart, target, pass_credentials=_passes(source), oci=oci)
         with self._lock:
             self._resolved[key] = found
         return found
@@ -166,7 +180,7 @@ class HelmCharts:
 
     def _versions(self, url: str, chart: str, *, oci: bool) -> tuple[ChartVersion, ...]:
         if oci:
-            tags = self._listing(url, chart, oci_chart(url, chart).tags_url(), per_chart=True)
+            tags = self._listing(url, chart, self._oci_chart(url, chart).tags_url(), per_chart=True)
             return parse_tags(tags, url=url, chart=chart)
         index = self._listing(url, chart, url.rstrip("/") + "/index.yaml", per_chart=False)
         with self._lock:
@@ -179,13 +193,16 @@ class HelmCharts:
 
     def _oci_entry(self, url: str, entry: ChartVersion) -> ChartVersion:
         """The entry with its archive's digest and blob URL, from the tag's manifest."""
-        where = oci_chart(url, entry.chart)
+        where = self._oci_chart(url, entry.chart)
         manifest = self._get(
             where.manifest_url(entry.version), url, entry.chart,
             limit=MAX_INDEX_BYTES, auth=True, accept=MANIFEST_TYPES,
         )
         digest = chart_layer_digest(manifest, url=url, chart=entry.chart, version=entry.version)
         return replace(entry, digest=digest, urls=(where.blob_url(digest),))
+
+    def _oci_chart(self, url: str, chart: str) -> OciChart:
+        return oci_chart(url, chart, plain_http=self._options_for(url).oci_plain_http)
 
     def _listing(self, url: str, chart: str, target: str, *, per_chart: bool) -> bytes:
         """The index (or an OCI chart's tag list) at `target`, read once until
@@ -206,7 +223,8 @@ class HelmCharts:
 
     def _download(self, ref: ChartRef, entry: ChartVersion, pass_credentials: bool) -> CachedChart:
         where = archive_url(ref.url, entry)
-        home = oci_chart(ref.url, ref.chart).base if is_oci({"repoURL": ref.url}) else ref.url
+        oci = is_oci({"repoURL": ref.url}) or self._options_for(ref.url).enable_oci
+        home = self._oci_chart(ref.url, ref.chart).base if oci else ref.url
         auth = pass_credentials or _same_origin(where, home)
         data = self._get(where, ref.url, ref.chart, limit=MAX_ARCHIVE_BYTES, auth=auth)
         self.downloads += 1
@@ -227,11 +245,11 @@ class HelmCharts:
         if not target.startswith(("http://", "https://")):
             raise HelmRepositoryError(url, chart, f"{redact_url(target)} is not an HTTP(S) URL")
         self.index_reads += target.endswith(("/index.yaml", "/tags/list"))
-        request, context = self._request(target, url, auth=auth, accept=accept)
+        request, context = self._request(target, url, chart, auth=auth, accept=accept)
         answer = self._open(request, context, url=url, chart=chart, limit=limit)
         if isinstance(answer, BearerChallenge):
             token = self._token(answer, url, chart, auth=auth)
-            request, context = self._request(target, url, auth=False, accept=accept)
+            request, context = self._request(target, url, chart, auth=False, accept=accept)
             request.add_unredirected_header("Authorization", f"Bearer {token}")
             answer = self._open(request, context, url=url, chart=chart, limit=limit)
         if isinstance(answer, BearerChallenge):
@@ -283,22 +301,21 @@ class HelmCharts:
         return data
 
     def _request(
-        self, target: str, url: str, *, auth: bool, accept: str = ""
+        self, target: str, url: str, chart: str, *, auth: bool, accept: str = ""
     ) -> tuple[urllib.request.Request, ssl.SSLContext | None]:
         headers = {"User-Agent": "headway", **({"Accept": accept} if accept else {})}
         request = urllib.request.Request(target, headers=headers)
         credentials = self._credentials_for(url) if self._credentials_for is not None else None
-        if credentials is None:
-            return request, None
-        if auth and (credentials.username or credentials.password):
+        if credentials is not None and auth and (credentials.username or credentials.password):
             pair = f"{credentials.username or ''}:{credentials.password or ''}"
             token = base64.b64encode(pair.encode()).decode()
             request.add_unredirected_header("Authorization", f"Basic {token}")
-        context = None
-        if credentials.insecure_skip_tls_verify:
-            context = ssl.create_default_context()
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
+        ca = self._options_for(url).ca_data
+        try:
+            context = self._tls.context(credentials, ca_data=ca)
+        except ssl.SSLError as err:
+            reason = f"the repository's TLS settings cannot be used: {err.reason or err}"
+            raise HelmRepositoryError(url, chart, reason) from None
         return request, context
 
 

@@ -15,8 +15,11 @@ A `repository` Secret wins over any template; one that carries no credentials of
 `password`, `sshPrivateKey`, `insecure`, `type`, `project` and `insecure` (skip TLS
 verification), the last two on `repository` Secrets only. `type` decides who reads a Secret:
 Git sources those of type `git` or none, charts from Helm repositories those of type `helm`
-(`for_url(url, repo_type="helm")`: `username`, `password`, `insecure`); `oci` Secrets are
-skipped.
+(`for_url(url, repo_type="helm")`: `username`, `password`, `insecure`, and the client
+certificate `tlsClientCertData` + `tlsClientCertKey`; `helm_options(url)`: `enableOCI`,
+`insecureOCIForceHttp`, and the fields Headway cannot honour for a chart repository,
+`proxy`, `noProxy` and `useAzureWorkloadIdentity`, whose fetch then fails naming them);
+`oci` Secrets are skipped.
 
 Errors name the Secret and the field, never a value.
 """
@@ -34,10 +37,12 @@ from headway.source.errors import SourceError
 from headway.source.git import GitCredentials
 
 __all__ = [
+    "HELM_FIELDS_REFUSED",
     "REPOSITORY",
     "REPO_CREDS",
     "SECRET_TYPE_LABEL",
     "CredentialIndex",
+    "HelmRepoOptions",
     "RepoCredentialsError",
     "build_index",
     "normalize_repo_url",
@@ -52,6 +57,9 @@ REPO_CREDS = "repo-creds"
 _TRUE = frozenset({"1", "t", "true"})  # Go's strconv.ParseBool, as Argo CD reads `insecure`
 _FALSE = frozenset({"0", "f", "false"})
 _TYPES = {"": "git", "git": "git", "helm": "helm"}  # the Secret's `type` -> who reads it
+# Fields of a `type: helm` Secret that change how Argo CD reaches the repository and that
+# Headway cannot do: ignoring one would fetch another way than the operator configured.
+HELM_FIELDS_REFUSED = ("proxy", "noProxy", "useAzureWorkloadIdentity")
 
 
 class RepoCredentialsError(SourceError):
@@ -80,6 +88,16 @@ def normalize_repo_url(url: str) -> str:
 
 
 @dataclass(frozen=True)
+class HelmRepoOptions:
+    """How to reach a chart repository, besides its credentials."""
+
+    enable_oci: bool = False  # `enableOCI`: an OCI registry, whatever the URL looks like
+    oci_plain_http: bool = False  # `insecureOCIForceHttp`: the registry over plain HTTP
+    refused: str = ""  # why the repository may not be fetched: a field Headway cannot honour
+    ca_data: str | None = None  # PEM CAs trusted for the host (argocd-tls-certs-cm)
+
+
+@dataclass(frozen=True)
 class _Entry:
     secret: str  # namespace/name, for messages
     url: str  # normalized
@@ -87,6 +105,7 @@ class _Entry:
     credentials: GitCredentials | None  # None: the Secret carries none of its own
     insecure: bool
     repo_type: str = "git"  # "git" or "helm"
+    helm: HelmRepoOptions = HelmRepoOptions()
 
 
 @dataclass(frozen=True)
@@ -113,6 +132,23 @@ class CredentialIndex:
         if exact is not None:
             return _with_insecure(GitCredentials(), exact.insecure) if exact.insecure else None
         return template.credentials if template is not None else None
+
+    def helm_options(self, url: str, project: str = "") -> HelmRepoOptions:
+        """The chart repository's `type: helm` Secret's options: its own, and a flag its
+        `repo-creds` template sets also applies (`enableOCI`, `insecureOCIForceHttp`)."""
+        normal = normalize_repo_url(url)
+        found = [
+            e.helm
+            for e in (self._repository(normal, project, "helm"), self._template(normal, "helm"))
+            if e is not None
+        ]
+        if not found:
+            return HelmRepoOptions()
+        return HelmRepoOptions(
+            enable_oci=any(o.enable_oci for o in found),
+            oci_plain_http=any(o.oci_plain_http for o in found),
+            refused=next((o.refused for o in found if o.refused), ""),
+        )
 
     def _repository(self, normal: str, project: str, repo_type: str) -> _Entry | None:
         same = [e for e in self.repositories if e.url == normal and e.repo_type == repo_type]
@@ -186,26 +222,70 @@ def _field_text(name: str, field: str, value: object, *, encoded: bool) -> str:
         raise RepoCredentialsError(name, field, "is not valid base64 of UTF-8 text") from None
 
 
-def _insecure(name: str, fields: Mapping[str, str]) -> bool:
-    text = fields.get("insecure", "").strip().lower()
+def _flag(name: str, fields: Mapping[str, str], key: str) -> bool:
+    text = fields.get(key, "").strip().lower()
     if text in _TRUE or text in _FALSE or not text:
         return text in _TRUE
-    raise RepoCredentialsError(name, "insecure", 'must be "true" or "false"')
+    raise RepoCredentialsError(name, key, 'must be "true" or "false"')
 
 
-def _credentials(name: str, fields: Mapping[str, str], insecure: bool) -> GitCredentials | None:
+def _insecure(name: str, fields: Mapping[str, str]) -> bool:
+    return _flag(name, fields, "insecure")
+
+
+def _client_certificate(
+    name: str, fields: Mapping[str, str], repo_type: str
+) -> tuple[str | None, str | None]:
+    """`tlsClientCertData` and `tlsClientCertKey` (PEM), both or neither; chart repositories
+    only (Git remotes do not read them)."""
+    if repo_type != "helm":
+        return None, None
+    cert = fields.get("tlsClientCertData") or None
+    key = fields.get("tlsClientCertKey") or None
+    if (cert is None) != (key is None):
+        missing = "tlsClientCertKey" if key is None else "tlsClientCertData"
+        raise RepoCredentialsError(name, missing, "is required with the other half of the pair")
+    if cert is not None and "-----BEGIN CERTIFICATE-----" not in cert:
+        raise RepoCredentialsError(name, "tlsClientCertData", "is not a PEM certificate")
+    if key is not None and "PRIVATE KEY-----" not in key:
+        raise RepoCredentialsError(name, "tlsClientCertKey", "is not a PEM private key")
+    return cert, key
+
+
+def _credentials(
+    name: str, fields: Mapping[str, str], insecure: bool, repo_type: str
+) -> GitCredentials | None:
     username = fields.get("username") or None
     password = fields.get("password") or None
     key = fields.get("sshPrivateKey") or None
     if key is not None and "PRIVATE KEY-----" not in key:
         raise RepoCredentialsError(name, "sshPrivateKey", "is not a PEM or OpenSSH private key")
-    if username is None and password is None and key is None:
+    cert, cert_key = _client_certificate(name, fields, repo_type)
+    if username is None and password is None and key is None and cert is None:
         return None
     return GitCredentials(
         username=username,
         password=password,
         ssh_private_key_data=key if key is None or key.endswith("\n") else key + "\n",
         insecure_skip_tls_verify=insecure,
+        tls_client_cert=cert,
+        tls_client_key=cert_key,
+    )
+
+
+def _helm_options(name: str, fields: Mapping[str, str]) -> HelmRepoOptions:
+    refused = [
+        f for f in HELM_FIELDS_REFUSED
+        if fields.get(f, "").strip() and fields[f].strip().lower() not in _FALSE
+    ]
+    reason = ""
+    if refused:
+        listed = ", ".join(refused)
+        reason = f"repository Secret {name}: {listed} is not supported by Headway for charts"
+    return HelmRepoOptions(
+        enable_oci=_flag(name, fields, "enableOCI"),
+        oci_plain_http=_flag(name, fields, "insecureOCIForceHttp"),
+        refused=reason,
     )
 
 
@@ -225,9 +305,10 @@ def _parse(secret: Mapping[str, Any], kind: str) -> _Entry | None:
         secret=name,
         url=normalize_repo_url(url),
         project=fields.get("project", "").strip(),
-        credentials=_credentials(name, fields, insecure),
+        credentials=_credentials(name, fields, insecure, repo_type),
         insecure=insecure,
         repo_type=repo_type,
+        helm=_helm_options(name, fields) if repo_type == "helm" else HelmRepoOptions(),
     )
 
 

@@ -3,11 +3,12 @@ Git by the caller (a Git cache of its own, never the controller's: a hard refres
 and compared with live, ignoreDifferences applied.
 
 Sources are fetched as the controller fetches them: with the credentials of the Argo CD
-repository Secrets in the store (Git ones for Git, `type: helm` ones for chart repositories
-and OCI registries), and charts come from the controller's persistent chart cache
-(`<state dir>/chart-cache`), so a chart the controller fetched renders here with its
-repository down. This process only adds to that cache; eviction is left to the controller,
-which knows the bound `serve` was given."""
+repository Secrets in the store (Git ones for Git; `type: helm` ones, with their TLS and OCI
+options and the CAs of `argocd-tls-certs-cm`, for chart repositories and OCI registries),
+and charts come from the controller's persistent chart cache (`<state dir>/chart-cache`),
+so a chart the controller fetched renders here with its repository down. This process only
+adds to that cache; eviction is left to the controller, which knows the bound `serve` was
+given."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ def source_reader(
     charts = HelmCharts(
         state_dir / "chart-cache",
         credentials_for=credentials.helm,
+        options_for=credentials.helm_options,
         in_use=lambda: None,  # None: evict nothing (the controller keeps the bound)
     )
     git = GitCache(state_dir / "git-cache-cli", credentials_for=credentials)
