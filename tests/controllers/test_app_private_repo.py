@@ -166,3 +166,24 @@ def test_provider_forgets_deleted_and_unlabelled_secrets(store: LocalCluster) ->
     unlabelled["metadata"]["labels"] = {"team": "x"}
     store.apply(unlabelled, field_manager="t")
     assert provider(url + "-2") is None
+
+
+def test_provider_follows_the_ca_config_map_as_it_changes(store: LocalCluster) -> None:
+    def config_map(data: dict[str, str]) -> dict[str, Any]:
+        meta = {"name": "argocd-tls-certs-cm", "namespace": APPS_NS}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data}
+
+    provider = RepoCredentialsProvider(store, report=_unexpected)
+    url = "https://charts.corp.example:8443/stable"
+    assert provider.helm_options(url).ca_data is None
+    store.apply(config_map({"charts.corp.example": "FIRST CA"}), field_manager="t")
+    assert provider.helm_options(url).ca_data == "FIRST CA"
+    assert provider.helm_options("https://other.example/stable").ca_data is None
+    store.apply(config_map({"charts.corp.example": "SECOND CA"}), field_manager="t")
+    assert provider.helm_options(url).ca_data == "SECOND CA"
+    store.delete("v1", "ConfigMap", "argocd-tls-certs-cm", APPS_NS)
+    assert provider.helm_options(url).ca_data is None
+
+
+def _unexpected(line: str) -> None:
+    raise AssertionError(line)

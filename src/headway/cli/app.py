@@ -225,8 +225,9 @@ def diff_app(
     namespace: AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
     """A unified diff per resource between live and Git; exit code 1 when they differ. The
-    diff is rendered from Git by this command, never from a cache; --refresh /
-    --hard-refresh also ask the controller to refresh the app's status."""
+    diff is rendered from Git by this command, never from a cached render (chart archives
+    come from the shared chart cache, by digest); --refresh / --hard-refresh also ask the
+    controller to refresh the app's status."""
     from headway.diff import unified_diff
 
     if refresh or hard_refresh:

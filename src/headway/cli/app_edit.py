@@ -306,8 +306,9 @@ def manifests(
     state_dir: app_cli.StateDir = app_cli.DEFAULT_STATE,
     namespace: app_cli.AppsNamespace = DEFAULT_APPS_NAMESPACE,
 ) -> None:
-    """Print the app's desired manifests as rendered from Git now (without any cache of the
-    controller's), as they will be applied; --source live prints what the cluster holds."""
+    """Print the app's desired manifests as rendered from Git now (a fresh fetch and render;
+    only chart archives come from the shared chart cache, by digest), as they will be
+    applied; --source live prints what the cluster holds."""
     import yaml
 
     if source not in ("git", "live"):
