@@ -263,7 +263,8 @@ def test_a_malformed_generator_names_its_field(world: World) -> None:
     appset["spec"]["generators"][0]["pullRequest"]["filters"] = [{"branchMatch": "(unclosed"}]
     world.apply(appset)
     assert world.apps() == {}
-    assert "pullRequest: not a regular expression" in world.error()["message"]
+    message = world.error()["message"]
+    assert message.startswith("pullRequest: filters[0].branchMatch: not a regular expression")
     assert world.server.requests == []  # refused before any call
 
 

@@ -115,13 +115,13 @@ def test_requeue_is_the_shortest_polling_interval(
 
 
 def test_other_providers_are_refused_by_name() -> None:
-    generator = {"pullRequest": {"gitlab": {"project": "1"}}}
+    generator = {"pullRequest": {"gitea": {"owner": "o", "repo": "r"}}}
     error = generate(_set([generator]), StaticInputs()).error
     assert error is not None
-    assert (
-        error.message == "pullRequest: the gitlab provider is not supported by Headway; use github"
+    assert error.message == (
+        "pullRequest: gitea: the gitea provider is not supported by Headway; use github or gitlab"
     )
-    assert error.path == ("spec", "generators", 0, "pullRequest", "gitlab")
+    assert error.path == ("spec", "generators", 0, "pullRequest", "gitea")
 
 
 @pytest.mark.parametrize(

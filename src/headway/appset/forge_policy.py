@@ -6,15 +6,17 @@ the `tokenRef` Secret whose value goes with the call. The operator's `ForgePolic
 `--token-ref-strict-mode`) decides which of those the controller accepts, before any Secret
 value is read or any request is made:
 
-* the public GitHub API (an empty `api`) is always allowed; any other API root only when the
+* the public API of each supported forge (an empty `api`: GitHub's `https://api.github.com`,
+  GitLab's `https://gitlab.com/api/v4`) is always allowed; any other API root only when the
   operator lists it (Argo CD allows every URL unless a list is given);
 * a `tokenRef` Secret must carry `argocd.argoproj.io/secret-type: scm-creds` (Argo CD checks
   the label only in its opt-in strict mode).
 
-Two URLs match when they name the same REST root: the root the GitHub client calls
-(`github_api_root`: GitHub Enterprise gets `/api/v3`), compared with the scheme and host in
-lower case, the default port left out and no trailing `/`. A URL carrying a user, a query or
-a fragment never matches: only the scheme, host, port and path say where a request goes.
+Two URLs match when they name the same REST root: the root the forge's client calls
+(`github_api_root`: GitHub Enterprise gets `/api/v3`; `gitlab_api_root`: `/api/v4`), compared
+with the scheme and host in lower case, the default port left out and no trailing `/`. A URL
+carrying a user, a query or a fragment never matches: only the scheme, host, port and path say
+where a request goes.
 """
 
 from __future__ import annotations
@@ -25,16 +27,21 @@ from urllib.parse import urlsplit
 
 __all__ = [
     "DISABLED",
+    "PROVIDERS",
     "PUBLIC_GITHUB_API",
+    "PUBLIC_GITLAB_API",
     "SCM_CREDS_LABEL",
     "SECRET_TYPE_LABEL",
     "ForgePolicy",
     "destination",
     "github_api_root",
+    "gitlab_api_root",
     "same_destination",
 ]
 
 PUBLIC_GITHUB_API = "https://api.github.com"
+PUBLIC_GITLAB_API = "https://gitlab.com/api/v4"
+GITLAB_API_PATH = "/api/v4"
 SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 SCM_CREDS_LABEL = "scm-creds"
 DISABLED = (
@@ -57,6 +64,20 @@ def github_api_root(api: str) -> str:
     if root.endswith("/api/v3") or host.startswith("api.") or ".api." in host:
         return root
     return f"{root}/api/v3"
+
+
+def gitlab_api_root(api: str) -> str:
+    """The REST root of an `api` URL as Argo CD's GitLab client reads it: empty is gitlab.com;
+    any other URL gets `/api/v4` unless its path already ends with it (the GitLab client's
+    WithBaseURL)."""
+    if not api:
+        return PUBLIC_GITLAB_API
+    root = api.rstrip("/")
+    return root if root.endswith(GITLAB_API_PATH) else f"{root}{GITLAB_API_PATH}"
+
+
+PROVIDERS = {"github": github_api_root, "gitlab": gitlab_api_root}
+"""The forges the generators call, each with how an `api` URL names its REST root."""
 
 
 def destination(url: str) -> str:
@@ -95,9 +116,11 @@ class ForgePolicy:
     """The operator's rules for forge calls; the default is the strictest useful one.
 
     `enabled` False refuses both generators outright (Argo CD's `--enable-scm-providers`).
-    `allowed_api_urls` lists the API URLs allowed besides the public GitHub API, as an
+    `allowed_api_urls` lists the API URLs allowed besides the forges' public APIs, as an
     ApplicationSet would write them (`https://ghe.example.com/` and
-    `https://ghe.example.com/api/v3` are the same root). `token_ref_strict` demands the
+    `https://ghe.example.com/api/v3` are the same GitHub root; `https://gitlab.example.com`
+    and `https://gitlab.example.com/api/v4` the same GitLab root; a listed URL allows its
+    root for each forge, as the operator named the host). `token_ref_strict` demands the
     `scm-creds` label on every `tokenRef` Secret."""
 
     enabled: bool = True
@@ -111,25 +134,25 @@ class ForgePolicy:
             except ValueError as err:
                 raise ValueError(f"allowed SCM provider {url!r}: {err}") from None
 
-    @property
-    def allowed_roots(self) -> tuple[str, ...]:
-        """Every allowed REST root, the public GitHub API first."""
-        listed = [github_api_root(u) for u in self.allowed_api_urls if u]
-        return (PUBLIC_GITHUB_API, *listed)
+    def allowed_roots(self, provider: str = "github") -> tuple[str, ...]:
+        """Every allowed REST root of a forge (`github`, `gitlab`), its public API first."""
+        root_of = PROVIDERS[provider]
+        listed = [root_of(u) for u in self.allowed_api_urls if u]
+        return (root_of(""), *listed)
 
-    def api_refusal(self, api: str) -> str | None:
-        """Why a generator's `api` may not be called, or None when it may (`enabled` is
-        asked apart: `DISABLED` names the generator, not a field)."""
-        root = github_api_root(api)
+    def api_refusal(self, api: str, provider: str = "github") -> str | None:
+        """Why a generator's `api` for the forge `provider` may not be called, or None when
+        it may (`enabled` is asked apart: `DISABLED` names the generator, not a field)."""
+        root = PROVIDERS[provider](api)
         try:
             destination(root)
         except ValueError as err:
             return f"API URL {api!r} is refused: {err}"
-        if any(same_destination(root, allowed) for allowed in self.allowed_roots):
+        if any(same_destination(root, allowed) for allowed in self.allowed_roots(provider)):
             return None
         return (
             f"API URL {api!r} is not allowed: the controller sends forge tokens only to "
-            f"{_listing(self.allowed_api_urls)}; an operator allows more with "
+            f"{_listing(self.allowed_api_urls, provider)}; an operator allows more with "
             "`headway serve --allowed-scm-providers`"
         )
 
@@ -143,8 +166,13 @@ class ForgePolicy:
         )
 
 
-def _listing(allowed: Sequence[str]) -> str:
+_PUBLIC_NAMES = {
+    "github": f"the public GitHub API ({PUBLIC_GITHUB_API})",
+    "gitlab": f"the public GitLab API ({PUBLIC_GITLAB_API})",
+}
+
+
+def _listing(allowed: Sequence[str], provider: str) -> str:
     named = [u for u in allowed if u]
-    if not named:
-        return f"the public GitHub API ({PUBLIC_GITHUB_API})"
-    return f"the public GitHub API ({PUBLIC_GITHUB_API}) and " + ", ".join(named)
+    public = _PUBLIC_NAMES[provider]
+    return f"{public} and " + ", ".join(named) if named else public

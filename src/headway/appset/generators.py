@@ -295,14 +295,18 @@ def _scm_provider(
         query = scm.query_of(spec)
         filters = scm.filters_of(spec)
     except prs.SpecError as err:
-        where = "".join(f"[{f}]" if isinstance(f, int) else f".{f}" for f in err.field)
-        message = f"scmProvider: {where.lstrip('.')}: {err.message}"
-        raise GeneratorError((*path, *err.field), message) from None
+        raise _spec_error("scmProvider", err, path) from None
     values = spec.get("values") or {}
     with _refusals_named(path, "scmProvider generator"):
         chosen = scm.chosen_branches(ctx.inputs, query, filters)
     at = (*path, "values")
     return [with_values(scm.params_of(repo), values, ctx.mode, at) for repo in chosen]
+
+
+def _spec_error(kind: str, err: prs.SpecError, path: tuple[str | int, ...]) -> GeneratorError:
+    """A malformed forge generator field, named in the message (`pullRequest: gitlab.project:
+    project is required`)."""
+    return GeneratorError((*path, *err.field), f"{kind}: {field_text(err.field)}: {err.message}")
 
 
 @contextmanager
@@ -332,7 +336,7 @@ def _pull_request(
         filters = prs.filters_of(spec)
         labels = prs.label_rule_of(spec)
     except prs.SpecError as err:
-        raise GeneratorError((*path, *err.field), f"pullRequest: {err.message}") from None
+        raise _spec_error("pullRequest", err, path) from None
     with _refusals_named(path, "pullRequest generator"):
         listed = ctx.inputs.pull_requests(query)
     pulls = prs.matching(listed, labels=labels, filters=filters)

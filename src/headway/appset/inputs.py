@@ -16,7 +16,9 @@ __all__ = [
     "IN_CLUSTER_NAME",
     "IN_CLUSTER_SERVER",
     "ClusterSecret",
+    "ConfigMapKeyRef",
     "ForgeRefused",
+    "ForgeTls",
     "InputError",
     "InputUnavailable",
     "Inputs",
@@ -80,14 +82,42 @@ class SecretKeyRef:
 
 
 @dataclass(frozen=True)
+class ConfigMapKeyRef:
+    """A `{configMapName, key}` reference to a ConfigMap of the ApplicationSet's namespace."""
+
+    config_map_name: str
+    key: str
+
+
+@dataclass(frozen=True)
+class ForgeTls:
+    """How a forge's certificate is checked: `insecure` skips it; `ca_ref` names PEM
+    certificates trusted besides the system's (GitLab's `insecure` and `caRef`)."""
+
+    insecure: bool = False
+    ca_ref: ConfigMapKeyRef | None = None
+
+
+@dataclass(frozen=True)
 class PullRequestQuery:
-    """The open pull requests of one GitHub repository."""
+    """The pull requests of one repository: GitHub's open ones of `owner`/`repo`, or the
+    merge requests of GitLab's `project` (in `state`, carrying every one of `labels`)."""
 
     owner: str
     repo: str
-    api: str = ""  # empty: github.com; otherwise a GitHub Enterprise URL
+    api: str = ""  # empty: the forge's public API; otherwise its self-hosted URL
     token_ref: SecretKeyRef | None = None
-    continue_on_not_found: bool = False  # a repository GitHub does not know: no pull requests
+    continue_on_not_found: bool = False  # a repository the forge does not know: none
+    provider: str = "github"
+    project: str = ""  # GitLab: the project's id or full path
+    labels: tuple[str, ...] = ()  # GitLab: sent to the API, which filters
+    state: str = ""  # GitLab: opened, closed, merged, locked; empty: every state
+    tls: ForgeTls = ForgeTls()
+
+    @property
+    def repository(self) -> str:
+        """The repository as messages name it."""
+        return self.project if self.provider == "gitlab" else f"{self.owner}/{self.repo}"
 
 
 @dataclass(frozen=True)
@@ -105,13 +135,20 @@ class OpenPullRequest:
 
 @dataclass(frozen=True)
 class ScmQuery:
-    """The repositories of one GitHub organization (the scmProvider generator)."""
+    """The repositories of one GitHub organization or GitLab group (the scmProvider
+    generator); `organization` holds the group's id or full path for GitLab."""
 
     organization: str
-    api: str = ""  # empty: github.com; otherwise a GitHub Enterprise URL
+    api: str = ""  # empty: the forge's public API; otherwise its self-hosted URL
     token_ref: SecretKeyRef | None = None
     all_branches: bool = False  # every branch, not only the default one
     clone_protocol: str = "ssh"  # which URL `url` is: ssh_url or clone_url (https)
+    provider: str = "github"
+    include_subgroups: bool = False  # GitLab: the projects of subgroups too
+    include_shared: bool = True  # GitLab: projects shared with the group too
+    include_archived: bool = False  # GitLab: Argo CD's includeArchivedRepos (archived=true)
+    topic: str = ""  # GitLab: only projects with this topic
+    tls: ForgeTls = ForgeTls()
 
 
 @dataclass(frozen=True)
@@ -230,7 +267,7 @@ class StaticInputs:
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         key = (query.owner, query.repo)
         if key not in self.pulls:
-            raise RunTimeOnly(f"pull requests of {query.owner}/{query.repo} are not available")
+            raise RunTimeOnly(f"pull requests of {query.repository} are not available")
         return self.pulls[key]
 
     def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:

@@ -1,6 +1,11 @@
-"""The pullRequest generator's pure half: its spec read into a `PullRequestQuery`, the
-`filters` applied, and each open pull request turned into Argo CD's parameters
-(applicationset/generators/pull_request.go). The listing itself is an `Inputs` call.
+"""The pullRequest generator's pure half: its spec (`github` or `gitlab`) read into a
+`PullRequestQuery`, the `filters` applied, and each pull request turned into Argo CD's
+parameters (applicationset/generators/pull_request.go). The listing itself is an `Inputs`
+call.
+
+GitHub: the open pull requests of `owner`/`repo`; `labels` and `excludedLabels` are decided
+here. GitLab: the merge requests of `project` in `pullRequestState` (every state when it is
+empty, as in Argo CD); `labels` go to GitLab, which lists only merge requests carrying each.
 
 Parameters: number, title, branch, branch_slug, target_branch, target_branch_slug,
 head_sha, head_short_sha (8 characters), head_short_sha_7, author; and labels with goTemplate
@@ -15,7 +20,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from headway.appset.inputs import OpenPullRequest, PullRequestQuery, SecretKeyRef
+from headway.appset.inputs import (
+    ConfigMapKeyRef,
+    ForgeTls,
+    OpenPullRequest,
+    PullRequestQuery,
+    SecretKeyRef,
+)
 
 __all__ = [
     "DEFAULT_REQUEUE_SECONDS",
@@ -23,6 +34,8 @@ __all__ = [
     "PullRequestFilter",
     "SpecError",
     "filters_of",
+    "flag",
+    "forge_tls",
     "label_rule_of",
     "matching",
     "params_of",
@@ -32,7 +45,8 @@ __all__ = [
 
 DEFAULT_REQUEUE_SECONDS = 30 * 60  # Argo CD's DefaultPullRequestRequeueAfter
 SLUG_MAX_LENGTH = 50  # room for 13 more characters within a 63-character DNS label
-OTHER_PROVIDERS = ("gitlab", "gitea", "bitbucketServer", "bitbucket", "azuredevops")
+OTHER_PROVIDERS = ("gitea", "bitbucketServer", "bitbucket", "azuredevops")
+GITLAB_STATES = ("opened", "closed", "merged", "locked", "all")
 _NOT_ALLOWED = re.compile(r"[^a-z0-9\-_]+")
 _DASHES = re.compile(r"-+")
 _SUBSTITUTIONS = {"_": "-", "&": "and", "@": "at", '"': "", "'": "", "\u2019": ""}
@@ -61,13 +75,16 @@ class PullRequestFilter:
 
 
 def query_of(spec: Mapping[str, Any]) -> PullRequestQuery:
-    """The GitHub repository and labels a pullRequest spec lists."""
+    """The repository (GitHub) or project (GitLab) a pullRequest spec lists, and how."""
     other = next((p for p in OTHER_PROVIDERS if p in spec), None)
     if other is not None:
-        raise SpecError((other,), f"the {other} provider is not supported by Headway; use github")
+        message = f"the {other} provider is not supported by Headway; use github or gitlab"
+        raise SpecError((other,), message)
+    if "gitlab" in spec and "github" not in spec:
+        return _gitlab_query(spec)
     github = spec.get("github")
     if not isinstance(github, Mapping):
-        raise SpecError(("github",), "a pullRequest generator needs a github provider")
+        raise SpecError(("github",), "a pullRequest generator needs a github or gitlab provider")
     if github.get("appSecretName"):
         raise SpecError(
             ("github", "appSecretName"), "GitHub App authentication is not supported; use tokenRef"
@@ -84,6 +101,53 @@ def query_of(spec: Mapping[str, Any]) -> PullRequestQuery:
     )
 
 
+def _gitlab_query(spec: Mapping[str, Any]) -> PullRequestQuery:
+    gitlab = spec["gitlab"]
+    if not isinstance(gitlab, Mapping):
+        raise SpecError(("gitlab",), "gitlab must be a mapping")
+    project = gitlab.get("project")
+    if not isinstance(project, str | int) or isinstance(project, bool) or project == "":
+        raise SpecError(("gitlab", "project"), "project is required (its id or full path)")
+    labels = gitlab.get("labels") or []
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        raise SpecError(("gitlab", "labels"), "labels must be a list of strings")
+    state = gitlab.get("pullRequestState") or ""
+    if state and state not in GITLAB_STATES:
+        known = ", ".join(GITLAB_STATES)
+        raise SpecError(("gitlab", "pullRequestState"), f"unknown state {state!r} ({known})")
+    return PullRequestQuery(
+        owner="",
+        repo="",
+        provider="gitlab",
+        project=str(project),
+        api=str(gitlab.get("api") or ""),
+        token_ref=secret_ref(gitlab.get("tokenRef"), ("gitlab", "tokenRef")),
+        labels=tuple(labels),
+        state=str(state),
+        tls=forge_tls(gitlab, "gitlab"),
+        continue_on_not_found=spec.get("continueOnRepoNotFoundError") is True,
+    )
+
+
+def flag(raw: Mapping[str, Any], key: str, field: tuple[str | int, ...]) -> bool:
+    """A true/false field, False when absent."""
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise SpecError(field, f"{key} must be true or false")
+    return value
+
+
+def forge_tls(raw: Mapping[str, Any], provider: str) -> ForgeTls:
+    """A provider's `insecure` and `caRef` (`{configMapName, key}`)."""
+    insecure = flag(raw, "insecure", (provider, "insecure"))
+    ca = raw.get("caRef")
+    if ca is None:
+        return ForgeTls(insecure=insecure)
+    if not isinstance(ca, Mapping) or not ca.get("configMapName") or not ca.get("key"):
+        raise SpecError((provider, "caRef"), "a caRef needs configMapName and key")
+    return ForgeTls(insecure, ConfigMapKeyRef(str(ca["configMapName"]), str(ca["key"])))
+
+
 @dataclass(frozen=True)
 class LabelRule:
     """`labels`: a pull request must carry every one; `excludedLabels`: none of them."""
@@ -97,6 +161,7 @@ class LabelRule:
 
 
 def label_rule_of(spec: Mapping[str, Any]) -> LabelRule:
+    """GitHub's label rule; none for GitLab, whose API filters by `labels` itself."""
     github = spec.get("github") or {}
     found: dict[str, frozenset[str]] = {}
     for key in ("labels", "excludedLabels"):

@@ -1,4 +1,4 @@
-"""The scmProvider generator's pure half (GitHub): its spec read into a `ScmQuery` and
+"""The scmProvider generator's pure half (GitHub, GitLab): its spec read into a `ScmQuery` and
 `ScmFilter`s, the repositories chosen through the `Inputs` calls, and each chosen branch
 turned into Argo CD's parameters (applicationset/generators/scm_provider.go).
 
@@ -21,12 +21,11 @@ from typing import Any
 
 from headway.appset.inputs import Inputs, ScmQuery, ScmRepository
 from headway.appset.paths import sanitize_name
-from headway.appset.pull_requests import SpecError, secret_ref
+from headway.appset.pull_requests import SpecError, flag, forge_tls, secret_ref
 
 __all__ = ["ScmFilter", "chosen_branches", "filters_of", "params_of", "query_of"]
 
 OTHER_PROVIDERS = (
-    "gitlab",
     "gitea",
     "bitbucketServer",
     "bitbucket",
@@ -70,13 +69,17 @@ class ScmFilter:
 
 
 def query_of(spec: Mapping[str, Any]) -> ScmQuery:
-    """The GitHub organization an scmProvider spec lists, and how."""
+    """The GitHub organization or GitLab group an scmProvider spec lists, and how."""
     other = next((p for p in OTHER_PROVIDERS if p in spec), None)
     if other is not None:
-        raise SpecError((other,), f"the {other} provider is not supported by Headway; use github")
+        message = f"the {other} provider is not supported by Headway; use github or gitlab"
+        raise SpecError((other,), message)
+    if "gitlab" in spec and "github" not in spec:
+        return _gitlab_query(spec)
     github = spec.get("github")
     if not isinstance(github, Mapping):
-        raise SpecError(("github",), "an scmProvider generator needs a github provider")
+        message = "an scmProvider generator needs a github or gitlab provider"
+        raise SpecError(("github",), message)
     if github.get("appSecretName"):
         raise SpecError(
             ("github", "appSecretName"), "GitHub App authentication is not supported; use tokenRef"
@@ -98,6 +101,45 @@ def query_of(spec: Mapping[str, Any]) -> ScmQuery:
         token_ref=secret_ref(github.get("tokenRef"), ("github", "tokenRef")),
         all_branches=all_branches,
         clone_protocol=protocol or "ssh",
+    )
+
+
+def _gitlab_query(spec: Mapping[str, Any]) -> ScmQuery:
+    """A GitLab group's projects: `includeSharedProjects` is true unless set false, the other
+    switches false unless set (Argo CD's defaults)."""
+    gitlab = spec["gitlab"]
+    if not isinstance(gitlab, Mapping):
+        raise SpecError(("gitlab",), "gitlab must be a mapping")
+    group = gitlab.get("group")
+    if not isinstance(group, str | int) or isinstance(group, bool) or group == "":
+        raise SpecError(("gitlab", "group"), "group is required (its id or full path)")
+    protocol = spec.get("cloneProtocol") or ""
+    if protocol not in CLONE_PROTOCOLS:
+        raise SpecError(
+            ("cloneProtocol",), f"unknown clone protocol for Gitlab {protocol!r} (ssh or https)"
+        )
+    topic = gitlab.get("topic") or ""
+    if not isinstance(topic, str):
+        raise SpecError(("gitlab", "topic"), "topic must be a string")
+    switches = {
+        key: flag(gitlab, key, ("gitlab", key))
+        for key in ("allBranches", "includeSubgroups", "includeArchivedRepos")
+    }
+    shared = gitlab.get("includeSharedProjects")
+    return ScmQuery(
+        provider="gitlab",
+        organization=str(group),
+        api=str(gitlab.get("api") or ""),
+        token_ref=secret_ref(gitlab.get("tokenRef"), ("gitlab", "tokenRef")),
+        all_branches=switches["allBranches"],
+        clone_protocol=protocol or "ssh",
+        include_subgroups=switches["includeSubgroups"],
+        include_shared=True if shared is None else flag(
+            gitlab, "includeSharedProjects", ("gitlab", "includeSharedProjects")
+        ),
+        include_archived=switches["includeArchivedRepos"],
+        topic=topic,
+        tls=forge_tls(gitlab, "gitlab"),
     )
 
 

@@ -359,9 +359,10 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--allowed-scm-providers",
                 help="API URLs (comma-separated or repeated) the pullRequest and scmProvider"
-                " generators and pipeline forges may call besides the public GitHub API, e.g."
-                " a GitHub Enterprise"
-                " https://ghe.example.com/ (same root with or without /api/v3). Default: none.",
+                " generators and pipeline forges may call besides the public GitHub and GitLab"
+                " APIs, e.g. a GitHub Enterprise https://ghe.example.com/ (same root with or"
+                " without /api/v3) or a GitLab https://gitlab.example.com/ (with or without"
+                " /api/v4). Default: none.",
             ),
         ] = None,
         token_ref_strict_mode: Annotated[

@@ -36,6 +36,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.app.project import load_project
 from headway.controllers.appset.inputs import FetchTimes, StepInputs
 from headway.controllers.manager import ObjectKey
+from headway.gitlab_rest import tls_context
 from headway.model.appproject import AppProject
 from headway.model.obj import Obj
 from headway.source.git import GitCache
@@ -75,6 +76,7 @@ class ApplicationSetController:
         self._cluster = cluster
         self._forge_policy = forge_policy or ForgePolicy()
         self._http = http
+        self._tls_clients: dict[tuple[bool, str], httpx2.Client] = {}
         self._clock = clock
         self._git = git
         self._namespace = namespace
@@ -125,6 +127,7 @@ class ApplicationSetController:
             poll_seconds=self._poll,
             http=self._http_client,
             forge_policy=self._forge_policy,
+            tls_http=self._tls_client,
         )
         generation = generate(appset, inputs)
         self._fetched.last.update(inputs.fetched.last)
@@ -144,6 +147,15 @@ class ApplicationSetController:
         if self._http is None:
             self._http = httpx2.Client(timeout=FORGE_TIMEOUT)
         return self._http
+
+    def _tls_client(self, insecure: bool, ca_pem: str) -> httpx2.Client:
+        """A client for a forge's `insecure` / `caRef` (PEM certificates trusted besides the
+        system's), one per distinct setting; the shared client's timeout."""
+        key = (insecure, ca_pem)
+        if key not in self._tls_clients:
+            timeout = self._http_client().timeout
+            self._tls_clients[key] = httpx2.Client(timeout=timeout, verify=tls_context(*key))
+        return self._tls_clients[key]
 
     def _clear_refresh(self, appset: Obj) -> None:
         """Drop the refresh annotation once the set was generated with freshly fetched Git

@@ -22,6 +22,7 @@ from headway.appset.forge_policy import DISABLED, ForgePolicy
 from headway.appset.inputs import (
     ClusterSecret,
     ForgeRefused,
+    ForgeTls,
     InputError,
     OpenPullRequest,
     PluginQuery,
@@ -37,6 +38,7 @@ from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.controllers.appset.plugins import plugin_parameters
 from headway.controllers.appset.scm import list_pull_requests, secret_token
+from headway.controllers.appset.scm_gitlab import ScmGitLab, list_merge_requests
 from headway.controllers.appset.scm_repos import ScmGitHub
 from headway.source.errors import SourceError
 from headway.source.git import GitCache
@@ -114,7 +116,7 @@ class TreeInputs:
 
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         raise RunTimeOnly(
-            f"pullRequest generator: the pull requests of {query.owner}/{query.repo} are "
+            f"pullRequest generator: the pull requests of {query.repository} are "
             "listed by the controller only"
         )
 
@@ -166,6 +168,7 @@ class StepInputs(TreeInputs):
         poll_seconds: float,
         http: Callable[[], httpx2.Client],
         forge_policy: ForgePolicy,
+        tls_http: Callable[[bool, str], httpx2.Client] | None = None,
     ) -> None:
         super().__init__(tree_for=self._tree)
         self._forge_policy = forge_policy
@@ -179,9 +182,10 @@ class StepInputs(TreeInputs):
         self._secrets: list[ClusterSecret] | None = None
         self.revisions: dict[str, str] = {}  # repository -> the commit each revision read
         self._http = http
+        self._tls_http = tls_http
         self._pulls: dict[PullRequestQuery, list[OpenPullRequest]] = {}
         self._plugins: dict[PluginQuery, list[Mapping[str, Any]]] = {}
-        self._forges: dict[ScmQuery, ScmGitHub] = {}
+        self._forges: dict[ScmQuery, ScmGitHub | ScmGitLab] = {}
         self._repos: dict[ScmQuery, list[ScmRepository]] = {}
         self._branches: dict[tuple[ScmQuery, ScmRepository], list[ScmRepository]] = {}
         self._paths: dict[tuple[ScmQuery, ScmRepository, str], bool] = {}
@@ -204,39 +208,63 @@ class StepInputs(TreeInputs):
             self.revisions[f"{url}@{revision}"] = repo.resolve(revision)
         return self._trees[key]
 
-    def _allowed(self, api: str) -> None:
+    def _allowed(self, api: str, provider: str) -> None:
         """`ForgeRefused` unless the operator's policy lets a generator call `api`: asked
         before the token's Secret is read and before any request."""
         if not self._forge_policy.enabled:
             raise ForgeRefused((), DISABLED)
-        refusal = self._forge_policy.api_refusal(api)
+        refusal = self._forge_policy.api_refusal(api, provider)
         if refusal is not None:
-            raise ForgeRefused(("github", "api"), refusal)
+            raise ForgeRefused((provider, "api"), refusal)
+
+    def _token(self, query: PullRequestQuery | ScmQuery, generator: str) -> str:
+        self._allowed(query.api, query.provider)
+        return secret_token(
+            self._cluster,
+            namespace=self._namespace,
+            ref=query.token_ref,
+            generator=generator,
+            policy=self._forge_policy,
+            provider=query.provider,
+        )
+
+    def _client(self, tls: ForgeTls, generator: str) -> httpx2.Client:
+        """The shared client, or one checking certificates as `tls` says (its `caRef`
+        ConfigMap read from the control namespace)."""
+        if tls == ForgeTls():
+            return self._http()
+        pem, where = "", f"{generator} generator: caRef"
+        if tls.ca_ref is not None:
+            ref = tls.ca_ref
+            where = f"{where}: ConfigMap {self._namespace}/{ref.config_map_name}"
+            try:
+                data = self.config_map(ref.config_map_name)
+            except InputError as err:
+                raise InputError(f"{generator} generator: caRef: {err}") from None
+            if ref.key not in data:
+                raise InputError(f"{where} has no key {ref.key!r}")
+            pem = data[ref.key]
+        if self._tls_http is None:
+            raise InputError(f"{where}: this controller makes no client with other certificates")
+        try:
+            return self._tls_http(tls.insecure, pem)
+        except ValueError as err:
+            raise InputError(f"{where}: {err}") from None
 
     def pull_requests(self, query: PullRequestQuery) -> Sequence[OpenPullRequest]:
         if query not in self._pulls:
-            self._allowed(query.api)
-            token = secret_token(
-                self._cluster,
-                namespace=self._namespace,
-                ref=query.token_ref,
-                generator="pullRequest",
-                policy=self._forge_policy,
-            )
-            self._pulls[query] = list_pull_requests(query, token=token, client=self._http())
+            token = self._token(query, "pullRequest")
+            client = self._client(query.tls, "pullRequest")
+            listing = list_merge_requests if query.provider == "gitlab" else list_pull_requests
+            self._pulls[query] = listing(query, token=token, client=client)
         return self._pulls[query]
 
-    def _forge(self, query: ScmQuery) -> ScmGitHub:
+    def _forge(self, query: ScmQuery) -> ScmGitHub | ScmGitLab:
         if query not in self._forges:
-            self._allowed(query.api)
-            token = secret_token(
-                self._cluster,
-                namespace=self._namespace,
-                ref=query.token_ref,
-                generator="scmProvider",
-                policy=self._forge_policy,
-            )
-            self._forges[query] = ScmGitHub(query, token=token, client=self._http())
+            token = self._token(query, "scmProvider")
+            client = self._client(query.tls, "scmProvider")
+            forge = ScmGitLab if query.provider == "gitlab" else ScmGitHub
+            self._forges[query] = forge(query, token=token, client=client)
         return self._forges[query]
 
     def scm_repositories(self, query: ScmQuery) -> Sequence[ScmRepository]:

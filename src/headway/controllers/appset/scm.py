@@ -49,6 +49,7 @@ def secret_token(
     ref: SecretKeyRef | None,
     generator: str,
     policy: ForgePolicy | None,
+    provider: str = "github",
 ) -> str:
     """The value under `ref` (empty without a reference: anonymous access, as in Argo CD);
     a Secret the forge `policy` refuses (not labelled for forge tokens) is `ForgeRefused`
@@ -66,7 +67,7 @@ def secret_token(
     )
     if refusal is not None:
         message = f"Secret {namespace}/{ref.secret_name} {refusal}"
-        raise ForgeRefused(("github", "tokenRef"), message)
+        raise ForgeRefused((provider, "tokenRef"), message)
     plain = secret.get("stringData") or {}
     if ref.key in plain:
         return str(plain[ref.key])
