@@ -46,6 +46,7 @@ from headway.decisions import DecisionJournal, NullJournal
 from headway.engine.settings import EngineSettings, Loop
 from headway.health import HealthRegistry, default_registry
 from headway.health.overrides import read_script_tree, scripts_from_configmap
+from headway.model.argocd_cm import unread_keys
 from headway.model.obj import Obj
 from headway.promotion import record as promotion_record
 from headway.promotion.controller import PromotionController
@@ -133,7 +134,10 @@ def health_registry(
         configmap = cluster.get("v1", "ConfigMap", "argocd-cm", DEFAULT_APPS_NAMESPACE)
     except ClusterError:
         configmap = {}
-    sets = [scripts_from_configmap(configmap.get("data") or {})]
+    data = configmap.get("data") or {}
+    for unread in unread_keys(data):
+        print(f"argocd-cm: {'.'.join(unread.path)}: {unread.reason}", flush=True)
+    sets = [scripts_from_configmap(data)]
     if scripts_dir is not None:
         sets.append(read_script_tree(scripts_dir))
     for found in sets:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from headway.model import manifests, support
+from headway.model import argocd_cm, manifests, support
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, load_documents, paused_gc
 
@@ -46,6 +46,7 @@ def validate_documents(
             if manifests.is_object(document):
                 _, found = manifests.parse_manifest(document, memo=memo)
                 found.extend(_unsupported(document))
+                found.extend(argocd_cm.argocd_cm_diagnostics(document))
                 diagnostics.extend(sorted(found, key=lambda d: d.line))
     return diagnostics
 

@@ -1,0 +1,164 @@
+"""Which keys of Argo CD's `argocd-cm` ConfigMap Headway reads, and what it says about the rest.
+
+Headway's controller reads only the health customizations of `argocd-cm`
+(`health/overrides.py`). Argo CD reads many more keys there, and a newcomer pastes them from
+Argo CD's operator manual expecting them to act: system-wide ignoreDifferences, resource
+exclusions, Kustomize build options, tracking by label. Such a key is not silently dropped:
+`headway validate` warns at its line with what Headway does instead, and `headway serve`
+prints the same at start. Keys that only configure Argo CD's UI, SSO, accounts or API server
+have no meaning for a controller without those and are passed over quietly
+(docs/applications.md, "argocd-cm"). Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from headway.model import yamlload
+from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.yamlload import Document
+
+__all__ = [
+    "ARGOCD_CM_NAME",
+    "UnreadKey",
+    "argocd_cm_diagnostics",
+    "unread_keys",
+]
+
+ARGOCD_CM_NAME = "argocd-cm"
+
+_HEALTH_PREFIXES = ("resource.customizations.health.", "resource.customizations.useOpenLibs.")
+_BLOCK_KEY = "resource.customizations"
+_BLOCK_FIELDS_READ = frozenset({"health.lua", "health.lua.useOpenLibs"})
+
+# Keys for Argo CD's UI, login, accounts, API server and links: nothing in a controller
+# without those acts on them, so they are passed over without a word.
+_QUIET_PREFIXES = (
+    "accounts.", "admin.", "dex.", "exec.", "extension.", "ga.", "help.", "oidc.",
+    "server.", "statusbadge.", "ui.", "users.", "webhook.",
+)  # fmt: skip
+_QUIET_KEYS = frozenset({
+    "url", "additionalUrls", "passwordPattern", "installationID", "project.links",
+    "application.links", "resource.links", "resource.sensitive.mask.annotations",
+    "application.allowedNodeLabels",
+})  # fmt: skip
+
+_IGNORED = "Headway does not read it, so it is ignored"
+# (key prefix, what Headway does instead); the first matching prefix gives the reason.
+_REASONS: tuple[tuple[str, str], ...] = (
+    (
+        "resource.customizations.ignoreDifferences.",
+        f"{_IGNORED}: system-wide ignore rules are "
+        "not applied; put the rule in each Application's spec.ignoreDifferences",
+    ),
+    (
+        "resource.customizations.knownTypeFields.",
+        f"{_IGNORED}: diffs compare such fields as they are written",
+    ),
+    ("resource.customizations.actions.", f"{_IGNORED}: resource actions are not supported"),
+    (
+        "resource.customizations.ignoreResourceUpdates.",
+        f"{_IGNORED}: it only saves Argo CD refreshes, and Headway's diff is the same without it",
+    ),
+    ("resource.ignoreResourceUpdatesEnabled", f"{_IGNORED}: it only saves Argo CD refreshes"),
+    ("resource.compareoptions", f"{_IGNORED}: diffs are computed with Headway's own options"),
+    (
+        "resource.exclusions",
+        f"{_IGNORED}: every kind in the rendered manifests is managed, "
+        "and live objects are found by their tracking annotation",
+    ),
+    ("resource.inclusions", f"{_IGNORED}: every kind in the rendered manifests is managed"),
+    (
+        "kustomize.",
+        f"{_IGNORED}: `kustomize build` runs with Headway's defaults and the `kustomize` on PATH",
+    ),
+    ("helm.", f"{_IGNORED}: Helm charts are always rendered"),
+    ("jsonnet.", f"{_IGNORED}: Jsonnet is rendered when the `jsonnet` extra is installed"),
+    (
+        "application.resourceTrackingMethod",
+        f"{_IGNORED}: Headway always tracks resources by "
+        "the `argocd.argoproj.io/tracking-id` annotation",
+    ),
+    (
+        "application.instanceLabelKey",
+        f"{_IGNORED}: Headway tracks resources by annotation and does not label them",
+    ),
+    (
+        "application.sync.impersonation.",
+        f"{_IGNORED}: syncs run with Headway's own credentials, not a destination service account",
+    ),
+    ("timeout.", f"{_IGNORED}: Git is polled every `headway serve --app-poll-seconds`"),
+)
+_TRACKING_KEY = "application.resourceTrackingMethod"
+_SAME_AS_HEADWAY = {_TRACKING_KEY: "annotation"}
+
+
+@dataclass(frozen=True)
+class UnreadKey:
+    """An argocd-cm entry Argo CD acts on and Headway does not; `path` is under `data`."""
+
+    path: tuple[str, ...]
+    reason: str
+
+
+def unread_keys(data: Mapping[str, Any]) -> list[UnreadKey]:
+    """The entries of argocd-cm `data` that change Argo CD's behaviour and that Headway
+    does not read, in the ConfigMap's order."""
+    found: list[UnreadKey] = []
+    for raw_key, value in data.items():
+        key = str(raw_key)
+        if key == _BLOCK_KEY:
+            found.extend(_unread_block_fields(value))
+        elif _is_read_or_quiet(key) or _SAME_AS_HEADWAY.get(key) == str(value).strip():
+            continue
+        else:
+            found.append(UnreadKey((key,), _reason(key)))
+    return found
+
+
+def argocd_cm_diagnostics(document: Document) -> list[Diagnostic]:
+    """A warning at each unread key of an `argocd-cm` ConfigMap; nothing for other objects."""
+    obj = document.obj
+    if document.kind != "ConfigMap" or document.name != ARGOCD_CM_NAME:
+        return []
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, Mapping):
+        return []
+    return [
+        document.diagnostic(("data", *unread.path), unread.reason, Severity.WARNING)
+        for unread in unread_keys(data)
+    ]
+
+
+def _is_read_or_quiet(key: str) -> bool:
+    return key.startswith(_HEALTH_PREFIXES) or key in _QUIET_KEYS or key.startswith(_QUIET_PREFIXES)
+
+
+def _reason(key: str) -> str:
+    for prefix, reason in _REASONS:
+        if key.startswith(prefix):
+            return reason
+    return _IGNORED
+
+
+def _unread_block_fields(text: Any) -> list[UnreadKey]:
+    """Fields other than the health script in the older `resource.customizations` block
+    (`<group>/<kind>:` entries holding `health.lua`, `ignoreDifferences`, `actions`, ...)."""
+    try:
+        parsed = yamlload.load_one(str(text))
+    except yaml.YAMLError:  # the health reader reports a block it cannot parse
+        return []
+    if not isinstance(parsed, Mapping):
+        return []
+    found: list[UnreadKey] = []
+    for group_kind, entry in parsed.items():
+        fields = entry if isinstance(entry, Mapping) else {}
+        for name in fields:
+            if str(name) not in _BLOCK_FIELDS_READ:
+                reason = _reason(f"resource.customizations.{name}.")
+                found.append(UnreadKey((_BLOCK_KEY,), f"{group_kind}: {name}: {reason}"))
+    return found
