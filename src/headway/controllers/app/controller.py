@@ -32,7 +32,7 @@ from headway.controllers.app.live import (
 )
 from headway.controllers.app.metrics import AppMetrics
 from headway.controllers.app.names import APP_API_VERSION
-from headway.controllers.app.project import ProjectGuard, load_project
+from headway.controllers.app.project import ProjectGuard, ProjectReader
 from headway.controllers.app.refresh import ComparisonCache, take_refresh_request
 from headway.controllers.app.sources import (
     DEFAULT_POLL_SECONDS,
@@ -111,6 +111,7 @@ class ApplicationController:
         self.metrics = metrics or AppMetrics()
         self._poll = poll_seconds
         self._live: dict[int, LiveReader] = {}
+        self._projects = ProjectReader()
         self.comparisons = ComparisonCache()
         # (namespace, name) -> the resourceVersion of this controller's last status write.
         self._own_writes: dict[tuple[str, str], str] = {}
@@ -279,7 +280,7 @@ class ApplicationController:
         destination = app.spec.destination
         try:
             entry = self._clusters.resolve(server=destination.server, name=destination.name)
-            project = load_project(self._store, app.spec.project, self._control_namespace)
+            project = self._projects.load(self._store, app.spec.project, self._control_namespace)
         except (UnknownDestination, ValueError) as err:
             setup.conditions.append(self._condition("InvalidSpecError", str(err)))
             return setup

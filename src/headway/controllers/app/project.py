@@ -19,7 +19,7 @@ from headway.model.yamlload import Document
 from headway.sync import project as rules
 from headway.sync.resources import is_namespaced, key_of
 
-__all__ = ["ProjectGuard", "load_project"]
+__all__ = ["ProjectGuard", "ProjectReader", "load_project"]
 
 
 def _parse(obj: Mapping[str, Any], where: str) -> AppProject:
@@ -33,6 +33,38 @@ def _parse(obj: Mapping[str, Any], where: str) -> AppProject:
 def load_project(cluster: Cluster, name: str, control_namespace: str) -> AppProject:
     """The named AppProject of the control namespace; `ValueError` with the reason when it
     is missing or invalid."""
+    return _parse(_read(cluster, name, control_namespace), f"AppProject {control_namespace}/{name}")
+
+
+class ProjectReader:
+    """`load_project` that parses each version of a project once: every step of every
+    Application read and parsed its AppProject again (about a tenth of a step where nothing
+    changed). A parse is kept by the object's namespace, name, uid and resourceVersion (the
+    store gives every change a new one); an object without both is parsed every time, and an
+    invalid one is never kept."""
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self._max = max_entries
+        self._parsed: dict[tuple[str, str, str, str], AppProject] = {}
+
+    def load(self, cluster: Cluster, name: str, control_namespace: str) -> AppProject:
+        obj = _read(cluster, name, control_namespace)
+        meta = obj.get("metadata") or {}
+        uid, version = meta.get("uid"), meta.get("resourceVersion")
+        where = f"AppProject {control_namespace}/{name}"
+        if not uid or not version:
+            return _parse(obj, where)
+        key = (control_namespace, name, str(uid), str(version))
+        known = self._parsed.get(key)
+        if known is None:
+            known = _parse(obj, where)
+            if len(self._parsed) >= self._max:
+                self._parsed.clear()
+            self._parsed[key] = known
+        return known
+
+
+def _read(cluster: Cluster, name: str, control_namespace: str) -> Mapping[str, Any]:
     try:
         obj = cluster.get("argoproj.io/v1alpha1", "AppProject", name, control_namespace)
     except NotFound:
@@ -42,7 +74,7 @@ def load_project(cluster: Cluster, name: str, control_namespace: str) -> AppProj
         ) from None
     except ClusterError as err:
         raise ValueError(f"cannot read project {name}: {err}") from None
-    return _parse(obj, f"AppProject {control_namespace}/{name}")
+    return obj
 
 
 @dataclass(frozen=True)
