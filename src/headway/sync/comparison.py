@@ -189,7 +189,7 @@ def compare_app(
     `earlier` is a comparison of the same app with the same `rules` and `assess`: a resource
     whose desired object is the same value, type for type, and whose live object is the same
     (the same object, or the same uid and resourceVersion) keeps its diff and status from it
-    instead of being compared again (`reused`)."""
+    instead of being compared again."""
     same_key = {key: key for key in known_keys}
     live_by_key: dict[ResourceKey, Obj] = {}
     for obj in live:
