@@ -120,3 +120,27 @@ def test_a_file_larger_than_one_read_is_read_whole(tmp_path: Path) -> None:
     content = b"".join(b"key%d: %d\n" % (n, n) for n in range(60_000))  # about 700 KB
     (root / "apps/web/big.yaml").write_bytes(content)
     assert FilesystemTree(root).read("apps/web/big.yaml") == content
+
+
+def _files_by_paths(root: Path, path: str) -> list[str]:
+    """`FilesystemTree.files` as it was written with `Path.relative_to` (the reference)."""
+    found: list[str] = []
+    top = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(top / path if path else top):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        rel = Path(dirpath).relative_to(top).as_posix()
+        found.extend(f"{rel}/{f}" if rel != "." else f for f in filenames)
+    return sorted(found)
+
+
+def test_listings_name_files_as_the_path_arithmetic_did(tmp_path: Path) -> None:
+    root = _maze(tmp_path)
+    (root / ".git").mkdir()
+    (root / ".git/HEAD").write_text("ref\n")
+    (root / "top.yaml").write_text("a: 1\n")
+    (tmp_path / "via").symlink_to(root)
+    for base in (root, tmp_path / "via"):
+        tree = FilesystemTree(base)
+        for path in ("", "apps", "apps/web", "apps/web/deep", "apps/alias"):
+            assert tree.files(path) == _files_by_paths(base, path), (base, path)
+    assert "top.yaml" in FilesystemTree(root).files()

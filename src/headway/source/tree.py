@@ -343,10 +343,11 @@ class FilesystemTree:
         if not base.is_dir():
             raise PathNotFound(path or "/", f"{self._root} (not a directory)")
         found: list[str] = []
+        inside = self._root_text.rstrip("/") + "/"  # each walked directory's path starts so
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = [d for d in dirnames if d != ".git"]
-            rel = Path(dirpath).relative_to(self._root).as_posix()
-            found.extend(f"{rel}/{f}" if rel != "." else f for f in filenames)
+            rel = dirpath[len(inside) :] if dirpath != self._root_text else ""
+            found.extend(f"{rel}/{f}" if rel else f for f in filenames)
         return sorted(found)
 
     def names(self, path: str = "") -> list[str]:
