@@ -83,8 +83,12 @@ class MetricProvider:
 
     @property
     def kind(self) -> str:
-        """The provider's field name (`prometheus`, `web`, `plugin`, ...)."""
-        return next(iter(s.set_fields(self, PROVIDER_FIELDS)), "")
+        """The provider's field name (`prometheus`, `web`, `plugin`, ...): the first of
+        `set_fields(self, PROVIDER_FIELDS)`, found without reading the fields after it."""
+        for name in PROVIDER_FIELDS:
+            if getattr(self, s.snake_case(name)) is not None:
+                return name
+        return ""
 
 
 def _exactly_one_provider(provider: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
