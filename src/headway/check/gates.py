@@ -63,7 +63,7 @@ def gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[G
     key = ("gate_refs", id(unit), id(rollout))  # units and documents live as long as `ctx`
     if key not in ctx.derived:
         ctx.derived[key] = tuple(_find_gate_refs(ctx, unit, rollout))
-    return iter(cast(tuple[GateRef, ...], ctx.derived[key]))
+    return iter(cast("tuple[GateRef, ...]", ctx.derived[key]))  # a string: no alias per call
 
 
 def _find_gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[GateRef]:

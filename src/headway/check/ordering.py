@@ -149,8 +149,7 @@ def check_wave_before_target(ctx: CheckContext) -> Iterable[Finding]:
             for target, field in _targets(doc, unit):
                 if target is doc:
                     continue
-                gated = _kind_key(doc) in assessed
-                finding = _wave_finding(doc, target, field=field, unit=unit, gated=gated)
+                finding = _wave_finding(doc, target, field=field, unit=unit, assessed=assessed)
                 if finding is not None:
                     yield finding
 
@@ -164,7 +163,7 @@ def _assessed_kinds(ctx: CheckContext) -> frozenset[str]:
 
 
 def _wave_finding(
-    doc: Document, target: Document, *, field: str, unit: AppUnit, gated: bool
+    doc: Document, target: Document, *, field: str, unit: AppUnit, assessed: frozenset[str]
 ) -> Finding | None:
     mine, theirs, app = unit.wave_of(doc), unit.wave_of(target), unit.name
     if mine >= theirs:
@@ -172,6 +171,7 @@ def _wave_finding(
         # dependent with its target and their health converges together (a Rollout beside its
         # Services, an HPA beside its Deployment) — nothing to report.
         return None
+    gated = _kind_key(doc) in assessed  # a health check makes the wave a gate
     who, what = f"{doc.kind}/{doc.name}", f"{target.kind}/{target.name}"
     where = ("metadata", "annotations", WAVE_ANNOTATION)
     if gated:

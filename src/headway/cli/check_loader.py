@@ -430,8 +430,8 @@ def _is_object(doc: Document) -> bool:
 
 def _is_application(doc: Document) -> bool:
     return (
-        _is_object(doc)
-        and doc.kind == "Application"
+        doc.kind == "Application"  # first: the kind is read once per document
+        and _is_object(doc)
         and group_of(as_dict(doc.obj).get("apiVersion")) == "argoproj.io"
     )
 

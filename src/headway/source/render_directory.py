@@ -71,8 +71,10 @@ def manifest_objects(
     file: str, text: str, loaded: LoadResult
 ) -> tuple[list[Document], list[Diagnostic]]:
     """`load_manifest_file` for a file already loaded (`text` decoded, `loaded` parsed)."""
-    objects = [d for d in loaded.documents if _is_object(d.obj)]
-    strangers = [d for d in loaded.documents if not _is_object(d.obj)]
+    objects: list[Document] = []
+    strangers: list[Document] = []
+    for document in loaded.documents:
+        (objects if _is_object(document.obj) else strangers).append(document)
     if file.endswith(".json") and len(loaded.documents) > 1:
         message = "holds several objects; a JSON manifest file holds exactly one"
         return [], [_file_diagnostic(file, loaded.documents[1].line, Severity.ERROR, message)]
