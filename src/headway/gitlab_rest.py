@@ -4,7 +4,9 @@ own host), and errors translated into one `GitLabApiError` whose message names t
 GitLab's reason, never the token.
 
 Used by the ApplicationSet scmProvider and pullRequest generators
-(`headway.controllers.appset.scm_gitlab`).
+(`headway.controllers.appset.scm_gitlab`). `GiteaApi` is the same client for Gitea's v1 API,
+which pages by `Link: rel="next"` and takes the token as `Authorization: token ...`
+(`headway.controllers.appset.scm_gitea`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import httpx2
 
 from headway.appset.forge_policy import destination
 
-__all__ = ["MAX_PAGES", "GitLabApi", "GitLabApiError", "path_segment", "tls_context"]
+__all__ = [
+    "MAX_PAGES",
+    "GitLabApi",
+    "GitLabApiError",
+    "GiteaApi",
+    "path_segment",
+    "tls_context",
+]
 
 MAX_PAGES = 50
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
@@ -57,17 +66,22 @@ def tls_context(insecure: bool, ca_pem: str) -> ssl.SSLContext:
 class GitLabApi:
     """Calls to one GitLab REST root (`https://gitlab.com/api/v4`); paths are relative."""
 
+    FORGE = "GitLab"
+
     def __init__(self, *, client: httpx2.Client, token: str, api_url: str, user_agent: str) -> None:
         self.root = api_url.rstrip("/")
         self._client = client
         self._headers = {"Accept": "application/json", "User-Agent": user_agent}
         if token:
-            self._headers["PRIVATE-TOKEN"] = token
+            self._headers.update(self._authorization(token))
+
+    def _authorization(self, token: str) -> dict[str, str]:
+        return {"PRIVATE-TOKEN": token}
 
     def request(self, url: str, *, params: Any = None) -> httpx2.Response:
         """One GET of `url` (absolute, or a path under the root)."""
         absolute = url if url.startswith(("http://", "https://")) else f"{self.root}{url}"
-        what = f"GitLab GET {absolute.removeprefix(self.root) or '/'}"
+        what = f"{self.FORGE} GET {absolute.removeprefix(self.root) or '/'}"
         try:
             response = self._client.request("GET", absolute, params=params, headers=self._headers)
         except httpx2.HTTPError as err:
@@ -81,7 +95,7 @@ class GitLabApi:
         try:
             return response.json()
         except ValueError:
-            raise GitLabApiError(f"GitLab GET {path}: the answer is not JSON") from None
+            raise GitLabApiError(f"{self.FORGE} GET {path}: the answer is not JSON") from None
 
     def pages(self, path: str, params: dict[str, Any]) -> list[Any]:
         """Every item of a listed resource: the page `X-Next-Page` names, asked with the same
@@ -94,9 +108,9 @@ class GitLabApi:
             try:
                 page = response.json()
             except ValueError:
-                raise GitLabApiError(f"GitLab GET {path}: the answer is not JSON") from None
+                raise GitLabApiError(f"{self.FORGE} GET {path}: the answer is not JSON") from None
             if not isinstance(page, list):
-                raise GitLabApiError(f"GitLab GET {path}: expected a list")
+                raise GitLabApiError(f"{self.FORGE} GET {path}: expected a list")
             items.extend(page)
             following = response.headers.get("x-next-page", "").strip()
             link = _NEXT.search(response.headers.get("link", ""))
@@ -106,7 +120,7 @@ class GitLabApi:
                 url, query = self._own(link.group(1), path), None  # the link holds the query
             else:
                 return items
-        raise GitLabApiError(f"GitLab GET {path}: more than {MAX_PAGES} pages")
+        raise GitLabApiError(f"{self.FORGE} GET {path}: more than {MAX_PAGES} pages")
 
     def _own(self, url: str, path: str) -> str:
         """A next-page URL, when it is on the root's scheme, host and port (the token goes
@@ -114,10 +128,19 @@ class GitLabApi:
         if _origin(url) != _origin(self.root) or not _origin(url):
             host = urlsplit(url).hostname or "?"
             raise GitLabApiError(
-                f"GitLab GET {path}: the next page is on {host}, not on the API's own host; "
+                f"{self.FORGE} GET {path}: the next page is on {host}, not on the API's own host; "
                 "it is not followed (the token goes only to that host)"
             )
         return url
+
+
+class GiteaApi(GitLabApi):
+    """Calls to one Gitea REST root (`https://gitea.example.com/api/v1`)."""
+
+    FORGE = "Gitea"
+
+    def _authorization(self, token: str) -> dict[str, str]:
+        return {"Authorization": f"token {token}"}
 
 
 def _origin(url: str) -> str:

@@ -235,13 +235,13 @@ def test_selector_filters_parameter_sets() -> None:
 
 
 def test_unsupported_scm_provider_stops_generation_naming_the_provider() -> None:
-    for provider in ("gitea", "bitbucketServer", "bitbucket", "azureDevOps"):
+    for provider in ("bitbucketServer", "bitbucket", "azureDevOps"):
         scm = {"scmProvider": {provider: {"api": "https://forge.example"}}}
         generation = generate(_set([scm], _template("x")), INPUTS)
         assert generation.error is not None
         assert generation.error.message == (
             f"scmProvider: {provider}: the {provider} provider is not supported by Headway; "
-            "use github or gitlab"
+            "use github, gitlab or gitea"
         )
         assert generation.error.path[-1] == provider
 

@@ -84,3 +84,19 @@ def test_a_self_hosted_gitlab_api_warns_at_its_field(tmp_path: Path) -> None:
     )
     assert "the public GitLab API (https://gitlab.com/api/v4)" in forge[0][1]
     assert forge[1][1].startswith("spec.generators[1].pullRequest.gitlab.api: ")
+
+
+def test_a_gitea_api_always_warns_since_none_is_allowed_by_default(tmp_path: Path) -> None:
+    text = SET.format(scm_api="", pr_api="").replace(
+        "        gitlab:\n          group: example-group\n          includeSubgroups: true\n",
+        "        gitea:\n          owner: example-org\n          api: https://gitea.example.com/\n",
+    )
+    assert "gitea:" in text
+    (tmp_path / "sets").mkdir()
+    (tmp_path / "sets/group-apps.yaml").write_text(text)
+    loader = RepositoryLoader(
+        tree=FilesystemTree(tmp_path), self_urls=frozenset({normalize_url(SELF)})
+    )
+    found = [f for f in run_checks(loader.load()) if f.rule == "HW320"]
+    assert [f.message.split(":")[0] for f in found] == ["spec.generators[0].scmProvider.gitea.api"]
+    assert "Gitea has no public API allowed by default" in found[0].message

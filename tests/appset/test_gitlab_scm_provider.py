@@ -352,7 +352,7 @@ def test_a_next_page_on_another_host_is_not_followed(world: World) -> None:
         ),
         ({"gitlab": {"caRef": {"key": "ca"}}}, "gitlab.caRef", "needs configMapName and key"),
         ({"cloneProtocol": "git"}, "cloneProtocol", "unknown clone protocol for Gitlab 'git'"),
-        ({"gitea": {"owner": "x"}}, "gitea", "the gitea provider is not supported"),
+        ({"bitbucket": {"owner": "x"}}, "bitbucket", "the bitbucket provider is not supported"),
     ],
 )
 def test_a_malformed_generator_names_its_field_and_calls_nothing(

@@ -115,13 +115,14 @@ def test_requeue_is_the_shortest_polling_interval(
 
 
 def test_other_providers_are_refused_by_name() -> None:
-    generator = {"pullRequest": {"gitea": {"owner": "o", "repo": "r"}}}
+    generator = {"pullRequest": {"bitbucket": {"owner": "o", "repo": "r"}}}
     error = generate(_set([generator]), StaticInputs()).error
     assert error is not None
     assert error.message == (
-        "pullRequest: gitea: the gitea provider is not supported by Headway; use github or gitlab"
+        "pullRequest: bitbucket: the bitbucket provider is not supported by Headway; "
+        "use github, gitlab or gitea"
     )
-    assert error.path == ("spec", "generators", 0, "pullRequest", "gitea")
+    assert error.path == ("spec", "generators", 0, "pullRequest", "bitbucket")
 
 
 @pytest.mark.parametrize(

@@ -378,7 +378,7 @@ def test_a_refused_path_call_is_a_condition_not_a_missing_path(world: World) -> 
 @pytest.mark.parametrize(
     ("change", "field", "expected"),
     [
-        ({"gitea": {"owner": "x"}}, "gitea", "the gitea provider is not supported by Headway"),
+        ({"bitbucket": {"owner": "x"}}, "bitbucket", "the bitbucket provider is not supported"),
         ({"awsCodeCommit": {}}, "awsCodeCommit", "the awsCodeCommit provider is not supported"),
         ({"github": {"appSecretName": "app"}}, "github.appSecretName", "GitHub App authentication"),
         ({"cloneProtocol": "git"}, "cloneProtocol", "unknown clone protocol for GitHub 'git'"),

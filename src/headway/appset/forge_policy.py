@@ -7,13 +7,14 @@ the `tokenRef` Secret whose value goes with the call. The operator's `ForgePolic
 value is read or any request is made:
 
 * the public API of each supported forge (an empty `api`: GitHub's `https://api.github.com`,
-  GitLab's `https://gitlab.com/api/v4`) is always allowed; any other API root only when the
-  operator lists it (Argo CD allows every URL unless a list is given);
+  GitLab's `https://gitlab.com/api/v4`) is always allowed; any other API root (every Gitea
+  one: Gitea has no public API) only when the operator lists it (Argo CD allows every URL
+  unless a list is given);
 * a `tokenRef` Secret must carry `argocd.argoproj.io/secret-type: scm-creds` (Argo CD checks
   the label only in its opt-in strict mode).
 
 Two URLs match when they name the same REST root: the root the forge's client calls
-(`github_api_root`: GitHub Enterprise gets `/api/v3`; `gitlab_api_root`: `/api/v4`), compared
+(`github_api_root`: GitHub Enterprise gets `/api/v3`; GitLab `/api/v4`; Gitea `/api/v1`), compared
 with the scheme and host in lower case, the default port left out and no trailing `/`. A URL
 carrying a user, a query or a fragment never matches: only the scheme, host, port and path say
 where a request goes.
@@ -34,6 +35,7 @@ __all__ = [
     "SECRET_TYPE_LABEL",
     "ForgePolicy",
     "destination",
+    "gitea_api_root",
     "github_api_root",
     "gitlab_api_root",
     "same_destination",
@@ -42,6 +44,7 @@ __all__ = [
 PUBLIC_GITHUB_API = "https://api.github.com"
 PUBLIC_GITLAB_API = "https://gitlab.com/api/v4"
 GITLAB_API_PATH = "/api/v4"
+GITEA_API_PATH = "/api/v1"
 SECRET_TYPE_LABEL = "argocd.argoproj.io/secret-type"
 SCM_CREDS_LABEL = "scm-creds"
 DISABLED = (
@@ -76,7 +79,16 @@ def gitlab_api_root(api: str) -> str:
     return root if root.endswith(GITLAB_API_PATH) else f"{root}{GITLAB_API_PATH}"
 
 
-PROVIDERS = {"github": github_api_root, "gitlab": gitlab_api_root}
+def gitea_api_root(api: str) -> str:
+    """The REST root of a Gitea `api` URL (required: Gitea has no public API): `/api/v1`
+    added unless its path already ends with it, as Gitea's Go client does."""
+    root = api.rstrip("/")
+    if not root or root.endswith(GITEA_API_PATH):
+        return root
+    return f"{root}{GITEA_API_PATH}"
+
+
+PROVIDERS = {"github": github_api_root, "gitlab": gitlab_api_root, "gitea": gitea_api_root}
 """The forges the generators call, each with how an `api` URL names its REST root."""
 
 
@@ -135,10 +147,12 @@ class ForgePolicy:
                 raise ValueError(f"allowed SCM provider {url!r}: {err}") from None
 
     def allowed_roots(self, provider: str = "github") -> tuple[str, ...]:
-        """Every allowed REST root of a forge (`github`, `gitlab`), its public API first."""
+        """Every allowed REST root of a forge (`github`, `gitlab`, `gitea`), its public API
+        first when it has one."""
         root_of = PROVIDERS[provider]
         listed = [root_of(u) for u in self.allowed_api_urls if u]
-        return (root_of(""), *listed)
+        public = root_of("")
+        return (public, *listed) if public else tuple(listed)
 
     def api_refusal(self, api: str, provider: str = "github") -> str | None:
         """Why a generator's `api` for the forge `provider` may not be called, or None when
@@ -173,6 +187,8 @@ _PUBLIC_NAMES = {
 
 
 def _listing(allowed: Sequence[str], provider: str) -> str:
-    named = [u for u in allowed if u]
-    public = _PUBLIC_NAMES[provider]
-    return f"{public} and " + ", ".join(named) if named else public
+    named = ", ".join(u for u in allowed if u)
+    public = _PUBLIC_NAMES.get(provider)
+    if public is None:
+        return named or "the hosts an operator lists (Gitea has no public API allowed by default)"
+    return f"{public} and {named}" if named else public

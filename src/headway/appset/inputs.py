@@ -100,8 +100,8 @@ class ForgeTls:
 
 @dataclass(frozen=True)
 class PullRequestQuery:
-    """The pull requests of one repository: GitHub's open ones of `owner`/`repo`, or the
-    merge requests of GitLab's `project` (in `state`, carrying every one of `labels`)."""
+    """The pull requests of one repository: the open ones of `owner`/`repo` (GitHub, Gitea),
+    or the merge requests of GitLab's `project` (in `state`, carrying every one of `labels`)."""
 
     owner: str
     repo: str
@@ -135,8 +135,8 @@ class OpenPullRequest:
 
 @dataclass(frozen=True)
 class ScmQuery:
-    """The repositories of one GitHub organization or GitLab group (the scmProvider
-    generator); `organization` holds the group's id or full path for GitLab."""
+    """The repositories of one GitHub organization, GitLab group or Gitea owner (the
+    scmProvider generator); `organization` holds the group's id or full path for GitLab."""
 
     organization: str
     api: str = ""  # empty: the forge's public API; otherwise its self-hosted URL
@@ -147,6 +147,7 @@ class ScmQuery:
     include_subgroups: bool = False  # GitLab: the projects of subgroups too
     include_shared: bool = True  # GitLab: projects shared with the group too
     include_archived: bool = False  # GitLab: Argo CD's includeArchivedRepos (archived=true)
+    exclude_archived: bool = False  # Gitea: leave archived repositories out
     topic: str = ""  # GitLab: only projects with this topic
     tls: ForgeTls = ForgeTls()
 

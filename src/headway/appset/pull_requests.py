@@ -1,11 +1,12 @@
-"""The pullRequest generator's pure half: its spec (`github` or `gitlab`) read into a
+"""The pullRequest generator's pure half: its spec (`github`, `gitlab` or `gitea`) read into a
 `PullRequestQuery`, the `filters` applied, and each pull request turned into Argo CD's
 parameters (applicationset/generators/pull_request.go). The listing itself is an `Inputs`
 call.
 
 GitHub: the open pull requests of `owner`/`repo`; `labels` and `excludedLabels` are decided
-here. GitLab: the merge requests of `project` in `pullRequestState` (every state when it is
-empty, as in Argo CD); `labels` go to GitLab, which lists only merge requests carrying each.
+here. Gitea: the same, with `labels` only. GitLab: the merge requests of `project` in
+`pullRequestState` (every state when it is empty, as in Argo CD); `labels` go to GitLab,
+which lists only merge requests carrying each.
 
 Parameters: number, title, branch, branch_slug, target_branch, target_branch_slug,
 head_sha, head_short_sha (8 characters), head_short_sha_7, author; and labels with goTemplate
@@ -45,7 +46,7 @@ __all__ = [
 
 DEFAULT_REQUEUE_SECONDS = 30 * 60  # Argo CD's DefaultPullRequestRequeueAfter
 SLUG_MAX_LENGTH = 50  # room for 13 more characters within a 63-character DNS label
-OTHER_PROVIDERS = ("gitea", "bitbucketServer", "bitbucket", "azuredevops")
+OTHER_PROVIDERS = ("bitbucketServer", "bitbucket", "azuredevops")
 GITLAB_STATES = ("opened", "closed", "merged", "locked", "all")
 _NOT_ALLOWED = re.compile(r"[^a-z0-9\-_]+")
 _DASHES = re.compile(r"-+")
@@ -78,13 +79,16 @@ def query_of(spec: Mapping[str, Any]) -> PullRequestQuery:
     """The repository (GitHub) or project (GitLab) a pullRequest spec lists, and how."""
     other = next((p for p in OTHER_PROVIDERS if p in spec), None)
     if other is not None:
-        message = f"the {other} provider is not supported by Headway; use github or gitlab"
+        message = f"the {other} provider is not supported by Headway; use github, gitlab or gitea"
         raise SpecError((other,), message)
     if "gitlab" in spec and "github" not in spec:
         return _gitlab_query(spec)
+    if "gitea" in spec and "github" not in spec:
+        return _gitea_query(spec)
     github = spec.get("github")
     if not isinstance(github, Mapping):
-        raise SpecError(("github",), "a pullRequest generator needs a github or gitlab provider")
+        message = "a pullRequest generator needs a github, gitlab or gitea provider"
+        raise SpecError(("github",), message)
     if github.get("appSecretName"):
         raise SpecError(
             ("github", "appSecretName"), "GitHub App authentication is not supported; use tokenRef"
@@ -129,6 +133,25 @@ def _gitlab_query(spec: Mapping[str, Any]) -> PullRequestQuery:
     )
 
 
+def _gitea_query(spec: Mapping[str, Any]) -> PullRequestQuery:
+    """A Gitea repository's open pull requests; `api` is required (no public Gitea)."""
+    gitea = spec["gitea"]
+    if not isinstance(gitea, Mapping):
+        raise SpecError(("gitea",), "gitea must be a mapping")
+    for key in ("owner", "repo", "api"):
+        if not isinstance(gitea.get(key), str) or not gitea[key]:
+            raise SpecError(("gitea", key), f"{key} is required")
+    return PullRequestQuery(
+        owner=gitea["owner"],
+        repo=gitea["repo"],
+        provider="gitea",
+        api=gitea["api"],
+        token_ref=secret_ref(gitea.get("tokenRef"), ("gitea", "tokenRef")),
+        tls=ForgeTls(insecure=flag(gitea, "insecure", ("gitea", "insecure"))),
+        continue_on_not_found=spec.get("continueOnRepoNotFoundError") is True,
+    )
+
+
 def flag(raw: Mapping[str, Any], key: str, field: tuple[str | int, ...]) -> bool:
     """A true/false field, False when absent."""
     value = raw.get(key, False)
@@ -161,15 +184,18 @@ class LabelRule:
 
 
 def label_rule_of(spec: Mapping[str, Any]) -> LabelRule:
-    """GitHub's label rule; none for GitLab, whose API filters by `labels` itself."""
-    github = spec.get("github") or {}
+    """GitHub's label rule, Gitea's (`labels` only); none for GitLab, whose API filters by
+    `labels` itself."""
+    provider = "gitea" if "gitea" in spec and "github" not in spec else "github"
+    github = spec.get(provider) or {}
     found: dict[str, frozenset[str]] = {}
-    for key in ("labels", "excludedLabels"):
+    keys = ("labels",) if provider == "gitea" else ("labels", "excludedLabels")
+    for key in keys:
         labels = github.get(key) or []
         if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
-            raise SpecError(("github", key), f"{key} must be a list of strings")
+            raise SpecError((provider, key), f"{key} must be a list of strings")
         found[key] = frozenset(labels)
-    return LabelRule(found["labels"], found["excludedLabels"])
+    return LabelRule(found["labels"], found.get("excludedLabels", frozenset()))
 
 
 def secret_ref(raw: Any, field: tuple[str | int, ...]) -> SecretKeyRef | None:

@@ -19,14 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from headway.appset.inputs import Inputs, ScmQuery, ScmRepository
+from headway.appset.inputs import ForgeTls, Inputs, ScmQuery, ScmRepository
 from headway.appset.paths import sanitize_name
 from headway.appset.pull_requests import SpecError, flag, forge_tls, secret_ref
 
 __all__ = ["ScmFilter", "chosen_branches", "filters_of", "params_of", "query_of"]
 
 OTHER_PROVIDERS = (
-    "gitea",
     "bitbucketServer",
     "bitbucket",
     "azureDevOps",
@@ -72,13 +71,15 @@ def query_of(spec: Mapping[str, Any]) -> ScmQuery:
     """The GitHub organization or GitLab group an scmProvider spec lists, and how."""
     other = next((p for p in OTHER_PROVIDERS if p in spec), None)
     if other is not None:
-        message = f"the {other} provider is not supported by Headway; use github or gitlab"
+        message = f"the {other} provider is not supported by Headway; use github, gitlab or gitea"
         raise SpecError((other,), message)
     if "gitlab" in spec and "github" not in spec:
         return _gitlab_query(spec)
+    if "gitea" in spec and "github" not in spec:
+        return _gitea_query(spec)
     github = spec.get("github")
     if not isinstance(github, Mapping):
-        message = "an scmProvider generator needs a github or gitlab provider"
+        message = "an scmProvider generator needs a github, gitlab or gitea provider"
         raise SpecError(("github",), message)
     if github.get("appSecretName"):
         raise SpecError(
@@ -140,6 +141,31 @@ def _gitlab_query(spec: Mapping[str, Any]) -> ScmQuery:
         include_archived=switches["includeArchivedRepos"],
         topic=topic,
         tls=forge_tls(gitlab, "gitlab"),
+    )
+
+
+def _gitea_query(spec: Mapping[str, Any]) -> ScmQuery:
+    """A Gitea owner's repositories; `api` is required (Gitea has no public API)."""
+    gitea = spec["gitea"]
+    if not isinstance(gitea, Mapping):
+        raise SpecError(("gitea",), "gitea must be a mapping")
+    for key in ("owner", "api"):
+        if not isinstance(gitea.get(key), str) or not gitea[key]:
+            raise SpecError(("gitea", key), f"{key} is required")
+    protocol = spec.get("cloneProtocol") or ""
+    if protocol not in CLONE_PROTOCOLS:
+        raise SpecError(
+            ("cloneProtocol",), f"unknown clone protocol for Gitea {protocol!r} (ssh or https)"
+        )
+    return ScmQuery(
+        provider="gitea",
+        organization=gitea["owner"],
+        api=gitea["api"],
+        token_ref=secret_ref(gitea.get("tokenRef"), ("gitea", "tokenRef")),
+        all_branches=flag(gitea, "allBranches", ("gitea", "allBranches")),
+        clone_protocol=protocol or "ssh",
+        exclude_archived=flag(gitea, "excludeArchivedRepos", ("gitea", "excludeArchivedRepos")),
+        tls=ForgeTls(insecure=flag(gitea, "insecure", ("gitea", "insecure"))),
     )
 
 

@@ -21,7 +21,7 @@ from headway.model.yamlload import Document
 __all__ = ["FORGE_HOST_NOT_ALLOWED", "check_forge_hosts"]
 
 FORGE_KINDS = ("pullRequest", "scmProvider")
-PROVIDERS = ("github", "gitlab")
+PROVIDERS = ("github", "gitlab", "gitea")
 PathPart = str | int
 
 FORGE_HOST_NOT_ALLOWED = Rule(
@@ -70,8 +70,8 @@ def _judged(
 def _forge_apis(
     generators: Any, at: tuple[PathPart, ...]
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    """Each forge generator's `github.api` or `gitlab.api` (matrix and merge children
-    included) and where."""
+    """Each forge generator's `github.api`, `gitlab.api` or `gitea.api` (matrix and merge
+    children included) and where."""
     for index, generator in enumerate(as_list(generators)):
         entry = as_dict(generator)
         for kind in ("matrix", "merge"):

@@ -361,8 +361,9 @@ def register(app: typer.Typer) -> None:
                 help="API URLs (comma-separated or repeated) the pullRequest and scmProvider"
                 " generators and pipeline forges may call besides the public GitHub and GitLab"
                 " APIs, e.g. a GitHub Enterprise https://ghe.example.com/ (same root with or"
-                " without /api/v3) or a GitLab https://gitlab.example.com/ (with or without"
-                " /api/v4). Default: none.",
+                " without /api/v3), a GitLab https://gitlab.example.com/ (with or without"
+                " /api/v4) or a Gitea https://gitea.example.com/ (every Gitea host must be"
+                " listed). Default: none.",
             ),
         ] = None,
         token_ref_strict_mode: Annotated[

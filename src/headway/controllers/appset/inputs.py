@@ -38,6 +38,7 @@ from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
 from headway.controllers.appset.plugins import plugin_parameters
 from headway.controllers.appset.scm import list_pull_requests, secret_token
+from headway.controllers.appset.scm_gitea import ScmGitea, list_gitea_pull_requests
 from headway.controllers.appset.scm_gitlab import ScmGitLab, list_merge_requests
 from headway.controllers.appset.scm_repos import ScmGitHub
 from headway.source.errors import SourceError
@@ -147,6 +148,13 @@ class TreeInputs:
 _CRD_API = "apiextensions.k8s.io/v1"
 
 
+_PULL_LISTINGS = {"gitlab": list_merge_requests, "gitea": list_gitea_pull_requests}
+_SCM_FORGES: dict[str, type[ScmGitHub | ScmGitLab | ScmGitea]] = {
+    "gitlab": ScmGitLab,
+    "gitea": ScmGitea,
+}
+
+
 @dataclass
 class FetchTimes:
     """When each repository was last fetched (the clock's monotonic time)."""
@@ -185,7 +193,7 @@ class StepInputs(TreeInputs):
         self._tls_http = tls_http
         self._pulls: dict[PullRequestQuery, list[OpenPullRequest]] = {}
         self._plugins: dict[PluginQuery, list[Mapping[str, Any]]] = {}
-        self._forges: dict[ScmQuery, ScmGitHub | ScmGitLab] = {}
+        self._forges: dict[ScmQuery, ScmGitHub | ScmGitLab | ScmGitea] = {}
         self._repos: dict[ScmQuery, list[ScmRepository]] = {}
         self._branches: dict[tuple[ScmQuery, ScmRepository], list[ScmRepository]] = {}
         self._paths: dict[tuple[ScmQuery, ScmRepository, str], bool] = {}
@@ -255,15 +263,15 @@ class StepInputs(TreeInputs):
         if query not in self._pulls:
             token = self._token(query, "pullRequest")
             client = self._client(query.tls, "pullRequest")
-            listing = list_merge_requests if query.provider == "gitlab" else list_pull_requests
+            listing = _PULL_LISTINGS.get(query.provider, list_pull_requests)
             self._pulls[query] = listing(query, token=token, client=client)
         return self._pulls[query]
 
-    def _forge(self, query: ScmQuery) -> ScmGitHub | ScmGitLab:
+    def _forge(self, query: ScmQuery) -> ScmGitHub | ScmGitLab | ScmGitea:
         if query not in self._forges:
             token = self._token(query, "scmProvider")
             client = self._client(query.tls, "scmProvider")
-            forge = ScmGitLab if query.provider == "gitlab" else ScmGitHub
+            forge = _SCM_FORGES.get(query.provider, ScmGitHub)
             self._forges[query] = forge(query, token=token, client=client)
         return self._forges[query]
 
