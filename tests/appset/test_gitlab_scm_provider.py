@@ -398,3 +398,28 @@ def test_a_failing_call_is_made_once_per_generation(world: World) -> None:
     world.apply(_appset(world.api))
     assert len(world.server.requests) == 1
     assert "HTTP 503: 503 Service Unavailable" in world.error()["message"]
+
+
+def test_argo_cds_fasttemplate_gitlab_example_shape_generates(world: World) -> None:
+    """The shape of argo-cd's scm-provider-example-fasttemplate-gitlab.yaml (fasttemplate
+    tags with spaces, includeSubgroups, https, a repositoryMatch filter), pointed at the fake
+    GitLab: it used to be refused as an unsupported provider."""
+    appset = _appset(world.api, cloneProtocol="https", filters=[{"repositoryMatch": "ingress"}])
+    appset["spec"]["goTemplate"] = False
+    appset["spec"]["generators"][0]["scmProvider"]["gitlab"]["includeSubgroups"] = True
+    appset["spec"]["template"] = {
+        "metadata": {"name": "{{ repository }}-guestbook"},
+        "spec": {
+            "project": "default",
+            "source": {
+                "repoURL": "{{ url }}",
+                "targetRevision": "{{ branch }}",
+                "path": "guestbook",
+            },
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": "guestbook"},
+        },
+    }
+    world.apply(appset)
+    source = world.apps()["ingress-guestbook"]["spec"]["source"]
+    assert source["repoURL"] == f"https://{HOST}/example-group/platform/ingress.git"
+    assert source["targetRevision"] == "main"
