@@ -110,7 +110,6 @@ def test_appproject_negation_whitelist_and_windows() -> None:
                    jwtTokens: [{iat: 1700000000}]}]
           syncWindows:
             - {kind: allow, schedule: "0 9 * * 1-5", duration: 8h, applications: ["*"]}
-          signatureKeys: [{keyID: 4AEE18F83AFDEB23}]
         """)
     )
     assert diagnostics == []
@@ -129,7 +128,7 @@ def test_appproject_negation_whitelist_and_windows() -> None:
         "UTC",
     )
     assert spec.roles[0].jwt_tokens[0].iat == 1700000000
-    assert spec.signature_keys == ("4AEE18F83AFDEB23",)
+    assert spec.signature_keys == ()
 
 
 def test_appproject_without_whitelist_is_distinguishable() -> None:

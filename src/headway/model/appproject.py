@@ -187,6 +187,27 @@ def _source_repo_patterns(spec: Mapping[str, Any], path: s.Path, report: s.Repor
             report.error((*path, "sourceRepos", index), '"!*" would deny every repository')
 
 
+_UNENFORCED = "not supported by Headway yet"
+
+
+def _unenforced_restrictions(spec: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
+    """Restrictions Argo CD enforces and Headway cannot: accepting them would let the
+    project sync what it forbids (unsigned commits, clusters not scoped to it)."""
+    for field in ("signatureKeys", "sourceIntegrity"):
+        if spec.get(field):
+            report.error(
+                (*path, field),
+                f"verifying commit signatures is {_UNENFORCED}: with this field ignored the "
+                "project would sync unsigned commits; remove it only if that is acceptable",
+            )
+    if spec.get("permitOnlyProjectScopedClusters") is True:
+        report.error(
+            (*path, "permitOnlyProjectScopedClusters"),
+            f"{_UNENFORCED}: with it ignored, every cluster matching `destinations` would be "
+            "allowed; remove it and list only the project's clusters in `destinations`",
+        )
+
+
 def _group_kind_schema(name: str, *, with_name: bool) -> s.Schema:
     fields = [s.Field("group", s.STR, required=True), s.Field("kind", s.STR, required=True)]
     if with_name:
@@ -294,6 +315,7 @@ APPPROJECT_SPEC = s.Schema(
     ),
     checks=(
         _source_repo_patterns,
+        _unenforced_restrictions,
         _no_duplicates("sourceRepos", _text_key),
         _no_duplicates("sourceNamespaces", _text_key),
         _no_duplicates("destinations", _destination_key),
