@@ -20,6 +20,8 @@ from headway.model.traffic_routing import ROUTER_FIELDS
 from headway.model.yamlload import Document, PathPart, format_path
 
 __all__ = [
+    "HELM_RENDERED_FIELDS",
+    "KUSTOMIZE_RENDERED_FIELDS",
     "NOT_YET",
     "SUPPORTED_PROVIDERS",
     "SUPPORTED_PROVIDER_PLUGINS",
@@ -29,6 +31,7 @@ __all__ = [
     "UNSUPPORTED_KINDS",
     "UNSUPPORTED_STEP_KINDS",
     "Gap",
+    "application_gaps",
     "document_gaps",
     "metric_gaps",
     "rollout_gaps",
@@ -53,6 +56,20 @@ SUPPORTED_PROVIDER_PLUGINS = ("headway.dev/traffic", "headway.dev/judge")
 UNSUPPORTED_AUTHENTICATION = ("sigv4", "oauth2")
 # argoproj.io kinds with no Headway controller: stored, they would never run.
 UNSUPPORTED_KINDS: dict[str, str] = {}
+# An Application source's `helm` / `kustomize` fields the renderers apply; any other field
+# makes the render fail (source/render_helm.py, render_kustomize.py) rather than be dropped.
+HELM_RENDERED_FIELDS = frozenset({
+    "releaseName", "valueFiles", "values", "valuesObject", "parameters",
+    "ignoreMissingValueFiles", "skipCrds", "skipTests", "namespace",
+    "version",  # Helm 3 is the only version; accepted and ignored as Argo CD does
+    "passCredentials",  # credentials to an archive on another host (headway.source.helm_repo)
+})  # fmt: skip
+KUSTOMIZE_RENDERED_FIELDS = frozenset({
+    "namePrefix", "nameSuffix", "namespace", "images", "replicas", "commonLabels",
+    "commonAnnotations", "forceCommonLabels", "forceCommonAnnotations", "patches",
+    "components",
+})  # fmt: skip
+_RENDERED_FIELDS = {"helm": HELM_RENDERED_FIELDS, "kustomize": KUSTOMIZE_RENDERED_FIELDS}
 
 
 @dataclass(frozen=True)
@@ -223,6 +240,25 @@ def _supported_names() -> tuple[str, ...]:
     return (*SUPPORTED_PROVIDERS, *(f"plugin {n}" for n in SUPPORTED_PROVIDER_PLUGINS))
 
 
+def application_gaps(spec: Mapping[str, Any]) -> list[Gap]:
+    """`helm` / `kustomize` fields of the Application's sources that Headway's renderers
+    refuse, so `headway validate` names them at their line before a render fails on them."""
+    sources = spec.get("sources")
+    located: list[tuple[tuple[PathPart, ...], Any]] = [(("source",), spec.get("source"))]
+    if isinstance(sources, list):
+        located += [(("sources", index), source) for index, source in enumerate(sources)]
+    gaps: list[Gap] = []
+    for where, source in located:
+        for tool, rendered in _RENDERED_FIELDS.items():
+            block = _mapping(_mapping(source).get(tool))
+            gaps += [
+                Gap((*where, tool, name), f"{NOT_YET}: the render refuses the Application")
+                for name in block
+                if name not in rendered
+            ]
+    return gaps
+
+
 def document_gaps(document: Document, kind: str) -> list[Diagnostic]:
     """Every gap of one `argoproj.io` object as an error diagnostic at its field."""
     obj = _mapping(document.obj)
@@ -233,6 +269,8 @@ def document_gaps(document: Document, kind: str) -> list[Diagnostic]:
     located: list[tuple[tuple[PathPart, ...], Gap]] = []
     if kind == "Rollout":
         located = [(("spec",), g) for g in rollout_gaps(spec)]
+    elif kind == "Application":
+        located = [(("spec",), g) for g in application_gaps(spec)]
     elif kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun"):
         metrics = spec.get("metrics")
         for index, metric in enumerate(metrics if isinstance(metrics, list) else []):

@@ -29,6 +29,7 @@ import yaml
 
 from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.support import HELM_RENDERED_FIELDS
 from headway.model.yamlload import Document, load_documents
 from headway.source.chart_cache import ChartTree
 from headway.source.errors import PathNotFound, RenderError
@@ -193,19 +194,7 @@ def _documents(
     return documents, diagnostics
 
 
-_SUPPORTED = {
-    "releaseName",
-    "valueFiles",
-    "values",
-    "valuesObject",
-    "parameters",
-    "ignoreMissingValueFiles",
-    "skipCrds",
-    "skipTests",
-    "namespace",
-    "version",  # Helm 3 is the only version; accepted and ignored as Argo CD does
-    "passCredentials",  # credentials to an archive on another host (headway.source.helm_repo)
-}
+_SUPPORTED = HELM_RENDERED_FIELDS
 
 
 def _is_test_hook(doc: Document) -> bool:

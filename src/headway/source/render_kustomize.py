@@ -25,6 +25,7 @@ import yaml
 
 from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
+from headway.model.support import KUSTOMIZE_RENDERED_FIELDS
 from headway.model.yamlload import Document, load_documents
 from headway.source.errors import PathNotFound, RenderError
 from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult
@@ -81,19 +82,7 @@ def _add_map(kustomization: dict[str, Any], key: str, added: dict[str, str], for
     kustomization[key] = current
 
 
-_SUPPORTED = {
-    "namePrefix",
-    "nameSuffix",
-    "namespace",
-    "images",
-    "replicas",
-    "commonLabels",
-    "commonAnnotations",
-    "forceCommonLabels",
-    "forceCommonAnnotations",
-    "patches",
-    "components",
-}
+_SUPPORTED = KUSTOMIZE_RENDERED_FIELDS
 
 
 def _set_replicas(out: dict[str, Any], replicas: list[Any]) -> None:

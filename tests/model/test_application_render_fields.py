@@ -1,0 +1,79 @@
+"""`helm` / `kustomize` fields Headway's renderers refuse are named by `headway validate`.
+
+Before: an Application copied from Argo CD's reference `application.yaml` with, say,
+`kustomize.labelWithoutSelector` or `helm.fileParameters` validated cleanly; only a render
+(`headway check`, or the controller) failed, with a message naming no file, line or field.
+Now validate errors at the field's line, from the same table the renderers read.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from headway.model.support import KUSTOMIZE_RENDERED_FIELDS
+from headway.model.validate import validate_text
+from headway.source.errors import RenderError
+from headway.source.render_kustomize import apply_overrides
+
+APPLICATION = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: shop, namespace: argocd}}
+spec:
+  project: shop
+  destination: {{server: "https://kubernetes.default.svc", namespace: shop}}
+  sources:
+  - repoURL: https://git.example/shop.git
+    path: app
+    {tool}:
+      {field}: {value}
+"""
+
+# Fields of Argo CD's ApplicationSourceHelm / ApplicationSourceKustomize (v3.x).
+ARGO_KUSTOMIZE_FIELDS = {
+    "namePrefix": "p-", "nameSuffix": "-s", "namespace": "shop", "images": "[web:1.2]",
+    "replicas": "[{name: web, count: 2}]", "commonLabels": "{team: a}",
+    "commonAnnotations": "{team: a}", "forceCommonLabels": "true",
+    "forceCommonAnnotations": "true", "patches": "[]", "components": "[../c]",
+    "commonAnnotationsEnvsubst": "true", "labelWithoutSelector": "true",
+    "labelIncludeTemplates": "true", "ignoreMissingComponents": "true", "version": "v5",
+    "kubeVersion": "'1.30'", "apiVersions": "[v1]",
+}  # fmt: skip
+ARGO_HELM_REFUSED = {
+    "fileParameters": "[{name: cert, path: files/cert.pem}]",
+    "skipSchemaValidation": "true",
+    "kubeVersion": "'1.30'",
+    "apiVersions": "[v1]",
+}
+
+
+@pytest.mark.parametrize("field", sorted(ARGO_KUSTOMIZE_FIELDS))
+def test_validate_names_exactly_the_kustomize_fields_the_render_refuses(field: str) -> None:
+    value = ARGO_KUSTOMIZE_FIELDS[field]
+    text = APPLICATION.format(tool="kustomize", field=field, value=value)
+    report = validate_text(text, "app.yaml")
+    spec = yaml.safe_load(text)["spec"]["sources"][0]["kustomize"]
+    try:
+        apply_overrides({"resources": ["web.yaml"]}, spec)
+        refused = False
+    except RenderError:
+        refused = True
+    flagged = [(d.line, d.field) for d in report.diagnostics]
+    assert flagged == ([(11, f"spec.sources[0].kustomize.{field}")] if refused else [])
+    assert refused is (field not in KUSTOMIZE_RENDERED_FIELDS)
+
+
+@pytest.mark.parametrize("field", sorted(ARGO_HELM_REFUSED))
+def test_validate_names_helm_fields_the_render_refuses(field: str) -> None:
+    text = APPLICATION.format(tool="helm", field=field, value=ARGO_HELM_REFUSED[field])
+    (diagnostic,) = validate_text(text, "app.yaml").diagnostics
+    assert (diagnostic.line, diagnostic.field) == (11, f"spec.sources[0].helm.{field}")
+    assert diagnostic.message.startswith("not supported by Headway yet")
+
+
+def test_a_single_source_is_checked_too() -> None:
+    text = APPLICATION.format(tool="helm", field="skipSchemaValidation", value="true")
+    text = text.replace("  sources:\n  - repoURL", "  source:\n    repoURL")
+    (diagnostic,) = validate_text(text, "app.yaml").diagnostics
+    assert diagnostic.field == "spec.source.helm.skipSchemaValidation"
