@@ -102,3 +102,12 @@ def test_serve_start_names_the_unread_keys(
         "resource.customizations",
     ]
     assert registry.has_check(("example.com", "Widget"))
+
+
+@pytest.mark.parametrize("name", ["argocd-cmd-params-cm", "argocd-rbac-cm"])
+def test_argo_config_maps_headway_does_not_read_are_named(name: str) -> None:
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: b\n"
+    (diagnostic,) = validate_text(text, "cm.yaml").diagnostics
+    assert (diagnostic.line, diagnostic.field) == (4, "metadata.name")
+    assert diagnostic.severity is Severity.WARNING
+    assert diagnostic.message.startswith("Headway reads nothing from this ConfigMap")

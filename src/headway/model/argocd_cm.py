@@ -7,7 +7,8 @@ exclusions, Kustomize build options, tracking by label. Such a key is not silent
 `headway validate` warns at its line with what Headway does instead, and `headway serve`
 prints the same at start. Keys that only configure Argo CD's UI, SSO, accounts or API server
 have no meaning for a controller without those and are passed over quietly
-(docs/applications.md, "argocd-cm"). Pure.
+(docs/applications.md, "argocd-cm"). `argocd-cmd-params-cm` and `argocd-rbac-cm`, of which
+Headway reads nothing, get one warning at their name. Pure.
 """
 
 from __future__ import annotations
@@ -120,10 +121,27 @@ def unread_keys(data: Mapping[str, Any]) -> list[UnreadKey]:
     return found
 
 
+# Argo CD ConfigMaps Headway reads nothing from, and where their settings live instead.
+_UNREAD_CONFIG_MAPS = {
+    "argocd-cmd-params-cm": "Headway reads nothing from this ConfigMap: its settings are "
+    "Argo CD components' command-line flags, and Headway's are the options of `headway serve` "
+    "(`headway serve --help`)",
+    "argocd-rbac-cm": "Headway reads nothing from this ConfigMap: its policies authorize users "
+    "of Argo CD's API server and UI; Headway's dashboard acts only after a login with its token "
+    "(docs/dashboard.md), and projects still limit what each Application may deploy",
+}
+
+
 def argocd_cm_diagnostics(document: Document) -> list[Diagnostic]:
-    """A warning at each unread key of an `argocd-cm` ConfigMap; nothing for other objects."""
+    """A warning at each unread key of an `argocd-cm` ConfigMap, and one at the name of an
+    Argo CD ConfigMap Headway does not read at all; nothing for other objects."""
     obj = document.obj
-    if document.kind != "ConfigMap" or document.name != ARGOCD_CM_NAME:
+    if document.kind != "ConfigMap":
+        return []
+    unread_map = _UNREAD_CONFIG_MAPS.get(document.name)
+    if unread_map is not None:
+        return [document.diagnostic(("metadata", "name"), unread_map, Severity.WARNING)]
+    if document.name != ARGOCD_CM_NAME:
         return []
     data = obj.get("data") if isinstance(obj, dict) else None
     if not isinstance(data, Mapping):
