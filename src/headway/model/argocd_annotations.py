@@ -28,6 +28,17 @@ SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
 HOOK_ANNOTATION = "argocd.argoproj.io/hook"
 HOOK_DELETE_POLICY_ANNOTATION = "argocd.argoproj.io/hook-delete-policy"
+# Annotations Argo CD acts on and Headway does not read yet: each is named where it is set.
+_UNREAD_ANNOTATIONS = {
+    "argocd.argoproj.io/compare-options": "Headway does not read this annotation yet, so it "
+    "has no effect: IgnoreExtraneous, ServerSideDiff and IncludeMutationWebhook are not "
+    "applied, and the resource is compared as it would be without them",
+    "argocd.argoproj.io/skip-reconcile": "Headway does not read this annotation yet: the "
+    "Application is still refreshed and, with automated sync, synced; to stop syncs remove "
+    "`syncPolicy.automated` or add a deny sync window to its project",
+}
+# Hook types of newer Argo CD releases that Headway does not run: refused rather than skipped.
+_UNSUPPORTED_HOOK_TYPES = ("PreDelete",)
 
 HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip")
 DELETE_POLICIES = ("HookSucceeded", "HookFailed", "BeforeHookCreation")
@@ -47,6 +58,9 @@ def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Re
     _check_list(annotations, SYNC_OPTIONS_ANNOTATION, where, report)
     _check_list(annotations, HOOK_ANNOTATION, where, report)
     _check_list(annotations, HOOK_DELETE_POLICY_ANNOTATION, where, report)
+    for key, message in _UNREAD_ANNOTATIONS.items():
+        if key in annotations:
+            report.warning((*where, key), message)
 
 
 def _check_list(
@@ -73,4 +87,6 @@ def _problem(key: str, item: str) -> str | None:
     allowed = HOOK_TYPES if key == HOOK_ANNOTATION else DELETE_POLICIES
     if item in allowed:
         return None
+    if key == HOOK_ANNOTATION and item in _UNSUPPORTED_HOOK_TYPES:
+        return f'"{item}" hooks are not supported by Headway yet (supported: {", ".join(allowed)})'
     return f'"{item}" is not one of: {", ".join(allowed)}'

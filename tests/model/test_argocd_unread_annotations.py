@@ -1,0 +1,53 @@
+"""Argo CD resource annotations Headway does not act on are named where they are set.
+
+Before: `argocd.argoproj.io/compare-options: IgnoreExtraneous` (Argo CD's diffing and
+compare-options pages) and `argocd.argoproj.io/skip-reconcile: "true"` validated cleanly and
+did nothing, and a `PreDelete` hook was refused as if it were a typo ("is not one of").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from headway.model.diagnostics import Severity
+from headway.model.validate import validate_text
+
+OBJECT = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  annotations:
+    {annotation}
+data: {{a: b}}
+"""
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        "argocd.argoproj.io/compare-options: IgnoreExtraneous",
+        "argocd.argoproj.io/compare-options: ServerSideDiff=true,IncludeMutationWebhook=true",
+        'argocd.argoproj.io/skip-reconcile: "true"',
+    ],
+)
+def test_unread_annotations_are_a_warning_at_their_line(annotation: str) -> None:
+    key = annotation.partition(":")[0]
+    report = validate_text(OBJECT.format(annotation=annotation), "cm.yaml")
+    (diagnostic,) = report.diagnostics
+    assert (diagnostic.line, diagnostic.severity) == (6, Severity.WARNING)
+    assert diagnostic.field == f'metadata.annotations["{key}"]'
+    assert diagnostic.message.startswith("Headway does not read this annotation yet")
+
+
+def test_a_pre_delete_hook_is_refused_as_unsupported_not_as_a_typo() -> None:
+    text = OBJECT.format(annotation="argocd.argoproj.io/hook: PreDelete")
+    (diagnostic,) = validate_text(text, "cm.yaml").diagnostics
+    assert diagnostic.severity is Severity.ERROR
+    assert diagnostic.message.startswith('"PreDelete" hooks are not supported by Headway yet')
+
+
+def test_a_misspelt_hook_is_still_a_typo() -> None:
+    text = OBJECT.format(annotation="argocd.argoproj.io/hook: PreSink")
+    (diagnostic,) = validate_text(text, "cm.yaml").diagnostics
+    assert diagnostic.message.startswith('"PreSink" is not one of')
