@@ -229,3 +229,19 @@ def test_an_edited_file_is_parsed_again(tmp_path: Path) -> None:
     edited = _check(root)
     assert edited == _check(root, "--no-cache")
     assert "150" in edited
+
+
+def test_without_the_readers_source_nothing_is_cached(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installation whose reader modules have no readable source (a zip, a frozen build)
+    cannot fingerprint a parse: the check parses everything and writes no cache."""
+    root = _generated(tmp_path / "repo")
+    uncached = _check(root, "--no-cache")
+    monkeypatch.setattr(check_parse_cache.yamlfast, "__file__", str(tmp_path / "missing.py"))
+    check_parse_cache.fingerprint.cache_clear()
+    try:
+        assert _check(root) == uncached
+    finally:
+        check_parse_cache.fingerprint.cache_clear()
+    assert _cache_files(cache_home) == []

@@ -76,6 +76,8 @@ class ParseCache:
         """`load_documents(data decoded, file)`, from the cache when these bytes were read
         before."""
         text = data.decode("utf-8", errors="replace")
+        if self.file is None:
+            return load_documents(text, file)
         key = hashlib.sha256(data).hexdigest()
         stored = self.used.get(key) or self.known.get(key)
         entry = None if stored is None else _decoded(stored)
@@ -107,7 +109,13 @@ class ParseCache:
 
 def open_cache(root: Path, *, directory: Path | None = None) -> ParseCache:
     """The cache of the directory `root` checks (in `directory`, by default
-    `cache_directory()`); empty when there is none or it cannot be used."""
+    `cache_directory()`); empty when there is none or it cannot be used, and none at all
+    when the reader's own source cannot be read to fingerprint it (then every file is
+    parsed and nothing is written)."""
+    try:
+        fingerprint()
+    except OSError:
+        return ParseCache(None)
     where = directory if directory is not None else cache_directory()
     name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
     file = where / f"parses-{name}.marshal"
