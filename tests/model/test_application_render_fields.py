@@ -77,3 +77,10 @@ def test_a_single_source_is_checked_too() -> None:
     text = text.replace("  sources:\n  - repoURL", "  source:\n    repoURL")
     (diagnostic,) = validate_text(text, "app.yaml").diagnostics
     assert diagnostic.field == "spec.source.helm.skipSchemaValidation"
+
+
+def test_a_source_ignored_because_sources_is_set_is_not_checked() -> None:
+    text = APPLICATION.format(tool="helm", field="releaseName", value="shop")
+    text += "  source:\n    repoURL: https://git.example/x.git\n    helm: {kubeVersion: '1.30'}\n"
+    fields = [d.field for d in validate_text(text, "app.yaml").diagnostics]
+    assert fields == ["spec.source"]

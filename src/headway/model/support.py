@@ -245,8 +245,8 @@ def application_gaps(spec: Mapping[str, Any]) -> list[Gap]:
     refuse, so `headway validate` names them at their line before a render fails on them."""
     sources = spec.get("sources")
     located: list[tuple[tuple[PathPart, ...], Any]] = [(("source",), spec.get("source"))]
-    if isinstance(sources, list):
-        located += [(("sources", index), source) for index, source in enumerate(sources)]
+    if isinstance(sources, list):  # `source` is then ignored, as in Argo CD
+        located = [(("sources", index), source) for index, source in enumerate(sources)]
     gaps: list[Gap] = []
     for where, source in located:
         for tool, rendered in _RENDERED_FIELDS.items():
