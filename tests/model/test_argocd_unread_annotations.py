@@ -1,8 +1,8 @@
 """Argo CD resource annotations Headway does not act on are named where they are set.
 
 Before: `argocd.argoproj.io/compare-options: IgnoreExtraneous` (Argo CD's diffing and
-compare-options pages) and `argocd.argoproj.io/skip-reconcile: "true"` validated cleanly and
-did nothing, and a `PreDelete` hook was refused as if it were a typo ("is not one of").
+compare-options pages) validated cleanly and did nothing, and a `PreDelete` hook was refused
+as if it were a typo ("is not one of"). (`skip-reconcile` is read: test_app_skip_reconcile.py.)
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ data: {{a: b}}
     [
         "argocd.argoproj.io/compare-options: IgnoreExtraneous",
         "argocd.argoproj.io/compare-options: ServerSideDiff=true,IncludeMutationWebhook=true",
-        'argocd.argoproj.io/skip-reconcile: "true"',
     ],
 )
 def test_unread_annotations_are_a_warning_at_their_line(annotation: str) -> None:

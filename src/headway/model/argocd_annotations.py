@@ -19,23 +19,25 @@ __all__ = [
     "HOOK_ANNOTATION",
     "HOOK_DELETE_POLICY_ANNOTATION",
     "HOOK_TYPES",
+    "SKIP_RECONCILE_ANNOTATION",
     "SYNC_OPTIONS_ANNOTATION",
     "SYNC_WAVE_ANNOTATION",
     "check_argocd_annotations",
+    "skips_reconcile",
 ]
 
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
 SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
 HOOK_ANNOTATION = "argocd.argoproj.io/hook"
 HOOK_DELETE_POLICY_ANNOTATION = "argocd.argoproj.io/hook-delete-policy"
+SKIP_RECONCILE_ANNOTATION = "argocd.argoproj.io/skip-reconcile"
+# Go's strconv.ParseBool "true" spellings, which Argo CD reads the annotation with.
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 # Annotations Argo CD acts on and Headway does not read yet: each is named where it is set.
 _UNREAD_ANNOTATIONS = {
     "argocd.argoproj.io/compare-options": "Headway does not read this annotation yet, so it "
     "has no effect: IgnoreExtraneous, ServerSideDiff and IncludeMutationWebhook are not "
     "applied, and the resource is compared as it would be without them",
-    "argocd.argoproj.io/skip-reconcile": "Headway does not read this annotation yet: the "
-    "Application is still refreshed and, with automated sync, synced; to stop syncs remove "
-    "`syncPolicy.automated` or add a deny sync window to its project",
 }
 # Hook types of newer Argo CD releases that Headway does not run: refused rather than skipped.
 _UNSUPPORTED_HOOK_TYPES = ("PreDelete",)
@@ -43,6 +45,15 @@ _UNSUPPORTED_HOOK_TYPES = ("PreDelete",)
 HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip")
 DELETE_POLICIES = ("HookSucceeded", "HookFailed", "BeforeHookCreation")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def skips_reconcile(meta: Mapping[str, Any]) -> bool:
+    """Whether an Application's `argocd.argoproj.io/skip-reconcile` asks the controller to
+    leave it alone, as Argo CD reads it (Go's ParseBool; anything else does not skip)."""
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, Mapping):
+        return False
+    return str(annotations.get(SKIP_RECONCILE_ANNOTATION, "")) in _GO_TRUE
 
 
 def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:

@@ -47,6 +47,7 @@ from headway.decisions import DecisionJournal, NullJournal
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
+from headway.model.argocd_annotations import skips_reconcile
 from headway.model.obj import Obj
 from headway.model.rollback_pending import diverged_from_git
 from headway.model.yamlload import Document
@@ -144,6 +145,8 @@ class ApplicationController:
         if not self.owns(raw):  # another shard's: it writes nothing here, not even status
             self._forget(namespace, name)
             return None
+        if skips_reconcile(raw["metadata"]):  # as Argo CD: not refreshed, synced or written
+            return self._poll
         raw = take_refresh_request(
             raw, store=self._store, sources=self._sources, comparisons=self.comparisons
         )
