@@ -66,8 +66,8 @@ HELM_RENDERED_FIELDS = frozenset({
 })  # fmt: skip
 KUSTOMIZE_RENDERED_FIELDS = frozenset({
     "namePrefix", "nameSuffix", "namespace", "images", "replicas", "commonLabels",
-    "commonAnnotations", "forceCommonLabels", "forceCommonAnnotations", "patches",
-    "components",
+    "commonAnnotations", "commonAnnotationsEnvsubst", "forceCommonLabels",
+    "forceCommonAnnotations", "patches", "components",
 })  # fmt: skip
 _RENDERED_FIELDS = {"helm": HELM_RENDERED_FIELDS, "kustomize": KUSTOMIZE_RENDERED_FIELDS}
 

@@ -6,7 +6,9 @@ copy of the kustomization file, with the effect Argo CD's `kustomize edit set/ad
 have: `images` (set by image name), `replicas` (set by name), `namePrefix`, `nameSuffix`,
 `namespace`, `patches` and `components` (appended), `commonLabels` and `commonAnnotations` (an
 existing key is an error unless `forceCommonLabels` / `forceCommonAnnotations`, as in
-`kustomize edit add`). Any other `kustomize` field is an error, never silently ignored.
+`kustomize edit add`; with `commonAnnotationsEnvsubst` the annotation values expand `$VAR`
+from the render's `ARGOCD_APP_*` variables). Any other `kustomize` field is an error, never
+silently ignored.
 
 Each object's file is where kustomize read it from: Headway asks kustomize for origin
 annotations (`buildMetadata: [originAnnotations]`), maps them to repository paths and removes
@@ -15,9 +17,11 @@ them again. Kustomize does not report lines, so lines are 1.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,7 @@ from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.support import KUSTOMIZE_RENDERED_FIELDS
 from headway.model.yamlload import Document, load_documents
+from headway.source.build_env import build_environment, envsubst
 from headway.source.errors import PathNotFound, RenderError
 from headway.source.render import KUSTOMIZATION_FILES, RenderRequest, RenderResult
 from headway.source.spec import spec_section
@@ -95,8 +100,12 @@ def _set_replicas(out: dict[str, Any], replicas: list[Any]) -> None:
     out["replicas"] = current
 
 
-def apply_overrides(kustomization: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
-    """The kustomization with the Application's `kustomize` overrides applied.
+def apply_overrides(
+    kustomization: dict[str, Any], spec: dict[str, Any], env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The kustomization with the Application's `kustomize` overrides applied; with
+    `commonAnnotationsEnvsubst`, `$VAR` in commonAnnotations values expand from `env` (the
+    render's `ARGOCD_APP_*` variables), as in Argo CD.
 
     An override Headway does not apply is an error rather than silently ignored.
     """
@@ -121,7 +130,10 @@ def apply_overrides(kustomization: dict[str, Any], spec: dict[str, Any]) -> dict
         _add_map(out, "commonLabels", spec["commonLabels"], bool(spec.get("forceCommonLabels")))
     if spec.get("commonAnnotations"):
         force = bool(spec.get("forceCommonAnnotations"))
-        _add_map(out, "commonAnnotations", spec["commonAnnotations"], force)
+        added = dict(spec["commonAnnotations"])
+        if spec.get("commonAnnotationsEnvsubst") is True:
+            added = {name: envsubst(str(value), env or {}) for name, value in added.items()}
+        _add_map(out, "commonAnnotations", added, force)
     return out
 
 
@@ -133,7 +145,7 @@ def _kustomization_file(request: RenderRequest) -> str:
     raise RenderError(f"no kustomization file in {request.path or '/'!r}", request.path)
 
 
-def _prepare(root: Path, kfile: str, spec: dict[str, Any]) -> None:
+def _prepare(root: Path, kfile: str, spec: dict[str, Any], env: Mapping[str, str]) -> None:
     target = root / kfile
     try:
         loaded = yamlload.load_one(target.read_text())
@@ -142,7 +154,7 @@ def _prepare(root: Path, kfile: str, spec: dict[str, Any]) -> None:
         raise RenderError(f"invalid YAML: {problem}", kfile) from None
     if not isinstance(loaded, dict):
         raise RenderError("the kustomization is not a mapping", kfile)
-    edited = apply_overrides(loaded, spec)
+    edited = apply_overrides(loaded, spec, env)
     metadata = list(edited.get("buildMetadata") or [])
     edited["buildMetadata"] = [*metadata, "originAnnotations"]
     target.write_text(yaml.safe_dump(edited, sort_keys=False))
@@ -188,6 +200,12 @@ class KustomizeRenderer:
     name = "Kustomize"
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
+        """The repository's content; with `commonAnnotationsEnvsubst`, also the build
+        environment the annotations expand from (it holds the revision and project)."""
+        spec = spec_section(request.source, "kustomize")
+        if spec.get("commonAnnotationsEnvsubst") is True and spec.get("commonAnnotations"):
+            environment = json.dumps(build_environment(request), sort_keys=True)
+            return (request.tree.object_id(""), environment)
         return (request.tree.object_id(""),)
 
     def render(self, request: RenderRequest) -> RenderResult:
@@ -199,7 +217,7 @@ class KustomizeRenderer:
             # The whole repository: a kustomization may reach `../base` anywhere in it.
             escaping = request.tree.materialize(root)
             _refuse_own_links(escaping, request.path)
-            _prepare(root, kfile, spec)
+            _prepare(root, kfile, spec, build_environment(request))
             argv = command.build(str(root / request.path) if request.path else str(root))
             done = subprocess.run(
                 argv, cwd=root, capture_output=True, text=True, check=False, timeout=120
