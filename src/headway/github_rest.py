@@ -9,7 +9,6 @@ pullRequest and scmProvider generators (`headway.controllers.appset.scm`, `.scm_
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -153,19 +152,3 @@ def error_of(what: str, response: httpx2.Response) -> GitHubApiError:
         reset = response.headers.get("x-ratelimit-reset", "")
         text = f"{text} (rate limited until epoch second {reset})"
     return GitHubApiError(text, status=status)
-
-
-def text_field(raw: Mapping[str, Any], key: str) -> str:
-    """A string field of a GitHub answer; ValueError naming the key when it is not one."""
-    value = raw[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not a string")
-    return value
-
-
-def integer_field(raw: Mapping[str, Any], key: str) -> int:
-    """An integer field of a GitHub answer (a JSON boolean is not one)."""
-    value = raw[key]
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{key} is not an integer")
-    return value

@@ -29,13 +29,8 @@ from headway.appset.inputs import (
 )
 from headway.cluster.errors import ClusterError
 from headway.cluster.protocol import Cluster
-from headway.github_rest import (
-    GitHubApi,
-    GitHubApiError,
-    enterprise_api_url,
-    integer_field,
-    text_field,
-)
+from headway.github_rest import GitHubApi, GitHubApiError, enterprise_api_url
+from headway.json_fields import integer_field, text_field
 
 __all__ = ["list_pull_requests", "secret_token"]
 

@@ -16,6 +16,7 @@ a header and never into a message.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +31,7 @@ from headway.appset.inputs import (
     ScmRepository,
 )
 from headway.gitlab_rest import GiteaApi, GitLabApiError, path_segment
+from headway.json_fields import integer_field, text_field
 
 __all__ = ["ScmGitea", "list_gitea_pull_requests"]
 
@@ -92,13 +94,13 @@ class ScmGitea:
     def _repository(self, raw: Any, index: int, path: str) -> ScmRepository:
         url_key = "html_url" if self._query.clone_protocol == "https" else "ssh_url"
         try:
-            name = _text(raw, "name")
+            name = text_field(raw, "name")
             return ScmRepository(
                 organization=self._query.organization,
                 repository=name,
-                url=_text(raw, url_key),
+                url=text_field(raw, url_key),
                 branch=str(raw.get("default_branch") or ""),
-                repository_id=_integer(raw, "id"),
+                repository_id=integer_field(raw, "id"),
                 labels=tuple(self._labels(name)),
             )
         except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -109,7 +111,7 @@ class ScmGitea:
         owner = path_segment(self._query.organization)
         path = f"/repos/{owner}/{path_segment(repository)}/labels"
         raw = self._call(lambda: self._api.pages(path, PAGE))
-        return [_text(label, "name") for label in raw]
+        return [text_field(label, "name") for label in raw]
 
 
 def list_gitea_pull_requests(
@@ -132,13 +134,13 @@ def _pull_request(raw: Any, index: int, path: str) -> OpenPullRequest:
     try:
         head, base = raw["head"], raw["base"]
         return OpenPullRequest(
-            number=_integer(raw, "number"),
+            number=integer_field(raw, "number"),
             title=str(raw.get("title") or ""),
-            branch=_text(head, "ref"),
-            target_branch=_text(base, "ref"),
-            head_sha=_text(head, "sha"),
-            author=_text(raw["user"], "login"),
-            labels=tuple(_text(label, "name") for label in raw.get("labels") or []),
+            branch=text_field(head, "ref"),
+            target_branch=text_field(base, "ref"),
+            head_sha=text_field(head, "sha"),
+            author=text_field(raw["user"], "login"),
+            labels=tuple(text_field(label, "name") for label in raw.get("labels") or []),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as err:
         message = f"{PULLS}: Gitea GET {path}: item {index} is malformed ({err!r})"
@@ -147,30 +149,10 @@ def _pull_request(raw: Any, index: int, path: str) -> OpenPullRequest:
 
 def _with_branch(repo: ScmRepository, raw: Any, index: int, path: str) -> ScmRepository:
     try:
-        name, sha = _text(raw, "name"), _text(raw["commit"], "id")
+        name, sha = text_field(raw, "name"), text_field(raw["commit"], "id")
     except (KeyError, TypeError, ValueError) as err:
         message = f"{SCM}: Gitea GET {path}/branches: branch {index} is malformed ({err!r})"
         raise InputError(message) from None
-    return ScmRepository(
-        organization=repo.organization,
-        repository=repo.repository,
-        url=repo.url,
-        branch=name,
-        repository_id=repo.repository_id,
-        labels=repo.labels,
-        sha=sha,
-    )
+    return replace(repo, branch=name, sha=sha)
 
 
-def _text(raw: Any, key: str) -> str:
-    value = raw[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not a string")
-    return value
-
-
-def _integer(raw: Any, key: str) -> int:
-    value = raw[key]
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{key} is not an integer")
-    return value

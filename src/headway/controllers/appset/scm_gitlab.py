@@ -19,6 +19,7 @@ changes. The token goes in a header and never into a message.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -32,6 +33,7 @@ from headway.appset.inputs import (
     ScmRepository,
 )
 from headway.gitlab_rest import GitLabApi, GitLabApiError, path_segment
+from headway.json_fields import integer_field, text_field
 
 __all__ = ["ScmGitLab", "list_merge_requests"]
 
@@ -95,7 +97,7 @@ class ScmGitLab:
             path = f"/projects/{path_segment(full)}"
             found = self._call(lambda: self._api.json(path))
             try:
-                self._project_ids[full] = _integer(found, "id")
+                self._project_ids[full] = integer_field(found, "id")
             except (KeyError, TypeError, ValueError) as err:
                 raise InputError(f"{SCM}: GitLab GET {path}: malformed ({err!r})") from None
         return self._project_ids[full]
@@ -122,11 +124,11 @@ class ScmGitLab:
         try:
             labels = raw.get("topics") or raw.get("tag_list") or []
             return ScmRepository(
-                organization=_text(raw["namespace"], "full_path"),
-                repository=_text(raw, "path"),
-                url=_text(raw, url_key),
+                organization=text_field(raw["namespace"], "full_path"),
+                repository=text_field(raw, "path"),
+                url=text_field(raw, url_key),
                 branch=str(raw.get("default_branch") or ""),
-                repository_id=_integer(raw, "id"),
+                repository_id=integer_field(raw, "id"),
                 labels=tuple(str(t) for t in labels),
             )
         except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -162,12 +164,12 @@ def _merge_request(raw: Any, index: int, path: str) -> OpenPullRequest:
     try:
         sha = raw.get("sha")
         return OpenPullRequest(
-            number=_integer(raw, "iid"),
+            number=integer_field(raw, "iid"),
             title=str(raw.get("title") or ""),
-            branch=_text(raw, "source_branch"),
-            target_branch=_text(raw, "target_branch"),
+            branch=text_field(raw, "source_branch"),
+            target_branch=text_field(raw, "target_branch"),
             head_sha=sha if isinstance(sha, str) else "",
-            author=_text(raw["author"], "username"),
+            author=text_field(raw["author"], "username"),
             labels=tuple(str(label) for label in raw.get("labels") or []),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as err:
@@ -177,34 +179,14 @@ def _merge_request(raw: Any, index: int, path: str) -> OpenPullRequest:
 
 def _with_branch(repo: ScmRepository, raw: Any, index: int, path: str) -> ScmRepository:
     try:
-        name, sha = _text(raw, "name"), _text(raw["commit"], "id")
+        name, sha = text_field(raw, "name"), text_field(raw["commit"], "id")
     except (KeyError, TypeError, ValueError) as err:
         message = f"{SCM}: GitLab GET {path}: branch {index} is malformed ({err!r})"
         raise InputError(message) from None
-    return ScmRepository(
-        organization=repo.organization,
-        repository=repo.repository,
-        url=repo.url,
-        branch=name,
-        repository_id=repo.repository_id,
-        labels=repo.labels,
-        sha=sha,
-    )
+    return replace(repo, branch=name, sha=sha)
 
 
 def _boolean(value: bool) -> str:
     return "true" if value else "false"
 
 
-def _text(raw: Any, key: str) -> str:
-    value = raw[key]
-    if not isinstance(value, str):
-        raise ValueError(f"{key} is not a string")
-    return value
-
-
-def _integer(raw: Any, key: str) -> int:
-    value = raw[key]
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{key} is not an integer")
-    return value

@@ -15,19 +15,15 @@ changes. The token is sent as a header and never appears in a message.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
 import httpx2
 
 from headway.appset.inputs import InputError, ScmQuery, ScmRepository
-from headway.github_rest import (
-    GitHubApi,
-    GitHubApiError,
-    enterprise_api_url,
-    integer_field,
-    text_field,
-)
+from headway.github_rest import GitHubApi, GitHubApiError, enterprise_api_url
+from headway.json_fields import integer_field, text_field
 
 __all__ = ["ScmGitHub"]
 
@@ -106,15 +102,7 @@ def _with_branch(repo: ScmRepository, raw: Any, index: int, path: str) -> ScmRep
     except (KeyError, TypeError, ValueError) as err:
         message = f"{GENERATOR}: GitHub GET {path}: branch {index} is malformed ({err!r})"
         raise InputError(message) from None
-    return ScmRepository(
-        organization=repo.organization,
-        repository=repo.repository,
-        url=repo.url,
-        branch=name,
-        repository_id=repo.repository_id,
-        labels=repo.labels,
-        sha=sha,
-    )
+    return replace(repo, branch=name, sha=sha)
 
 
 def _segment(text: str) -> str:
