@@ -407,9 +407,9 @@ def register(app: typer.Typer) -> None:
         (docs/sources.md).
 
         The ApplicationSet pullRequest and scmProvider generators and a PromotionPipeline's
-        forge send a token only to the public GitHub API and the --allowed-scm-providers URLs,
-        and only from Secrets labelled argocd.argoproj.io/secret-type: scm-creds
-        (docs/applicationset.md).
+        forge send a token only to the public GitHub and GitLab APIs and the
+        --allowed-scm-providers URLs, and only from Secrets labelled
+        argocd.argoproj.io/secret-type: scm-creds (docs/applicationset.md).
         """
         from headway.controllers.app.sources import DEFAULT_POLL_SECONDS
         from headway.engine import ALL_LOOPS, EngineSettings, Loop

@@ -81,8 +81,8 @@ class EngineSettings:
     `plugins_dir` holds the config management plugins (`<name>/plugin.yaml`; default
     `<state_dir>/plugins`), each run with `plugin_timeout_seconds` for init and generate.
     `forge_policy` says where the ApplicationSet pullRequest and scmProvider generators may
-    send a forge token (default: only the public GitHub API, only from Secrets labelled
-    `argocd.argoproj.io/secret-type: scm-creds`; docs/applicationset.md).
+    send a forge token (default: only the public GitHub and GitLab APIs, only from Secrets
+    labelled `argocd.argoproj.io/secret-type: scm-creds`; docs/applicationset.md).
     `chart_cache_max_bytes` bounds `<state_dir>/chart-cache`: past it, the least recently used
     charts go, never a version an Application renders, synced or keeps in its history.
     """
