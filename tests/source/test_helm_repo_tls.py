@@ -70,6 +70,21 @@ def test_the_ca_of_argocd_tls_certs_cm_is_trusted(https: ChartRepoServer, tmp_pa
     assert [path for path, _ in https.requests] == ["/charts/index.yaml", "/charts/web-1.0.0.tgz"]
 
 
+def test_a_configured_ca_keeps_the_systems_cas_trusted(
+    https: ChartRepoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Argo CD trusts only the `argocd-tls-certs-cm` certificates for the host; Headway keeps
+    the system's too. The test CA stands in for the system's (OpenSSL reads SSL_CERT_FILE),
+    and the configured "CA" is an unrelated certificate: trusting only it would refuse the
+    server."""
+    ca_file = tmp_path / "system-ca.pem"
+    ca_file.write_text(tls_text("ca.pem"), encoding="utf-8")
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+    unrelated = tls_text("client.pem")
+    charts = HelmCharts(tmp_path / "charts", options_for=lambda url: _trusting(unrelated))
+    assert charts.resolve(_source(https.url)).ref.version == "1.0.0"
+
+
 def test_insecure_skips_verification(https: ChartRepoServer, tmp_path: Path) -> None:
     insecure = GitCredentials(insecure_skip_tls_verify=True)
     charts = HelmCharts(tmp_path / "charts", credentials_for=lambda url: insecure)
