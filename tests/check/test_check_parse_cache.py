@@ -245,3 +245,31 @@ def test_without_the_readers_source_nothing_is_cached(
     finally:
         check_parse_cache.fingerprint.cache_clear()
     assert _cache_files(cache_home) == []
+
+
+def _one_file_repo(root: Path, name: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "cm.yaml").write_text(
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata: {{a: '1'}}\n"
+    )
+    return root
+
+
+def test_the_least_recently_used_cache_file_goes_not_the_least_recently_written(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository checked again without a change (its cache file not rewritten) keeps its
+    cache when another directory's cache file pushes the count over `KEEP_FILES`."""
+    monkeypatch.setattr(check_parse_cache, "KEEP_FILES", 2)
+    daily = _one_file_repo(tmp_path / "daily", "daily")
+    once = _one_file_repo(tmp_path / "once", "once")
+    _check(daily)
+    (daily_cache,) = _cache_files(cache_home)
+    _check(once)
+    (once_cache,) = [f for f in _cache_files(cache_home) if f != daily_cache]
+    os.utime(daily_cache, (1_000, 1_000))  # written first, long ago
+    os.utime(once_cache, (2_000, 2_000))
+    _check(daily)  # unchanged: nothing to write, but used
+    _check(_one_file_repo(tmp_path / "third", "third"))
+    assert daily_cache.exists()
+    assert not once_cache.exists()

@@ -15,9 +15,11 @@ again each run): an entry's objects come back equal and of the same types.
 
 A cache file per checked directory lives in `$XDG_CACHE_HOME/headway/check/` (default
 `~/.cache/headway/check/`); a run rewrites it (atomically) with the entries that run used,
-so files that left the repository leave the cache, and the least recently written cache
-files beyond `KEEP_FILES` are removed. A file that is truncated, corrupt or foreign (another
-fingerprint) is ignored and replaced. `headway check --no-cache` neither reads nor writes it.
+so files that left the repository leave the cache; a run that changed nothing touches it
+instead, and the least recently used cache files beyond `KEEP_FILES` are removed (not the
+least recently written: a repository checked daily without a change would lose its cache
+first). A file that is truncated, corrupt or foreign (another fingerprint) is ignored and
+replaced. `headway check --no-cache` neither reads nor writes it.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from headway.model.yamlload import Document, FileNodes, LoadResult, load_documen
 __all__ = ["KEEP_FILES", "ParseCache", "cache_directory", "fingerprint", "open_cache"]
 
 _FORMAT = b"headway-check-parses 1\n"
-KEEP_FILES = 32  # cache files (checked directories) kept; the least recently written go
+KEEP_FILES = 32  # cache files (checked directories) kept; the least recently used go
 _Entry = tuple[tuple[Any, int, int], ...]  # (object, index, line) per document
 
 
@@ -93,9 +95,13 @@ class ParseCache:
         return result
 
     def save(self) -> None:
-        """Write the entries this run used, if they differ from what was read; a cache that
-        cannot be written (read-only home, full disk) is left as it was."""
-        if self.file is None or self.used.keys() == self.known.keys():
+        """Write the entries this run used, if they differ from what was read, else mark the
+        cache file used (its modification time); a cache that cannot be written (read-only
+        home, full disk) is left as it was."""
+        if self.file is None:
+            return
+        if self.used.keys() == self.known.keys():
+            _mark_used(self.file)
             return
         payload = marshal.dumps(self.used)
         header = _FORMAT + fingerprint() + b"\n" + hashlib.sha256(payload).hexdigest().encode()
@@ -178,6 +184,14 @@ def _write_atomically(file: Path, content: bytes) -> None:
     except OSError:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mark_used(file: Path) -> None:
+    """Make `file` the most recently used cache file (none there, or read-only: left)."""
+    try:
+        os.utime(file)
+    except OSError:
+        return
 
 
 def _remove_oldest(directory: Path, *, keep: int) -> None:
