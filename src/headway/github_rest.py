@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx2
 
-from headway.appset.forge_policy import PUBLIC_GITHUB_API, destination, github_api_root
+from headway.appset.forge_policy import PUBLIC_GITHUB_API, github_api_root, same_origin
 
 __all__ = ["API_URL", "API_VERSION", "GitHubApi", "GitHubApiError", "enterprise_api_url"]
 
@@ -78,14 +78,7 @@ class GitHubApi:
     def holds(self, url: str) -> bool:
         """Whether `url` goes where the root goes: the same scheme, host and port (GitHub's
         next-page links may leave the root's path, as `/repositories/{id}/...`)."""
-        parts = urlsplit(url)
-        try:
-            found = destination(urlunsplit((parts.scheme, parts.netloc, "", "", "")))
-            root = urlsplit(self.root)
-            mine = destination(urlunsplit((root.scheme, root.netloc, "", "", "")))
-        except ValueError:
-            return False
-        return found == mine
+        return same_origin(url, self.root)
 
     def json(self, method: str, path: str, **kw: Any) -> Any:
         response = self.request(method, path, **kw)

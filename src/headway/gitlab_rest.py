@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 import ssl
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit
 
 import httpx2
 
-from headway.appset.forge_policy import destination
+from headway.appset.forge_policy import same_origin
 
 __all__ = [
     "MAX_PAGES",
@@ -125,7 +125,7 @@ class GitLabApi:
     def _own(self, url: str, path: str) -> str:
         """A next-page URL, when it is on the root's scheme, host and port (the token goes
         only there)."""
-        if _origin(url) != _origin(self.root) or not _origin(url):
+        if not same_origin(url, self.root):
             host = urlsplit(url).hostname or "?"
             raise GitLabApiError(
                 f"{self.FORGE} GET {path}: the next page is on {host}, not on the API's own host; "
@@ -141,14 +141,6 @@ class GiteaApi(GitLabApi):
 
     def _authorization(self, token: str) -> dict[str, str]:
         return {"Authorization": f"token {token}"}
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    try:
-        return destination(urlunsplit((parts.scheme, parts.netloc, "", "", "")))
-    except ValueError:
-        return ""
 
 
 def _error_of(what: str, response: httpx2.Response) -> GitLabApiError:

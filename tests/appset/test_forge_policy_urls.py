@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from headway.appset.forge_policy import ForgePolicy, github_api_root
+from headway.appset.forge_policy import ForgePolicy, github_api_root, same_origin
 
 GHE = ForgePolicy(allowed_api_urls=("https://ghe.example.com/",))
 
@@ -81,3 +81,22 @@ def test_token_secrets_need_the_scm_creds_label_in_strict_mode(
 def test_the_judged_root_is_the_one_the_client_calls() -> None:
     assert github_api_root("https://ghe.example.com/") == "https://ghe.example.com/api/v3"
     assert github_api_root("") == "https://api.github.com"
+
+
+@pytest.mark.parametrize(
+    ("url", "followed"),
+    [
+        ("https://ghe.example.com/api/v3/repositories/7/pulls?page=2", True),
+        ("https://GHE.example.com:443/other/path", True),
+        ("https://ghe.example.com.evil.example/api/v3?page=2", False),
+        ("https://ghe.example.com@evil.example/api/v3?page=2", False),
+        ("https://user@ghe.example.com/api/v3?page=2", False),
+        ("https://ghe.example.com:8443/api/v3?page=2", False),
+        ("http://ghe.example.com/api/v3?page=2", False),
+        ("https://ghe.example.com:99999/api/v3", False),
+    ],
+)
+def test_a_next_page_is_followed_only_on_the_roots_own_origin(url: str, followed: bool) -> None:
+    """The GitHub, GitLab and Gitea clients follow a `Link: rel="next"` with the token only
+    when it reaches the root's scheme, host and port; its path and query may differ."""
+    assert same_origin(url, "https://ghe.example.com/api/v3") is followed

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 __all__ = [
     "DISABLED",
@@ -39,6 +39,7 @@ __all__ = [
     "github_api_root",
     "gitlab_api_root",
     "same_destination",
+    "same_origin",
 ]
 
 PUBLIC_GITHUB_API = "https://api.github.com"
@@ -121,6 +122,21 @@ def same_destination(first: str, second: str) -> bool:
         return destination(first) == destination(second)
     except ValueError:
         return False
+
+
+def same_origin(first: str, second: str) -> bool:
+    """Whether two URLs reach the same scheme, host and port, whatever their paths (False
+    when either is not a plain http(s) URL or names a user): where a forge's next-page link
+    may send the token."""
+    try:
+        return _origin(first) == _origin(second)
+    except ValueError:
+        return False
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return destination(urlunsplit((parts.scheme, parts.netloc, "", "", "")))
 
 
 @dataclass(frozen=True)
