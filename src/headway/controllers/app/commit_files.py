@@ -121,8 +121,10 @@ _ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0", re.S)
 
 class TreeEntries:
     """Directories' raw entries by tree id, read from the object database without libgit2
-    parsing them into entry objects; the last `keep` directories read stay (a tree id
-    names its content in any repository). `reads` counts the directories opened."""
+    parsing them into entry objects; the `keep` directories opened last stay, in the order
+    they were opened (a directory found again keeps its place: a commit's walk needs the
+    new side of the walk before, the newest entries; a tree id names its content in any
+    repository). `reads` counts the directories opened."""
 
     def __init__(self, keep: int = 0) -> None:
         self._keep = keep
