@@ -273,3 +273,19 @@ def test_the_least_recently_used_cache_file_goes_not_the_least_recently_written(
     _check(_one_file_repo(tmp_path / "third", "third"))
     assert daily_cache.exists()
     assert not once_cache.exists()
+
+
+def test_a_cache_that_cannot_be_written_changes_nothing(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only or full cache directory (the write refused) leaves the check's answer as
+    it is, and no cache file behind."""
+    root = _generated(tmp_path / "repo")
+    uncached = _check(root, "--no-cache")
+
+    def refused(file: Path, content: bytes) -> None:
+        raise PermissionError(13, "Permission denied", str(file))
+
+    monkeypatch.setattr(check_parse_cache, "_write_atomically", refused)
+    assert _check(root) == uncached
+    assert _cache_files(cache_home) == []
