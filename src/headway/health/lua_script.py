@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ _MAX_MEMORY = 64 * 1024 * 1024
 _RECYCLE_MEMORY = 8 * 1024 * 1024
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INT64 = 2**63
+_CLOCK_NAMES = re.compile(r"\b(os|require|_G|_ENV)\b")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,14 @@ class LuaHealthScript:
 
     def assess(self, obj: Mapping[str, Any], *, now: datetime | None = None) -> HealthResult | None:
         return run_health_script(self.source, obj, open_libs=self.open_libs, now=now)
+
+    @functools.cached_property
+    def reads_clock(self) -> bool:
+        """Whether the script may read "now" (`os.time()`, `os.date()`), so that its verdict
+        on an unchanged object can change with time. Read from the source, erring towards
+        yes: any mention of `os`, or of the ways to reach it by another name (`require`,
+        `_G`), counts."""
+        return _CLOCK_NAMES.search(self.source) is not None
 
 
 def run_health_script(

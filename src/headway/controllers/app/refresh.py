@@ -8,6 +8,10 @@ resourceVersion of every live object; health is assessed inside the comparison f
 same live objects, so it is covered too. On a miss, the app's last comparison lends the
 results of every resource whose desired object and live object did not change
 (`compare_app(earlier=...)`), when the rules and the health assessment are the same.
+
+Except a health verdict that may change with time alone (a health script reading the clock,
+`HealthResult.reads_clock`): a comparison holding one is made again at every refresh, and
+that resource's result is never lent (Argo CD assesses health at every reconcile).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ LiveRead = Callable[[Sequence[Mapping[str, Any]]], Mapping[ResourceKey, Obj]]
 class Refresh:
     desired: tuple[dict[str, Any], ...]
     comparison: Comparison
+    # A health verdict in it may change with time alone (a script reading the clock): the
+    # comparison is made again at every refresh instead of being reused.
+    reads_clock: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,7 @@ class ComparisonCache:
         live = read_live(desired)
         key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
         cached = self._entries.get(key) if desired_state.fingerprint else None
-        if cached is not None:
+        if cached is not None and not cached.reads_clock:
             self.hits += 1
             self._entries.move_to_end(key)
             return cached
@@ -134,7 +141,10 @@ class ComparisonCache:
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()
         self._latest[app] = _Latest(key, rules_identity, assess)
-        result = Refresh(desired, comparison)
+        reads_clock = any(
+            r.health is not None and r.health.reads_clock for r in comparison.resources
+        )
+        result = Refresh(desired, comparison, reads_clock)
         self._entries[key] = result
         while len(self._entries) > self._max:
             self._entries.popitem(last=False)
