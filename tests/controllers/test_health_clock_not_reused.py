@@ -76,14 +76,18 @@ def _live(prepared: list[dict[str, Any]]) -> dict[ResourceKey, Obj]:
 
 
 def _refresh(
-    cache: ComparisonCache, registry: HealthRegistry, fingerprint: str, image: str = "web:1"
+    cache: ComparisonCache,
+    registry: HealthRegistry,
+    fingerprint: str,
+    image: str = "web:1",
+    objects: list[dict[str, Any]] | None = None,
 ) -> Comparison:
-    desired = _objects(image)
-    live = _live(_objects())
+    desired = objects if objects is not None else _objects(image)
+    live = _live(objects if objects is not None else _objects())
     state = DesiredState(tuple(desired), ("c0ffee",), fingerprint=fingerprint)
     return cache.refresh(
         app=APP, namespace=APP, desired_state=state, rules=(), rules_identity="",
-        read_live=lambda _d: live, assess=registry.assess,
+        read_live=lambda _d: live, assess=registry.assess, clock_kinds=registry.reads_clock,
     ).comparison
 
 
@@ -113,6 +117,40 @@ def test_a_clock_reading_verdict_is_not_lent_to_the_next_comparison() -> None:
     assert _lease_health(changed) is HealthStatus.DEGRADED
     [web] = [r for r in changed.resources if r.key.name == "web"]
     assert web.status == "OutOfSync"  # the change itself was compared
+
+
+DEGRADED_AFTER_DEADLINE = """
+local hs = {}
+if os.time() > tonumber(obj.spec.deadline) then
+  hs.status = "Degraded"
+  hs.message = "lease expired"
+end
+return hs
+"""
+
+
+def test_no_verdict_from_a_clock_reading_script_is_not_cached_either() -> None:
+    """A script that gives no verdict ({}) until its deadline, for a kind with no built-in
+    check: "no health" carries no mark, so the cache asks the registry which kinds' health
+    may change with time."""
+    clock = VirtualClock(START)
+    script = LuaHealthScript(DEGRADED_AFTER_DEADLINE, "test")
+    registry = HealthRegistry(clock=clock).with_scripts({("example.com", "Lease"): script})
+    lease = {
+        "apiVersion": "example.com/v1",
+        "kind": "Lease",
+        "metadata": {"name": "lease"},
+        "spec": {"deadline": str(DEADLINE)},
+    }
+    objects = prepare_desired([lease], app=APP, namespace=APP)
+    cache = ComparisonCache()
+    before = _refresh(cache, registry, "f1", objects=objects)
+    assert before.resources[0].health is None
+    clock.advance(120)
+    after = _refresh(cache, registry, "f1", objects=objects)
+    assert after.resources[0].health is not None
+    assert after.resources[0].health.status is HealthStatus.DEGRADED
+    assert after.health.status is HealthStatus.DEGRADED
 
 
 def test_scripts_that_cannot_read_the_clock_are_still_cached() -> None:

@@ -104,6 +104,14 @@ class HealthRegistry:
     def has_check(self, group_kind: GroupKind) -> bool:
         return group_kind in self.scripts or group_kind in self.builtins
 
+    def reads_clock(self, obj: Any) -> bool:
+        """Whether the health of `obj` comes from a script that can read the clock, so that
+        it may change with time alone — also when the script gives no verdict (which carries
+        no `HealthResult` to mark)."""
+        group_kind = group_kind_of(obj)
+        script = self.scripts.get(group_kind) or self._wildcard_script(group_kind)
+        return script is not None and script.reads_clock
+
     def assess(self, obj: Any) -> HealthResult | None:
         """The health of one live object, or None when its kind has no health check.
 

@@ -222,6 +222,7 @@ class ApplicationController:
             rules_identity=repr(app.spec.ignore_differences),
             read_live=lambda desired: reader.managed(instance, desired),
             assess=self._health.assess,
+            clock_kinds=self._health.reads_clock,
             cluster_scoped=self._cluster_scoped(cluster, desired_state.objects),
         )
         return refreshed.comparison

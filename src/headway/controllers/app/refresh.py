@@ -119,7 +119,11 @@ class ComparisonCache:
         read_live: LiveRead,
         assess: Assess,
         cluster_scoped: frozenset[tuple[str, str]] = frozenset(),
+        clock_kinds: Callable[[Obj], bool] | None = None,
     ) -> Refresh:
+        """`clock_kinds` says which live objects' health may change with time alone
+        (`HealthRegistry.reads_clock`): an app holding one is compared again at every
+        refresh and lends nothing."""
         desired = self._prepare(app, namespace, desired_state, cluster_scoped)
         live = read_live(desired)
         key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
@@ -143,7 +147,7 @@ class ComparisonCache:
         self._latest[app] = _Latest(key, rules_identity, assess)
         reads_clock = any(
             r.health is not None and r.health.reads_clock for r in comparison.resources
-        )
+        ) or (clock_kinds is not None and any(clock_kinds(obj) for obj in live.values()))
         result = Refresh(desired, comparison, reads_clock)
         self._entries[key] = result
         while len(self._entries) > self._max:
@@ -158,7 +162,7 @@ class ComparisonCache:
         if latest is None or (latest.rules_identity, latest.assess) != (rules_identity, assess):
             return None
         entry = self._entries.get(latest.key)
-        return entry.comparison if entry is not None else None
+        return entry.comparison if entry is not None and not entry.reads_clock else None
 
     def _prepare(
         self,
