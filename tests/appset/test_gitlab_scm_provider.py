@@ -12,17 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
+from forge_world import ForgeWorld
 from gitlab_server import HOST, SHOP_SHA, FakeGitLab, fake_gitlab
 
-from e2e_sync.e2e_helpers import API, default_project
-from headway.appset.forge_policy import ForgePolicy
+from e2e_sync.e2e_helpers import API
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.manager import ObjectKey
-from headway.source.git import GitCache
 
 KEY = ObjectKey("argocd", "group-apps")
 TOKEN = "glpat-groupscantokengroupscan0123"
@@ -73,51 +70,9 @@ def _appset(api: str, **scm: Any) -> dict[str, Any]:
     }
 
 
-class World:
+class World(ForgeWorld):
     def __init__(self, tmp_path: Path, store: LocalCluster, server: FakeGitLab) -> None:
-        self.store, self.server = store, server
-        self.clock = VirtualClock()
-        self.http = httpx2.Client(timeout=2.0)
-        self.controller = ApplicationSetController(
-            cluster=store,
-            clock=self.clock,
-            git=GitCache(tmp_path / "git-cache"),
-            namespace="argocd",
-            poll_seconds=POLL,
-            http=self.http,
-            forge_policy=ForgePolicy(allowed_api_urls=(server.url,)),
-        )
-        for manifest in (
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
-            default_project(),
-            token_secret(TOKEN),
-        ):
-            store.apply(manifest, field_manager="t")
-        self.api = server.url
-
-    def apply(self, appset: dict[str, Any]) -> float | None:
-        self.store.apply(appset, field_manager="t", force=True)
-        return self.controller.step(KEY)
-
-    def apps(self) -> dict[str, dict[str, Any]]:
-        return {
-            a["metadata"]["name"]: a
-            for a in self.store.list(API, "Application", namespace="argocd")
-            if not a["metadata"].get("deletionTimestamp")
-        }
-
-    def versions(self) -> dict[str, str]:
-        return {n: a["metadata"]["resourceVersion"] for n, a in self.apps().items()}
-
-    def status(self) -> dict[str, Any]:
-        return self.store.get(API, "ApplicationSet", "group-apps", "argocd").get("status") or {}
-
-    def error(self) -> dict[str, Any]:
-        conditions = {c["type"]: c for c in self.status().get("conditions") or []}
-        return conditions["ErrorOccurred"]
-
-    def paths(self) -> list[str]:
-        return [r.path for r in self.server.requests]
+        super().__init__(tmp_path, store, server, key=KEY, secret=token_secret(TOKEN))
 
 
 def token_secret(token: str, *, labelled: bool = True) -> dict[str, Any]:

@@ -14,17 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from forge_servers import GitHubOrg, github_org
+from forge_world import ForgeWorld
 
-from e2e_sync.e2e_helpers import API, default_project
-from headway.appset.forge_policy import ForgePolicy
+from e2e_sync.e2e_helpers import API
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
-from headway.controllers.appset.controller import ApplicationSetController
 from headway.controllers.manager import ObjectKey
-from headway.source.git import GitCache
 
 KEY = ObjectKey("argocd", "org-apps")
 TOKEN = "ghp_orgscantokenorgscantoken01234"
@@ -86,51 +83,16 @@ def _appset(api: str, *, go_template: bool = True, **scm: Any) -> dict[str, Any]
     }
 
 
-class World:
+class World(ForgeWorld):
     def __init__(self, tmp_path: Path, store: LocalCluster, server: GitHubOrg) -> None:
-        self.store, self.server = store, server
-        self.clock = VirtualClock()
-        self.http = httpx2.Client(timeout=2.0)
-        self.controller = ApplicationSetController(
-            cluster=store,
-            clock=self.clock,
-            git=GitCache(tmp_path / "git-cache"),
-            namespace="argocd",
-            poll_seconds=POLL,
-            http=self.http,
-            forge_policy=ForgePolicy(allowed_api_urls=(server.url,)),
+        super().__init__(
+            tmp_path,
+            store,
+            server,
+            key=KEY,
+            secret=_token_secret(TOKEN),
+            api=server.url.removesuffix("/api/v3"),
         )
-        for manifest in (
-            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
-            default_project(),
-            _token_secret(TOKEN),
-        ):
-            store.apply(manifest, field_manager="t")
-        self.api = server.url.removesuffix("/api/v3")
-
-    def apply(self, appset: dict[str, Any]) -> float | None:
-        self.store.apply(appset, field_manager="t", force=True)
-        return self.controller.step(KEY)
-
-    def apps(self) -> dict[str, dict[str, Any]]:
-        return {
-            a["metadata"]["name"]: a
-            for a in self.store.list(API, "Application", namespace="argocd")
-            if not a["metadata"].get("deletionTimestamp")
-        }
-
-    def versions(self) -> dict[str, str]:
-        return {n: a["metadata"]["resourceVersion"] for n, a in self.apps().items()}
-
-    def status(self) -> dict[str, Any]:
-        return self.store.get(API, "ApplicationSet", "org-apps", "argocd").get("status") or {}
-
-    def error(self) -> dict[str, Any]:
-        conditions = {c["type"]: c for c in self.status().get("conditions") or []}
-        return conditions["ErrorOccurred"]
-
-    def paths(self) -> list[str]:
-        return [r.path for r in self.server.requests]
 
 
 def _token_secret(token: str) -> dict[str, Any]:
