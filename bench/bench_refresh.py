@@ -45,7 +45,7 @@ import yaml
 from headway.clock import SystemClock
 from headway.controllers.app.refresh import ComparisonCache
 from headway.controllers.app.sources import SourceReader
-from headway.health import assess
+from headway.health import assess, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
 from headway.source.git import GitCache
@@ -192,6 +192,7 @@ def refresh_all(
             rules_identity="",
             read_live=read_live,
             assess=assess,
+            clock_kinds=default_registry().reads_clock,
         )
         out_of_sync += result.comparison.sync_status == "OutOfSync"
         if cpu_times is not None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from headway.controllers.app.refresh import ComparisonCache
 from headway.controllers.app.sources import DesiredState
-from headway.health import assess
+from headway.health import assess, default_registry
 from headway.sync.resources import ResourceKey, key_of
 
 
@@ -42,6 +42,7 @@ def _refresh(cache: ComparisonCache, live: Mapping[ResourceKey, Any]) -> None:
         rules_identity="",
         read_live=lambda _desired: live,
         assess=assess,
+        clock_kinds=default_registry().reads_clock,
     )
 
 

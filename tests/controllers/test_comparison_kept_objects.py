@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from headway.clock import VirtualClock
 from headway.controllers.app.refresh import ComparisonCache
 from headway.controllers.app.sources import DesiredState, SourceReader
-from headway.health import HealthResult, HealthStatus, assess
+from headway.health import HealthResult, HealthStatus, assess, default_registry
 from headway.model.application import parse_application
 from headway.model.yamlload import Document
 from headway.source.git import GitCache
@@ -69,6 +69,7 @@ def test_a_cached_comparison_holds_the_callers_live_keys_not_copies() -> None:
         rules_identity="",
         read_live=lambda _desired: live,
         assess=assess,
+        clock_kinds=default_registry().reads_clock,
     )
     held = [*result.comparison.live, *result.comparison.diffs]
     held += [r.key for r in result.comparison.resources]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from headway.controllers.app.refresh import ComparisonCache
 from headway.controllers.app.sources import DesiredState
 from headway.diff import compile_rules
-from headway.health import HealthResult, HealthStatus, assess
+from headway.health import HealthResult, HealthStatus, assess, default_registry
 from headway.model.application import IgnoreDifferences
 from headway.model.obj import Obj
 from headway.sync.comparison import Comparison, compare_app, prepare_desired, same_value
@@ -173,7 +173,13 @@ def _refresh(
     cache: ComparisonCache, fingerprint: str, live: dict[ResourceKey, Obj], **kw: Any
 ) -> Comparison:
     state = DesiredState(tuple(copy.deepcopy(_rendered())), ("c0ffee",), fingerprint=fingerprint)
-    arguments: dict[str, Any] = {"rules": (), "rules_identity": "", "assess": assess, **kw}
+    arguments: dict[str, Any] = {
+        "rules": (),
+        "rules_identity": "",
+        "assess": assess,
+        "clock_kinds": default_registry().reads_clock,
+        **kw,
+    }
     return cache.refresh(
         app=APP, namespace=APP, desired_state=state, read_live=lambda _d: live, **arguments
     ).comparison
@@ -249,6 +255,7 @@ def test_a_comparison_the_cache_let_go_is_not_lent() -> None:
     cache.refresh(
         app="other", namespace=APP, desired_state=DesiredState((), ("c0ffee",), fingerprint="o"),
         rules=(), rules_identity="", read_live=lambda _d: {}, assess=assess,
+        clock_kinds=default_registry().reads_clock,
     )
     again = _refresh(cache, "f2", live)
     assert not any(again.diffs[k] is d for k, d in first.diffs.items())

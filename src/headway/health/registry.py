@@ -106,8 +106,7 @@ class HealthRegistry:
 
     def reads_clock(self, obj: Any) -> bool:
         """Whether the health of `obj` comes from a script that can read the clock, so that
-        it may change with time alone — also when the script gives no verdict (which carries
-        no `HealthResult` to mark)."""
+        it (or the script's giving no verdict) may change with time alone."""
         group_kind = group_kind_of(obj)
         script = self.scripts.get(group_kind) or self._wildcard_script(group_kind)
         return script is not None and script.reads_clock
@@ -124,13 +123,8 @@ class HealthRegistry:
         script = self.scripts.get(group_kind) or self._wildcard_script(group_kind)
         if script is not None:
             verdict = script.assess(obj, now=self.clock.now())
-            if script.reads_clock:  # "no verdict" may change with time too
-                return _reading_clock(verdict or self._builtin(group_kind, obj))
             if verdict is not None:
                 return verdict
-        return self._builtin(group_kind, obj)
-
-    def _builtin(self, group_kind: GroupKind, obj: Any) -> HealthResult | None:
         check = self.builtins.get(group_kind)
         return check(obj) if check is not None else None
 
@@ -144,10 +138,6 @@ class HealthRegistry:
             if fnmatch.fnmatchcase(group, group_glob) and fnmatch.fnmatchcase(kind, kind_glob):
                 return script
         return None
-
-
-def _reading_clock(result: HealthResult | None) -> HealthResult | None:
-    return None if result is None else replace(result, reads_clock=True)
 
 
 def _pending_deletion(obj: Any) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 
 __all__ = ["HealthResult", "HealthStatus", "worst"]
@@ -48,10 +48,6 @@ def worst(statuses: Iterable[HealthStatus]) -> HealthStatus:
 class HealthResult:
     status: HealthStatus
     message: str = ""
-    # Whether the verdict may change with time alone (a health script that reads the clock,
-    # `os.time()`): such a result is never reused for an unchanged object. Not part of
-    # equality: two verdicts alike are alike however they were reached.
-    reads_clock: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.status} ({self.message})" if self.message else str(self.status)

@@ -246,8 +246,6 @@ class _Reuse:
         diff = self._earlier.diffs.get(key)
         if before is None or status is None or diff is None:
             return None
-        if status.health is not None and status.health.reads_clock:
-            return None  # its health may have changed with time alone
         if not _same_live(self._earlier.live.get(key), live) or not same_value(before, desired):
             return None
         return diff, status
@@ -294,7 +292,7 @@ def _status(
 ) -> ResourceStatus:
     version = str(obj.get("apiVersion", "")).rpartition("/")[2]
     health = _MISSING if current is None else assess(current)
-    if type(health) is HealthResult and not health.message and not health.reads_clock:
+    if type(health) is HealthResult and not health.message:
         health = _PLAIN_HEALTH.get(health.status, health)  # shared: kept once per resource
     synced = diff is None or not diff.modified
     pruning = diff is not None and diff.normalized_desired is None

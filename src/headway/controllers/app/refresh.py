@@ -9,9 +9,9 @@ same live objects, so it is covered too. On a miss, the app's last comparison le
 results of every resource whose desired object and live object did not change
 (`compare_app(earlier=...)`), when the rules and the health assessment are the same.
 
-Except a health verdict that may change with time alone (a health script reading the clock,
-`HealthResult.reads_clock`): a comparison holding one is made again at every refresh, and
-that resource's result is never lent (Argo CD assesses health at every reconcile).
+Except health that may change with time alone (a live object whose health script can read the
+clock, `HealthRegistry.reads_clock`): a comparison holding one is made again at every refresh
+and lends nothing (Argo CD assesses health at every reconcile).
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ LiveRead = Callable[[Sequence[Mapping[str, Any]]], Mapping[ResourceKey, Obj]]
 class Refresh:
     desired: tuple[dict[str, Any], ...]
     comparison: Comparison
-    # A health verdict in it may change with time alone (a script reading the clock): the
-    # comparison is made again at every refresh instead of being reused.
+    # A health in it may change with time alone (a script reading the clock): the
+    # comparison is made again at every refresh instead of being reused or lent.
     reads_clock: bool = False
 
 
@@ -118,12 +118,13 @@ class ComparisonCache:
         rules_identity: str,
         read_live: LiveRead,
         assess: Assess,
+        clock_kinds: Callable[[Obj], bool],
         cluster_scoped: frozenset[tuple[str, str]] = frozenset(),
-        clock_kinds: Callable[[Obj], bool] | None = None,
     ) -> Refresh:
         """`clock_kinds` says which live objects' health may change with time alone
-        (`HealthRegistry.reads_clock`): an app holding one is compared again at every
-        refresh and lends nothing."""
+        (`HealthRegistry.reads_clock`; required, so that no caller caches such health by
+        forgetting it): an app holding one is compared again at every refresh and lends
+        nothing."""
         desired = self._prepare(app, namespace, desired_state, cluster_scoped)
         live = read_live(desired)
         key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
@@ -145,9 +146,7 @@ class ComparisonCache:
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()
         self._latest[app] = _Latest(key, rules_identity, assess)
-        reads_clock = any(
-            r.health is not None and r.health.reads_clock for r in comparison.resources
-        ) or (clock_kinds is not None and any(clock_kinds(obj) for obj in live.values()))
+        reads_clock = any(clock_kinds(obj) for obj in live.values())
         result = Refresh(desired, comparison, reads_clock)
         self._entries[key] = result
         while len(self._entries) > self._max:
