@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -17,6 +19,17 @@ pytest_plugins = ["prometheus_support"]
 # properties check, so no deadline and no too-slow health check, for every @given.
 settings.register_profile("headway", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("headway")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test, and every `headway` process a test starts, caches under a directory of this
+    test session (`XDG_CACHE_HOME`) instead of the user's `~/.cache/headway`: a test run must
+    not leave files in the home of whoever runs it, nor read caches an earlier run (of other
+    code) left there. Tests of the cache's own location set the variable themselves."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+        yield
 
 
 @pytest.fixture
