@@ -35,6 +35,7 @@ from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers.app.project import load_project
 from headway.controllers.appset.inputs import FetchTimes, StepInputs
+from headway.controllers.appset.tls_clients import TlsClients
 from headway.controllers.manager import ObjectKey
 from headway.gitlab_rest import tls_context
 from headway.model.appproject import AppProject
@@ -76,7 +77,7 @@ class ApplicationSetController:
         self._cluster = cluster
         self._forge_policy = forge_policy or ForgePolicy()
         self._http = http
-        self._tls_clients: dict[tuple[bool, str], httpx2.Client] = {}
+        self._tls_clients = TlsClients(self._new_tls_client)
         self._clock = clock
         self._git = git
         self._namespace = namespace
@@ -150,12 +151,13 @@ class ApplicationSetController:
 
     def _tls_client(self, insecure: bool, ca_pem: str) -> httpx2.Client:
         """A client for a forge's `insecure` / `caRef` (PEM certificates trusted besides the
-        system's), one per distinct setting; the shared client's timeout."""
-        key = (insecure, ca_pem)
-        if key not in self._tls_clients:
-            timeout = self._http_client().timeout
-            self._tls_clients[key] = httpx2.Client(timeout=timeout, verify=tls_context(*key))
-        return self._tls_clients[key]
+        system's), one per distinct setting (a bounded few kept)."""
+        return self._tls_clients.get(insecure, ca_pem)
+
+    def _new_tls_client(self, insecure: bool, ca_pem: str) -> httpx2.Client:
+        """The shared client's timeout, with that setting's certificate check."""
+        timeout = self._http_client().timeout
+        return httpx2.Client(timeout=timeout, verify=tls_context(insecure, ca_pem))
 
     def _clear_refresh(self, appset: Obj) -> None:
         """Drop the refresh annotation once the set was generated with freshly fetched Git
