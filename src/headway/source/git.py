@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pygit2
-from pygit2.enums import CredentialType, FetchPrune
+from pygit2.enums import CredentialType, FetchPrune, RepositoryOpenFlag
 
 from headway.source.errors import (
     AuthenticationFailed,
@@ -187,6 +187,17 @@ class GitCache:
         return repo
 
 
+def _open_or_create(path: Path) -> pygit2.Repository:
+    """The bare repository at `path`, created if it is not one yet. Called under its lock, so
+    no other process is half-way through creating it; one that was killed half-way left a
+    directory libgit2 cannot open, which creating again completes (initialising an existing
+    repository keeps what it holds)."""
+    try:  # NO_SEARCH: never a repository that merely contains the cache directory
+        return pygit2.Repository(str(path), RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        return pygit2.init_repository(str(path), bare=True)
+
+
 class GitRepository:
     """A bare cache of one remote. Methods are safe across threads and across processes
     sharing the cache: each write holds the repository's lock (`git_lock`), and a commit
@@ -196,12 +207,10 @@ class GitRepository:
         self.url = url
         self.path = path
         self._credentials = credentials
-        if (path / "HEAD").exists():
-            self._repo = pygit2.Repository(str(path))
-        else:
-            self._repo = pygit2.init_repository(str(path), bare=True)
+        path.mkdir(parents=True, exist_ok=True)
         self._lock = RepositoryLock(path)
-        with self._lock:  # another process may be adding it too
+        with self._lock:  # another process may be creating it too
+            self._repo = _open_or_create(path)
             if "origin" not in self._repo.remotes.names():
                 self._repo.remotes.create("origin", url)
 
