@@ -5,7 +5,8 @@ syncs to the end because the runtime's autoscaler makes the HPA Healthy. The HPA
 `minReplicas: 3` then raises the Deployment Git keeps at 1. With auto-sync and selfHeal
 alone, every self-heal sync puts 1 back and the autoscaler 3 again: the Deployment's
 `generation` counts each flap. With `ignoreDifferences` on `/spec/replicas` and
-`RespectIgnoreDifferences=true`, the app is Synced at 3 replicas and nothing flaps.
+`RespectIgnoreDifferences=true`, the app is Synced at 3 replicas and nothing flaps; the same
+when the rule is system-wide, in argocd-cm, as many Argo CD installations keep it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ HPA = {
 
 
 @contextlib.asynccontextmanager
-async def _running(tmp_path: Path, app: dict[str, Any]) -> AsyncIterator[Runtime]:
+async def _running(
+    tmp_path: Path, app: dict[str, Any], *settings_maps: dict[str, Any]
+) -> AsyncIterator[Runtime]:
     remote = Remote(tmp_path / "remote.git")
     remote.commit({"app/all.yaml": dump(_web(), HPA)}, "web and its autoscaler")
     app["spec"]["source"]["repoURL"] = remote.url
@@ -60,7 +63,7 @@ async def _running(tmp_path: Path, app: dict[str, Any]) -> AsyncIterator[Runtime
     http = httpx2.AsyncClient()
     engine = Engine(cluster=runtime.cluster, clock=clock, http=http, settings=settings)
     for obj in ({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd"}},
-                default_project(), app):
+                default_project(), *settings_maps, app):
         runtime.cluster.apply(obj, field_manager="test")
     stop = asyncio.Event()
     tasks = [asyncio.create_task(runtime.run(stop)), asyncio.create_task(engine.run(stop))]
@@ -105,12 +108,24 @@ async def test_self_heal_alone_flaps_the_replicas_the_hpa_sets(tmp_path: Path) -
         assert sum(int(e.get("count") or 1) for e in rescales) >= 2
 
 
-async def test_ignore_differences_respected_stops_the_fight(tmp_path: Path) -> None:
+SYSTEM_WIDE_RULE = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+    "data": {"resource.customizations.ignoreDifferences.apps_Deployment":
+             "jsonPointers:\n- /spec/replicas\n"},
+}
+
+
+@pytest.mark.parametrize("where", ["application", "argocd-cm"])
+async def test_ignore_differences_respected_stops_the_fight(tmp_path: Path, where: str) -> None:
     app = application("shop", "", automated={"prune": True, "selfHeal": True},
                       syncOptions=["RespectIgnoreDifferences=true"])
-    app["spec"]["ignoreDifferences"] = [
-        {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
-    async with _running(tmp_path, app) as runtime:
+    settings_maps = [SYSTEM_WIDE_RULE] if where == "argocd-cm" else []
+    if where == "application":
+        app["spec"]["ignoreDifferences"] = [
+            {"group": "apps", "kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]
+    async with _running(tmp_path, app, *settings_maps) as runtime:
         await eventually(lambda: _first_sync_done(runtime), timeout=60,
                          what="the waves synced to the HPA (it became Healthy)")
         await eventually(lambda: _deployment(runtime)["spec"]["replicas"] == 3, timeout=30,

@@ -53,16 +53,14 @@ data:
 def test_validate_warns_at_each_unread_key_with_its_line() -> None:
     report = validate_text(ARGOCD_CM, "argocd-cm.yaml")
     found = [(d.line, d.field, d.severity) for d in report.diagnostics]
-    assert found == [
-        (12, 'data["resource.customizations.ignoreDifferences.apps_Deployment"]', Severity.WARNING),
+    assert found == [  # the system-wide ignore rule at line 12 is read (test_argocd_cm_diff.py)
         (15, 'data["resource.exclusions"]', Severity.WARNING),
         (20, 'data["kustomize.buildOptions"]', Severity.WARNING),
         (21, 'data["resource.customizations"]', Severity.WARNING),
     ]
     assert report.ok
     messages = [d.message for d in report.diagnostics]
-    assert "spec.ignoreDifferences" in messages[0]
-    assert messages[3].startswith("example.com/Gadget: actions: ")
+    assert messages[2].startswith("example.com/Gadget: actions: ")
 
 
 @pytest.mark.parametrize(
@@ -74,6 +72,8 @@ def test_validate_warns_at_each_unread_key_with_its_line() -> None:
         ("oidc.config", "issuer: x", False),
         ("timeout.reconciliation", "180s", True),
         ("resource.customizations.knownTypeFields.argoproj.io_Rollout", "- field: x", True),
+        ("resource.customizations.ignoreDifferences.all", "jsonPointers: [/a]", False),
+        ("resource.compareoptions", "ignoreAggregatedRoles: true", False),
     ],
 )
 def test_which_keys_are_unread(key: str, value: str, unread: bool) -> None:
@@ -96,7 +96,6 @@ def test_serve_start_names_the_unread_keys(
     printed = capsys.readouterr().out.splitlines()
     assert all(line.startswith("argocd-cm: ") for line in printed)
     assert [line.split(": ")[1] for line in printed] == [
-        "resource.customizations.ignoreDifferences.apps_Deployment",
         "resource.exclusions",
         "kustomize.buildOptions",
         "resource.customizations",

@@ -25,18 +25,16 @@ data: {{a: b}}
 
 @pytest.mark.parametrize(
     "annotation",
-    [
-        "argocd.argoproj.io/compare-options: IgnoreExtraneous",
-        "argocd.argoproj.io/compare-options: ServerSideDiff=true,IncludeMutationWebhook=true",
-    ],
+    ["argocd.argoproj.io/compare-options: ServerSideDiff=true,IncludeMutationWebhook=true"],
 )
 def test_unread_annotations_are_a_warning_at_their_line(annotation: str) -> None:
+    """(IgnoreExtraneous is read now: test_compare_options_annotation.py.)"""
     key = annotation.partition(":")[0]
     report = validate_text(OBJECT.format(annotation=annotation), "cm.yaml")
     (diagnostic,) = report.diagnostics
     assert (diagnostic.line, diagnostic.severity) == (6, Severity.WARNING)
     assert diagnostic.field == f'metadata.annotations["{key}"]'
-    assert diagnostic.message.startswith("Headway does not read this annotation yet")
+    assert diagnostic.message.startswith("ServerSideDiff=true: Headway does not run a server-side")
 
 
 def test_a_pre_delete_hook_is_refused_as_unsupported_not_as_a_typo() -> None:

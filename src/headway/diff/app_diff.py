@@ -9,6 +9,7 @@ from typing import Any
 from headway.diff.compare import ResourceDiff, diff_resource
 from headway.diff.ignore import CompiledRule, unmatched_rules
 from headway.diff.paths import ABSENT, delete_paths, get_path, set_path
+from headway.model.argocd_diff import CompareOptions
 from headway.model.obj import Obj
 
 __all__ = ["AppDiff", "ObjectKey", "apply_ignore_rules_to_desired", "diff_objects", "object_key"]
@@ -52,17 +53,20 @@ def diff_objects(
     *,
     rules: Sequence[CompiledRule] = (),
     namespace: str = "",
+    options: CompareOptions | None = None,
 ) -> AppDiff:
     """Every desired object against its live counterpart (missing ones are modified), and
-    live objects no longer desired (modified: they need pruning)."""
+    live objects no longer desired (modified: they need pruning). `options` are argocd-cm's
+    compare options (Argo CD's defaults when None)."""
+    compare = options or CompareOptions()
     live_by_key = {object_key(o, default_namespace=namespace): o for o in live}
     results: dict[ObjectKey, ResourceDiff] = {}
     for obj in desired:
         key = object_key(obj, default_namespace=namespace)
-        results[key] = diff_resource(obj, live_by_key.get(key), rules)
+        results[key] = diff_resource(obj, live_by_key.get(key), rules, compare)
     for key, obj in live_by_key.items():
         if key not in results:
-            results[key] = diff_resource(None, obj, rules)
+            results[key] = diff_resource(None, obj, rules, compare)
     unmatched = unmatched_rules(rules, [*desired, *live])
     return AppDiff(results, tuple(unmatched))
 

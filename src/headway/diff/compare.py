@@ -22,6 +22,7 @@ from headway.diff.ignore import CompiledRule
 from headway.diff.normalize import fold_string_data, strip_server_fields
 from headway.diff.paths import ABSENT, delete_paths
 from headway.diff.render import yaml_diff_lines
+from headway.model.argocd_diff import CompareOptions, StatusScope
 from headway.model.obj import Obj
 from headway.model.quantities import QuantityError, parse_quantity
 
@@ -89,15 +90,36 @@ class ResourceDiff:
         return yaml_diff_lines(self.normalized_live, self.normalized_desired)
 
 
+_DEFAULT_OPTIONS = CompareOptions()
+_CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
+_RBAC_ROLES = frozenset(
+    {("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole")}
+)
+
+
 def normalize_pair(
-    desired: Obj | None, live: Obj | None, rules: Sequence[CompiledRule] = ()
+    desired: Obj | None,
+    live: Obj | None,
+    rules: Sequence[CompiledRule] = (),
+    options: CompareOptions = _DEFAULT_OPTIONS,
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """Both sides normalized and with ignored paths removed (live not yet projected)."""
-    norm_desired = fold_string_data(strip_server_fields(desired)) if desired is not None else None
-    norm_live = (
-        fold_string_data(with_defaults(strip_server_fields(live))) if live is not None else None
-    )
+    """Both sides normalized and with ignored paths removed (live not yet projected);
+    `options` are argocd-cm's `resource.compareoptions`."""
     subject = desired if desired is not None else live
+    keep_status = subject is not None and _compares_status(subject, options.ignore_status)
+    norm_desired = (
+        fold_string_data(strip_server_fields(desired, keep_status=keep_status))
+        if desired is not None
+        else None
+    )
+    norm_live = (
+        fold_string_data(with_defaults(strip_server_fields(live, keep_status=keep_status)))
+        if live is not None
+        else None
+    )
+    if options.ignore_aggregated_roles:
+        norm_desired = _without_aggregated_rules(norm_desired)
+        norm_live = _without_aggregated_rules(norm_live)
     for rule in rules:
         if subject is None or not rule.matches(subject):
             continue
@@ -108,10 +130,37 @@ def normalize_pair(
     return norm_desired, norm_live
 
 
+def _compares_status(obj: Obj, scope: StatusScope) -> bool:
+    """Whether `status` stays in the comparison (`ignoreResourceStatusField`): never under
+    `all` (Argo CD 3's default), only for kinds other than CRDs under `crd`, always under
+    `none`."""
+    if scope is StatusScope.ALL:
+        return False
+    if scope is StatusScope.NONE:
+        return True
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return (group, obj.get("kind")) != _CRD
+
+
+def _without_aggregated_rules(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`ignoreAggregatedRoles`: a Role or ClusterRole with an `aggregationRule` map compares
+    with `rules: null`, since the aggregation controller writes its rules (Argo CD's
+    normalization, applied to each side on its own)."""
+    if obj is None or not isinstance(obj.get("aggregationRule"), Mapping):
+        return obj
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    if (group, obj.get("kind")) not in _RBAC_ROLES:
+        return obj
+    return {**obj, "rules": None}
+
+
 def diff_resource(
-    desired: Obj | None, live: Obj | None, rules: Sequence[CompiledRule] = ()
+    desired: Obj | None,
+    live: Obj | None,
+    rules: Sequence[CompiledRule] = (),
+    options: CompareOptions = _DEFAULT_OPTIONS,
 ) -> ResourceDiff:
-    norm_desired, norm_live = normalize_pair(desired, live, rules)
+    norm_desired, norm_live = normalize_pair(desired, live, rules, options)
     if norm_desired is None or norm_live is None:
         shown = norm_live if norm_desired is None else None
         return ResourceDiff(True, shown, norm_desired)

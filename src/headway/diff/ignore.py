@@ -5,13 +5,19 @@ matches only the core group "" (so `kind: Deployment` alone matches nothing - He
 reports such entries); `name` and `namespace`, when set, must be equal. Each entry's
 `jsonPointers` (RFC 6901), `jqPathExpressions` (compiled once) and `managedFieldsManagers`
 turn into concrete paths per object.
+
+System-wide rules from argocd-cm (`compile_system_rules`) are added to the Application's
+own, as Argo CD adds them: pointers and jq expressions match by the rule key's group and
+kind globs; managed-field managers only where the key is literally `<group>/<kind>` of the
+object or `*/*` (Argo CD looks them up by that string). They never count as "matches
+nothing": a system rule is written for every application, not this one.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jq
@@ -19,8 +25,15 @@ import jq
 from headway.diff import managed_fields
 from headway.diff.paths import ABSENT, Path, get_path, parse_pointer, resolve_pointer
 from headway.model.application import IgnoreDifferences
+from headway.model.argocd_diff import ALL_OVERRIDE, SystemIgnore
 
-__all__ = ["CompiledRule", "IgnoreRuleError", "compile_rules", "unmatched_rules"]
+__all__ = [
+    "CompiledRule",
+    "IgnoreRuleError",
+    "compile_rules",
+    "compile_system_rules",
+    "unmatched_rules",
+]
 
 
 class IgnoreRuleError(ValueError):
@@ -33,11 +46,19 @@ class CompiledRule:
     index: int
     pointers: tuple[tuple[str, ...], ...]
     jq_programs: tuple[Any, ...]
+    # "": the Application's spec.ignoreDifferences[index]; else the argocd-cm key.
+    origin: str = ""
+    # Matched by the literal `<group>/<kind>` (or `*/*`), not by glob: Argo CD's lookup of
+    # system-wide managed-field managers.
+    literal_group_kind: bool = False
 
     def matches(self, obj: Mapping[str, Any]) -> bool:
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         meta = obj.get("metadata") or {}
         entry = self.entry
+        if self.literal_group_kind:
+            wanted = f"{entry.group}/{entry.kind}"
+            return wanted in (ALL_OVERRIDE, f"{group}/{obj.get('kind', '')}")
         return (
             _glob(entry.group, group)
             and _glob(entry.kind, str(obj.get("kind", "")))
@@ -89,8 +110,25 @@ def compile_rules(entries: Sequence[IgnoreDifferences]) -> tuple[CompiledRule, .
     return tuple(_compile(i, entry) for i, entry in enumerate(entries))
 
 
-def _compile(index: int, entry: IgnoreDifferences) -> CompiledRule:
-    where = f"ignoreDifferences[{index}]"
+def compile_system_rules(ignores: Sequence[SystemIgnore]) -> tuple[CompiledRule, ...]:
+    """argocd-cm's system-wide rules: one rule for a key's pointers and jq expressions
+    (glob match) and one for its managers (literal match, and none when Argo CD's lookup
+    can never find them). A bad pointer or expression raises IgnoreRuleError naming the key."""
+    compiled: list[CompiledRule] = []
+    for index, ignore in enumerate(ignores):
+        entry = ignore.entry
+        paths = replace(entry, managed_fields_managers=())
+        if paths.json_pointers or paths.jq_path_expressions:
+            compiled.append(replace(_compile(index, paths, where=ignore.key), origin=ignore.key))
+        if entry.managed_fields_managers and ignore.managers_by_literal_key:
+            managers = replace(entry, json_pointers=(), jq_path_expressions=())
+            rule = CompiledRule(managers, index, (), (), ignore.key, literal_group_kind=True)
+            compiled.append(rule)
+    return tuple(compiled)
+
+
+def _compile(index: int, entry: IgnoreDifferences, *, where: str = "") -> CompiledRule:
+    where = where or f"ignoreDifferences[{index}]"
     try:
         pointers = tuple(parse_pointer(p) for p in entry.json_pointers)
     except ValueError as err:
@@ -107,8 +145,9 @@ def _compile(index: int, entry: IgnoreDifferences) -> CompiledRule:
 def unmatched_rules(
     rules: Iterable[CompiledRule], objects: Iterable[Mapping[str, Any]]
 ) -> list[CompiledRule]:
-    """Entries that match none of the app's resources - usually a missing `group`."""
-    pending = list(rules)
+    """The Application's own entries that match none of its resources - usually a missing
+    `group` (system-wide rules are not the app's to fix)."""
+    pending = [rule for rule in rules if not rule.origin]
     for obj in objects:
         pending = [rule for rule in pending if not rule.matches(obj)]
         if not pending:

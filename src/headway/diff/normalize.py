@@ -23,17 +23,18 @@ IGNORED_ANNOTATIONS = (
 )
 
 
-def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """`obj` without `status`, server-set metadata and bookkeeping annotations.
+def strip_server_fields(obj: Mapping[str, Any], *, keep_status: bool = False) -> dict[str, Any]:
+    """`obj` without `status` (unless `keep_status`: argocd-cm's `ignoreResourceStatusField`
+    asks to compare it), server-set metadata and bookkeeping annotations.
 
     Only the maps it changes are copied (the top level, `metadata`, `annotations`), and
     nothing when there is nothing to strip (`obj` itself comes back); every other value is
     shared with `obj`, so callers must treat the result as read-only. A deep copy here was
     the largest single cost of a fleet refresh (bench/bench_refresh.py).
     """
-    if isinstance(obj, dict) and not _has_server_fields(obj):
+    if isinstance(obj, dict) and not _has_server_fields(obj, keep_status=keep_status):
         return obj  # a desired object, mostly: nothing to strip, nothing to copy
-    out = {k: v for k, v in obj.items() if k != "status"}
+    out = {k: v for k, v in obj.items() if keep_status or k != "status"}
     meta = out.get("metadata")
     if isinstance(meta, dict):
         meta = out["metadata"] = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
@@ -47,8 +48,8 @@ def strip_server_fields(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _has_server_fields(obj: Mapping[str, Any]) -> bool:
-    if "status" in obj:
+def _has_server_fields(obj: Mapping[str, Any], *, keep_status: bool) -> bool:
+    if "status" in obj and not keep_status:
         return True
     meta = obj.get("metadata")
     if not isinstance(meta, dict):

@@ -15,6 +15,7 @@ from headway.model import schema as s
 from headway.model import syncoptions
 
 __all__ = [
+    "COMPARE_OPTIONS_ANNOTATION",
     "DELETE_POLICIES",
     "HOOK_ANNOTATION",
     "HOOK_DELETE_POLICY_ANNOTATION",
@@ -22,7 +23,9 @@ __all__ = [
     "SKIP_RECONCILE_ANNOTATION",
     "SYNC_OPTIONS_ANNOTATION",
     "SYNC_WAVE_ANNOTATION",
+    "annotation_options",
     "check_argocd_annotations",
+    "ignores_extraneous",
     "skips_reconcile",
 ]
 
@@ -31,13 +34,24 @@ SYNC_OPTIONS_ANNOTATION = "argocd.argoproj.io/sync-options"
 HOOK_ANNOTATION = "argocd.argoproj.io/hook"
 HOOK_DELETE_POLICY_ANNOTATION = "argocd.argoproj.io/hook-delete-policy"
 SKIP_RECONCILE_ANNOTATION = "argocd.argoproj.io/skip-reconcile"
+COMPARE_OPTIONS_ANNOTATION = "argocd.argoproj.io/compare-options"
 # Go's strconv.ParseBool "true" spellings, which Argo CD reads the annotation with.
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-# Annotations Argo CD acts on and Headway does not read yet: each is named where it is set.
-_UNREAD_ANNOTATIONS = {
-    "argocd.argoproj.io/compare-options": "Headway does not read this annotation yet, so it "
-    "has no effect: IgnoreExtraneous, ServerSideDiff and IncludeMutationWebhook are not "
-    "applied, and the resource is compared as it would be without them",
+# `compare-options` items Argo CD reads (each exactly), and what Headway says of each: None
+# when Headway does what Argo CD does, else a warning.
+_NO_SERVER_SIDE_DIFF = (
+    "Headway does not run a server-side diff (a dry-run apply through the API server's "
+    "admission chain), so this has no effect: the manifest's fields are compared with the live "
+    "object with Kubernetes' defaults filled in, a field a mutating webhook changed shows as a "
+    "difference (as with IncludeMutationWebhook=true), and an admission error appears at "
+    "sync, not in the diff (docs/diff.md)"
+)
+_COMPARE_OPTIONS: dict[str, str | None] = {
+    "IgnoreExtraneous": None,
+    "ServerSideDiff=true": _NO_SERVER_SIDE_DIFF,
+    "ServerSideDiff=false": None,  # Headway's diff is never server-side
+    "IncludeMutationWebhook=true": None,  # Headway's diff shows webhook changes anyway
+    "IncludeMutationWebhook=false": None,
 }
 # Hook types of newer Argo CD releases that Headway does not run: refused rather than skipped.
 _UNSUPPORTED_HOOK_TYPES = ("PreDelete",)
@@ -56,6 +70,21 @@ def skips_reconcile(meta: Mapping[str, Any]) -> bool:
     return str(annotations.get(SKIP_RECONCILE_ANNOTATION, "")) in _GO_TRUE
 
 
+def annotation_options(meta: Mapping[str, Any], key: str) -> frozenset[str]:
+    """The comma-separated items of annotation `key`, trimmed, as Argo CD splits them."""
+    annotations = meta.get("annotations")
+    raw = annotations.get(key) if isinstance(annotations, Mapping) else None
+    if not isinstance(raw, str):
+        return frozenset()
+    return frozenset(item.strip() for item in raw.split(",") if item.strip())
+
+
+def ignores_extraneous(meta: Mapping[str, Any]) -> bool:
+    """Whether a resource's `compare-options` holds `IgnoreExtraneous` (exactly: Argo CD
+    looks for that item, so `IgnoreExtraneous=true` is not it)."""
+    return "IgnoreExtraneous" in annotation_options(meta, COMPARE_OPTIONS_ANNOTATION)
+
+
 def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Reporter) -> None:
     """A metadata check: the Argo CD annotations present must mean what they say."""
     annotations = meta.get("annotations")
@@ -69,9 +98,18 @@ def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Re
     _check_list(annotations, SYNC_OPTIONS_ANNOTATION, where, report)
     _check_list(annotations, HOOK_ANNOTATION, where, report)
     _check_list(annotations, HOOK_DELETE_POLICY_ANNOTATION, where, report)
-    for key, message in _UNREAD_ANNOTATIONS.items():
-        if key in annotations:
-            report.warning((*where, key), message)
+    for item in sorted(annotation_options(meta, COMPARE_OPTIONS_ANNOTATION)):
+        _check_compare_option(item, (*where, COMPARE_OPTIONS_ANNOTATION), report)
+
+
+def _check_compare_option(item: str, where: s.Path, report: s.Reporter) -> None:
+    if item not in _COMPARE_OPTIONS:
+        known = ", ".join(_COMPARE_OPTIONS)
+        report.error(where, f'"{item}" is not one of: {known}; Argo CD would silently ignore it')
+        return
+    warning = _COMPARE_OPTIONS[item]
+    if warning is not None:
+        report.warning(where, f"{item}: {warning}")
 
 
 def _check_list(

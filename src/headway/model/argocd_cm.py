@@ -1,9 +1,11 @@
 """Which keys of Argo CD's `argocd-cm` ConfigMap Headway reads, and what it says about the rest.
 
-Headway's controller reads only the health customizations of `argocd-cm`
-(`health/overrides.py`). Argo CD reads many more keys there, and a newcomer pastes them from
-Argo CD's operator manual expecting them to act: system-wide ignoreDifferences, resource
-exclusions, Kustomize build options, tracking by label. Such a key is not silently dropped:
+Headway's controller reads the health customizations of `argocd-cm` (`health/overrides.py`)
+and its diff customizations: system-wide ignoreDifferences and `resource.compareoptions`
+(`model/argocd_diff.py`, whose problems `headway validate` reports at their key's line).
+Argo CD reads many more keys there, and a newcomer pastes them from Argo CD's operator
+manual expecting them to act: resource exclusions, Kustomize build options, tracking by
+label. Such a key is not silently dropped:
 `headway validate` warns at its line with what Headway does instead, and `headway serve`
 prints the same at start. Keys that only configure Argo CD's UI, SSO, accounts or API server
 have no meaning for a controller without those and are passed over quietly
@@ -19,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from headway.model import yamlload
+from headway.model import argocd_diff, yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
 
@@ -32,9 +34,13 @@ __all__ = [
 
 ARGOCD_CM_NAME = "argocd-cm"
 
-_HEALTH_PREFIXES = ("resource.customizations.health.", "resource.customizations.useOpenLibs.")
+# Read by the health overrides (health/overrides.py) and the diff (model/argocd_diff.py).
+_READ_PREFIXES = (
+    "resource.customizations.health.", "resource.customizations.useOpenLibs.",
+    argocd_diff.IGNORE_PREFIX, argocd_diff.COMPARE_OPTIONS_KEY,
+)  # fmt: skip
 _BLOCK_KEY = "resource.customizations"
-_BLOCK_FIELDS_READ = frozenset({"health.lua", "health.lua.useOpenLibs"})
+_BLOCK_FIELDS_READ = frozenset({"health.lua", "health.lua.useOpenLibs", "ignoreDifferences"})
 
 # Keys for Argo CD's UI, login, accounts, API server and links: nothing in a controller
 # without those acts on them, so they are passed over without a word.
@@ -52,13 +58,10 @@ _IGNORED = "Headway does not read it, so it is ignored"
 # (key prefix, what Headway does instead); the first matching prefix gives the reason.
 _REASONS: tuple[tuple[str, str], ...] = (
     (
-        "resource.customizations.ignoreDifferences.",
-        f"{_IGNORED}: system-wide ignore rules are "
-        "not applied; put the rule in each Application's spec.ignoreDifferences",
-    ),
-    (
         "resource.customizations.knownTypeFields.",
-        f"{_IGNORED}: diffs compare such fields as they are written",
+        f"{_IGNORED}: quantities under requests, limits and the other resource maps already "
+        "compare by value in every kind (`cpu: 0.1` equals `100m`), which is what the "
+        "documented Rollout PodSpec case needs; other Kubernetes types compare as written",
     ),
     ("resource.customizations.actions.", f"{_IGNORED}: resource actions are not supported"),
     (
@@ -66,7 +69,6 @@ _REASONS: tuple[tuple[str, str], ...] = (
         f"{_IGNORED}: it only saves Argo CD refreshes, and Headway's diff is the same without it",
     ),
     ("resource.ignoreResourceUpdatesEnabled", f"{_IGNORED}: it only saves Argo CD refreshes"),
-    ("resource.compareoptions", f"{_IGNORED}: diffs are computed with Headway's own options"),
     (
         "resource.exclusions",
         f"{_IGNORED}: every kind in the rendered manifests is managed, "
@@ -146,14 +148,34 @@ def argocd_cm_diagnostics(document: Document) -> list[Diagnostic]:
     data = obj.get("data") if isinstance(obj, dict) else None
     if not isinstance(data, Mapping):
         return []
-    return [
+    found = [
         document.diagnostic(("data", *unread.path), unread.reason, Severity.WARNING)
         for unread in unread_keys(data)
     ]
+    for problem in argocd_diff.diff_customizations(data).problems:
+        severity = Severity.ERROR if problem.error else Severity.WARNING
+        found.append(document.diagnostic(("data", problem.key), problem.message, severity))
+    return found
 
 
 def _is_read_or_quiet(key: str) -> bool:
-    return key.startswith(_HEALTH_PREFIXES) or key in _QUIET_KEYS or key.startswith(_QUIET_PREFIXES)
+    return (
+        key.startswith(_READ_PREFIXES)
+        or key in _QUIET_KEYS
+        or key.startswith(_QUIET_PREFIXES)
+        or _is_unknown_customization(key)
+    )
+
+
+def _is_unknown_customization(key: str) -> bool:
+    """A `resource.customizations.<type>.<...>` key of a type Argo CD does not know: the
+    diff settings report it as an error (Argo CD refuses every setting then)."""
+    parts = key.split(".", 3)
+    return (
+        key.startswith(_BLOCK_KEY + ".")
+        and len(parts) == 4
+        and parts[2] not in argocd_diff.CUSTOMIZATION_TYPES
+    )
 
 
 def _reason(key: str) -> str:

@@ -5,18 +5,23 @@ Resources are tracked as Argo CD tracks them: the label `app.kubernetes.io/insta
 (for listing) and the annotation `argocd.argoproj.io/tracking-id:
 <app>:<group>/<kind>:<namespace>/<name>` (which app owns it), where `<app>` is the app's
 instance name (`instance_name`). Hooks are not compared; a live hook is listed with
-`hook: true`.
+`hook: true`. A live object no longer desired that carries
+`argocd.argoproj.io/compare-options: IgnoreExtraneous` is OutOfSync and requires pruning,
+but does not make the app OutOfSync (so it alone starts no automated sync); a sync that
+prunes still deletes it, as in Argo CD.
 """
 
 from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from headway.diff import AppDiff, CompiledRule, ResourceDiff, diff_resource, unmatched_rules
 from headway.health import HealthResult, HealthStatus, worst
+from headway.model.argocd_annotations import ignores_extraneous
+from headway.model.argocd_diff import CompareOptions
 from headway.model.obj import Obj
 from headway.sync import hooks
 from headway.sync.resources import ResourceKey, is_namespaced, key_of
@@ -115,6 +120,9 @@ class ResourceStatus:
     hook: bool = False
     requires_pruning: bool = False
     sync_wave: int = 0
+    # A live object needing pruning that carries `compare-options: IgnoreExtraneous`: it is
+    # OutOfSync itself, but leaves the app's sync status alone (Argo CD's rule).
+    extraneous_ignored: bool = False
 
     def to_status(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -151,8 +159,8 @@ class Comparison:
 
     @property
     def sync_status(self) -> str:
-        compared = [r for r in self.resources if not r.hook]
-        return "OutOfSync" if any(r.status == "OutOfSync" for r in compared) else "Synced"
+        counted = [r for r in self.resources if not r.hook and not r.extraneous_ignored]
+        return "OutOfSync" if any(r.status == "OutOfSync" for r in counted) else "Synced"
 
     @property
     def health(self) -> HealthResult:
@@ -180,6 +188,7 @@ def compare_app(
     assess: Assess,
     known_keys: Iterable[ResourceKey] = (),
     earlier: Comparison | None = None,
+    options: CompareOptions | None = None,
 ) -> Comparison:
     """`desired` as returned by `prepare_desired`; `live` the app's objects in the cluster
     (tracked ones plus any existing object with a desired key). `known_keys` are key objects
@@ -189,7 +198,9 @@ def compare_app(
     `earlier` is a comparison of the same app with the same `rules` and `assess`: a resource
     whose desired object is the same value, type for type, and whose live object is the same
     (the same object, or the same uid and resourceVersion) keeps its diff and status from it
-    instead of being compared again."""
+    instead of being compared again (`earlier` must have had the same `options`, argocd-cm's
+    compare options, too)."""
+    compare = options or CompareOptions()
     same_key = {key: key for key in known_keys}
     live_by_key: dict[ResourceKey, Obj] = {}
     for obj in live:
@@ -212,7 +223,7 @@ def compare_app(
             shared.append(f"{key.qualified} is part of applications {app} and {owner}")
         found = reuse.result(key, obj, current) if reuse is not None else None
         if found is None:
-            diff = diff_resource(obj, current, rules)
+            diff = diff_resource(obj, current, rules, compare)
             found = (diff, _status(key, obj, current, diff, assess=assess))
         diffs[key] = found[0]
         resources.append(found[1])
@@ -222,8 +233,11 @@ def compare_app(
         if hooks.is_hook(current):
             resources.append(_status(key, current, current, None, assess=assess, hook=True))
             continue
-        diffs[key] = diff_resource(None, current, rules)
-        resources.append(_status(key, current, current, diffs[key], assess=assess))
+        diffs[key] = diff_resource(None, current, rules, compare)
+        status = _status(key, current, current, diffs[key], assess=assess)
+        if ignores_extraneous(current.get("metadata") or {}):
+            status = replace(status, extraneous_ignored=True)
+        resources.append(status)
     unmatched = unmatched_rules(rules, [*desired, *live])
     warnings = AppDiff({}, tuple(unmatched)).warnings()
     return Comparison(

@@ -23,6 +23,7 @@ from headway.cluster.protocol import Cluster
 from headway.controllers.app import operations as ops
 from headway.controllers.app import report
 from headway.controllers.app.deletion import cascade_delete, cascade_finalizer, deletion_problem
+from headway.controllers.app.diff_settings import ComparisonRules, SystemDiffReader
 from headway.controllers.app.journal import record_operation_step
 from headway.controllers.app.live import (
     LiveReader,
@@ -44,10 +45,11 @@ from headway.controllers.app.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sharding import Shards
 from headway.decisions import DecisionJournal, NullJournal
-from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
+from headway.diff import IgnoreRuleError, compile_rules
 from headway.health import HealthRegistry, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.argocd_annotations import skips_reconcile
+from headway.model.argocd_diff import DiffCustomizations
 from headway.model.obj import Obj
 from headway.model.rollback_pending import diverged_from_git
 from headway.model.yamlload import Document
@@ -99,7 +101,10 @@ class ApplicationController:
         app_namespaces: Sequence[str] = (),
         journal: DecisionJournal | None = None,
         shards: Shards | None = None,
+        diff_settings: DiffCustomizations | None = None,
     ) -> None:
+        """`diff_settings`: argocd-cm's system-wide ignore rules and compare options, used as
+        given; None reads them from the store's argocd-cm (again every few seconds)."""
         self._store = store
         self._shards = shards  # None: every app is this controller's
         self._journal = journal or NullJournal()
@@ -114,6 +119,9 @@ class ApplicationController:
         self._live: dict[int, LiveReader] = {}
         self._projects = ProjectReader()
         self.comparisons = ComparisonCache()
+        self._system = SystemDiffReader(
+            store, clock, namespace=control_namespace, fixed=diff_settings
+        )
         # (namespace, name) -> the resourceVersion of this controller's last status write.
         self._own_writes: dict[tuple[str, str], str] = {}
         # (namespace, name) -> its resources' kinds, for apps with nothing to wait for.
@@ -197,7 +205,7 @@ class ApplicationController:
         if desired_state.errors:
             return None, list(desired_state.errors)
         try:
-            rules = compile_rules(app.spec.ignore_differences)
+            rules = self._rules(app)
         except IgnoreRuleError as err:
             return None, [str(err)]
         try:
@@ -205,12 +213,19 @@ class ApplicationController:
         except LiveStateUnknown as err:
             return None, [str(err)]
 
+    def _rules(self, app: Application) -> ComparisonRules:
+        """The app's ignoreDifferences followed by argocd-cm's system-wide rules, as Argo CD
+        merges them; IgnoreRuleError when either cannot be used (a malformed argocd-cm key
+        stops every app's comparison, as it does Argo CD's)."""
+        own = compile_rules(app.spec.ignore_differences)
+        return ComparisonRules.of(own, repr(app.spec.ignore_differences), self._system.current())
+
     def _compare(
         self,
         app: Application,
         cluster: Cluster,
         desired_state: DesiredState,
-        rules: Sequence[CompiledRule],
+        rules: ComparisonRules,
     ) -> Comparison:
         reader = self._reader(cluster)
         instance = self._instance(app)
@@ -218,8 +233,9 @@ class ApplicationController:
             app=instance,
             namespace=app.spec.destination.namespace or "",
             desired_state=desired_state,
-            rules=rules,
-            rules_identity=repr(app.spec.ignore_differences),
+            rules=rules.rules,
+            rules_identity=rules.identity,
+            options=rules.options,
             read_live=lambda desired: reader.managed(instance, desired),
             assess=self._health.assess,
             clock_kinds=self._health.reads_clock,
@@ -417,9 +433,10 @@ class ApplicationController:
                 self._end_in_error(status, raw, app, f"ComparisonError: {message}")
             return self._write(raw, status, self._poll, app)
         try:
-            rules = compile_rules(app.spec.ignore_differences)
+            rules = self._rules(app)
         except IgnoreRuleError as err:
             status["conditions"] = [self._condition("ComparisonError", str(err))]
+            status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
             return self._write(raw, status, self._poll, app)
         try:
             comparison = self._compare(app, cluster, desired_state, rules)
@@ -433,7 +450,7 @@ class ApplicationController:
         )
         status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:
-            wait = self._step_unless_window_closed(setup, raw, status, comparison, rules)
+            wait = self._step_unless_window_closed(setup, raw, status, comparison, rules.rules)
         else:
             wait = self._auto_sync(setup, status, comparison, desired_state.revisions)
         return self._write(raw, status, wait, app)

@@ -27,6 +27,7 @@ from headway.controllers.app.names import REFRESH_ANNOTATION
 from headway.controllers.app.sources import DesiredState, SourceReader
 from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
 from headway.diff import CompiledRule
+from headway.model.argocd_diff import CompareOptions
 from headway.model.obj import Obj
 from headway.sync.comparison import Assess, Comparison, compare_app, prepare_desired
 from headway.sync.resources import ResourceKey
@@ -120,6 +121,7 @@ class ComparisonCache:
         assess: Assess,
         clock_kinds: Callable[[Obj], bool],
         cluster_scoped: frozenset[tuple[str, str]] = frozenset(),
+        options: CompareOptions | None = None,
     ) -> Refresh:
         """`clock_kinds` says which live objects' health may change with time alone
         (`HealthRegistry.reads_clock`; required, so that no caller caches such health by
@@ -142,6 +144,7 @@ class ComparisonCache:
             assess=assess,
             known_keys=live.keys(),
             earlier=self._earlier(app, rules_identity, assess),
+            options=options,
         )
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()

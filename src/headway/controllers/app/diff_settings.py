@@ -1,0 +1,130 @@
+"""argocd-cm's diff customizations as the Application controller uses them.
+
+`read_diff_customizations` reads the `argocd-cm` ConfigMap from the control-plane store;
+`SystemDiff` compiles its rules once and says, when a key is malformed, the error every
+comparison reports instead (Argo CD compares nothing then either). `SystemDiffReader` keeps
+one and reads the ConfigMap again at most every `REREAD_SECONDS`, so an edit applies to
+the following comparisons without a restart, as Argo CD's settings watch does. The parsing
+is `model.argocd_diff`'s, shared with `headway validate` and `headway check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from headway.clock import Clock
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
+from headway.controllers.app.names import DEFAULT_APPS_NAMESPACE
+from headway.diff import CompiledRule, IgnoreRuleError, compile_system_rules
+from headway.model.argocd_cm import ARGOCD_CM_NAME
+from headway.model.argocd_diff import CompareOptions, DiffCustomizations, diff_customizations
+
+__all__ = [
+    "REREAD_SECONDS",
+    "ComparisonRules",
+    "SystemDiff",
+    "SystemDiffReader",
+    "read_diff_customizations",
+]
+
+_DEFAULT_OPTIONS = CompareOptions()
+# How long the controller uses what it read of argocd-cm before reading it again.
+REREAD_SECONDS = 10.0
+
+
+def read_diff_customizations(
+    store: Cluster, namespace: str = DEFAULT_APPS_NAMESPACE
+) -> DiffCustomizations:
+    """The diff customizations of the store's argocd-cm; Argo CD's defaults when there is
+    none (or it cannot be read: the controller's other reads report the store itself)."""
+    return _read(store, namespace)[0]
+
+
+def _read(store: Cluster, namespace: str) -> tuple[DiffCustomizations, str]:
+    """The customizations and the ConfigMap's resourceVersion ("" when there is none)."""
+    try:
+        configmap = store.get("v1", "ConfigMap", ARGOCD_CM_NAME, namespace)
+    except ClusterError:
+        return DiffCustomizations(), ""
+    data = configmap.get("data")
+    version = str((configmap.get("metadata") or {}).get("resourceVersion") or "")
+    settings = diff_customizations(data) if isinstance(data, dict) else DiffCustomizations()
+    return settings, version
+
+
+@dataclass(frozen=True)
+class SystemDiff:
+    """The compiled system-wide rules and compare options, or the error that stops every
+    comparison; `identity` tells two readings apart (comparisons are cached under it)."""
+
+    rules: tuple[CompiledRule, ...] = ()
+    options: CompareOptions = _DEFAULT_OPTIONS
+    error: str = ""
+    identity: str = ""
+
+    @classmethod
+    def of(cls, settings: DiffCustomizations, *, identity: str = "") -> SystemDiff:
+        problems = [f"{ARGOCD_CM_NAME}: {p.key}: {p.message}" for p in settings.errors]
+        try:
+            rules = compile_system_rules(settings.ignores)
+        except IgnoreRuleError as err:
+            problems.append(f"{ARGOCD_CM_NAME}: {err}")
+            rules = ()
+        if problems:
+            return cls(error="; ".join(problems), identity=identity)
+        return cls(rules, settings.compare, identity=identity)
+
+
+@dataclass(frozen=True)
+class ComparisonRules:
+    """What one app's comparison runs under: its rules (its own, then the system-wide
+    ones), the compare options, and an identity for the comparison cache."""
+
+    rules: tuple[CompiledRule, ...]
+    options: CompareOptions
+    identity: str
+
+    @classmethod
+    def of(
+        cls, app_rules: tuple[CompiledRule, ...], app_identity: str, system: SystemDiff
+    ) -> ComparisonRules:
+        """IgnoreRuleError when argocd-cm has a malformed key (Argo CD then compares nothing)."""
+        if system.error:
+            raise IgnoreRuleError(system.error)
+        identity = f"{app_identity} {system.identity}"
+        return cls((*app_rules, *system.rules), system.options, identity)
+
+
+class SystemDiffReader:
+    """The `SystemDiff` of the store's argocd-cm, read again when `REREAD_SECONDS` have
+    passed on `clock` and compiled again only when its resourceVersion changed. `fixed`
+    settings (tests, embedders) are used as given and never read."""
+
+    def __init__(
+        self,
+        store: Cluster,
+        clock: Clock,
+        *,
+        namespace: str = DEFAULT_APPS_NAMESPACE,
+        fixed: DiffCustomizations | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._namespace = namespace
+        self._current = SystemDiff.of(fixed, identity="given") if fixed is not None else None
+        self._fixed = fixed is not None
+        self._read_until: datetime | None = None
+
+    def current(self) -> SystemDiff:
+        if self._fixed and self._current is not None:
+            return self._current
+        now = self._clock.now()
+        if self._current is not None and self._read_until is not None and now < self._read_until:
+            return self._current
+        settings, version = _read(self._store, self._namespace)
+        if self._current is None or self._current.identity != version:
+            self._current = SystemDiff.of(settings, identity=version)
+        self._read_until = now + timedelta(seconds=REREAD_SECONDS)
+        return self._current
