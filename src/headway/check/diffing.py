@@ -6,9 +6,11 @@ seed 003 on selfHeal fighting the canary for `spec.replicas`.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from headway.check import argocd_cm_rules
 from headway.check.application import sync_policy
 from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
@@ -23,10 +25,12 @@ __all__ = [
     "IMMUTABLE_IGNORE_NOT_RESPECTED",
     "RESPECT_IGNORE_MISUSED",
     "ROUTER_WEIGHTS_NOT_IGNORED",
+    "SYSTEM_IGNORE_HIDES_ROLLOUT",
     "check_hpa_replicas",
     "check_ignore_entries",
     "check_respect_ignore",
     "check_router_weights",
+    "check_system_ignores",
 ]
 
 IGNORE_MATCHES_NOTHING = Rule(
@@ -86,6 +90,18 @@ IMMUTABLE_IGNORE_NOT_RESPECTED = Rule(
     hint="Add `RespectIgnoreDifferences=true` to this Application's syncOptions.",
 )
 
+SYSTEM_IGNORE_HIDES_ROLLOUT = Rule(
+    id="HW322",
+    slug="system-ignore-hides-rollout",
+    severity=Severity.WARNING,
+    title="A system-wide ignore rule hides a workload's pod template or image",
+    rationale="A system-wide rule in argocd-cm applies to every Application. Ignoring a "
+    "Deployment's or Rollout's pod template or image hides a new image in Git: the app reads "
+    "Synced, automated sync never deploys it, and a hand-set image is never reported. "
+    "Headway applies the rule as Argo CD does, so it is flagged before it ships.",
+    hint="Narrow the rule to the fields a controller owns (`/spec/replicas`, an injected "
+    "annotation), or move it to the one Application that needs it.",
+)
 _BROAD = {"", "/", "/spec", "/metadata", "/data", "/status"}
 _IMMUTABLE = {
     "PersistentVolumeClaim": ("/spec/volumeName", "/spec/storageClassName", "/spec/volumeMode"),
@@ -197,12 +213,21 @@ def _nothing_matched(app: Document, entry: dict[str, Any], unit: AppUnit) -> str
     return base
 
 
+def _system_covers(ctx: CheckContext, doc: Document, pointer: str) -> bool:
+    """Whether a system-wide rule of the repository's argocd-cm ignores `pointer` in `doc`."""
+    return any(
+        s.matches(doc) and covers(s.entry, pointer) for s in argocd_cm_rules.system_entries(ctx)
+    )
+
+
 def check_router_weights(ctx: CheckContext) -> Iterable[Finding]:
     for unit, app in ctx.application_documents():
         entries = [e for _, e in _entries(app)]
         for rollout in unit.of_kind("Rollout"):
             for route, pointer in _managed_routes(rollout, unit):
                 if any(_matches(e, route) and covers(e, pointer) for e in entries):
+                    continue
+                if _system_covers(ctx, route, pointer):
                     continue
                 hashed = pointer.endswith(_HASH_LABEL_POINTER)
                 what = "the pod-template hash label" if hashed else "the weights"
@@ -328,6 +353,8 @@ def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:
                 continue
             if any(_matches(e, rollout) and covers(e, "/spec/replicas") for e in entries):
                 continue
+            if _system_covers(ctx, rollout, "/spec/replicas"):
+                continue
             yield finding_at(
                 HPA_REPLICAS_SELF_HEAL,
                 rollout,
@@ -397,3 +424,42 @@ def _generator_templates(ctx: CheckContext) -> Iterator[Finding]:
                 "every Application it generates: apply behaviour changes fleet-wide (one team "
                 "saw Rollouts stop taking new images) instead of where an ignore rule needs it",
             )
+
+
+# The pod templates Headway's gates and the Rollout controller act on, and the image fields
+# in them: a system rule covering one of these paths (or a parent) hides a release.
+_WORKLOADS = (("apps", "Deployment"), ("argoproj.io", "Rollout"), ("apps", "StatefulSet"),
+              ("apps", "DaemonSet"))  # fmt: skip
+_RELEASE_FIELDS = (
+    "/spec/template/spec/containers/image",
+    "/spec/template/spec/initContainers/image",
+)
+
+
+def check_system_ignores(ctx: CheckContext) -> Iterable[Finding]:
+    for system in argocd_cm_rules.system_entries(ctx):
+        kinds = [kind for group, kind in _WORKLOADS if _glob_matches(system, group, kind)]
+        hidden = sorted({p for p in _paths(system.entry) if _hides_release(p)})
+        if not kinds or not hidden:
+            continue
+        yield finding_at(
+            SYSTEM_IGNORE_HIDES_ROLLOUT,
+            system.doc,
+            path=("data", system.rule.key),
+            message=f"argocd-cm {system.rule.key} ignores {hidden[0]} of every "
+            f"{'/'.join(kinds)}: a new image in Git leaves the app Synced, so automated sync "
+            "never deploys it and a hand-set image is never reported",
+        )
+
+
+def _glob_matches(system: argocd_cm_rules.SystemEntry, group: str, kind: str) -> bool:
+    return fnmatch.fnmatchcase(group, system.rule.entry.group or "") and fnmatch.fnmatchcase(
+        kind, system.rule.entry.kind
+    )
+
+
+def _hides_release(pointer: str) -> bool:
+    """`pointer` (normalized) is a release field or one of its parents."""
+    return any(
+        field == pointer or field.startswith(pointer.rstrip("/") + "/") for field in _RELEASE_FIELDS
+    )

@@ -178,6 +178,7 @@ CHECKS: tuple[RegisteredCheck, ...] = (
         (diffing.IGNORE_MATCHES_NOTHING, diffing.IGNORE_TOO_BROAD), diffing.check_ignore_entries
     ),
     RegisteredCheck((diffing.ROUTER_WEIGHTS_NOT_IGNORED,), diffing.check_router_weights),
+    RegisteredCheck((diffing.SYSTEM_IGNORE_HIDES_ROLLOUT,), diffing.check_system_ignores),
     RegisteredCheck((forge_hosts.FORGE_HOST_NOT_ALLOWED,), forge_hosts.check_forge_hosts),
     RegisteredCheck(
         (repeated_apps.REPEATED_APPLICATION,), repeated_apps.check_repeated_applications

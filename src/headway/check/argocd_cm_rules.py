@@ -1,0 +1,73 @@
+"""The system-wide ignore rules of the repository's `argocd-cm` ConfigMaps, for the check rules.
+
+Read by `model.argocd_diff.diff_customizations`, the reader the controller uses, and turned
+into entries shaped like an Application's `ignoreDifferences` items, so that the rules asking
+"does some ignore rule cover this field?" count them too. A system rule's group and kind are
+globs (`*/*` for `all`); it has no name or namespace.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+from headway.check.context import CheckContext
+from headway.check.manifest import as_dict, group_of, name_of
+from headway.model.argocd_cm import ARGOCD_CM_NAME
+from headway.model.argocd_diff import SystemIgnore, diff_customizations
+from headway.model.yamlload import Document
+
+__all__ = ["SystemEntry", "system_entries"]
+
+
+@dataclass(frozen=True)
+class SystemEntry:
+    """One system-wide rule: the ConfigMap it is in, its data key, and the rule as an
+    `ignoreDifferences` item (`jsonPointers`, `jqPathExpressions`, `managedFieldsManagers`)."""
+
+    doc: Document
+    rule: SystemIgnore
+    entry: dict[str, Any]
+
+    def matches(self, target: Document) -> bool:
+        """Whether the rule applies to `target` (group and kind globs, as Argo CD's)."""
+        group = group_of(as_dict(target.obj).get("apiVersion"))
+        wanted = self.rule.entry
+        group_ok = fnmatch.fnmatchcase(group, wanted.group) if wanted.group else group == ""
+        return group_ok and fnmatch.fnmatchcase(target.kind, wanted.kind)
+
+
+def system_entries(ctx: CheckContext) -> Sequence[SystemEntry]:
+    """The rules of every `argocd-cm` ConfigMap in the repository (found once per run)."""
+    key = ("argocd_cm_system_entries",)
+    if key not in ctx.derived:
+        ctx.derived[key] = tuple(_entries(ctx))
+    return cast(Sequence[SystemEntry], ctx.derived[key])
+
+
+def _managers_found(rule: SystemIgnore) -> bool:
+    """Whether Argo CD's lookup by the literal `<group>/<kind>` (or `*/*`) finds the rule's
+    managers for some kind: not for a glob key, nor one without a group."""
+    literal = not any(c in rule.override for c in "*?[")
+    return rule.override == "*/*" or (literal and rule.managers_by_literal_key)
+
+
+def _entries(ctx: CheckContext) -> list[SystemEntry]:
+    found = []
+    for doc in ctx.objects_of_kind("ConfigMap"):
+        data = as_dict(as_dict(doc.obj).get("data"))
+        if name_of(doc.obj) != ARGOCD_CM_NAME or not data:
+            continue
+        for rule in diff_customizations(data).ignores:
+            entry = {
+                "jsonPointers": list(rule.entry.json_pointers),
+                "jqPathExpressions": list(rule.entry.jq_path_expressions),
+                # managers apply only where Argo CD's literal lookup finds them
+                "managedFieldsManagers": list(rule.entry.managed_fields_managers)
+                if _managers_found(rule)
+                else [],
+            }
+            found.append(SystemEntry(doc, rule, entry))
+    return found
