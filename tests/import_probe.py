@@ -34,6 +34,10 @@ _REPORT = """
 import json as _json, sys as _sys
 _report = dict(globals().get("report") or {})
 _report["modules"] = sorted(_sys.modules)
+_views = _sys.modules.get("headway.model.views")
+_report["pending_views"] = sorted(
+    f"{c.__module__}.{c.__qualname__}" for c in _views.declared_views() if _views.is_pending(c)
+) if _views is not None else []
 print(_json.dumps(_report), file=_sys.stderr)
 """
 
@@ -41,12 +45,14 @@ print(_json.dumps(_report), file=_sys.stderr)
 @dataclass(frozen=True)
 class Probe:
     """One fresh interpreter's run: its exit status as the command gave it, the modules
-    loaded when it ended, what it printed (stdout then stderr), and the snippet's report."""
+    loaded when it ended, what it printed (stdout then stderr), the snippet's report, and
+    the typed views (`model.views.view`, by qualified name) nothing used."""
 
     code: int
     modules: frozenset[str]
     output: str
     report: Mapping[str, Any]
+    pending_views: frozenset[str] = frozenset()
 
     def loaded(self, names: Iterable[str]) -> list[str]:
         """The modules among `names` that were imported; a name ending in "." stands for
@@ -80,8 +86,9 @@ def run_python(
         raise AssertionError(f"the probe failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     report: dict[str, Any] = json.loads(lines[-1])
     modules = frozenset(report.pop("modules"))
+    pending_views = frozenset(report.pop("pending_views"))
     output = done.stdout + "\n".join(lines[:-1])
-    return Probe(report.get("code", 0), modules, output, report)
+    return Probe(report.get("code", 0), modules, output, report, pending_views)
 
 
 def run_headway(*argv: str, env: Mapping[str, str] | None = None) -> Probe:

@@ -12,7 +12,6 @@ Provider blocks other than prometheus, web and job are validated and kept as map
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import k8s
@@ -26,6 +25,7 @@ from headway.model.rollout_steps import (
     AnalysisTemplateRef,
     FieldRef,
 )
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -40,26 +40,26 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@view
 class SecretKeyRef:
     name: str
     key: str
 
 
-@dataclass(frozen=True)
+@view
 class ValueFrom:
     secret_key_ref: SecretKeyRef | None
     field_ref: FieldRef | None
 
 
-@dataclass(frozen=True)
+@view
 class Argument:
     name: str
     value: str | None
     value_from: ValueFrom | None
 
 
-@dataclass(frozen=True)
+@view
 class Metric:
     name: str
     interval: str | None
@@ -76,7 +76,7 @@ class Metric:
     on_non_finite: str | None = None  # Headway: Error (default) | Failed | Inconclusive | Evaluate
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisTemplateSpec:
     metrics: tuple[Metric, ...]
     args: tuple[Argument, ...]
@@ -85,7 +85,7 @@ class AnalysisTemplateSpec:
     templates: tuple[AnalysisTemplateRef, ...]
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisRunSpec:
     metrics: tuple[Metric, ...]
     args: tuple[Argument, ...]
@@ -95,7 +95,7 @@ class AnalysisRunSpec:
     ttl_strategy: Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisTemplate:
     """An AnalysisTemplate or, with `kind`, a ClusterAnalysisTemplate."""
 
@@ -109,7 +109,7 @@ class AnalysisTemplate:
         return self.metadata.name or ""
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisRun:
     api_version: str
     metadata: k8s.ObjectMeta

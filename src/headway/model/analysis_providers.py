@@ -7,10 +7,10 @@ validated field by field and kept as mappings. Exactly one provider per metric.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import schema as s
+from headway.model.views import view
 
 __all__ = ["PROVIDER", "PROVIDER_FIELDS", "MetricProvider", "PrometheusMetric", "WebMetric"]
 
@@ -30,13 +30,13 @@ PROVIDER_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
+@view
 class Header:
     key: str
     value: str
 
 
-@dataclass(frozen=True)
+@view
 class PrometheusMetric:
     address: str | None
     query: str | None
@@ -47,7 +47,7 @@ class PrometheusMetric:
     range_query: Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
+@view
 class WebMetric:
     url: str
     method: str
@@ -60,13 +60,13 @@ class WebMetric:
     authentication: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@view
 class JobMetric:
     metadata: Mapping[str, Any]
     spec: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@view
 class MetricProvider:
     prometheus: PrometheusMetric | None
     web: WebMetric | None

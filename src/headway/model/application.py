@@ -8,13 +8,13 @@ accept plain seconds, as Argo CD does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import k8s, syncoptions
 from headway.model import schema as s
 from headway.model.application_sources import SOURCE, ApplicationSource
 from headway.model.diagnostics import Diagnostic
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -26,14 +26,14 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@view
 class Destination:
     server: str | None
     name: str | None
     namespace: str | None
 
 
-@dataclass(frozen=True)
+@view
 class Automated:
     prune: bool
     self_heal: bool
@@ -41,21 +41,21 @@ class Automated:
     enabled: bool
 
 
-@dataclass(frozen=True)
+@view
 class Backoff:
     duration: float  # seconds
     factor: int
     max_duration: float  # seconds
 
 
-@dataclass(frozen=True)
+@view
 class Retry:
     limit: int  # 0: no retries; negative: unlimited
     refresh: bool
     backoff: Backoff
 
 
-@dataclass(frozen=True)
+@view
 class SyncPolicy:
     automated: Automated | None
     sync_options: tuple[str, ...]
@@ -68,7 +68,7 @@ class SyncPolicy:
         return syncoptions.parse_sync_options(self.sync_options)
 
 
-@dataclass(frozen=True)
+@view
 class IgnoreDifferences:
     group: str  # "" is the core group, not "any group"
     kind: str
@@ -79,13 +79,13 @@ class IgnoreDifferences:
     managed_fields_managers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@view
 class Info:
     name: str
     value: str
 
 
-@dataclass(frozen=True)
+@view
 class ApplicationSpec:
     project: str
     destination: Destination
@@ -105,7 +105,7 @@ class ApplicationSpec:
         return (self.source,) if self.source is not None else ()
 
 
-@dataclass(frozen=True)
+@view
 class Application:
     api_version: str
     metadata: k8s.ObjectMeta

@@ -5,28 +5,28 @@ settings. Field names and defaults follow argo-cd `ApplicationSource` and friend
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import schema as s
+from headway.model.views import view
 
 __all__ = ["SOURCE", "ApplicationSource", "DirectorySource", "HelmSource", "KustomizeSource"]
 
 
-@dataclass(frozen=True)
+@view
 class HelmParameter:
     name: str | None
     value: str | None
     force_string: bool
 
 
-@dataclass(frozen=True)
+@view
 class HelmFileParameter:
     name: str | None
     path: str | None
 
 
-@dataclass(frozen=True)
+@view
 class HelmSource:
     release_name: str | None
     value_files: tuple[str, ...]
@@ -45,13 +45,13 @@ class HelmSource:
     api_versions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@view
 class KustomizeReplica:
     name: str
     count: int | str
 
 
-@dataclass(frozen=True)
+@view
 class KustomizeSource:
     name_prefix: str | None
     name_suffix: str | None
@@ -73,7 +73,7 @@ class KustomizeSource:
     api_versions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@view
 class DirectorySource:
     recurse: bool
     include: str | None
@@ -82,7 +82,7 @@ class DirectorySource:
     disable_extension_filter: bool
 
 
-@dataclass(frozen=True)
+@view
 class ApplicationSource:
     repo_url: str
     path: str | None

@@ -10,39 +10,39 @@ deliberate `[]` from a forgotten field. Sync windows have kind `allow` or `deny`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import k8s
 from headway.model import schema as s
 from headway.model.application import Destination
 from headway.model.diagnostics import Diagnostic
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = ["APPPROJECT_SPEC", "AppProject", "AppProjectSpec", "SourceRepo", "parse_appproject"]
 
 
-@dataclass(frozen=True)
+@view
 class SourceRepo:
     pattern: str
     negated: bool
 
 
-@dataclass(frozen=True)
+@view
 class GroupKind:
     group: str
     kind: str
     name: str | None = None
 
 
-@dataclass(frozen=True)
+@view
 class JWTToken:
     iat: int
     exp: int | None
     id: str | None
 
 
-@dataclass(frozen=True)
+@view
 class ProjectRole:
     name: str
     description: str | None
@@ -51,7 +51,7 @@ class ProjectRole:
     jwt_tokens: tuple[JWTToken, ...]
 
 
-@dataclass(frozen=True)
+@view
 class SyncWindow:
     kind: str  # "allow" or "deny"
     schedule: str
@@ -66,13 +66,13 @@ class SyncWindow:
     sync_overrun: bool
 
 
-@dataclass(frozen=True)
+@view
 class OrphanedResources:
     warn: bool | None
     ignore: tuple[Mapping[str, Any], ...]
 
 
-@dataclass(frozen=True)
+@view
 class AppProjectSpec:
     description: str | None
     source_repos: tuple[SourceRepo, ...]
@@ -92,7 +92,7 @@ class AppProjectSpec:
     permit_only_project_scoped_clusters: bool
 
 
-@dataclass(frozen=True)
+@view
 class AppProject:
     api_version: str
     metadata: k8s.ObjectMeta

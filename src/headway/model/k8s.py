@@ -14,6 +14,7 @@ from typing import Any
 from headway.model import argocd_annotations
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -34,7 +35,7 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
-@dataclass(frozen=True)
+@view
 class OwnerReference:
     api_version: str
     kind: str
@@ -44,7 +45,7 @@ class OwnerReference:
     block_owner_deletion: bool | None
 
 
-@dataclass(frozen=True)
+@view
 class ObjectMeta:
     name: str | None
     generate_name: str | None
@@ -102,7 +103,7 @@ METADATA = s.Schema(
 )
 
 
-@dataclass(frozen=True)
+@view
 class K8sObject:
     """Any object; `raw` is the whole manifest as loaded."""
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -24,6 +23,7 @@ from headway.model import k8s
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
 from headway.model.key_paths import KeyPath, KeyPathError, ListMatch, parse_key_path
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -58,25 +58,25 @@ class TargetKind(StrEnum):
     MANIFEST = "manifest"  # a manifest field holding the whole image reference
 
 
-@dataclass(frozen=True)
+@view
 class HelmKey:
     key: str
     holds: str = "tag"  # "tag", or "image" for a key written as a whole `repository:tag`
 
 
-@dataclass(frozen=True)
+@view
 class KustomizeImage:
     name: str
 
 
-@dataclass(frozen=True)
+@view
 class ManifestField:
     kind: str
     name: str
     field: str
 
 
-@dataclass(frozen=True)
+@view
 class ImageTarget:
     """Where an environment's image is written: a file and one key in it."""
 
@@ -110,20 +110,20 @@ class ImageTarget:
         return self.manifest is not None or (self.helm is not None and self.helm.holds == "image")
 
 
-@dataclass(frozen=True)
+@view
 class Approval:
     required: bool
     approvers: tuple[str, ...]
     timeout: float  # seconds; no decision by then is a denial
 
 
-@dataclass(frozen=True)
+@view
 class Gate:
     approval: Approval
     exempt: tuple[str, ...]  # automation-written keys whose sole change skips the approval
 
 
-@dataclass(frozen=True)
+@view
 class Hotfix:
     """The keys a hotfix sets (skip analysis, and a nonce that forces a new pod template)."""
 
@@ -131,7 +131,7 @@ class Hotfix:
     nonce_key: str
 
 
-@dataclass(frozen=True)
+@view
 class Environment:
     name: str
     application: str
@@ -156,26 +156,26 @@ class Environment:
         return tuple(parse_key_path(text) for text in self.gate.exempt)
 
 
-@dataclass(frozen=True)
+@view
 class SecretKey:
     name: str
     key: str
 
 
-@dataclass(frozen=True)
+@view
 class GitHubSettings:
     api_url: str
     token_secret: SecretKey  # a Secret in the pipeline's namespace holding the API token
 
 
-@dataclass(frozen=True)
+@view
 class ForgeSettings:
     """Promote through pull requests on a forge (absent: direct commits)."""
 
     github: GitHubSettings
 
 
-@dataclass(frozen=True)
+@view
 class PromotionPipelineSpec:
     image: str  # the repository whose tags move, without a tag
     repo_url: str | None  # where the target files live; None: the Applications' repository
@@ -184,7 +184,7 @@ class PromotionPipelineSpec:
     forge: ForgeSettings | None
 
 
-@dataclass(frozen=True)
+@view
 class PromotionPipeline:
     api_version: str
     metadata: k8s.ObjectMeta

@@ -11,7 +11,6 @@ modules (`rollout_steps`, `traffic_routing`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import k8s, route_match_rules, selectors, traffic_routing
@@ -19,6 +18,7 @@ from headway.model import rollout_steps as rsteps
 from headway.model import schema as s
 from headway.model.diagnostics import Diagnostic
 from headway.model.traffic_routing import TrafficRouting
+from headway.model.views import view
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -31,13 +31,13 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@view
 class PingPong:
     ping_service: str
     pong_service: str
 
 
-@dataclass(frozen=True)
+@view
 class CanaryStrategy:
     canary_service: str | None
     stable_service: str | None
@@ -58,7 +58,7 @@ class CanaryStrategy:
     replica_progress_threshold: Mapping[str, Any] | None
 
 
-@dataclass(frozen=True)
+@view
 class BlueGreenStrategy:
     active_service: str
     preview_service: str | None
@@ -76,13 +76,13 @@ class BlueGreenStrategy:
     active_metadata: rsteps.PodTemplateMetadata | None
 
 
-@dataclass(frozen=True)
+@view
 class Strategy:
     canary: CanaryStrategy | None
     blue_green: BlueGreenStrategy | None
 
 
-@dataclass(frozen=True)
+@view
 class WorkloadRef:
     api_version: str | None
     kind: str | None
@@ -90,18 +90,18 @@ class WorkloadRef:
     scale_down: str | None
 
 
-@dataclass(frozen=True)
+@view
 class RollbackWindow:
     revisions: int | None
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisRunHistory:
     successful_run_history_limit: int
     unsuccessful_run_history_limit: int
 
 
-@dataclass(frozen=True)
+@view
 class RolloutSpec:
     replicas: int
     selector: Mapping[str, Any] | None
@@ -118,7 +118,7 @@ class RolloutSpec:
     analysis: AnalysisRunHistory
 
 
-@dataclass(frozen=True)
+@view
 class Rollout:
     api_version: str
     metadata: k8s.ObjectMeta

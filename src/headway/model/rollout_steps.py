@@ -8,10 +8,10 @@ Go duration; a pause without a duration waits for a manual promotion (`duration`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import schema as s
+from headway.model.views import view
 
 __all__ = [
     "ANALYSIS_TEMPLATE_REF",
@@ -43,37 +43,37 @@ STEP_KINDS = (
 EXCLUSIVE_STEP_KINDS = ("setWeight", "pause", "experiment", "analysis")
 
 
-@dataclass(frozen=True)
+@view
 class PodTemplateMetadata:
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
 
 
-@dataclass(frozen=True)
+@view
 class AnalysisTemplateRef:
     template_name: str
     cluster_scope: bool
 
 
-@dataclass(frozen=True)
+@view
 class FieldRef:
     field_path: str
 
 
-@dataclass(frozen=True)
+@view
 class ArgumentValueFrom:
     pod_template_hash_value: str | None  # "Stable" or "Latest"
     field_ref: FieldRef | None
 
 
-@dataclass(frozen=True)
+@view
 class RolloutArgument:
     name: str
     value: str | None
     value_from: ArgumentValueFrom | None
 
 
-@dataclass(frozen=True)
+@view
 class RolloutAnalysis:
     templates: tuple[AnalysisTemplateRef, ...]
     args: tuple[RolloutArgument, ...]
@@ -82,7 +82,7 @@ class RolloutAnalysis:
     analysis_run_metadata: PodTemplateMetadata | None
 
 
-@dataclass(frozen=True)
+@view
 class BackgroundAnalysis:
     templates: tuple[AnalysisTemplateRef, ...]
     args: tuple[RolloutArgument, ...]
@@ -92,38 +92,38 @@ class BackgroundAnalysis:
     starting_step: int | None
 
 
-@dataclass(frozen=True)
+@view
 class Pause:
     duration: float | None  # seconds; None waits for a manual promotion
 
 
-@dataclass(frozen=True)
+@view
 class SetCanaryScale:
     weight: int | None
     replicas: int | None
     match_traffic_weight: bool
 
 
-@dataclass(frozen=True)
+@view
 class SetHeaderRoute:
     name: str | None
     match: tuple[Mapping[str, Any], ...]
 
 
-@dataclass(frozen=True)
+@view
 class SetMirrorRoute:
     name: str
     match: tuple[Mapping[str, Any], ...]
     percentage: int | None
 
 
-@dataclass(frozen=True)
+@view
 class PluginStep:
     name: str
     config: Any
 
 
-@dataclass(frozen=True)
+@view
 class CanaryStep:
     set_weight: int | None
     pause: Pause | None

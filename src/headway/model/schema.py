@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from headway.model import durations
+from headway.model import durations, views
 from headway.model.schema_report import Check, Path, Reporter
 
 __all__ = [
@@ -424,14 +424,7 @@ def _view_maker(view: type, attributes: list[str]) -> Callable[[dict[str, Any]],
     dataclass's fields in the same order, all set by `__init__`, and nothing runs after it),
     the dictionary is filled directly; elsewhere `__init__` runs.
     """
-    fields = dataclasses.fields(view) if dataclasses.is_dataclass(view) else ()
-    plain = (
-        [f.name for f in fields] == attributes
-        and all(f.init for f in fields)
-        and not hasattr(view, "__post_init__")
-        and "__slots__" not in vars(view)
-    )
-    if not plain:
+    if not _filled_directly(view, attributes):
         return lambda values: view(**values)
     new = object.__new__
 
@@ -441,6 +434,22 @@ def _view_maker(view: type, attributes: list[str]) -> Callable[[dict[str, Any]],
         return made
 
     return make
+
+
+def _filled_directly(view: type, attributes: list[str]) -> bool:
+    """Whether `view`'s `__init__` would only set `attributes`, in that order.
+
+    Asked of a `@view` not yet used without processing it (`views.declared_fields`): `@view`
+    refuses what would make its `__init__` do more."""
+    if views.is_pending(view):
+        return list(views.declared_fields(view) or ()) == attributes
+    fields = dataclasses.fields(view) if dataclasses.is_dataclass(view) else ()
+    return (
+        [f.name for f in fields] == attributes
+        and all(f.init for f in fields)
+        and not hasattr(view, "__post_init__")
+        and "__slots__" not in vars(view)
+    )
 
 
 _Row = tuple[str, str, bool, type | None, bool, Any, Callable[[], Any] | None, Callable[..., Any]]
@@ -522,7 +531,7 @@ def _missing(
     value = fresh()
     if _unchangeable(value):
         return value, None
-    return None, (dict if value == {} and type(value) is dict else fresh)  # dict: no detour
+    return None, (dict if type(value) is dict and value == {} else fresh)  # dict: no detour
 
 
 def _unchangeable(value: Any) -> bool:
@@ -632,4 +641,6 @@ def build_view(schema: Schema, value: Mapping[str, Any]) -> Any:
         else:
             convert = spec.convert
             kwargs[spec.attribute] = item if convert is None else convert(item)
-    return schema.view(**kwargs)
+    make_view = schema.make_view
+    assert make_view is not None  # set wherever `view` is
+    return make_view(kwargs)

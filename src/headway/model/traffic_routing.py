@@ -8,10 +8,10 @@ Requirements follow argo-rollouts validation (`requireCanaryStableServices`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from headway.model import schema as s
+from headway.model.views import view
 
 __all__ = [
     "ROUTER_FIELDS",
@@ -24,7 +24,7 @@ __all__ = [
 ROUTER_FIELDS = ("istio", "nginx", "alb", "smi", "ambassador", "traefik", "apisix", "appMesh")
 
 
-@dataclass(frozen=True)
+@view
 class TrafficRouting:
     istio: Mapping[str, Any] | None
     nginx: Mapping[str, Any] | None
