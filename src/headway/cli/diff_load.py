@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pygit2
 
+from headway.check import argocd_cm_rules
 from headway.check.context import AppUnit, CheckContext
 from headway.check.drill_engine import DrillEngine, DrillSettings, DrillVerdict
 from headway.check.findings import Finding
@@ -32,6 +33,7 @@ from headway.cli.check import (
 )
 from headway.cli.check_loader import RenderMemo, RepositoryLoader
 from headway.cli.check_transition import transition_findings
+from headway.diff import CompiledRule, IgnoreRuleError, compile_system_rules
 from headway.model.diagnostics import Severity
 from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
@@ -207,15 +209,27 @@ def _affected(
         if reasons:
             affected[key] = (renders, reasons)
     marked = mark_findings(findings[0], findings[1], apps={k[1] for k in affected})
+    system = _system_rules(head.context)
     return tuple(
         review_app(
             renders,
             reasons=reasons,
             findings=marked.get(key[1], ()),
             errors=_render_errors(key, base=base, head=head),
+            system_rules=system,
         )
         for key, (renders, reasons) in affected.items()
     )
+
+
+def _system_rules(context: CheckContext) -> tuple[CompiledRule, ...]:
+    """The system-wide ignore rules of the repository's argocd-cm at HEAD (a malformed one
+    is a finding of `headway check`, HW003, and is left out here)."""
+    entries = argocd_cm_rules.system_entries(context)
+    try:
+        return compile_system_rules([entry.rule for entry in entries])
+    except IgnoreRuleError:
+        return ()
 
 
 def _reasons(

@@ -48,11 +48,15 @@ def review_app(
     reasons: Sequence[str],
     findings: Sequence[MarkedFinding] = (),
     errors: Sequence[str] = (),
+    system_rules: Sequence[CompiledRule] = (),
 ) -> AppReview:
+    """`system_rules`: the repository's argocd-cm system-wide ignore rules, added to the
+    app's own as the controller adds them."""
     unit = renders.current
     label = "HEAD" if renders.head is not None else "BASE"
     app, problems = _parsed(unit, label)
-    rules, rule_error = _rules(app, label)
+    own_rules, rule_error = _rules(app, label)
+    rules = (*own_rules, *system_rules)
     namespace = _namespace(unit)
     base = [d.obj for d in renders.base.objects] if renders.base else []
     head = [d.obj for d in renders.head.objects] if renders.head else []
