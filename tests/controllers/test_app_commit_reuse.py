@@ -118,6 +118,34 @@ def test_an_untouched_app_records_the_new_revision_in_its_status(
     assert misses(h) == before
 
 
+def test_a_commit_to_any_source_of_several_renders_again(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """Two directory sources, one app: a commit under the second source's path renders it
+    again, whichever source the commit's paths are looked up for; a commit elsewhere moves
+    both revisions and renders nothing."""
+    files = {
+        "one/a.yaml": manifests(config_map("a")),
+        "two/b.yaml": manifests(config_map("b")),
+        "three/c.yaml": manifests(config_map("c")),
+    }
+    h = make_harness(tmp_path, clock, files)
+    app = application("both", h.remote.url, path="one")
+    first = app["spec"].pop("source")
+    app["spec"]["sources"] = [first, {**first, "path": "two"}]
+    h.install(app)
+    assert data(desired(h, "both"), "b") == {"k": "b"}
+    before = misses(h)
+
+    sha = commit(h, {"three/c.yaml": manifests(config_map("c2"))})
+    assert desired(h, "both").revisions == (sha, sha)
+    assert misses(h) == before
+
+    commit(h, {"two/b.yaml": manifests({**config_map("b"), "data": {"k": "b2"}})})
+    assert data(desired(h, "both"), "b") == {"k": "b2"}
+    assert data(desired(h, "both"), "a") == {"k": "a"}
+
+
 @pytest.mark.parametrize("chained", [False, True], ids=["link", "link-to-a-link"])
 def test_a_symlink_out_of_the_path_makes_its_target_an_input(
     tmp_path: Path, clock: VirtualClock, chained: bool

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pygit2
 
@@ -43,14 +43,26 @@ __all__ = [
 DEFAULT_POLL_SECONDS = 180.0
 
 
-class _KnownIdentity(NamedTuple):
-    """A render's identity at the commits it was computed (or found unchanged) for."""
+_UNKNOWN: frozenset[str] = frozenset({"(not looked up)"})
 
-    shas: tuple[str, ...]
-    fingerprint: str
-    # The path each render reads, when it reads nothing else (a directory source with no
-    # link or Jsonnet reaching out); None otherwise.
-    bounded_to: tuple[str, ...] | None
+
+class _KnownIdentity:
+    """A render's identity at the commits it was computed (or found unchanged) for.
+
+    Mutable on purpose, and private to `SourceReader`: a commit that leaves an app's paths
+    alone moves `shas` in place, so carrying 1,000 apps over to a new commit allocates
+    nothing per app (a new record each cost about as much as the check itself)."""
+
+    __slots__ = ("bounded_to", "fingerprint", "shas")
+
+    def __init__(
+        self, shas: tuple[str, ...], fingerprint: str, bounded_to: frozenset[str] | None
+    ) -> None:
+        self.shas = shas
+        self.fingerprint = fingerprint
+        # `<source index>:<path>` of each path the render reads, when it reads nothing else
+        # (a directory source with no link or Jsonnet reaching out); None otherwise.
+        self.bounded_to = bounded_to
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,9 @@ class SourceReader:
         self._identities: dict[tuple[str, str, str], _KnownIdentity] = {}
         # Per commit pair: every path a file changed at, and every directory above one.
         self._touched: dict[tuple[str, str], frozenset[str]] = {}
+        # Per pair of an app's commit tuples (old, then new): every `<source index>:<path>`
+        # changed (`_touched_between`), None where the commits cannot be compared.
+        self._moves: dict[tuple[str, ...], dict[tuple[str, ...], frozenset[str] | None]] = {}
         # Directories the last tree diffs read: a commit's old side is the one before's new.
         self._tree_entries = TreeEntries(keep=64)
         self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
@@ -257,38 +272,67 @@ class SourceReader:
         shas = tuple(r.sha for r in resolved)
         key = (app, namespace, json.dumps(list(sources), sort_keys=True, default=str))
         known = self._identities.get(key)
-        if known is not None and known.shas == shas:
-            return known.fingerprint
-        if known is not None and self._untouched(known, resolved):
-            self._identities[key] = _KnownIdentity(shas, known.fingerprint, known.bounded_to)
+        if known is not None and (known.shas == shas or self._untouched(known, resolved, shas)):
+            known.shas = shas
             return known.fingerprint
         identities = [_request_identity(r) for r in requests]
         fingerprint = json.dumps(identities, sort_keys=True, default=str)
         bounded = all(_bounded_to_path(r, i) for r, i in zip(requests, identities, strict=True))
         # A source that renders nothing itself (a `ref` only) lends its files to the others.
         bounded_to = (
-            tuple(r.path for r in requests) if bounded and len(requests) == len(shas) else None
+            frozenset(f"{i}:{r.path}" for i, r in enumerate(requests))
+            if bounded and len(requests) == len(shas)
+            else None
         )
         if len(self._identities) > 8 * 4096:
             self._identities.clear()
         self._identities[key] = _KnownIdentity(shas, fingerprint, bounded_to)
         return fingerprint
 
-    def _untouched(self, known: _KnownIdentity, resolved: Sequence[ResolvedSource]) -> bool:
-        """Whether `known` holds at the commits of `resolved`: it is bounded to its paths
-        and no file at or under any of them changed between its commits and these."""
-        paths = known.bounded_to
-        if paths is None or len(paths) != len(resolved) or len(known.shas) != len(resolved):
+    def _untouched(
+        self, known: _KnownIdentity, resolved: Sequence[ResolvedSource], shas: tuple[str, ...]
+    ) -> bool:
+        """Whether `known` holds at `shas`, the commits of `resolved`: it is bounded to its
+        paths and no file at or under any of them changed between its commits and these.
+        Apps carried over together share their commits, so the paths changed between the
+        two commit tuples are found once per pair: one set operation per app after that."""
+        bounded = known.bounded_to
+        if bounded is None:
             return False
-        for old, source, path in zip(known.shas, resolved, paths, strict=True):
-            if old == source.sha:
+        onward = self._moves.get(known.shas)
+        touched = None if onward is None else onward.get(shas, _UNKNOWN)
+        if touched is None or touched is _UNKNOWN:
+            touched = self._touched_between(known.shas, resolved, shas)
+        return touched is not None and touched.isdisjoint(bounded)
+
+    def _touched_between(
+        self, before: tuple[str, ...], resolved: Sequence[ResolvedSource], shas: tuple[str, ...]
+    ) -> frozenset[str] | None:
+        """Every `<source index>:<path>` changed between each source's commit in `before`
+        and in `shas` (`_touched_paths`), kept for the pair; None when a source's two
+        commits cannot be compared (a chart version has no commits) or the apps differ in
+        their number of sources."""
+        touched: set[str] | None = set() if len(before) == len(resolved) else None
+        for index, (old, source) in enumerate(zip(before, resolved, strict=False)):
+            if touched is None or old == source.sha:
                 continue
-            if source.repository is None:  # a chart version: no commits to compare
-                return False
-            touched = self._touched_paths(source.repository.repo, old, source.sha)
-            if touched is None or path in touched:
-                return False
-        return True
+            found = (
+                None
+                if source.repository is None
+                else self._touched_paths(source.repository.repo, old, source.sha)
+            )
+            if found is None:
+                touched = None
+            else:
+                touched.update(f"{index}:{path}" for path in found)
+        kept = None if touched is None else frozenset(touched)
+        if len(self._moves) > 256:
+            self._moves.clear()
+        onward = self._moves.setdefault(before, {})
+        if len(onward) > 16:
+            onward.clear()
+        onward[shas] = kept
+        return kept
 
     def _touched_paths(self, repo: pygit2.Repository, old: str, new: str) -> frozenset[str] | None:
         """Every path a file was added, changed or removed at between two commits, with
