@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from headway.model import yamlfast
+from headway.model import yamlfast, yamlreuse
 from headway.model.diagnostics import Diagnostic, Severity
 
 __all__ = [
@@ -70,6 +70,8 @@ for _tag, _construct in (
 
 # Plain scalars' values, remembered across files.
 _PLAIN_SCALARS = yamlfast.PlainScalars(_Loader)
+# The last fast read of each file, whose unchanged documents a changed file's read reuses.
+_EARLIER_PARSES = yamlreuse.EarlierParses()
 
 
 PathPart = str | int
@@ -353,17 +355,24 @@ def load_documents_fast(text: str, file: str) -> LoadResult:
         return _load_documents(text, file, nodes=None)
 
 
-def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
-    """Plain documents straight from the parser's events; a file with an anchor, an alias,
-    a tag or a syntax error is read again through PyYAML's node trees, which check aliases
-    and report errors with their lines."""
+def _read_plain(text: str) -> list[yamlreuse.ParsedDocument]:
     loader = _Loader(text)
     try:
-        read = yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
-    except (yamlfast.NotPlain, yaml.YAMLError):
-        return _compose_documents(text, file, nodes=nodes)
+        return yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
     finally:
         loader.dispose()
+
+
+def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
+    """Plain documents straight from the parser's events (without field lines, the pieces
+    of `file`'s last read that `text` repeats are not parsed again: `yamlreuse`); a file
+    with an anchor, an alias, a tag or a syntax error is read again through PyYAML's node
+    trees, which check aliases and report errors with their lines."""
+    try:
+        fast = nodes is None
+        read = _EARLIER_PARSES.read(text, file, _read_plain) if fast else _read_plain(text)
+    except (yamlfast.NotPlain, yaml.YAMLError):
+        return _compose_documents(text, file, nodes=nodes)
     documents = [
         Document(obj, file, index, line, nodes)
         for index, (obj, line) in enumerate(read)

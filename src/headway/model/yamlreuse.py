@@ -1,0 +1,198 @@
+"""Reading a changed manifest file again without parsing the documents the change left alone.
+
+A commit that changes one of a file's twenty documents used to make the whole file be parsed
+again. YAML ends a document at a line that starts with `---` followed by a blank or the line's
+end, whatever context it is in: a block scalar's content is indented past column 0, a plain
+scalar stops there, and inside a quoted scalar or a flow collection the marker is a syntax
+error. So a stream splits textually into pieces at those lines, and a piece's documents (the
+first piece holds zero or one, each later piece exactly one) depend on its text alone.
+
+`EarlierParses` keeps, per file name, the last text read and its documents. When the file is
+read again with other text, each piece whose text is the same as a piece of the earlier text
+takes that piece's documents, with their lines moved by the piece's new position; the pieces
+left are parsed, each run of neighbours in one pass. Anything unusual reads the whole file:
+text this splitting does not cover (a directive line starting with `%`, a line break other
+than LF and CRLF, a byte-order mark past the first character), a run whose document count
+does not fit its pieces, and any error or non-plain document (the caller then reads the
+whole file its own way and reports its errors, as before). Anchors cannot reach across
+documents; non-plain documents are not read here at all.
+
+Reused objects are the earlier read's objects, not copies: their readers (the render cache)
+treat rendered objects as read-only already.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EarlierParses", "ParsedDocument", "StreamReader", "document_pieces"]
+
+# (object, 1-based line of its root); empty documents are (None, line).
+ParsedDocument = tuple[Any, int]
+# Reads a whole stream's documents; raises on anything it will not read.
+StreamReader = Callable[[str], list[ParsedDocument]]
+
+# What a document start's `---` is followed by: a blank or the line's end ("" at the end).
+_AFTER_MARKER = frozenset(("", " ", "\t", "\r", "\n"))
+
+
+def document_pieces(text: str) -> list[str] | None:
+    """`text` in pieces that join back to it: the text before the first document start
+    (possibly empty), then each document start up to the next; None when the text holds
+    something this split does not cover (`_splittable`). One `str.split` (a loop of
+    `str.find` cost a quarter of the parse it saves)."""
+    if not _splittable(text):
+        return None
+    parts = text.split("\n---")
+    pieces = [parts[0]]
+    for part in parts[1:]:
+        if part[:1] in _AFTER_MARKER:
+            pieces[-1] += "\n"
+            pieces.append("---" + part)
+        else:  # `---x`: not a document start
+            pieces[-1] += "\n---" + part
+    return pieces
+
+
+def _splittable(text: str) -> bool:
+    """Whether YAML sees the same lines and document starts as `document_pieces`: no line
+    break beyond LF and CRLF (a lone CR, NEL, LS, PS), no directive (`%` at the start of a
+    line applies to the next document), no byte-order mark past the first character (YAML
+    skips one at the start of any line). Plain string searches: a regular expression over
+    the text cost more than the parse it saves."""
+    if "\r" in text and text.count("\r") != text.count("\r\n"):
+        return False
+    if "\x85" in text or "\u2028" in text or "\u2029" in text or text.find("\ufeff", 1) != -1:
+        return False
+    return "%" not in text or not (text.startswith("%") or "\n%" in text)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file's text as last read, and its documents."""
+
+    text: str
+    documents: tuple[ParsedDocument, ...]
+
+
+class EarlierParses:
+    """The last read of each file name (at most `max_files`, and `max_chars` of text in
+    all, least recently read dropped first), for `read` to take unchanged pieces from."""
+
+    def __init__(self, *, max_files: int = 4096, max_chars: int = 32_000_000) -> None:
+        self._max_files = max_files
+        self._max_chars = max_chars
+        self._reads: OrderedDict[str, _Read] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.reused = 0  # documents taken from an earlier read (for tests and benchmarks)
+
+    def read(self, text: str, file: str, read_stream: StreamReader) -> list[ParsedDocument]:
+        """`read_stream(text)`, taking each piece `file`'s earlier text also held from that
+        read; what `read_stream` raises is raised (and nothing is remembered)."""
+        with self._lock:
+            earlier = self._reads.get(file)
+        documents = None
+        if earlier is not None and earlier.text == text:
+            documents = list(earlier.documents)
+        elif earlier is not None:
+            documents = self._reusing(earlier, text, read_stream)
+        if documents is None:
+            documents = read_stream(text)
+        self._remember(file, _Read(text, tuple(documents)))
+        return documents
+
+    def _reusing(
+        self, earlier: _Read, text: str, read_stream: StreamReader
+    ) -> list[ParsedDocument] | None:
+        """`text`'s documents from `earlier`'s pieces and parses of the rest, or None when
+        the pieces do not fit (the caller then parses the whole text)."""
+        known = _documents_by_piece(earlier)
+        pieces = document_pieces(text)
+        if known is None or pieces is None:
+            return None
+        documents: list[ParsedDocument] = []
+        run = _Run()  # neighbouring pieces not found in `known`
+        line = 0  # lines before the piece
+        for index, piece in enumerate(pieces):
+            found = known.get(piece)
+            if found is None:
+                run.add(piece, first=index == 0, line=line)
+            elif not run.read(read_stream, into=documents):
+                return None
+            elif index > 0 and len(found) != 1:
+                # A piece holds the same documents wherever it stands, but a first piece
+                # (the text before any `---`) reads as one only there.
+                return None
+            else:
+                documents.extend((obj, line + at) for obj, at in found)
+                self.reused += len(found)
+            line += piece.count("\n")
+        return documents if run.read(read_stream, into=documents) else None
+
+    def _remember(self, file: str, read: _Read) -> None:
+        with self._lock:
+            old = self._reads.pop(file, None)
+            if old is not None:
+                self._chars -= len(old.text)
+            self._reads[file] = read
+            self._chars += len(read.text)
+            while self._reads and (
+                len(self._reads) > self._max_files or self._chars > self._max_chars
+            ):
+                _name, dropped = self._reads.popitem(last=False)
+                self._chars -= len(dropped.text)
+
+
+def _documents_by_piece(earlier: _Read) -> dict[str, tuple[ParsedDocument, ...]] | None:
+    """Each piece of `earlier`'s text -> its documents, lines counted from the piece's
+    first line; None when its pieces and documents do not pair up (each piece after the
+    first holds one document, the first holds what is left: zero or one)."""
+    pieces = document_pieces(earlier.text)
+    if pieces is None:
+        return None
+    first = len(earlier.documents) - (len(pieces) - 1)
+    if first not in (0, 1):
+        return None
+    known: dict[str, tuple[ParsedDocument, ...]] = {}
+    line = 0
+    if first == 0:  # a first piece of comments, or empty: no document
+        known[pieces[0]] = ()
+        line = pieces[0].count("\n")
+        pieces = pieces[1:]
+    for piece, (obj, at) in zip(pieces, earlier.documents, strict=True):
+        known[piece] = ((obj, at - line),)
+        line += piece.count("\n")
+    return known
+
+
+class _Run:
+    """Neighbouring pieces to parse in one pass."""
+
+    def __init__(self) -> None:
+        self._pieces: list[str] = []
+        self._first = False  # whether it starts with the text's first piece
+        self._line = 0  # lines before it
+
+    def add(self, piece: str, *, first: bool, line: int) -> None:
+        if not self._pieces:
+            self._first, self._line = first, line
+        self._pieces.append(piece)
+
+    def read(self, read_stream: StreamReader, *, into: list[ParsedDocument]) -> bool:
+        """Parse the pieces gathered (if any) and add their documents, lines moved to the
+        whole text's, then start over; False when the documents read do not fit the
+        pieces (a first piece holds zero or one, every other piece one)."""
+        if not self._pieces:
+            return True
+        count = len(self._pieces)
+        read = read_stream("".join(self._pieces))
+        self._pieces = []
+        if len(read) != count and not (self._first and len(read) == count - 1):
+            return False
+        into.extend((obj, self._line + at) for obj, at in read)
+        return True
