@@ -41,6 +41,7 @@ __all__ = [
     "GitCache",
     "GitCredentials",
     "GitRepository",
+    "LARGEST_CACHED_TREE",
     "local_repo_path",
 ]
 
@@ -148,6 +149,18 @@ def _bound_network_waits() -> None:
         pygit2.settings.server_timeout = 120_000  # ms
 
 
+# Directories libgit2 keeps in its object cache once read (its default is 4 KB, so a
+# 1,000-app `apps/` tree was inflated again by every reader of a commit: the tree diff and
+# then the changed app's lookup, about 0.2 ms each). The cache's total stays bounded by
+# libgit2's own limit (256 MB).
+LARGEST_CACHED_TREE = 4 << 20
+
+
+def _cache_large_directories() -> None:
+    """Let libgit2's object cache (process-wide) keep trees up to `LARGEST_CACHED_TREE`."""
+    pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, LARGEST_CACHED_TREE)
+
+
 CredentialsFor = Callable[[str], GitCredentials | None]
 
 
@@ -161,6 +174,7 @@ class GitCache:
 
     def __init__(self, root: Path, *, credentials_for: CredentialsFor | None = None) -> None:
         _bound_network_waits()
+        _cache_large_directories()
         self._root = root
         self._credentials_for = credentials_for
         self._repos: dict[str, GitRepository] = {}
