@@ -35,13 +35,13 @@ from headway.source.revisions import RefSnapshot, resolve_revision
 from headway.source.tree import GitTree
 
 __all__ = [
+    "LARGEST_CACHED_TREE",
     "BotIdentity",
     "CommitResult",
     "CredentialsFor",
     "GitCache",
     "GitCredentials",
     "GitRepository",
-    "LARGEST_CACHED_TREE",
     "local_repo_path",
 ]
 
