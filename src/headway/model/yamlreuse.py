@@ -73,10 +73,16 @@ def _splittable(text: str) -> bool:
 
 @dataclass(frozen=True)
 class _Read:
-    """A file's text as last read, and its documents."""
+    """A file's text as last read, and its documents' objects and lines (apart: a tuple
+    of ints is one the garbage collector stops tracking, a tuple per document is not)."""
 
     text: str
-    documents: tuple[ParsedDocument, ...]
+    objects: tuple[Any, ...]
+    lines: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str, documents: list[ParsedDocument]) -> _Read:
+        return cls(text, tuple(obj for obj, _ in documents), tuple(at for _, at in documents))
 
 
 class EarlierParses:
@@ -98,12 +104,12 @@ class EarlierParses:
             earlier = self._reads.get(file)
         documents = None
         if earlier is not None and earlier.text == text:
-            documents = list(earlier.documents)
+            documents = list(zip(earlier.objects, earlier.lines, strict=True))
         elif earlier is not None:
             documents = self._reusing(earlier, text, read_stream)
         if documents is None:
             documents = read_stream(text)
-        self._remember(file, _Read(text, tuple(documents)))
+        self._remember(file, _Read.of(text, documents))
         return documents
 
     def _reusing(
@@ -155,7 +161,7 @@ def _documents_by_piece(earlier: _Read) -> dict[str, tuple[ParsedDocument, ...]]
     pieces = document_pieces(earlier.text)
     if pieces is None:
         return None
-    first = len(earlier.documents) - (len(pieces) - 1)
+    first = len(earlier.objects) - (len(pieces) - 1)
     if first not in (0, 1):
         return None
     known: dict[str, tuple[ParsedDocument, ...]] = {}
@@ -164,7 +170,7 @@ def _documents_by_piece(earlier: _Read) -> dict[str, tuple[ParsedDocument, ...]]
         known[pieces[0]] = ()
         line = pieces[0].count("\n")
         pieces = pieces[1:]
-    for piece, (obj, at) in zip(pieces, earlier.documents, strict=True):
+    for piece, obj, at in zip(pieces, earlier.objects, earlier.lines, strict=True):
         known[piece] = ((obj, at - line),)
         line += piece.count("\n")
     return known
