@@ -29,7 +29,7 @@ the key, so a rule meant to stop a fight is never silently dropped. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -284,7 +284,9 @@ def _group_kind(override: str) -> tuple[str, str]:
     return "", ""
 
 
-def _usable(entry: IgnoreDifferences, problem: Any) -> bool:
+def _usable(entry: IgnoreDifferences, problem: Callable[[str], None]) -> bool:
+    """Whether every pointer and jq expression can be used; `problem` notes the first that
+    cannot."""
     for pointer in entry.json_pointers:
         if pointer and not pointer.startswith("/"):
             problem(f'jsonPointers: "{pointer}" is not a JSON pointer (it must start with "/")')
