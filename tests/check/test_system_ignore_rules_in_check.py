@@ -10,6 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from check.conftest import FIXTURES, CheckDir
 
 SYSTEM_REPLICAS = """\
@@ -55,5 +57,27 @@ def test_hw322_names_the_key_and_the_hidden_field(check_dir: CheckDir) -> None:
     assert finding.file.endswith("argocd/argocd-cm.yaml") and finding.line == 8
     assert finding.message.startswith(
         "argocd-cm resource.customizations.ignoreDifferences.all ignores "
-        "/spec/template/spec/containers/image of every Deployment/Rollout/StatefulSet/DaemonSet"
+        "/spec/template/spec/containers/image of every Deployment/StatefulSet/DaemonSet/Rollout:"
     )
+
+
+@pytest.mark.parametrize(
+    ("key", "rule", "reported"),
+    [
+        ("argoproj.io_Rollout", "jsonPointers: [/spec/strategy/canary/steps]", True),
+        ("argoproj.io_Rollout", "jsonPointers: [/spec]", True),
+        ("argoproj.io_AnalysisTemplate", "jqPathExpressions: ['.spec.metrics[0].provider']", True),
+        ("apps_Deployment", "jsonPointers: [/spec/strategy]", False),  # Kubernetes rolls it
+        ("apps_Deployment", "jsonPointers: [/spec/template/metadata/annotations]", False),
+        ("argoproj.io_Rollout", "jsonPointers: [/spec/replicas]", False),
+        ("Service", "jsonPointers: [/spec]", False),
+    ],
+)
+def test_hw322_what_a_system_rule_may_and_may_not_hide(
+    tmp_path: Path, check_dir: CheckDir, key: str, rule: str, reported: bool
+) -> None:
+    (tmp_path / "argocd-cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n"
+        f"  resource.customizations.ignoreDifferences.{key}: |\n    {rule}\n"
+    )
+    assert bool([f for f in check_dir(tmp_path) if f.rule == "HW322"]) is reported

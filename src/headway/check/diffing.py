@@ -94,11 +94,12 @@ SYSTEM_IGNORE_HIDES_ROLLOUT = Rule(
     id="HW322",
     slug="system-ignore-hides-rollout",
     severity=Severity.WARNING,
-    title="A system-wide ignore rule hides a workload's pod template or image",
+    title="A system-wide ignore rule hides a workload's image, a Rollout's strategy or a metric",
     rationale="A system-wide rule in argocd-cm applies to every Application. Ignoring a "
-    "Deployment's or Rollout's pod template or image hides a new image in Git: the app reads "
-    "Synced, automated sync never deploys it, and a hand-set image is never reported. "
-    "Headway applies the rule as Argo CD does, so it is flagged before it ships.",
+    "workload's image (or its pod template), a Rollout's strategy or an analysis template's "
+    "metrics hides a release in Git: the app reads Synced, automated sync never applies it, "
+    "and a hand edit is never reported. Headway applies the rule as Argo CD does, so it is "
+    "flagged before it ships.",
     hint="Narrow the rule to the fields a controller owns (`/spec/replicas`, an injected "
     "annotation), or move it to the one Application that needs it.",
 )
@@ -426,29 +427,43 @@ def _generator_templates(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-# The pod templates Headway's gates and the Rollout controller act on, and the image fields
-# in them: a system rule covering one of these paths (or a parent) hides a release.
-_WORKLOADS = (("apps", "Deployment"), ("argoproj.io", "Rollout"), ("apps", "StatefulSet"),
-              ("apps", "DaemonSet"))  # fmt: skip
-_RELEASE_FIELDS = (
-    "/spec/template/spec/containers/image",
-    "/spec/template/spec/initContainers/image",
-)
+# What Headway's gates and the Rollout controller act on: the workloads' container images,
+# a Rollout's strategy (steps, analysis, traffic) and analysis templates' metrics. A system
+# rule covering one of these paths, a parent of one or a field inside one hides a release.
+_GUARDED: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("/spec/template/spec/containers/image",
+                             "/spec/template/spec/initContainers/image"),
+    ("apps", "StatefulSet"): ("/spec/template/spec/containers/image",
+                              "/spec/template/spec/initContainers/image"),
+    ("apps", "DaemonSet"): ("/spec/template/spec/containers/image",
+                            "/spec/template/spec/initContainers/image"),
+    ("argoproj.io", "Rollout"): ("/spec/template/spec/containers/image",
+                                 "/spec/template/spec/initContainers/image", "/spec/strategy"),
+    ("argoproj.io", "AnalysisTemplate"): ("/spec/metrics",),
+    ("argoproj.io", "ClusterAnalysisTemplate"): ("/spec/metrics",),
+}  # fmt: skip
 
 
 def check_system_ignores(ctx: CheckContext) -> Iterable[Finding]:
     for system in argocd_cm_rules.system_entries(ctx):
-        kinds = [kind for group, kind in _WORKLOADS if _glob_matches(system, group, kind)]
-        hidden = sorted({p for p in _paths(system.entry) if _hides_release(p)})
-        if not kinds or not hidden:
+        hidden: dict[str, list[str]] = {}
+        for (group, kind), guarded in _GUARDED.items():
+            if not _glob_matches(system, group, kind):
+                continue
+            for pointer in _paths(system.entry):
+                if any(_overlaps(pointer, field) for field in guarded):
+                    hidden.setdefault(pointer, []).append(kind)
+        if not hidden:
             continue
+        pointer, kinds = min(hidden.items())
         yield finding_at(
             SYSTEM_IGNORE_HIDES_ROLLOUT,
             system.doc,
             path=("data", system.rule.key),
-            message=f"argocd-cm {system.rule.key} ignores {hidden[0]} of every "
-            f"{'/'.join(kinds)}: a new image in Git leaves the app Synced, so automated sync "
-            "never deploys it and a hand-set image is never reported",
+            message=f"argocd-cm {system.rule.key} ignores {pointer} of every "
+            f"{'/'.join(kinds)}: a change to it in Git leaves the app Synced, so automated "
+            "sync never applies it (a new image never deploys, a new step or metric never "
+            "gates) and a hand edit is never reported",
         )
 
 
@@ -458,8 +473,7 @@ def _glob_matches(system: argocd_cm_rules.SystemEntry, group: str, kind: str) ->
     )
 
 
-def _hides_release(pointer: str) -> bool:
-    """`pointer` (normalized) is a release field or one of its parents."""
-    return any(
-        field == pointer or field.startswith(pointer.rstrip("/") + "/") for field in _RELEASE_FIELDS
-    )
+def _overlaps(pointer: str, field: str) -> bool:
+    """`pointer` (normalized) is `field`, one of its parents, or a field inside it."""
+    root = pointer.rstrip("/")
+    return field == pointer or field.startswith(root + "/") or pointer.startswith(field + "/")
