@@ -110,3 +110,12 @@ def test_argo_config_maps_headway_does_not_read_are_named(name: str) -> None:
     assert (diagnostic.line, diagnostic.field) == (4, "metadata.name")
     assert diagnostic.severity is Severity.WARNING
     assert diagnostic.message.startswith("Headway reads nothing from this ConfigMap")
+
+
+def test_the_prefixes_read_name_the_diff_settings_keys() -> None:
+    """`argocd_cm` spells the diff's keys so that validating a ConfigMap imports no diff
+    settings (jq, the Application model); they must stay the diff's own."""
+    from headway.model import argocd_cm, argocd_diff
+
+    assert argocd_diff.IGNORE_PREFIX in argocd_cm._READ_PREFIXES
+    assert argocd_diff.COMPARE_OPTIONS_KEY in argocd_cm._READ_PREFIXES

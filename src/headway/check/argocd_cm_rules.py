@@ -11,13 +11,15 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from headway.check.context import CheckContext
 from headway.check.manifest import as_dict, group_of, name_of
 from headway.model.argocd_cm import ARGOCD_CM_NAME
-from headway.model.argocd_diff import SystemIgnore, diff_customizations
 from headway.model.yamlload import Document
+
+if TYPE_CHECKING:  # imported where an argocd-cm is met: it brings jq and the Application model
+    from headway.model.argocd_diff import SystemIgnore
 
 __all__ = ["SystemEntry", "system_entries"]
 
@@ -60,6 +62,8 @@ def _entries(ctx: CheckContext) -> list[SystemEntry]:
         data = as_dict(as_dict(doc.obj).get("data"))
         if name_of(doc.obj) != ARGOCD_CM_NAME or not data:
             continue
+        from headway.model.argocd_diff import diff_customizations
+
         for rule in diff_customizations(data).ignores:
             entry = {
                 "jsonPointers": list(rule.entry.json_pointers),

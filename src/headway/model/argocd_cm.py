@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from headway.model import argocd_diff, yamlload
+from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
 
@@ -34,10 +34,12 @@ __all__ = [
 
 ARGOCD_CM_NAME = "argocd-cm"
 
-# Read by the health overrides (health/overrides.py) and the diff (model/argocd_diff.py).
+# Read by the health overrides (health/overrides.py) and the diff (model/argocd_diff.py:
+# its IGNORE_PREFIX and COMPARE_OPTIONS_KEY, spelt here so that validating any ConfigMap does
+# not import the diff settings; tests/model/test_argocd_cm_keys.py holds them equal).
 _READ_PREFIXES = (
     "resource.customizations.health.", "resource.customizations.useOpenLibs.",
-    argocd_diff.IGNORE_PREFIX, argocd_diff.COMPARE_OPTIONS_KEY,
+    "resource.customizations.ignoreDifferences.", "resource.compareoptions",
 )  # fmt: skip
 _BLOCK_KEY = "resource.customizations"
 _BLOCK_FIELDS_READ = frozenset({"health.lua", "health.lua.useOpenLibs", "ignoreDifferences"})
@@ -152,6 +154,8 @@ def argocd_cm_diagnostics(document: Document) -> list[Diagnostic]:
         document.diagnostic(("data", *unread.path), unread.reason, Severity.WARNING)
         for unread in unread_keys(data)
     ]
+    from headway.model import argocd_diff  # here: it imports jq and the Application model
+
     for problem in argocd_diff.diff_customizations(data).problems:
         severity = Severity.ERROR if problem.error else Severity.WARNING
         found.append(document.diagnostic(("data", problem.key), problem.message, severity))
@@ -170,6 +174,8 @@ def _is_read_or_quiet(key: str) -> bool:
 def _is_unknown_customization(key: str) -> bool:
     """A `resource.customizations.<type>.<...>` key of a type Argo CD does not know: the
     diff settings report it as an error (Argo CD refuses every setting then)."""
+    from headway.model import argocd_diff
+
     parts = key.split(".", 3)
     return (
         key.startswith(_BLOCK_KEY + ".")
