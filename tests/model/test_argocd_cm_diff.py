@@ -8,6 +8,9 @@ ignored `/spec/replicas` everywhere saw its apps OutOfSync forever under Headway
 from __future__ import annotations
 
 import pytest
+import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from headway.model.argocd_diff import (
     CompareOptions,
@@ -170,3 +173,33 @@ def test_an_unknown_field_of_a_rule_is_a_warning_naming_it() -> None:
     (problem,) = found.problems
     assert not problem.error and problem.message.startswith("jsonPointer: not a field")
     assert [rule.entry.json_pointers for rule in found.ignores] == [()]
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20))
+_FIELDS = st.one_of(st.sampled_from([
+    "jsonPointers", "jqPathExpressions", "managedFieldsManagers", "ignoreDifferences",
+    "ignoreResourceStatusField", "ignoreAggregatedRoles", "ignoreDifferencesOnResourceUpdates",
+    "apps/Deployment",
+]), st.text(max_size=8))  # fmt: skip
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(_FIELDS, inner, max_size=3)),
+    max_leaves=8,
+)  # fmt: skip
+_KEYS = st.sampled_from([
+    IGNORE + "all", IGNORE + "apps_Deployment", IGNORE + "a_b_c", "resource.compareoptions",
+    "resource.customizations", "resource.customizations.health.x_Y", "resource.customizations.x.y",
+])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@example({"resource.compareoptions": "ignoreResourceStatusField: [crd]"})
+@example({"resource.compareoptions": {"ignoreAggregatedRoles": True}})
+@example({IGNORE + "all": ["jsonPointers"], "resource.customizations": "a/B: [1]"})
+@given(st.dictionaries(_KEYS, st.one_of(_VALUES, _VALUES.map(yaml.safe_dump)), max_size=4))
+def test_no_argocd_cm_data_raises(data: dict[str, object]) -> None:
+    """Whatever the data (YAML texts of any shape, or values that are not text at all), the
+    reader answers with rules and problems, never an exception."""
+    found = diff_customizations(data)
+    assert all(p.key in data for p in found.problems)

@@ -137,6 +137,9 @@ def diff_customizations(data: Mapping[str, Any]) -> DiffCustomizations:
         key = str(raw_key)
         if not key.startswith(CUSTOMIZATIONS_KEY + "."):
             continue
+        if not isinstance(value, str):
+            problems.append(SettingProblem(key, "expected a text value, as every ConfigMap value"))
+            continue
         split = _split_key_rule(key, value, problems)
         if split is not None:  # replaces the block's rule for the same key, empty or not
             by_override[split.override] = split
@@ -303,6 +306,10 @@ def _usable(entry: IgnoreDifferences, problem: Callable[[str], None]) -> bool:
 def _compare_options(text: Any, problems: list[SettingProblem]) -> CompareOptions:
     if text is None:
         return CompareOptions()
+    if not isinstance(text, str):
+        message = "expected a YAML text (`resource.compareoptions: |`), as every ConfigMap value"
+        problems.append(SettingProblem(COMPARE_OPTIONS_KEY, message))
+        return CompareOptions()
     try:
         parsed = yamlload.load_one(str(text))
     except yaml.YAMLError as err:
@@ -341,7 +348,7 @@ def _boolean(
 def _status_scope(value: Any, problems: list[SettingProblem]) -> StatusScope:
     """Argo CD's reading: empty or `all` -> all; `crd`; `none`, `off` or `false` -> none
     (YAML reads the last two as a boolean false); anything else -> all, with a warning."""
-    if value is None or value in {"", "all"}:
+    if value is None or value in ("", "all"):
         return StatusScope.ALL
     if value == "crd":
         return StatusScope.CRD
