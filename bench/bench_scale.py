@@ -23,11 +23,19 @@ already in sync, their live objects. The Application loop runs as `headway serve
                  source watcher queues them for the Application loop, 100 per pass), and
                  how many app reconciles one commit cost
   store on disk  the SQLite file and its write-ahead log
+  collector      the garbage collector policy's freezes and re-freezes, and the resident
+                 set after each commit: freezing must not leak, so it stays flat
 
 The yardstick is one app's reconcile in the first pass of the same run: the commit -> app
 figure is printed in first-pass apps' worth, which should stay flat as the fleet grows.
 
+The garbage collector runs as in `headway serve`: the same `CollectorPolicy` with its
+`started()` before the first pass and `after_pass(manager.pass_summary(steps))` after every
+pass - inside `Manager.run` for the steady window, by `one_pass` where the bench drives the
+passes itself. `--no-tune-gc` runs as `headway serve --no-tune-gc` (CPython's defaults).
+
     .venv/bin/python bench/bench_scale.py [--apps 10000] [--steady-seconds 60] [--commits 5]
+        [--no-tune-gc]
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from headway.controllers.app.controller import APP_API_VERSION, ApplicationContr
 from headway.controllers.app.sources import SourceReader
 from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
+from headway.controllers.collector_policy import CollectorPolicy
 from headway.controllers.manager import Manager
 from headway.source.git import GitCache
 from headway.sync.comparison import prepare_desired
@@ -194,20 +203,33 @@ def rss_mb() -> tuple[float, float]:
     return current, peak
 
 
-async def drain(manager: Manager, controller: CountingController, apps: int) -> int:
+async def one_pass(manager: Manager, collector: CollectorPolicy | None) -> int:
+    """One pass of the serve loop (`Manager.run`'s body, without its sleep): the steps it
+    took."""
+    steps = await manager.run_once()
+    if collector is not None:
+        collector.after_pass(manager.pass_summary(steps))
+    return steps
+
+
+async def drain(
+    manager: Manager, controller: CountingController, apps: int, collector: CollectorPolicy | None
+) -> int:
     """Step until every app was reconciled once; returns the steps taken. (Not "until nothing
     is due": a pass longer than the 30 s resync queues every app again, without end.)"""
     steps = 0
     while controller.reconciles < apps:
-        steps += await manager.run_once()
+        steps += await one_pass(manager, collector)
     return steps
 
 
-async def steady(manager: Manager, seconds: float) -> tuple[float, float]:
+async def steady(
+    manager: Manager, seconds: float, collector: CollectorPolicy | None
+) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of the manager's own loop while nothing changes."""
     stop = asyncio.Event()
     cpu, wall = time.process_time(), time.perf_counter()
-    task = asyncio.create_task(manager.run(stop, poll_seconds=0.1))
+    task = asyncio.create_task(manager.run(stop, poll_seconds=0.1, collector=collector))
     await asyncio.sleep(seconds)
     stop.set()
     await task
@@ -223,6 +245,7 @@ async def commit_to_app(
     changed: int,
     flag: str,
     apps: int,
+    collector: CollectorPolicy | None,
 ) -> tuple[float, float]:
     """Commit a change to one app; wall seconds until the reconcile that wrote its status
     with the new revision returned, and until every app of the repository had been
@@ -232,7 +255,7 @@ async def commit_to_app(
     controller.since_commit = set()
     started = time.perf_counter()
     while True:
-        steps = await manager.run_once()
+        steps = await one_pass(manager, collector)
         app = store.get(APP_API_VERSION, "Application", app_name(changed), APPS_NS)
         sync = (app.get("status") or {}).get("sync") or {}
         if sync.get("revision") == sha and sync.get("status") == "OutOfSync":
@@ -242,13 +265,16 @@ async def commit_to_app(
                 await asyncio.sleep(0.05)
     written = controller.finished[app_name(changed)] - started
     while len(controller.since_commit) < apps:
-        if not await manager.run_once():
+        if not await one_pass(manager, collector):
             await asyncio.sleep(0.05)
     return written, time.perf_counter() - started
 
 
-async def run(apps: int, steady_seconds: float, commits: int, root: Path) -> None:
+async def run(
+    apps: int, steady_seconds: float, commits: int, root: Path, *, tune_gc: bool
+) -> None:
     store, repo = seeded(apps, root)
+    collector = CollectorPolicy() if tune_gc else None
     clock = store.clock
     reader = SourceReader(git=GitCache(root / "git-cache"), clock=clock)
     controller = CountingController(
@@ -261,7 +287,9 @@ async def run(apps: int, steady_seconds: float, commits: int, root: Path) -> Non
     manager.register(sources)
 
     wall, cpu = time.perf_counter(), time.process_time()
-    steps = await drain(manager, controller, apps)
+    if collector is not None:
+        collector.started()  # as `Manager.run` does before its first pass
+    steps = await drain(manager, controller, apps, collector)
     per_app = (time.perf_counter() - wall) / apps
     cpu_per_app = (time.process_time() - cpu) / apps  # what a loaded machine does not skew
     synced = sum(
@@ -275,18 +303,23 @@ async def run(apps: int, steady_seconds: float, commits: int, root: Path) -> Non
     print(f"memory             {current:8.0f} MB resident ({peak:.0f} MB peak)")
 
     before = controller.reconciles
-    cpu, wall_s = await steady(manager, steady_seconds)
+    cpu, wall_s = await steady(manager, steady_seconds, collector)
     current, peak = rss_mb()
     print(
         f"steady CPU         {cpu / wall_s:8.3f} CPU s per s over {wall_s:.0f} s "
         f"({controller.reconciles - before} app reconciles; {current:.0f} MB resident after)"
     )
     await commit_latencies(manager, controller, store=store, repo=repo, apps=apps,
-                           commits=commits, per_app=per_app)
+                           commits=commits, per_app=per_app, collector=collector)
     print(f"store on disk      {store_mb(root / 'cluster.db'):8.0f} MB "
           f"({store_mb(root / 'cluster.db') * 1e3 / apps:.0f} kB/app)")
     _, peak = rss_mb()
     print(f"peak memory        {peak:8.0f} MB")
+    if collector is None:
+        print("collector          CPython's defaults (--no-tune-gc)")
+    else:
+        print(f"collector          policy: {collector.freezes} freezes, {collector.refreezes} of"
+              " them re-freezes")
 
 
 def seeded(apps: int, root: Path) -> tuple[LocalCluster, pygit2.Repository]:
@@ -313,6 +346,7 @@ async def commit_latencies(
     apps: int,
     commits: int,
     per_app: float,
+    collector: CollectorPolicy | None,
 ) -> None:
     """`commits` commits, each to one app (the last in name order first, the one that waited
     longest when apps went in name order, then others spread over the fleet)."""
@@ -322,13 +356,13 @@ async def commit_latencies(
         before = controller.reconciles
         latency, whole = await commit_to_app(
             manager, controller, store=store, repo=repo, changed=changed, flag=f"off-{n}",
-            apps=apps,
+            apps=apps, collector=collector,
         )
         changed_app.append(latency)
         all_done.append(whole)
         costs.append(controller.reconciles - before)
-        print(f"  commit {n + 1}        {latency:8.2f} s to app-{changed:05d}, all done in "
-              f"{whole:.2f} s ({costs[-1]} app reconciles)")  # a run cut short still shows it
+        print(f"  commit {n + 1:<3}     {latency:8.2f} s to app-{changed:05d}, all done in "
+              f"{whole:.2f} s ({costs[-1]} app reconciles; {rss_mb()[0]:.0f} MB resident)")
     latency = statistics.median(changed_app)
     print(
         f"commit -> app      {latency:8.2f} s median of {commits} "
@@ -355,9 +389,14 @@ def main() -> None:
     parser.add_argument("--apps", type=int, default=10_000)
     parser.add_argument("--steady-seconds", type=float, default=60.0)
     parser.add_argument("--commits", type=int, default=5)
+    parser.add_argument(
+        "--no-tune-gc", dest="tune_gc", action="store_false",
+        help="CPython's collector defaults, as `headway serve --no-tune-gc`",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        asyncio.run(run(args.apps, args.steady_seconds, args.commits, Path(tmp)))
+        asyncio.run(run(args.apps, args.steady_seconds, args.commits, Path(tmp),
+                        tune_gc=args.tune_gc))
 
 
 if __name__ == "__main__":

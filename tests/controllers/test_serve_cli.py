@@ -100,7 +100,7 @@ def test_scm_provider_flags_become_the_forge_policy(
 
     seen: list[EngineSettings] = []
 
-    async def record(settings: EngineSettings, *_: object) -> None:
+    async def record(settings: EngineSettings, *_: object, **__: object) -> None:
         seen.append(settings)
 
     monkeypatch.setattr(serve_module, "serve", record)

@@ -73,8 +73,14 @@ class UiSettings:
 
 
 async def serve(
-    settings: EngineSettings, target: Target | None = None, ui: UiSettings | None = None
+    settings: EngineSettings,
+    target: Target | None = None,
+    ui: UiSettings | None = None,
+    *,
+    tune_gc: bool = True,
 ) -> None:
+    """Serve until SIGTERM or Ctrl-C; `tune_gc`: under the garbage collector policy
+    (controllers/collector_policy.py), else CPython's defaults (`--no-tune-gc`)."""
     import asyncio
 
     from headway.cli.serve_lease import keep_leading, lead, lease_name
@@ -97,7 +103,8 @@ async def serve(
         lost = asyncio.Event()
         renewing = asyncio.create_task(keep_leading(lease, stop, lost)) if lease else None
         try:
-            await _run_engine(settings, target, cluster, clock, stop, ui=ui or UiSettings())
+            await _run_engine(settings, target, cluster, clock, stop, ui=ui or UiSettings(),
+                              tune_gc=tune_gc)
         finally:
             if renewing is not None and lease is not None:
                 stop.set()
@@ -108,10 +115,12 @@ async def serve(
 
 
 async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster,
-                      clock: Clock, stop: asyncio.Event, *, ui: UiSettings) -> None:
+                      clock: Clock, stop: asyncio.Event, *, ui: UiSettings,
+                      tune_gc: bool) -> None:
     import httpx2
 
     from headway.cli.runtime import running_pid
+    from headway.controllers.collector_policy import CollectorPolicy
     from headway.engine import Engine
     from headway.state_dir import RuntimePaths
 
@@ -139,7 +148,7 @@ async def _run_engine(settings: EngineSettings, target: Target, cluster: Cluster
             )
         try:
             async with _dashboard(ui, engine, cluster, clock, state_dir):
-                await engine.run(stop)
+                await engine.run(stop, collector=CollectorPolicy() if tune_gc else None)
         finally:
             engine.close()
 
@@ -384,6 +393,16 @@ def register(app: typer.Typer) -> None:
                 " in its history (docs/sources.md).",
             ),
         ] = CHART_CACHE_MAX_MIB,
+        tune_gc: Annotated[
+            bool,
+            typer.Option(
+                "--tune-gc/--no-tune-gc",
+                help="Run Python's garbage collector the way a long-lived controller wants it:"
+                " freeze the long-lived objects after start-up and after the first full pass"
+                " (again as they grow by a quarter), and collect the young generation less"
+                " often (docs/performance.md). --no-tune-gc keeps CPython's defaults.",
+            ),
+        ] = True,
     ) -> None:
         """Run every controller (Applications, ApplicationSets, Rollouts, analysis, promotions,
         multi-cluster rollouts, Git convergence; the dashboard with --ui-port) until SIGTERM
@@ -440,4 +459,4 @@ def register(app: typer.Typer) -> None:
         )
         import asyncio
 
-        asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address)))
+        asyncio.run(serve(settings, target, UiSettings(ui_port, ui_address), tune_gc=tune_gc))

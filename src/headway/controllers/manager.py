@@ -40,6 +40,7 @@ from prometheus_client.registry import CollectorRegistry
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Gone
 from headway.cluster.protocol import Cluster, WatchEventType
+from headway.controllers.collector_policy import CollectorPolicy, PassSummary
 from headway.model.obj import Obj
 
 __all__ = ["RECONCILE_METRICS", "Manager", "ObjectKey", "ReconcileTimings", "StepController"]
@@ -346,9 +347,25 @@ class Manager:
                 taken += 1
         return sorted(chosen)
 
-    async def run(self, stop: asyncio.Event, *, poll_seconds: float = 0.1) -> None:
+    def pass_summary(self, steps: int) -> PassSummary:
+        """What a pass that took `steps` steps leaves, for the collector policy."""
+        return PassSummary(steps=steps, keys=len(self._known), caught_up=self.next_due() != 0.0)
+
+    async def run(
+        self,
+        stop: asyncio.Event,
+        *,
+        poll_seconds: float = 0.1,
+        collector: CollectorPolicy | None = None,
+    ) -> None:
+        """Pass after pass until `stop` is set; with `collector` (`headway serve`'s garbage
+        collector policy), its `started()` first and its `after_pass()` after every pass."""
+        if collector is not None:
+            collector.started()
         while not stop.is_set():
-            await self.run_once()
+            steps = await self.run_once()
+            if collector is not None:
+                collector.after_pass(self.pass_summary(steps))
             wait = self.next_due()
             wait = poll_seconds if wait is None else min(wait, poll_seconds)
             with contextlib.suppress(TimeoutError):

@@ -3,6 +3,7 @@
     engine = Engine(cluster=cluster, clock=clock, http=http, settings=EngineSettings())
     await engine.step()          # one pass: read watches, take every due step
     await engine.run()           # until engine.stop() (or the given event) is set
+    await engine.run(stop, collector=CollectorPolicy())  # as `headway serve` runs it
     engine.close()               # the clients of other destination clusters
 
 Building the engine builds the controllers of `settings.loops` (the Application loop
@@ -20,6 +21,7 @@ import httpx2
 from headway.clock import Clock
 from headway.cluster.protocol import Cluster
 from headway.controllers.cluster_registry import Connect
+from headway.controllers.collector_policy import CollectorPolicy
 from headway.controllers.manager import Manager, ReconcileTimings, StepController
 from headway.controllers.repo_credentials import RepoCredentialsProvider
 from headway.decisions import DecisionJournal, SqliteJournal, journal_path
@@ -83,14 +85,18 @@ class Engine:
         """One pass: read new watch events, then take every due step; returns how many."""
         return await self._manager.run_once()
 
-    async def run(self, stop: asyncio.Event | None = None) -> None:
-        """Step until `stop()` is called or `stop` is set, sleeping between due steps."""
+    async def run(
+        self, stop: asyncio.Event | None = None, *, collector: CollectorPolicy | None = None
+    ) -> None:
+        """Step until `stop()` is called or `stop` is set, sleeping between due steps.
+        `collector` is a garbage collector policy for a process that runs nothing else
+        (`headway serve` passes one; it changes the whole process's collector)."""
         if stop is None:
-            await self._manager.run(self._stop)
+            await self._manager.run(self._stop, collector=collector)
             return
         waiter = asyncio.create_task(_either(stop, self._stop))
         try:
-            await self._manager.run(self._stop)
+            await self._manager.run(self._stop, collector=collector)
         finally:
             waiter.cancel()
 
