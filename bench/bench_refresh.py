@@ -4,7 +4,9 @@
 Git repository (a real bare repository read through pygit2). A refresh of one app is what
 the controller does before deciding anything: resolve the revision, render (through the
 render cache), compare with live objects (normalization, diff, health), through the
-comparison cache. Live objects are held in memory (the store is timed in bench_store.py).
+comparison cache. Live objects are held in memory (the store is timed in bench_store.py), as
+the `LiveObjects` the live reader hands out while the store has not moved (a copy of its last
+read, with that read's identity).
 
   baseline     yaml.load_all with PyYAML's C loader over the same manifest bytes
   cold         every app rendered and diffed (empty caches)
@@ -24,7 +26,15 @@ which cancels a load that drifts during the round). The median over rounds is th
 with the quartiles to show the spread; the yardstick is the cold pass's CPU time per app,
 from the same run.
 
+The garbage collector runs as `headway serve` runs it: the bench calls the same
+`CollectorPolicy` (controllers/collector_policy.py) at the same points as the serve loop -
+`started()` before the first pass, `after_pass()` after every full pass (each pass here
+refreshes every app once, as a full pass of the serve loop does) - and collects at no other
+time between warm passes (until session 7 it ran `gc.collect()` before each, which serve never
+does). `--no-tune-gc` runs it as `headway serve --no-tune-gc` does: CPython's defaults.
+
 Run: .venv/bin/python bench/bench_refresh.py [--apps 1000] [--rounds 3] [--warm-rounds 30]
+     [--no-tune-gc]
 """
 
 from __future__ import annotations
@@ -43,13 +53,14 @@ import pygit2
 import yaml
 
 from headway.clock import SystemClock
+from headway.controllers.app.live import LiveObjects
 from headway.controllers.app.refresh import ComparisonCache
 from headway.controllers.app.sources import SourceReader
+from headway.controllers.collector_policy import CollectorPolicy, PassSummary
 from headway.health import assess, default_registry
 from headway.model.application import Application, parse_application
 from headway.model.yamlload import Document
 from headway.source.git import GitCache
-from headway.sync.resources import ResourceKey
 
 APPS = 1000
 
@@ -159,7 +170,7 @@ class Fleet:
             app, _ = parse_application(Document(raw, "bench", 0, 0))
             assert app is not None
             self.apps.append(app)
-        self.live: dict[str, dict[ResourceKey, dict[str, Any]]] = {}
+        self.live: dict[str, LiveObjects] = {}
 
 
 def refresh_all(
@@ -177,12 +188,16 @@ def refresh_all(
         state = reader.desired(app, raw)
         assert not state.errors, state.errors
 
-        def read_live(desired: Any, name: str = app.name) -> dict[ResourceKey, dict[str, Any]]:
+        def read_live(desired: Any, name: str = app.name) -> LiveObjects:
             if record and name not in fleet.live:
                 from headway.sync.resources import key_of
 
-                fleet.live[name] = {key_of(o): as_live(dict(o), n) for n, o in enumerate(desired)}
-            return fleet.live.get(name, {})
+                objects = {key_of(o): as_live(dict(o), n) for n, o in enumerate(desired)}
+                fleet.live[name] = LiveObjects(objects)
+            # What `LiveReader.managed` hands out while the store has not moved: a copy of
+            # its last read, carrying that read's identity.
+            read = fleet.live.get(name, LiveObjects({}))
+            return LiveObjects(read, read.identity)
 
         result = cache.refresh(
             app=app.name,
@@ -279,17 +294,30 @@ def fetch(fleet: Fleet, reader: SourceReader) -> None:
 
 
 def warm_rounds(
-    fleet: Fleet, reader: SourceReader, cache: ComparisonCache, rounds: int
+    fleet: Fleet,
+    reader: SourceReader,
+    cache: ComparisonCache,
+    rounds: int,
+    *,
+    collector: CollectorPolicy | None,
 ) -> tuple[list[float], list[float], list[CommitCost]]:
     """Each round: a refresh with nothing changed, then one after a commit that changes one
-    app's manifests (a new image tag each round), then one with nothing changed again."""
+    app's manifests (a new image tag each round), then one with nothing changed again. After
+    each pass (a full one), the collector policy's step, as the serve loop takes it."""
     warms: list[float] = []
     changed: list[float] = []
     costs: list[CommitCost] = []
+    full_pass = PassSummary(steps=len(fleet.apps), keys=len(fleet.apps), caught_up=True)
+
+    def full(cpu_times: list[float]) -> tuple[float, int]:
+        took, drift = timed(partial(refresh_all, fleet, reader, cache, cpu_times=cpu_times))
+        if collector is not None:
+            collector.after_pass(full_pass)
+        return took, drift
+
     for n in range(rounds):
         passes: list[list[float]] = [[], [], []]
-        gc.collect()
-        warm, _ = timed(partial(refresh_all, fleet, reader, cache, cpu_times=passes[0]))
+        warm, _ = full(passes[0])
         warms.append(warm)
         tag = f"v{n + 2}"
         path = f"apps/app-{CHANGED:04d}/all.yaml"
@@ -297,12 +325,10 @@ def warm_rounds(
         reader.mark_changed(fleet.url)
         fetch(fleet, reader)
         misses_before = cache.misses
-        gc.collect()
-        warm_one, drift = timed(partial(refresh_all, fleet, reader, cache, cpu_times=passes[1]))
+        warm_one, drift = full(passes[1])
         assert drift == 1 and cache.misses - misses_before == 1
         changed.append(warm_one)
-        gc.collect()
-        refresh_all(fleet, reader, cache, cpu_times=passes[2])
+        full(passes[2])
         before, after, again = (sum(p) - p[CHANGED] for p in passes)
         costs.append(CommitCost(passes[1][CHANGED], before, after, again))
     return warms, changed, costs
@@ -315,6 +341,10 @@ def main() -> None:
     parser.add_argument(
         "--warm-rounds", type=int, default=30, help="rounds of warm passes (default 30)"
     )
+    parser.add_argument(
+        "--no-tune-gc", dest="tune_gc", action="store_false",
+        help="CPython's collector defaults, as `headway serve --no-tune-gc`",
+    )
     args = parser.parse_args()
     apps = args.apps
     with tempfile.TemporaryDirectory() as tmp:
@@ -325,8 +355,18 @@ def main() -> None:
         # Record what the cluster would hold (untimed), through the same render path.
         reader = SourceReader(git=GitCache(root / "rec"), clock=SystemClock())
         refresh_all(fleet, reader, ComparisonCache(), record=True)
+        collector = CollectorPolicy() if args.tune_gc else None
+        if collector is not None:
+            collector.started()
         baselines, colds, cold_cpus, reader, cache = cold_rounds(fleet, root, args.rounds)
-        warms, changed, costs = warm_rounds(fleet, reader, cache, args.warm_rounds)
+        if collector is not None:  # the last cold pass is the kept reader's first full pass
+            collector.after_pass(PassSummary(steps=apps, keys=apps, caught_up=True))
+        warms, changed, costs = warm_rounds(
+            fleet, reader, cache, args.warm_rounds, collector=collector
+        )
+        if collector is not None:
+            print(f"collector policy: {collector.freezes} freezes, {collector.refreezes} of"
+                  " them re-freezes")
         report(apps, baselines=baselines, colds=colds, warms=warms, changed=changed)
         report_commit_cost(costs, cold_cpu_per_app=min(cold_cpus) / apps)
 

@@ -4,10 +4,11 @@ object changed costs a few lookups instead of a diff of every resource.
 
 The comparison cache key is the app, the desired state's fingerprint (content ids of the
 trees it was rendered from), the `ignoreDifferences` rules, and the uid and
-resourceVersion of every live object; health is assessed inside the comparison from the
-same live objects, so it is covered too. On a miss, the app's last comparison lends the
-results of every resource whose desired object and live object did not change
-(`compare_app(earlier=...)`), when the rules and the health assessment are the same.
+resourceVersion of every live object (the identity a `LiveObjects` read carries, worked out
+once per read of the store rather than at every refresh); health is assessed inside the
+comparison from the same live objects, so it is covered too. On a miss, the app's last
+comparison lends the results of every resource whose desired object and live object did not
+change (`compare_app(earlier=...)`), when the rules and the health assessment are the same.
 
 Except health that may change with time alone (a live object whose health script can read the
 clock, `HealthRegistry.reads_clock`): a comparison holding one is made again at every refresh
@@ -23,6 +24,7 @@ from typing import Any
 
 from headway.cluster.errors import Conflict
 from headway.cluster.protocol import Cluster
+from headway.controllers.app.live import LiveIdentity, LiveObjects, live_identity
 from headway.controllers.app.names import REFRESH_ANNOTATION
 from headway.controllers.app.sources import DesiredState, SourceReader
 from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
@@ -76,18 +78,9 @@ class _Latest:
     assess: Assess
 
 
-def _live_identity(live: Mapping[ResourceKey, Obj]) -> frozenset[tuple[str, ...]]:
-    """Each live object's key, uid and resourceVersion, in no order (a set: sorting by
-    `ResourceKey` cost most of a refresh where nothing changed). Tuples of strings only, which
-    the garbage collector stops tracking: one per live object is kept with each comparison."""
-    out = []
-    for key, obj in live.items():
-        meta = obj.get("metadata") or {}
-        uid, version = meta.get("uid"), meta.get("resourceVersion")
-        out.append(
-            (key.group, key.kind, key.namespace, key.name, str(uid or ""), str(version or ""))
-        )
-    return frozenset(out)
+def _identity_of(live: Mapping[ResourceKey, Obj]) -> LiveIdentity:
+    """The identity a `LiveObjects` read carries, or (any other mapping) worked out now."""
+    return live.identity if isinstance(live, LiveObjects) else live_identity(live)
 
 
 class ComparisonCache:
@@ -129,7 +122,7 @@ class ComparisonCache:
         nothing."""
         desired = self._prepare(app, namespace, desired_state, cluster_scoped)
         live = read_live(desired)
-        key = (app, desired_state.fingerprint, rules_identity, _live_identity(live))
+        key = (app, desired_state.fingerprint, rules_identity, _identity_of(live))
         cached = self._entries.get(key) if desired_state.fingerprint else None
         if cached is not None and not cached.reads_clock:
             self.hits += 1
