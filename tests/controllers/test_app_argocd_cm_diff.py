@@ -22,7 +22,11 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
-from headway.controllers.app.diff_settings import REREAD_SECONDS
+from headway.controllers.app.diff_settings import (
+    REREAD_SECONDS,
+    problem_lines,
+    read_diff_customizations,
+)
 
 SYSTEM_RULE = "resource.customizations.ignoreDifferences.apps_Deployment"
 
@@ -93,6 +97,18 @@ def test_a_malformed_argocd_cm_rule_stops_every_comparison_naming_its_key(
         h.step("shop")
         clock.advance(60)
     assert not h.exists("ConfigMap", "settings")  # never synced against a guess
+
+
+def test_serve_names_each_argocd_cm_problem_at_start(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [spec/replicas]",
+                   "resource.compareoptions": "ignoreResourceStatusField: crds"})  # fmt: skip
+    assert problem_lines(read_diff_customizations(h.store)) == [
+        f'argocd-cm: {SYSTEM_RULE}: jsonPointers: "spec/replicas" is not a JSON pointer '
+        '(it must start with "/")',
+        "argocd-cm: resource.compareoptions: warning: ignoreResourceStatusField: 'crds' is not "
+        "all, crd or none; Argo CD then ignores the status of every resource, and so does Headway",
+    ]
 
 
 def _extraneous(annotated: bool) -> dict[str, Any]:

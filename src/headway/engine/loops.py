@@ -22,7 +22,7 @@ from headway.controllers.analysis.controller import AnalysisController
 from headway.controllers.app.charts_in_use import chart_versions_in_use
 from headway.controllers.app.controller import ApplicationController
 from headway.controllers.app.definitions import DEFAULT_APPS_NAMESPACE, DefinitionsWatcher
-from headway.controllers.app.diff_settings import read_diff_customizations
+from headway.controllers.app.diff_settings import problem_lines, read_diff_customizations
 from headway.controllers.app.sources import SourceReader
 from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.appset.controller import ApplicationSetController
@@ -189,9 +189,8 @@ def _applications(parts: LoopParts) -> list[StepController]:
         git=parts.git, clock=parts.clock, poll_seconds=settings.app_poll_seconds,
         plugins=plugins, charts=charts,
     )
-    for found in read_diff_customizations(parts.cluster).problems:  # the controller re-reads
-        label = "" if found.error else "warning: "
-        print(f"argocd-cm: {found.key}: {label}{found.message}", flush=True)
+    for line in problem_lines(read_diff_customizations(parts.cluster)):
+        print(line, flush=True)
     controller = ApplicationController(
         store=parts.cluster,
         clusters=parts.clusters,

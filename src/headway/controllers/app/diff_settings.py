@@ -26,6 +26,7 @@ __all__ = [
     "ComparisonRules",
     "SystemDiff",
     "SystemDiffReader",
+    "problem_lines",
     "read_diff_customizations",
 ]
 
@@ -40,6 +41,15 @@ def read_diff_customizations(
     """The diff customizations of the store's argocd-cm; Argo CD's defaults when there is
     none (or it cannot be read: the controller's other reads report the store itself)."""
     return _read(store, namespace)[0]
+
+
+def problem_lines(settings: DiffCustomizations) -> list[str]:
+    """`argocd-cm: KEY: message` for each problem, warnings marked: what `headway serve`
+    prints at start (the controller then reads argocd-cm again on its own)."""
+    return [
+        f"{ARGOCD_CM_NAME}: {p.key}: {'' if p.error else 'warning: '}{p.message}"
+        for p in settings.problems
+    ]
 
 
 def _read(store: Cluster, namespace: str) -> tuple[DiffCustomizations, str]:
