@@ -9,7 +9,7 @@ forever, a malformed rule was dropped without a word, and a live object carrying
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from app_harness import (
     APPS_NS,
@@ -22,8 +22,11 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
+from headway.cluster.errors import ClusterError
+from headway.cluster.protocol import Cluster
 from headway.controllers.app.diff_settings import (
     REREAD_SECONDS,
+    SystemDiffReader,
     problem_lines,
     read_diff_customizations,
 )
@@ -109,6 +112,40 @@ def test_serve_names_each_argocd_cm_problem_at_start(tmp_path: Path, clock: Virt
         "argocd-cm: resource.compareoptions: warning: ignoreResourceStatusField: 'crds' is not "
         "all, crd or none; Argo CD then ignores the status of every resource, and so does Headway",
     ]
+
+
+class _Unanswering:
+    """The store, refusing reads of ConfigMaps while `down` (everything else passes)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.down = False
+
+    def get(self, api: str, kind: str, name: str, namespace: str | None = None) -> Any:
+        if self.down and kind == "ConfigMap":
+            raise ClusterError("the store did not answer")
+        return self.store.get(api, kind, name, namespace)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_a_store_that_does_not_answer_never_drops_the_system_rules(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [/spec/replicas]"})
+    store = _Unanswering(h.store)
+    store.down = True
+    first = SystemDiffReader(cast(Cluster, store), clock).current()
+    assert first.error == "argocd-cm could not be read: the store did not answer"
+    reader = SystemDiffReader(cast(Cluster, store), clock)
+    store.down = False
+    read = reader.current()
+    assert read.error == "" and len(read.rules) == 1
+    store.down = True
+    clock.advance(REREAD_SECONDS)
+    assert reader.current() is read  # the last reading, not Argo CD's defaults
 
 
 def _extraneous(annotated: bool) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from headway.clock import Clock
-from headway.cluster.errors import ClusterError
+from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
 from headway.controllers.app.names import DEFAULT_APPS_NAMESPACE
 from headway.diff import CompiledRule, IgnoreRuleError, compile_system_rules
@@ -39,8 +39,11 @@ def read_diff_customizations(
     store: Cluster, namespace: str = DEFAULT_APPS_NAMESPACE
 ) -> DiffCustomizations:
     """The diff customizations of the store's argocd-cm; Argo CD's defaults when there is
-    none (or it cannot be read: the controller's other reads report the store itself)."""
-    return _read(store, namespace)[0]
+    none (or it cannot be read: the controller reports that itself)."""
+    try:
+        return _read(store, namespace)[0]
+    except ClusterError:
+        return DiffCustomizations()
 
 
 def problem_lines(settings: DiffCustomizations) -> list[str]:
@@ -53,10 +56,11 @@ def problem_lines(settings: DiffCustomizations) -> list[str]:
 
 
 def _read(store: Cluster, namespace: str) -> tuple[DiffCustomizations, str]:
-    """The customizations and the ConfigMap's resourceVersion ("" when there is none)."""
+    """The customizations and the ConfigMap's resourceVersion ("" when there is none);
+    ClusterError when the store would not say whether there is one."""
     try:
         configmap = store.get("v1", "ConfigMap", ARGOCD_CM_NAME, namespace)
-    except ClusterError:
+    except NotFound:
         return DiffCustomizations(), ""
     data = configmap.get("data")
     version = str((configmap.get("metadata") or {}).get("resourceVersion") or "")
@@ -109,8 +113,10 @@ class ComparisonRules:
 
 class SystemDiffReader:
     """The `SystemDiff` of the store's argocd-cm, read again when `REREAD_SECONDS` have
-    passed on `clock` and compiled again only when its resourceVersion changed. `fixed`
-    settings (tests, embedders) are used as given and never read."""
+    passed on `clock` and compiled again only when its resourceVersion changed. A store that
+    does not answer keeps the last reading (and, with none yet, is an error every comparison
+    reports): the rules are never taken as gone. `fixed` settings (tests, embedders) are used
+    as given and never read."""
 
     def __init__(
         self,
@@ -133,7 +139,12 @@ class SystemDiffReader:
         now = self._clock.now()
         if self._current is not None and self._read_until is not None and now < self._read_until:
             return self._current
-        settings, version = _read(self._store, self._namespace)
+        try:
+            settings, version = _read(self._store, self._namespace)
+        except ClusterError as err:  # never compare as if the rules were gone
+            if self._current is None:
+                return SystemDiff(error=f"{ARGOCD_CM_NAME} could not be read: {err}")
+            return self._current  # the last reading, until the store answers again
         if self._current is None or self._current.identity != version:
             self._current = SystemDiff.of(settings, identity=version)
         self._read_until = now + timedelta(seconds=REREAD_SECONDS)
