@@ -59,7 +59,7 @@ from headway.controllers.app.sources import SourceReader
 from headway.controllers.collector_policy import CollectorPolicy, PassSummary
 from headway.health import assess, default_registry
 from headway.model.application import Application, parse_application
-from headway.model.yamlload import Document
+from headway.model.yamlload import Document, forget_earlier_reads
 from headway.source.git import GitCache
 
 APPS = 1000
@@ -227,6 +227,7 @@ def cold_reader(fleet: Fleet, root: Path, clock: SystemClock) -> SourceReader:
     reader = SourceReader(git=GitCache(root / "cache"), clock=clock, poll_seconds=3600)
     reader.desired(fleet.apps[0], fleet.raws[0])
     reader.render_cache = type(reader.render_cache)(max_entries=4096)
+    forget_earlier_reads()  # and no file's documents kept from an earlier round's parse
     return reader
 
 

@@ -302,3 +302,14 @@ def test_pieces_join_back_to_the_text() -> None:
         assert "".join(_pieces(text)) == text
     assert _pieces("a\n---\nb\n--- c\n---x\n") == ["a\n", "---\nb\n", "--- c\n---x\n"]
     assert yamlreuse.document_pieces("%YAML 1.1\n---\na\n") is None
+
+
+def test_forgetting_earlier_reads_parses_every_file_whole(
+    fresh_parses: yamlreuse.EarlierParses,
+) -> None:
+    load_documents_fast("a: 1\n---\nb: 2\n", "f.yaml")
+    yamlload.forget_earlier_reads()
+    load_documents_fast("a: 1\n---\nb: 3\n", "f.yaml")
+    assert fresh_parses.reused == 0
+    load_documents_fast("a: 1\n---\nb: 4\n", "f.yaml")
+    assert fresh_parses.reused == 1

@@ -30,6 +30,7 @@ __all__ = [
     "AliasError",
     "Document",
     "LoadResult",
+    "forget_earlier_reads",
     "format_path",
     "load_documents",
     "load_documents_fast",
@@ -353,6 +354,12 @@ def load_documents_fast(text: str, file: str) -> LoadResult:
     Cheaper than PyYAML's own `load_all` (docs/performance.md)."""
     with paused_gc():
         return _load_documents(text, file, nodes=None)
+
+
+def forget_earlier_reads() -> None:
+    """Let go of every file's last read (`yamlreuse`): the next read of each parses it
+    whole, as in a new process (benchmarks of a cold refresh)."""
+    _EARLIER_PARSES.clear()
 
 
 def _read_plain(text: str) -> list[yamlreuse.ParsedDocument]:

@@ -140,6 +140,11 @@ class EarlierParses:
             line += piece.count("\n")
         return documents if run.read(read_stream, into=documents) else None
 
+    def clear(self) -> None:
+        with self._lock:
+            self._reads.clear()
+            self._chars = 0
+
     def _remember(self, file: str, read: _Read) -> None:
         with self._lock:
             old = self._reads.pop(file, None)
