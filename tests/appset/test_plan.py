@@ -234,3 +234,18 @@ def test_an_ignore_rule_for_another_application_does_not_apply() -> None:
         appset, _generation(_with_revision(_app("a"), "HEAD")), [live], invalid={}, now=NOW
     ).updates
     assert update["spec"]["source"]["targetRevision"] == "HEAD"
+
+
+def test_an_update_keeps_the_application_controllers_delete_hook_finalizers() -> None:
+    """Before: only the PostDelete finalizer was kept, so every update of the set removed the
+    PreDelete finalizers and a deletion then ran no PreDelete hook."""
+    live = _live("a")
+    kept = [
+        "pre-delete-finalizer.argocd.argoproj.io",
+        "pre-delete-finalizer.argocd.argoproj.io/cleanup",
+        "post-delete-finalizer.argocd.argoproj.io",
+    ]
+    live["metadata"]["finalizers"] = [*kept, "example.com/other"]
+    plan = decide(_appset("sync"), _generation(_app("a", "changed")), [live], invalid={}, now=NOW)
+    (updated,) = plan.updates
+    assert updated["metadata"]["finalizers"] == kept

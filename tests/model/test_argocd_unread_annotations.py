@@ -1,8 +1,8 @@
 """Argo CD resource annotations Headway does not act on are named where they are set.
 
 Before: `argocd.argoproj.io/compare-options: IgnoreExtraneous` (Argo CD's diffing and
-compare-options pages) validated cleanly and did nothing, and a `PreDelete` hook was refused
-as if it were a typo ("is not one of"). (`skip-reconcile` is read: test_app_skip_reconcile.py.)
+compare-options pages) validated cleanly and did nothing. (`skip-reconcile` is read:
+test_app_skip_reconcile.py; `PreDelete` hooks run: test_app_pre_delete_hooks.py.)
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ def test_unread_annotations_are_a_warning_at_their_line(annotation: str) -> None
     assert diagnostic.message.startswith("ServerSideDiff=true: Headway does not run a server-side")
 
 
-def test_a_pre_delete_hook_is_refused_as_unsupported_not_as_a_typo() -> None:
-    text = OBJECT.format(annotation="argocd.argoproj.io/hook: PreDelete")
-    (diagnostic,) = validate_text(text, "cm.yaml").diagnostics
-    assert diagnostic.severity is Severity.ERROR
-    assert diagnostic.message.startswith('"PreDelete" hooks are not supported by Headway yet')
+@pytest.mark.parametrize("hook", ["PreDelete", "PostDelete", "PreSync,PreDelete"])
+def test_delete_hooks_validate_cleanly(hook: str) -> None:
+    text = OBJECT.format(annotation=f"argocd.argoproj.io/hook: {hook}")
+    assert validate_text(text, "cm.yaml").diagnostics == []
 
 
 def test_a_misspelt_hook_is_still_a_typo() -> None:

@@ -663,7 +663,7 @@ spec: {workloadRef: {name: web}, strategy: {canary: {}}}
         'j.yaml:6: Job/migrate: metadata.annotations["argocd.argoproj.io/sync-wave"]: "-1a" is '
         "not an integer; Argo CD would silently use wave 0",
         'j.yaml:7: Job/migrate: metadata.annotations["argocd.argoproj.io/hook"]: "PostSynk" is '
-        "not one of: PreSync, Sync, PostSync, SyncFail, PostDelete, Skip",
+        "not one of: PreSync, Sync, PostSync, SyncFail, PreDelete, PostDelete, Skip",
         'j.yaml:8: Job/migrate: metadata.annotations["argocd.argoproj.io/hook-delete-policy"]: '
         '"OnSuccess" is not one of: HookSucceeded, HookFailed, BeforeHookCreation',
         'j.yaml:9: Job/migrate: metadata.annotations["argocd.argoproj.io/sync-options"]: '

@@ -45,7 +45,12 @@ PRESERVED_ANNOTATIONS = (
     "argocd.argoproj.io/refresh",
     "argocd.argoproj.io/hydrate",
 )
-PRESERVED_FINALIZER_PREFIX = "post-delete-finalizer.argocd.argoproj.io"
+# The Application controller's own finalizers (and their `/cleanup` companions), as Argo CD's
+# defaultPreservedFinalizers: dropping one lets a deletion slip past the app's delete hooks.
+PRESERVED_FINALIZER_PREFIXES = (
+    "pre-delete-finalizer.argocd.argoproj.io",
+    "post-delete-finalizer.argocd.argoproj.io",
+)
 CONDITION_TYPES = (
     "ErrorOccurred",
     "ParametersGenerated",
@@ -213,7 +218,9 @@ def _updated(
             labels[key] = live_meta["labels"][key]
     finalizers = list(meta.get("finalizers") or [])
     finalizers += [
-        f for f in live_meta.get("finalizers") or [] if f.startswith(PRESERVED_FINALIZER_PREFIX)
+        f
+        for f in live_meta.get("finalizers") or []
+        if f.startswith(PRESERVED_FINALIZER_PREFIXES) and f not in finalizers
     ]
     new_meta = {
         **live_meta,

@@ -53,10 +53,7 @@ _COMPARE_OPTIONS: dict[str, str | None] = {
     "IncludeMutationWebhook=true": None,  # Headway's diff shows webhook changes anyway
     "IncludeMutationWebhook=false": None,
 }
-# Hook types of newer Argo CD releases that Headway does not run: refused rather than skipped.
-_UNSUPPORTED_HOOK_TYPES = ("PreDelete",)
-
-HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip")
+HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PreDelete", "PostDelete", "Skip")
 DELETE_POLICIES = ("HookSucceeded", "HookFailed", "BeforeHookCreation")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
 
@@ -136,6 +133,4 @@ def _problem(key: str, item: str) -> str | None:
     allowed = HOOK_TYPES if key == HOOK_ANNOTATION else DELETE_POLICIES
     if item in allowed:
         return None
-    if key == HOOK_ANNOTATION and item in _UNSUPPORTED_HOOK_TYPES:
-        return f'"{item}" hooks are not supported by Headway yet (supported: {", ".join(allowed)})'
     return f'"{item}" is not one of: {", ".join(allowed)}'

@@ -2,8 +2,10 @@
 way Argo CD maps them.
 
 An Argo hook annotation wins over Helm's. Helm `pre-install`/`pre-upgrade` become PreSync,
-`post-install`/`post-upgrade` PostSync; other Helm hooks (`test`, `pre-delete`, ...) mark the
-object as a hook with no sync phase, so it is left out of the sync entirely, as in Argo CD.
+`post-install`/`post-upgrade` PostSync, `pre-delete` PreDelete and `post-delete` PostDelete;
+other Helm hooks (`test`, ...) mark the object as a hook with no sync phase, so it is left out
+of the sync entirely, as in Argo CD. PreDelete and PostDelete hooks have no sync phase either:
+they run when the Application is deleted (`sync.delete_hooks`).
 `helm.sh/hook: crd-install` is not a hook. Without any delete policy a hook is deleted
 before it is created again (BeforeHookCreation).
 """
@@ -27,6 +29,7 @@ __all__ = [
     "hook_types",
     "is_hook",
     "is_post_delete_hook",
+    "is_pre_delete_hook",
     "is_skipped",
     "sync_phases",
 ]
@@ -62,6 +65,7 @@ class HookType(StrEnum):
     POST_SYNC = "PostSync"
     SYNC_FAIL = "SyncFail"
     SKIP = "Skip"
+    PRE_DELETE = "PreDelete"
     POST_DELETE = "PostDelete"
 
 
@@ -76,13 +80,14 @@ _HELM_TYPES = {
     "pre-upgrade": HookType.PRE_SYNC,
     "post-install": HookType.POST_SYNC,
     "post-upgrade": HookType.POST_SYNC,
+    "pre-delete": HookType.PRE_DELETE,
+    "post-delete": HookType.POST_DELETE,
 }
 _HELM_POLICIES = {
     "before-hook-creation": DeletePolicy.BEFORE_HOOK_CREATION,
     "hook-succeeded": DeletePolicy.HOOK_SUCCEEDED,
     "hook-failed": DeletePolicy.HOOK_FAILED,
 }
-
 
 
 def hook_types(obj: Obj) -> tuple[HookType, ...]:
@@ -111,13 +116,17 @@ def is_hook(obj: Obj) -> bool:
     return helm is not None and helm != "crd-install"
 
 
+def is_pre_delete_hook(obj: Obj) -> bool:
+    return HookType.PRE_DELETE in hook_types(obj)
+
+
 def is_post_delete_hook(obj: Obj) -> bool:
     return HookType.POST_DELETE in hook_types(obj)
 
 
 def sync_phases(obj: Obj) -> tuple[SyncPhase, ...]:
     """The phases an object runs in: none for skipped objects and for hooks without a sync
-    phase (Helm test hooks, PostDelete); its hook phases for hooks; Sync otherwise."""
+    phase (Helm test hooks, PreDelete, PostDelete); its hook phases for hooks; Sync otherwise."""
     if is_skipped(obj):
         return ()
     if not is_hook(obj):

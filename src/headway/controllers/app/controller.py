@@ -22,7 +22,12 @@ from headway.cluster.events import record_event
 from headway.cluster.protocol import Cluster
 from headway.controllers.app import operations as ops
 from headway.controllers.app import report
-from headway.controllers.app.deletion import cascade_delete, cascade_finalizer, deletion_problem
+from headway.controllers.app.deletion_steps import (
+    DeletionEdges,
+    DeletionTarget,
+    keep_pre_delete_finalizers,
+    step_deletion,
+)
 from headway.controllers.app.diff_settings import ComparisonRules, SystemDiffReader
 from headway.controllers.app.journal import record_operation_step
 from headway.controllers.app.live import (
@@ -126,6 +131,21 @@ class ApplicationController:
         self._own_writes: dict[tuple[str, str], str] = {}
         # (namespace, name) -> its resources' kinds, for apps with nothing to wait for.
         self._settled: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
+        self._deletion_edges = DeletionEdges(
+            store=store,
+            sources=sources,
+            health=self._health,
+            reader=self._reader,
+            cluster_scoped=self._cluster_scoped,
+            condition=self._condition,
+            event=lambda raw, reason, message, warning: self._event(
+                raw, reason, message, warning=warning
+            ),
+            write=self._write,
+            now=self._now,
+            poll_seconds=poll_seconds,
+            control_namespace=control_namespace,
+        )
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -250,37 +270,16 @@ class ApplicationController:
         return self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(objects)
 
     def _delete(self, raw: Obj, setup: Setup, status: Obj) -> float | None:
-        """A deleted Application with the resources finalizer: cascade, then let it go.
-        Only what its project permits is deleted (as Argo CD): another app's object that
-        carries this app's tracking marks outside the project stays."""
-        finalizer = cascade_finalizer(raw)
-        if finalizer is None:
-            return None
-        cluster, guard = setup.cluster, setup.guard
-        assert cluster is not None and guard is not None
-        name, namespace = str(raw["metadata"]["name"]), str(raw["metadata"].get("namespace"))
-        instance = instance_name(name, namespace, control_namespace=self._control_namespace)
-        scoped = replace(guard, cluster_scoped=self._reader(cluster).cluster_scoped())
-        try:
-            waiting = cascade_delete(
-                raw, cluster, self._reader(cluster), instance=instance, refuse=scoped.resource
-            )
-        except LiveStateUnknown as err:
-            status["conditions"] = [self._condition("DeletionError", str(err))]
-            return self._write(raw, status, LIVE_UNKNOWN_RETRY_SECONDS, None)
-        if waiting is not None:
-            problem = deletion_problem(waiting, raw, now=self._now())
-            status["conditions"] = [self._condition("DeletionError", problem)] if problem else []
-            return self._write(raw, status, 2.0, None)
-        meta = {**raw["metadata"]}
-        meta["finalizers"] = [f for f in meta.get("finalizers") or [] if f != finalizer]
-        body = {k: v for k, v in raw.items() if k != "status"}
-        try:
-            self._store.update({**body, "metadata": meta}, field_manager=FIELD_MANAGER)
-        except Conflict:
-            return 0.0
-        self.metrics.forget(str(meta.get("namespace") or ""), str(meta["name"]))
-        return None
+        """A deleted Application: one step of `deletion_steps` (PreDelete hooks, cascade,
+        cleanup, one finalizer at a time)."""
+        app, cluster, guard = setup.app, setup.cluster, setup.guard
+        assert app is not None and cluster is not None and guard is not None
+        target = DeletionTarget(raw, app, cluster, guard)
+        wait = step_deletion(self._deletion_edges, target, status)
+        if wait is None:
+            meta = raw["metadata"]
+            self.metrics.forget(str(meta.get("namespace") or ""), str(meta["name"]))
+        return wait
 
     # -- setup --------------------------------------------------------------------------------
 
@@ -432,6 +431,7 @@ class ApplicationController:
             if running and state is not None:
                 self._end_in_error(status, raw, app, f"ComparisonError: {message}")
             return self._write(raw, status, self._poll, app)
+        raw = setup.raw = keep_pre_delete_finalizers(self._store, raw, desired_state.objects)
         try:
             rules = self._rules(app)
         except IgnoreRuleError as err:
@@ -614,7 +614,7 @@ class ApplicationController:
         self._event(setup.raw, "OperationStarted", decision.reason)
         return 0.0
 
-    def _event(self, raw: Obj, reason: str, message: str) -> None:
+    def _event(self, raw: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         try:
             record_event(
                 self._store,
@@ -622,6 +622,7 @@ class ApplicationController:
                 involved=raw,
                 reason=reason,
                 message=redact_url_credentials(message),
+                event_type="Warning" if warning else "Normal",
                 component="headway-application-controller",
             )
         except ClusterError:

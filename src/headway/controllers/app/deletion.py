@@ -1,4 +1,12 @@
-"""Deleting an Application: Argo CD's resources finalizer cascades to its resources.
+"""Deleting an Application: Argo CD's resources finalizer cascades to its resources, after
+the app's PreDelete hooks succeeded.
+
+An app whose sources render PreDelete hooks carries `pre-delete-finalizer.argocd.argoproj.io`
+(and its `/cleanup` companion), added while it is not being deleted, as Argo CD adds them. On
+deletion the hooks run first (`sync.delete_hooks` decides each step); the finalizer is removed
+only once every hook succeeded, so nothing is deleted before that, whatever the point a
+controller is killed at. The cleanup finalizer goes last, after the hooks whose delete policy
+says HookSucceeded are gone.
 
 With `resources-finalizer.argocd.argoproj.io` (foreground) or
 `resources-finalizer.argocd.argoproj.io/background` on a deleted Application, every resource
@@ -11,23 +19,33 @@ is removed and the Application goes. Without a finalizer nothing cascades.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from headway import kubetime
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, PropagationPolicy
+from headway.controllers import exit_points
 from headway.controllers.app import operations as ops
 from headway.controllers.app.live import LiveReader
+from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
+from headway.model.obj import Obj
+from headway.sync import delete_hooks, hooks
 from headway.sync.options import ConfirmableSwitch, SyncOptions, resource_options
+from headway.sync.resources import ResourceKey, key_of
 
 __all__ = [
     "DELETION_PATIENCE_SECONDS",
+    "PRE_DELETE_CLEANUP_FINALIZER",
+    "PRE_DELETE_FINALIZER",
     "RESOURCES_FINALIZER",
     "RESOURCES_FINALIZER_BACKGROUND",
     "cascade_delete",
+    "cleanup_pre_delete_hooks",
     "deletion_problem",
+    "pre_delete_finalizers",
+    "run_pre_delete_step",
 ]
 
 # A real API server deletes asynchronously: foreground deletion holds an object until the
@@ -37,6 +55,78 @@ DELETION_PATIENCE_SECONDS = 120.0
 
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 RESOURCES_FINALIZER_BACKGROUND = "resources-finalizer.argocd.argoproj.io/background"
+PRE_DELETE_FINALIZER = "pre-delete-finalizer.argocd.argoproj.io"
+PRE_DELETE_CLEANUP_FINALIZER = "pre-delete-finalizer.argocd.argoproj.io/cleanup"
+_PRE_DELETE_FINALIZERS = (PRE_DELETE_FINALIZER, PRE_DELETE_CLEANUP_FINALIZER)
+
+
+def pre_delete_finalizers(finalizers: Sequence[str], objects: Sequence[Obj]) -> list[str] | None:
+    """The app's finalizers with the PreDelete pair present exactly when its rendered
+    `objects` hold a PreDelete hook; None when they already are. Purely computational."""
+    wanted = any(hooks.is_pre_delete_hook(o) for o in objects)
+    others = [f for f in finalizers if f not in _PRE_DELETE_FINALIZERS]
+    target = [*others, *_PRE_DELETE_FINALIZERS] if wanted else others
+    return None if sorted(target) == sorted(finalizers) else target
+
+
+def run_pre_delete_step(
+    plan: delete_hooks.DeleteHookPlan,
+    cluster: Cluster,
+    *,
+    refuse: Callable[[Mapping[str, Any]], str | None],
+    created: Callable[[str], None],
+) -> list[str]:
+    """Carry out one step's plan: delete earlier runs, then create this deletion's hooks
+    (`created` hears each one's name). Returns what failed, hooks included."""
+    problems = [f"PreDelete hook {label}" for label in plan.failed]
+    for obj in plan.delete:
+        problems.extend(_delete_quietly(obj, cluster))
+    for hook in plan.create:
+        label = delete_hooks.hook_label(key_of(hook))
+        refusal = refuse(hook)
+        if refusal is not None:
+            problems.append(f"PreDelete hook {label}: {refusal}")
+            continue
+        try:
+            cluster.apply(dict(hook), field_manager=FIELD_MANAGER, force=True)
+        except ClusterError as err:
+            problems.append(f"PreDelete hook {label}: {err}")
+            continue
+        exit_points.reached("pre-delete-hook-created")  # created; the live object records it
+        created(label)
+    return problems
+
+
+def cleanup_pre_delete_hooks(live: Mapping[ResourceKey, Obj], cluster: Cluster) -> bool:
+    """Delete the succeeded PreDelete hooks whose delete policy asks for it (HookSucceeded);
+    True once none of those is left."""
+    left = False
+    for obj in live.values():
+        if not hooks.is_pre_delete_hook(obj):
+            continue
+        if hooks.DeletePolicy.HOOK_SUCCEEDED not in hooks.delete_policies(obj):
+            continue
+        left = True
+        if not (obj.get("metadata") or {}).get("deletionTimestamp"):
+            _delete_quietly(obj, cluster)
+    return not left
+
+
+def _delete_quietly(obj: Mapping[str, Any], cluster: Cluster) -> list[str]:
+    key = key_of(obj)
+    try:
+        cluster.delete(
+            str(obj["apiVersion"]),
+            key.kind,
+            key.name,
+            key.namespace or None,
+            propagation_policy="Background",
+        )
+    except NotFound:
+        return []
+    except ClusterError as err:
+        return [f"{delete_hooks.hook_label(key)}: {err}"]
+    return []
 
 
 def cascade_finalizer(app: Mapping[str, Any]) -> str | None:
@@ -114,5 +204,4 @@ def deletion_problem(waiting: str, app: Mapping[str, Any], *, now: datetime) -> 
     elapsed = (now - deleted_at).total_seconds()
     if elapsed < DELETION_PATIENCE_SECONDS:
         return None
-    return (f"still waiting after {int(elapsed)}s for the cluster to delete: "
-            + "; ".join(items))
+    return f"still waiting after {int(elapsed)}s for the cluster to delete: " + "; ".join(items)
