@@ -97,6 +97,7 @@ def test_external_templates_in_the_config_silence_the_rule(tmp_path: Path) -> No
     root = tmp_path / "repo"
     (root / ".headway").mkdir(parents=True)
     (root / "rollout.yaml").write_text(_rollout(POST_PROMOTION))
+    (root / "service.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: api}\n")
     findings, _ = run_check(root)
     assert [f.rule for f in findings if f.severity == "error"] == ["HW212"]
     (root / ".headway" / "check.yaml").write_text("externalTemplates: [api-smoke]\n")

@@ -11,6 +11,7 @@ from typing import cast
 
 import yaml
 
+from headway.check import rollout_refs
 from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.known_health import BUILTIN_HEALTH_KINDS, is_custom_group
@@ -125,21 +126,13 @@ def _targets(doc: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
 
 
 def _rollout_targets(spec: dict[str, object], unit: AppUnit) -> Iterator[tuple[Document, str]]:
-    ref = as_dict(spec.get("workloadRef"))
-    if ref:
-        target = unit.find(str(ref.get("kind", "Deployment")), str(ref.get("name", "")))
+    """The workload and Services a Rollout's health waits for (its routes it does not)."""
+    for ref in rollout_refs.rollout_references(spec):
+        if ref.role not in ("workload", "service"):
+            continue
+        target = unit.find(ref.kind, ref.name)
         if target is not None:
-            yield target, "spec.workloadRef"
-    strategy = as_dict(spec.get("strategy"))
-    for kind_name, fields in (
-        ("canary", ("stableService", "canaryService")),
-        ("blueGreen", ("activeService", "previewService")),
-    ):
-        block = as_dict(strategy.get(kind_name))
-        for key in fields:
-            service = unit.find("Service", str(block.get(key, "")))
-            if service is not None:
-                yield service, f"spec.strategy.{kind_name}.{key}"
+            yield target, ".".join(map(str, ref.path))
 
 
 def check_wave_before_target(ctx: CheckContext) -> Iterable[Finding]:

@@ -17,6 +17,7 @@ from headway.check import (
     promotion,
     releases,
     repeated_apps,
+    rollout_refs,
     template_refs,
     transition,
 )
@@ -158,6 +159,9 @@ CHECKS: tuple[RegisteredCheck, ...] = (
         (template_refs.MISSING_ANALYSIS_TEMPLATE,), template_refs.check_missing_templates
     ),
     RegisteredCheck((template_refs.UNPASSED_TEMPLATE_ARG,), template_refs.check_unpassed_args),
+    RegisteredCheck(
+        (rollout_refs.MISSING_ROLLOUT_REFERENCE,), rollout_refs.check_rollout_references
+    ),
     RegisteredCheck(
         (drill_gates.ANALYSIS_NEVER_FIRES, drill_gates.ANALYSIS_FALSE_ABORTS),
         drill_gates.check_drill_gates,
