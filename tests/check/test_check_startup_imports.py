@@ -1,8 +1,9 @@
 """`headway check` in a new process (a pre-commit hook) imports what the repository needs:
 the ApplicationSet generators, with the Git cache and the HTTP client their inputs bring, load
 only when the repository holds an ApplicationSet; the drill's numerics only when there is a
-Rollout to drill, and then without the HTTP client (the drill sends no request); Rich only
-for text output (JSON and SARIF are printed without it).
+Rollout to drill, and then without the HTTP client nor the Prometheus text parser (the drill
+sends no request and scrapes nothing); Rich only for text output (JSON and SARIF are printed
+without it).
 Structural, not timed: each case runs in a fresh interpreter and reads `sys.modules` after the
 command (see also tests/test_cli_startup_imports.py)."""
 
@@ -16,6 +17,8 @@ GENERATORS = ("headway.appset.generate", "headway.controllers.appset.inputs", "h
 DRILL = ("headway.drill.summary", "numpy")
 RICH = ("rich.console", "rich.markup")
 HTTP = ("httpx2",)
+# The Prometheus text parser (with http.server and email): only a scrape reads it.
+SCRAPER = ("prometheus_client", "http.server")
 # Renderers of source types other than a plain directory, and `--transition`'s Git reading.
 OTHER_RENDERERS = (
     "headway.source.render_helm",
@@ -119,7 +122,7 @@ def test_an_application_set_loads_the_generators(tmp_path: Path) -> None:
 def test_a_rollout_is_drilled_without_the_http_client(tmp_path: Path) -> None:
     modules = _check_modules(_repo(tmp_path, **{"web.yaml": ROLLOUT}))
     assert [m for m in DRILL if m not in modules] == []  # the drill ran
-    assert [m for m in HTTP if m in modules] == []
+    assert [m for m in HTTP + SCRAPER if m in modules] == []
 
 
 def test_a_rollout_without_analysis_is_not_drilled(tmp_path: Path) -> None:
