@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from check.conftest import SELF_URL
 from headway.check.config import CONFIG_FILES
-from headway.cli import check_parse_cache
+from headway.cli import check_cache_files, check_parse_cache
 from headway.cli.main import _register_all, app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -286,6 +286,6 @@ def test_a_cache_that_cannot_be_written_changes_nothing(
     def refused(file: Path, content: bytes) -> None:
         raise PermissionError(13, "Permission denied", str(file))
 
-    monkeypatch.setattr(check_parse_cache, "_write_atomically", refused)
+    monkeypatch.setattr(check_cache_files, "write_atomically", refused)
     assert _check(root) == uncached
     assert _cache_files(cache_home) == []

@@ -68,7 +68,7 @@ def test_copies_of_one_template_per_service_are_drilled_once(
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(summary, "drill", counting)
-    monkeypatch.setattr(check_drill, "_SUMMARIES", {})
+    monkeypatch.setattr(check_drill, "_NUMBERS", {})
     found = NEVER_FIRES / "found"
     for service in ("cart", "search", "payments"):
         for name in ("rollout.yaml", "template.yaml"):
@@ -99,7 +99,7 @@ def test_the_drill_reads_the_views_validation_built(
         return real(document, spec, status=status)
 
     monkeypatch.setattr(k8s, "parse_typed", counting)
-    monkeypatch.setattr(check_drill, "_SUMMARIES", {})
+    monkeypatch.setattr(check_drill, "_NUMBERS", {})
     findings = [f for f in check_dir(NEVER_FIRES / "found") if f.rule == "HW214"]
     assert findings  # the drill ran on the Rollout
     assert sorted(parsed) == sorted(set(parsed))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
     from headway.check.config import CheckConfig
     from headway.check.findings import Finding
+    from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_loader import RepositoryLoader
     from headway.cli.check_parse_cache import ParseCache
     from headway.source.plugins import PluginCatalog
@@ -188,8 +190,10 @@ def build_loader(
     config_dir: Path,
     plugins: PluginCatalog | None = None,
     parse_cache: ParseCache | None = None,
+    drill_answers: DrillAnswers | None = None,
 ) -> tuple[RepositoryLoader, pygit2.Repository | None]:
     from headway.check.known_health import BUILTIN_HEALTH_KINDS
+    from headway.cli.check_drill import drill_gate
     from headway.cli.check_loader import RepositoryLoader
     from headway.cli.check_tree import ReadOnceTree
     from headway.source.plugins import PluginCatalog
@@ -207,6 +211,7 @@ def build_loader(
         other_trees=_other_trees(config, config_dir),
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
         external_templates=config.external_templates,
+        drill=drill_gate if drill_answers is None else partial(drill_gate, answers=drill_answers),
         drill_settings=config.drill,
         plugins=plugins or PluginCatalog(),
         parse_cache=parse_cache,
@@ -222,9 +227,11 @@ def run_check(
     transition: str | None = None,
     plugins: PluginCatalog | None = None,
     parse_cache: ParseCache | None = None,
+    drill_answers: DrillAnswers | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for the repository at `path`, and how many Applications were checked.
-    With `parse_cache`, a file whose bytes were parsed before is not parsed again.
+    With `parse_cache`, a file whose bytes were parsed before is not parsed again; with
+    `drill_answers`, a Rollout (or a plan) drilled before is not drilled again.
 
     The cyclic collector stays off for the whole run: what a check builds is acyclic and
     alive until the run ends, so each collection only rescanned it (a third of the CPU of a
@@ -241,6 +248,7 @@ def run_check(
             transition=transition,
             plugins=plugins,
             parse_cache=parse_cache,
+            drill_answers=drill_answers,
         )
 
 
@@ -258,6 +266,7 @@ def _run_check(
     transition: str | None,
     plugins: PluginCatalog | None,
     parse_cache: ParseCache | None,
+    drill_answers: DrillAnswers | None,
 ) -> tuple[list[Finding], int]:
     from headway.check.registry import run_checks
     from headway.cli.check_loader import collect_crds
@@ -270,6 +279,7 @@ def _run_check(
         config_dir=config_dir,
         plugins=plugins,
         parse_cache=parse_cache,
+        drill_answers=drill_answers,
     )
     if repo is not None and transition is None:
         base = _base_commit(repo, revision)
@@ -328,8 +338,9 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         bool,
         typer.Option(
             "--no-cache",
-            help="Parse every file again: neither read nor write the cache of parsed files "
-            "(~/.cache/headway/check, or under $XDG_CACHE_HOME).",
+            help="Parse every file and drill every Rollout again: neither read nor write the "
+            "caches of parsed files and drill answers (~/.cache/headway/check, or under "
+            "$XDG_CACHE_HOME).",
         ),
     ] = False,
 ) -> None:
@@ -337,7 +348,7 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     try:
         _require_directory(path)
         plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
-        parse_cache = None if no_cache else _open_parse_cache(path)
+        parse_cache, drill_answers = (None, None) if no_cache else _open_caches(path)
         findings, apps = run_check(
             path,
             revision=revision,
@@ -345,9 +356,11 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
             transition=transition,
             plugins=plugins,
             parse_cache=parse_cache,
+            drill_answers=drill_answers,
         )
-        if parse_cache is not None:
+        if parse_cache is not None and drill_answers is not None:
             parse_cache.save()
+            drill_answers.save()
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -365,10 +378,11 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     raise typer.Exit(exit_status(findings, strict=strict))
 
 
-def _open_parse_cache(path: Path) -> ParseCache:
+def _open_caches(path: Path) -> tuple[ParseCache, DrillAnswers]:
+    from headway.cli.check_drill_cache import open_answers
     from headway.cli.check_parse_cache import open_cache
 
-    return open_cache(path)
+    return open_cache(path), open_answers(path)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,8 @@ The same code as `headway drill` (plan, replay, summary), only the user's templa
 the check config's scenario, a bounded number of replays and a fixed seed. Answers are cached
 by what the replay depends on (weights, pauses, each metric's policy, reading and conditions;
 not names) and the settings: a Rollout rendered for several environments, or one template
-copied per service, is drilled once.
+copied per service, is drilled once. With `answers` (`check_drill_cache`), verdicts and
+numbers are also kept between runs.
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from headway.model.rollout import parse_rollout
 from headway.model.yamlload import Document
 
 if TYPE_CHECKING:  # the drill (numpy, the judge) loads on the first Rollout it replays
+    from headway.cli.check_drill_cache import DrillAnswers, DrillNumbers
     from headway.drill.plan import RolloutPlan
     from headway.drill.replay import AnalysisPlan
-    from headway.drill.summary import DrillSummary
 
 __all__ = ["drill_gate"]
 
 _CACHE_SIZE = 256
-_SUMMARIES: dict[tuple[str, DrillSettings], DrillSummary] = {}
+_NUMBERS: dict[tuple[str, DrillSettings], DrillNumbers] = {}
 
 
 def drill_gate(
@@ -38,36 +39,84 @@ def drill_gate(
     settings: DrillSettings,
     *,
     parses: ParseMemo | None = None,
+    answers: DrillAnswers | None = None,
 ) -> DrillVerdict:
-    """The drill's numbers for `rollout` on the settings' scenario, or why it cannot run."""
+    """The drill's numbers for `rollout` on the settings' scenario, or why it cannot run;
+    from `answers` when an earlier run answered the same inputs (then nothing is planned)."""
+    key = None if answers is None else answers.inputs_key(rollout, templates, settings)
+    known = None if answers is None or key is None else answers.verdict(key)
+    if known is not None:
+        return known
+    verdict = _drilled(rollout, templates, settings, parses or ParseMemo(), answers)
+    if answers is not None and key is not None:
+        answers.keep_verdict(key, verdict)
+    return verdict
+
+
+def _drilled(
+    rollout: Document,
+    templates: Mapping[str, Document],
+    settings: DrillSettings,
+    parses: ParseMemo,
+    answers: DrillAnswers | None,
+) -> DrillVerdict:
+    plan = _plan(rollout, templates, parses)
+    if isinstance(plan, str):
+        return DrillVerdict(unreadable=plan)
+    detected, paused, promoted, undecided, median_abort, bad_requests, false_aborts = _numbers(
+        plan, settings, answers
+    )
+    return DrillVerdict(
+        detected=detected,
+        paused=paused,
+        promoted=promoted,
+        undecided=undecided,
+        median_abort=median_abort,
+        bad_requests=bad_requests,
+        false_aborts=false_aborts,
+        whole_service_metrics=_whole_service_metrics(plan),
+    )
+
+
+def _numbers(
+    plan: RolloutPlan, settings: DrillSettings, answers: DrillAnswers | None
+) -> DrillNumbers:
+    """The drill's numbers for `plan`: from this process's memo, from `answers`, or drilled
+    (the only path that loads numpy and the simulated traffic)."""
+    plan_key = _plan_key(plan)
+    numbers = _NUMBERS.get((plan_key, settings))
+    if numbers is None and answers is not None:
+        numbers = answers.numbers(plan_key, settings)
+    if numbers is None:
+        numbers = _drill_numbers(plan, settings)
+    if len(_NUMBERS) >= _CACHE_SIZE:
+        _NUMBERS.clear()
+    _NUMBERS[(plan_key, settings)] = numbers
+    if answers is not None:
+        answers.keep_numbers(plan_key, settings, numbers)
+    return numbers
+
+
+def _drill_numbers(plan: RolloutPlan, settings: DrillSettings) -> DrillNumbers:
     from headway.drill.scenario import parse_scenario
     from headway.drill.summary import drill
 
-    plan = _plan(rollout, templates, parses or ParseMemo())
-    if isinstance(plan, str):
-        return DrillVerdict(unreadable=plan)
-    key = (_plan_key(plan), settings)
-    summary = _SUMMARIES.get(key)
-    if summary is None:
-        if len(_SUMMARIES) >= _CACHE_SIZE:
-            _SUMMARIES.clear()
-        summary = _SUMMARIES[key] = drill(
-            plan,
-            parse_scenario(settings.scenario),
-            rps=settings.rps,
-            runs=settings.runs,
-            horizon=int(parse_duration(settings.horizon, bare_seconds=False)),
-            seed=settings.seed,
-        )
-    return DrillVerdict(
-        detected=summary.detected,
-        paused=summary.paused,
-        promoted=summary.promoted,
-        undecided=summary.undecided,
-        median_abort=summary.median_abort,
-        bad_requests=summary.bad_requests,
-        false_aborts=summary.false_aborts,
-        whole_service_metrics=_whole_service_metrics(plan),
+    summary = drill(
+        plan,
+        parse_scenario(settings.scenario),
+        rps=settings.rps,
+        runs=settings.runs,
+        horizon=int(parse_duration(settings.horizon, bare_seconds=False)),
+        seed=settings.seed,
+    )
+    return (
+        summary.detected,
+        summary.paused,
+        summary.promoted,
+        summary.undecided,
+        summary.median_abort,
+        summary.bad_requests,
+        summary.false_aborts,
     )
 
 

@@ -13,9 +13,9 @@ a YAML error is parsed again each run, its diagnostics with it), and only where 
 stores every value exactly (a document holding a date or another type it refuses is parsed
 again each run): an entry's objects come back equal and of the same types.
 
-A cache file per checked directory lives in `$XDG_CACHE_HOME/headway/check/` (default
-`~/.cache/headway/check/`); a run rewrites it (atomically) with the entries that run used,
-so files that left the repository leave the cache; a run that changed nothing touches it
+A cache file per checked directory (`check_cache_files`: in `$XDG_CACHE_HOME/headway/check/`,
+default `~/.cache/headway/check/`); a run rewrites it (atomically) with the entries that run
+used, so files that left the repository leave the cache; a run that changed nothing touches it
 instead, and the least recently used cache files beyond `KEEP_FILES` are removed (not the
 least recently written: a repository checked daily without a change would lose its cache
 first). A file that is truncated, corrupt or foreign (another fingerprint) is ignored and
@@ -27,9 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import marshal
-import os
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,20 +35,21 @@ from typing import Any
 import yaml
 
 from headway import __version__
+from headway.cli import check_cache_files
 from headway.model import yamlfast, yamlload
 from headway.model.yamlload import Document, FileNodes, LoadResult, load_documents
 
 __all__ = ["KEEP_FILES", "ParseCache", "cache_directory", "fingerprint", "open_cache"]
 
 _FORMAT = b"headway-check-parses 1\n"
-KEEP_FILES = 32  # cache files (checked directories) kept; the least recently used go
+_PREFIX = "parses"
+KEEP_FILES = check_cache_files.KEEP_FILES  # cache files (checked directories) kept
 _Entry = tuple[tuple[Any, int, int], ...]  # (object, index, line) per document
 
 
 def cache_directory() -> Path:
     """`$XDG_CACHE_HOME/headway/check`, or `~/.cache/headway/check`."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "headway" / "check"
+    return check_cache_files.cache_directory()
 
 
 @functools.cache
@@ -101,14 +100,14 @@ class ParseCache:
         if self.file is None:
             return
         if self.used.keys() == self.known.keys():
-            _mark_used(self.file)
+            check_cache_files.mark_used(self.file)
             return
         payload = marshal.dumps(self.used)
         header = _FORMAT + fingerprint() + b"\n" + hashlib.sha256(payload).hexdigest().encode()
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomically(self.file, header + b"\n" + payload)
-            _remove_oldest(self.file.parent, keep=KEEP_FILES)
+            check_cache_files.replace_file(
+                self.file, header + b"\n" + payload, prefix=_PREFIX, keep=KEEP_FILES
+            )
         except OSError:
             return
 
@@ -122,9 +121,7 @@ def open_cache(root: Path, *, directory: Path | None = None) -> ParseCache:
         fingerprint()
     except OSError:
         return ParseCache(None)
-    where = directory if directory is not None else cache_directory()
-    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
-    file = where / f"parses-{name}.marshal"
+    file = check_cache_files.cache_file(root, prefix=_PREFIX, directory=directory)
     return ParseCache(file, _read(file))
 
 
@@ -173,28 +170,3 @@ def _is_document(item: Any) -> bool:
     return (
         isinstance(item, tuple) and len(item) == 3 and type(item[1]) is int and type(item[2]) is int
     )
-
-
-def _write_atomically(file: Path, content: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(content)
-        os.replace(temporary, file)
-    except OSError:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _mark_used(file: Path) -> None:
-    """Make `file` the most recently used cache file (none there, or read-only: left)."""
-    try:
-        os.utime(file)
-    except OSError:
-        return
-
-
-def _remove_oldest(directory: Path, *, keep: int) -> None:
-    files = sorted(directory.glob("parses-*.marshal"), key=lambda p: p.stat().st_mtime)
-    for old in files[: max(0, len(files) - keep)]:
-        old.unlink(missing_ok=True)

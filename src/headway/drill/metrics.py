@@ -15,16 +15,19 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from headway.analysis.measurement import MeasurementPhase, MetricConditions
 from headway.analysis.sequential import SequentialState
 from headway.analysis.verdict import headway_outcome
-from headway.drill.traffic import Tape
 from headway.model.analysis import Metric
 from headway.model.durations import DurationError, parse_duration
 from headway.providers.judge import JudgeConfig, SavedEvidence, bad_count, judge_phase, next_look
 from headway.providers.traffic import PLUGIN_NAME
 from headway.providers.traffic_window import Counters, quantile
+
+if TYPE_CHECKING:  # the simulated traffic (numpy) loads with the replay, not with the planner
+    from headway.drill.traffic import Tape
 
 __all__ = ["DrillError", "JudgeReading", "Reading", "reading_of"]
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from headway.analysis.assessment import assess_run
 from headway.analysis.measurement import MeasurementPhase, MetricConditions
@@ -23,9 +24,11 @@ from headway.analysis.results import COMPLETED, Measurement, MetricResult, recor
 from headway.analysis.schedule import next_measurement_at
 from headway.clock import EPOCH
 from headway.drill.metrics import JudgeReading, Reading
-from headway.drill.traffic import Tape
 from headway.model.analysis import Metric
 from headway.providers.judge import JudgeConfig
+
+if TYPE_CHECKING:  # the simulated traffic (numpy) loads with the summary that makes a Tape
+    from headway.drill.traffic import Tape
 
 __all__ = ["AnalysisPlan", "Ending", "Outcome", "PlannedMetric", "Stage", "replay"]
 

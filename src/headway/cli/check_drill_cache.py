@@ -1,0 +1,218 @@
+"""What the drill answered in earlier `headway check` runs, kept between runs.
+
+A pre-commit hook checks the same Rollouts again and again; replaying each one's analysis on
+simulated traffic (numpy, the drill's replay and the judge) cost a new process about a fifth
+of a second at 1,000 Applications even when one distinct plan needs drilling, and more with
+more plans. Two kinds of answer are kept, each under a SHA-256 of what it depends on:
+
+- `inputs`: a Rollout's whole verdict, by the Rollout's object, the names and objects of
+  the templates it names, and the drill settings (marshalled, so equal data of the same
+  types gives the same key); a hit needs neither the planner nor the drill;
+- `plan`: the drill's numbers for one plan (the in-process key `check_drill` already uses:
+  weights, pauses, each metric's policy, reading and conditions), so an edit that leaves the
+  plan alone (a new image) is not replayed.
+
+An answer is only as good as the code that computed it, so the file records every module
+file loaded when it was written (path, size, modification time: Headway's, numpy's, the
+standard library's) and is not read when any of them changed or went, nor under another
+Python or module search path (another checkout would load other files). What is read is
+checked for shape before use. The file lives beside the parse cache (`check_cache_files`); a
+run that made answers rewrites it, keeping the others up to a bound, and one that made none
+only marks it used. `headway check --no-cache` neither reads nor writes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import marshal
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from headway.check.drill_engine import DrillSettings, DrillVerdict
+from headway.cli import check_cache_files
+from headway.model.yamlload import Document
+
+__all__ = ["DrillAnswers", "DrillNumbers", "open_answers"]
+
+_FORMAT = b"headway-check-drills 1\n"
+_PREFIX = "drills"
+_SPARE = 256  # unused answers kept beyond as many as a run uses
+_KEY_MARSHAL_VERSION = 2  # no back-references: equal data always marshals to equal bytes
+# detected, paused, promoted, undecided, median_abort, bad_requests, false_aborts
+DrillNumbers = tuple[float, float, float, float, float | None, float, float]
+_Stats = dict[str, tuple[int, int]]
+
+
+@dataclass
+class DrillAnswers:
+    """The answers read from one cache file (`known`) and those this run used or made
+    (`used`); `code` is what the known answers were computed with (module file stats)."""
+
+    file: Path | None
+    known: dict[str, Any] = field(default_factory=dict)
+    used: dict[str, Any] = field(default_factory=dict)
+    code: _Stats = field(default_factory=dict)
+
+    def inputs_key(
+        self, rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
+    ) -> str | None:
+        """The key of everything a Rollout's verdict depends on; None where marshal cannot
+        store a value (a date): such a Rollout is drilled each run."""
+        inputs = (
+            rollout.obj,
+            tuple((name, doc.obj) for name, doc in templates.items()),
+            dataclasses.astuple(settings),
+        )
+        try:
+            encoded = marshal.dumps(inputs, _KEY_MARSHAL_VERSION)
+        except ValueError:
+            return None
+        return "inputs:" + hashlib.sha256(encoded).hexdigest()
+
+    def verdict(self, key: str) -> DrillVerdict | None:
+        stored = self._recall(key)
+        if not _is_verdict(stored):
+            return None
+        return DrillVerdict(*stored)
+
+    def keep_verdict(self, key: str, verdict: DrillVerdict) -> None:
+        self.used[key] = dataclasses.astuple(verdict)
+
+    def numbers(self, plan_key: str, settings: DrillSettings) -> DrillNumbers | None:
+        stored = self._recall(_plan_entry(plan_key, settings))
+        return stored if _is_numbers(stored) else None
+
+    def keep_numbers(self, plan_key: str, settings: DrillSettings, numbers: DrillNumbers) -> None:
+        self.used[_plan_entry(plan_key, settings)] = numbers
+
+    def _recall(self, key: str) -> Any:
+        stored = self.used.get(key, self.known.get(key))
+        if stored is not None:
+            self.used[key] = stored
+        return stored
+
+    def save(self) -> None:
+        """Write the answers with those this run made (and the code they depend on), else,
+        when it made none, mark the file used; a cache that cannot be written is left as it
+        was. Answers this run did not use are kept while they are not more than those it
+        used (plus `_SPARE`): a verdict answers without its plan's numbers, which the next
+        edit keeping that plan needs."""
+        if self.file is None:
+            return
+        if self.used.keys() <= self.known.keys():
+            check_cache_files.mark_used(self.file)
+            return
+        kept = {**self.known, **self.used}
+        if len(kept) > 2 * len(self.used) + _SPARE:
+            kept = self.used
+        code = {**self.code, **_loaded_code()}
+        payload = marshal.dumps({**_interpreter(), "code": code, "answers": kept})
+        checksum = hashlib.sha256(payload).hexdigest().encode()
+        try:
+            check_cache_files.replace_file(
+                self.file, _FORMAT + checksum + b"\n" + payload, prefix=_PREFIX
+            )
+        except OSError:
+            return
+
+
+def open_answers(root: Path, *, directory: Path | None = None) -> DrillAnswers:
+    """The drill answers kept for the directory `root` checks (in `directory`, by default
+    `check_cache_files.cache_directory()`); none when there are none or they cannot be
+    trusted."""
+    file = check_cache_files.cache_file(root, prefix=_PREFIX, directory=directory)
+    content = _read(file)
+    if content is None:
+        return DrillAnswers(file)
+    code, answers = content
+    return DrillAnswers(file, known=answers, code=code)
+
+
+def _read(file: Path) -> tuple[_Stats, dict[str, Any]] | None:
+    """The recorded code and the answers of a cache file whose format and checksum hold,
+    written by this Python, with every module file it records unchanged; else None."""
+    try:
+        content = file.read_bytes()
+    except OSError:
+        return None
+    if not content.startswith(_FORMAT):
+        return None
+    checksum, _, payload = content[len(_FORMAT) :].partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != checksum:
+        return None
+    try:
+        stored = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if not isinstance(stored, dict) or any(stored.get(k) != v for k, v in _interpreter().items()):
+        return None
+    code, answers = stored.get("code"), stored.get("answers")
+    if not isinstance(code, dict) or not isinstance(answers, dict) or not _unchanged(code):
+        return None
+    return code, {k: v for k, v in answers.items() if isinstance(k, str)}
+
+
+def _interpreter() -> dict[str, Any]:
+    """Which Python, and where it finds modules: another checkout of Headway (another
+    worktree, another virtualenv) may load other code under the same recorded files."""
+    return {"python": sys.version, "executable": sys.executable, "path": tuple(sys.path)}
+
+
+def _loaded_code() -> _Stats:
+    """Size and modification time of the file of every module loaded now."""
+    stats: _Stats = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and path not in stats:
+            try:
+                found = os.stat(path)
+            except OSError:
+                continue
+            stats[path] = (found.st_size, found.st_mtime_ns)
+    return stats
+
+
+def _unchanged(code: dict[Any, Any]) -> bool:
+    for path, recorded in code.items():
+        try:
+            found = os.stat(path)
+        except (OSError, TypeError, ValueError):
+            return False
+        if recorded != (found.st_size, found.st_mtime_ns):
+            return False
+    return True
+
+
+def _plan_entry(plan_key: str, settings: DrillSettings) -> str:
+    text = repr((plan_key, dataclasses.astuple(settings)))
+    return "plan:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _is_numbers(value: Any) -> bool:
+    return (
+        isinstance(value, tuple)
+        and len(value) == 7
+        and all(_is_number(v) or (i == 4 and v is None) for i, v in enumerate(value))
+    )
+
+
+def _is_verdict(value: Any) -> bool:
+    """The shape `dataclasses.astuple(DrillVerdict)` gives: the reason it was not drilled,
+    the numbers, and the whole-service metric names."""
+    return (
+        isinstance(value, tuple)
+        and len(value) == 9
+        and isinstance(value[0], str)
+        and _is_numbers(value[1:8])
+        and isinstance(value[8], tuple)
+        and all(isinstance(name, str) for name in value[8])
+    )
