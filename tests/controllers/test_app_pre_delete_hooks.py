@@ -1,10 +1,12 @@
-"""PreDelete hooks (Argo CD 3.3): an Application's deletion runs them first and deletes its
-resources only after every one succeeded.
+"""Delete hooks: an Application's deletion runs its PreDelete hooks (Argo CD 3.3) first and
+deletes its resources only after every one succeeded; its PostDelete hooks (Argo CD 2.10) run
+once the resources are gone, and the Application goes after they succeeded.
 
-Before: a `PreDelete` hook was refused by `headway validate` and never run, so a teardown
-that needed one (drain, backup, deregister) was deleted straight away, or not at all. The
-kill tests stop the controller at the two windows a random kill rarely hits: right after a
-hook was created, and after the hooks succeeded with the finalizer still on.
+Before: a `PreDelete` hook was refused by `headway validate` and never run, and a
+`PostDelete` hook validated but never ran either, so a teardown that needed one (drain,
+backup, deregister) was deleted straight away, or not at all. The kill tests stop the
+controller at the windows a random kill rarely hits: right after a hook was created, and after
+the hooks succeeded with their finalizer still on.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from headway.cluster.errors import NotFound
 from headway.controllers import exit_points
 from headway.controllers.app.controller import APP_API_VERSION
 from headway.controllers.app.deletion import (
-    PRE_DELETE_CLEANUP_FINALIZER,
+    POST_DELETE_FINALIZER,
     PRE_DELETE_FINALIZER,
     RESOURCES_FINALIZER,
 )
@@ -96,7 +98,7 @@ def test_an_app_rendering_a_pre_delete_hook_carries_argo_cds_finalizers(
     h.run("shop", _synced)
     assert h.app("shop")["metadata"]["finalizers"] == [
         PRE_DELETE_FINALIZER,
-        PRE_DELETE_CLEANUP_FINALIZER,
+        f"{PRE_DELETE_FINALIZER}/cleanup",
     ]
     assert not h.exists("Job", "teardown")  # not part of a sync
     h.remote.commit({"app/all.yaml": manifests(config_map("a"))})
@@ -209,3 +211,61 @@ def test_a_generate_name_hook_gets_one_name_per_deletion(
         h.step("shop")
     jobs = h.store.list("batch/v1", "Job", namespace="demo")
     assert [j["metadata"]["name"].startswith("drain-predelete-") for j in jobs] == [True]
+
+
+NOTIFY = hook_job("notify", "PostDelete")
+
+
+def test_post_delete_hooks_run_after_the_resources_are_gone(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _deleting_app(tmp_path, clock, NOTIFY)
+    assert POST_DELETE_FINALIZER in h.app("shop")["metadata"]["finalizers"]
+    for _ in range(8):
+        h.step("shop")
+        if h.exists("Job", "notify"):
+            break
+    assert h.exists("Job", "notify") and not h.exists("ConfigMap", "a")
+    created = _uid(h, "notify")
+    h.step("shop")
+    assert not _gone(h) and _uid(h, "notify") == created  # waits for the hook
+    h.finish_job("notify")
+    _steps_until_gone(h)
+
+
+def test_a_failed_post_delete_hook_keeps_the_application(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _deleting_app(tmp_path, clock, NOTIFY)
+    for _ in range(8):
+        h.step("shop")
+        if h.exists("Job", "notify"):
+            break
+    h.finish_job("notify", ok=False)
+    for _ in range(3):
+        h.step("shop")
+    (condition,) = h.app("shop")["status"]["conditions"]
+    assert condition["type"] == "DeletionError"
+    assert condition["message"].startswith("PostDelete hook batch/Job/demo/notify: ")
+    assert "the Application stays until every PostDelete hook succeeded" in condition["message"]
+
+
+def test_killed_right_after_creating_a_post_delete_hook_it_is_not_created_again(
+    tmp_path: Path, clock: VirtualClock, kill_at: list[str]
+) -> None:
+    h = _deleting_app(tmp_path, clock, NOTIFY)
+    kill_at.append("post-delete-hook-created")
+    with pytest.raises(Killed):
+        for _ in range(8):
+            h.step("shop")
+    created = _uid(h, "notify")
+    h.restart_controller()
+    h.step("shop")
+    assert _uid(h, "notify") == created
+    h.finish_job("notify")
+    kill_at.append("post-delete-hooks-succeeded")
+    with pytest.raises(Killed):
+        h.step("shop")
+    h.restart_controller()
+    _steps_until_gone(h)
+    assert _uid(h, "notify") == created  # ran once; kept, as no delete policy asks otherwise

@@ -1,6 +1,7 @@
 """End to end on the local runtime: deleting an Application runs its PreDelete Job as a real
 process first, and deletes the app's resources only after the Job succeeded; a PreDelete Job
-that fails blocks the deletion with a DeletionError naming it, and the resources stay.
+that fails blocks the deletion with a DeletionError naming it, and the resources stay. A
+PostDelete Job runs as a real process too (its order is pinned in test_app_pre_delete_hooks.py).
 
 The hook Job waits for a file the test writes, so "the resources are still there while the
 hook runs" is observed, not timed."""
@@ -54,9 +55,11 @@ def _job_ran(runtime: Runtime) -> bool:
 
 
 @asynccontextmanager
-async def _running(tmp_path: Path, hook_code: str) -> AsyncIterator[Runtime]:
+async def _running(
+    tmp_path: Path, hook_code: str, hook: dict[str, str] = HOOK
+) -> AsyncIterator[Runtime]:
     remote = Remote(tmp_path / "remote.git")
-    remote.commit({"app/all.yaml": dump(SETTINGS, python_job("teardown", hook_code, HOOK))})
+    remote.commit({"app/all.yaml": dump(SETTINGS, python_job("teardown", hook_code, hook))})
     clock = SystemClock()
     runtime = Runtime(state_dir=tmp_path / "state", clock=clock, shutdown_grace_seconds=2.0)
     settings = EngineSettings(
@@ -118,3 +121,22 @@ async def test_a_failing_pre_delete_job_blocks_the_deletion(tmp_path: Path) -> N
         assert blocked().startswith("PreDelete hook batch/Job/default/teardown: ")
         assert _exists(runtime, "v1", "ConfigMap", "settings", "default")
         assert _exists(runtime, API, "Application", "shop", "argocd")
+
+
+async def test_the_post_delete_job_runs_as_a_real_process_and_the_application_goes(
+    tmp_path: Path,
+) -> None:
+    ran = tmp_path / "ran"
+    hook = {"argocd.argoproj.io/hook": "PostDelete"}
+    code = f"import pathlib\npathlib.Path({str(ran)!r}).write_text('notified')\n"
+    async with _running(tmp_path, code, hook) as runtime:
+        runtime.cluster.delete(API, "Application", "shop", "argocd")
+        await eventually(
+            lambda: not _exists(runtime, API, "Application", "shop", "argocd"),
+            timeout=40,
+            what="the Application gone",
+        )
+        assert ran.read_text() == "notified"
+        job = runtime.cluster.get("batch/v1", "Job", "teardown", "default")
+        assert job["status"]["succeeded"] == 1
+        assert not _exists(runtime, "v1", "ConfigMap", "settings", "default")

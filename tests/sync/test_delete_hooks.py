@@ -10,9 +10,10 @@ from headway.sync.delete_hooks import (
     FINGERPRINT_ANNOTATION,
     RUN_ANNOTATION,
     DeleteHookPlan,
-    plan_pre_delete_hooks,
+    plan_delete_hooks,
     stamp_for_run,
 )
+from headway.sync.hooks import HookType
 from headway.sync.resources import key_of
 
 DELETED_AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -32,14 +33,18 @@ def _job(name: str, hook: str = "PreDelete", image: str = "tool:1") -> dict[str,
 
 
 def _plan(
-    rendered: list[dict[str, Any]], *live: dict[str, Any], health: str = ""
+    rendered: list[dict[str, Any]],
+    *live: dict[str, Any],
+    health: str = "",
+    hook_type: HookType = HookType.PRE_DELETE,
 ) -> DeleteHookPlan:
     def assess(_obj: dict[str, Any]) -> HealthResult | None:
         return HealthResult(HealthStatus(health), "boom") if health else None
 
-    return plan_pre_delete_hooks(
+    return plan_delete_hooks(
         rendered,
         {key_of(o): o for o in live},
+        hook_type=hook_type,
         deleted_at=DELETED_AT,
         key_of=key_of,
         assess=assess,
@@ -89,3 +94,17 @@ def test_the_fingerprint_ignores_the_stamps() -> None:
         once["metadata"]["annotations"][FINGERPRINT_ANNOTATION]
         == (twice["metadata"]["annotations"][FINGERPRINT_ANNOTATION])
     )
+
+
+def test_post_delete_hooks_are_planned_apart_from_pre_delete_ones() -> None:
+    rendered = [
+        _job("teardown"),
+        _job("notify", "PostDelete"),
+        _job("both", "PreDelete,PostDelete"),
+    ]
+    post = _plan(rendered, hook_type=HookType.POST_DELETE)
+    assert [o["metadata"]["name"] for o in post.create] == ["notify", "both"]
+    unnamed = _job("x", "PostDelete")
+    unnamed["metadata"]["generateName"] = unnamed["metadata"].pop("name")
+    (created,) = _plan([unnamed], hook_type=HookType.POST_DELETE).create
+    assert created["metadata"]["name"] == f"xpostdelete-{int(DELETED_AT.timestamp())}"

@@ -1,11 +1,14 @@
-"""PreDelete hooks: what one step of an Application's deletion does about them. Purely
-computational; the controller creates and deletes what the plan says (`controllers.app.deletion`).
+"""PreDelete and PostDelete hooks: what one step of an Application's deletion does about
+them. Purely computational; the controller creates and deletes what the plan says
+(`controllers.app.deletion`).
 
-As in Argo CD 3.3, the hooks are the objects annotated `argocd.argoproj.io/hook: PreDelete`
-(or `helm.sh/hook: pre-delete`) that the app's sources render now, at their target revision,
-so a hook fixed in Git is the one that runs. Each is created once for this deletion, and the
-app's resources are deleted only after every one of them is Healthy (a kind with no health
-check counts as Healthy, a Job once it completed).
+As in Argo CD, the hooks are the objects annotated `argocd.argoproj.io/hook: PreDelete` (or
+`PostDelete`; Helm's `pre-delete`/`post-delete`) that the app's sources render now, at their
+target revision, so a hook fixed in Git is the one that runs. Each is created once for this
+deletion: PreDelete hooks before any of the app's resources is deleted, which waits for all
+of them to be Healthy (a kind with no health check counts as Healthy, a Job once it
+completed); PostDelete hooks once the resources are gone, and the Application goes after
+they all succeeded.
 
 The live object is the record of a run: a created hook carries the deletion it runs for
 (`RUN_ANNOTATION`: the Application's deletionTimestamp) and a fingerprint of the manifest it
@@ -24,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +41,7 @@ __all__ = [
     "RUN_ANNOTATION",
     "DeleteHookPlan",
     "hook_label",
-    "plan_pre_delete_hooks",
+    "plan_delete_hooks",
     "stamp_for_run",
 ]
 
@@ -83,13 +86,16 @@ def run_id(deleted_at: datetime) -> str:
     return str(int(deleted_at.timestamp()))
 
 
-def stamp_for_run(obj: Obj, *, deleted_at: datetime) -> Obj:
+def stamp_for_run(
+    obj: Obj, *, deleted_at: datetime, hook_type: hooks.HookType = hooks.HookType.PRE_DELETE
+) -> Obj:
     """The hook as created for the deletion that started at `deleted_at`: stamped with the
     run and its fingerprint; a `generateName` hook gets a name stable for that deletion
-    (`<generateName>predelete-<unix seconds>`), so a resumed step finds it."""
+    (`<generateName>predelete-<unix seconds>`, or `postdelete-`), so a resumed step finds it."""
     meta = dict(obj.get("metadata") or {})
     if not meta.get("name"):
-        meta["name"] = f"{meta.pop('generateName', '') or ''}predelete-{run_id(deleted_at)}"
+        prefix = meta.pop("generateName", "") or ""
+        meta["name"] = f"{prefix}{hook_type.value.lower()}-{run_id(deleted_at)}"
     meta["annotations"] = {
         **(meta.get("annotations") or {}),
         RUN_ANNOTATION: run_id(deleted_at),
@@ -102,45 +108,54 @@ def hook_label(key: ResourceKey) -> str:
     return "/".join(p for p in (key.group, key.kind, key.namespace, key.name) if p)
 
 
-def plan_pre_delete_hooks(
+def plan_delete_hooks(
     rendered: Sequence[Obj],
     live: Mapping[ResourceKey, Obj],
     *,
+    hook_type: hooks.HookType,
     deleted_at: datetime,
     key_of: KeyOf,
     assess: Assess,
 ) -> DeleteHookPlan:
-    """The step for the PreDelete hooks among `rendered` (the app's prepared desired objects)
-    against `live` (its managed live objects), for the deletion that started at `deleted_at`."""
-    create: list[Obj] = []
-    delete: list[Obj] = []
-    running: list[str] = []
-    failed: list[str] = []
-    wanted = [stamp_for_run(o, deleted_at=deleted_at) for o in rendered if _pre_delete(o)]
-    for hook in wanted:
-        key = key_of(hook)
-        current = live.get(key)
-        label = hook_label(key)
+    """The step for the hooks of `hook_type` (PreDelete or PostDelete) among `rendered` (the
+    app's prepared desired objects) against `live` (its managed live objects), for the
+    deletion that started at `deleted_at`."""
+    plan = _Plan()
+    for obj in rendered:
+        if hook_type in hooks.hook_types(obj):
+            hook = stamp_for_run(obj, deleted_at=deleted_at, hook_type=hook_type)
+            key = key_of(hook)
+            plan.decide(hook, live.get(key), label=hook_label(key), assess=assess)
+    return DeleteHookPlan(
+        tuple(plan.create), tuple(plan.delete), tuple(plan.running), tuple(plan.failed)
+    )
+
+
+@dataclass
+class _Plan:
+    create: list[Obj] = field(default_factory=list)
+    delete: list[Obj] = field(default_factory=list)
+    running: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+    def decide(self, hook: Obj, current: Obj | None, *, label: str, assess: Assess) -> None:
+        """One hook: create it, delete an earlier run (or a failed one Git has since
+        changed), wait for it, or report it failed."""
         if current is None:
-            create.append(hook)
+            self.create.append(hook)
         elif (current.get("metadata") or {}).get("deletionTimestamp"):
-            running.append(f"{label} (an earlier run is being deleted)")
-        elif annotation(current, RUN_ANNOTATION) != run_id(deleted_at):
-            delete.append(current)
+            self.running.append(f"{label} (an earlier run is being deleted)")
+        elif annotation(current, RUN_ANNOTATION) != annotation(hook, RUN_ANNOTATION):
+            self.delete.append(current)
         else:
             verdict = _verdict(current, assess)
             if verdict.status is HealthStatus.DEGRADED:
                 if annotation(current, FINGERPRINT_ANNOTATION) != _fingerprint_of(hook):
-                    delete.append(current)  # failed, and Git has a different one now
+                    self.delete.append(current)  # failed, and Git has a different one now
                 else:
-                    failed.append(f"{label}: {verdict.message or verdict.status}")
+                    self.failed.append(f"{label}: {verdict.message or verdict.status}")
             elif verdict.status is not HealthStatus.HEALTHY:
-                running.append(f"{label} ({verdict})")
-    return DeleteHookPlan(tuple(create), tuple(delete), tuple(running), tuple(failed))
-
-
-def _pre_delete(obj: Obj) -> bool:
-    return hooks.is_pre_delete_hook(obj)
+                self.running.append(f"{label} ({verdict})")
 
 
 def _fingerprint_of(stamped: Obj) -> str | None:

@@ -25,7 +25,7 @@ from headway.controllers.app import report
 from headway.controllers.app.deletion_steps import (
     DeletionEdges,
     DeletionTarget,
-    keep_pre_delete_finalizers,
+    keep_delete_hook_finalizers,
     step_deletion,
 )
 from headway.controllers.app.diff_settings import ComparisonRules, SystemDiffReader
@@ -431,7 +431,7 @@ class ApplicationController:
             if running and state is not None:
                 self._end_in_error(status, raw, app, f"ComparisonError: {message}")
             return self._write(raw, status, self._poll, app)
-        raw = setup.raw = keep_pre_delete_finalizers(self._store, raw, desired_state.objects)
+        raw = setup.raw = keep_delete_hook_finalizers(self._store, raw, desired_state.objects)
         try:
             rules = self._rules(app)
         except IgnoreRuleError as err:

@@ -1,12 +1,13 @@
 """Deleting an Application: Argo CD's resources finalizer cascades to its resources, after
-the app's PreDelete hooks succeeded.
+the app's PreDelete hooks succeeded and before its PostDelete hooks run.
 
-An app whose sources render PreDelete hooks carries `pre-delete-finalizer.argocd.argoproj.io`
-(and its `/cleanup` companion), added while it is not being deleted, as Argo CD adds them. On
-deletion the hooks run first (`sync.delete_hooks` decides each step); the finalizer is removed
-only once every hook succeeded, so nothing is deleted before that, whatever the point a
-controller is killed at. The cleanup finalizer goes last, after the hooks whose delete policy
-says HookSucceeded are gone.
+An app whose sources render PreDelete (PostDelete) hooks carries
+`pre-delete-finalizer.argocd.argoproj.io` (`post-delete-finalizer.argocd.argoproj.io`) and its
+`/cleanup` companion, added while it is not being deleted, as Argo CD adds them. On deletion
+the PreDelete hooks run first (`sync.delete_hooks` decides each step); their finalizer is
+removed only once every hook succeeded, so nothing is deleted before that, whatever the point
+a controller is killed at. The PostDelete hooks run once the cascade is done. The cleanup
+finalizers go last, after the hooks whose delete policy says HookSucceeded are gone.
 
 With `resources-finalizer.argocd.argoproj.io` (foreground) or
 `resources-finalizer.argocd.argoproj.io/background` on a deleted Application, every resource
@@ -37,15 +38,14 @@ from headway.sync.resources import ResourceKey, key_of
 
 __all__ = [
     "DELETION_PATIENCE_SECONDS",
-    "PRE_DELETE_CLEANUP_FINALIZER",
-    "PRE_DELETE_FINALIZER",
+    "HOOK_FINALIZERS",
     "RESOURCES_FINALIZER",
     "RESOURCES_FINALIZER_BACKGROUND",
     "cascade_delete",
-    "cleanup_pre_delete_hooks",
+    "cleanup_delete_hooks",
+    "delete_hook_finalizers",
     "deletion_problem",
-    "pre_delete_finalizers",
-    "run_pre_delete_step",
+    "run_delete_hook_step",
 ]
 
 # A real API server deletes asynchronously: foreground deletion holds an object until the
@@ -56,53 +56,69 @@ DELETION_PATIENCE_SECONDS = 120.0
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 RESOURCES_FINALIZER_BACKGROUND = "resources-finalizer.argocd.argoproj.io/background"
 PRE_DELETE_FINALIZER = "pre-delete-finalizer.argocd.argoproj.io"
-PRE_DELETE_CLEANUP_FINALIZER = "pre-delete-finalizer.argocd.argoproj.io/cleanup"
-_PRE_DELETE_FINALIZERS = (PRE_DELETE_FINALIZER, PRE_DELETE_CLEANUP_FINALIZER)
+POST_DELETE_FINALIZER = "post-delete-finalizer.argocd.argoproj.io"
+# Each delete hook type's finalizer (held until its hooks succeeded) and cleanup finalizer
+# (held until its HookSucceeded hooks are gone), as Argo CD names them.
+HOOK_FINALIZERS = {
+    hooks.HookType.PRE_DELETE: (PRE_DELETE_FINALIZER, f"{PRE_DELETE_FINALIZER}/cleanup"),
+    hooks.HookType.POST_DELETE: (POST_DELETE_FINALIZER, f"{POST_DELETE_FINALIZER}/cleanup"),
+}
+
+# Test exit points: `pre-delete-hook-created`, `post-delete-hooks-succeeded`, ...
+EXIT_POINT_PREFIX = {
+    hooks.HookType.PRE_DELETE: "pre-delete",
+    hooks.HookType.POST_DELETE: "post-delete",
+}
 
 
-def pre_delete_finalizers(finalizers: Sequence[str], objects: Sequence[Obj]) -> list[str] | None:
-    """The app's finalizers with the PreDelete pair present exactly when its rendered
-    `objects` hold a PreDelete hook; None when they already are. Purely computational."""
-    wanted = any(hooks.is_pre_delete_hook(o) for o in objects)
-    others = [f for f in finalizers if f not in _PRE_DELETE_FINALIZERS]
-    target = [*others, *_PRE_DELETE_FINALIZERS] if wanted else others
+def delete_hook_finalizers(finalizers: Sequence[str], objects: Sequence[Obj]) -> list[str] | None:
+    """The app's finalizers with each delete hook type's pair present exactly when its
+    rendered `objects` hold a hook of that type; None when they already are. Purely
+    computational."""
+    target = list(finalizers)
+    for hook_type, pair in HOOK_FINALIZERS.items():
+        wanted = any(hook_type in hooks.hook_types(o) for o in objects)
+        target = [f for f in target if f not in pair] + (list(pair) if wanted else [])
     return None if sorted(target) == sorted(finalizers) else target
 
 
-def run_pre_delete_step(
+def run_delete_hook_step(
     plan: delete_hooks.DeleteHookPlan,
     cluster: Cluster,
     *,
+    hook_type: hooks.HookType,
     refuse: Callable[[Mapping[str, Any]], str | None],
     created: Callable[[str], None],
 ) -> list[str]:
     """Carry out one step's plan: delete earlier runs, then create this deletion's hooks
     (`created` hears each one's name). Returns what failed, hooks included."""
-    problems = [f"PreDelete hook {label}" for label in plan.failed]
+    problems = [f"{hook_type} hook {label}" for label in plan.failed]
     for obj in plan.delete:
         problems.extend(_delete_quietly(obj, cluster))
     for hook in plan.create:
         label = delete_hooks.hook_label(key_of(hook))
         refusal = refuse(hook)
         if refusal is not None:
-            problems.append(f"PreDelete hook {label}: {refusal}")
+            problems.append(f"{hook_type} hook {label}: {refusal}")
             continue
         try:
             cluster.apply(dict(hook), field_manager=FIELD_MANAGER, force=True)
         except ClusterError as err:
-            problems.append(f"PreDelete hook {label}: {err}")
+            problems.append(f"{hook_type} hook {label}: {err}")
             continue
-        exit_points.reached("pre-delete-hook-created")  # created; the live object records it
+        exit_points.reached(f"{EXIT_POINT_PREFIX[hook_type]}-hook-created")  # live: recorded
         created(label)
     return problems
 
 
-def cleanup_pre_delete_hooks(live: Mapping[ResourceKey, Obj], cluster: Cluster) -> bool:
-    """Delete the succeeded PreDelete hooks whose delete policy asks for it (HookSucceeded);
-    True once none of those is left."""
+def cleanup_delete_hooks(
+    live: Mapping[ResourceKey, Obj], cluster: Cluster, *, hook_type: hooks.HookType
+) -> bool:
+    """Delete the succeeded hooks of `hook_type` whose delete policy asks for it
+    (HookSucceeded); True once none of those is left."""
     left = False
     for obj in live.values():
-        if not hooks.is_pre_delete_hook(obj):
+        if hook_type not in hooks.hook_types(obj):
             continue
         if hooks.DeletePolicy.HOOK_SUCCEEDED not in hooks.delete_policies(obj):
             continue

@@ -1,10 +1,11 @@
 """One step of a deleted Application, one finalizer at a time (Argo CD's order): its PreDelete
 hooks run (`pre-delete-finalizer.argocd.argoproj.io`), then the resources finalizer cascades,
-then the succeeded hooks are cleaned up (`.../cleanup`). Each step persists what it did before
-the next acts on it: a live hook records its run, a removed finalizer records a stage done.
+then its PostDelete hooks run (`post-delete-finalizer.argocd.argoproj.io`), then the succeeded
+hooks are cleaned up (the `/cleanup` finalizers). Each step persists what it did before the
+next acts on it: a live hook records its run, a removed finalizer records a stage done.
 
-Also here: keeping the PreDelete finalizers on an app that renders PreDelete hooks, which the
-controller does at each reconcile before the app is deleted.
+Also here: keeping those finalizers on an app that renders delete hooks, which the controller
+does at each reconcile before the app is deleted.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from headway.controllers.app.sync_tasks_io import FIELD_MANAGER
 from headway.health import HealthRegistry
 from headway.model.application import Application
 from headway.model.obj import Obj
-from headway.sync import delete_hooks
+from headway.sync import delete_hooks, hooks
 from headway.sync.comparison import instance_name, prepare_desired
 from headway.sync.resources import ResourceKey, key_of
 
-__all__ = ["DeletionEdges", "DeletionTarget", "keep_pre_delete_finalizers", "step_deletion"]
+__all__ = ["DeletionEdges", "DeletionTarget", "keep_delete_hook_finalizers", "step_deletion"]
 
 # How soon a deletion that waits for hooks or the cluster looks again.
 WAIT_SECONDS = 2.0
@@ -74,16 +75,22 @@ class DeletionTarget:
 def step_deletion(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> float | None:
     """One step; seconds until the next, None when nothing is left to do (the store removes
     the Application once its last finalizer is gone)."""
-    if deletion.PRE_DELETE_FINALIZER in target.finalizers:
-        return _pre_delete(edges, target, status)
+    pre, post = hooks.HookType.PRE_DELETE, hooks.HookType.POST_DELETE
+    finalizers = target.finalizers
+    if deletion.HOOK_FINALIZERS[pre][0] in finalizers:
+        return _run_hooks(edges, target, status, pre)
     finalizer = deletion.cascade_finalizer(target.raw)
     if finalizer is not None:
         return _cascade(edges, target, status, finalizer)
-    if deletion.PRE_DELETE_CLEANUP_FINALIZER in target.finalizers:
-        live = _live(edges, target)
-        if not deletion.cleanup_pre_delete_hooks(live, target.cluster):
-            return edges.write(target.raw, status, WAIT_SECONDS, None)
-        return _let_go(edges, target.raw, deletion.PRE_DELETE_CLEANUP_FINALIZER)
+    if deletion.HOOK_FINALIZERS[post][0] in finalizers:
+        return _run_hooks(edges, target, status, post)
+    for hook_type in (pre, post):
+        cleanup = deletion.HOOK_FINALIZERS[hook_type][1]
+        if cleanup in finalizers:
+            live = _live(edges, target)
+            if not deletion.cleanup_delete_hooks(live, target.cluster, hook_type=hook_type):
+                return edges.write(target.raw, status, WAIT_SECONDS, None)
+            return _let_go(edges, target.raw, cleanup)
     return None
 
 
@@ -112,13 +119,15 @@ def _cascade(
     return _let_go(edges, raw, finalizer)
 
 
-def _pre_delete(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> float | None:
-    """The PreDelete hooks (`sync.delete_hooks`): rendered from Git now, this deletion's
-    created, waited for; the finalizer goes once all succeeded."""
+def _run_hooks(
+    edges: DeletionEdges, target: DeletionTarget, status: Obj, hook_type: hooks.HookType
+) -> float | None:
+    """The delete hooks of `hook_type` (`sync.delete_hooks`): rendered from Git now, this
+    deletion's created, waited for; their finalizer goes once all succeeded."""
     raw, app, cluster = target.raw, target.app, target.cluster
     desired = edges.sources.desired(app, raw)
     if desired.errors:
-        message = "cannot render the PreDelete hooks: " + "; ".join(desired.errors)
+        message = f"cannot render the {hook_type} hooks: " + "; ".join(desired.errors)
         status["conditions"] = [edges.condition("DeletionError", message)]
         return edges.write(raw, status, edges.poll_seconds, app)
     scoped = edges.cluster_scoped(cluster, desired.objects)
@@ -129,9 +138,10 @@ def _pre_delete(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> fl
         cluster_scoped=scoped,
     )
     try:
-        plan = delete_hooks.plan_pre_delete_hooks(
+        plan = delete_hooks.plan_delete_hooks(
             rendered,
             _live(edges, target),
+            hook_type=hook_type,
             deleted_at=kubetime.parse_time(raw["metadata"]["deletionTimestamp"]) or edges.now(),
             key_of=lambda obj: key_of(obj, cluster_scoped=scoped),
             assess=edges.health.assess,
@@ -139,32 +149,48 @@ def _pre_delete(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> fl
     except LiveStateUnknown as err:
         status["conditions"] = [edges.condition("DeletionError", str(err))]
         return edges.write(raw, status, LIVE_UNKNOWN_RETRY_SECONDS, app)
-    problems = deletion.run_pre_delete_step(
+    problems = deletion.run_delete_hook_step(
         plan,
         cluster,
+        hook_type=hook_type,
         refuse=replace(target.guard, cluster_scoped=scoped).resource,
-        created=lambda label: edges.event(raw, "PreDeleteHookCreated", label, False),
+        created=lambda label: edges.event(raw, f"{hook_type}HookCreated", label, False),
     )
     if problems:
-        return _blocked(edges, target, status, problems)
+        return _blocked(edges, target, status, problems, hook_type)
     if not plan.done:
         status["conditions"] = []
         return edges.write(raw, status, WAIT_SECONDS, app)
-    exit_points.reached("pre-delete-hooks-succeeded")  # all succeeded, finalizer still on
-    edges.event(raw, "PreDeleteHooksSucceeded", "deleting the application's resources", False)
-    return _let_go(edges, raw, deletion.PRE_DELETE_FINALIZER)
+    exit_points.reached(f"{deletion.EXIT_POINT_PREFIX[hook_type]}-hooks-succeeded")
+    edges.event(raw, f"{hook_type}HooksSucceeded", _NEXT[hook_type], False)
+    return _let_go(edges, raw, deletion.HOOK_FINALIZERS[hook_type][0])
+
+
+_NEXT = {
+    hooks.HookType.PRE_DELETE: "deleting the application's resources",
+    hooks.HookType.POST_DELETE: "removing the application",
+}
+_BLOCKED = {
+    hooks.HookType.PRE_DELETE: "The application's resources are not deleted until every "
+    "PreDelete hook succeeded",
+    hooks.HookType.POST_DELETE: "The application's resources are deleted; the Application "
+    "stays until every PostDelete hook succeeded",
+}
 
 
 def _blocked(
-    edges: DeletionEdges, target: DeletionTarget, status: Obj, problems: Sequence[str]
+    edges: DeletionEdges,
+    target: DeletionTarget,
+    status: Obj,
+    problems: Sequence[str],
+    hook_type: hooks.HookType,
 ) -> float:
     message = (
-        "; ".join(problems) + ". The application's resources are not deleted until every "
-        "PreDelete hook succeeded: fix the hook in Git (it runs again), or remove it from "
-        "Git to delete without it"
+        f"{'; '.join(problems)}. {_BLOCKED[hook_type]}: fix the hook in Git (it runs again), "
+        "or remove it from Git to go on without it"
     )
     status["conditions"] = [edges.condition("DeletionError", message)]
-    edges.event(target.raw, "PreDeleteHookFailed", message, True)
+    edges.event(target.raw, f"{hook_type}HookFailed", message, True)
     return edges.write(target.raw, status, edges.poll_seconds, target.app)
 
 
@@ -191,12 +217,13 @@ def _let_go(edges: DeletionEdges, raw: Obj, finalizer: str) -> float | None:
     return 0.0 if meta["finalizers"] else None
 
 
-def keep_pre_delete_finalizers(store: Cluster, raw: Obj, objects: Sequence[Obj]) -> Obj:
-    """Add Argo CD's PreDelete finalizers while the app renders a PreDelete hook (remove them
-    when it no longer does), before the status that shows it synced: a deletion must not
-    slip past its hooks. Returns the app as written (as read when nothing changed)."""
+def keep_delete_hook_finalizers(store: Cluster, raw: Obj, objects: Sequence[Obj]) -> Obj:
+    """Add Argo CD's PreDelete (PostDelete) finalizers while the app renders a hook of that
+    type (remove them when it no longer does), before the status that shows it synced: a
+    deletion must not slip past its hooks. Returns the app as written (as read when nothing
+    changed)."""
     meta = raw["metadata"]
-    target = deletion.pre_delete_finalizers(meta.get("finalizers") or [], objects)
+    target = deletion.delete_hook_finalizers(meta.get("finalizers") or [], objects)
     if target is None or meta.get("deletionTimestamp"):
         return raw
     body = {k: v for k, v in raw.items() if k != "status"}
