@@ -8,6 +8,7 @@ text, JSON or SARIF. Exit status: 0 clean, 1 when any error (any warning with `-
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from functools import partial
@@ -60,12 +61,27 @@ def _repository(path: Path) -> pygit2.Repository | None:
     nothing it returns None without taking a reference (pygit2 1.21), so every call outside a
     repository loses one, and a long-lived process calling the check dies in `none_dealloc`.
     """
+    if not _may_be_in_repository(path):
+        return None
     import pygit2
 
     try:
         return pygit2.Repository(str(path))
     except pygit2.GitError:
         return None
+
+
+def _may_be_in_repository(path: Path) -> bool:
+    """False only where libgit2's search cannot find a repository: no directory from `path`
+    up (as given and resolved) holds a `.git` (a directory or a link file) or a `HEAD` (a
+    bare repository's). Answered without loading pygit2, which a directory outside any
+    repository (an export checked in CI) would load for nothing."""
+    given = path.absolute()
+    for start in (given, given.resolve()):
+        for directory in (start, *start.parents):
+            if os.path.lexists(directory / ".git") or os.path.lexists(directory / "HEAD"):
+                return True
+    return False
 
 
 def _subpath(repo: pygit2.Repository, path: Path) -> str:

@@ -13,16 +13,35 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
-
-import pygit2
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from headway.source.errors import PathNotFound
+
+if TYPE_CHECKING:
+    import pygit2
 
 __all__ = ["EscapingLink", "FilesystemTree", "GitTree", "TreeReader", "normalize_path"]
 
 EntryKind = Literal["file", "dir"]
 _MAX_LINK_HOPS = 8
+
+
+class _Pygit2OnFirstUse:
+    """Stands for the `pygit2` module, imported when one of its names is first read: a
+    `FilesystemTree` reads files without Git, and a `headway check` of a directory outside
+    any repository would otherwise load libgit2 (about 0.1 s of a new process) for nothing.
+    A `GitTree` is only made from a repository, so pygit2 is loaded by then."""
+
+    def __getattr__(self, name: str) -> Any:
+        import pygit2 as module
+
+        value = getattr(module, name)
+        setattr(self, name, value)  # the next read is a plain attribute
+        return value
+
+
+if not TYPE_CHECKING:
+    pygit2 = _Pygit2OnFirstUse()
 
 
 def normalize_path(path: str) -> str:
