@@ -61,7 +61,6 @@ def test_helm_test_hooks_and_post_delete_hooks_stay_out_of_the_sync() -> None:
     cleanup = hook("Job", "cleanup", "PostDelete")
     plan = plan_sync([test_hook, cleanup, obj("ConfigMap", "c")], [])
     assert [t.key.name for t in plan.tasks] == ["c"]
-    assert plan.post_delete_hooks == (cleanup,)
 
 
 def test_a_hook_in_several_phases_gets_a_task_per_phase() -> None:

@@ -28,8 +28,6 @@ __all__ = [
     "hook_name",
     "hook_types",
     "is_hook",
-    "is_post_delete_hook",
-    "is_pre_delete_hook",
     "is_skipped",
     "sync_phases",
 ]
@@ -114,14 +112,6 @@ def is_hook(obj: Obj) -> bool:
         return not is_skipped(obj)
     helm = annotation(obj, HELM_HOOK)
     return helm is not None and helm != "crd-install"
-
-
-def is_pre_delete_hook(obj: Obj) -> bool:
-    return HookType.PRE_DELETE in hook_types(obj)
-
-
-def is_post_delete_hook(obj: Obj) -> bool:
-    return HookType.POST_DELETE in hook_types(obj)
 
 
 def sync_phases(obj: Obj) -> tuple[SyncPhase, ...]:

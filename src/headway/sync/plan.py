@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +37,6 @@ class WaveStep:
 class SyncPlan:
     tasks: tuple[SyncTask, ...]
     problems: tuple[str, ...] = ()
-    post_delete_hooks: tuple[Mapping[str, Any], ...] = ()
     # FailOnSharedResource=true and these resources belong to another application.
     shared_resources: tuple[str, ...] = ()
 

@@ -109,11 +109,10 @@ def plan_from_request(desired: Sequence[Obj], live: Sequence[Obj], req: PlanRequ
     tasks.extend(_namespace_task(desired, req))
     ordered = ordering.move_prune_last(ordering.mirror_prune_waves(tasks))
     ordered = ordering.crds_first(ordering.namespaces_first(ordering.sort_tasks(ordered)))
-    post_delete = tuple(o for o in desired if hooks.is_post_delete_hook(o))
     shared: list[str] = []
     if req.options.fail_on_shared_resource and req.app_name:
         shared = shared_resource_messages(ordered, app_name=req.app_name)
-    return SyncPlan(tuple(ordered), tuple(problems), post_delete, tuple(shared))
+    return SyncPlan(tuple(ordered), tuple(problems), tuple(shared))
 
 
 def _desired_tasks(
