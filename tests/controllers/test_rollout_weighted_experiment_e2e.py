@@ -1,7 +1,8 @@
-"""A weighted experiment through SMI and ALB on the local runtime (Istio:
-tests/e2e_rollouts/test_weighted_experiment.py): the Rollout controller writes the templates
-into the TrafficSplit / the ALB action as Argo does, the local mesh splits real requests to
-the templates' Services, and an abort leaves only the stable.
+"""A weighted experiment through SMI, ALB and the Gateway API plugin on the local runtime
+(Istio: tests/e2e_rollouts/test_weighted_experiment.py): the Rollout controller writes the
+templates into the TrafficSplit / the ALB action / the HTTPRoute's backendRefs as Argo (and the
+plugin's `HandleExperiment`) does, the local mesh splits real requests to the templates'
+Services, and an abort leaves only the stable.
 
 Each answer of the demo app names its Pod (`VERSION POD`); a template's Pods are named after
 its ReplicaSet `<experiment>-<template>-<hash>`."""
@@ -46,6 +47,9 @@ def _split(runtime: Runtime, router: str) -> list[tuple[str, int]]:
     obj = runtime.cluster.get(api, kind, name, "default")
     if router == "smi":
         return [(b["service"], int(b["weight"])) for b in obj["spec"]["backends"]]
+    if router == "gatewayapi":
+        refs = obj["spec"]["rules"][0]["backendRefs"]
+        return [(r["name"], int(r.get("weight", 1))) for r in refs]
     action = obj["metadata"]["annotations"]["alb.ingress.kubernetes.io/actions.web"]
     groups = json.loads(action)["ForwardConfig"]["TargetGroups"]
     return [(g["ServiceName"], int(g["Weight"])) for g in groups]
@@ -64,7 +68,16 @@ async def _count(url: str, experiment: str, requests: int) -> Counter[str]:
     return seen
 
 
-@pytest.mark.parametrize("router", ["smi", "alb"])
+def _in_order(router: str, split: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The split as `router` lists it: the plugin keeps the route's stable, canary order and
+    appends the templates."""
+    if router != "gatewayapi":
+        return split
+    rank = {"web-stable": 0, "web-canary": 1}
+    return sorted(split, key=lambda entry: rank.get(entry[0], 2))
+
+
+@pytest.mark.parametrize("router", ["smi", "alb", "gatewayapi"])
 async def test_a_weighted_experiment_splits_real_traffic_then_an_abort_ends_it(
     tmp_path: Path, router: str
 ) -> None:
@@ -77,8 +90,8 @@ async def test_a_weighted_experiment_splits_real_traffic_then_an_abort_ends_it(
         apply(runtime, rollout("v2", routing=routing, steps=STEPS))
         experiment = await eventually(lambda: _experiment(runtime), timeout=25,
                                       what="the Experiment")
-        wanted_split = [("web-canary", 20), (f"{experiment}-baseline", 10),
-                        (f"{experiment}-canary", 10), ("web-stable", 60)]
+        wanted_split = _in_order(router, [("web-canary", 20), (f"{experiment}-baseline", 10),
+                                          (f"{experiment}-canary", 10), ("web-stable", 60)])
         await eventually(lambda: _split(runtime, router) == wanted_split, timeout=60,
                          what=f"the templates in the {router} object")
         url = await address(runtime, ROUTED[router].routed)
@@ -90,8 +103,8 @@ async def test_a_weighted_experiment_splits_real_traffic_then_an_abort_ends_it(
         await eventually_async(exact, timeout=30, what=f"100 requests split {dict(wanted)}")
 
         abort(runtime.cluster, "default", "web")
-        await eventually(lambda: _split(runtime, router) == [("web-canary", 0),
-                                                             ("web-stable", 100)],
+        ended = _in_order(router, [("web-canary", 0), ("web-stable", 100)])
+        await eventually(lambda: _split(runtime, router) == ended,
                          timeout=30, what="the abort's split")
 
         async def only_stable() -> bool:

@@ -1,6 +1,6 @@
 """An experiment template's `weight` is accepted only where a router really splits traffic to
-it: Argo's rules (a router is needed; istio, smi, alb or a plugin), plus Headway's (the Gateway
-API plugin ignores the weight, and the weights must leave the stable a share)."""
+it: Argo's rules (a router is needed; istio, smi, alb or a plugin), plus Headway's (the weights
+must leave the stable a share)."""
 
 from __future__ import annotations
 
@@ -68,13 +68,11 @@ def test_routers_argo_refuses_are_named() -> None:
         assert errors[1].startswith("rollout.yaml:18:")
 
 
-def test_the_gateway_api_plugin_is_refused_though_argo_accepts_it() -> None:
+def test_the_gateway_api_plugin_accepts_the_weights() -> None:
+    """The plugin adds the templates' Services to the HTTPRoute with their weights (since
+    v0.6.0; `pkg/plugin/experiment.go`), so the weight is honoured, not refused."""
     plugin = "{plugins: {argoproj-labs/gatewayAPI: {httpRoute: web}}}"
-    errors = _errors(f"      trafficRouting: {plugin}")
-    assert len(errors) == 2
-    assert "argoproj-labs/gatewayAPI router" in errors[0]
-    assert "the template would get no traffic" in errors[0]
-    assert f"{WHERE}[0].weight" in errors[0]
+    assert _errors(f"      trafficRouting: {plugin}") == []
 
 
 def test_weights_that_leave_the_stable_nothing_are_refused() -> None:

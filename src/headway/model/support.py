@@ -111,7 +111,6 @@ def _canary_gaps(canary: Mapping[str, Any]) -> list[Gap]:
                 advice = "remove the step (it is refused, not skipped)"
                 message = f"this step kind is {NOT_YET}; {advice}"
                 gaps.append(Gap(("steps", index, kind), message))
-        gaps.extend(_experiment_gaps(step, index, routing))
     gaps.extend(_router_gaps(routing, steps if isinstance(steps, list) else []))
     if canary.get("pingPong") is not None:
         gaps.append(Gap(("pingPong",), f"{NOT_YET}; use stableService and canaryService"))
@@ -170,28 +169,6 @@ def _mirror_gaps(configured: list[str], steps: list[Any]) -> list[Gap]:
         for index, step in enumerate(steps)
         if _mapping(step).get("setMirrorRoute") is not None
     ]
-
-
-def _experiment_gaps(step: Any, index: int, routing: Mapping[str, Any]) -> list[Gap]:
-    """A weighted experiment template through a router that cannot split to it: Argo accepts
-    it with any plugin, and the Gateway API plugin then ignores the weight, so the template
-    would get no traffic while the Rollout reports it did."""
-    experiment = _mapping(_mapping(step).get("experiment"))
-    if not experiment:
-        return []
-    templates = experiment.get("templates")
-    plugins = [n for n in _mapping(routing.get("plugins")) if n in SUPPORTED_ROUTER_PLUGINS]
-    gaps: list[Gap] = []
-    for number, template in enumerate(templates if isinstance(templates, list) else []):
-        if _mapping(template).get("weight") is None or not plugins:
-            continue
-        message = (
-            f"sending an experiment template's weight through the {plugins[0]} router is "
-            f"{NOT_YET} (the plugin ignores it, so the template would get no traffic); "
-            "route through istio, smi or alb, or remove the weight"
-        )
-        gaps.append(Gap(("steps", index, "experiment", "templates", number, "weight"), message))
-    return gaps
 
 
 def metric_gaps(metric: Mapping[str, Any]) -> list[Gap]:

@@ -3,8 +3,9 @@
 Expected objects worked out from argo-rollouts at 9f8d111: SMI `trafficSplitV1Alpha1`
 (`rollout/trafficrouting/smi/smi.go`), ALB `getForwardActionString`
 (`rollout/trafficrouting/alb/alb.go`), Istio `processRoutes` / `patchVirtualService` and
-`UpdateHash` (`rollout/trafficrouting/istio/istio.go`). NGINX, Traefik and the Gateway API
-plugin have no place for them: Argo ignores them there; Headway refuses.
+`UpdateHash` (`rollout/trafficrouting/istio/istio.go`). NGINX and Traefik have no place for
+them: Argo ignores them there; Headway refuses. The Gateway API plugin's are in
+test_gateway_api_experiment.py.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
 from headway.rollout.plan import WeightDestination
 from headway.routers.control.alb import ALBReconciler
-from headway.routers.control.gateway_api import GatewayAPIReconciler
 from headway.routers.control.istio import IstioReconciler
 from headway.routers.control.nginx import NginxReconciler
 from headway.routers.control.reconciler import TrafficRoutingError, TrafficRoutingReconciler
@@ -182,16 +182,14 @@ def test_istio_subsets_get_one_per_template_and_kept_subsets_keep_weight(
 
 
 def test_routers_without_extra_destinations_refuse_them(cluster: LocalCluster) -> None:
-    """Argo validation refuses nginx and traefik, and lets the Gateway API plugin ignore the
-    weight; here every one of them fails rather than pretend the split happened."""
+    """Argo validation refuses nginx and traefik; here each fails rather than pretend the
+    split happened."""
     rollout = stored_rollout(cluster)
     routers: list[TrafficRoutingReconciler] = [
         NginxReconciler(cluster, rollout=rollout, stable_ingresses=["shop"],
                         stable_service="shop-stable", canary_service="shop-canary"),
         TraefikReconciler(cluster, namespace="default", traefik_service="shop",
                           stable_service="shop-stable", canary_service="shop-canary"),
-        GatewayAPIReconciler(cluster, namespace="default", http_routes=["shop"],
-                             stable_service="shop-stable", canary_service="shop-canary"),
     ]
     for router in routers:
         with pytest.raises(TrafficRoutingError, match=r"cannot send traffic to experiment "

@@ -45,6 +45,11 @@ class _Facts:
         self.canary = str(canary.get("canaryService"))
         self.managed = [str(r.get("name")) for r in routing.get("managedRoutes") or []]
         self.max_weight = routing.get("maxTrafficWeight")
+        weights = ((ro.get("status") or {}).get("canary") or {}).get("weights") or {}
+        # the Services the previous reconcile sent an experiment's share to (Argo's status)
+        self.previous_additional = [
+            str(d.get("serviceName")) for d in weights.get("additional") or [] if d
+        ]
 
 
 def _names(block: Mapping[str, Any], one: str, many: str) -> list[str]:
@@ -164,6 +169,8 @@ def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRo
         canary_service=f.canary,
         managed_routes=f.managed,
         config_map=str(block.get("configMap") or ""),
+        rollout_namespace=f.namespace,
+        previous_additional=f.previous_additional,
     )
 
 

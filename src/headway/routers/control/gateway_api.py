@@ -12,8 +12,21 @@ each named after the stable one. A route where either is missing is an error. Th
 the label `rollouts.argoproj.io/gatewayapi-canary: in-progress` while the weight is above 0
 and loses it at 0. The object is written back whole (a PUT).
 
+A weighted experiment step (`additional` destinations, plugin `pkg/plugin/experiment.go`
+`HandleExperiment`, since v0.6.0): in the first rule holding a backendRef of the stable or the
+canary, each template's Service is added as `{name, namespace: <the Rollout's>, port, weight}`,
+its port the Service's port named `http`, else its first port (8080 without ports). Refs of
+Services the previous reconcile sent traffic to (`status.canary.weights.additional`) and that
+are no longer wanted are removed when the experiment ends or is aborted; other backendRefs are
+never touched (plugin fix #204). Three deliberate differences: the stable gets `100 - W - the
+templates' weights` (the plugin subtracts only the templates', so with W > 0 the relative
+weights add up to more than 100 and every share is smaller than the Rollout's status says),
+the canary and stable keep the step's weights in the reconcile that removes the templates (the
+plugin writes 0/100 for that one reconcile), and a template Service that cannot be read is an
+error (the plugin skips it, so the template gets no traffic while the status says it does).
+
 The plugin reports every weight as verified without looking; `verify_weight` here reads the
-routes back.
+routes back, the templates' weights included.
 
 A header route (`setHeaderRoute`, plugin `setHTTPHeaderRoute`) appends to each HTTPRoute a
 rule sending matching requests to the canary: `backendRefs: [{group: "", kind: Service, name:
@@ -50,7 +63,6 @@ from headway.routers.control.reconciler import (
     TrafficRoutingError,
     WeightDestination,
     mirror_refused,
-    refuse_additional,
 )
 
 __all__ = ["HTTP_ROUTE_API", "IN_PROGRESS_LABEL", "PLUGIN_NAME", "GatewayAPIReconciler"]
@@ -76,6 +88,8 @@ class GatewayAPIReconciler:
         canary_service: str,
         managed_routes: Sequence[str] = (),
         config_map: str = DEFAULT_CONFIG_MAP,
+        rollout_namespace: str = "",
+        previous_additional: Sequence[str] = (),
     ) -> None:
         if not http_routes:
             raise TrafficRoutingError(
@@ -88,6 +102,8 @@ class GatewayAPIReconciler:
         self._canary = canary_service
         self._managed = set(managed_routes)
         self._config_map = config_map or DEFAULT_CONFIG_MAP
+        self._rollout_namespace = rollout_namespace or namespace
+        self._previous_additional = frozenset(previous_additional)
 
     def _read(self, name: str) -> Obj:
         return read_object(
@@ -109,20 +125,24 @@ class GatewayAPIReconciler:
             refs.extend(backend_refs)
         return refs
 
-    def _set_route_weight(self, name: str, desired_weight: int) -> None:
+    def _set_route_weight(
+        self, name: str, desired_weight: int, additional: Sequence[WeightDestination]
+    ) -> None:
         current = self._read(name)
         desired = copy.deepcopy(current)
+        stable_weight = max(0, 100 - desired_weight - sum(d.weight for d in additional))
         found = {self._canary: False, self._stable: False}
         for ref in self._weighted_refs(desired):
             if ref.get("name") == self._canary:
                 ref["weight"], found[self._canary] = desired_weight, True
             elif ref.get("name") == self._stable:
-                ref["weight"], found[self._stable] = 100 - desired_weight, True
+                ref["weight"], found[self._stable] = stable_weight, True
         if not all(found.values()):
             missing = ", ".join(service for service, seen in found.items() if not seen)
             raise TrafficRoutingError(
                 f"HTTPRoute {self._namespace}/{name}: no backendRef {missing}"
             )
+        self._place_experiment(desired, additional)
         labels = desired["metadata"].setdefault("labels", {})
         key, value = IN_PROGRESS_LABEL
         if desired_weight > 0:
@@ -130,6 +150,52 @@ class GatewayAPIReconciler:
         else:
             labels.pop(key, None)
         replace_object(self._cluster, current, desired)
+
+    def _experiment_rule(self, route: Obj) -> dict[str, Any]:
+        """The rule the plugin puts experiment Services in: the first naming stable or canary
+        (there is one: the weights were just written)."""
+        services = (self._stable, self._canary)
+        rules = (route.get("spec") or {}).get("rules") or []
+        return next(
+            r for r in rules if any(b.get("name") in services for b in r.get("backendRefs") or [])
+        )
+
+    def _place_experiment(self, route: Obj, additional: Sequence[WeightDestination]) -> None:
+        """Give each template its weight in the experiment rule, appending the refs it lacks,
+        and drop the refs of templates the previous reconcile routed to and this one does not."""
+        rule = self._experiment_rule(route)
+        wanted = {d.service_name: d.weight for d in additional}
+        kept: list[dict[str, Any]] = []
+        for ref in rule.get("backendRefs") or []:
+            ref_name = str(ref.get("name"))
+            if ref_name in wanted:
+                ref["weight"] = wanted.pop(ref_name)
+            elif ref_name in self._previous_additional:
+                continue  # an ended experiment's template
+            kept.append(ref)
+        for service_name, weight in wanted.items():
+            kept.append(self._experiment_ref(service_name, weight))
+        rule["backendRefs"] = kept
+
+    def _experiment_ref(self, service_name: str, weight: int) -> dict[str, Any]:
+        service = read_object_or_none(
+            self._cluster,
+            api_version="v1",
+            kind="Service",
+            name=service_name,
+            namespace=self._rollout_namespace,
+        )
+        if service is None:
+            raise TrafficRoutingError(
+                f"experiment template Service {self._rollout_namespace}/{service_name} not "
+                "found: it cannot be given its weight in the HTTPRoute"
+            )
+        return {
+            "name": service_name,
+            "namespace": self._rollout_namespace,
+            "port": _service_port(service),
+            "weight": weight,
+        }
 
     def update_hash(
         self, canary_hash: str, stable_hash: str, additional: Sequence[WeightDestination] = ()
@@ -139,19 +205,27 @@ class GatewayAPIReconciler:
     def set_weight(
         self, desired_weight: int, additional: Sequence[WeightDestination] = ()
     ) -> None:
-        refuse_additional("Gateway API", additional)  # a split it cannot make must fail
         for name in self._routes:
-            self._set_route_weight(name, desired_weight)
+            self._set_route_weight(name, desired_weight, additional)
 
     def verify_weight(
         self, desired_weight: int, additional: Sequence[WeightDestination] = ()
     ) -> bool | None:
-        expected = {self._canary: desired_weight, self._stable: 100 - desired_weight}
+        templates = {d.service_name: d.weight for d in additional}
+        stable_weight = max(0, 100 - desired_weight - sum(templates.values()))
+        expected = {self._canary: desired_weight, self._stable: stable_weight}
         for name in self._routes:
-            for ref in self._weighted_refs(self._read(name)):
+            route = self._read(name)
+            for ref in self._weighted_refs(route):
                 wanted = expected.get(str(ref.get("name")))
                 if wanted is not None and ref.get("weight") != wanted:
                     return False
+            placed = {
+                str(ref.get("name")): ref.get("weight")
+                for ref in self._experiment_rule(route).get("backendRefs") or []
+            }
+            if any(placed.get(service) != weight for service, weight in templates.items()):
+                return False
         return True
 
     # ---- header routes ----------------------------------------------------------------------
@@ -274,3 +348,12 @@ def _header_match(match: Mapping[str, Any], route: str) -> dict[str, Any]:
     raise TrafficRoutingError(
         f"setHeaderRoute '{route}': header {name} needs exact, prefix or regex"
     )
+
+
+def _service_port(service: Obj) -> int:
+    """The port the plugin gives an experiment Service's backendRef: the one named `http`,
+    else the first, else 8080."""
+    ports = [p for p in (service.get("spec") or {}).get("ports") or [] if isinstance(p, Mapping)]
+    named = [p for p in ports if p.get("name") == "http"]
+    chosen = (named or ports or [{"port": 8080}])[0]
+    return int(chosen.get("port") or 8080)

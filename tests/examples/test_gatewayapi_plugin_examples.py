@@ -1,0 +1,33 @@
+"""The Gateway API router plugin's examples (argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi
+`examples/` at 96c63fd, release 0.15.0), as a newcomer would try them: each fixture directory
+under `gatewayapi_plugin/` follows one upstream example (its files' headers say which) and must
+validate with no error and pass `headway check` with no error.
+
+docs/examples.md, "The Gateway API plugin's examples", lists every example tried.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from headway.cli.check import run_check
+from headway.model.diagnostics import Severity
+from headway.source.manifest_files import check_paths
+
+HERE = Path(__file__).resolve().parent / "gatewayapi_plugin"
+PASSING = sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith("_"))
+
+
+@pytest.mark.parametrize("example", PASSING)
+def test_each_gateway_plugin_example_validates(example: str) -> None:
+    report = check_paths([HERE / example])
+    assert [d for d in report.diagnostics if d.severity is Severity.ERROR] == []
+    assert report.objects >= 1
+
+
+@pytest.mark.parametrize("example", PASSING)
+def test_each_gateway_plugin_example_passes_check(example: str) -> None:
+    findings, _apps = run_check(HERE / example)
+    assert [f for f in findings if f.severity is Severity.ERROR] == []
