@@ -31,3 +31,20 @@ def test_each_gateway_plugin_example_validates(example: str) -> None:
 def test_each_gateway_plugin_example_passes_check(example: str) -> None:
     findings, _apps = run_check(HERE / example)
     assert [f for f in findings if f.severity is Severity.ERROR] == []
+
+
+def test_a_kind_cluster_config_is_named_for_what_it_is() -> None:
+    """The examples' `kind-cluster.yaml` (apiVersion kind.x-k8s.io/v1alpha4) is no Kubernetes
+    object. It stays an error (applying it fails), but the error says what the file is and
+    what to do, where it said only `metadata.name: missing required field`."""
+    config = Path(__file__).resolve().parent / "gatewayapi_plugin_tool_configs"
+    report = check_paths([config])
+    [error] = [str(d) for d in report.diagnostics if d.severity is Severity.ERROR]
+    assert error.endswith(
+        "kind-cluster.yaml:6: Cluster/<unnamed>: apiVersion: kind.x-k8s.io/v1alpha4 is a "
+        "configuration file of the `kind` tool (`kind create cluster --config FILE`), not a "
+        "Kubernetes object: no API server serves it, so applying it fails; move it out of "
+        "the directory an Application syncs (`directory.exclude` keeps Argo CD from applying "
+        "it, but `headway check` still reads every YAML file of the tree)"
+    ), error
+    assert "missing required field" not in error

@@ -161,12 +161,40 @@ def _is_list(obj: Mapping[str, Any]) -> bool:
     return isinstance(kind, str) and kind.endswith("List") and isinstance(obj.get("items"), list)
 
 
+# Configuration files of local tools that are shaped like objects (apiVersion, kind) but that no
+# API server serves, so applying one fails: the group, and what the file is for.
+TOOL_CONFIG_GROUPS = {
+    "kind.x-k8s.io": "the `kind` tool (`kind create cluster --config FILE`)",
+    "k3d.io": "the `k3d` tool (`k3d cluster create --config FILE`)",
+}
+
+
+def _tool_config_error(obj: Mapping[str, Any]) -> str | None:
+    """Why a document of a tool's configuration group cannot be applied, and what to do."""
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str):
+        return None
+    tool = TOOL_CONFIG_GROUPS.get(split_api_version(api_version)[0])
+    if tool is None:
+        return None
+    return (
+        f"{api_version} is a configuration file of {tool}, not a Kubernetes object: no API "
+        "server serves it, so applying it fails; move it out of the directory an Application "
+        "syncs (`directory.exclude` keeps Argo CD from applying it, but `headway check` "
+        "still reads every YAML file of the tree)"
+    )
+
+
 def parse_object(document: Document) -> tuple[K8sObject | None, list[Diagnostic]]:
     """A generic object, checking only apiVersion, kind and metadata."""
     report = s.Reporter(document)
     obj = document.obj
     if not isinstance(obj, Mapping):
         report.error((), f"expected a Kubernetes object (a mapping), got {s.describe(obj)}")
+        return None, report.diagnostics
+    tool_config = _tool_config_error(obj)
+    if tool_config is not None:
+        report.error(("apiVersion",), tool_config)
         return None, report.diagnostics
     meta = _envelope_checks(obj, report)
     if report.has_errors or meta is None:
