@@ -34,6 +34,8 @@ from headway.model.obj import Obj
 from headway.sync.comparison import Assess, Comparison, compare_app, prepare_desired
 from headway.sync.resources import ResourceKey
 
+_DEFAULT_OPTIONS = CompareOptions()
+
 __all__ = [
     "REFRESH_ANNOTATION",
     "ComparisonCache",
@@ -71,11 +73,18 @@ class Refresh:
 @dataclass(frozen=True)
 class _Latest:
     """Where an app's last comparison is in the cache, and what its per-resource results
-    depend on besides the desired and live objects (the rules are part of the key)."""
+    depend on besides the desired and live objects (the rules and options are part of the
+    key)."""
 
     key: Any
     rules_identity: str
+    options: CompareOptions
     assess: Assess
+
+
+def _inputs(latest: _Latest) -> tuple[str, CompareOptions, Assess]:
+    """What a comparison's per-resource results depend on besides the two objects."""
+    return latest.rules_identity, latest.options, latest.assess
 
 
 def _identity_of(live: Mapping[ResourceKey, Obj]) -> LiveIdentity:
@@ -122,7 +131,8 @@ class ComparisonCache:
         nothing."""
         desired = self._prepare(app, namespace, desired_state, cluster_scoped)
         live = read_live(desired)
-        key = (app, desired_state.fingerprint, rules_identity, _identity_of(live))
+        compare = options or _DEFAULT_OPTIONS
+        key = (app, desired_state.fingerprint, rules_identity, compare, _identity_of(live))
         cached = self._entries.get(key) if desired_state.fingerprint else None
         if cached is not None and not cached.reads_clock:
             self.hits += 1
@@ -136,12 +146,12 @@ class ComparisonCache:
             rules=rules,
             assess=assess,
             known_keys=live.keys(),
-            earlier=self._earlier(app, rules_identity, assess),
-            options=options,
+            earlier=self._earlier(app, _Latest(key, rules_identity, compare, assess)),
+            options=compare,
         )
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()
-        self._latest[app] = _Latest(key, rules_identity, assess)
+        self._latest[app] = _Latest(key, rules_identity, compare, assess)
         reads_clock = any(clock_kinds(obj) for obj in live.values())
         result = Refresh(desired, comparison, reads_clock)
         self._entries[key] = result
@@ -149,12 +159,12 @@ class ComparisonCache:
             self._entries.popitem(last=False)
         return result
 
-    def _earlier(self, app: str, rules_identity: str, assess: Assess) -> Comparison | None:
+    def _earlier(self, app: str, now: _Latest) -> Comparison | None:
         """The app's last comparison, while the cache holds it (so that lending keeps no
-        comparison alive the cache let go), if it was made under the same rules and health
-        assessment."""
+        comparison alive the cache let go), if it was made under the same rules, compare
+        options and health assessment as `now`."""
         latest = self._latest.get(app)
-        if latest is None or (latest.rules_identity, latest.assess) != (rules_identity, assess):
+        if latest is None or _inputs(latest) != _inputs(now):
             return None
         entry = self._entries.get(latest.key)
         return entry.comparison if entry is not None and not entry.reads_clock else None
