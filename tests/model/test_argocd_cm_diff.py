@@ -168,6 +168,16 @@ def test_a_block_entry_that_is_not_text_is_an_error_naming_the_entry() -> None:
     assert problem.message.startswith("apps/Deployment: expected a YAML text")
 
 
+@pytest.mark.parametrize("entry", ["[1]", "ignoreDifferences", "'jsonPointers: [/spec/replicas]'"])
+def test_a_block_entry_that_is_not_a_mapping_is_an_error_naming_it(entry: str) -> None:
+    """Argo CD cannot read such a block (a ResourceOverride is a mapping) and compares no
+    application; before, Headway skipped the entry and compared without its rule."""
+    block = f"apps/Deployment: {entry}\nbatch/Job:\n  ignoreDifferences: |\n    jsonPointers: []\n"
+    (problem,) = diff_customizations({"resource.customizations": block}).problems
+    assert (problem.key, problem.error) == ("resource.customizations", True)
+    assert problem.message.startswith("apps/Deployment: expected a mapping")
+
+
 def test_an_unknown_field_of_a_rule_is_a_warning_naming_it() -> None:
     found = diff_customizations({IGNORE + "all": "jsonPointer: [/spec/replicas]"})
     (problem,) = found.problems

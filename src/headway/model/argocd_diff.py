@@ -20,11 +20,12 @@ literal key `<group>/<kind>` or `*/*`: a key without a group (`...ignoreDifferen
 is stored as `Service`, never equal to the lookup `/Service`, so its managers apply to
 nothing in Argo CD, nor here (a warning says to write `_Service`).
 
-A malformed entry (YAML that does not parse, a field of the wrong type, a pointer without
-its leading `/`, a jq expression that does not compile, a key with two `_`, an unknown
-customization type) is an error naming the key: Argo CD then compares no application at all
-(its status reads Unknown), and Headway makes every comparison a ComparisonError that names
-the key, so a rule meant to stop a fight is never silently dropped. Pure.
+A malformed entry (YAML that does not parse, a field of the wrong type, a block entry that
+is not a mapping, a pointer without its leading `/`, a jq expression that does not compile,
+a key with two `_`, an unknown customization type) is an error naming the key: Argo CD then
+compares no application at all (its status reads Unknown), and Headway makes every
+comparison a ComparisonError that names the key, so a rule meant to stop a fight is never
+silently dropped. Pure.
 """
 
 from __future__ import annotations
@@ -204,7 +205,11 @@ def _block_rules(text: Any, problems: list[SettingProblem]) -> list[SystemIgnore
         return []
     rules = []
     for override, entry in parsed.items():
-        value = entry.get("ignoreDifferences") if isinstance(entry, Mapping) else None
+        if entry is not None and not isinstance(entry, Mapping):  # Argo CD cannot read it
+            message = "expected a mapping (`ignoreDifferences: |`, `health.lua: |`, ...)"
+            problems.append(SettingProblem(CUSTOMIZATIONS_KEY, f"{override}: {message}"))
+            continue
+        value = entry.get("ignoreDifferences") if entry is not None else None
         if value is None:
             continue
         label = f"{override}: ignoreDifferences"
