@@ -17,6 +17,7 @@ from headway.model.diagnostics import Severity
 from headway.source.manifest_files import check_paths
 
 HERE = Path(__file__).resolve().parent / "gatewayapi_plugin"
+REFUSED = Path(__file__).resolve().parent / "gatewayapi_plugin_refused"
 PASSING = sorted(p.name for p in HERE.iterdir() if p.is_dir() and not p.name.startswith("_"))
 
 
@@ -37,8 +38,7 @@ def test_a_kind_cluster_config_is_named_for_what_it_is() -> None:
     """The examples' `kind-cluster.yaml` (apiVersion kind.x-k8s.io/v1alpha4) is no Kubernetes
     object. It stays an error (applying it fails), but the error says what the file is and
     what to do, where it said only `metadata.name: missing required field`."""
-    config = Path(__file__).resolve().parent / "gatewayapi_plugin_tool_configs"
-    report = check_paths([config])
+    report = check_paths([REFUSED / "kind-cluster.yaml"])
     [error] = [str(d) for d in report.diagnostics if d.severity is Severity.ERROR]
     assert error.endswith(
         "kind-cluster.yaml:6: Cluster/<unnamed>: apiVersion: kind.x-k8s.io/v1alpha4 is a "
@@ -48,3 +48,16 @@ def test_a_kind_cluster_config_is_named_for_what_it_is() -> None:
         "it, but `headway check` still reads every YAML file of the tree)"
     ), error
     assert "missing required field" not in error
+
+
+@pytest.mark.parametrize(("kind", "line"), [("grpc", 21), ("tcp", 21)])
+def test_grpc_and_tcp_routes_are_refused_by_name_at_their_line(kind: str, line: int) -> None:
+    """The grpcroute/tcproute examples: Headway writes HTTPRoute weights only, so a Rollout
+    routed through a GRPCRoute or TCPRoute is refused at the field (before: accepted, and
+    the runtime failed at the first weight with "set httpRoute or httpRoutes")."""
+    report = check_paths([REFUSED / f"{kind}route-rollout.yaml"])
+    [error] = [str(d) for d in report.diagnostics if d.severity is Severity.ERROR]
+    route_kind = {"grpc": "GRPCRoute", "tcp": "TCPRoute"}[kind]
+    assert f"{kind}route-rollout.yaml:{line}: Rollout/rollouts-demo-{kind}: " in error
+    assert f'plugins["argoproj-labs/gatewayAPI"].{kind}Route: routing through a {route_kind} ' \
+        "is not supported by Headway yet" in error

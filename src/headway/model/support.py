@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.model.diagnostics import Diagnostic
+from headway.model.gateway_plugin_config import header_step_problems, plugin_config_problems
 from headway.model.traffic_routing import ROUTER_FIELDS
 from headway.model.yamlload import Document, PathPart, format_path
 
@@ -131,6 +132,14 @@ def _router_gaps(routing: Mapping[str, Any], steps: list[Any]) -> list[Gap]:
             )
         elif router not in SUPPORTED_ROUTERS:
             gaps.append(Gap(("trafficRouting", router), message))
+    gateway = _mapping(routing.get("plugins")).get(SUPPORTED_ROUTER_PLUGINS[0])
+    gaps.extend(
+        Gap(("trafficRouting", "plugins", SUPPORTED_ROUTER_PLUGINS[0], *where), message)
+        for where, message in plugin_config_problems(_mapping(gateway), not_yet=NOT_YET)
+    )
+    if gateway:
+        problems = header_step_problems(_mapping(gateway), steps)
+        gaps.extend(Gap(where, message) for where, message in problems)
     if len(configured) > 1 or len(_mapping(routing.get("plugins"))) > 1:
         several = f"routing through several routers at once is {NOT_YET}; keep one"
         gaps.append(Gap(("trafficRouting",), several))

@@ -14,6 +14,7 @@ import pytest
 
 from headway.clock import VirtualClock
 from headway.cluster.local import LocalCluster
+from headway.controllers.rollout.routers import traffic_routers
 from headway.rollout.plan import HeaderRoute
 from headway.routers.control.gateway_api import GatewayAPIReconciler
 from headway.routers.control.reconciler import TrafficRoutingError
@@ -176,3 +177,39 @@ def test_a_base_rule_without_matches_gives_a_header_only_match(cluster: LocalClu
     assert rule["matches"] == [
         {"headers": [{"name": "x-qa", "type": "RegularExpression", "value": "b.+"}]}
     ]
+
+
+def test_header_rules_go_only_to_routes_that_take_them(cluster: LocalCluster) -> None:
+    """The plugin writes header rules to `httpRoute` and to `httpRoutes` entries with
+    `useHeaderRoutes: true` (`insertGatewayAPIRouteLists`, `SetHeaderRoute`); the weights go
+    to every route."""
+    rules = [{"backendRefs": [_ref("shop-stable", 100), _ref("shop-canary", 0)]}]
+    cluster.apply(_route(rules), field_manager="git")
+    other = _route(rules)
+    other["metadata"]["name"] = "shop-internal"
+    cluster.apply(other, field_manager="git")
+    rollout = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Rollout",
+        "metadata": {"name": "shop", "namespace": "edge"},
+        "spec": {"strategy": {"canary": {
+            "stableService": "shop-stable",
+            "canaryService": "shop-canary",
+            "trafficRouting": {
+                "managedRoutes": [{"name": "qa"}],
+                "plugins": {"argoproj-labs/gatewayAPI": {"httpRoutes": [
+                    {"name": "shop", "useHeaderRoutes": True}, {"name": "shop-internal"},
+                ]}},
+            },
+        }}},
+    }
+    router = traffic_routers(cluster)(rollout)
+    assert router is not None
+    router.set_weight(10)
+    router.set_header_route(
+        HeaderRoute("qa", ({"headerName": "x-qa", "headerValue": {"exact": "1"}},))
+    )
+    shop = cluster.get(API, "HTTPRoute", "shop", "edge")["spec"]["rules"]
+    internal = cluster.get(API, "HTTPRoute", "shop-internal", "edge")["spec"]["rules"]
+    assert len(shop) == 2
+    assert internal == [{"backendRefs": [_ref("shop-stable", 90), _ref("shop-canary", 10)]}]

@@ -171,7 +171,18 @@ def _gateway(cluster: Cluster, f: _Facts, block: Mapping[str, Any]) -> TrafficRo
         config_map=str(block.get("configMap") or ""),
         rollout_namespace=f.namespace,
         previous_additional=f.previous_additional,
+        header_routes=_header_route_names(block),
     )
+
+
+def _header_route_names(block: Mapping[str, Any]) -> list[str]:
+    """The routes the plugin writes header rules to: `httpRoute`, and each `httpRoutes` entry
+    with `useHeaderRoutes: true` (`insertGatewayAPIRouteLists`)."""
+    names = [str(block["httpRoute"])] if block.get("httpRoute") else []
+    for item in block.get("httpRoutes") or []:
+        if isinstance(item, Mapping) and item.get("useHeaderRoutes") is True:
+            names.append(str(item.get("name")))
+    return names
 
 
 _BUILDERS: dict[str, _Builder] = {

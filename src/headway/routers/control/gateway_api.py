@@ -28,7 +28,8 @@ error (the plugin skips it, so the template gets no traffic while the status say
 The plugin reports every weight as verified without looking; `verify_weight` here reads the
 routes back, the templates' weights included.
 
-A header route (`setHeaderRoute`, plugin `setHTTPHeaderRoute`) appends to each HTTPRoute a
+A header route (`setHeaderRoute`, plugin `setHTTPHeaderRoute`) appends to each HTTPRoute that
+takes header routes (`httpRoute: NAME` does; an `httpRoutes` entry when `useHeaderRoutes: true`) a
 rule sending matching requests to the canary: `backendRefs: [{group: "", kind: Service, name:
 CANARY, port: <the canary ref's port>}]`, the filters of the rule holding both the stable and
 the canary backendRef copied, and one match per match of that rule (its `path` and
@@ -90,6 +91,7 @@ class GatewayAPIReconciler:
         config_map: str = DEFAULT_CONFIG_MAP,
         rollout_namespace: str = "",
         previous_additional: Sequence[str] = (),
+        header_routes: Sequence[str] | None = None,
     ) -> None:
         if not http_routes:
             raise TrafficRoutingError(
@@ -98,6 +100,8 @@ class GatewayAPIReconciler:
         self._cluster = cluster
         self._namespace = namespace
         self._routes = list(http_routes)
+        # the routes that take header rules (the plugin's useHeaderRoutes); default: all
+        self._header_routes = list(http_routes if header_routes is None else header_routes)
         self._stable = stable_service
         self._canary = canary_service
         self._managed = set(managed_routes)
@@ -294,7 +298,7 @@ class GatewayAPIReconciler:
             self._remove([route.name])
             return
         config_map, managed = self._read_managed()
-        for name in self._routes:
+        for name in self._header_routes:
             current = self._read(name)
             desired = copy.deepcopy(current)
             rules = desired.setdefault("spec", {}).setdefault("rules", [])
@@ -312,7 +316,7 @@ class GatewayAPIReconciler:
         config_map, managed = self._read_managed()
         if not any(n in managed for n in names):
             return
-        for name in self._routes:
+        for name in self._header_routes:
             current = self._read(name)
             desired = copy.deepcopy(current)
             rules = (desired.get("spec") or {}).get("rules") or []
