@@ -143,6 +143,16 @@ def test_a_template_service_that_does_not_exist_is_an_error(cluster: LocalCluste
     assert _refs(cluster)[0] == _ref("demo-app-stable", 100)  # nothing written
 
 
+def test_verifying_a_route_without_stable_and_canary_answers_false(
+    cluster: LocalCluster,
+) -> None:
+    """(Before the fix, looking for the experiment rule raised StopIteration here.)"""
+    route = cluster.get(API, "HTTPRoute", "demo-app-route", "demo")
+    route["spec"]["rules"] = [{"backendRefs": [EXTERNAL]}]
+    cluster.apply(route, field_manager="git")
+    assert _router(cluster).verify_weight(0, (BASELINE,)) is False
+
+
 def test_the_controller_builds_the_router_from_the_rollouts_last_weights(
     cluster: LocalCluster,
 ) -> None:

@@ -157,12 +157,14 @@ class GatewayAPIReconciler:
 
     def _experiment_rule(self, route: Obj) -> dict[str, Any]:
         """The rule the plugin puts experiment Services in: the first naming stable or canary
-        (there is one: the weights were just written)."""
+        (an empty one when none does; setting a weight refuses such a route first)."""
         services = (self._stable, self._canary)
         rules = (route.get("spec") or {}).get("rules") or []
-        return next(
-            r for r in rules if any(b.get("name") in services for b in r.get("backendRefs") or [])
-        )
+        for rule in rules:
+            if any(ref.get("name") in services for ref in rule.get("backendRefs") or []):
+                chosen: dict[str, Any] = rule
+                return chosen
+        return {}
 
     def _place_experiment(self, route: Obj, additional: Sequence[WeightDestination]) -> None:
         """Give each template its weight in the experiment rule, appending the refs it lacks,
