@@ -5,7 +5,7 @@ The plugin (argoproj-labs/rollouts-plugin-trafficrouter-gatewayapi, `pkg/plugin/
 `GatewayAPITrafficRouting` at 0.15.0) decodes its block with `json.Unmarshal`, so a field it
 does not know is dropped without a word, and a misspelt `httpRoutes` routes nothing. Headway
 reads `httpRoute`, `httpRoutes[].name`, `namespace` and `configMap` (the ConfigMap of header
-rules, as plugin releases before 0.14 kept it); every other field of the plugin's struct is
+rules, as plugin releases before 0.13.0 kept it); every other field of the plugin's struct is
 refused by name until Headway does what it asks, and any other field is named as unknown.
 Purely computational: (path, message) pairs, the caller makes them diagnostics.
 """
