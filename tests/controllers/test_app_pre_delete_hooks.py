@@ -31,6 +31,7 @@ from headway.cluster.errors import NotFound
 from headway.controllers import exit_points
 from headway.controllers.app.controller import APP_API_VERSION
 from headway.controllers.app.deletion import (
+    DELETION_PATIENCE_SECONDS,
     POST_DELETE_FINALIZER,
     PRE_DELETE_FINALIZER,
     RESOURCES_FINALIZER,
@@ -120,6 +121,27 @@ def test_the_hook_runs_first_and_the_resources_go_after_it_succeeded(
     h.finish_job("teardown")
     _steps_until_gone(h)
     assert not h.exists("ConfigMap", "a")
+
+
+def test_a_hook_that_never_finishes_is_named_once_the_deletion_outlived_its_patience(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    """Before: the step cleared the conditions while it waited, so an app whose teardown Job
+    hung (or a hook that stays Suspended, which Argo CD would pass) read as deleting forever
+    with no word of why."""
+    h = _deleting_app(tmp_path, clock, TEARDOWN)
+    h.step("shop")
+    h.step("shop")
+    assert h.app("shop")["status"]["conditions"] == []  # a hook running for a while is normal
+    clock.advance(DELETION_PATIENCE_SECONDS + 1)
+    h.step("shop")
+    (condition,) = h.app("shop")["status"]["conditions"]
+    assert condition["type"] == "DeletionError"
+    assert "still waits for its PreDelete hooks: batch/Job/demo/teardown (" in condition["message"]
+    assert "resources are not deleted until every PreDelete hook succeeded" in condition["message"]
+    assert h.exists("ConfigMap", "a")
+    h.finish_job("teardown")
+    _steps_until_gone(h)
 
 
 def test_a_failed_hook_blocks_the_deletion_and_is_kept(tmp_path: Path, clock: VirtualClock) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from headway.health import HealthResult, HealthStatus
 from headway.sync.delete_hooks import (
     FINGERPRINT_ANNOTATION,
@@ -108,3 +110,13 @@ def test_post_delete_hooks_are_planned_apart_from_pre_delete_ones() -> None:
     unnamed["metadata"]["generateName"] = unnamed["metadata"].pop("name")
     (created,) = _plan([unnamed], hook_type=HookType.POST_DELETE).create
     assert created["metadata"]["name"] == f"xpostdelete-{int(DELETED_AT.timestamp())}"
+
+
+@pytest.mark.parametrize("health", ["Suspended", "Missing", "Unknown", "Progressing"])
+def test_a_hook_neither_healthy_nor_degraded_is_waited_for(health: str) -> None:
+    """Argo CD waits only for a Progressing hook: a Suspended, Missing or Unknown one counts
+    as done and the resources are deleted. Headway waits until the hook is Healthy."""
+    live = stamp_for_run(_job("teardown"), deleted_at=DELETED_AT)
+    plan = _plan([_job("teardown")], live, health=health)
+    assert plan.running == (f"batch/Job/demo/teardown ({health} (boom))",)
+    assert not plan.done

@@ -45,6 +45,7 @@ __all__ = [
     "cleanup_delete_hooks",
     "delete_hook_finalizers",
     "deletion_problem",
+    "hooks_waiting_problem",
     "run_delete_hook_step",
 ]
 
@@ -221,3 +222,22 @@ def deletion_problem(waiting: str, app: Mapping[str, Any], *, now: datetime) -> 
     if elapsed < DELETION_PATIENCE_SECONDS:
         return None
     return f"still waiting after {int(elapsed)}s for the cluster to delete: " + "; ".join(items)
+
+
+def hooks_waiting_problem(
+    running: Sequence[str], hook_type: hooks.HookType, app: Mapping[str, Any], *, now: datetime
+) -> str | None:
+    """What the DeletionError condition says while delete hooks are waited for: nothing until
+    the deletion outlived `DELETION_PATIENCE_SECONDS`, then the hooks still waited for (a
+    hook stuck Progressing or Suspended would otherwise hold the app with no word of why).
+    Purely computational."""
+    deleted_at = kubetime.parse_time((app.get("metadata") or {}).get("deletionTimestamp"))
+    if not running or deleted_at is None:
+        return None
+    elapsed = (now - deleted_at).total_seconds()
+    if elapsed < DELETION_PATIENCE_SECONDS:
+        return None
+    return (
+        f"the deletion started {int(elapsed)}s ago and still waits for its {hook_type} "
+        "hooks: " + "; ".join(running)
+    )

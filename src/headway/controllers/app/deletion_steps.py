@@ -159,7 +159,9 @@ def _run_hooks(
     if problems:
         return _blocked(edges, target, status, problems, hook_type)
     if not plan.done:
-        status["conditions"] = []
+        waiting = deletion.hooks_waiting_problem(plan.running, hook_type, raw, now=edges.now())
+        note = f"{waiting}. {_BLOCKED[hook_type]}" if waiting else None
+        status["conditions"] = [edges.condition("DeletionError", note)] if note else []
         return edges.write(raw, status, WAIT_SECONDS, app)
     exit_points.reached(f"{deletion.EXIT_POINT_PREFIX[hook_type]}-hooks-succeeded")
     edges.event(raw, f"{hook_type}HooksSucceeded", _NEXT[hook_type], False)
