@@ -61,7 +61,7 @@ from headway.controllers.app.controller import APP_API_VERSION, ApplicationContr
 from headway.controllers.app.sources import SourceReader
 from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
-from headway.controllers.collector_policy import CollectorPolicy
+from headway.controllers.collector_policy import CollectorPolicy, PythonCollector
 from headway.controllers.manager import Manager
 from headway.source.git import GitCache
 from headway.sync.comparison import prepare_desired
@@ -195,6 +195,26 @@ class CountingController(ApplicationController):
             self.since_commit.add(name)
 
 
+class TimedCollector(PythonCollector):
+    """The process's collector, as the policy drives it, with the CPU seconds of what the
+    policy asked of it (its freezes' collections, its looks at the heap)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+    def collect(self) -> None:
+        started = time.process_time()
+        super().collect()
+        self.seconds += time.process_time() - started
+
+    def survivors(self) -> int:
+        started = time.process_time()
+        try:
+            return super().survivors()
+        finally:
+            self.seconds += time.process_time() - started
+
+
 def rss_mb() -> tuple[float, float]:
     """(current, peak) resident set of this process, in MB."""
     pages = int(Path("/proc/self/statm").read_text().split()[1])
@@ -246,14 +266,14 @@ async def commit_to_app(
     flag: str,
     apps: int,
     collector: CollectorPolicy | None,
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """Commit a change to one app; wall seconds until the reconcile that wrote its status
     with the new revision returned, and until every app of the repository had been
     reconciled since the commit (the source watcher queues those for the Application loop,
-    which takes them a bounded number per pass)."""
+    which takes them a bounded number per pass), and the CPU seconds until then."""
     sha = commit(repo, {changed: manifest(changed, flag)}, "flip")
     controller.since_commit = set()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     while True:
         steps = await one_pass(manager, collector)
         app = store.get(APP_API_VERSION, "Application", app_name(changed), APPS_NS)
@@ -267,14 +287,15 @@ async def commit_to_app(
     while len(controller.since_commit) < apps:
         if not await one_pass(manager, collector):
             await asyncio.sleep(0.05)
-    return written, time.perf_counter() - started
+    return written, time.perf_counter() - started, time.process_time() - cpu
 
 
 async def run(
     apps: int, steady_seconds: float, commits: int, root: Path, *, tune_gc: bool
 ) -> None:
     store, repo = seeded(apps, root)
-    collector = CollectorPolicy() if tune_gc else None
+    timed = TimedCollector()
+    collector = CollectorPolicy(timed) if tune_gc else None
     clock = store.clock
     reader = SourceReader(git=GitCache(root / "git-cache"), clock=clock)
     controller = CountingController(
@@ -303,12 +324,17 @@ async def run(
     print(f"memory             {current:8.0f} MB resident ({peak:.0f} MB peak)")
 
     before = controller.reconciles
+    policy_cpu = timed.seconds
     cpu, wall_s = await steady(manager, steady_seconds, collector)
+    policy_cpu = timed.seconds - policy_cpu
     current, peak = rss_mb()
     print(
         f"steady CPU         {cpu / wall_s:8.3f} CPU s per s over {wall_s:.0f} s "
         f"({controller.reconciles - before} app reconciles; {current:.0f} MB resident after)"
     )
+    if collector is not None:  # the first full pass ends when nothing is due: often in here
+        print(f"  without the policy's collections {(cpu - policy_cpu) / wall_s:.3f} CPU s per s"
+              f" ({policy_cpu:.2f} s of them, {collector.freezes} freezes so far)")
     await commit_latencies(manager, controller, store=store, repo=repo, apps=apps,
                            commits=commits, per_app=per_app, collector=collector)
     print(f"store on disk      {store_mb(root / 'cluster.db'):8.0f} MB "
@@ -319,7 +345,7 @@ async def run(
         print("collector          CPython's defaults (--no-tune-gc)")
     else:
         print(f"collector          policy: {collector.freezes} freezes, {collector.refreezes} of"
-              " them re-freezes")
+              f" them re-freezes; {timed.seconds:.2f} s CPU in its collections and looks")
 
 
 def seeded(apps: int, root: Path) -> tuple[LocalCluster, pygit2.Repository]:
@@ -354,7 +380,7 @@ async def commit_latencies(
     for n in range(commits):
         changed = (apps - 1 - n * apps // max(commits, 1)) % apps
         before = controller.reconciles
-        latency, whole = await commit_to_app(
+        latency, whole, whole_cpu = await commit_to_app(
             manager, controller, store=store, repo=repo, changed=changed, flag=f"off-{n}",
             apps=apps, collector=collector,
         )
@@ -362,7 +388,8 @@ async def commit_latencies(
         all_done.append(whole)
         costs.append(controller.reconciles - before)
         print(f"  commit {n + 1:<3}     {latency:8.2f} s to app-{changed:05d}, all done in "
-              f"{whole:.2f} s ({costs[-1]} app reconciles; {rss_mb()[0]:.0f} MB resident)")
+              f"{whole:.2f} s, CPU {whole_cpu:.2f} s ({costs[-1]} app reconciles; "
+              f"{rss_mb()[0]:.0f} MB resident)")  # a run cut short still shows it
     latency = statistics.median(changed_app)
     print(
         f"commit -> app      {latency:8.2f} s median of {commits} "
