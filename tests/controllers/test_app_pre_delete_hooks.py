@@ -27,7 +27,7 @@ from app_harness import (
 )
 
 from headway.clock import VirtualClock
-from headway.cluster.errors import NotFound
+from headway.cluster.errors import ClusterError, NotFound
 from headway.controllers import exit_points
 from headway.controllers.app.controller import APP_API_VERSION
 from headway.controllers.app.deletion import (
@@ -291,3 +291,35 @@ def test_killed_right_after_creating_a_post_delete_hook_it_is_not_created_again(
     h.restart_controller()
     _steps_until_gone(h)
     assert _uid(h, "notify") == created  # ran once; kept, as no delete policy asks otherwise
+
+
+def test_a_succeeded_hook_the_cluster_refuses_to_delete_is_named(
+    tmp_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the `/cleanup` step dropped the cluster's refusal and tried again every 2 s,
+    so the Application stayed, deleting, with no condition saying why."""
+    h = _deleting_app(tmp_path, clock, hook_job("notify", "PostDelete", policy="HookSucceeded"))
+    real_delete = h.store.delete
+
+    def refuse_the_hook(api: str, kind: str, name: str, *args: Any, **kwargs: Any) -> None:
+        if (kind, name) == ("Job", "notify"):
+            raise ClusterError('jobs.batch "notify" is forbidden')
+        real_delete(api, kind, name, *args, **kwargs)
+
+    monkeypatch.setattr(h.store, "delete", refuse_the_hook)
+    for _ in range(8):
+        h.step("shop")
+        if h.exists("Job", "notify"):
+            break
+    h.finish_job("notify")
+    for _ in range(4):
+        h.step("shop")
+    (condition,) = h.app("shop")["status"]["conditions"]
+    assert condition["type"] == "DeletionError"
+    assert condition["message"] == (
+        "cannot delete the succeeded PostDelete hooks: batch/Job/demo/notify: "
+        'jobs.batch "notify" is forbidden'
+    )
+    monkeypatch.setattr(h.store, "delete", real_delete)
+    _steps_until_gone(h)
+    assert not h.exists("Job", "notify")

@@ -114,10 +114,11 @@ def run_delete_hook_step(
 
 def cleanup_delete_hooks(
     live: Mapping[ResourceKey, Obj], cluster: Cluster, *, hook_type: hooks.HookType
-) -> bool:
+) -> tuple[bool, list[str]]:
     """Delete the succeeded hooks of `hook_type` whose delete policy asks for it
-    (HookSucceeded); True once none of those is left."""
+    (HookSucceeded): whether none of those is left, and the deletes the cluster refused."""
     left = False
+    problems: list[str] = []
     for obj in live.values():
         if hook_type not in hooks.hook_types(obj):
             continue
@@ -125,8 +126,8 @@ def cleanup_delete_hooks(
             continue
         left = True
         if not (obj.get("metadata") or {}).get("deletionTimestamp"):
-            _delete_quietly(obj, cluster)
-    return not left
+            problems.extend(_delete_quietly(obj, cluster))
+    return not left, problems
 
 
 def _delete_quietly(obj: Mapping[str, Any], cluster: Cluster) -> list[str]:

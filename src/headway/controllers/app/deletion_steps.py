@@ -85,13 +85,31 @@ def step_deletion(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> 
     if deletion.HOOK_FINALIZERS[post][0] in finalizers:
         return _run_hooks(edges, target, status, post)
     for hook_type in (pre, post):
-        cleanup = deletion.HOOK_FINALIZERS[hook_type][1]
-        if cleanup in finalizers:
-            live = _live(edges, target)
-            if not deletion.cleanup_delete_hooks(live, target.cluster, hook_type=hook_type):
-                return edges.write(target.raw, status, WAIT_SECONDS, None)
-            return _let_go(edges, target.raw, cleanup)
+        if deletion.HOOK_FINALIZERS[hook_type][1] in finalizers:
+            return _clean_up(edges, target, status, hook_type)
     return None
+
+
+def _clean_up(
+    edges: DeletionEdges, target: DeletionTarget, status: Obj, hook_type: hooks.HookType
+) -> float | None:
+    """Delete the succeeded hooks whose policy asks for it, then let the `/cleanup`
+    finalizer go; a delete the cluster refuses is a DeletionError naming the hook."""
+    raw = target.raw
+    try:
+        live = _live(edges, target)
+    except LiveStateUnknown as err:
+        status["conditions"] = [edges.condition("DeletionError", str(err))]
+        return edges.write(raw, status, LIVE_UNKNOWN_RETRY_SECONDS, None)
+    done, problems = deletion.cleanup_delete_hooks(live, target.cluster, hook_type=hook_type)
+    if problems:
+        message = f"cannot delete the succeeded {hook_type} hooks: " + "; ".join(problems)
+        status["conditions"] = [edges.condition("DeletionError", message)]
+    else:
+        status["conditions"] = []
+    if not done:
+        return edges.write(raw, status, WAIT_SECONDS, None)
+    return _let_go(edges, raw, deletion.HOOK_FINALIZERS[hook_type][1])
 
 
 def _cascade(
