@@ -16,6 +16,8 @@ import hashlib
 import marshal
 import os
 import shutil
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +333,18 @@ def test_a_kept_verdict_equals_the_drilled_one_field_for_field(
     monkeypatch.setattr(check_drill, "_drill_numbers", no_drill)
     read = check_drill_cache.open_answers(tmp_path, directory=tmp_path / "cache")
     assert [drill_gate(r, t, settings, answers=read) for _, r, t in cases] == drilled
+
+
+def test_code_that_cannot_be_fingerprinted_keeps_no_answers(
+    tmp_path: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loaded module whose file cannot be read (from a zip archive, or removed since):
+    what it computes could change unseen, so the run writes no answers, and prints as
+    always."""
+    root = _generated(tmp_path / "repo")
+    drilled = _check(root, "--no-cache")
+    unreadable = types.ModuleType("headway_zipped_module")
+    unreadable.__file__ = str(tmp_path / "headway.pyz" / "headway_zipped_module.py")
+    monkeypatch.setitem(sys.modules, unreadable.__name__, unreadable)
+    assert _check(root) == drilled
+    assert not list((cache_home / "headway" / "check").glob("drills-*.marshal"))

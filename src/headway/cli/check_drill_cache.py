@@ -110,7 +110,10 @@ class DrillAnswers:
         kept = {**self.known, **self.used}
         if len(kept) > 2 * len(self.used) + _SPARE:
             kept = self.used
-        code = {**self.code, **_loaded_code()}
+        loaded = _loaded_code()
+        if loaded is None:
+            return  # code that cannot be fingerprinted (a zip, a deleted file): keep nothing
+        code = {**self.code, **loaded}
         payload = marshal.dumps({**_interpreter(), "code": code, "answers": kept})
         checksum = hashlib.sha256(payload).hexdigest().encode()
         try:
@@ -163,8 +166,9 @@ def _interpreter() -> dict[str, Any]:
     return {"python": sys.version, "executable": sys.executable, "path": tuple(sys.path)}
 
 
-def _loaded_code() -> _Stats:
-    """Size and modification time of the file of every module loaded now."""
+def _loaded_code() -> _Stats | None:
+    """Size and modification time of the file of every module loaded now; None when one of
+    them cannot be read (a module from a zip archive, a file since removed)."""
     stats: _Stats = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
@@ -172,7 +176,7 @@ def _loaded_code() -> _Stats:
             try:
                 found = os.stat(path)
             except OSError:
-                continue
+                return None
             stats[path] = (found.st_size, found.st_mtime_ns)
     return stats
 
