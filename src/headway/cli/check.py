@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 
     from headway.check.config import CheckConfig
     from headway.check.findings import Finding
+    from headway.cli.check_crd_scans import CrdScans
     from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_loader import RepositoryLoader
     from headway.cli.check_parse_cache import ParseCache
+    from headway.model.yamlload import Document
     from headway.source.plugins import PluginCatalog
     from headway.source.tree import GitTree, TreeReader
 
@@ -244,10 +246,12 @@ def run_check(
     plugins: PluginCatalog | None = None,
     parse_cache: ParseCache | None = None,
     drill_answers: DrillAnswers | None = None,
+    crd_scans: CrdScans | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for the repository at `path`, and how many Applications were checked.
     With `parse_cache`, a file whose bytes were parsed before is not parsed again; with
-    `drill_answers`, a Rollout (or a plan) drilled before is not drilled again.
+    `drill_answers`, a Rollout (or a plan) drilled before is not drilled again; with
+    `crd_scans`, a base commit scanned for CRDs before is not read whole again.
 
     The cyclic collector stays off for the whole run: what a check builds is acyclic and
     alive until the run ends, so each collection only rescanned it (a third of the CPU of a
@@ -265,6 +269,7 @@ def run_check(
             plugins=plugins,
             parse_cache=parse_cache,
             drill_answers=drill_answers,
+            crd_scans=crd_scans,
         )
 
 
@@ -283,9 +288,9 @@ def _run_check(
     plugins: PluginCatalog | None,
     parse_cache: ParseCache | None,
     drill_answers: DrillAnswers | None,
+    crd_scans: CrdScans | None,
 ) -> tuple[list[Finding], int]:
     from headway.check.registry import run_checks
-    from headway.cli.check_loader import collect_crds
 
     config, config_dir = load_config(path, config_file)
     loader, repo = build_loader(
@@ -301,7 +306,7 @@ def _run_check(
         base = _base_commit(repo, revision)
         if base is not None:
             base_tree = _tree_at_or_none(repo, base, _subpath(repo, path))
-            loader.base_crds = collect_crds(base_tree) if base_tree is not None else ()
+            loader.base_crds = _base_crds(base_tree, crd_scans)
     extra: list[Finding] = []
     if transition is not None:
         if repo is None:
@@ -318,6 +323,15 @@ def _run_check(
     findings = run_checks(context, disabled=config.disable)
     findings.extend(f for f in extra if f.rule not in config.disable)
     return findings, len(context.applications)
+
+
+def _base_crds(base_tree: GitTree | None, crd_scans: CrdScans | None) -> tuple[Document, ...]:
+    from headway.cli.check_loader import collect_crds
+
+    if base_tree is None:
+        return ()
+    candidates = None if crd_scans is None else crd_scans.candidates(base_tree)
+    return collect_crds(base_tree, candidates=candidates)
 
 
 def _tree_at_or_none(repo: pygit2.Repository, commit: pygit2.Commit, sub: str) -> GitTree | None:
@@ -364,7 +378,8 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     try:
         _require_directory(path)
         plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
-        parse_cache, drill_answers = (None, None) if no_cache else _open_caches(path)
+        caches = None if no_cache else _open_caches(path)
+        parse_cache, drill_answers, crd_scans = caches or (None, None, None)
         findings, apps = run_check(
             path,
             revision=revision,
@@ -373,10 +388,10 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
             plugins=plugins,
             parse_cache=parse_cache,
             drill_answers=drill_answers,
+            crd_scans=crd_scans,
         )
-        if parse_cache is not None and drill_answers is not None:
-            parse_cache.save()
-            drill_answers.save()
+        for cache in caches or ():
+            cache.save()
     except UsageError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
@@ -394,11 +409,12 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     raise typer.Exit(exit_status(findings, strict=strict))
 
 
-def _open_caches(path: Path) -> tuple[ParseCache, DrillAnswers]:
+def _open_caches(path: Path) -> tuple[ParseCache, DrillAnswers, CrdScans]:
+    from headway.cli.check_crd_scans import open_scans
     from headway.cli.check_drill_cache import open_answers
     from headway.cli.check_parse_cache import open_cache
 
-    return open_cache(path), open_answers(path)
+    return open_cache(path), open_answers(path), open_scans(path)
 
 
 def register(app: typer.Typer) -> None:

@@ -436,15 +436,16 @@ def _is_application(doc: Document) -> bool:
     )
 
 
-def collect_crds(tree: TreeReader) -> tuple[Document, ...]:
-    """CustomResourceDefinitions written as plain files in `tree` (a cheap scan by content)."""
+def collect_crds(
+    tree: TreeReader, *, candidates: tuple[str, ...] | None = None
+) -> tuple[Document, ...]:
+    """CustomResourceDefinitions written as plain files in `tree` (a cheap scan by content),
+    read from `candidates` when an earlier scan of the same tree found them."""
+    from headway.cli.check_crd_scans import crd_candidates
+
     found: list[Document] = []
-    for file in tree.files():
-        if not file.endswith((".yaml", ".yml")) or file.startswith("."):
-            continue
-        data = tree.read(file)
-        if b"CustomResourceDefinition" not in data:
-            continue
-        result = load_documents(data.decode("utf-8", errors="replace"), file)
+    for file in crd_candidates(tree) if candidates is None else candidates:
+        text = tree.read(file).decode("utf-8", errors="replace")
+        result = load_documents(text, file)
         found.extend(d for d in result.documents if d.kind == "CustomResourceDefinition")
     return tuple(found)
