@@ -368,8 +368,8 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         bool,
         typer.Option(
             "--no-cache",
-            help="Parse every file and drill every Rollout again: neither read nor write the "
-            "caches of parsed files and drill answers (~/.cache/headway/check, or under "
+            help="Parse every file, drill every Rollout and scan the base commit for CRDs "
+            "again: read and write none of the caches (~/.cache/headway/check, or under "
             "$XDG_CACHE_HOME).",
         ),
     ] = False,
