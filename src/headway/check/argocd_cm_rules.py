@@ -21,7 +21,7 @@ from headway.model.yamlload import Document
 if TYPE_CHECKING:  # imported where an argocd-cm is met: it brings jq and the Application model
     from headway.model.argocd_diff import SystemIgnore
 
-__all__ = ["SystemEntry", "system_entries"]
+__all__ = ["SystemEntry", "system_entries", "system_rule_errors"]
 
 
 @dataclass(frozen=True)
@@ -43,10 +43,20 @@ class SystemEntry:
 
 def system_entries(ctx: CheckContext) -> Sequence[SystemEntry]:
     """The rules of every `argocd-cm` ConfigMap in the repository (found once per run)."""
+    return _read(ctx)[0]
+
+
+def system_rule_errors(ctx: CheckContext) -> Sequence[str]:
+    """The malformed rules `system_entries` leaves out, as `file:line: key: what is wrong`
+    (with one, the controller compares no Application at all)."""
+    return _read(ctx)[1]
+
+
+def _read(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...]]:
     key = ("argocd_cm_system_entries",)
     if key not in ctx.derived:
-        ctx.derived[key] = tuple(_entries(ctx))
-    return cast(Sequence[SystemEntry], ctx.derived[key])
+        ctx.derived[key] = _entries(ctx)
+    return cast(tuple[tuple[SystemEntry, ...], tuple[str, ...]], ctx.derived[key])
 
 
 def _managers_found(rule: SystemIgnore) -> bool:
@@ -56,15 +66,20 @@ def _managers_found(rule: SystemIgnore) -> bool:
     return rule.override == "*/*" or (literal and rule.managers_by_literal_key)
 
 
-def _entries(ctx: CheckContext) -> list[SystemEntry]:
-    found = []
+def _entries(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...]]:
+    found: list[SystemEntry] = []
+    errors: list[str] = []
     for doc in ctx.objects_of_kind("ConfigMap"):
         data = as_dict(as_dict(doc.obj).get("data"))
         if name_of(doc.obj) != ARGOCD_CM_NAME or not data:
             continue
         from headway.model.argocd_diff import diff_customizations
 
-        for rule in diff_customizations(data).ignores:
+        read = diff_customizations(data)
+        errors.extend(
+            f"{doc.file}:{doc.line}: {p.key}: {p.message}" for p in read.problems if p.error
+        )
+        for rule in read.ignores:
             entry = {
                 "jsonPointers": list(rule.entry.json_pointers),
                 "jqPathExpressions": list(rule.entry.jq_path_expressions),
@@ -74,4 +89,4 @@ def _entries(ctx: CheckContext) -> list[SystemEntry]:
                 else [],
             }
             found.append(SystemEntry(doc, rule, entry))
-    return found
+    return tuple(found), tuple(errors)

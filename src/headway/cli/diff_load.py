@@ -116,7 +116,8 @@ def load_review(
         run_checks(base.context, disabled=config.disable),
     )
     urls = _self_urls(repo, config)
-    apps = _affected(base, head, changed, urls=urls, findings=findings)
+    system, system_problems = _system_rules(head.context)
+    apps = _affected(base, head, changed, urls=urls, findings=findings, system=system)
     return Review(
         base=spec.base,
         head=spec.head,
@@ -124,7 +125,7 @@ def load_review(
         head_commit=str(head_commit.id),
         changed_files=changed,
         apps=apps,
-        problems=_head_problems(head, changed),
+        problems=(*_head_problems(head, changed), *system_problems),
     )
 
 
@@ -200,6 +201,7 @@ def _affected(
     *,
     urls: frozenset[str],
     findings: tuple[list[Finding], list[Finding]],
+    system: tuple[CompiledRule, ...],
 ) -> tuple[AppReview, ...]:
     before, after = base.apps(), head.apps()
     affected: dict[AppKey, tuple[AppRenders, tuple[str, ...]]] = {}
@@ -209,7 +211,6 @@ def _affected(
         if reasons:
             affected[key] = (renders, reasons)
     marked = mark_findings(findings[0], findings[1], apps={k[1] for k in affected})
-    system = _system_rules(head.context)
     return tuple(
         review_app(
             renders,
@@ -222,14 +223,21 @@ def _affected(
     )
 
 
-def _system_rules(context: CheckContext) -> tuple[CompiledRule, ...]:
-    """The system-wide ignore rules of the repository's argocd-cm at HEAD (a malformed one
-    is a finding of `headway check`, HW003, and is left out here)."""
+def _system_rules(context: CheckContext) -> tuple[tuple[CompiledRule, ...], tuple[str, ...]]:
+    """The system-wide ignore rules of the repository's argocd-cm at HEAD, and what is wrong
+    with those left out. With a malformed rule the controller compares no Application at all
+    (`headway check` reports it, HW003); this review applies the others, and names it, since
+    the review may then differ from what the controller would show once it is fixed."""
     entries = argocd_cm_rules.system_entries(context)
+    problems = tuple(
+        f"HEAD: {error}: the controller compares no Application while a system-wide ignore "
+        "rule is malformed; this review leaves the rule out"
+        for error in argocd_cm_rules.system_rule_errors(context)
+    )
     try:
-        return compile_system_rules([entry.rule for entry in entries])
-    except IgnoreRuleError:
-        return ()
+        return compile_system_rules([entry.rule for entry in entries]), problems
+    except IgnoreRuleError as err:  # read already; only a compile the reader did not try
+        return (), (*problems, f"HEAD: argocd-cm: {err}: this review applies no system rule")
 
 
 def _reasons(
