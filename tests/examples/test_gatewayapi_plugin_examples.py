@@ -44,8 +44,8 @@ def test_a_kind_cluster_config_is_named_for_what_it_is() -> None:
         "kind-cluster.yaml:6: Cluster/<unnamed>: apiVersion: kind.x-k8s.io/v1alpha4 is a "
         "configuration file of the `kind` tool (`kind create cluster --config FILE`), not a "
         "Kubernetes object: no API server serves it, so applying it fails; move it out of "
-        "the directory an Application syncs (`directory.exclude` keeps Argo CD from applying "
-        "it, but `headway check` still reads every YAML file of the tree)"
+        "the directory an Application syncs, or leave it out with `directory.exclude` (Argo CD "
+        "never applies a file the Application excludes, and `headway check` does not check it)"
     ), error
     assert "missing required field" not in error
 

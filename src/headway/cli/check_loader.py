@@ -5,6 +5,13 @@ YAML once per file, renders every Application found (app-of-apps included) throu
 renderer `headway serve` uses (`headway.source.render`: the same source-type choice, globs,
 directory options and errors), and records what no Application owns as plain manifests.
 Sources it cannot resolve or render are recorded, never skipped.
+
+A file under an Application's directory source that its options leave out (`exclude`, not
+matched by `include`, below the path without `recurse`) is never applied by Argo CD: it is
+neither validated nor checked as a plain manifest, unless another Application renders it.
+Only a source that rendered without errors leaves files out; under a source that failed,
+every file stays a plain manifest, so a broken Application hides nothing. YAML syntax
+errors are reported for every scanned file (a broken file may hold an Application).
 """
 
 from __future__ import annotations
@@ -76,6 +83,23 @@ class RenderOutcome:
     files: tuple[str, ...] = ()
     problem: str = ""
     library_paths: tuple[str, ...] = ()
+    # Files of this checkout under a directory source's path that its options leave out.
+    left_out: tuple[str, ...] = ()
+    # Files of this checkout under the path of a source that failed: none may be left out.
+    unsure: tuple[str, ...] = ()
+
+
+@dataclass
+class _AppRender:
+    """What one Application's sources render and which files of this checkout they account
+    for: read (`owned`), deliberately left out, or under a failed source (`unsure`)."""
+
+    objects: tuple[Document, ...]
+    problems: list[UnresolvedSource]
+    owned: set[str]
+    library: tuple[str, ...]
+    left_out: set[str]
+    unsure: set[str]
 
 
 @dataclass
@@ -182,8 +206,8 @@ class RepositoryLoader:
 
     def render_app(self, app: Document) -> tuple[Document, ...] | None:
         """What `app` renders from this loader's trees, or None when the render fails."""
-        objects, problems, _files, _library = self._render_app(app)
-        return None if problems else objects
+        rendered = self._render_app(app)
+        return None if rendered.problems else rendered.objects
 
     def load(self) -> CheckContext:
         """Every Application rendered, plus the unowned plain manifests."""
@@ -200,6 +224,8 @@ class RepositoryLoader:
         repeated: list[tuple[Document, Document]] = []
         unresolved: list[UnresolvedSource] = []
         owned: set[str] = set()
+        left_out: set[str] = set()
+        unsure: set[str] = set()
         libraries: dict[str, tuple[str, ...]] = {}
         while queue:
             app = queue.pop(0)
@@ -209,17 +235,26 @@ class RepositoryLoader:
                     repeated.append((apps[key], app))
                 continue
             apps[key] = app
-            objects, problems, files, library = self._render_app(app)
-            owned.update(files)
-            unresolved.extend(problems)
-            libraries[app.name] = library
-            units.append(AppUnit(app.name, app, objects))
-            queue.extend(d for d in objects if _is_application(d))
-            queue.extend(self._generated_applications(list(objects)))  # app-of-appsets
-        plain = tuple(d for d in documents if d.file not in owned and not _is_application(d))
+            rendered = self._render_app(app)
+            owned.update(rendered.owned)
+            left_out.update(rendered.left_out)
+            unsure.update(rendered.unsure)
+            unresolved.extend(rendered.problems)
+            libraries[app.name] = rendered.library
+            units.append(AppUnit(app.name, app, rendered.objects))
+            queue.extend(d for d in rendered.objects if _is_application(d))
+            queue.extend(self._generated_applications(list(rendered.objects)))  # app-of-appsets
+        skipped = left_out - owned - unsure  # Argo CD never applies these files
+        plain = tuple(
+            d
+            for d in documents
+            if d.file not in owned and d.file not in skipped and not _is_application(d)
+        )
         if plain:
             units.append(AppUnit("", None, plain))
-        self._add_validation_errors([*scanned, *(d for u in units for d in u.objects)])
+        # An Application in a skipped file is still one the check renders: it is validated.
+        validated = [d for d in scanned if d.file not in skipped or _is_application(d)]
+        self._add_validation_errors([*validated, *(d for u in units for d in u.objects)])
         return CheckContext(
             units=tuple(units),
             unresolved=tuple(unresolved),
@@ -281,12 +316,12 @@ class RepositoryLoader:
                 seen.add(key)
                 self.diagnostics.append(problem)
 
-    def _render_app(
-        self, app: Document
-    ) -> tuple[tuple[Document, ...], list[UnresolvedSource], set[str], tuple[str, ...]]:
+    def _render_app(self, app: Document) -> _AppRender:
         objects: list[Document] = []
         problems: list[UnresolvedSource] = []
         files: set[str] = set()
+        left_out: set[str] = set()
+        unsure: set[str] = set()
         library: list[str] = []
         for index, source in enumerate(app_sources(app.obj)):
             if source.get("ref") and not source.get("path") and not source.get("chart"):
@@ -307,7 +342,9 @@ class RepositoryLoader:
             library.extend(outcome.library_paths)
             if tree is self.tree:
                 files.update(outcome.files)
-        return tuple(objects), problems, files, tuple(library)
+                left_out.update(outcome.left_out)
+                unsure.update(outcome.unsure)
+        return _AppRender(tuple(objects), problems, files, tuple(library), left_out, unsure)
 
     def _tree_for(self, url: str) -> TreeReader | None:
         clean = normalize_url(url)
@@ -337,13 +374,35 @@ class RepositoryLoader:
         try:
             result = self._render(request, tree)
         except SourceError as err:
-            return RenderOutcome(problem=f"Application/{app.name}: {err}")
+            return RenderOutcome(
+                problem=f"Application/{app.name}: {err}",
+                unsure=self._files_of_source(tree, request),
+            )
+        problem = "; ".join(str(d) for d in self._new_errors(result))
+        owned = self._owned_files(tree, request.path, result)
+        under = self._files_of_path(tree, request.path)
         return RenderOutcome(
             documents=result.documents,
-            files=self._owned_files(tree, request.path, result),
-            problem="; ".join(str(d) for d in self._new_errors(result)),
+            files=owned,
+            problem=problem,
             library_paths=tuple(library_paths(tree, request.path)),
+            left_out=() if problem else tuple(sorted(set(under) - set(owned))),
+            unsure=under if problem else (),
         )
+
+    def _files_of_source(self, tree: TreeReader, request: RenderRequest) -> tuple[str, ...]:
+        """`_files_of_path` of a source whose path may itself be the error (none then: a path
+        leaving the repository holds no file of it)."""
+        try:
+            return self._files_of_path(tree, request.path)
+        except SourceError:
+            return ()
+
+    def _files_of_path(self, tree: TreeReader, path: str) -> tuple[str, ...]:
+        """Every file of this checkout under a source's `path` (none for other trees)."""
+        if tree is not self.tree or tree.kind(path) != "dir":
+            return ()
+        return tuple(self.files_under(tree, path))
 
     def _render(self, request: RenderRequest, tree: TreeReader) -> RenderResult:
         renderer = self._renderer(request, tree)
@@ -381,7 +440,7 @@ class RepositoryLoader:
             return ()
         if result.renderer == "Directory":
             return result.files
-        return tuple(self.files_under(tree, path)) if tree.kind(path) == "dir" else ()
+        return self._files_of_path(tree, path)
 
     def _new_errors(self, result: RenderResult) -> list[Diagnostic]:
         """The render's errors, less the YAML errors the checkout scan already reports."""

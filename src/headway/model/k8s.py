@@ -180,8 +180,8 @@ def _tool_config_error(obj: Mapping[str, Any]) -> str | None:
     return (
         f"{api_version} is a configuration file of {tool}, not a Kubernetes object: no API "
         "server serves it, so applying it fails; move it out of the directory an Application "
-        "syncs (`directory.exclude` keeps Argo CD from applying it, but `headway check` "
-        "still reads every YAML file of the tree)"
+        "syncs, or leave it out with `directory.exclude` (Argo CD never applies a file the "
+        "Application excludes, and `headway check` does not check it)"
     )
 
 
