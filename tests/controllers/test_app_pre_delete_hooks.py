@@ -187,6 +187,25 @@ def test_a_hook_fixed_in_git_runs_again_and_the_deletion_goes_on(
     assert not h.exists("ConfigMap", "a")
 
 
+def test_a_source_that_no_longer_renders_holds_the_deletion_and_names_the_way_out(
+    tmp_path: Path, clock: VirtualClock
+) -> None:
+    h = _deleting_app(tmp_path, clock, TEARDOWN)
+    broken = "apiVersion: v1\nkind: ConfigMap\nmetadata: [unclosed\n"  # a resource, unreadable
+    h.remote.commit({"app/all.yaml": broken})
+    h.reader.mark_changed(h.remote.url)
+    clock.advance(1)
+    for _ in range(3):
+        h.step("shop")
+    (condition,) = h.app("shop")["status"]["conditions"]
+    assert condition["type"] == "DeletionError"
+    assert condition["message"].startswith("cannot render the PreDelete hooks: ")
+    assert f"remove the finalizer {PRE_DELETE_FINALIZER} from the Application" in (
+        condition["message"]
+    )
+    assert h.exists("ConfigMap", "a") and not h.exists("Job", "teardown")
+
+
 def test_killed_right_after_creating_the_hook_it_is_not_created_again(
     tmp_path: Path, clock: VirtualClock, kill_at: list[str]
 ) -> None:

@@ -145,7 +145,12 @@ def _run_hooks(
     raw, app, cluster = target.raw, target.app, target.cluster
     desired = edges.sources.desired(app, raw)
     if desired.errors:
-        message = f"cannot render the {hook_type} hooks: " + "; ".join(desired.errors)
+        finalizer = deletion.HOOK_FINALIZERS[hook_type][0]
+        message = (
+            f"cannot render the {hook_type} hooks: {'; '.join(desired.errors)}. The deletion "
+            "waits until the source renders again (fix it in Git); to delete without running "
+            f"these hooks, remove the finalizer {finalizer} from the Application"
+        )
         status["conditions"] = [edges.condition("DeletionError", message)]
         return edges.write(raw, status, edges.poll_seconds, app)
     scoped = edges.cluster_scoped(cluster, desired.objects)
