@@ -197,6 +197,23 @@ def test_answers_of_changed_code_are_not_read(tmp_path: Path, cache_home: Path) 
     _assert_not_read(root, cache_home, touch_one)
 
 
+def test_answers_of_a_changed_data_file_of_the_code_are_not_read(
+    tmp_path: Path, cache_home: Path
+) -> None:
+    """The conditions grammar (`expr/conditions.lark`, read by `expr.program`) decides how
+    a metric's successCondition reads, so a verdict depends on it as on a module file."""
+    root = tmp_path / "found"
+    shutil.copytree(FIXTURES / "HW214-analysis-never-fires" / "found", root)
+
+    def touch_grammar(file: Path, stored: dict[str, Any]) -> None:
+        path = next(p for p in stored["code"] if p.endswith("expr/conditions.lark"))
+        size, mtime = stored["code"][path]
+        stored["code"][path] = (size, mtime + 1)
+        _write(file, stored)
+
+    _assert_not_read(root, cache_home, touch_grammar)
+
+
 def test_answers_of_a_removed_module_another_python_or_checkout_are_not_read(
     tmp_path: Path, cache_home: Path
 ) -> None:

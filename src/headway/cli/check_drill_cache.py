@@ -14,8 +14,9 @@ more plans. Two kinds of answer are kept, each under a SHA-256 of what it depend
 
 An answer is only as good as the code that computed it, so the file records every module
 file loaded when it was written (path, size, modification time: Headway's, numpy's, the
-standard library's) and is not read when any of them changed or went, nor under another
-Python or module search path (another checkout would load other files). What is read is
+standard library's), and the data files beside Headway's modules (the conditions grammar),
+and is not read when any of them changed or went, nor under another Python or module
+search path (another checkout would load other files). What is read is
 checked for shape before use. The file lives beside the parse cache (`check_cache_files`); a
 run that made answers rewrites it, keeping the others up to a bound, and one that made none
 only marks it used. `headway check --no-cache` neither reads nor writes it.
@@ -167,11 +168,13 @@ def _interpreter() -> dict[str, Any]:
 
 
 def _loaded_code() -> _Stats | None:
-    """Size and modification time of the file of every module loaded now; None when one of
-    them cannot be read (a module from a zip archive, a file since removed)."""
+    """Size and modification time of the file of every module loaded now, and of the data
+    files beside Headway's loaded modules (`_headway_data_files`); None when one of them
+    cannot be read (a module from a zip archive, a file since removed)."""
     stats: _Stats = {}
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
+    modules = list(sys.modules.values())
+    paths = [getattr(module, "__file__", None) for module in modules]
+    for path in [*paths, *_headway_data_files(modules)]:
         if isinstance(path, str) and path not in stats:
             try:
                 found = os.stat(path)
@@ -179,6 +182,26 @@ def _loaded_code() -> _Stats | None:
                 return None
             stats[path] = (found.st_size, found.st_mtime_ns)
     return stats
+
+
+def _headway_data_files(modules: list[Any]) -> list[str]:
+    """The files other than Python source in the directories of Headway's loaded modules:
+    what the code reads as package data (the conditions grammar `expr/conditions.lark`
+    decides how a metric's condition reads, so an answer depends on it as on the code)."""
+    directories = {
+        os.path.dirname(path)
+        for module in modules
+        if getattr(module, "__name__", "").startswith("headway.")
+        and isinstance(path := getattr(module, "__file__", None), str)
+    }
+    found = []
+    for directory in sorted(directories):
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        found += [e.path for e in entries if e.is_file() and not e.name.endswith((".py", ".pyc"))]
+    return found
 
 
 def _unchanged(code: dict[Any, Any]) -> bool:
