@@ -120,6 +120,20 @@ def test_a_view_made_without_init_completes_on_its_first_comparison() -> None:
             pytest.fail("positional pattern did not match")
 
 
+def test_a_processed_view_answers_nothing_from_its_pending_base() -> None:
+    """`_Pending` stays the class's base after processing (CPython refuses to give a class
+    `object` back as its base), so every name it answers for must be the class's own by
+    then: none may still reach `_Pending`'s descriptors."""
+
+    @views.view
+    class Reading:
+        value: float
+
+    assert Reading(1.0) == Reading(1.0)
+    assert Reading.__bases__ == (views._Pending,)
+    assert [n for n in views._ADDED if views._provider(Reading, n) is not Reading] == []
+
+
 def test_a_lookup_while_another_thread_processes_the_view_waits_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -17,7 +17,8 @@ instances) runs the standard `dataclasses.dataclass(frozen=True)` on the class i
 under a lock, and answers with what it added. While that runs, a lookup from another thread
 still reaches `_Pending` (the class's own dictionary fills one name at a time, `_Pending`
 stays behind it) and waits for the lock, so no thread ever sees `object`'s `__eq__` or
-`__hash__` on a view. Afterwards `object` is the class's base again, as declared.
+`__hash__` on a view. `_Pending` stays the class's base afterwards (CPython will not give a
+class `object` back as its base) but answers for nothing: the class has each name itself.
 
 For mypy a `@view` class is a frozen dataclass (`dataclass_transform`). What `@view` accepts
 is kept to what lets `declared_fields` name the fields without processing the class (the
