@@ -11,9 +11,11 @@ cannot be written changes nothing but speed.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "KEEP_FILES",
@@ -22,6 +24,8 @@ __all__ = [
     "mark_used",
     "remove_oldest",
     "replace_file",
+    "sealed",
+    "unsealed",
     "write_atomically",
 ]
 
@@ -39,6 +43,34 @@ def cache_file(root: Path, *, prefix: str, directory: Path | None = None) -> Pat
     where = directory if directory is not None else cache_directory()
     name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
     return where / f"{prefix}-{name}.marshal"
+
+
+def sealed(header: bytes, value: Any) -> bytes:
+    """A cache file's content: `header` (the cache's format and what its entries depend
+    on), the SHA-256 of the marshalled `value`, a newline, then `value` marshalled.
+    Raises ValueError for a value marshal cannot store."""
+    payload = marshal.dumps(value)
+    return header + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def unsealed(file: Path, header: bytes) -> object | None:
+    """The value `sealed(header, value)` wrote to `file`; None when the file cannot be read,
+    was written under another header, or fails its checksum or unmarshalling (damaged,
+    truncated): a cache that cannot be trusted is one that is empty."""
+    try:
+        content = file.read_bytes()
+    except OSError:
+        return None
+    if not content.startswith(header):
+        return None
+    checksum, _, payload = content[len(header) :].partition(b"\n")
+    if hashlib.sha256(payload).hexdigest().encode() != checksum:
+        return None
+    try:
+        value: object = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return value
 
 
 def replace_file(file: Path, content: bytes, *, prefix: str, keep: int = KEEP_FILES) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import marshal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,9 +66,7 @@ class CrdScans:
         if self.used.keys() == self.known.keys():
             check_cache_files.mark_used(self.file)
             return
-        payload = marshal.dumps(self.used)
-        checksum = hashlib.sha256(payload).hexdigest().encode()
-        content = _FORMAT + _fingerprint() + b"\n" + checksum + b"\n" + payload
+        content = check_cache_files.sealed(_FORMAT + _fingerprint() + b"\n", self.used)
         try:
             check_cache_files.replace_file(self.file, content, prefix=_PREFIX)
         except OSError:
@@ -88,20 +85,7 @@ def open_scans(root: Path, *, directory: Path | None = None) -> CrdScans:
 
 
 def _read(file: Path) -> dict[str, tuple[str, ...]]:
-    try:
-        content = file.read_bytes()
-    except OSError:
-        return {}
-    expected = _FORMAT + _fingerprint() + b"\n"
-    if not content.startswith(expected):
-        return {}
-    checksum, _, payload = content[len(expected) :].partition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != checksum:
-        return {}
-    try:
-        entries = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return {}
+    entries = check_cache_files.unsealed(file, _FORMAT + _fingerprint() + b"\n")
     if not isinstance(entries, dict):
         return {}
     return {

@@ -115,11 +115,10 @@ class DrillAnswers:
         if loaded is None:
             return  # code that cannot be fingerprinted (a zip, a deleted file): keep nothing
         code = {**self.code, **loaded}
-        payload = marshal.dumps({**_interpreter(), "code": code, "answers": kept})
-        checksum = hashlib.sha256(payload).hexdigest().encode()
+        stored = {**_interpreter(), "code": code, "answers": kept}
         try:
             check_cache_files.replace_file(
-                self.file, _FORMAT + checksum + b"\n" + payload, prefix=_PREFIX
+                self.file, check_cache_files.sealed(_FORMAT, stored), prefix=_PREFIX
             )
         except OSError:
             return
@@ -140,19 +139,7 @@ def open_answers(root: Path, *, directory: Path | None = None) -> DrillAnswers:
 def _read(file: Path) -> tuple[_Stats, dict[str, Any]] | None:
     """The recorded code and the answers of a cache file whose format and checksum hold,
     written by this Python, with every module file it records unchanged; else None."""
-    try:
-        content = file.read_bytes()
-    except OSError:
-        return None
-    if not content.startswith(_FORMAT):
-        return None
-    checksum, _, payload = content[len(_FORMAT) :].partition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != checksum:
-        return None
-    try:
-        stored = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return None
+    stored = check_cache_files.unsealed(file, _FORMAT)
     if not isinstance(stored, dict) or any(stored.get(k) != v for k, v in _interpreter().items()):
         return None
     code, answers = stored.get("code"), stored.get("answers")

@@ -102,12 +102,9 @@ class ParseCache:
         if self.used.keys() == self.known.keys():
             check_cache_files.mark_used(self.file)
             return
-        payload = marshal.dumps(self.used)
-        header = _FORMAT + fingerprint() + b"\n" + hashlib.sha256(payload).hexdigest().encode()
+        content = check_cache_files.sealed(_FORMAT + fingerprint() + b"\n", self.used)
         try:
-            check_cache_files.replace_file(
-                self.file, header + b"\n" + payload, prefix=_PREFIX, keep=KEEP_FILES
-            )
+            check_cache_files.replace_file(self.file, content, prefix=_PREFIX, keep=KEEP_FILES)
         except OSError:
             return
 
@@ -127,20 +124,7 @@ def open_cache(root: Path, *, directory: Path | None = None) -> ParseCache:
 
 def _read(file: Path) -> dict[str, bytes]:
     """The entries of a cache file whose format, fingerprint and checksum hold; else none."""
-    try:
-        content = file.read_bytes()
-    except OSError:
-        return {}
-    expected = _FORMAT + fingerprint() + b"\n"
-    if not content.startswith(expected):
-        return {}
-    checksum, _, payload = content[len(expected) :].partition(b"\n")
-    if hashlib.sha256(payload).hexdigest().encode() != checksum:
-        return {}
-    try:
-        entries = marshal.loads(payload)
-    except (EOFError, ValueError, TypeError):
-        return {}
+    entries = check_cache_files.unsealed(file, _FORMAT + fingerprint() + b"\n")
     if not isinstance(entries, dict):
         return {}
     return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, bytes)}
