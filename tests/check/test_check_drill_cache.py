@@ -183,18 +183,24 @@ def _assert_not_read(root: Path, home: Path, damage: Any) -> None:
     assert _check(root) == before
 
 
+def _touched(ending: str) -> Any:
+    """Damage: the recorded file ending in `ending` has another modification time."""
+
+    def touch(file: Path, stored: dict[str, Any]) -> None:
+        path = next(p for p in stored["code"] if p.endswith(ending))
+        size, mtime = stored["code"][path]
+        stored["code"][path] = (size, mtime + 1)
+        _write(file, stored)
+
+    return touch
+
+
 def test_answers_of_changed_code_are_not_read(tmp_path: Path, cache_home: Path) -> None:
     """A module file the answers were computed with has another modification time."""
     root = tmp_path / "found"
     shutil.copytree(FIXTURES / "HW214-analysis-never-fires" / "found", root)
 
-    def touch_one(file: Path, stored: dict[str, Any]) -> None:
-        path = next(p for p in stored["code"] if p.endswith("drill/replay.py"))
-        size, mtime = stored["code"][path]
-        stored["code"][path] = (size, mtime + 1)
-        _write(file, stored)
-
-    _assert_not_read(root, cache_home, touch_one)
+    _assert_not_read(root, cache_home, _touched("drill/replay.py"))
 
 
 def test_answers_of_a_changed_data_file_of_the_code_are_not_read(
@@ -205,13 +211,7 @@ def test_answers_of_a_changed_data_file_of_the_code_are_not_read(
     root = tmp_path / "found"
     shutil.copytree(FIXTURES / "HW214-analysis-never-fires" / "found", root)
 
-    def touch_grammar(file: Path, stored: dict[str, Any]) -> None:
-        path = next(p for p in stored["code"] if p.endswith("expr/conditions.lark"))
-        size, mtime = stored["code"][path]
-        stored["code"][path] = (size, mtime + 1)
-        _write(file, stored)
-
-    _assert_not_read(root, cache_home, touch_grammar)
+    _assert_not_read(root, cache_home, _touched("expr/conditions.lark"))
 
 
 def test_answers_of_a_removed_module_another_python_or_checkout_are_not_read(
