@@ -139,30 +139,41 @@ def test_a_lookup_while_another_thread_processes_the_view_waits_for_it(
 ) -> None:
     """Thread A holds the processing open (the `_process` seam); thread B compares two equal
     views meanwhile. B must get the dataclass's answer (equal), never `object.__eq__`'s
-    (identity, unequal), so it has to wait for A."""
+    (identity, unequal), so it has to wait for A: B is seen reaching the lock A holds (the
+    `_lock` seam), not given a moment and assumed to have used it."""
 
     @views.view
     class Pair:
         left: str
         right: str
 
-    started, release = threading.Event(), threading.Event()
-    stock_process = views._process
+    started, release, second_waits = threading.Event(), threading.Event(), threading.Event()
+    stock_process, stock_lock = views._process, views._lock
 
     def held_open(cls: type) -> type:
         started.set()
         assert release.wait(10)
         return stock_process(cls)
 
+    class _SeenLock:
+        def __enter__(self) -> None:
+            if threading.current_thread().name == "B":
+                second_waits.set()
+            stock_lock.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            stock_lock.release()
+
     monkeypatch.setattr(views, "_process", held_open)
+    monkeypatch.setattr(views, "_lock", _SeenLock())
     one, other = _sample(Pair, "a"), _sample(Pair, "a")
     answers: list[bool] = []
     first = threading.Thread(target=lambda: answers.append(one == other))
     first.start()
     assert started.wait(10)
-    second = threading.Thread(target=lambda: answers.append(other == one))
+    second = threading.Thread(target=lambda: answers.append(other == one), name="B")
     second.start()
-    second.join(0.2)  # B is blocked behind A, not answering from object.__eq__
+    assert second_waits.wait(10)  # B is at the lock A holds, not answering from object.__eq__
     assert answers == []
     release.set()
     first.join(10)
