@@ -133,3 +133,22 @@ def test_kept_scans_print_the_same_and_are_read(tmp_path: Path, cache_home: Path
     assert _check(root) == scanned  # another filter's scan is not
     file.write_bytes(file.read_bytes()[:-5])
     assert _check(root) == scanned  # nor a damaged one
+
+
+def test_kept_scans_are_not_read_after_the_tree_readers_code_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from headway.source import tree
+
+    check_crd_scans._fingerprint.cache_clear()
+    before = check_crd_scans._fingerprint()
+    changed = tmp_path / "tree.py"
+    changed.write_bytes(Path(tree.__file__).read_bytes() + b"\n# files() lists other files\n")
+    monkeypatch.setattr(tree, "__file__", str(changed))
+    check_crd_scans._fingerprint.cache_clear()
+    try:
+        assert check_crd_scans._fingerprint() != before
+    finally:
+        monkeypatch.undo()
+        check_crd_scans._fingerprint.cache_clear()
+    assert check_crd_scans._fingerprint() == before

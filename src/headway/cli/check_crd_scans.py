@@ -39,7 +39,15 @@ def crd_candidates(tree: TreeReader) -> tuple[str, ...]:
 
 @functools.cache
 def _fingerprint() -> bytes:
-    return hashlib.sha256(_FORMAT + Path(__file__).read_bytes()).hexdigest().encode()
+    """What a kept scan depends on besides the tree: this module's choice of candidates and
+    the tree reader's listing and reading of files (`source/tree.py`); OSError when either
+    source cannot be read (then nothing is kept)."""
+    from headway.source import tree
+
+    digest = hashlib.sha256(_FORMAT)
+    for source in (Path(__file__), Path(tree.__file__)):
+        digest.update(source.read_bytes())
+    return digest.hexdigest().encode()
 
 
 @dataclass
