@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from check.conftest import FIXTURES, CheckDir
-from headway.check.diffing import normalize_pointer
+from headway.check.jq_path import normalize_pointer
 from headway.check.manifest import normalize_repo_url
 
 APP = """\

@@ -53,8 +53,8 @@ def test_a_system_rule_for_the_rollouts_replicas_answers_hw307(
 
 def test_hw322_names_the_key_and_the_hidden_field(check_dir: CheckDir) -> None:
     root = FIXTURES / "HW322-system-ignore-hides-rollout" / "found"
-    (finding,) = [f for f in check_dir(root) if f.rule == "HW322"]
-    assert finding.file.endswith("argocd/argocd-cm.yaml") and finding.line == 8
+    (finding,) = [f for f in check_dir(root) if f.rule == "HW322" and f.line == 8]
+    assert finding.file.endswith("argocd/argocd-cm.yaml")
     assert finding.message.startswith(
         "argocd-cm resource.customizations.ignoreDifferences.all ignores "
         "/spec/template/spec/containers/image of every Deployment/StatefulSet/DaemonSet/Rollout:"
@@ -74,6 +74,48 @@ def test_hw322_names_the_key_and_the_hidden_field(check_dir: CheckDir) -> None:
     ],
 )
 def test_hw322_what_a_system_rule_may_and_may_not_hide(
+    tmp_path: Path, check_dir: CheckDir, key: str, rule: str, reported: bool
+) -> None:
+    (tmp_path / "argocd-cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n"
+        f"  resource.customizations.ignoreDifferences.{key}: |\n    {rule}\n"
+    )
+    assert bool([f for f in check_dir(tmp_path) if f.rule == "HW322"]) is reported
+
+
+def test_hw322_names_a_managers_rule_and_an_unread_jq_expression(check_dir: CheckDir) -> None:
+    root = FIXTURES / "HW322-system-ignore-hides-rollout" / "found"
+    by_line = {f.line: f.message for f in check_dir(root) if f.rule == "HW322"}
+    assert sorted(by_line) == [8, 12, 16]
+    assert by_line[12].startswith(
+        "argocd-cm resource.customizations.ignoreDifferences.argoproj.io_Rollout ignores every "
+        "field that kubectl-edit owns on every Rollout: once kubectl-edit writes a container image"
+    )
+    assert by_line[16].startswith(
+        "argocd-cm resource.customizations.ignoreDifferences.apps_Deployment ignores what "
+        '`.spec.template.spec.containers[] | select(.name == "app") | .image` selects on every '
+        "Deployment: it is not a plain path"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "rule", "reported"),
+    [
+        ("all", "managedFieldsManagers: [kube-controller-manager]", False),  # Argo CD's docs
+        ("argoproj.io_Rollout", "managedFieldsManagers: [rollouts-controller]", False),
+        ("apps_Deployment", "managedFieldsManagers: [kubectl-client-side-apply]", True),
+        ("all", "managedFieldsManagers: [kube-controller-manager, helm]", True),
+        ("apps_*", "managedFieldsManagers: [kubectl-edit]", False),  # Argo CD never finds it
+        ("apps_*", "jsonPointers: [/spec/template]", True),  # the glob itself matches
+        ("Service", "managedFieldsManagers: [kubectl-edit]", False),  # no image there
+        ("argoproj.io_Rollout", "jqPathExpressions: ['.spec | .strategy']", True),
+        ("argoproj.io_AnalysisTemplate", "jqPathExpressions: ['.spec.metrics[] | .count']", True),
+        ("all", "jqPathExpressions: ['.. | .weight?']", True),  # `..` reaches anything
+        ("all", "jqPathExpressions: ['.metadata.labels | del(.team)']", False),
+        ("Service", "jqPathExpressions: ['.spec | .image']", False),  # no guarded kind
+    ],
+)
+def test_hw322_managers_and_unread_expressions(
     tmp_path: Path, check_dir: CheckDir, key: str, rule: str, reported: bool
 ) -> None:
     (tmp_path / "argocd-cm.yaml").write_text(

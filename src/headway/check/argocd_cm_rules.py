@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from headway.check.context import CheckContext
 from headway.check.manifest import as_dict, group_of, name_of
+from headway.check.system_ignore_risk import managers_apply
 from headway.model.argocd_cm import ARGOCD_CM_NAME
 from headway.model.yamlload import Document
 
@@ -59,13 +60,6 @@ def _read(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...]]:
     return cast(tuple[tuple[SystemEntry, ...], tuple[str, ...]], ctx.derived[key])
 
 
-def _managers_found(rule: SystemIgnore) -> bool:
-    """Whether Argo CD's lookup by the literal `<group>/<kind>` (or `*/*`) finds the rule's
-    managers for some kind: not for a glob key, nor one without a group."""
-    literal = not any(c in rule.override for c in "*?[")
-    return rule.override == "*/*" or (literal and rule.managers_by_literal_key)
-
-
 def _entries(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...]]:
     found: list[SystemEntry] = []
     errors: list[str] = []
@@ -85,7 +79,7 @@ def _entries(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...
                 "jqPathExpressions": list(rule.entry.jq_path_expressions),
                 # managers apply only where Argo CD's literal lookup finds them
                 "managedFieldsManagers": list(rule.entry.managed_fields_managers)
-                if _managers_found(rule)
+                if managers_apply(rule)
                 else [],
             }
             found.append(SystemEntry(doc, rule, entry))

@@ -6,7 +6,6 @@ seed 003 on selfHeal fighting the canary for `spec.replicas`.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -14,8 +13,9 @@ from headway.check import argocd_cm_rules
 from headway.check.application import sync_policy
 from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
-from headway.check.jq_path import jq_path_keys
+from headway.check.jq_path import normalize_pointer
 from headway.check.manifest import as_dict, as_list, group_of, name_of, namespace_of
+from headway.check.system_ignore_risk import releases_hidden_by
 from headway.model.yamlload import Document
 
 __all__ = [
@@ -124,22 +124,6 @@ _KNOWN_GROUPS = {
     "VirtualService": "networking.istio.io",
     "HTTPRoute": "gateway.networking.k8s.io",
 }
-
-
-def normalize_pointer(text: str) -> str | None:
-    """`.spec.http[].route[0].weight` or `/spec/http/0/route/0/weight` -> `/spec/http/route/weight`;
-    None for a jq expression that is not a plain path.
-
-    Indices are dropped, so a rule written for one list element is compared by field. A jq key
-    is escaped as in a JSON pointer (`."a/b"` -> `/a~1b`), so both spellings compare equal.
-    """
-    if text.startswith("."):
-        keys = jq_path_keys(text)
-        if keys is None:
-            return None
-        text = "/" + "/".join(k.replace("~", "~0").replace("/", "~1") for k in keys)
-    parts = [p for p in text.split("/") if p and not p.isdigit()]
-    return "/" + "/".join(parts)
 
 
 def _paths(entry: dict[str, Any]) -> list[str]:
@@ -427,53 +411,12 @@ def _generator_templates(ctx: CheckContext) -> Iterator[Finding]:
             )
 
 
-# What Headway's gates and the Rollout controller act on: the workloads' container images,
-# a Rollout's strategy (steps, analysis, traffic) and analysis templates' metrics. A system
-# rule covering one of these paths, a parent of one or a field inside one hides a release.
-_GUARDED: dict[tuple[str, str], tuple[str, ...]] = {
-    ("apps", "Deployment"): ("/spec/template/spec/containers/image",
-                             "/spec/template/spec/initContainers/image"),
-    ("apps", "StatefulSet"): ("/spec/template/spec/containers/image",
-                              "/spec/template/spec/initContainers/image"),
-    ("apps", "DaemonSet"): ("/spec/template/spec/containers/image",
-                            "/spec/template/spec/initContainers/image"),
-    ("argoproj.io", "Rollout"): ("/spec/template/spec/containers/image",
-                                 "/spec/template/spec/initContainers/image", "/spec/strategy"),
-    ("argoproj.io", "AnalysisTemplate"): ("/spec/metrics",),
-    ("argoproj.io", "ClusterAnalysisTemplate"): ("/spec/metrics",),
-}  # fmt: skip
-
-
 def check_system_ignores(ctx: CheckContext) -> Iterable[Finding]:
     for system in argocd_cm_rules.system_entries(ctx):
-        hidden: dict[str, list[str]] = {}
-        for (group, kind), guarded in _GUARDED.items():
-            if not _glob_matches(system, group, kind):
-                continue
-            for pointer in _paths(system.entry):
-                if any(_overlaps(pointer, field) for field in guarded):
-                    hidden.setdefault(pointer, []).append(kind)
-        if not hidden:
-            continue
-        pointer, kinds = min(hidden.items())
-        yield finding_at(
-            SYSTEM_IGNORE_HIDES_ROLLOUT,
-            system.doc,
-            path=("data", system.rule.key),
-            message=f"argocd-cm {system.rule.key} ignores {pointer} of every "
-            f"{'/'.join(kinds)}: a change to it in Git leaves the app Synced, so automated "
-            "sync never applies it (a new image never deploys, a new step or metric never "
-            "gates) and a hand edit is never reported",
-        )
-
-
-def _glob_matches(system: argocd_cm_rules.SystemEntry, group: str, kind: str) -> bool:
-    return fnmatch.fnmatchcase(group, system.rule.entry.group or "") and fnmatch.fnmatchcase(
-        kind, system.rule.entry.kind
-    )
-
-
-def _overlaps(pointer: str, field: str) -> bool:
-    """`pointer` (normalized) is `field`, one of its parents, or a field inside it."""
-    root = pointer.rstrip("/")
-    return field == pointer or field.startswith(root + "/") or pointer.startswith(field + "/")
+        for hidden in releases_hidden_by(system.rule):
+            yield finding_at(
+                SYSTEM_IGNORE_HIDES_ROLLOUT,
+                system.doc,
+                path=("data", system.rule.key),
+                message=hidden.message,
+            )

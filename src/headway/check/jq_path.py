@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["jq_path_keys"]
+__all__ = ["jq_path_keys", "normalize_pointer"]
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -70,3 +70,19 @@ def _skip_spaces(text: str, at: int) -> int:
     while at < len(text) and text[at].isspace():
         at += 1
     return at
+
+
+def normalize_pointer(text: str) -> str | None:
+    """`.spec.http[].route[0].weight` or `/spec/http/0/route/0/weight` -> `/spec/http/route/weight`;
+    None for a jq expression that is not a plain path.
+
+    Indices are dropped, so a rule written for one list element is compared by field. A jq key
+    is escaped as in a JSON pointer (`."a/b"` -> `/a~1b`), so both spellings compare equal.
+    """
+    if text.startswith("."):
+        keys = jq_path_keys(text)
+        if keys is None:
+            return None
+        text = "/" + "/".join(k.replace("~", "~0").replace("/", "~1") for k in keys)
+    parts = [p for p in text.split("/") if p and not p.isdigit()]
+    return "/" + "/".join(parts)

@@ -28,7 +28,11 @@ from headway.controllers.app.deletion_steps import (
     keep_delete_hook_finalizers,
     step_deletion,
 )
-from headway.controllers.app.diff_settings import ComparisonRules, SystemDiffReader
+from headway.controllers.app.diff_settings import (
+    ComparisonRules,
+    SystemDiffReader,
+    hidden_release_warnings,
+)
 from headway.controllers.app.journal import record_operation_step
 from headway.controllers.app.live import (
     LiveReader,
@@ -446,7 +450,10 @@ class ApplicationController:
             return self._write(raw, status, min(self._poll, LIVE_UNKNOWN_RETRY_SECONDS), app)
         status.update(report.compared_status(raw, comparison, desired_state.revisions, self._now()))
         status["conditions"] = report.comparison_conditions(
-            comparison, desired_state.warnings, self._now()
+            comparison,
+            desired_state.warnings,
+            self._now(),
+            system_warnings=hidden_release_warnings(rules.hidden, desired_state.objects),
         )
         status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:

@@ -10,9 +10,12 @@ is `model.argocd_diff`'s, shared with `headway validate` and `headway check`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
+from headway.check.system_ignore_risk import HiddenRelease, releases_hidden_by
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster
@@ -26,6 +29,7 @@ __all__ = [
     "ComparisonRules",
     "SystemDiff",
     "SystemDiffReader",
+    "hidden_release_warnings",
     "problem_lines",
     "read_diff_customizations",
 ]
@@ -47,12 +51,36 @@ def read_diff_customizations(
 
 
 def problem_lines(settings: DiffCustomizations) -> list[str]:
-    """`argocd-cm: KEY: message` for each problem, warnings marked: what `headway serve`
-    prints at start (the controller then reads argocd-cm again on its own)."""
-    return [
+    """`argocd-cm: KEY: message` for each problem, warnings marked, then a warning for each
+    rule that hides a release (`headway check`'s HW322 judgement): what `headway serve`
+    prints at start (the controller then reads argocd-cm again on its own, and reports the
+    hidden releases on the Applications that deploy the kinds concerned)."""
+    problems = [
         f"{ARGOCD_CM_NAME}: {p.key}: {'' if p.error else 'warning: '}{p.message}"
         for p in settings.problems
     ]
+    hidden = [f"{ARGOCD_CM_NAME}: {h.key}: warning: {h.message}" for h in _hidden(settings)]
+    return problems + hidden
+
+
+def _hidden(settings: DiffCustomizations) -> tuple[HiddenRelease, ...]:
+    return tuple(h for rule in settings.ignores for h in releases_hidden_by(rule))
+
+
+def hidden_release_warnings(
+    hidden: Sequence[HiddenRelease], objects: Iterable[dict[str, Any]]
+) -> list[str]:
+    """The messages of the `hidden` releases that concern a kind among `objects` (an app's
+    rendered objects): an app deploying no Rollout is not told about a rule on Rollouts."""
+    if not hidden:
+        return []
+    deployed = {(_group(o), str(o.get("kind") or "")) for o in objects}
+    return [h.message for h in hidden if deployed.intersection(h.targets)]
+
+
+def _group(obj: dict[str, Any]) -> str:
+    api_version = str(obj.get("apiVersion") or "")
+    return api_version.rpartition("/")[0]
 
 
 def _read(store: Cluster, namespace: str) -> tuple[DiffCustomizations, str]:
@@ -77,6 +105,7 @@ class SystemDiff:
     options: CompareOptions = _DEFAULT_OPTIONS
     error: str = ""
     identity: str = ""
+    hidden: tuple[HiddenRelease, ...] = ()  # the rules that hide a release (HW322)
 
     @classmethod
     def of(cls, settings: DiffCustomizations, *, identity: str = "") -> SystemDiff:
@@ -88,17 +117,19 @@ class SystemDiff:
             rules = ()
         if problems:
             return cls(error="; ".join(problems), identity=identity)
-        return cls(rules, settings.compare, identity=identity)
+        return cls(rules, settings.compare, identity=identity, hidden=_hidden(settings))
 
 
 @dataclass(frozen=True)
 class ComparisonRules:
     """What one app's comparison runs under: its rules (its own, then the system-wide
-    ones), the compare options, and an identity for the comparison cache."""
+    ones), the compare options, and an identity for the comparison cache; `hidden`: the
+    system-wide rules that hide a release, for the app's warnings."""
 
     rules: tuple[CompiledRule, ...]
     options: CompareOptions
     identity: str
+    hidden: tuple[HiddenRelease, ...] = ()
 
     @classmethod
     def of(
@@ -108,7 +139,7 @@ class ComparisonRules:
         if system.error:
             raise IgnoreRuleError(system.error)
         identity = f"{app_identity} {system.identity}"
-        return cls((*app_rules, *system.rules), system.options, identity)
+        return cls((*app_rules, *system.rules), system.options, identity, system.hidden)
 
 
 class SystemDiffReader:

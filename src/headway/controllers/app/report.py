@@ -81,11 +81,17 @@ def live_images(live: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def comparison_conditions(
-    comparison: Comparison, render_warnings: Sequence[str], now: datetime
+    comparison: Comparison,
+    render_warnings: Sequence[str],
+    now: datetime,
+    *,
+    system_warnings: Sequence[str] = (),
 ) -> list[Obj]:
+    """`system_warnings`: argocd-cm's system-wide rules that hide a release of this app."""
     out = [condition("SharedResourceWarning", s, now) for s in comparison.shared]
     out += [condition("ComparisonWarning", w, now) for w in render_warnings]
     out += [condition("IgnoreDifferencesWarning", w, now) for w in comparison.ignore_warnings]
+    out += [condition("IgnoreDifferencesWarning", w, now) for w in system_warnings]
     return out
 
 
