@@ -24,6 +24,7 @@ from headway.check.system_ignore_risk import releases_hidden_by
 from headway.clock import VirtualClock
 from headway.controllers.app.diff_settings import (
     REREAD_SECONDS,
+    SystemDiffReader,
     problem_lines,
     read_diff_customizations,
 )
@@ -84,3 +85,20 @@ def test_serve_prints_the_hidden_release_with_the_check_judgement(
     assert [h.key for h in shared] == [IMAGE_RULE]  # Argo CD's documented rule stays quiet
     assert problem_lines(settings) == [f"argocd-cm: {IMAGE_RULE}: warning: {shared[0].message}"]
     assert "kubectl-edit owns on every Deployment" in shared[0].message
+
+
+def test_serve_prints_a_changed_argocd_cm_reading_once(tmp_path: Path, clock: VirtualClock) -> None:
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
+    printed: list[str] = []
+    reader = SystemDiffReader(h.store, clock, announce=printed.append)
+    _argocd_cm(h, {IMAGE_RULE: "jsonPointers:\n- /spec/replicas\n"})
+    reader.current()
+    assert printed == []  # the first reading's lines are printed at start
+    _argocd_cm(h, {IMAGE_RULE: HIDES_IMAGES})
+    clock.advance(REREAD_SECONDS)
+    reader.current()
+    assert len(printed) == 1 and printed[0].startswith(f"argocd-cm: {IMAGE_RULE}: warning: ")
+    assert "is not a plain path" in printed[0]
+    clock.advance(REREAD_SECONDS)
+    reader.current()  # the same resourceVersion: nothing printed again
+    assert len(printed) == 1

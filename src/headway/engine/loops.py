@@ -202,6 +202,7 @@ def _applications(parts: LoopParts) -> list[StepController]:
         app_namespaces=list(settings.app_namespaces),
         journal=parts.journal,
         shards=Shards(settings.shard, settings.shards) if settings.shards > 1 else None,
+        announce=_print_line,  # argocd-cm's problems again at each changed reading
     )
     if settings.apps is not None:  # publish once now, so the manager's first watch sees them
         for problem in DefinitionsWatcher(settings.apps).sync(parts.cluster) or []:
@@ -286,3 +287,7 @@ BUILDERS: Mapping[Loop, Callable[[LoopParts], list[StepController]]] = {
     Loop.APPLICATIONSETS: _applicationsets,
     Loop.MULTICLUSTER_ROLLOUTS: _multicluster_rollouts,
 }
+
+
+def _print_line(line: str) -> None:
+    print(line, flush=True)

@@ -10,7 +10,7 @@ step returns when it wants to be called again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -111,9 +111,11 @@ class ApplicationController:
         journal: DecisionJournal | None = None,
         shards: Shards | None = None,
         diff_settings: DiffCustomizations | None = None,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
         """`diff_settings`: argocd-cm's system-wide ignore rules and compare options, used as
-        given; None reads them from the store's argocd-cm (again every few seconds)."""
+        given; None reads them from the store's argocd-cm (again every few seconds), and
+        `announce` gets its problems and release-hiding rules at each changed reading."""
         self._store = store
         self._shards = shards  # None: every app is this controller's
         self._journal = journal or NullJournal()
@@ -129,7 +131,7 @@ class ApplicationController:
         self._projects = ProjectReader()
         self.comparisons = ComparisonCache()
         self._system = SystemDiffReader(
-            store, clock, namespace=control_namespace, fixed=diff_settings
+            store, clock, namespace=control_namespace, fixed=diff_settings, announce=announce
         )
         # (namespace, name) -> the resourceVersion of this controller's last status write.
         self._own_writes: dict[tuple[str, str], str] = {}

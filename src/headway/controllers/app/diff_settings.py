@@ -10,7 +10,7 @@ is `model.argocd_diff`'s, shared with `headway validate` and `headway check`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -147,7 +147,9 @@ class SystemDiffReader:
     passed on `clock` and compiled again only when its resourceVersion changed. A store that
     does not answer keeps the last reading (and, with none yet, is an error every comparison
     reports): the rules are never taken as gone. `fixed` settings (tests, embedders) are used
-    as given and never read."""
+    as given and never read. `announce` gets the `problem_lines` of each reading that
+    replaces an earlier one (`headway serve` prints them; those of the first reading are
+    printed at start)."""
 
     def __init__(
         self,
@@ -156,7 +158,9 @@ class SystemDiffReader:
         *,
         namespace: str = DEFAULT_APPS_NAMESPACE,
         fixed: DiffCustomizations | None = None,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
+        self._announce = announce
         self._store = store
         self._clock = clock
         self._namespace = namespace
@@ -177,6 +181,9 @@ class SystemDiffReader:
                 return SystemDiff(error=f"{ARGOCD_CM_NAME} could not be read: {err}")
             return self._current  # the last reading, until the store answers again
         if self._current is None or self._current.identity != version:
+            if self._current is not None and self._announce is not None:
+                for line in problem_lines(settings):
+                    self._announce(line)
             self._current = SystemDiff.of(settings, identity=version)
         self._read_until = now + timedelta(seconds=REREAD_SECONDS)
         return self._current
