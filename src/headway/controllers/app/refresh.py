@@ -9,6 +9,9 @@ once per read of the store rather than at every refresh); health is assessed ins
 comparison from the same live objects, so it is covered too. On a miss, the app's last
 comparison lends the results of every resource whose desired object and live object did not
 change (`compare_app(earlier=...)`), when the rules and the health assessment are the same.
+A rendered object the renderer hands back unchanged (the very dict: a document of a file the
+commit did not touch) keeps what was prepared from it, so that resource is lent on identity
+rather than after comparing two equal values.
 
 Except health that may change with time alone (a live object whose health script can read the
 clock, `HealthRegistry.reads_clock`): a comparison holding one is made again at every refresh
@@ -82,6 +85,17 @@ class _Latest:
     assess: Assess
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """An app's last preparation: the rendered objects (held, so that no other object can
+    take one's id while it is kept) and what `prepare_desired` made of each."""
+
+    objects: tuple[Obj, ...]
+    prepared: tuple[dict[str, Any], ...]
+    namespace: str
+    cluster_scoped: frozenset[tuple[str, str]]
+
+
 def _inputs(latest: _Latest) -> tuple[str, CompareOptions, Assess]:
     """What a comparison's per-resource results depend on besides the two objects."""
     return latest.rules_identity, latest.options, latest.assess
@@ -99,6 +113,7 @@ class ComparisonCache:
         self._max = max_entries
         self._entries: OrderedDict[Any, Refresh] = OrderedDict()
         self._prepared: dict[Any, tuple[dict[str, Any], ...]] = {}
+        self._last_prepared: dict[str, _Prepared] = {}
         self._latest: dict[str, _Latest] = {}
         self.hits = 0
         self.misses = 0
@@ -110,6 +125,7 @@ class ComparisonCache:
         for key in [k for k in self._prepared if k[0] == app]:
             del self._prepared[key]
         self._latest.pop(app, None)
+        self._last_prepared.pop(app, None)
 
     def refresh(
         self,
@@ -180,15 +196,54 @@ class ComparisonCache:
         prepared = self._prepared.get(key) if desired_state.fingerprint else None
         if prepared is None:
             objects = desired_state.objects
-            prepared = tuple(
-                prepare_desired(
-                    objects, app=app, namespace=namespace, cluster_scoped=cluster_scoped
-                )
+            prepared = self._prepare_anew(
+                app, objects, namespace=namespace, cluster_scoped=cluster_scoped
             )
             if len(self._prepared) > self._max:
                 self._prepared.clear()
             self._prepared[key] = prepared
         return prepared
+
+    def _prepare_anew(
+        self,
+        app: str,
+        objects: Sequence[Obj],
+        *,
+        namespace: str,
+        cluster_scoped: frozenset[tuple[str, str]],
+    ) -> tuple[dict[str, Any], ...]:
+        """`prepare_desired` of `objects`, except that a rendered object which is the very
+        object of the app's last preparation (a document of a file the commit did not change
+        is kept, not parsed again) takes the prepared object made from it then: the same
+        input under the same app, namespace and scoping. The comparison then finds it
+        identical to the one it compared last time and lends its result without comparing
+        the two values."""
+        last = self._last_prepared.get(app)
+        earlier: dict[int, dict[str, Any]] = {}
+        if last is not None and (last.namespace, last.cluster_scoped) == (
+            namespace,
+            cluster_scoped,
+        ):
+            earlier = {id(obj): done for obj, done in zip(last.objects, last.prepared, strict=True)}
+        made: list[dict[str, Any]] = []
+        for obj in objects:
+            kept = _taken(earlier, obj)
+            if kept is None:
+                [kept] = prepare_desired(
+                    [obj], app=app, namespace=namespace, cluster_scoped=cluster_scoped
+                )
+            made.append(kept)
+        prepared = tuple(made)
+        if len(self._last_prepared) > self._max and app not in self._last_prepared:
+            self._last_prepared.clear()
+        self._last_prepared[app] = _Prepared(tuple(objects), prepared, namespace, cluster_scoped)
+        return prepared
+
+
+def _taken(earlier: dict[int, dict[str, Any]], obj: Obj) -> dict[str, Any] | None:
+    """The prepared object made from `obj` last time, once (an object listed twice is
+    prepared afresh the second time, as before)."""
+    return earlier.pop(id(obj), None)
 
 
 def take_refresh_request(
