@@ -258,6 +258,15 @@ def phase(status: Mapping[str, Any]) -> str:
     return str((status.get("operationState") or {}).get("phase") or "")
 
 
+def apply_argocd_cm(h: Harness, data: dict[str, str]) -> None:
+    """Write the installation's `argocd-cm` ConfigMap (as an administrator would)."""
+    h.store.apply(
+        {"apiVersion": "v1", "kind": "ConfigMap",
+         "metadata": {"name": "argocd-cm", "namespace": APPS_NS}, "data": data},
+        field_manager="admin",
+    )  # fmt: skip
+
+
 def request_sync(h: Harness, name: str, **sync: Any) -> None:
     """What `headway app sync` writes: an `operation` on the Application."""
     operation = {"sync": dict(sync), "initiatedBy": {"username": "tester"}}

@@ -15,6 +15,7 @@ from app_harness import (
     APPS_NS,
     Harness,
     application,
+    apply_argocd_cm,
     config_map,
     deployment,
     make_harness,
@@ -32,14 +33,6 @@ from headway.controllers.app.diff_settings import (
 )
 
 SYSTEM_RULE = "resource.customizations.ignoreDifferences.apps_Deployment"
-
-
-def _argocd_cm(h: Harness, data: dict[str, str]) -> None:
-    h.store.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "argocd-cm", "namespace": APPS_NS}, "data": data},
-        field_manager="admin",
-    )  # fmt: skip
 
 
 def _sync_status(status: dict[str, Any]) -> str:
@@ -60,7 +53,7 @@ def test_a_system_wide_rule_makes_the_app_synced_from_the_next_reading_of_argocd
     h.run("shop", lambda s: _sync_status(s) == "Synced")
     _scaled_by_an_autoscaler(h)
     h.run("shop", lambda s: _sync_status(s) == "OutOfSync", steps=1)  # automated, no selfHeal
-    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers:\n- /spec/replicas\n"})
+    apply_argocd_cm(h, {SYSTEM_RULE: "jsonPointers:\n- /spec/replicas\n"})
     clock.advance(REREAD_SECONDS)
     status = h.run("shop", lambda s: _sync_status(s) == "Synced", steps=1)
     assert h.get("Deployment", "web")["spec"]["replicas"] == 4
@@ -71,7 +64,7 @@ def test_managed_fields_managers_in_argocd_cm_hand_a_field_to_its_writer(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(deployment("web"))})
-    _argocd_cm(h, {"resource.customizations.ignoreDifferences.all":
+    apply_argocd_cm(h, {"resource.customizations.ignoreDifferences.all":
                    "managedFieldsManagers:\n- kube-controller-manager\n"})  # fmt: skip
     h.install(application("shop", h.remote.url, path="app", automated={}))
     h.run("shop", lambda s: _sync_status(s) == "Synced")
@@ -89,7 +82,7 @@ def test_a_malformed_argocd_cm_rule_stops_every_comparison_naming_its_key(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers:\n- spec/replicas\n"})
+    apply_argocd_cm(h, {SYSTEM_RULE: "jsonPointers:\n- spec/replicas\n"})
     h.install(application("shop", h.remote.url, path="app", automated={"prune": True}))
     status = h.run("shop", lambda s: bool(s.get("conditions")), steps=1)
     (condition,) = status["conditions"]
@@ -104,7 +97,7 @@ def test_a_malformed_argocd_cm_rule_stops_every_comparison_naming_its_key(
 
 def test_serve_names_each_argocd_cm_problem_at_start(tmp_path: Path, clock: VirtualClock) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [spec/replicas]",
+    apply_argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [spec/replicas]",
                    "resource.compareoptions": "ignoreResourceStatusField: crds"})  # fmt: skip
     assert problem_lines(read_diff_customizations(h.store)) == [
         f'argocd-cm: {SYSTEM_RULE}: jsonPointers: "spec/replicas" is not a JSON pointer '
@@ -134,7 +127,7 @@ def test_a_store_that_does_not_answer_never_drops_the_system_rules(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    _argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [/spec/replicas]"})
+    apply_argocd_cm(h, {SYSTEM_RULE: "jsonPointers: [/spec/replicas]"})
     store = _Unanswering(h.store)
     store.down = True
     first = SystemDiffReader(cast(Cluster, store), clock).current()

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from app_harness import (
-    APPS_NS,
-    Harness,
     application,
+    apply_argocd_cm,
     config_map,
     deployment,
     make_harness,
@@ -31,14 +30,6 @@ from headway.controllers.app.diff_settings import (
 
 IMAGE_RULE = "resource.customizations.ignoreDifferences.apps_Deployment"
 HIDES_IMAGES = "jqPathExpressions:\n- .spec.template.spec.containers[] | .image\n"
-
-
-def _argocd_cm(h: Harness, data: dict[str, str]) -> None:
-    h.store.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap",
-         "metadata": {"name": "argocd-cm", "namespace": APPS_NS}, "data": data},
-        field_manager="admin",
-    )  # fmt: skip
 
 
 def _hidden_warnings(status: dict[str, Any]) -> list[str]:
@@ -61,14 +52,14 @@ def test_an_app_deploying_the_hidden_kind_carries_the_warning_until_the_rule_is_
         clock,
         {"web/all.yaml": manifests(deployment("web")), "cfg/all.yaml": manifests(config_map("c"))},
     )
-    _argocd_cm(h, {IMAGE_RULE: HIDES_IMAGES})
+    apply_argocd_cm(h, {IMAGE_RULE: HIDES_IMAGES})
     h.install(application("web", h.remote.url, path="web", automated={}))
     h.install(application("cfg", h.remote.url, path="cfg", automated={}))
     status = h.run("web", lambda s: _synced(s) and bool(_hidden_warnings(s)))
     (message,) = _hidden_warnings(status)
     assert "is not a plain path" in message and "Deployment" in message
     assert _hidden_warnings(h.run("cfg", _synced)) == []  # no Deployment: not concerned
-    _argocd_cm(h, {IMAGE_RULE: "jsonPointers:\n- /spec/replicas\n"})
+    apply_argocd_cm(h, {IMAGE_RULE: "jsonPointers:\n- /spec/replicas\n"})
     clock.advance(REREAD_SECONDS)
     h.run("web", lambda s: _synced(s) and not _hidden_warnings(s))
 
@@ -77,7 +68,7 @@ def test_serve_prints_the_hidden_release_with_the_check_judgement(
     tmp_path: Path, clock: VirtualClock
 ) -> None:
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
-    _argocd_cm(h, {IMAGE_RULE: "managedFieldsManagers:\n- kubectl-edit\n",
+    apply_argocd_cm(h, {IMAGE_RULE: "managedFieldsManagers:\n- kubectl-edit\n",
                    "resource.customizations.ignoreDifferences.all":
                    "managedFieldsManagers:\n- kube-controller-manager\n"})  # fmt: skip
     settings = read_diff_customizations(h.store)
@@ -91,10 +82,10 @@ def test_serve_prints_a_changed_argocd_cm_reading_once(tmp_path: Path, clock: Vi
     h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("settings"))})
     printed: list[str] = []
     reader = SystemDiffReader(h.store, clock, announce=printed.append)
-    _argocd_cm(h, {IMAGE_RULE: "jsonPointers:\n- /spec/replicas\n"})
+    apply_argocd_cm(h, {IMAGE_RULE: "jsonPointers:\n- /spec/replicas\n"})
     reader.current()
     assert printed == []  # the first reading's lines are printed at start
-    _argocd_cm(h, {IMAGE_RULE: HIDES_IMAGES})
+    apply_argocd_cm(h, {IMAGE_RULE: HIDES_IMAGES})
     clock.advance(REREAD_SECONDS)
     reader.current()
     assert len(printed) == 1 and printed[0].startswith(f"argocd-cm: {IMAGE_RULE}: warning: ")
