@@ -11,11 +11,9 @@ step returns when it wants to be called again.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from headway import kubetime
 from headway.clock import Clock
 from headway.cluster.errors import ClusterError, Conflict, NotFound
 from headway.cluster.events import record_event
@@ -37,11 +35,18 @@ from headway.controllers.app.journal import record_operation_step
 from headway.controllers.app.live import (
     LiveReader,
     LiveStateUnknown,
-    existing_namespaces,
     orphans,
 )
 from headway.controllers.app.metrics import AppMetrics
 from headway.controllers.app.names import APP_API_VERSION
+from headway.controllers.app.operation_steps import (
+    OperationEdges,
+    Setup,
+    auto_sync,
+    cluster_scoped_crds,
+    step_unless_window_closed,
+    take_operation,
+)
 from headway.controllers.app.project import ProjectGuard, ProjectReader
 from headway.controllers.app.refresh import ComparisonCache, take_refresh_request
 from headway.controllers.app.sources import (
@@ -49,8 +54,6 @@ from headway.controllers.app.sources import (
     DesiredState,
     SourceReader,
 )
-from headway.controllers.app.sync_executor import ExecutorInput, step_operation
-from headway.controllers.app.sync_tasks_io import FIELD_MANAGER, StatusReplacing
 from headway.controllers.cluster_registry import ClusterRegistry, UnknownDestination
 from headway.controllers.sharding import Shards
 from headway.decisions import DecisionJournal, NullJournal
@@ -65,34 +68,14 @@ from headway.model.yamlload import Document
 from headway.redaction import redact_url_credentials, redact_urls_in
 from headway.source.spec import raw_sources
 from headway.sync import project as project_rules
-from headway.sync.autosync import (
-    AutoSyncAction,
-    AutoSyncDecision,
-    ResourceState,
-    decide_auto_sync,
-)
 from headway.sync.comparison import CONTROL_NAMESPACE, Comparison, instance_name
-from headway.sync.operation_state import OperationPhase, OperationState
-from headway.sync.options import SyncOptions, parse_option_items
-from headway.sync.windows import AppTarget, window_decision
+from headway.sync.operation_state import OperationPhase
 
 __all__ = ["APP_API_VERSION", "CONTROL_NAMESPACE", "ApplicationController", "Setup"]
 
 # How soon an app whose live state the cluster would not give (403, a persisting 429) looks
 # again: the condition says why meanwhile.
 LIVE_UNKNOWN_RETRY_SECONDS = 30.0
-
-
-@dataclass
-class Setup:
-    """What a step works out before comparing: the parsed app, its cluster, its project
-    guard, and any condition that stops it there."""
-
-    raw: Obj
-    app: Application | None = None
-    cluster: Cluster | None = None
-    guard: ProjectGuard | None = None
-    conditions: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ApplicationController:
@@ -152,6 +135,18 @@ class ApplicationController:
             poll_seconds=poll_seconds,
             control_namespace=control_namespace,
         )
+        self._operation_edges = OperationEdges(
+            store=store,
+            health=self._health,
+            reader=self._reader,
+            cluster_scoped=self._cluster_scoped,
+            instance=self._instance,
+            condition=self._condition,
+            event=self._event,
+            diverged=self._diverged,
+            now=self._now,
+            poll_seconds=poll_seconds,
+        )
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -192,7 +187,7 @@ class ApplicationController:
             status["conditions"] = setup.conditions
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}
             return self._write(raw, status, self._poll, None)
-        raw, state = self._take_operation(setup, status)
+        raw, state = take_operation(self._operation_edges, setup, status)
         if state is not None:
             status["operationState"] = state
         return self._reconcile_parsed(setup, raw, status)
@@ -273,7 +268,7 @@ class ApplicationController:
         self, cluster: Cluster, objects: Sequence[Mapping[str, Any]]
     ) -> frozenset[tuple[str, str]]:
         """Kinds with no namespace: what the cluster serves so, and the app's own CRDs."""
-        return self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(objects)
+        return self._reader(cluster).cluster_scoped() | cluster_scoped_crds(objects)
 
     def _delete(self, raw: Obj, setup: Setup, status: Obj) -> float | None:
         """A deleted Application: one step of `deletion_steps` (PreDelete hooks, cascade,
@@ -363,57 +358,6 @@ class ApplicationController:
     def _now(self) -> datetime:
         return self._clock.now()
 
-    # -- operations ---------------------------------------------------------------------------
-
-    def _take_operation(self, setup: Setup, status: Obj) -> tuple[Obj, Obj | None]:
-        """Move a requested `operation` into `status.operationState` (unless one runs).
-
-        Taking is one write: the request is removed and the Running state written together,
-        preconditioned on the resourceVersion the decision was read at. Done as two writes,
-        a second `app sync` landing between them saw neither a request nor a running
-        operation, was accepted, and its hooks ran again after the first.
-        """
-        raw = setup.raw
-        requested = raw.get("operation")
-        current = status.get("operationState")
-        if not isinstance(requested, Mapping) or ops.is_running(current):
-            return raw, None
-        if not isinstance(self._store, StatusReplacing):
-            raise TypeError("the control-plane store must write an object with its status")
-        assert setup.app is not None
-        state = ops.new_operation_state(requested, now=self._now(), revisions=())
-        refusal = self._window_refusal(setup, manual=True)
-        if refusal is not None:
-            message = f"Cannot sync: {refusal}"
-            state = ops.ended(state, phase=OperationPhase.FAILED, message=message, now=self._now())
-        body = {k: v for k, v in raw.items() if k not in ("operation", "status")}
-        taken = {**body, "status": {**(raw.get("status") or {}), "operationState": state}}
-        try:
-            raw = self._store.update(taken, field_manager=FIELD_MANAGER, with_status=True)
-        except Conflict:  # changed since read (a withdrawn request, say): look again
-            return raw, None
-        setup.raw = raw
-        return raw, state
-
-    def _window_refusal(
-        self, setup: Setup, *, manual: bool, started_at: datetime | None = None
-    ) -> str | None:
-        """Why the project's sync windows forbid syncing now; `started_at` for an operation
-        already running (which `syncOverrun` lets finish)."""
-        assert setup.app is not None and setup.guard is not None
-        destination = setup.app.spec.destination
-        target = AppTarget(
-            name=setup.app.name,
-            namespace=destination.namespace or "",
-            server=setup.guard.server,
-            cluster_name=setup.guard.cluster_name,
-        )
-        windows = setup.guard.project.spec.sync_windows
-        decision = window_decision(
-            self._now(), windows, app=target, manual=manual, operation_started_at=started_at
-        )
-        return None if decision.allowed else decision.reason
-
     # -- compare and act ----------------------------------------------------------------------
 
     def _reconcile_parsed(self, setup: Setup, raw: Obj, status: Obj) -> float | None:
@@ -459,9 +403,21 @@ class ApplicationController:
         )
         status["conditions"] += self._orphan_warning(setup, cluster)
         if running and state is not None:
-            wait = self._step_unless_window_closed(setup, raw, status, comparison, rules.rules)
+            wait = step_unless_window_closed(
+                self._operation_edges,
+                setup,
+                status=status,
+                comparison=comparison,
+                rules=rules.rules,
+            )
         else:
-            wait = self._auto_sync(setup, status, comparison, desired_state.revisions)
+            wait = auto_sync(
+                self._operation_edges,
+                setup,
+                status=status,
+                comparison=comparison,
+                revisions=desired_state.revisions,
+            )
         return self._write(raw, status, wait, app)
 
     def _end_in_error(self, status: Obj, raw: Obj, app: Application, message: str) -> None:
@@ -497,131 +453,6 @@ class ApplicationController:
         named = ", ".join(str(k) for k in found[:5]) + (" ..." if len(found) > 5 else "")
         message = f"Application has {len(found)} orphaned resources ({named})"
         return [self._condition("OrphanedResourceWarning", message)]
-
-    def _sync_options(self, app: Application, state: Mapping[str, Any]) -> SyncOptions:
-        policy = app.spec.sync_policy
-        items = list(policy.sync_options if policy else ())
-        items += OperationState.from_dict(state).request.sync_options
-        return parse_option_items(items).options
-
-    def _step_unless_window_closed(
-        self, setup: Setup, raw: Obj, status: Obj, comparison: Comparison, rules: Any
-    ) -> float:
-        """A deny window opening (or an allow window closing) holds a running operation
-        between units, unless the windows allow overrun; it resumes when syncing is allowed."""
-        state = OperationState.from_dict(status["operationState"])
-        refusal = None
-        if state.phase is not OperationPhase.TERMINATING:
-            started = kubetime.parse_time(state.started_at)
-            refusal = self._window_refusal(setup, manual=not state.automated, started_at=started)
-        if refusal is None:
-            return self._step(setup, raw, status, comparison, rules)
-        message = f"Sync operation blocked by sync window: {refusal}"
-        status["operationState"] = replace(state, message=message).to_dict()
-        return min(self._poll, 60.0)
-
-    def _step(
-        self, setup: Setup, raw: Obj, status: Obj, comparison: Comparison, rules: Any
-    ) -> float:
-        app, cluster, guard = setup.app, setup.cluster, setup.guard
-        assert app is not None and cluster is not None and guard is not None
-        state = status["operationState"]
-        wait = ops.retry_wait(state, self._now())
-        if wait > 0:
-            return wait
-        scoped = self._reader(cluster).cluster_scoped() | _cluster_scoped_crds(comparison.desired)
-        outcome = step_operation(
-            ExecutorInput(
-                cluster=cluster,
-                app=self._instance(app),
-                namespace=app.spec.destination.namespace or "",
-                state=state,
-                desired=comparison.desired,
-                live=comparison.live,
-                plan_options=self._sync_options(app, state),
-                now=self._now(),
-                assess=self._health.assess,
-                modified=comparison.modified,
-                prune_confirmed=ops.prune_confirmed(raw, state),
-                rules=rules,
-                refuse=replace(guard, cluster_scoped=scoped).resource,
-                existing_namespaces=existing_namespaces(cluster),
-                cluster_scoped=self._cluster_scoped(cluster, comparison.desired),
-                namespace_metadata=(
-                    app.spec.sync_policy.managed_namespace_metadata
-                    if app.spec.sync_policy
-                    else None
-                ),
-            )
-        )
-        status["operationState"] = outcome.state
-        retry = ops.retry_after_failure(outcome.state, self._now()) if outcome.finished else None
-        if retry is not None:
-            status["operationState"], delay = retry
-            return delay
-        if outcome.finished:
-            status["history"] = ops.append_history(
-                status.get("history") or [],
-                outcome.state,
-                sources=raw_sources(raw),
-                limit=app.spec.revision_history_limit,
-            )
-            return 0.0  # compare again at once, against what the sync left
-        return outcome.requeue_after if outcome.requeue_after is not None else 0.0
-
-    def _auto_sync(
-        self, setup: Setup, status: Obj, comparison: Comparison, revisions: tuple[str, ...]
-    ) -> float:
-        app = setup.app
-        assert app is not None
-        diverged = self._diverged(setup.raw)
-        if diverged:  # a rollback Git has not taken yet: re-syncing the tip would undo it
-            status["conditions"] += diverged
-            return self._poll
-        policy = app.spec.sync_policy
-        revision = revisions[0] if revisions else ""
-        decision = decide_auto_sync(
-            self._now(),
-            automated=policy.automated if policy else None,
-            out_of_sync=comparison.sync_status == "OutOfSync",
-            revision=revision,
-            resources=[
-                ResourceState(r.status == "Synced", r.requires_pruning)
-                for r in comparison.resources
-                if not r.hook
-            ],
-            last=ops.last_operation(status.get("operationState")),
-            retry=policy.retry if policy else None,
-            deleting=(setup.raw.get("metadata") or {}).get("deletionTimestamp") is not None,
-        )
-        if decision.action is AutoSyncAction.SYNC_ERROR:
-            status["conditions"].append(self._condition("SyncError", decision.reason))
-            return self._poll
-        if decision.action is AutoSyncAction.WAIT and decision.at is not None:
-            return max(0.0, (decision.at - self._now()).total_seconds())
-        if decision.action is not AutoSyncAction.SYNC:
-            return self._poll
-        return self._start_automated(setup, status, decision, revisions)
-
-    def _start_automated(
-        self, setup: Setup, status: Obj, decision: AutoSyncDecision, revisions: tuple[str, ...]
-    ) -> float:
-        refusal = self._window_refusal(setup, manual=False)
-        if refusal is not None:
-            self._event(setup.raw, "SyncWindowBlocked", f"automated sync skipped: {refusal}")
-            return min(self._poll, 60.0)
-        operation = ops.sync_operation(
-            initiated_by="automated",
-            automated=True,
-            revisions=revisions,
-            prune=decision.prune,
-            self_heal_attempts=decision.self_heal_attempts,
-        )
-        status["operationState"] = ops.new_operation_state(
-            operation, now=self._now(), revisions=revisions, retry_count=decision.failed_reattempts
-        )
-        self._event(setup.raw, "OperationStarted", decision.reason)
-        return 0.0
 
     def _event(self, raw: Obj, reason: str, message: str, *, warning: bool = False) -> None:
         try:
@@ -661,9 +492,15 @@ class ApplicationController:
         project = app.spec.project if app else ""
         self._remember_settled(raw, status)
         looked = self._clock.now().timestamp()
-        self.metrics.observe(report.metrics_sample(
-            raw, status, project, observed_at=looked, policy=app.spec.sync_policy if app else None
-        ))
+        self.metrics.observe(
+            report.metrics_sample(
+                raw,
+                status,
+                project,
+                observed_at=looked,
+                policy=app.spec.sync_policy if app else None,
+            )
+        )
         if not report.worth_writing(old, status, now=self._now(), restamp_seconds=self._poll):
             return wait
         # A write that starts an operation (the automated policy's) or carries a running one
@@ -698,17 +535,6 @@ class ApplicationController:
         return wait
 
 
-def _cluster_scoped_crds(objects: Sequence[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
-    """Kinds a CustomResourceDefinition in the app itself declares cluster-scoped."""
-    found = set()
-    for obj in objects:
-        spec = obj.get("spec") or {}
-        if obj.get("kind") == "CustomResourceDefinition" and spec.get("scope") == "Cluster":
-            found.add((str(spec.get("group") or ""), str((spec.get("names") or {}).get("kind"))))
-    return frozenset(found)
-
-
 def _where(raw: Mapping[str, Any]) -> str:
     meta = raw.get("metadata") or {}
     return f"Application {meta.get('namespace', '')}/{meta.get('name', '')}"
-
