@@ -145,8 +145,8 @@ class SourceReader:
         self._rendered: dict[tuple[str, str], DesiredState] = {}
         self._shas: dict[tuple[str, str], str] = {}
         self._trees: dict[str, GitTree] = {}
-        # Per app, destination namespace and source parameters: the last identity computed.
-        self._identities: dict[tuple[str, str, str], _KnownIdentity] = {}
+        # Per app and what its renders read besides Git (`_identity_key`): the last identity.
+        self._identities: dict[tuple[str, str, str, str], _KnownIdentity] = {}
         # Per commit pair: every path a file changed at, and every directory above one.
         self._touched: dict[tuple[str, str], frozenset[str]] = {}
         # Per pair of an app's commit tuples (old, then new): every `<source index>:<path>`
@@ -243,7 +243,7 @@ class SourceReader:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
         try:
-            fingerprint = self._fingerprint(app.name, namespace, resolved, sources, requests)
+            fingerprint = self._fingerprint(app, namespace, resolved, sources, requests)
         except SourceError as err:
             return DesiredState((), shas, (f"{err}",))
         known = self._rendered.get((app.name, fingerprint))
@@ -258,7 +258,7 @@ class SourceReader:
 
     def _fingerprint(
         self,
-        app: str,
+        app: Application,
         namespace: str,
         resolved: Sequence[ResolvedSource],
         sources: Sequence[ApplicationSource],
@@ -270,7 +270,7 @@ class SourceReader:
         not touch keeps it: one set lookup per source, after one tree diff per commit pair,
         instead of choosing the renderer and looking its inputs up again."""
         shas = tuple(r.sha for r in resolved)
-        key = (app, namespace, json.dumps(list(sources), sort_keys=True, default=str))
+        key = _identity_key(app, namespace, sources)
         known = self._identities.get(key)
         if known is not None and (known.shas == shas or self._untouched(known, resolved, shas)):
             known.shas = shas
@@ -386,6 +386,17 @@ class SourceReader:
                 if isinstance(d.obj, Mapping)
             )
         return DesiredState(tuple(objects), shas, tuple(errors), tuple(warnings), fingerprint)
+
+
+def _identity_key(
+    app: Application, namespace: str, sources: Sequence[ApplicationSource]
+) -> tuple[str, str, str, str]:
+    """Everything but Git content that `render_requests` hands a render (the reader's own
+    plugin catalog and chart fetcher aside): the app's name, destination namespace and
+    project (`ARGOCD_APP_PROJECT_NAME`, which Jsonnet, plugins and Kustomize annotations
+    can read) and its sources. A kept identity is reused only under the same key."""
+    parameters = json.dumps(list(sources), sort_keys=True, default=str)
+    return (app.name, namespace, app.spec.project, parameters)
 
 
 def _with_parents(path: str) -> list[str]:
