@@ -143,6 +143,8 @@ class SourceReader:
         self._poll = poll_seconds
         self._fetched_at: dict[str, float] = {}
         self._rendered: dict[tuple[str, str], DesiredState] = {}
+        # When each kept render that failed was made (`_retry_due`), by the same key.
+        self._failed_at: dict[tuple[str, str], float] = {}
         self._shas: dict[tuple[str, str], str] = {}
         self._trees: dict[str, GitTree] = {}
         # Per app and what its renders read besides Git (`_identity_key`): the last identity.
@@ -171,6 +173,7 @@ class SourceReader:
         if not hard:
             return
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != app_name}
+        self._failed_at = {k: v for k, v in self._failed_at.items() if k[0] != app_name}
         self._identities = {k: v for k, v in self._identities.items() if k[0] != app_name}
         self._uncached.add(app_name)
 
@@ -246,15 +249,33 @@ class SourceReader:
             fingerprint = self._fingerprint(app, namespace, resolved, sources, requests)
         except SourceError as err:
             return DesiredState((), shas, (f"{err}",))
-        known = self._rendered.get((app.name, fingerprint))
-        if known is not None:  # same content ids: the same objects, at a newer commit maybe
+        key = (app.name, fingerprint)
+        known = self._rendered.get(key)
+        # `known.errors` first: a render that worked costs no call (an untouched app's
+        # carry-over is a few lookups).
+        retry = known is not None and bool(known.errors) and self._retry_due(key)
+        if known is not None and not retry:  # same content ids: the same objects
             return DesiredState(known.objects, shas, known.errors, known.warnings, fingerprint)
-        state = self._render(requests, shas, fingerprint, cached=app.name not in self._uncached)
+        cached = not retry and app.name not in self._uncached
+        state = self._render(requests, shas, fingerprint, cached=cached)
         self._uncached.discard(app.name)
         if len(self._rendered) > 4 * 4096:
             self._rendered.clear()
-        self._rendered[(app.name, fingerprint)] = state
+            self._failed_at.clear()
+        self._rendered[key] = state
+        if state.errors:
+            self._failed_at[key] = self._clock.monotonic()
+        else:
+            self._failed_at.pop(key, None)
         return state
+
+    def _retry_due(self, key: tuple[str, str]) -> bool:
+        """Whether the kept render under `key`, which failed, did so a poll interval ago or
+        more. A failure may come from outside Git (a plugin's service, a chart dependency's
+        repository, a timeout under load), so it is tried again, without the render cache,
+        as a fetch would be; a render that worked is kept until its inputs change."""
+        failed_at = self._failed_at.get(key)
+        return failed_at is None or self._clock.monotonic() - failed_at >= self._poll
 
     def _fingerprint(
         self,
