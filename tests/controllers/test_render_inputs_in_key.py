@@ -117,9 +117,17 @@ def _set(*path: str, value: Any) -> Edit:
         (_set("metadata", "name", value="web2"), "app", "web2"),
         (_set("spec", "destination", "namespace", value="shop"), "ns", "shop"),
         (
-            _set("spec", "source", "directory", "jsonnet", "extVars", value=[
-                *_JSONNET_VARS[:3], {"name": "flag", "value": "two"},
-            ]),
+            _set(
+                "spec",
+                "source",
+                "directory",
+                "jsonnet",
+                "extVars",
+                value=[
+                    *_JSONNET_VARS[:3],
+                    {"name": "flag", "value": "two"},
+                ],
+            ),
             "flag",
             "two",
         ),
@@ -219,18 +227,30 @@ def test_a_changed_plugin_definition_renders_again_through_a_shared_render_cache
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (_set("spec", "source", "helm", value={"valuesObject": {"flag": "object"}}),
-         {"flag": "object", "release": "web", "ns": "demo"}),
-        (_set("spec", "source", "helm", value={"parameters": [{"name": "flag", "value": "p"}]}),
-         {"flag": "p", "release": "web", "ns": "demo"}),
-        (_set("spec", "source", "helm", value={"values": "flag: inline\n"}),
-         {"flag": "inline", "release": "web", "ns": "demo"}),
-        (_set("spec", "source", "helm", value={"releaseName": "shop"}),
-         {"flag": "chart", "release": "shop", "ns": "demo"}),
-        (_set("metadata", "name", value="web2"),
-         {"flag": "chart", "release": "web2", "ns": "demo"}),
-        (_set("spec", "destination", "namespace", value="shop"),
-         {"flag": "chart", "release": "web", "ns": "shop"}),
+        (
+            _set("spec", "source", "helm", value={"valuesObject": {"flag": "object"}}),
+            {"flag": "object", "release": "web", "ns": "demo"},
+        ),
+        (
+            _set("spec", "source", "helm", value={"parameters": [{"name": "flag", "value": "p"}]}),
+            {"flag": "p", "release": "web", "ns": "demo"},
+        ),
+        (
+            _set("spec", "source", "helm", value={"values": "flag: inline\n"}),
+            {"flag": "inline", "release": "web", "ns": "demo"},
+        ),
+        (
+            _set("spec", "source", "helm", value={"releaseName": "shop"}),
+            {"flag": "chart", "release": "shop", "ns": "demo"},
+        ),
+        (
+            _set("metadata", "name", value="web2"),
+            {"flag": "chart", "release": "web2", "ns": "demo"},
+        ),
+        (
+            _set("spec", "destination", "namespace", value="shop"),
+            {"flag": "chart", "release": "web", "ns": "shop"},
+        ),
     ],
     ids=["valuesObject", "parameters", "values", "releaseName", "app-name", "namespace"],
 )
