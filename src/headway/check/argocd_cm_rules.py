@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from headway.check.context import CheckContext
@@ -20,9 +20,9 @@ from headway.model.argocd_cm import ARGOCD_CM_NAME
 from headway.model.yamlload import Document
 
 if TYPE_CHECKING:  # imported where an argocd-cm is met: it brings jq and the Application model
-    from headway.model.argocd_diff import SystemIgnore
+    from headway.model.argocd_diff import CompareOptions, SystemIgnore
 
-__all__ = ["SystemEntry", "system_entries", "system_rule_errors"]
+__all__ = ["SystemEntry", "compare_options", "system_entries", "system_rule_errors"]
 
 
 @dataclass(frozen=True)
@@ -84,3 +84,31 @@ def _entries(ctx: CheckContext) -> tuple[tuple[SystemEntry, ...], tuple[str, ...
             }
             found.append(SystemEntry(doc, rule, entry))
     return tuple(found), tuple(errors)
+
+
+def compare_options(ctx: CheckContext) -> CompareOptions:
+    """The `resource.compareoptions` of the repository's `argocd-cm` ConfigMaps that set it
+    (Argo CD's defaults when none does). Where they disagree (one per environment, say), the
+    options that compare the most: a change either controller would report is shown."""
+    from headway.model.argocd_diff import COMPARE_OPTIONS_KEY, CompareOptions, diff_customizations
+
+    found = {
+        diff_customizations(data).compare
+        for doc in ctx.objects_of_kind("ConfigMap")
+        if name_of(doc.obj) == ARGOCD_CM_NAME
+        and COMPARE_OPTIONS_KEY in (data := as_dict(as_dict(doc.obj).get("data")))
+    }
+    if len(found) <= 1:
+        return next(iter(found), CompareOptions())
+    return _comparing_most(tuple(found))
+
+
+def _comparing_most(options: Sequence[CompareOptions]) -> CompareOptions:
+    """Status compared where any of `options` compares it; aggregated roles' rules left
+    out only where all of them leave them out."""
+    from headway.model.argocd_diff import StatusScope
+
+    scopes = {o.ignore_status for o in options}
+    scope = next(s for s in (StatusScope.NONE, StatusScope.CRD, StatusScope.ALL) if s in scopes)
+    ignore_roles = all(o.ignore_aggregated_roles for o in options)
+    return replace(options[0], ignore_status=scope, ignore_aggregated_roles=ignore_roles)

@@ -65,7 +65,12 @@ def diff(  # noqa: PLR0917 (typer maps each parameter to an option)
     plugins_dir: PluginsDirOption = None,
     plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
 ) -> None:
-    """Render every Application a change affects at both revisions and show the difference."""
+    """Render every Application a change affects at both revisions and show the difference.
+
+    Resources are compared as the controller will compare them after the merge: with the
+    HEAD Application's ignoreDifferences and the repository's argocd-cm system-wide rules
+    and resource.compareoptions at HEAD (the compare-options annotation concerns live
+    objects only, so it changes nothing between two renders)."""
     from headway.cli.diff_load import load_review, parse_range
     from headway.cli.diff_markdown import render_markdown
     from headway.cli.diff_report import render_json, render_text

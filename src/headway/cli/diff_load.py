@@ -34,6 +34,7 @@ from headway.cli.check import (
 from headway.cli.check_loader import RenderMemo, RepositoryLoader
 from headway.cli.check_transition import transition_findings
 from headway.diff import CompiledRule, IgnoreRuleError, compile_system_rules
+from headway.model.argocd_diff import CompareOptions
 from headway.model.diagnostics import Severity
 from headway.model.manifests import ParseMemo
 from headway.model.yamlload import Document
@@ -117,7 +118,10 @@ def load_review(
     )
     urls = _self_urls(repo, config)
     system, system_problems = _system_rules(head.context)
-    apps = _affected(base, head, changed, urls=urls, findings=findings, system=system)
+    options = argocd_cm_rules.compare_options(head.context)
+    apps = _affected(
+        base, head, changed, urls=urls, findings=findings, system=system, options=options
+    )
     return Review(
         base=spec.base,
         head=spec.head,
@@ -151,9 +155,7 @@ class _DrillMemo:
     the change left alone, and replaying a Rollout is the costliest rule."""
 
     engine: DrillEngine
-    verdicts: dict[tuple[object, ...], tuple[Document, DrillVerdict]] = field(
-        default_factory=dict
-    )
+    verdicts: dict[tuple[object, ...], tuple[Document, DrillVerdict]] = field(default_factory=dict)
 
     def __call__(
         self,
@@ -202,6 +204,7 @@ def _affected(
     urls: frozenset[str],
     findings: tuple[list[Finding], list[Finding]],
     system: tuple[CompiledRule, ...],
+    options: CompareOptions,
 ) -> tuple[AppReview, ...]:
     before, after = base.apps(), head.apps()
     affected: dict[AppKey, tuple[AppRenders, tuple[str, ...]]] = {}
@@ -218,6 +221,7 @@ def _affected(
             findings=marked.get(key[1], ()),
             errors=_render_errors(key, base=base, head=head),
             system_rules=system,
+            compare_options=options,
         )
         for key, (renders, reasons) in affected.items()
     )

@@ -14,12 +14,15 @@ from headway.check.context import AppUnit
 from headway.check.manifest import as_dict
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.model.application import Application, parse_application
+from headway.model.argocd_diff import CompareOptions
 from headway.review.changes import compare_renders
 from headway.review.findings import MarkedFinding
 from headway.review.model import AppChange, AppReview
 from headway.review.sync_preview import preview_sync
 
 __all__ = ["AppRenders", "review_app"]
+
+_DEFAULT_OPTIONS = CompareOptions()
 
 
 @dataclass(frozen=True)
@@ -49,9 +52,10 @@ def review_app(
     findings: Sequence[MarkedFinding] = (),
     errors: Sequence[str] = (),
     system_rules: Sequence[CompiledRule] = (),
+    compare_options: CompareOptions = _DEFAULT_OPTIONS,
 ) -> AppReview:
     """`system_rules`: the repository's argocd-cm system-wide ignore rules, added to the
-    app's own as the controller adds them."""
+    app's own as the controller adds them; `compare_options`: its `resource.compareoptions`."""
     unit = renders.current
     label = "HEAD" if renders.head is not None else "BASE"
     app, problems = _parsed(unit, label)
@@ -60,7 +64,7 @@ def review_app(
     namespace = _namespace(unit)
     base = [d.obj for d in renders.base.objects] if renders.base else []
     head = [d.obj for d in renders.head.objects] if renders.head else []
-    changes = compare_renders(base, head, rules=rules, namespace=namespace)
+    changes = compare_renders(base, head, rules=rules, namespace=namespace, options=compare_options)
     sync = preview_sync(base, head, app=app, namespace=namespace, changed=[c.key for c in changes])
     return AppReview(
         name=unit.name,
@@ -91,9 +95,7 @@ def _parsed(unit: AppUnit, label: str) -> tuple[Application | None, tuple[str, .
     return app, ()
 
 
-def _rules(
-    app: Application | None, label: str
-) -> tuple[tuple[CompiledRule, ...], tuple[str, ...]]:
+def _rules(app: Application | None, label: str) -> tuple[tuple[CompiledRule, ...], tuple[str, ...]]:
     if app is None:
         return (), ()
     try:

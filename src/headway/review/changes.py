@@ -3,9 +3,9 @@
 Both renders are desired states, so neither side gets the live side's defaults or projection
 (those exist to forgive what a server adds); each is normalized the way the live diff
 normalizes a desired object: server-written fields dropped, Secret `stringData` folded into
-`data`, the Application's ignoreDifferences paths removed. Secret values never reach the
-diff: every `data`/`stringData` value becomes a run of `+` (equal values, equal masks), so a
-reader sees that a key changed, never what it holds.
+`data`, the Application's ignoreDifferences paths removed, argocd-cm's compare options
+applied. Secret values never reach the diff: every `data`/`stringData` value becomes a run
+of `+` (equal values, equal masks), so a reader sees that a key changed, never what it holds.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import yaml
 from headway.diff import CompiledRule, object_key
 from headway.diff.app_diff import ObjectKey
 from headway.diff.compare import normalize_pair
+from headway.model.argocd_diff import CompareOptions
 from headway.model.obj import Obj
 
 __all__ = ["ChangeKind", "ResourceChange", "compare_renders", "resource_title"]
@@ -28,6 +29,7 @@ __all__ = ["ChangeKind", "ResourceChange", "compare_renders", "resource_title"]
 # libyaml's emitter is several times faster than the pure-Python one.
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _SECRET_FIELDS = ("data", "stringData")
+_DEFAULT_OPTIONS = CompareOptions()
 
 
 class ChangeKind(StrEnum):
@@ -62,11 +64,13 @@ def compare_renders(
     *,
     rules: Sequence[CompiledRule] = (),
     namespace: str = "",
+    options: CompareOptions = _DEFAULT_OPTIONS,
 ) -> tuple[ResourceChange, ...]:
     """Every resource added, removed or changed from `base` to `head`, sorted by key.
-    Objects without a namespace take `namespace` (the Application's destination)."""
-    before = _normalized(base, rules, namespace)
-    after = _normalized(head, rules, namespace)
+    Objects without a namespace take `namespace` (the Application's destination);
+    `options` are argocd-cm's `resource.compareoptions`, as the controller applies them."""
+    before = _normalized(base, rules, namespace, options)
+    after = _normalized(head, rules, namespace, options)
     changes: list[ResourceChange] = []
     for key in sorted(before.keys() | after.keys()):
         old, new = before.get(key), after.get(key)
@@ -82,11 +86,11 @@ def compare_renders(
 
 
 def _normalized(
-    objects: Sequence[Obj], rules: Sequence[CompiledRule], namespace: str
+    objects: Sequence[Obj], rules: Sequence[CompiledRule], namespace: str, options: CompareOptions
 ) -> dict[ObjectKey, dict[str, Any]]:
     out: dict[ObjectKey, dict[str, Any]] = {}
     for obj in objects:
-        normalized, _ = normalize_pair(obj, None, rules)
+        normalized, _ = normalize_pair(obj, None, rules, options)
         if normalized is not None:
             out[_key(obj, namespace)] = normalized
     return out
