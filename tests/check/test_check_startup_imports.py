@@ -92,10 +92,13 @@ spec:
 """
 
 
-def _check_modules(repo: Path, output: str = "json") -> list[str]:
+def _check_modules(
+    repo: Path, output: str = "json", env: dict[str, str] | None = None
+) -> list[str]:
     """A first run: its own empty caches (a kept drill answer would skip the drill)."""
     cache = repo.parent / f"{repo.name}-cache"
-    run = run_headway("check", "-o", output, str(repo), env={"XDG_CACHE_HOME": str(cache)})
+    env = {"XDG_CACHE_HOME": str(cache), **(env or {})}
+    run = run_headway("check", "-o", output, str(repo), env=env)
     assert run.code in (0, 1), run.output  # clean, or findings
     assert "headway.check.registry" in run.modules  # the rules ran
     return sorted(run.modules)
@@ -112,9 +115,13 @@ def test_plain_manifests_load_neither_the_generators_nor_the_drill(tmp_path: Pat
     assert [m for m in GENERATORS + DRILL + RICH if m in modules] == []
 
 
-def test_text_output_loads_rich(tmp_path: Path) -> None:
-    modules = _check_modules(_repo(tmp_path, **{"web.yaml": DEPLOYMENT}), "text")
-    assert [m for m in RICH if m not in modules] == []
+def test_text_output_to_a_pipe_loads_no_rich(tmp_path: Path) -> None:
+    """A pre-commit hook or CI log gets the plain lines Rich would print there
+    (`cli/text_lines.py`), without importing Rich; a terminal still gets Rich's colours."""
+    repo = _repo(tmp_path, **{"web.yaml": DEPLOYMENT})
+    assert [m for m in RICH if m in _check_modules(repo, "text", {"FORCE_COLOR": ""})] == []
+    coloured = _check_modules(repo, "text", {"FORCE_COLOR": "1"})
+    assert [m for m in RICH if m not in coloured] == []
 
 
 def test_an_application_set_loads_the_generators(tmp_path: Path) -> None:

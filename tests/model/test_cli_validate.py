@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -91,20 +93,29 @@ def test_bad_usage_exits_2(runner: CliRunner, args: list[str]) -> None:
     assert result.exit_code == 2
 
 
-def test_terminal_output_is_coloured_but_says_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rich.console import Console
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
 
-    from headway.cli.validate import _print_text, summary_line
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_terminal_output_is_coloured_but_says_the_same(
+    monkeypatch: pytest.MonkeyPatch, terminal: bool
+) -> None:
+    from headway.cli.text_lines import print_lines
+    from headway.cli.validate import summary_line, text_lines
     from headway.source.manifest_files import check_paths
 
     monkeypatch.chdir(REPO)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "300")
     report = check_paths(["examples/invalid/core-objects.yaml"])
-    console = Console(force_terminal=True, width=300, record=True)
-    _print_text(report, console)
-    styled = console.export_text(styles=True, clear=False)
-    assert "\x1b[" in styled
+    out = _Terminal() if terminal else io.StringIO()
+    print_lines(text_lines(report), stream=out)
+    assert ("\x1b[" in out.getvalue()) is terminal
     expected = [str(d) for d in report.diagnostics] + [summary_line(report)]
-    assert console.export_text().splitlines() == expected
+    assert re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines() == expected
 
 
 def test_example_repo_also_passes_headway_check(

@@ -9,7 +9,6 @@ text, JSON or SARIF. Exit status: 0 clean, 1 when any error (any warning with `-
 from __future__ import annotations
 
 import os
-import sys
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -396,16 +395,16 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
     from headway.check.registry import ALL_RULES
-    from headway.cli.check_report import render_json, render_sarif, render_text
+    from headway.cli.check_report import render_json, render_sarif, text_lines
 
     if output is OutputFormat.JSON:
         typer.echo(render_json(findings))
     elif output is OutputFormat.SARIF:
         typer.echo(render_sarif(findings, ALL_RULES))
     else:
-        from rich.console import Console  # text only: JSON and SARIF print without Rich
+        from headway.cli.text_lines import print_lines
 
-        render_text(findings, Console(file=sys.stdout, highlight=False), apps)
+        print_lines(text_lines(findings, apps))
     raise typer.Exit(exit_status(findings, strict=strict))
 
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import headway
 from headway.check.findings import Finding, Rule
+from headway.cli.text_lines import Line
 from headway.model.diagnostics import Severity
 
-if TYPE_CHECKING:  # Rich loads for text output only: JSON and SARIF are printed without it
-    from rich.console import Console
-
-__all__ = ["render_json", "render_sarif", "render_text", "summary"]
+__all__ = ["render_json", "render_sarif", "summary", "text_lines"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -28,23 +26,20 @@ def summary(findings: Sequence[Finding], apps: int) -> str:
     return f"{apps} Application{'' if apps == 1 else 's'} checked: " + ", ".join(parts)
 
 
-def render_text(findings: Sequence[Finding], console: Console, apps: int) -> None:
-    """One block per finding; colours only when the console is a terminal."""
-    from rich.markup import escape
-
+def text_lines(findings: Sequence[Finding], apps: int) -> list[Line]:
+    """Three lines per finding (where, rule and resource; the message; the fix), then the
+    summary; colours only on a terminal (`text_lines.print_lines`)."""
+    lines: list[Line] = []
     for f in findings:
-        style = _STYLE[f.severity]
-        where = escape(f"{f.file}:{f.line}")
-        owner = escape(f" [{f.app}]") if f.app else ""
-        console.print(
-            f"{where}: [{style}]{f.severity}[/{style}] {f.rule} {escape(f.slug)}{owner} "
-            f"{escape(f.resource)}",
-            highlight=False,
-            soft_wrap=True,
+        owner = f" [{f.app}]" if f.app else ""
+        head = f" {f.rule} {f.slug}{owner} {f.resource}"
+        lines.append(
+            Line(((f"{f.file}:{f.line}: ", ""), (str(f.severity), _STYLE[f.severity]), (head, "")))
         )
-        console.print(f"    {escape(f.message)}", highlight=False, soft_wrap=True)
-        console.print(f"    [dim]fix: {escape(f.hint)}[/dim]", highlight=False, soft_wrap=True)
-    console.print(summary(findings, apps), highlight=False)
+        lines.append(Line.of(f"    {f.message}"))
+        lines.append(Line((("    ", ""), (f"fix: {f.hint}", "dim"))))
+    lines.append(Line.of(summary(findings, apps), soft_wrap=False))
+    return lines
 
 
 def render_json(findings: Sequence[Finding]) -> str:

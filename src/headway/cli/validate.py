@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from headway.cli.plugin_options import load_catalog
+from headway.cli.text_lines import Line, print_lines
 from headway.model.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:  # the model and the sources load when there is something to validate
     from headway.model.validate import ValidationReport
 
-__all__ = ["register", "summary_line"]
+__all__ = ["register", "summary_line", "text_lines"]
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -55,19 +54,22 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-def _print_text(report: ValidationReport, console: Console) -> None:
-    for diagnostic in report.diagnostics:
-        console.print(_styled(diagnostic), soft_wrap=True, highlight=False)
-    console.print(summary_line(report), highlight=False)
+def text_lines(report: ValidationReport) -> list[Line]:
+    """The text report: a line per diagnostic, then the summary (wrapped as Rich wraps)."""
+    lines = [_styled(diagnostic) for diagnostic in report.diagnostics]
+    lines.append(Line.of(summary_line(report), soft_wrap=False))
+    return lines
 
 
-def _styled(diagnostic: Diagnostic) -> str:
+def _styled(diagnostic: Diagnostic) -> Line:
     """The diagnostic's own text, with the location dimmed and the severity coloured."""
-    text = escape(str(diagnostic))
+    text = str(diagnostic)
     style = _STYLE.get(diagnostic.severity, "")
     line = f":{diagnostic.line}" if diagnostic.line > 0 else ""  # as `Diagnostic.__str__`
-    where = escape(f"{diagnostic.file}{line}:")
-    return f"[dim]{where}[/dim][{style}]{text[len(where) :]}[/{style}]" if style else text
+    where = f"{diagnostic.file}{line}:"
+    if not style or not text.startswith(where):
+        return Line.of(text)
+    return Line(((where, "dim"), (text[len(where) :], style)))
 
 
 def _print_json(report: ValidationReport) -> None:
@@ -113,8 +115,8 @@ def validate(
     if output is OutputFormat.JSON:
         _print_json(report)
     else:
-        # Rich colours a terminal and prints plain text to a pipe or file.
-        _print_text(report, Console())
+        # Coloured on a terminal; plain text to a pipe or file (`text_lines`).
+        print_lines(text_lines(report))
     raise typer.Exit(EXIT_OK if report.ok else EXIT_ERRORS)
 
 
