@@ -1,6 +1,6 @@
-"""What `headway check -o json` and `headway validate -o json` print over a fixed corpus, for
-comparing two versions of the code byte for byte (performance work must not change a finding,
-an error or a position).
+"""What `headway check -o json` and `headway validate -o json` print over a fixed corpus (and
+`headway validate` in text, run as the `headway` program), for comparing two versions of the
+code byte for byte (performance work must not change a finding, an error or a position).
 
 The corpus: examples/, tests/check/fixtures (every found/near_miss/before/after and repos/*),
 tests/examples, tests/model/fixtures/field-lines (findings and errors at known lines from
@@ -92,6 +92,25 @@ def outputs(corpus: Path) -> dict[str, str]:
         result = runner.invoke(app, command)
         key = " ".join(command).replace(str(corpus), "CORPUS")
         results[key] = f"exit {result.exit_code}\n{result.output}"
+    results.update(program_outputs(corpus))
+    return results
+
+
+def program_outputs(corpus: Path) -> dict[str, str]:
+    """`validate` in text, each as a `headway` process (the entry point's direct path, not
+    the Typer app the runner above calls): exit status, output, then errors."""
+    results: dict[str, str] = {}
+    for root in check_roots(corpus):
+        command = [sys.executable, "-m", "headway", "validate", str(root)]
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+            check=False,
+        )
+        key = "headway " + " ".join(command[3:]).replace(str(corpus), "CORPUS")
+        results[key] = f"exit {done.returncode}\n{done.stdout}{done.stderr}"
     return results
 
 

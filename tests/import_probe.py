@@ -2,7 +2,7 @@
 
 Start-up cost is pinned structurally, never by timing: a case runs in a new interpreter (as
 a `headway` command or a pre-commit hook starts) and the test reads `sys.modules` after it.
-`run_headway` runs a command line through `headway.cli.main.main()`, as the `headway` script
+`run_headway` runs a command line through `headway.cli.entry.main()`, as the `headway` script
 does; `run_python` runs any snippet, which may fill a `report` dict with more to return.
 """
 
@@ -20,11 +20,11 @@ __all__ = ["Probe", "run_headway", "run_python"]
 
 _HEADWAY = """
 import sys
-from headway.cli import main
+from headway.cli import entry
 sys.argv = ["headway", *sys.argv[1:]]
 report = {"code": 0}
 try:
-    main.main()
+    entry.main()
 except SystemExit as exit:
     report["code"] = exit.code
 """

@@ -4,7 +4,7 @@ command, defer Rich modules help never uses).
 
 Differential, not a snapshot: the same command lines are rendered twice, each mode in a fresh
 interpreter. "stock" imports Typer's Rich help formatter before Headway (nothing deferred),
-registers every command eagerly and runs Typer's app; "entry" runs `main.main()` as the
+registers every command eagerly and runs Typer's app; "entry" runs `entry.main()` as the
 `headway` script does. Both outputs, exit statuses and streams must match byte for byte, in
 plain text at one width and with forced colour (ANSI styles) at another.
 
@@ -31,8 +31,8 @@ import contextlib, io, json, sys
 mode, lines = sys.argv[1], json.load(sys.stdin)
 if mode == "stock":
     import typer.rich_utils  # Typer's own imports, before Headway could defer any of them
-from headway.cli import commands, main
-run = main.app if mode == "stock" else main.main
+from headway.cli import commands, entry, main
+run = main.app if mode == "stock" else entry.main
 rendered = {}
 names_no_command = [line for line in lines if not line or line[0] not in commands.BY_NAME]
 names_a_command = [line for line in lines if line and line[0] in commands.BY_NAME]

@@ -233,3 +233,27 @@ def test_checking_plain_manifests_imports_no_application_or_project_model(
     assert code == 0, output
     absent = {"headway.model.application", "headway.model.appproject", "croniter"}
     assert sorted(absent.intersection(modules)) == []
+
+
+# Typer with its Click and its help formatter, which only help, usage errors and the commands
+# the entry point does not run directly need (`cli/entry.py`).
+TYPER = ("typer", "typer.", "click", "headway.cli.main", "headway.cli.lazy_groups")
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (("validate", "examples/"), " objects: "),
+        (("validate", "examples/invalid/core-objects.yaml"), "1 file, 3 objects: 5 errors"),
+        (("--version",), "headway 0."),
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, tuple) else "",
+)
+def test_validating_paths_that_are_there_and_the_version_import_no_typer(
+    line: tuple[str, ...], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    code, modules, output = _probe(*line)
+    assert code in (0, 1), output
+    assert said in output
+    assert [m for m in modules if m.startswith(TYPER)] == []

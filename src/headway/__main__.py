@@ -1,3 +1,3 @@
-from headway.cli.main import main
+from headway.cli.entry import main
 
 main()
