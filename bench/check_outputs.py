@@ -1,6 +1,7 @@
 """What `headway check -o json` and `headway validate -o json` print over a fixed corpus (and
-`headway validate` in text, run as the `headway` program), for comparing two versions of the
-code byte for byte (performance work must not change a finding, an error or a position).
+`headway validate` in text and JSON run as the `headway` program), for comparing two
+versions of the code byte for byte (performance work must not change a finding, an error or
+a position).
 
 The corpus: examples/, tests/check/fixtures (every found/near_miss/before/after and repos/*),
 tests/examples, tests/model/fixtures/field-lines (findings and errors at known lines from
@@ -97,11 +98,13 @@ def outputs(corpus: Path) -> dict[str, str]:
 
 
 def program_outputs(corpus: Path) -> dict[str, str]:
-    """`validate` in text, each as a `headway` process (the entry point's direct path, not
-    the Typer app the runner above calls): exit status, output, then errors."""
+    """`validate` in text and in JSON, each as a `headway` process (the entry point's direct
+    path, not the Typer app the runner above calls): exit status, output, then errors."""
     results: dict[str, str] = {}
-    for root in check_roots(corpus):
-        command = [sys.executable, "-m", "headway", "validate", str(root)]
+    lines = [["validate", str(root)] for root in check_roots(corpus)]
+    lines.extend(["validate", "-o", "json", str(root)] for root in check_roots(corpus))
+    for line in lines:
+        command = [sys.executable, "-m", "headway", *line]
         done = subprocess.run(
             command,
             capture_output=True,

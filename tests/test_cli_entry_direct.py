@@ -1,8 +1,9 @@
 """The entry point's direct path (`cli/entry.py`) answers exactly as the Typer app does.
 
 Differential: a corpus of command lines (plain `validate PATH...` lines the direct path takes,
-and the neighbours it must leave to Typer: options, `--`, `-`, an empty word, no path, missing
-paths, a file named with a trailing slash, typos, `--version` with more) is run through
+with and without a format option in each of Click's spellings, and the neighbours it must
+leave to Typer: other options, a second or refused format, `--`, `-`, an empty word, no path,
+missing paths, a file named with a trailing slash, typos, `--version` with more) is run through
 `entry.main()` and through the Typer app of `cli.main`, each mode in a fresh interpreter,
 plain at one width and with forced colour at another. Output, errors and exit status must be
 the same byte for byte. Another test shows the direct path was really taken.
@@ -94,6 +95,11 @@ DIRECT = [
     ["validate", "."],
     ["validate", "empty"],
     ["validate", "notes.txt"],
+    ["validate", "-o", "json", "bad.yaml"],
+    ["validate", "bad.yaml", "--format", "json", "nested"],
+    ["validate", "--format=text", "bad.yaml"],
+    ["validate", "-ojson", "good.yaml", "bad.yaml"],
+    ["validate", "--format", "text", "good.yaml"],
     ["--version"],
 ]
 # ... and their neighbours, which Typer answers.
@@ -108,9 +114,20 @@ TO_TYPER = [
     ["validate", "--", "good.yaml"],
     ["validate", "-dash.yaml"],
     ["validate", "--", "-dash.yaml"],
-    ["validate", "-o", "json", "bad.yaml"],
-    ["validate", "--format=text", "bad.yaml"],
     ["validate", "--format", "yaml", "good.yaml"],
+    ["validate", "-o", "json", "-o", "text", "bad.yaml"],
+    ["validate", "-o", "json", "--format=json", "bad.yaml"],
+    ["validate", "bad.yaml", "-o"],
+    ["validate", "-o", "JSON", "bad.yaml"],
+    ["validate", "-o=json", "bad.yaml"],
+    ["validate", "--format=", "bad.yaml"],
+    ["validate", "-o", "json"],
+    ["validate", "-o", "json", "missing.yaml"],
+    ["validate", "--formats", "json", "bad.yaml"],
+    ["validate", "--fo", "json", "bad.yaml"],
+    ["validate", "-oj", "bad.yaml"],
+    ["validate", "-o", "json", "--", "bad.yaml"],
+    ["validate", "--plugins-dir", "empty", "good.yaml"],
     ["validate", "bad.yaml", "--help"],
     ["validate", "--no-such-option", "good.yaml"],
     ["validate", "-5"],
@@ -170,7 +187,7 @@ def test_the_direct_path_takes_the_plain_lines_and_no_other(tmp_path: Path) -> N
     os.chdir(tmp_path)
     try:
         plain = [line for line in DIRECT if line[:1] == ["validate"]]
-        assert all(entry.plain_paths(line[1:]) is not None for line in plain)
+        assert all(entry.plain_validate(line[1:]) is not None for line in plain)
         assert [line for line in TO_TYPER if _goes_direct(line)] == []
     finally:
         os.chdir(cwd)
@@ -179,7 +196,7 @@ def test_the_direct_path_takes_the_plain_lines_and_no_other(tmp_path: Path) -> N
 def _goes_direct(line: list[str]) -> bool:
     if line == ["--version"]:
         return True
-    return line[:1] == ["validate"] and entry.plain_paths(line[1:]) is not None
+    return line[:1] == ["validate"] and entry.plain_validate(line[1:]) is not None
 
 
 def test_a_validate_or_version_line_imports_no_typer(tmp_path: Path) -> None:
@@ -211,12 +228,17 @@ def test_a_shell_completion_request_is_left_to_typer(
 
 
 @pytest.mark.parametrize(
-    "line", [["validate", str(REPO / "examples")], ["--version"]], ids=" ".join
+    "line",
+    [
+        ["validate", str(REPO / "examples")],
+        ["validate", "-ojson", str(REPO / "examples")],
+        ["--version"],
+    ],
+    ids=" ".join,
 )
 @pytest.mark.parametrize("mode", ["typer", "entry"])
 def test_a_closed_output_pipe_ends_as_typer_ends_it(mode: str, line: list[str]) -> None:
-    """`headway ... | head -0`: status 1 and nothing on standard error, both ways (Rich ends
-    `validate`'s text itself; Typer's runner ends `--version`)."""
+    """`headway ... | head -0`: status 1 and nothing on standard error, both ways."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the first line is written
     source = (

@@ -6,15 +6,17 @@ outcome Typer does not shape run without it:
 
 - `headway --version`, alone;
 - `headway validate PATH...` where every PATH is a plain word (no option, no `--`, not empty)
-  naming a file or directory that exists and is readable. For such a line Typer hands the
-  paths to the command unchanged (`click.Path(readable=True)`, then `pathlib.Path`), and the
-  command validates them and prints the same text (`cli/validate_text.py`).
+  naming a file or directory that exists and is readable, with at most one `--format text`
+  or `--format json` (`-o`, `--format=`, `-ojson`). For such a line Typer hands the paths to
+  the command unchanged (`click.Path(readable=True)`, then `pathlib.Path`), and the command
+  validates them and prints the same text or JSON (`cli/validate_text.py`).
 
-Everything else goes to the Typer app of `cli/main.py`: any option (`--help`, `--format`,
-`--plugins-dir`, a typo), no path, a path that is missing or unreadable (Typer's errors), any
-other command, and a shell-completion request. The direct path keeps what Typer's runner does
-around a command: log redaction installed first, a Ctrl-C is exit status 130, a closed output
-pipe is exit status 1 without a traceback. `tests/test_cli_entry_direct.py` runs a corpus of
+Everything else goes to the Typer app of `cli/main.py`: any other option (`--help`,
+`--plugins-dir`, a typo, a second `--format`, a format Typer refuses), no path, a path that
+is missing or unreadable (Typer's errors), any other command, and a shell-completion
+request. The direct path keeps what Typer's runner does around a command: log redaction
+installed first, a Ctrl-C is exit status 130, a closed output pipe is exit status 1 without
+a traceback. `tests/test_cli_entry_direct.py` runs a corpus of
 command lines both ways and compares output, errors and exit status byte for byte.
 """
 
@@ -26,7 +28,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["direct_status", "main", "plain_paths"]
+__all__ = ["direct_status", "main", "plain_paths", "plain_validate"]
+
+_FORMATS = ("text", "json")  # `validate`'s --format values, as Typer's choice spells them
 
 
 def main() -> None:
@@ -49,15 +53,49 @@ def direct_status(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         return _guarded(_print_version)
     if args[:1] == ["validate"]:
-        paths = plain_paths(args[1:])
-        if paths is not None:
-            return _guarded(lambda: _validate(paths))
+        call = plain_validate(args[1:])
+        if call is not None:
+            paths, output = call
+            return _guarded(lambda: _validate(paths, output=output))
     return None
 
 
+def plain_validate(words: Sequence[str]) -> tuple[list[Path], str] | None:
+    """The paths and the format (`text` or `json`) `validate` gets from `words`, if Typer
+    would pass each path on and the command would find it; None when Typer must answer."""
+    found = _without_format_option(words)
+    if found is None:
+        return None
+    words, output = found
+    paths = plain_paths(words)
+    return None if paths is None else (paths, output)
+
+
+def _without_format_option(words: Sequence[str]) -> tuple[list[str], str] | None:
+    """`words` without their first option when it is `--format`/`-o` (`-o json`, `--format
+    json`, `--format=json`, `-ojson`: Click's spellings), and its value (`text` when there
+    is no option); None for any other option or a value Typer would refuse."""
+    index = next((i for i, word in enumerate(words) if word.startswith("-")), None)
+    if index is None:
+        return list(words), "text"
+    option, after = words[index], list(words[index + 1 :])
+    if option in ("-o", "--format") and after:
+        value, after = after[0], after[1:]
+    elif option.startswith("--format="):
+        value = option.removeprefix("--format=")
+    elif option.startswith("-o") and not option.startswith("--"):
+        value = option.removeprefix("-o")
+    else:
+        return None
+    if value not in _FORMATS:
+        return None
+    return [*words[:index], *after], value  # a second option stays: `plain_paths` refuses it
+
+
 def plain_paths(words: Sequence[str]) -> list[Path] | None:
-    """The paths `validate` gets from `words`, if Typer would pass each on and the command
-    would find it; None when Typer must answer (an option, nothing, a missing path)."""
+    """The paths `validate` gets from `words` (no option among them), if Typer would pass
+    each on and the command would find it; None when Typer must answer (nothing, a missing
+    path, an empty word, anything Click reads as an option)."""
     if not words or any(not word or word.startswith("-") for word in words):
         return None
     if not all(_existing_and_readable(word) for word in words):
@@ -83,7 +121,7 @@ def _print_version() -> int:
     return 0
 
 
-def _validate(paths: list[Path]) -> int:
+def _validate(paths: list[Path], *, output: str) -> int:
     from headway.cli import validate_text
     from headway.redaction import install_log_redaction
 
@@ -91,7 +129,11 @@ def _validate(paths: list[Path]) -> int:
     from headway.source.manifest_files import check_paths
 
     report = check_paths(paths, plugins=None)
-    validate_text.print_text(report)
+    if output == "json":
+        sys.stdout.write(validate_text.json_report(report) + "\n")  # as `typer.echo` writes it
+        sys.stdout.flush()
+    else:
+        validate_text.print_text(report)
     return validate_text.exit_status(report)
 
 

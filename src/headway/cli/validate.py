@@ -6,7 +6,6 @@ Exit status: 0 when there is no error (warnings allowed), 1 when any error, 2 fo
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -17,6 +16,7 @@ from headway.cli.plugin_options import load_catalog
 from headway.cli.validate_text import (
     EXIT_USAGE,
     exit_status,
+    json_report,
     print_text,
     summary_line,
     text_lines,
@@ -34,7 +34,7 @@ class OutputFormat(StrEnum):
 
 
 def _print_json(report: ValidationReport) -> None:
-    typer.echo(json.dumps([d.to_json() for d in report.diagnostics], indent=2))
+    typer.echo(json_report(report))
 
 
 def validate(

@@ -1,4 +1,4 @@
-"""How `headway validate` prints a report as text, without Typer.
+"""How `headway validate` prints a report, as text or JSON, without Typer.
 
 Both ways a `validate` call runs share it: the Typer command (`cli/validate.py`) and the
 direct path of `cli/entry.py`, which answers `headway validate PATH...` without building the
@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "exit_status",
+    "json_report",
     "print_text",
     "summary_line",
     "text_lines",
@@ -67,6 +68,13 @@ def _styled(diagnostic: Diagnostic) -> Line:
     if not style or not text.startswith(where):
         return Line.of(text)
     return Line(((where, "dim"), (text[len(where) :], style)))
+
+
+def json_report(report: ValidationReport) -> str:
+    """The diagnostics as a JSON array (ASCII only: `json.dumps` escapes the rest)."""
+    import json
+
+    return json.dumps([d.to_json() for d in report.diagnostics], indent=2)
 
 
 def print_text(report: ValidationReport) -> None:
