@@ -30,6 +30,7 @@ __all__ = [
     "ResourceDiff",
     "diff_resource",
     "normalize_pair",
+    "project_and_match",
     "projects_unchanged",
     "same_values",
     "scalars_equal",
@@ -168,8 +169,8 @@ def diff_resource(
     if projects_unchanged(norm_desired, norm_live, "", applied=applied):
         # The projection would be `norm_desired` itself, value for value: skip building it.
         return ResourceDiff(False, norm_desired, norm_desired)
-    projected = project(norm_desired, norm_live, "", applied=applied)
-    return ResourceDiff(not same_values(projected, norm_desired), projected, norm_desired)
+    projected, same = project_and_match(norm_desired, norm_live, "", applied=applied)
+    return ResourceDiff(not same, projected, norm_desired)
 
 
 def same_values(a: Any, b: Any) -> bool:
@@ -223,6 +224,86 @@ def project(desired: Any, live: Any, field: str, parent: str = "", applied: Any 
     if scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS):
         return desired
     return live
+
+
+def project_and_match(
+    desired: Any, live: Any, field: str, parent: str = "", applied: Any = ABSENT
+) -> tuple[Any, bool]:
+    """`project(desired, live, field, parent, applied)` and whether it `same_values` desired,
+    in one walk: a changed resource used to be walked again to compare its projection.
+    Plain dicts, lists and scalars are walked here; any other type, and a keyed list that
+    lost or gained items, take `project` and `same_values` themselves, so the answer is
+    theirs by construction."""
+    kind = type(desired)
+    if kind in _SCALAR_TYPES:
+        if type(live) is kind and desired == live:
+            return desired, True
+        if scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS):
+            return desired, same_values(desired, desired)  # False for NaN alone
+        return live, same_values(live, desired)
+    if kind is dict and type(live) is dict:
+        return _match_map(desired, live, field, applied)
+    if kind is list and type(live) is list:
+        key = _merge_key(field, desired, live)
+        if key is not None:
+            return _match_keyed(desired, live, key, applied if isinstance(applied, list) else [])
+        if len(desired) == len(live):
+            pairs = [project_and_match(d, lv, field) for d, lv in zip(desired, live, strict=True)]
+            return [p for p, _ in pairs], all(same for _, same in pairs)
+    projected = project(desired, live, field, parent, applied)
+    return projected, same_values(projected, desired)
+
+
+def _match_map(
+    desired: dict[str, Any], live: dict[str, Any], field: str, applied: Any
+) -> tuple[dict[str, Any], bool]:
+    """`project_and_match` for two maps: the projection keeps desired's key order, then the
+    fields apply would remove; it matches when every child does and no key was lost or
+    added (what `same_values` asks of two maps)."""
+    before = _EMPTY if applied is ABSENT or not _is_mapping(applied) else applied
+    out: dict[str, Any] = {}
+    same = True
+    for key, value in desired.items():
+        if key in live:
+            out[key], kept = project_and_match(
+                value, live[key], key, field, before.get(key, ABSENT)
+            )
+            same = same and kept
+        else:
+            same = False
+    for key in before:
+        if key not in desired and key in live:
+            out[key] = live[key]
+            same = False
+    return out, same
+
+
+def _match_keyed(
+    desired: list[Any], live: list[Any], key: str, applied: list[Any]
+) -> tuple[list[Any], bool]:
+    """`project_and_match` for a list merged by `key` (as `_project_keyed` projects it).
+    When every desired item found its live item and apply would remove none, the lists
+    pair item for item; otherwise `same_values` compares what was built."""
+    by_key = {str(item[key]): item for item in live}
+    before = {str(i[key]): i for i in applied if isinstance(i, Mapping) and key in i}
+    out: list[Any] = []
+    same = complete = True
+    for item in desired:
+        match = by_key.get(str(item[key]), ABSENT)
+        if match is ABSENT:
+            complete = False
+            continue
+        projected, kept = project_and_match(
+            item, match, "", applied=before.get(str(item[key]), ABSENT)
+        )
+        out.append(projected)
+        same = same and kept
+    wanted = {str(item[key]) for item in desired}
+    extra = [by_key[k] for k in before if k not in wanted and k in by_key]
+    if complete and not extra:
+        return out, same
+    out.extend(extra)
+    return out, same_values(out, desired)
 
 
 def projects_unchanged(
