@@ -150,3 +150,27 @@ def test_a_problem_on_line_100_keeps_its_line_number(tmp_path: Path, color: bool
     assert done.returncode == 1, done.stderr
     assert "💯" not in done.stdout
     assert "r.yaml:100:" in done.stdout.replace(str(tmp_path) + "/", "")
+
+
+@pytest.mark.parametrize("command", ["validate", "check"])
+def test_a_report_to_a_closed_output_prints_nothing_and_keeps_its_status(
+    tmp_path: Path, command: str
+) -> None:
+    """`headway validate FILE >&-` (Python then has no `sys.stdout`): Rich wrote nowhere and
+    the status was the report's; the plain path raised AttributeError with a traceback."""
+    path = tmp_path / "r.yaml"
+    path.write_text(ROLLOUT)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path)}
+    target = path if command == "validate" else tmp_path  # `check` reads a directory
+    line = [sys.executable, "-m", "headway", command, str(target)]
+    shown = subprocess.run(line, capture_output=True, text=True, env=env, check=False)
+    closed = subprocess.run(
+        ["/bin/sh", "-c", '"$@" >&-', "sh", *line],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert shown.returncode == 1, shown.stderr
+    assert "tenminutes" in shown.stdout  # the report has lines to print
+    assert (closed.returncode, closed.stderr) == (shown.returncode, "")

@@ -63,7 +63,9 @@ class Line:
 
 def print_lines(lines: Sequence[Line], *, stream: TextIO | None = None) -> None:
     """Print `lines` to `stream` (standard output when None), as Rich would."""
-    out = sys.stdout if stream is None else stream
+    out: TextIO | None = sys.stdout if stream is None else stream
+    if out is None:
+        return  # the process started with its output closed (`>&-`): Rich writes nowhere
     if prints_plain(out, os.environ) and _all_plain(lines, plain_width(os.environ)):
         out.write("".join(f"{line.plain}\n" for line in lines))
         out.flush()
