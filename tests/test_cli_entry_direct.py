@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from headway.cli import entry
-from import_probe import run_headway
+from import_probe import run_headway, run_python
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -260,3 +260,56 @@ def test_a_closed_output_pipe_ends_as_typer_ends_it(mode: str, line: list[str]) 
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (1, "")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        ["--version"],
+        ["validate", str(REPO / "examples")],
+        ["validate", "-o", "json", str(REPO / "examples")],
+    ],
+    ids=" ".join,
+)
+def test_a_line_run_with_its_output_closed_ends_as_typer_ends_it(line: list[str]) -> None:
+    """`headway --version >&-` (Python then has no `sys.stdout`): Typer's echo prints
+    nothing and the status stays (0 for the version); the direct path raised AttributeError
+    with a traceback and status 1."""
+    answers = {}
+    for mode in ("main", "entry"):
+        source = (
+            f"import sys\nfrom headway.cli.{mode} import main\n"
+            f"sys.argv = ['headway', *{line!r}]\nmain()\n"
+        )
+        answers[mode] = subprocess.run(
+            ["/bin/sh", "-c", '"$@" >&-', "sh", sys.executable, "-c", source],
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    typer_app, direct = answers["main"], answers["entry"]
+    assert typer_app.stderr == ""
+    assert (direct.returncode, direct.stderr) == (typer_app.returncode, typer_app.stderr)
+
+
+_REDACTION_PROBE = """
+import logging, sys
+from headway.cli import entry
+sys.argv = ["headway", *sys.argv[1:]]
+report = {"code": 0}
+try:
+    entry.main()
+except SystemExit as exit:
+    report["code"] = exit.code
+report["redacts"] = getattr(logging.getLogRecordFactory(), "headway_redacts", False)
+"""
+
+
+def test_a_direct_validate_runs_with_log_redaction_installed(tmp_path: Path) -> None:
+    """As every command the Typer app loads: no log line of it shows a URL's credentials."""
+    (tmp_path / "good.yaml").write_text(_DEPLOYMENT)
+    run = run_python(_REDACTION_PROBE, "validate", str(tmp_path / "good.yaml"))
+    assert run.code == 0, run.output
+    assert run.loaded(["typer"]) == []  # it did go direct
+    assert run.report["redacts"] is True

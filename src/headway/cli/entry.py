@@ -116,8 +116,7 @@ def _existing_and_readable(word: str) -> bool:
 def _print_version() -> int:
     import headway
 
-    sys.stdout.write(f"headway {headway.__version__}\n")  # as `typer.echo` writes it
-    sys.stdout.flush()
+    _echo(f"headway {headway.__version__}")
     return 0
 
 
@@ -130,11 +129,20 @@ def _validate(paths: list[Path], *, output: str) -> int:
 
     report = check_paths(paths, plugins=None)
     if output == "json":
-        sys.stdout.write(validate_text.json_report(report) + "\n")  # as `typer.echo` writes it
-        sys.stdout.flush()
+        _echo(validate_text.json_report(report))
     else:
         validate_text.print_text(report)
     return validate_text.exit_status(report)
+
+
+def _echo(text: str) -> None:
+    """`text` and a newline on standard output, as `typer.echo` writes ASCII text: nothing
+    when the process has no standard output (started with it closed, `>&-`)."""
+    out = sys.stdout
+    if out is None:
+        return
+    out.write(f"{text}\n")
+    out.flush()
 
 
 def _guarded(run: Callable[[], int]) -> int:
