@@ -51,7 +51,13 @@ class _KnownIdentity:
 
     Mutable on purpose, and private to `SourceReader`: a commit that leaves an app's paths
     alone moves `shas` in place, so carrying 1,000 apps over to a new commit allocates
-    nothing per app (a new record each cost about as much as the check itself)."""
+    nothing per app (a new record each cost about as much as the check itself).
+
+    Safe without a lock, though `headway serve` refreshes an app from one thread only (the
+    manager steps controllers in turn): `fingerprint` and `bounded_to` never change, and
+    `shas` is only ever set to commits at which the fingerprint was checked to hold, so any
+    value another thread reads is a valid point to check a commit against; a changed
+    identity is a new record (tests/controllers/test_known_identity_threads.py)."""
 
     __slots__ = ("bounded_to", "fingerprint", "shas")
 
