@@ -232,6 +232,7 @@ def build_loader(
         drill_settings=config.drill,
         plugins=plugins or PluginCatalog(),
         parse_cache=parse_cache,
+        validation_answers=drill_answers,
     )
     return loader, repo
 

@@ -64,6 +64,7 @@ from headway.source.spec import ApplicationSource
 from headway.source.tree import TreeReader
 
 if TYPE_CHECKING:
+    from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_parse_cache import ParseCache
 
 __all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "cluster_secrets_in", "normalize_url"]
@@ -138,6 +139,9 @@ class RepositoryLoader:
     memo: RenderMemo | None = None
     # Documents parsed in earlier runs, by the bytes' hash (`headway check`; None: parse all).
     parse_cache: ParseCache | None = None
+    # What validation said in earlier runs of documents whose file is unchanged (with the
+    # parse cache; None: validate every document).
+    validation_answers: DrillAnswers | None = None
     plugins: PluginCatalog = field(default_factory=PluginCatalog)
     # The typed views validation builds, shared with the rules (the drill reads Rollouts).
     parses: ParseMemo = field(default_factory=ParseMemo)
@@ -305,11 +309,19 @@ class RepositoryLoader:
         problem is the scan's, at the scan's line)."""
         unique = list({id(d): d for d in documents}.values())
         seen = {(d.file, d.kind, d.name, d.field, d.message) for d in self.diagnostics}
-        problems = (
-            self.memo.validate(unique, self.parses)
-            if self.memo
-            else validate_documents(unique, memo=self.parses)
-        )
+        if self.memo:
+            problems = self.memo.validate(unique, self.parses)
+        elif self.parse_cache is not None and self.validation_answers is not None:
+            from headway.cli.check_validation import validate_with_answers
+
+            problems = validate_with_answers(
+                unique,
+                parses=self.parses,
+                parse_cache=self.parse_cache,
+                answers=self.validation_answers,
+            )
+        else:
+            problems = validate_documents(unique, memo=self.parses)
         for problem in problems:
             key = (problem.file, problem.kind, problem.name, problem.field, problem.message)
             if problem.severity is Severity.ERROR and key not in seen:

@@ -72,6 +72,21 @@ class ParseCache:
     file: Path | None
     known: dict[str, bytes] = field(default_factory=dict)
     used: dict[str, bytes] = field(default_factory=dict)
+    # Each document of a clean parse, by id: the document, and what names it across runs
+    # (its file's bytes' hash, its path and index), for answers kept per document.
+    origins: dict[int, tuple[Document, str]] = field(default_factory=dict)
+
+    def origin(self, document: Document) -> str | None:
+        """What names `document` across runs when this cache read it from a file it could
+        keep (a clean parse): the same bytes at the same path give the same documents."""
+        known = self.origins.get(id(document))
+        return None if known is None or known[0] is not document else known[1]
+
+    def _remember(self, key: str, result: LoadResult) -> LoadResult:
+        for document in result.documents:
+            name = f"{key}\0{document.file}\0{document.index}"
+            self.origins[id(document)] = (document, name)
+        return result
 
     def load_documents(self, data: bytes, file: str) -> LoadResult:
         """`load_documents(data decoded, file)`, from the cache when these bytes were read
@@ -85,12 +100,14 @@ class ParseCache:
         if stored is not None and entry is not None:
             self.used[key] = stored
             nodes = FileNodes(text)
-            return LoadResult([Document(o, file, i, line, nodes) for o, i, line in entry], [])
+            documents = [Document(o, file, i, line, nodes) for o, i, line in entry]
+            return self._remember(key, LoadResult(documents, []))
         result = load_documents(text, file)
         if not result.diagnostics:
             encoded = _encoded(tuple((d.obj, d.index, d.line) for d in result.documents))
             if encoded is not None:
                 self.used[key] = encoded
+                self._remember(key, result)
         return result
 
     def save(self) -> None:
