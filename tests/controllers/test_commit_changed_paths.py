@@ -5,6 +5,7 @@ directories whose ids differ, where the diff opened every one."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pygit2
@@ -80,3 +81,92 @@ def test_kept_directories_are_not_read_again(repo: pygit2.Repository) -> None:
     assert changed_paths(repo, second, third, entries=entries) == {"apps/app-008/cm.yaml"}
     assert entries.reads - reads == 4  # the new root, apps/, and apps/app-008/ on each side
     assert changed_paths(repo, first, third) == {"apps/app-007/cm.yaml", "apps/app-008/cm.yaml"}
+
+
+# Names that sort next to each other (a prefix, a dash, a dot, a longer name), so that two
+# listings share long heads and tails and differ in one entry among neighbours.
+NAMES = ["a", "a-b", "a.b", "a0", "ab", "b", "app-0001", "app-0010", "app-0100", "z"]
+MODES = [BLOB, BLOB, BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE, pygit2.enums.FileMode.LINK,
+         pygit2.enums.FileMode.COMMIT]
+
+
+def random_change(
+    rnd: random.Random, files: dict[str, tuple[int, str]]
+) -> dict[str, tuple[int, str] | None]:
+    """Add, edit, remove or rename a file, change its mode, or turn a directory into a file."""
+    path = "/".join(rnd.choice(NAMES) for _ in range(rnd.randint(1, 3)))
+    action = rnd.choice(["write", "write", "remove", "rename", "mode", "flatten"])
+    if action in ("remove", "rename", "mode") and files:
+        old = rnd.choice(sorted(files))
+        if action == "remove":
+            return {old: None}
+        if action == "mode":
+            return {old: (rnd.choice(MODES), files[old][1])}
+        return {old: None, path: files[old]}
+    if action == "flatten" and files:  # a directory (and all below it) becomes one file
+        directory = rnd.choice(sorted(files)).rpartition("/")[0]
+        if directory:
+            gone: dict[str, tuple[int, str] | None] = {
+                p: None for p in files if p.startswith(directory + "/")
+            }
+            return {**gone, directory: (BLOB, "flat\n")}
+    return {path: (rnd.choice(MODES), f"{rnd.random()}\n")}
+
+
+def commit_all(repo: pygit2.Repository, files: dict[str, tuple[int, str]]) -> pygit2.Tree:
+    """A commit holding exactly `files`."""
+    index = pygit2.Index()
+    for path, (mode, text) in files.items():
+        oid = (repo.create_blob(text.encode()) if mode != pygit2.enums.FileMode.COMMIT
+               else pygit2.Oid(hex=f"{len(text):040x}"))
+        index.add(pygit2.IndexEntry(path, oid, mode))
+    tree = index.write_tree(repo)
+    return repo[tree].peel(pygit2.Tree)
+
+
+def without_conflicts(
+    files: dict[str, tuple[int, str]], change: dict[str, tuple[int, str] | None]
+) -> dict[str, tuple[int, str] | None]:
+    """`change`, with every existing file that a new path would nest under or over removed
+    (Git cannot hold `a` as a file and `a/b` at once)."""
+    out = dict(change)
+    for path, entry in change.items():
+        if entry is None:
+            continue
+        for existing in files:
+            if existing != path and (
+                existing.startswith(path + "/") or path.startswith(existing + "/")
+            ):
+                out.setdefault(existing, None)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_commits_name_what_the_diff_names(repo: pygit2.Repository, seed: int) -> None:
+    """Over random commits to a repository of neighbouring names, the walk - with listings
+    taken from the walk before (only the bytes between two listings' common head and tail
+    split) and without - names what libgit2's diff names, commit after commit and across
+    several commits at once."""
+    rnd = random.Random(seed)
+    files = {f"apps/{n}/cm.yaml": (BLOB, f"{n}\n") for n in NAMES}
+    files.update({f"{n}.yaml": (BLOB, n) for n in NAMES[:5]})
+    trees = [commit_all(repo, files)]
+    kept = TreeEntries(keep=32)
+    for _ in range(60):
+        change = without_conflicts(files, random_change(rnd, files))
+        for path, entry in change.items():
+            if entry is None:
+                files.pop(path, None)
+            else:
+                files[path] = entry
+        trees.append(commit_all(repo, files))
+        before, after = trees[-2], trees[-1]
+        expected = {p for d in before.diff_to_tree(after).deltas
+                    for p in (d.old_file.path, d.new_file.path)}
+        assert changed_paths(repo, before, after, entries=kept) == expected, change
+        assert changed_paths(repo, before, after) == expected, change
+        earlier = rnd.choice(trees[:-1])
+        expected = {p for d in earlier.diff_to_tree(after).deltas
+                    for p in (d.old_file.path, d.new_file.path)}
+        assert changed_paths(repo, earlier, after, entries=kept) == expected
+        assert changed_paths(repo, after, earlier, entries=kept) == expected

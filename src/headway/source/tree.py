@@ -138,7 +138,9 @@ class GitTree:
         if not clean:
             return self._tree
         entry = self._entry(clean)
-        return None if entry is None else self._repo[entry.id]
+        if entry is None or entry.filemode == pygit2.enums.FileMode.COMMIT:
+            return None  # (a submodule's commit is in another repository: nothing here)
+        return self._repo[entry.id]
 
     def _entry(self, clean: str) -> pygit2.Object | None:
         """The entry at a normalized, non-empty path, or None; its directory is looked up
@@ -189,10 +191,12 @@ class GitTree:
 
     def _walk_tree(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
         for entry in tree:
+            if entry.filemode == pygit2.enums.FileMode.COMMIT:
+                continue  # a submodule: its commit is in another repository, not content here
             child = self._repo[entry.id]
             if isinstance(child, pygit2.Tree):
                 yield from self._walk_tree(child, f"{prefix}{entry.name}/")
-            elif isinstance(child, pygit2.Blob):  # submodules (commits) are not content
+            elif isinstance(child, pygit2.Blob):
                 yield f"{prefix}{entry.name}", child, int(entry.filemode)
 
     def _link_target(self, path: str, link: pygit2.Blob) -> str:
@@ -212,7 +216,9 @@ class GitTree:
         current = normalize_path(path)
         for _hop in range(_MAX_LINK_HOPS):
             entry = self._entry(current) if current else None
-            obj = self._repo[entry.id] if entry is not None else None
+            # (a submodule's commit is in another repository: not a file here)
+            gitlink = entry is not None and entry.filemode == pygit2.enums.FileMode.COMMIT
+            obj = self._repo[entry.id] if entry is not None and not gitlink else None
             if not isinstance(obj, pygit2.Blob) or entry is None:
                 raise PathNotFound(path, self._description)
             if entry.filemode != pygit2.enums.FileMode.LINK:

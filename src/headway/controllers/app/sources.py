@@ -160,6 +160,14 @@ class SourceReader:
         # Per pair of an app's commit tuples (old, then new): every `<source index>:<path>`
         # changed (`_touched_between`), None where the commits cannot be compared.
         self._moves: dict[tuple[str, ...], dict[tuple[str, ...], frozenset[str] | None]] = {}
+        # The pair looked up last, with what changed between: after a commit, every app of
+        # the fleet asks for the same pair, so most carry-overs compare two tuples instead
+        # of hashing them into `_moves`.
+        self._last_move: tuple[tuple[str, ...], tuple[str, ...], frozenset[str] | None] = (
+            (),
+            (),
+            None,
+        )
         # Directories the last tree diffs read: a commit's old side is the one before's new.
         self._tree_entries = TreeEntries(keep=64)
         self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
@@ -326,10 +334,14 @@ class SourceReader:
         bounded = known.bounded_to
         if bounded is None:
             return False
-        onward = self._moves.get(known.shas)
-        touched = None if onward is None else onward.get(shas, _UNKNOWN)
-        if touched is None or touched is _UNKNOWN:
-            touched = self._touched_between(known.shas, resolved, shas)
+        last_before, last_after, touched = self._last_move
+        if last_after != shas or last_before != known.shas:
+            onward = self._moves.get(known.shas)
+            touched = None if onward is None else onward.get(shas, _UNKNOWN)
+            if touched is None or touched is _UNKNOWN:
+                touched = self._touched_between(known.shas, resolved, shas)
+            if touched is not None:  # (a pair that cannot be compared is tried again)
+                self._last_move = (known.shas, shas, touched)
         return touched is not None and touched.isdisjoint(bounded)
 
     def _touched_between(
