@@ -79,9 +79,10 @@ def random_change(rnd: random.Random, files: dict[str, tuple[int, str]]) -> None
     elif action == "rename" and path in files:
         files[rnd.choice(POOL)] = files.pop(path)
     elif action == "link" and path.startswith("apps/"):
-        # Links in the directory sources' paths, which are carried over. (Not yet at a Helm
-        # value file: its content id there is the link's, not its target's - a render-cache
-        # key question, left to the render keys' own tests.)
+        # Links in the directory sources' paths, which are carried over. (Not at a Helm value
+        # file: a kept failed render there may name another cause than a fresh one - a
+        # dangling link against no file - though both fail; test_helm_linked_inputs.py
+        # checks that a value file's link target is an input.)
         target = rnd.choice(POOL)
         files[path] = (LINK, os.path.relpath(target, os.path.dirname(path)))
     elif action == "submodule":

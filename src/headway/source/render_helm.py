@@ -17,6 +17,7 @@ otherwise silently render without it).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -34,7 +35,7 @@ from headway.model.yamlload import Document, load_documents
 from headway.source.chart_cache import ChartTree
 from headway.source.errors import PathNotFound, RenderError
 from headway.source.helm_dependencies import vendor_dependencies
-from headway.source.helm_values import ComposedValues, compose_values, merge_maps
+from headway.source.helm_values import ComposedValues, ValueFile, compose_values, merge_maps
 from headway.source.helm_values import resolve_value_files as _resolve_value_files
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
@@ -203,6 +204,18 @@ def _is_test_hook(doc: Document) -> bool:
     return any(h.strip().startswith("test") for h in hooks.split(","))
 
 
+def _value_file_id(file: ValueFile) -> str:
+    """What a value file's content is, read as the render reads it: through a symlink, the
+    target's bytes (the link's own id does not move when its target changes)."""
+    try:
+        content = file.tree.read(file.path) if file.exists else None
+    except PathNotFound:
+        content = None
+    if content is None:
+        return f"missing:{file.path}"
+    return "sha256:" + hashlib.sha256(content).hexdigest()
+
+
 def _chart_request(request: RenderRequest) -> RenderRequest:
     """A `chart:` source as a request for the chart's directory: the root of an unpacked
     chart (`ChartTree`), or in a local checkout mapped for `headway check`, `<chart>/` when
@@ -223,8 +236,7 @@ class HelmRenderer:
         request = _chart_request(request)
         ids = [request.tree.object_id(request.path)]
         ids += [request.tree.object_id(p) for p in _local_dependencies(request.tree, request.path)]
-        for file in _resolve_value_files(request):
-            ids.append(file.tree.object_id(file.path) if file.exists else f"missing:{file.path}")
+        ids += [_value_file_id(file) for file in _resolve_value_files(request)]
         return tuple(ids)
 
     def render(self, request: RenderRequest) -> RenderResult:
