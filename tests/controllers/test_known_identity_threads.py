@@ -1,11 +1,12 @@
-"""The render identity a `SourceReader` carries between commits (`_KnownIdentity`, whose
-`shas` moves in place) stays right when one app is refreshed from two threads at once.
+"""Render identities carried to a new commit a group at a time (`kept_identities`) stay right
+when two apps of one group are refreshed from two threads at once, one of them an app the
+commit changed.
 
 `headway serve` never does that (one manager steps every controller in turn, on one thread),
-but the carry-over does not depend on it: an identity's fingerprint and paths never change,
-and `shas` is only ever set to commits at which that fingerprint was checked to hold, so any
-value a thread reads is a valid starting point. A hook holds two threads inside the check
-(`_untouched`) until both have read the same identity, so their writes interleave."""
+but the carry-over does not depend on it: a move detaches the changed app's record before it
+sets the group's commits, and a lookup that reads the new commits checks afterwards that its
+record is still in the group. A hook holds both threads at the door of the move until both
+have read the group at the old commit."""
 
 from __future__ import annotations
 
@@ -23,28 +24,27 @@ from headway.model.yamlload import Document
 from headway.source.git import GitCache
 
 
-def _state(reader: SourceReader, raw: dict[str, Any], sha: str) -> DesiredState:
+def _state(reader: SourceReader, raw: dict[str, Any]) -> DesiredState:
     parsed, _ = parse_application(Document(raw, "test", 0, 0))
     assert parsed is not None
-    state = reader.desired(parsed, raw, revisions=(sha,))
-    assert not state.errors, state.errors
-    return state
+    return reader.desired(parsed, raw)
 
 
 def _names(state: DesiredState) -> list[tuple[str, Any]]:
     return [(o["metadata"]["name"], (o.get("data") or {}).get("v")) for o in state.objects]
 
 
-def _hold_both_in_the_check(reader: SourceReader) -> None:
-    """Test hook: each of two threads waits in `_untouched` for the other."""
+def _hold_both_at_the_move(reader: SourceReader) -> None:
+    """Test hook: each of two threads waits at the group's move for the other."""
+    identities = reader._identities
     barrier = threading.Barrier(2, timeout=30)
-    check: Callable[..., bool] = reader._untouched
+    move: Callable[..., bool] = identities._move
 
     def held(*args: Any) -> bool:
         barrier.wait()
-        return check(*args)
+        return move(*args)
 
-    reader._untouched = held  # type: ignore[method-assign]
+    identities._move = held  # type: ignore[method-assign]
 
 
 def _in_threads(calls: Sequence[Callable[[], DesiredState]]) -> list[DesiredState]:
@@ -70,40 +70,35 @@ def _in_threads(calls: Sequence[Callable[[], DesiredState]]) -> list[DesiredStat
     return states
 
 
-def test_one_app_carried_to_two_commits_from_two_threads(tmp_path: Path) -> None:
-    """Two commits, one leaving the app's path alone and one changing it, each refreshed on
-    its own thread from the same kept identity; then each commit again on one thread: every
-    answer is what a reader with empty caches gives at that commit."""
+def test_a_changed_and_an_untouched_app_of_one_group_from_two_threads(tmp_path: Path) -> None:
     remote = Remote(tmp_path / "remote.git")
-    base = remote.commit({"apps/web/cm.yaml": manifests(config_map("web")), "other/x": "1"})
-    elsewhere = remote.commit({"other/x": "2"})
-    remote.commit({"other/x": "1"})
-    changed_web = {**config_map("web"), "data": {"v": "2"}}
-    changed = remote.commit({"apps/web/cm.yaml": manifests(changed_web)})
+    remote.commit({
+        "apps/web/cm.yaml": manifests(config_map("web")),
+        "apps/api/cm.yaml": manifests(config_map("api")),
+    })  # fmt: skip
     reader = SourceReader(git=GitCache(tmp_path / "cache"), clock=VirtualClock())
-    raw = application("web", remote.url, path="apps/web")
-    for name, target in (("warm-a", elsewhere), ("warm-b", changed)):
-        # other apps at the same path fill the commit-pair caches: the threads below then
-        # only read the reader's dictionaries and the kept identity
-        other = application(name, remote.url, path="apps/web")
-        _state(reader, other, base)
-        _state(reader, other, target)
-    first = _state(reader, raw, base)
+    web = application("web", remote.url, path="apps/web")
+    api = application("api", remote.url, path="apps/api")
+    before = {name: _state(reader, raw) for name, raw in (("web", web), ("api", api))}
 
-    _hold_both_in_the_check(reader)
-    kept, moved = _in_threads([
-        lambda: _state(reader, raw, elsewhere),
-        lambda: _state(reader, raw, changed),
-    ])  # fmt: skip
+    edited = {**config_map("web"), "data": {"v": "2"}}
+    changed = remote.commit({"apps/web/cm.yaml": manifests(edited)})
+    reader.mark_changed(remote.url)
+    # Fetch and resolve on this thread, through an app whose path does not exist (so no
+    # identity is kept or moved): the two threads below only read and move identities.
+    probe = application("probe", remote.url, path="no/such")
+    assert _state(reader, probe).errors
+    assert reader._identities.moves == 0
+
+    _hold_both_at_the_move(reader)
+    moved_web, kept_api = _in_threads([lambda: _state(reader, web), lambda: _state(reader, api)])
 
     fresh = SourceReader(git=GitCache(tmp_path / "fresh"), clock=VirtualClock())
-    for state, sha in ((kept, elsewhere), (moved, changed)):
-        expected = _state(fresh, raw, sha)
-        assert (state.revision, state.fingerprint) == (sha, expected.fingerprint)
+    for state, raw in ((moved_web, web), (kept_api, api)):
+        expected = _state(fresh, raw)
+        assert (state.revision, state.fingerprint) == (changed, expected.fingerprint)
         assert _names(state) == _names(expected)
-    assert kept.fingerprint == first.fingerprint != moved.fingerprint
-    assert _names(moved) == [("web", "2")]
-
-    reader._untouched = SourceReader._untouched.__get__(reader)  # type: ignore[method-assign]
-    for sha in (elsewhere, changed, base, changed):
-        assert _state(reader, raw, sha).fingerprint == _state(fresh, raw, sha).fingerprint
+    assert _names(moved_web) == [("web", "2")]
+    assert moved_web.fingerprint != before["web"].fingerprint
+    assert kept_api.fingerprint == before["api"].fingerprint
+    assert (reader._identities.moves, reader._identities.detached) == (1, 1)

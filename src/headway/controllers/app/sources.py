@@ -18,6 +18,7 @@ import pygit2
 
 from headway.clock import Clock
 from headway.controllers.app.commit_files import TreeEntries, changed_paths
+from headway.controllers.app.kept_identities import KeptIdentities, Refs
 from headway.model.application import Application
 from headway.model.diagnostics import Severity
 from headway.model.obj import Obj
@@ -41,34 +42,6 @@ __all__ = [
 
 # Argo CD's `timeout.reconciliation` default: 3 minutes.
 DEFAULT_POLL_SECONDS = 180.0
-
-
-_UNKNOWN: frozenset[str] = frozenset({"(not looked up)"})
-
-
-class _KnownIdentity:
-    """A render's identity at the commits it was computed (or found unchanged) for.
-
-    Mutable on purpose, and private to `SourceReader`: a commit that leaves an app's paths
-    alone moves `shas` in place, so carrying 1,000 apps over to a new commit allocates
-    nothing per app (a new record each cost about as much as the check itself).
-
-    Safe without a lock, though `headway serve` refreshes an app from one thread only (the
-    manager steps controllers in turn): `fingerprint` and `bounded_to` never change, and
-    `shas` is only ever set to commits at which the fingerprint was checked to hold, so any
-    value another thread reads is a valid point to check a commit against; a changed
-    identity is a new record (tests/controllers/test_known_identity_threads.py)."""
-
-    __slots__ = ("bounded_to", "fingerprint", "shas")
-
-    def __init__(
-        self, shas: tuple[str, ...], fingerprint: str, bounded_to: frozenset[str] | None
-    ) -> None:
-        self.shas = shas
-        self.fingerprint = fingerprint
-        # `<source index>:<path>` of each path the render reads, when it reads nothing else
-        # (a directory source with no link or Jsonnet reaching out); None otherwise.
-        self.bounded_to = bounded_to
 
 
 @dataclass(frozen=True)
@@ -153,21 +126,13 @@ class SourceReader:
         self._failed_at: dict[tuple[str, str], float] = {}
         self._shas: dict[tuple[str, str], str] = {}
         self._trees: dict[str, GitTree] = {}
-        # Per app and what its renders read besides Git (`_identity_key`): the last identity.
-        self._identities: dict[tuple[str, str, str, str], _KnownIdentity] = {}
+        # Per app and what its renders read besides Git (`_identity_key`): the last identity,
+        # carried to a new commit with every app of the same refs (`kept_identities`).
+        self._identities: KeptIdentities[Sequence[ResolvedSource]] = KeptIdentities(
+            self._touched_between
+        )
         # Per commit pair: every path a file changed at, and every directory above one.
         self._touched: dict[tuple[str, str], frozenset[str]] = {}
-        # Per pair of an app's commit tuples (old, then new): every `<source index>:<path>`
-        # changed (`_touched_between`), None where the commits cannot be compared.
-        self._moves: dict[tuple[str, ...], dict[tuple[str, ...], frozenset[str] | None]] = {}
-        # The pair looked up last, with what changed between: after a commit, every app of
-        # the fleet asks for the same pair, so most carry-overs compare two tuples instead
-        # of hashing them into `_moves`.
-        self._last_move: tuple[tuple[str, ...], tuple[str, ...], frozenset[str] | None] = (
-            (),
-            (),
-            None,
-        )
         # Directories the last tree diffs read: a commit's old side is the one before's new.
         self._tree_entries = TreeEntries(keep=64)
         self._uncached: set[str] = set()  # apps whose next render bypasses the render cache
@@ -188,7 +153,7 @@ class SourceReader:
             return
         self._rendered = {k: v for k, v in self._rendered.items() if k[0] != app_name}
         self._failed_at = {k: v for k, v in self._failed_at.items() if k[0] != app_name}
-        self._identities = {k: v for k, v in self._identities.items() if k[0] != app_name}
+        self._identities.forget(lambda key: key[0] != app_name)
         self._uncached.add(app_name)
 
     def _fetch_due(self, sources: Sequence[ApplicationSource]) -> None:
@@ -302,14 +267,14 @@ class SourceReader:
         """The render's content identity. At a fixed commit it cannot change, so the last one
         is kept with its commits; at a new commit a render bounded to its sources' paths (a
         directory source with no link or Jsonnet reaching out) whose paths the commit did
-        not touch keeps it: one set lookup per source, after one tree diff per commit pair,
-        instead of choosing the renderer and looking its inputs up again."""
+        not touch keeps it, carried over with every app of the same refs at once
+        (`kept_identities`), instead of choosing the renderer and looking its inputs up
+        again."""
         shas = tuple(r.sha for r in resolved)
         key = _identity_key(app, namespace, sources)
-        known = self._identities.get(key)
-        if known is not None and (known.shas == shas or self._untouched(known, resolved, shas)):
-            known.shas = shas
-            return known.fingerprint
+        known = self._identities.fingerprint(key, shas, resolved)
+        if known is not None:
+            return known
         identities = [_request_identity(r) for r in requests]
         fingerprint = json.dumps(identities, sort_keys=True, default=str)
         bounded = all(_bounded_to_path(r, i) for r, i in zip(requests, identities, strict=True))
@@ -319,41 +284,27 @@ class SourceReader:
             if bounded and len(requests) == len(shas)
             else None
         )
-        if len(self._identities) > 8 * 4096:
-            self._identities.clear()
-        self._identities[key] = _KnownIdentity(shas, fingerprint, bounded_to)
+        self._identities.keep(
+            key,
+            refs=_refs(sources),
+            shas=shas,
+            fingerprint=fingerprint,
+            bounded_to=bounded_to,
+            resolved=resolved,
+        )
         return fingerprint
-
-    def _untouched(
-        self, known: _KnownIdentity, resolved: Sequence[ResolvedSource], shas: tuple[str, ...]
-    ) -> bool:
-        """Whether `known` holds at `shas`, the commits of `resolved`: it is bounded to its
-        paths and no file at or under any of them changed between its commits and these.
-        Apps carried over together share their commits, so the paths changed between the
-        two commit tuples are found once per pair: one set operation per app after that."""
-        bounded = known.bounded_to
-        if bounded is None:
-            return False
-        last_before, last_after, touched = self._last_move
-        if last_after != shas or last_before != known.shas:
-            onward = self._moves.get(known.shas)
-            touched = None if onward is None else onward.get(shas, _UNKNOWN)
-            if touched is None or touched is _UNKNOWN:
-                touched = self._touched_between(known.shas, resolved, shas)
-            if touched is not None:  # (a pair that cannot be compared is tried again)
-                self._last_move = (known.shas, shas, touched)
-        return touched is not None and touched.isdisjoint(bounded)
 
     def _touched_between(
         self, before: tuple[str, ...], resolved: Sequence[ResolvedSource], shas: tuple[str, ...]
     ) -> frozenset[str] | None:
         """Every `<source index>:<path>` changed between each source's commit in `before`
-        and in `shas` (`_touched_paths`), kept for the pair; None when a source's two
-        commits cannot be compared (a chart version has no commits) or the apps differ in
-        their number of sources."""
-        touched: set[str] | None = set() if len(before) == len(resolved) else None
-        for index, (old, source) in enumerate(zip(before, resolved, strict=False)):
-            if touched is None or old == source.sha:
+        and in `shas` (`_touched_paths`); None when a source's two commits cannot be
+        compared (a chart version has no commits) or the number of sources differs."""
+        if len(before) != len(resolved):
+            return None
+        touched: set[str] = set()
+        for index, (old, source) in enumerate(zip(before, resolved, strict=True)):
+            if old == source.sha:
                 continue
             found = (
                 None
@@ -361,17 +312,9 @@ class SourceReader:
                 else self._touched_paths(source.repository.repo, old, source.sha)
             )
             if found is None:
-                touched = None
-            else:
-                touched.update(f"{index}:{path}" for path in found)
-        kept = None if touched is None else frozenset(touched)
-        if len(self._moves) > 256:
-            self._moves.clear()
-        onward = self._moves.setdefault(before, {})
-        if len(onward) > 16:
-            onward.clear()
-        onward[shas] = kept
-        return kept
+                return None
+            touched.update(f"{index}:{path}" for path in found)
+        return frozenset(touched)
 
     def _touched_paths(self, repo: pygit2.Repository, old: str, new: str) -> frozenset[str] | None:
         """Every path a file was added, changed or removed at between two commits, with
@@ -436,6 +379,14 @@ def _identity_key(
     can read) and its sources. A kept identity is reused only under the same key."""
     parameters = json.dumps(list(sources), sort_keys=True, default=str)
     return (app.name, namespace, app.spec.project, parameters)
+
+
+def _refs(sources: Sequence[ApplicationSource]) -> Refs:
+    """Each source's repository and revision as `_resolve` reads them: apps with equal refs
+    resolve to equal commits."""
+    return tuple(
+        (str(s.get("repoURL") or ""), str(s.get("targetRevision") or "HEAD")) for s in sources
+    )
 
 
 def _with_parents(path: str) -> list[str]:
