@@ -11,7 +11,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from headway.controllers.app.commit_files import TreeEntries, changed_paths
+from headway.controllers.app.commit_files import changed_paths
+from headway.source.tree_listings import TreeEntries
 
 BLOB = pygit2.enums.FileMode.BLOB
 STEPS: list[dict[str, tuple[int, str] | None]] = [

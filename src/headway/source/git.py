@@ -33,6 +33,7 @@ from headway.source.git_commits import BotIdentity, build_edit_commit, build_rev
 from headway.source.git_lock import RepositoryLock
 from headway.source.revisions import RefSnapshot, resolve_revision
 from headway.source.tree import GitTree
+from headway.source.tree_listings import TreeEntries
 
 __all__ = [
     "LARGEST_CACHED_TREE",
@@ -375,10 +376,13 @@ class GitRepository:
         assert isinstance(commit, pygit2.Commit)
         return commit
 
-    def tree(self, revision: str) -> GitTree:
-        """The whole repository tree at `revision`, readable without a working tree."""
+    def tree(self, revision: str, *, listings: TreeEntries | None = None) -> GitTree:
+        """The whole repository tree at `revision`, readable without a working tree;
+        `listings` are directories a tree diff read, for lookups to search instead of
+        parsing them again (`tree_listings`)."""
         commit = self.commit(revision)
-        return GitTree(self._repo, commit.tree, f"{self.url}@{str(commit.id)[:12]}")
+        description = f"{self.url}@{str(commit.id)[:12]}"
+        return GitTree(self._repo, commit.tree, description, listings=listings)
 
     def tree_id(self, revision: str, path: str = "") -> str:
         """The object id of `path` at `revision`: equal ids mean equal content."""

@@ -17,7 +17,7 @@ from typing import Any
 import pygit2
 
 from headway.clock import Clock
-from headway.controllers.app.commit_files import TreeEntries, changed_paths
+from headway.controllers.app.commit_files import changed_paths
 from headway.controllers.app.kept_identities import KeptIdentities, Refs
 from headway.model.application import Application
 from headway.model.diagnostics import Severity
@@ -30,6 +30,7 @@ from headway.source.render import RenderCache, RenderRequest, choose_renderer
 from headway.source.sources import ResolvedSource, render_requests
 from headway.source.spec import ApplicationSource, raw_sources
 from headway.source.tree import GitTree
+from headway.source.tree_listings import TreeEntries
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -199,7 +200,7 @@ class SourceReader:
             if tree is None:
                 if len(self._trees) > 256:
                     self._trees.clear()
-                tree = self._trees[sha] = repository.tree(sha)
+                tree = self._trees[sha] = repository.tree(sha, listings=self._tree_entries)
             resolved.append(ResolvedSource(index, source, repository, sha, tree))
         return resolved
 
