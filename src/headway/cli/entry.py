@@ -34,6 +34,7 @@ _FORMATS = ("text", "json")  # `validate`'s --format values, as Typer's choice s
 
 
 def main() -> None:
+    _never_fail_to_encode()
     try:
         status = direct_status(sys.argv[1:])
     except KeyboardInterrupt:
@@ -44,6 +45,17 @@ def main() -> None:
     from headway.cli.main import main as run_typer_app
 
     run_typer_app()
+
+
+def _never_fail_to_encode() -> None:
+    """Standard output and error write a character their encoding lacks as an escape
+    (`caf\\xe9`) instead of raising UnicodeEncodeError: a manifest's or a file's name in
+    any language must not turn a report into a traceback under `LANG=C` or
+    `PYTHONIOENCODING=ascii`. What they can encode is written unchanged."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def direct_status(args: Sequence[str]) -> int | None:

@@ -8,6 +8,8 @@ not pay for importing every other command (see `commands.py`).
 
 from __future__ import annotations
 
+import sys
+
 import typer
 from typer import _click as click  # Typer vendors its own click; its classes are these
 from typer.core import TyperCommand, TyperGroup
@@ -123,6 +125,11 @@ def _register_all() -> None:
     _registered = True
 
 
+# An operating-system error about a named file, said in one line with exit status 2 (every
+# command's "could not do it" status: 1 means findings or changes for check and diff).
+EXIT_OS_ERROR = 2
+
+
 def main() -> None:
     try:
         app()
@@ -130,3 +137,12 @@ def main() -> None:
         # A Ctrl-C while a command's modules are still importing must not print a traceback.
         # (Typer itself turns a Ctrl-C inside a command into exit status 130.)
         raise SystemExit(130) from None
+    except OSError as err:
+        # A path the user gave that the system refuses (a name too long, a loop of links, no
+        # permission) reaches here from wherever it was first looked at: one line naming it,
+        # not a traceback. An error without a file name is a bug or a network failure and
+        # keeps its traceback.
+        if err.filename is None:
+            raise
+        sys.stderr.write(f"error: {err.filename}: {err.strerror or err}\n")
+        raise SystemExit(EXIT_OS_ERROR) from None

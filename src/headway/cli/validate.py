@@ -65,10 +65,15 @@ def validate(
     if not paths:
         typer.echo("error: give at least one file or directory to validate", err=True)
         raise typer.Exit(EXIT_USAGE)
-    missing = [str(p) for p in paths if not p.exists()]
+    missing = [str(p) for p in paths if _unreadable(p) == ""]
     if missing:
         typer.echo(f"error: no such file or directory: {', '.join(missing)}", err=True)
         raise typer.Exit(EXIT_USAGE)
+    for path in paths:
+        reason = _unreadable(path)
+        if reason:
+            typer.echo(f"error: cannot read {path}: {reason}", err=True)
+            raise typer.Exit(EXIT_USAGE)
     from headway.source.manifest_files import check_paths
 
     plugins = load_catalog(plugins_dir) if plugins_dir is not None else None
@@ -82,3 +87,17 @@ def validate(
 
 def register(app: typer.Typer) -> None:
     app.command("validate")(validate)
+
+
+def _unreadable(path: Path) -> str | None:
+    """None for a path that exists; "" for one that does not; otherwise why it cannot be
+    looked at (a name too long, a loop of links: `Path.exists` raises those)."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return ""
+    except NotADirectoryError:
+        return ""
+    except OSError as err:
+        return err.strerror or str(err)
+    return None
