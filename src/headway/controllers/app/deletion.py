@@ -208,6 +208,24 @@ def _holders(obj: Mapping[str, Any]) -> str:
     return f", held by finalizers {', '.join(map(str, finalizers))}" if finalizers else ""
 
 
+def unreadable_deletion_time(app: Mapping[str, Any]) -> str | None:
+    """Why the deletion cannot go on, when the app's `metadata.deletionTimestamp` is there
+    but not an RFC 3339 time (an API server never writes one; a foreign or hand-made store
+    can). The deletion's steps are tied to that moment (the delete hooks of this deletion
+    are told apart by it, a confirmation counts only if given after it, the patience before
+    a DeletionError counts from it): nothing is deleted and no hook runs on a moment Headway
+    cannot read, where taking "now" would start a new run of every hook at each step.
+    Purely computational."""
+    text = (app.get("metadata") or {}).get("deletionTimestamp")
+    if text is None or kubetime.parse_time(text) is not None:
+        return None
+    return (
+        f"metadata.deletionTimestamp {text!r} is not an RFC 3339 time: no delete hook runs "
+        "and nothing of this Application is deleted until it reads as one (to let the "
+        "Application go without its deletion steps, remove its finalizers)"
+    )
+
+
 def deletion_problem(waiting: str, app: Mapping[str, Any], *, now: datetime) -> str | None:
     """What the DeletionError condition says while a cascade waits, if anything: what blocks
     it (a project, a confirmation, an error) at once; objects the cluster is still deleting

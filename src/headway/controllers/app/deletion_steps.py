@@ -76,6 +76,10 @@ def step_deletion(edges: DeletionEdges, target: DeletionTarget, status: Obj) -> 
     """One step; seconds until the next, None when nothing is left to do (the store removes
     the Application once its last finalizer is gone)."""
     pre, post = hooks.HookType.PRE_DELETE, hooks.HookType.POST_DELETE
+    unreadable = deletion.unreadable_deletion_time(target.raw)
+    if unreadable is not None:
+        status["conditions"] = [edges.condition("DeletionError", unreadable)]
+        return edges.write(target.raw, status, edges.poll_seconds, None)
     finalizers = target.finalizers
     if deletion.HOOK_FINALIZERS[pre][0] in finalizers:
         return _run_hooks(edges, target, status, pre)
