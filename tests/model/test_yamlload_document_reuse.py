@@ -12,6 +12,7 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +21,7 @@ from test_yamlload_fast import TOKENS, _same
 
 from headway.model import yamlload, yamlreuse
 from headway.model.yamlload import load_documents, load_documents_fast
+from headway.model.yamlpatch import ScalarLines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,12 +122,18 @@ def test_only_the_changed_pieces_are_parsed(monkeypatch: pytest.MonkeyPatch) -> 
     load_documents_fast("---\n".join(documents), "f.yaml")
     parsed: list[str] = []
     real = yamlload._read_plain
+    recording, plain_value = yamlload._RECORDING
 
     def counting(text: str) -> list[yamlreuse.ParsedDocument]:
         parsed.append(text)
         return real(text)
 
+    def counting_recorded(text: str) -> list[tuple[Any, int, ScalarLines]]:
+        parsed.append(text)
+        return recording(text)
+
     monkeypatch.setattr(yamlload, "_read_plain", counting)
+    monkeypatch.setattr(yamlload, "_RECORDING", (counting_recorded, plain_value))
     documents[2] = "kind: K\nmetadata: {name: changed}\n"
     documents[3] = "kind: K\nmetadata: {name: changed-too}\n"
     documents[5] = "kind: K\nmetadata: {name: last}\n"

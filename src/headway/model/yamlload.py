@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from headway.model import yamlfast, yamlreuse
+from headway.model import yamlfast, yamlpatch, yamlreuse
 from headway.model.diagnostics import Diagnostic, Severity
 
 __all__ = [
@@ -370,6 +370,33 @@ def _read_plain(text: str) -> list[yamlreuse.ParsedDocument]:
         loader.dispose()
 
 
+def _read_recording(text: str) -> list[tuple[Any, int, yamlpatch.ScalarLines]]:
+    loader = _Loader(text)
+    try:
+        return yamlpatch.read_recording(loader, _PLAIN_SCALARS)
+    finally:
+        loader.dispose()
+
+
+class _PlainValue:
+    """A plain scalar's value as `_read_plain` reads it, for `yamlpatch` (a loader of its
+    own: the constructors of the tags kept need one, never its stream)."""
+
+    def __init__(self) -> None:
+        self._loader: Any = None
+
+    def __call__(self, text: str) -> Any:
+        value = _PLAIN_SCALARS.known.get(text, _PLAIN_SCALARS)
+        if value is not _PLAIN_SCALARS:
+            return value
+        if self._loader is None:
+            self._loader = _Loader("")
+        return _PLAIN_SCALARS.value(self._loader, text)
+
+
+_RECORDING = (_read_recording, _PlainValue())
+
+
 def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadResult:
     """Plain documents straight from the parser's events (without field lines, the pieces
     of `file`'s last read that `text` repeats are not parsed again: `yamlreuse`); a file
@@ -377,7 +404,11 @@ def _load_documents(text: str, file: str, *, nodes: FileNodes | None) -> LoadRes
     trees, which check aliases and report errors with their lines."""
     try:
         fast = nodes is None
-        read = _EARLIER_PARSES.read(text, file, _read_plain) if fast else _read_plain(text)
+        read = (
+            _EARLIER_PARSES.read(text, file, _read_plain, recording=_RECORDING)
+            if fast
+            else _read_plain(text)
+        )
     except (yamlfast.NotPlain, yaml.YAMLError):
         return _compose_documents(text, file, nodes=nodes)
     documents = [

@@ -19,15 +19,25 @@ documents; non-plain documents are not read here at all.
 
 Reused objects are the earlier read's objects, not copies: their readers (the render cache)
 treat rendered objects as read-only already.
+
+Below the document: a changed piece whose document was itself read because it changed (so
+its scalar lines were recorded, `yamlpatch.read_recording`) and whose new text differs only
+in those scalars is patched instead of parsed (`yamlpatch.patched`): the typical commit that
+bumps an image tag reads one value, not the Deployment around it. Pieces are paired by
+position, so only when the file has as many pieces as before.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from headway.model import yamlpatch
+from headway.model.yamlfast import NotPlain
+from headway.model.yamlpatch import ScalarLines
 
 __all__ = ["EarlierParses", "ParsedDocument", "StreamReader", "document_pieces"]
 
@@ -35,6 +45,11 @@ __all__ = ["EarlierParses", "ParsedDocument", "StreamReader", "document_pieces"]
 ParsedDocument = tuple[Any, int]
 # Reads a whole stream's documents; raises on anything it will not read.
 StreamReader = Callable[[str], list[ParsedDocument]]
+# The same, recording each document's scalar lines (`yamlpatch.read_recording`).
+RecordingReader = Callable[[str], list[tuple[Any, int, ScalarLines]]]
+# What a plain scalar's text reads as (`yamlfast.PlainScalars.value`).
+PlainValue = Callable[[str], Any]
+Records = tuple["ScalarLines | None", ...]
 
 # What a document start's `---` is followed by: a blank or the line's end ("" at the end).
 _AFTER_MARKER = frozenset(("", " ", "\t", "\r", "\n"))
@@ -79,10 +94,14 @@ class _Read:
     text: str
     objects: tuple[Any, ...]
     lines: tuple[int, ...]
+    # Each document's scalar lines, where its read recorded them (`yamlpatch`).
+    records: Records
 
     @classmethod
-    def of(cls, text: str, documents: list[ParsedDocument]) -> _Read:
-        return cls(text, tuple(obj for obj, _ in documents), tuple(at for _, at in documents))
+    def of(cls, text: str, documents: list[ParsedDocument], records: Records = ()) -> _Read:
+        objects = tuple(obj for obj, _ in documents)
+        kept = records if len(records) == len(objects) else (None,) * len(objects)
+        return cls(text, objects, tuple(at for _, at in documents), kept)
 
 
 class EarlierParses:
@@ -96,49 +115,97 @@ class EarlierParses:
         self._chars = 0
         self._lock = threading.Lock()
         self.reused = 0  # documents taken from an earlier read (for tests and benchmarks)
+        self.patched = 0  # changed documents patched instead of parsed (`yamlpatch`)
 
-    def read(self, text: str, file: str, read_stream: StreamReader) -> list[ParsedDocument]:
+    def read(
+        self,
+        text: str,
+        file: str,
+        read_stream: StreamReader,
+        *,
+        recording: tuple[RecordingReader, PlainValue] | None = None,
+    ) -> list[ParsedDocument]:
         """`read_stream(text)`, taking each piece `file`'s earlier text also held from that
-        read; what `read_stream` raises is raised (and nothing is remembered)."""
+        read; what `read_stream` raises is raised (and nothing is remembered). With
+        `recording` (a reader that records scalar lines, and the plain scalars' reader),
+        changed pieces are read recording, and patched when they can be."""
         with self._lock:
             earlier = self._reads.get(file)
         documents = None
+        records: Records = ()
         if earlier is not None and earlier.text == text:
             documents = list(zip(earlier.objects, earlier.lines, strict=True))
+            records = earlier.records
         elif earlier is not None:
-            documents = self._reusing(earlier, text, read_stream)
+            found = self._reusing(earlier, text, read_stream, recording)
+            if found is not None:
+                documents, records = found
         if documents is None:
             documents = read_stream(text)
-        self._remember(file, _Read.of(text, documents))
+        self._remember(file, _Read.of(text, documents, records))
         return documents
 
     def _reusing(
-        self, earlier: _Read, text: str, read_stream: StreamReader
-    ) -> list[ParsedDocument] | None:
-        """`text`'s documents from `earlier`'s pieces and parses of the rest, or None when
-        the pieces do not fit (the caller then parses the whole text)."""
-        known = _documents_by_piece(earlier)
+        self,
+        earlier: _Read,
+        text: str,
+        read_stream: StreamReader,
+        recording: tuple[RecordingReader, PlainValue] | None,
+    ) -> tuple[list[ParsedDocument], Records] | None:
+        """`text`'s documents (and their scalar lines) from `earlier`'s pieces, patches and
+        parses of the rest, or None when the pieces do not fit (the caller then parses the
+        whole text)."""
+        split = _documents_by_piece(earlier)
         pieces = document_pieces(text)
-        if known is None or pieces is None:
+        if split is None or pieces is None:
             return None
-        documents: list[ParsedDocument] = []
-        run = _Run()  # neighbouring pieces not found in `known`
+        known, earlier_pieces = split
+        beside = earlier_pieces if len(earlier_pieces) == len(pieces) else None
+        out = _Out()
+        run = _Run(recording[0] if recording is not None else None)
         line = 0  # lines before the piece
         for index, piece in enumerate(pieces):
             found = known.get(piece)
+            if found is None and beside is not None and recording is not None:
+                found = self._patched(known.get(beside[index]), beside[index], piece, recording)
             if found is None:
                 run.add(piece, first=index == 0, line=line)
-            elif not run.read(read_stream, into=documents):
+            elif not run.read(read_stream, into=out):
                 return None
             elif index > 0 and len(found) != 1:
                 # A piece holds the same documents wherever it stands, but a first piece
                 # (the text before any `---`) reads as one only there.
                 return None
             else:
-                documents.extend((obj, line + at) for obj, at in found)
+                out.add((obj, line + at, lines) for obj, at, lines in found)
                 self.reused += len(found)
             line += piece.count("\n")
-        return documents if run.read(read_stream, into=documents) else None
+        if not run.read(read_stream, into=out):
+            return None
+        return out.documents, tuple(out.records)
+
+    def _patched(
+        self,
+        earlier: tuple[_Piece, ...] | None,
+        before: str,
+        piece: str,
+        recording: tuple[RecordingReader, PlainValue],
+    ) -> tuple[_Piece, ...] | None:
+        """`piece` as the one document of the earlier piece `before` patched, if it can be
+        (`yamlpatch.patched`); it then counts as reused too."""
+        if earlier is None or len(earlier) != 1 or earlier[0][2] is None:
+            return None
+        obj, at, lines = earlier[0]
+        assert lines is not None
+        try:
+            done = yamlpatch.patched(before, piece, obj, lines, recording[1])
+        except (NotPlain, RecursionError):
+            return None
+        if done is None:
+            return None
+        self.patched += 1
+        self.reused -= 1  # (counted as reused by the caller)
+        return ((done[0], at, done[1]),)
 
     def clear(self) -> None:
         with self._lock:
@@ -159,32 +226,57 @@ class EarlierParses:
                 self._chars -= len(dropped.text)
 
 
-def _documents_by_piece(earlier: _Read) -> dict[str, tuple[ParsedDocument, ...]] | None:
-    """Each piece of `earlier`'s text -> its documents, lines counted from the piece's
-    first line; None when its pieces and documents do not pair up (each piece after the
-    first holds one document, the first holds what is left: zero or one)."""
-    pieces = document_pieces(earlier.text)
-    if pieces is None:
+# A document of a piece: its object, its root's line counted from the piece's first line,
+# and its scalar lines (None where its read did not record them).
+_Piece = tuple[Any, int, "ScalarLines | None"]
+
+
+def _documents_by_piece(
+    earlier: _Read,
+) -> tuple[dict[str, tuple[_Piece, ...]], list[str]] | None:
+    """Each piece of `earlier`'s text -> its documents, and the pieces in order; None when
+    its pieces and documents do not pair up (each piece after the first holds one
+    document, the first holds what is left: zero or one)."""
+    all_pieces = document_pieces(earlier.text)
+    if all_pieces is None:
         return None
+    pieces = all_pieces
     first = len(earlier.objects) - (len(pieces) - 1)
     if first not in (0, 1):
         return None
-    known: dict[str, tuple[ParsedDocument, ...]] = {}
+    known: dict[str, tuple[_Piece, ...]] = {}
     line = 0
     if first == 0:  # a first piece of comments, or empty: no document
         known[pieces[0]] = ()
         line = pieces[0].count("\n")
         pieces = pieces[1:]
-    for piece, obj, at in zip(pieces, earlier.objects, earlier.lines, strict=True):
-        known[piece] = ((obj, at - line),)
+    for piece, obj, at, lines in zip(
+        pieces, earlier.objects, earlier.lines, earlier.records, strict=True
+    ):
+        known[piece] = ((obj, at - line, lines),)
         line += piece.count("\n")
-    return known
+    return known, all_pieces
+
+
+class _Out:
+    """Documents read so far, with their scalar lines."""
+
+    def __init__(self) -> None:
+        self.documents: list[ParsedDocument] = []
+        self.records: list[ScalarLines | None] = []
+
+    def add(self, found: Iterable[_Piece]) -> None:
+        for obj, at, lines in found:
+            self.documents.append((obj, at))
+            self.records.append(lines)
 
 
 class _Run:
-    """Neighbouring pieces to parse in one pass."""
+    """Neighbouring pieces to parse in one pass (recording their scalar lines when given a
+    reader that does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, recording: RecordingReader | None = None) -> None:
+        self._recording = recording
         self._pieces: list[str] = []
         self._first = False  # whether it starts with the text's first piece
         self._line = 0  # lines before it
@@ -194,16 +286,38 @@ class _Run:
             self._first, self._line = first, line
         self._pieces.append(piece)
 
-    def read(self, read_stream: StreamReader, *, into: list[ParsedDocument]) -> bool:
+    def read(self, read_stream: StreamReader, *, into: _Out) -> bool:
         """Parse the pieces gathered (if any) and add their documents, lines moved to the
         whole text's, then start over; False when the documents read do not fit the
         pieces (a first piece holds zero or one, every other piece one)."""
         if not self._pieces:
             return True
-        count = len(self._pieces)
-        read = read_stream("".join(self._pieces))
-        self._pieces = []
+        pieces, self._pieces = self._pieces, []
+        count = len(pieces)
+        text = "".join(pieces)
+        read: list[_Piece]
+        if self._recording is None:
+            read = [(obj, at, None) for obj, at in read_stream(text)]
+        else:
+            read = [(obj, at, lines) for obj, at, lines in self._recording(text)]
         if len(read) != count and not (self._first and len(read) == count - 1):
             return False
-        into.extend((obj, self._line + at) for obj, at in read)
+        starts: list[int] = []  # each piece's first line in `text`
+        line = 0
+        for piece in pieces[count - len(read) :] if len(read) < count else pieces:
+            starts.append(line)
+            line += piece.count("\n")
+        if len(read) < count:  # the first piece held no document: the others start after it
+            starts = [s + pieces[0].count("\n") for s in starts]
+        into.add(
+            (obj, self._line + at, _from(lines, start))
+            for (obj, at, lines), start in zip(read, starts, strict=True)
+        )
         return True
+
+
+def _from(lines: ScalarLines | None, start: int) -> ScalarLines | None:
+    """`lines` numbered from line `start` of the text they were read in."""
+    if lines is None:
+        return None
+    return {line - start: found for line, found in lines.items()} if start else lines
