@@ -86,8 +86,13 @@ def _label(obj: Mapping[str, Any]) -> str:
 
 def apply(
     filename: Annotated[
-        Path,
-        typer.Option("-f", "--filename", help="A YAML file, a directory, or - for standard input."),
+        list[Path],
+        typer.Option(
+            "-f",
+            "--filename",
+            help="A YAML file, a directory, or - for standard input; repeat for more, applied "
+            "in order (as kubectl).",
+        ),
     ],
     *,
     namespace: Annotated[
@@ -115,7 +120,9 @@ def apply(
     from headway.cluster.local.api.objects import validate_object
 
     field_validation = _field_validation(validate)
-    docs = _documents(filename)
+    # Every file is read before anything is applied: a YAML error in any of them applies
+    # nothing, as within one file.
+    docs = [doc for path in filename for doc in _documents(path)]
     failed = False
     with open_target(Target(state_dir, kubeconfig, context), need_store=False) as cluster:
         for doc in docs:

@@ -79,3 +79,27 @@ def test_apply_labels_an_object_without_a_name_as_such(tmp_path: Path) -> None:
     done = headway("apply", "-f", str(tmp_path / "cm.yaml"), state=tmp_path / "state")
     assert done.returncode == 1
     assert done.stderr.startswith(f"error: {tmp_path / 'cm.yaml'}:1: configmap/(no name): ")
+
+
+def test_apply_takes_every_repeated_filename_in_order(tmp_path: Path) -> None:
+    """`-f project.yml -f appset.yml -f pipeline.yml`, as a newcomer writes it after kubectl
+    (docs/examples.md, gitops-environment-promotion): before, only the last file was applied
+    and the others were dropped without a word."""
+    first, second = tmp_path / "a.yml", tmp_path / "b.yml"
+    first.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n")
+    second.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two}\n")
+    state = tmp_path / "state"
+    applied = headway("apply", "-f", str(first), "-f", str(second), state=state)
+    assert applied.stdout.splitlines() == ["configmap/one created", "configmap/two created"]
+    listed = headway("get", "cm", state=state).stdout
+    assert "one" in listed and "two" in listed
+
+
+def test_a_yaml_error_in_a_later_file_applies_nothing(tmp_path: Path) -> None:
+    good, bad = tmp_path / "good.yml", tmp_path / "bad.yml"
+    good.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n")
+    bad.write_text("kind: [\n")
+    state = tmp_path / "state"
+    result = headway("apply", "-f", str(good), "-f", str(bad), state=state)
+    assert result.returncode == 1 and f"{bad}:" in result.stderr
+    assert "one" not in headway("get", "cm", state=state).stdout
