@@ -485,9 +485,12 @@ def cluster_secrets_in(documents: list[Document]) -> list[ClusterSecret]:
 
 def _defined_again(kept: Document, other: Document, scanned: list[Document]) -> bool:
     """Whether `other` is a second definition of `kept`'s Application: in another file, or
-    another document of the same file (not an app-of-apps' rendered copy of the file)."""
+    another document of the same file (not an app-of-apps' rendered copy of the file, which
+    may be the very document the scan parsed: the parse cache hands both the same object)."""
     if kept.file != other.file:
         return True
+    if other is kept:
+        return False
     return any(d is kept for d in scanned) and any(d is other for d in scanned)
 
 
