@@ -128,3 +128,25 @@ def test_a_change_beside_a_patched_value_is_read_again(
         text = text.replace(old, new)
         _read_as_whole(text, "b.yaml")
     assert parses.patched >= 2
+
+
+@pytest.mark.parametrize(
+    ("first", "repeated"),
+    [
+        ("a: 1\n", "a: 2\n"),  # the same key twice: the last value counts
+        ("a:\n  x: 1\n", "a:\n  x: 2\n"),  # a line below the first of them
+        ("1: 1\n", "1.0: 2\n"),  # keys that read as equal
+        ("on: 1\n", "true: 2\n"),
+        ("~: 1\n", "null: 2\n"),
+        ("a: 1\n", "'a': 2\n"),
+        ("l:\n- a: 1\n  b: 0\n", "  a: 2\n"),  # in a list's mapping
+    ],
+)
+def test_a_repeated_key_is_read_again(
+    parses: yamlreuse.EarlierParses, first: str, repeated: str
+) -> None:
+    """A value line of a key that the mapping repeats later holds no value of the object:
+    changing it must read as a full read does (the later value, unchanged)."""
+    texts = [f"---\nkind: K\n{first}{repeated}".replace(": 1\n", f": {n}\n", 1) for n in (1, 3, 4)]
+    for text in texts:
+        _read_as_whole(text, "r.yaml")

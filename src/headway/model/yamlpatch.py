@@ -8,8 +8,10 @@ parser events: most of what a changed app's refresh cost, bench/bench_refresh.py
 When a document is parsed because it changed, its read also records each line that holds
 exactly one value scalar, written in block context on that line alone, plain or quoted: the
 scalar's path in the object, where on the line it starts and ends, and its style
-(`read_recording`; the same objects `yamlfast.read_plain_documents` builds). The next time
-the document changes, `patched` compares the two texts line by line. When they have the same
+(`read_recording`; the same objects `yamlfast.read_plain_documents` builds), and nothing
+when a mapping of the document repeats a key (only the last value counts, so an earlier
+one's lines hold no value of the object). The next time the document changes, `patched`
+compares the two texts line by line. When they have the same
 lines except lines the record holds, and each such line differs only in that scalar - the
 text before it and after it unchanged, the new scalar of the same style, on one line, and
 unable to mean anything but a scalar there (not empty, no indicator to start it, no `: ` or
@@ -75,6 +77,9 @@ def _read_node(loader: Any, scalars: PlainScalars, lines: ScalarLines) -> Any:
     path: list[PathPart] = []  # the path of each open collection but the root
     flows: list[bool] = []  # whether each open collection is written in flow style
     flow = 0  # how many are
+    # A key repeated in a mapping: the last value counts, so a line of an earlier one
+    # (or of anything below it) holds no value of the object; nothing is recorded then.
+    repeated = False
     while True:
         event = next_event()
         kind = event.__class__
@@ -106,6 +111,8 @@ def _read_node(loader: Any, scalars: PlainScalars, lines: ScalarLines) -> Any:
         else:
             raise NotPlain("an alias")
         if not open_collections:
+            if repeated:
+                lines.clear()
             return value
         into = open_collections[-1]
         if into.__class__ is list:
@@ -114,6 +121,8 @@ def _read_node(loader: Any, scalars: PlainScalars, lines: ScalarLines) -> Any:
         elif pending_keys[-1] is _KEY_NEXT:
             if kind is not ScalarEvent:
                 raise NotPlain("a key that is a collection")
+            if value in into:
+                repeated = True
             pending_keys[-1] = value
             continue
         else:
