@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,11 @@ RecordingReader = Callable[[str], list[tuple[Any, int, ScalarLines]]]
 # What a plain scalar's text reads as (`yamlfast.PlainScalars.value`).
 PlainValue = Callable[[str], Any]
 Records = tuple["ScalarLines | None", ...]
+# A document of a piece: its object, its root's line counted from the piece's first line,
+# and its scalar lines (None where its read did not record them).
+_Piece = tuple[Any, int, "ScalarLines | None"]
+# A text's pieces -> their documents, and its pieces in order.
+_Pieces = tuple[dict[str, tuple[_Piece, ...]], list[str]]
 
 # What a document start's `---` is followed by: a blank or the line's end ("" at the end).
 _AFTER_MARKER = frozenset(("", " ", "\t", "\r", "\n"))
@@ -96,12 +101,26 @@ class _Read:
     lines: tuple[int, ...]
     # Each document's scalar lines, where its read recorded them (`yamlpatch`).
     records: Records
+    # Each piece of the text -> its documents, and the pieces in order, when the read split
+    # the text (`_reusing`); else the next changed read splits it (`_documents_by_piece`).
+    pieces: _Pieces | None = None
 
     @classmethod
-    def of(cls, text: str, documents: list[ParsedDocument], records: Records = ()) -> _Read:
+    def of(
+        cls,
+        text: str,
+        documents: list[ParsedDocument],
+        records: Records = (),
+        pieces: _Pieces | None = None,
+    ) -> _Read:
         objects = tuple(obj for obj, _ in documents)
         kept = records if len(records) == len(objects) else (None,) * len(objects)
-        return cls(text, objects, tuple(at for _, at in documents), kept)
+        return cls(text, objects, tuple(at for _, at in documents), kept, pieces)
+
+    @property
+    def size(self) -> int:
+        """The characters it keeps: its text, and its pieces' as many again."""
+        return len(self.text) * (1 if self.pieces is None else 2)
 
 
 class EarlierParses:
@@ -133,16 +152,17 @@ class EarlierParses:
             earlier = self._reads.get(file)
         documents = None
         records: Records = ()
+        pieces: _Pieces | None = None
         if earlier is not None and earlier.text == text:
             documents = list(zip(earlier.objects, earlier.lines, strict=True))
-            records = earlier.records
+            records, pieces = earlier.records, earlier.pieces
         elif earlier is not None:
             found = self._reusing(earlier, text, read_stream, recording)
             if found is not None:
-                documents, records = found
+                documents, records, pieces = found
         if documents is None:
             documents = read_stream(text)
-        self._remember(file, _Read.of(text, documents, records))
+        self._remember(file, _Read.of(text, documents, records, pieces))
         return documents
 
     def _reusing(
@@ -151,11 +171,11 @@ class EarlierParses:
         text: str,
         read_stream: StreamReader,
         recording: tuple[RecordingReader, PlainValue] | None,
-    ) -> tuple[list[ParsedDocument], Records] | None:
-        """`text`'s documents (and their scalar lines) from `earlier`'s pieces, patches and
-        parses of the rest, or None when the pieces do not fit (the caller then parses the
-        whole text)."""
-        split = _documents_by_piece(earlier)
+    ) -> tuple[list[ParsedDocument], Records, _Pieces] | None:
+        """`text`'s documents (and their scalar lines, and its pieces' documents) from
+        `earlier`'s pieces, patches and parses of the rest, or None when the pieces do not
+        fit (the caller then parses the whole text)."""
+        split = earlier.pieces if earlier.pieces is not None else _documents_by_piece(earlier)
         pieces = document_pieces(text)
         if split is None or pieces is None:
             return None
@@ -177,12 +197,12 @@ class EarlierParses:
                 # (the text before any `---`) reads as one only there.
                 return None
             else:
-                out.add((obj, line + at, lines) for obj, at, lines in found)
+                out.add(piece, found, line)
                 self.reused += len(found)
             line += piece.count("\n")
         if not run.read(read_stream, into=out):
             return None
-        return out.documents, tuple(out.records)
+        return out.documents, tuple(out.records), (out.known, pieces)
 
     def _patched(
         self,
@@ -216,24 +236,17 @@ class EarlierParses:
         with self._lock:
             old = self._reads.pop(file, None)
             if old is not None:
-                self._chars -= len(old.text)
+                self._chars -= old.size
             self._reads[file] = read
-            self._chars += len(read.text)
+            self._chars += read.size
             while self._reads and (
                 len(self._reads) > self._max_files or self._chars > self._max_chars
             ):
                 _name, dropped = self._reads.popitem(last=False)
-                self._chars -= len(dropped.text)
+                self._chars -= dropped.size
 
 
-# A document of a piece: its object, its root's line counted from the piece's first line,
-# and its scalar lines (None where its read did not record them).
-_Piece = tuple[Any, int, "ScalarLines | None"]
-
-
-def _documents_by_piece(
-    earlier: _Read,
-) -> tuple[dict[str, tuple[_Piece, ...]], list[str]] | None:
+def _documents_by_piece(earlier: _Read) -> _Pieces | None:
     """Each piece of `earlier`'s text -> its documents, and the pieces in order; None when
     its pieces and documents do not pair up (each piece after the first holds one
     document, the first holds what is left: zero or one)."""
@@ -259,16 +272,20 @@ def _documents_by_piece(
 
 
 class _Out:
-    """Documents read so far, with their scalar lines."""
+    """Documents read so far, with their scalar lines, and each piece's documents."""
 
     def __init__(self) -> None:
         self.documents: list[ParsedDocument] = []
         self.records: list[ScalarLines | None] = []
+        self.known: dict[str, tuple[_Piece, ...]] = {}
 
-    def add(self, found: Iterable[_Piece]) -> None:
+    def add(self, piece: str, found: tuple[_Piece, ...], line: int) -> None:
+        """`piece`'s documents `found` (lines counted from the piece's first line); the
+        piece starts after `line` lines of the text."""
         for obj, at, lines in found:
-            self.documents.append((obj, at))
+            self.documents.append((obj, line + at))
             self.records.append(lines)
+        self.known[piece] = found
 
 
 class _Run:
@@ -277,14 +294,13 @@ class _Run:
 
     def __init__(self, recording: RecordingReader | None = None) -> None:
         self._recording = recording
-        self._pieces: list[str] = []
+        self._pieces: list[tuple[str, int]] = []  # each with the lines before it
         self._first = False  # whether it starts with the text's first piece
-        self._line = 0  # lines before it
 
     def add(self, piece: str, *, first: bool, line: int) -> None:
         if not self._pieces:
-            self._first, self._line = first, line
-        self._pieces.append(piece)
+            self._first = first
+        self._pieces.append((piece, line))
 
     def read(self, read_stream: StreamReader, *, into: _Out) -> bool:
         """Parse the pieces gathered (if any) and add their documents, lines moved to the
@@ -294,7 +310,7 @@ class _Run:
             return True
         pieces, self._pieces = self._pieces, []
         count = len(pieces)
-        text = "".join(pieces)
+        text = "".join(piece for piece, _ in pieces)
         read: list[_Piece]
         if self._recording is None:
             read = [(obj, at, None) for obj, at in read_stream(text)]
@@ -302,17 +318,13 @@ class _Run:
             read = [(obj, at, lines) for obj, at, lines in self._recording(text)]
         if len(read) != count and not (self._first and len(read) == count - 1):
             return False
-        starts: list[int] = []  # each piece's first line in `text`
-        line = 0
-        for piece in pieces[count - len(read) :] if len(read) < count else pieces:
-            starts.append(line)
-            line += piece.count("\n")
-        if len(read) < count:  # the first piece held no document: the others start after it
-            starts = [s + pieces[0].count("\n") for s in starts]
-        into.add(
-            (obj, self._line + at, _from(lines, start))
-            for (obj, at, lines), start in zip(read, starts, strict=True)
-        )
+        run_line = pieces[0][1]  # lines before the run
+        if len(read) < count:  # the first piece held no document
+            into.add(pieces[0][0], (), run_line)
+            pieces = pieces[1:]
+        for (piece, line), (obj, at, lines) in zip(pieces, read, strict=True):
+            start = line - run_line  # the piece's first line in `text`
+            into.add(piece, ((obj, at - start, _from(lines, start)),), line)
         return True
 
 
