@@ -264,10 +264,12 @@ def _match_map(
     out: dict[str, Any] = {}
     same = True
     for key, value in desired.items():
-        if key in live:
-            out[key], kept = project_and_match(
-                value, live[key], key, field, before.get(key, ABSENT)
-            )
+        theirs = live.get(key, ABSENT)
+        mine = type(value)
+        if mine is type(theirs) and mine in _SCALAR_TYPES and value == theirs:
+            out[key] = value  # equal scalars, settled without a call (as in the walk below)
+        elif theirs is not ABSENT:
+            out[key], kept = project_and_match(value, theirs, key, field, before.get(key, ABSENT))
             same = same and kept
         else:
             same = False

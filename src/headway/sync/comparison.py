@@ -13,9 +13,11 @@ prunes still deletes it, as in Argo CD.
 
 from __future__ import annotations
 
+import operator
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import accumulate, chain
 from typing import Any
 
 from headway.diff import AppDiff, CompiledRule, ResourceDiff, diff_resource, unmatched_rules
@@ -156,6 +158,8 @@ class Comparison:
     ignore_warnings: tuple[str, ...] = ()
     # The prepared desired object each compared resource's status and diff come from.
     compared: Mapping[ResourceKey, dict[str, Any]] = field(default_factory=dict)
+    # What the next comparison of the app lends from (not part of the result).
+    lending: _Lending | None = field(default=None, compare=False, repr=False)
 
     @property
     def sync_status(self) -> str:
@@ -199,34 +203,104 @@ def compare_app(
     whose desired object is the same value, type for type, and whose live object is the same
     (the same object, or the same uid and resourceVersion) keeps its diff and status from it
     instead of being compared again (`earlier` must have had the same `options`, argocd-cm's
-    compare options, too)."""
+    compare options, too). A desired object that is the very object `earlier` compared also
+    keeps its key and hook flags (pure functions of an object nothing changes), and live
+    objects that are the very objects `earlier` read keep their keys and the resources no
+    longer desired: a resource lent costs a few lookups."""
     compare = options or CompareOptions()
-    same_key = {key: key for key in known_keys}
-    live_by_key: dict[ResourceKey, Obj] = {}
-    for obj in live:
-        key = key_of(obj)
-        live_by_key[same_key.setdefault(key, key)] = obj
-    reuse = _Reuse(earlier) if earlier is not None else None
+    lender = _Lender(earlier) if earlier is not None else None
+    live_by_key = lender.same_live(live) if lender is not None else None
+    same_key: dict[ResourceKey, ResourceKey] | None = None
+    if live_by_key is None:
+        same_key = {key: key for key in known_keys}
+        live_by_key = _keyed(live, same_key)
     resources: list[ResourceStatus] = []
     diffs: dict[ResourceKey, ResourceDiff] = {}
     compared: dict[ResourceKey, dict[str, Any]] = {}
+    keys: list[ResourceKey | None] = []
     shared: list[str] = []
-    for obj in desired:
-        if hooks.is_hook(obj) or hooks.is_skipped(obj):
+    for index, obj in enumerate(desired):
+        row = lender.row_of(index, obj) if lender is not None else None
+        if lender is not None and row is not None:
+            key = lender.key_at(row)
+            if key is None:  # a hook or a skipped object
+                keys.append(None)
+                continue
+        elif hooks.is_hook(obj) or hooks.is_skipped(obj):
+            keys.append(None)
             continue
-        key = key_of(obj)
-        key = same_key.get(key, key)
+        else:
+            if same_key is None:  # the live keys, wanted now (their objects are kept)
+                same_key = {key: key for key in live_by_key}
+            key = key_of(obj)
+            key = same_key.get(key, key)
+        keys.append(key)
         compared[key] = obj
         current = live_by_key.get(key)
-        owner = owner_of(current) if current is not None else None
-        if owner is not None and owner != app:
-            shared.append(f"{key.qualified} is part of applications {app} and {owner}")
-        found = reuse.result(key, obj, current) if reuse is not None else None
+        found = None
+        if lender is not None:
+            found = lender.lent(row, key, current) if row is not None else None
+            if found is None or not lender.plain:
+                _note_shared(shared, app, key, current)
+            if found is None and row is None:
+                found = lender.result(key, obj, current)
+        else:
+            _note_shared(shared, app, key, current)
         if found is None:
             diff = diff_resource(obj, current, rules, compare)
             found = (diff, _status(key, obj, current, diff, assess=assess))
         diffs[key] = found[0]
         resources.append(found[1])
+    tail = len(resources)
+    kept_keys = tuple(keys)
+    if lender is None or not lender.add_rest(resources, diffs, kept_keys):
+        _add_unwanted(
+            resources,
+            diffs,
+            app=app,
+            live_by_key=live_by_key,
+            compared=compared,
+            rules=rules,
+            compare=compare,
+            assess=assess,
+        )
+    unmatched = unmatched_rules(rules, chain(desired, live)) if rules else []
+    warnings = AppDiff({}, tuple(unmatched)).warnings()
+    lending = _Lending(kept_keys, tail) if len(compared) == len(keys) - keys.count(None) else None
+    return Comparison(
+        tuple(resources),
+        diffs,
+        tuple(shared),
+        tuple(desired),
+        live_by_key,
+        warnings,
+        compared,
+        lending,
+    )
+
+
+def _keyed(live: Sequence[Obj], same_key: dict[ResourceKey, ResourceKey]) -> dict[ResourceKey, Obj]:
+    """`live` by key, each key the equal one of `same_key` (which gets the new ones)."""
+    live_by_key: dict[ResourceKey, Obj] = {}
+    for obj in live:
+        key = key_of(obj)
+        live_by_key[same_key.setdefault(key, key)] = obj
+    return live_by_key
+
+
+def _add_unwanted(
+    resources: list[ResourceStatus],
+    diffs: dict[ResourceKey, ResourceDiff],
+    *,
+    app: str,
+    live_by_key: Mapping[ResourceKey, Obj],
+    compared: Mapping[ResourceKey, Any],
+    rules: Sequence[CompiledRule],
+    compare: CompareOptions,
+    assess: Assess,
+) -> None:
+    """The app's live objects no longer desired, in key order: live hooks, and the rest
+    to be pruned."""
     for key, current in sorted(live_by_key.items()):
         if key in compared or owner_of(current) != app:
             continue
@@ -238,11 +312,96 @@ def compare_app(
         if ignores_extraneous(current.get("metadata") or {}):
             status = replace(status, extraneous_ignored=True)
         resources.append(status)
-    unmatched = unmatched_rules(rules, [*desired, *live])
-    warnings = AppDiff({}, tuple(unmatched)).warnings()
-    return Comparison(
-        tuple(resources), diffs, tuple(shared), tuple(desired), live_by_key, warnings, compared
-    )
+
+
+@dataclass(frozen=True)
+class _Lending:
+    """What a comparison keeps for the next one to lend from: the key of each desired
+    object, position for position (None for a hook or a skipped object), and where the
+    resources no longer desired start in `resources`. Not kept when two desired objects
+    share a key (the later one's result is the key's)."""
+
+    keys: tuple[ResourceKey | None, ...]
+    tail: int
+
+
+class _Lender:
+    """An earlier comparison and what it keeps for lending."""
+
+    def __init__(self, earlier: Comparison) -> None:
+        self._earlier = earlier
+        self._lending = earlier.lending
+        self._rows: list[int] | None = None
+        self._positions: dict[int, int] | None = None
+        self._reuse: _Reuse | None = None
+        self._live_same = False
+        # No resource of it was shared with another app: neither is one lent now.
+        self.plain = not earlier.shared
+
+    def same_live(self, live: Sequence[Obj]) -> dict[ResourceKey, Obj] | None:
+        """`earlier`'s live objects by key, when `live` lists the very same objects in the
+        same order (the store has not moved since): their keys are the same."""
+        before = self._earlier.live
+        if len(live) != len(before) or not all(map(operator.is_, live, before.values())):
+            return None
+        self._live_same = True
+        return dict(before)
+
+    def row_of(self, index: int, obj: dict[str, Any]) -> int | None:
+        """Where `earlier` listed the very object `obj` among its desired objects."""
+        if self._lending is None:
+            return None
+        desired = self._earlier.desired
+        if index < len(desired) and desired[index] is obj:
+            return index
+        if self._positions is None:
+            self._positions = {id(o): n for n, o in enumerate(desired)}
+        return self._positions.get(id(obj))
+
+    def key_at(self, row: int) -> ResourceKey | None:
+        assert self._lending is not None
+        return self._lending.keys[row]
+
+    def lent(
+        self, row: int, key: ResourceKey, live: Obj | None
+    ) -> tuple[ResourceDiff, ResourceStatus] | None:
+        """`earlier`'s result for the desired object at `row` (with `key`), when its live
+        object is the same too."""
+        assert self._lending is not None
+        if not self._live_same and not _same_live(self._earlier.live.get(key), live):
+            return None
+        status = self._earlier.resources[self._rows_of(self._lending.keys)[row]]
+        return self._earlier.diffs[key], status
+
+    def _rows_of(self, keys: tuple[ResourceKey | None, ...]) -> list[int]:
+        if self._rows is None:
+            self._rows = list(accumulate((k is not None for k in keys), initial=-1))[1:]
+        return self._rows
+
+    def result(
+        self, key: ResourceKey, desired: dict[str, Any], live: Obj | None
+    ) -> tuple[ResourceDiff, ResourceStatus] | None:
+        if self._reuse is None:
+            self._reuse = _Reuse(self._earlier)
+        return self._reuse.result(key, desired, live)
+
+    def add_rest(
+        self,
+        resources: list[ResourceStatus],
+        diffs: dict[ResourceKey, ResourceDiff],
+        keys: tuple[ResourceKey | None, ...],
+    ) -> bool:
+        """Add `earlier`'s resources no longer desired, when they are what a comparison would
+        find again: the same live objects, and the same keys desired."""
+        lending = self._lending
+        if lending is None or not self._live_same or keys != lending.keys:
+            return False
+        rest = self._earlier.resources[lending.tail :]
+        for status in rest:
+            if not status.hook:
+                diffs[status.key] = self._earlier.diffs[status.key]
+        resources.extend(rest)
+        return True
 
 
 class _Reuse:
@@ -263,6 +422,12 @@ class _Reuse:
         if not _same_live(self._earlier.live.get(key), live) or not same_value(before, desired):
             return None
         return diff, status
+
+
+def _note_shared(shared: list[str], app: str, key: ResourceKey, live: Obj | None) -> None:
+    owner = owner_of(live) if live is not None else None
+    if owner is not None and owner != app:
+        shared.append(f"{key.qualified} is part of applications {app} and {owner}")
 
 
 def _same_live(before: Obj | None, now: Obj | None) -> bool:

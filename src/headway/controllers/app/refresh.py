@@ -83,6 +83,7 @@ class _Latest:
     rules_identity: str
     options: CompareOptions
     assess: Assess
+    clock_kinds: Callable[[Obj], bool]
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,10 @@ class _Prepared:
     cluster_scoped: frozenset[tuple[str, str]]
 
 
-def _inputs(latest: _Latest) -> tuple[str, CompareOptions, Assess]:
-    """What a comparison's per-resource results depend on besides the two objects."""
-    return latest.rules_identity, latest.options, latest.assess
+def _inputs(latest: _Latest) -> tuple[str, CompareOptions, Assess, Callable[[Obj], bool]]:
+    """What a comparison's per-resource results (and its `reads_clock`) depend on besides
+    the two objects."""
+    return latest.rules_identity, latest.options, latest.assess, latest.clock_kinds
 
 
 def _identity_of(live: Mapping[ResourceKey, Obj]) -> LiveIdentity:
@@ -155,6 +157,8 @@ class ComparisonCache:
             self._entries.move_to_end(key)
             return cached
         self.misses += 1
+        latest = _Latest(key, rules_identity, compare, assess, clock_kinds)
+        earlier = self._earlier(app, latest)
         comparison = compare_app(
             app=app,
             desired=desired,
@@ -162,13 +166,15 @@ class ComparisonCache:
             rules=rules,
             assess=assess,
             known_keys=live.keys(),
-            earlier=self._earlier(app, _Latest(key, rules_identity, compare, assess)),
+            earlier=earlier,
             options=compare,
         )
+        # The live objects `earlier` was made from again: none of them reads the clock.
+        same_live = earlier is not None and self._latest[app].key[-1] is key[-1]
+        reads_clock = not same_live and any(clock_kinds(obj) for obj in live.values())
         if len(self._latest) > self._max and app not in self._latest:
             self._latest.clear()
-        self._latest[app] = _Latest(key, rules_identity, compare, assess)
-        reads_clock = any(clock_kinds(obj) for obj in live.values())
+        self._latest[app] = latest
         result = Refresh(desired, comparison, reads_clock)
         self._entries[key] = result
         while len(self._entries) > self._max:
