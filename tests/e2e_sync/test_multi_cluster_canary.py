@@ -103,11 +103,21 @@ class Clusters:
             told.append((state / "serve.log").read_text()[-3000:])
         return "\n".join(told)
 
-    def aborted_story(self) -> str:
-        """The messages of the MultiClusterRollout's Aborted Events."""
+    def aborted_events(self) -> dict[str, int]:
+        """Each MultiClusterRolloutAborted Event's name and count: an abort recorded later is
+        a new name or a higher count."""
         events = self.hub.list("v1", "Event", namespace="argocd")
-        return " | ".join(str(e.get("message")) for e in events
-                          if e.get("reason") == "MultiClusterRolloutAborted")
+        return {str(e["metadata"]["name"]): int(e.get("count") or 1) for e in events
+                if e.get("reason") == "MultiClusterRolloutAborted"}
+
+    def aborted_story(self, since: dict[str, int]) -> str:
+        """The messages of the Aborted Events recorded after `since` (`aborted_events()`):
+        an earlier release's abort is not this one's."""
+        events = self.hub.list("v1", "Event", namespace="argocd")
+        return " | ".join(
+            str(e.get("message")) for e in events
+            if e.get("reason") == "MultiClusterRolloutAborted"
+            and int(e.get("count") or 1) > since.get(str(e["metadata"]["name"]), 0))
 
     def walk(self) -> dict[str, Any]:
         owner = self.hub.get(HEADWAY, "MultiClusterRollout", "shop", "argocd")
@@ -236,14 +246,20 @@ def test_one_release_walks_the_canary_cluster_then_eu_and_an_abort_stops_both(
     _walk_one_release(clusters, "v1")  # the revert Git convergence committed
 
     # 3. v3 crashes only in eu: the canary cluster had it Done; its Rollout is aborted too
+    # (the walk may have recorded an Aborted Event for v2 already, when it read the canary
+    # cluster Failed before the revert: only an abort recorded from here on is v3's)
+    aborts_before = clusters.aborted_events()
     v3 = remote.commit({"app/rollout.yaml": dump(_rollout("v3"))}, "v3")
     aborted_walks = _AbortedWalks(clusters)
     try:
-        wait_for(lambda: aborted_walks.look() or clusters.aborted_story(), timeout=120,
-                 what="v3 aborted in eu")
+        wait_for(lambda: aborted_walks.look() or clusters.aborted_story(aborts_before),
+                 timeout=120, what="v3 aborted in eu")
+        # the walk aborts the canary cluster's Rollout in the step that reads eu Failed, or,
+        # when that write met a conflict, in its next step
+        wait_for(lambda: clusters.aborted(clusters.eu) and clusters.aborted(clusters.hub),
+                 timeout=60, what="both clusters' Rollouts aborted")
     except AssertionError as error:
         raise AssertionError(f"{error}\n{clusters.story()}") from None
-    assert clusters.aborted(clusters.eu) and clusters.aborted(clusters.hub)
 
     # the MultiClusterRollout reverts v3 in Git once (Git convergence only reads the hub's
     # Rollouts, where v3 was Done); the canary cluster, Done on v3, walks back to v1 with eu
@@ -261,6 +277,6 @@ def test_one_release_walks_the_canary_cluster_then_eu_and_an_abort_stops_both(
     blamed = {(w["group"], str(w["message"]).split(";")[0]) for w in aborted_walks.seen}
     assert all(group == 1 and message.startswith("group 1 failed (shop-eu")
                for group, message in blamed), blamed
-    assert "group 1 failed (shop-eu" in clusters.aborted_story()
+    assert "group 1 failed (shop-eu" in clusters.aborted_story(aborts_before)
     _walk_one_release(clusters, "v1")
     assert reverts_of_v3() == 1
