@@ -25,6 +25,9 @@ its scalar lines were recorded, `yamlpatch.read_recording`) and whose new text d
 in those scalars is patched instead of parsed (`yamlpatch.patched`): the typical commit that
 bumps an image tag reads one value, not the Deployment around it. Pieces are paired by
 position, so only when the file has as many pieces as before.
+
+A read that split its text keeps the pieces and each piece's documents (`_Read.pieces`), so
+the next changed read does not split the earlier text again.
 """
 
 from __future__ import annotations
