@@ -133,6 +133,12 @@ def test_validate_rejects_bad_set_fields_and_notes_unrendered_git_sets(tmp_path:
     (tmp_path / "sets/services.yaml").write_text(text)
     [note] = check_paths([tmp_path / "sets"]).diagnostics
     assert note.severity is Severity.WARNING and note.message.startswith("not rendered:")
+    # Even when the set's repository is this one: validate reads none, and says where to go
+    # (before, "is not available" alone, which a newcomer read as a wrong repoURL).
+    assert note.message.endswith(
+        "is not available: headway validate reads no repository; headway check renders this "
+        "set from the checkout"
+    )
 
 
 def test_check_renders_an_application_set_that_an_application_deploys(tmp_path: Path) -> None:

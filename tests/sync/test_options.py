@@ -253,3 +253,16 @@ def test_diff_verdicts_drive_apply_out_of_sync_only() -> None:
     options = SyncOptions(apply_out_of_sync_only=True)
     plan = plan_sync(desired, live, options=options, modified=modified, namespace="shop")
     assert [str(t.key) for s in plan.waves() for t in s.tasks] == ["ConfigMap/changed"]
+
+
+def test_an_automated_policy_field_written_as_a_sync_option_says_where_it_belongs() -> None:
+    """argocd-autopilot's bootstrap Applications (argoproj-labs/argocd-autopilot c102467,
+    cmd/commands/common.go) list `allowEmpty=true` in syncOptions beside
+    `automated.allowEmpty: true`; before, the error named no way out."""
+    parsed = parse_option_items(["allowEmpty=true", "selfheal=true"])
+    assert parsed.problems == (
+        'syncOptions: "allowEmpty" is not a known sync option (it is a field of the automated '
+        "sync policy, spec.syncPolicy.automated.allowEmpty; Argo CD ignores it as a sync option)",
+        'syncOptions: "selfheal" is not a known sync option (it is a field of the automated '
+        "sync policy, spec.syncPolicy.automated.selfHeal; Argo CD ignores it as a sync option)",
+    )

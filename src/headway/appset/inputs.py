@@ -247,13 +247,16 @@ class StaticInputs:
     plugins: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
     config_maps: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     objects: Mapping[tuple[str, str], tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    # Said after "repository ... is not available": where the caller's user finds it instead.
+    unavailable_hint: str = ""
 
     def clusters(self) -> Sequence[ClusterSecret]:
         return self.cluster_secrets
 
     def _repo(self, repo_url: str) -> Mapping[str, bytes]:
         if repo_url not in self.repositories:
-            raise InputUnavailable(f"repository {repo_url!r} is not available")
+            hint = f": {self.unavailable_hint}" if self.unavailable_hint else ""
+            raise InputUnavailable(f"repository {repo_url!r} is not available{hint}")
         return self.repositories[repo_url]
 
     def directories(self, repo_url: str, revision: str) -> Sequence[str]:

@@ -33,6 +33,12 @@ SYNC_OPTION_VALUES: Mapping[str, tuple[str, ...]] = {
 }
 
 
+# The automated sync policy's fields, by their key written lower-case: written as a sync
+# option (argocd-autopilot's generated Applications carry `allowEmpty=true` beside
+# `automated.allowEmpty: true`), Argo CD ignores them; the hint says where they belong.
+_AUTOMATED_FIELDS = {"allowempty": "allowEmpty", "selfheal": "selfHeal", "enabled": "enabled"}
+
+
 class SyncOptionError(ValueError):
     """An option that is not `Key=value` with a key and value Argo CD knows."""
 
@@ -44,13 +50,22 @@ def parse_sync_option(option: str) -> tuple[str, str]:
     if not sep or not key:
         raise SyncOptionError(f'"{option}" is not a sync option (expected Key=value)')
     if key not in SYNC_OPTION_VALUES:
-        close = difflib.get_close_matches(key, list(SYNC_OPTION_VALUES), n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise SyncOptionError(f'"{key}" is not a known sync option{hint}')
+        raise SyncOptionError(f'"{key}" is not a known sync option{_unknown_key_hint(key)}')
     allowed = SYNC_OPTION_VALUES[key]
     if value not in allowed:
         raise SyncOptionError(f'{key}="{value}" must be one of: {", ".join(allowed)}')
     return key, value
+
+
+def _unknown_key_hint(key: str) -> str:
+    field = _AUTOMATED_FIELDS.get(key.lower())
+    if field is not None:
+        return (
+            f" (it is a field of the automated sync policy, spec.syncPolicy.automated.{field}; "
+            "Argo CD ignores it as a sync option)"
+        )
+    close = difflib.get_close_matches(key, list(SYNC_OPTION_VALUES), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def parse_sync_options(options: Iterable[str]) -> dict[str, str]:

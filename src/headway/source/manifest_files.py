@@ -172,6 +172,11 @@ def _validate_with_sets(
     return ValidationReport(1, len(objects), sorted(diagnostics, key=lambda d: d.line))
 
 
+_READS_NO_REPOSITORY = (
+    "headway validate reads no repository; headway check renders this set from the checkout"
+)
+
+
 def _application_set_problems(objects: Sequence[Document]) -> list[Diagnostic]:
     """Why a set was not rendered, the run-time-only warnings, then the errors of the
     Applications the sets generate (once per template field)."""
@@ -180,7 +185,11 @@ def _application_set_problems(objects: Sequence[Document]) -> list[Diagnostic]:
     from headway.appset.documents import once_per_template, render_documents
     from headway.appset.inputs import StaticInputs
 
-    sets = render_documents(objects, StaticInputs(), missing_inputs=Severity.WARNING)
+    sets = render_documents(
+        objects,
+        StaticInputs(unavailable_hint=_READS_NO_REPOSITORY),
+        missing_inputs=Severity.WARNING,
+    )
     generated = [d for d in validate_documents(sets.applications) if d.severity is Severity.ERROR]
     return [*sets.diagnostics, *sets.run_time_only, *once_per_template(generated)]
 
