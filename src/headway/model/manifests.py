@@ -132,9 +132,13 @@ def is_object(document: Document) -> bool:
     """Whether a document means to be a Kubernetes object (it says apiVersion or kind).
 
     Helm values files and other plain data in a GitOps tree say neither, and Kustomize's own
-    files are build inputs; both are skipped.
+    files are build inputs; both are skipped, and so is a JSON patch (a list of RFC 6902
+    operations, what a kustomization's `patchesJson6902` or `patches` entry names by `path`).
+    Any other list is an object that went wrong, and validation says so.
     """
     obj = document.obj
+    if isinstance(obj, list):
+        return not _is_json_patch(obj)
     if not isinstance(obj, dict):
         return True
     api_version = obj.get("apiVersion")
@@ -182,3 +186,16 @@ def parse_manifest(
     parser = _typed_parser(group, kind)
     view, diagnostics = parser(document) if memo is None else memo.parse(parser, document)
     return view, diagnostics
+
+
+_JSON_PATCH_OPS = frozenset({"add", "remove", "replace", "move", "copy", "test"})
+
+
+def _is_json_patch(items: list[object]) -> bool:
+    """A non-empty list of RFC 6902 operations: each `{op, path, ...}` with a known op."""
+    return bool(items) and all(
+        isinstance(item, dict)
+        and item.get("op") in _JSON_PATCH_OPS
+        and isinstance(item.get("path"), str)
+        for item in items
+    )
