@@ -248,7 +248,8 @@ def compare_app(
             _note_shared(shared, app, key, current)
         if found is None:
             diff = diff_resource(obj, current, rules, compare)
-            found = (diff, _status(key, obj, current, diff, assess=assess))
+            health = lender.health(key, current) if lender is not None else _UNSET
+            found = (diff, _status(key, obj, current, diff, assess=assess, health=health))
         diffs[key] = found[0]
         resources.append(found[1])
     tail = len(resources)
@@ -385,6 +386,13 @@ class _Lender:
             self._reuse = _Reuse(self._earlier)
         return self._reuse.result(key, desired, live)
 
+    def health(self, key: ResourceKey, live: Obj | None) -> HealthResult | _Unset | None:
+        """`earlier`'s health of `key` while its live object is the same (health reads the
+        live object alone; a changed desired object does not change it), else `_UNSET`."""
+        if self._reuse is None:
+            self._reuse = _Reuse(self._earlier)
+        return self._reuse.health(key, live)
+
     def add_rest(
         self,
         resources: list[ResourceStatus],
@@ -423,6 +431,12 @@ class _Reuse:
             return None
         return diff, status
 
+    def health(self, key: ResourceKey, live: Obj | None) -> HealthResult | _Unset | None:
+        status = self._statuses.get(key)
+        if status is None or not _same_live(self._earlier.live.get(key), live):
+            return _UNSET
+        return status.health
+
 
 def _note_shared(shared: list[str], app: str, key: ResourceKey, live: Obj | None) -> None:
     owner = owner_of(live) if live is not None else None
@@ -455,6 +469,12 @@ def same_value(before: Any, now: Any) -> bool:
         return False
 
 
+class _Unset:
+    """No earlier health to keep: `_status` assesses it."""
+
+
+_UNSET = _Unset()
+
 # Results without a message, shared: a comparison keeps one per resource, and most are these.
 _PLAIN_HEALTH = {status: HealthResult(status) for status in HealthStatus}
 _MISSING = _PLAIN_HEALTH[HealthStatus.MISSING]
@@ -468,9 +488,12 @@ def _status(
     *,
     assess: Assess,
     hook: bool = False,
+    health: HealthResult | _Unset | None = _UNSET,
 ) -> ResourceStatus:
+    """`health`, when given, is `current`'s, assessed before."""
     version = str(obj.get("apiVersion", "")).rpartition("/")[2]
-    health = _MISSING if current is None else assess(current)
+    if isinstance(health, _Unset):
+        health = _MISSING if current is None else assess(current)
     if type(health) is HealthResult and not health.message:
         health = _PLAIN_HEALTH.get(health.status, health)  # shared: kept once per resource
     synced = diff is None or not diff.modified
