@@ -40,7 +40,7 @@ from headway.source.helm_values import resolve_value_files as _resolve_value_fil
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
 from headway.source.tools import find_helm_binary, helm_sdk_available
-from headway.source.tree import TreeReader, normalize_path
+from headway.source.tree import GitTree, TreeReader, normalize_path
 
 __all__ = ["HelmRenderer", "split_helm_output"]
 
@@ -204,6 +204,22 @@ def _is_test_hook(doc: Document) -> bool:
     return any(h.strip().startswith("test") for h in hooks.split(","))
 
 
+def _linked_inputs(tree: TreeReader, charts: list[str]) -> list[str]:
+    """What the charts' symlinks lead to outside them, with its content id: Helm reads
+    through them, and a Git tree's id for a chart does not move when only a link's target
+    does. On disk, `object_id` already hashes what a link leads to."""
+    if not isinstance(tree, GitTree):
+        return []
+    found: list[str] = []
+    for chart in charts:
+        for target in tree.links_leaving(chart, recursive=True):
+            try:
+                found.append(f"{target}@{tree.object_id(target)}")
+            except PathNotFound:
+                found.append(f"{target}@missing")
+    return found
+
+
 def _value_file_id(file: ValueFile) -> str:
     """What a value file's content is, read as the render reads it: through a symlink, the
     target's bytes (the link's own id does not move when its target changes)."""
@@ -234,8 +250,9 @@ class HelmRenderer:
 
     def inputs(self, request: RenderRequest) -> tuple[str, ...]:
         request = _chart_request(request)
-        ids = [request.tree.object_id(request.path)]
-        ids += [request.tree.object_id(p) for p in _local_dependencies(request.tree, request.path)]
+        charts = [request.path, *_local_dependencies(request.tree, request.path)]
+        ids = [request.tree.object_id(p) for p in charts]
+        ids += _linked_inputs(request.tree, charts)
         ids += [_value_file_id(file) for file in _resolve_value_files(request)]
         return tuple(ids)
 

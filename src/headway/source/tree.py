@@ -265,6 +265,21 @@ class GitTree:
             current = self._link_target(current, obj)
         raise PathNotFound(path, f"{self._description} (too many symlink hops)")
 
+    def _write_link_end(self, destination: Path, link: Path, end: str) -> tuple[EscapingLink, ...]:
+        """In place of `link`, written under `destination`: the file it leads to (`end`,
+        outside what `materialize` writes), or a link to directory `end` written at its own
+        path; a link to nothing stays one (the tool reports the file missing)."""
+        if self._directory(end) is None:
+            try:
+                link.write_bytes(self.read(end))
+            except PathNotFound:
+                os.symlink(os.path.relpath(destination / end, link.parent), link)
+            return ()
+        written = destination / end
+        found = () if written.exists() else self.materialize(destination, end)
+        os.symlink(os.path.relpath(written, link.parent), link)
+        return found
+
     def object_id(self, path: str = "") -> str:
         # The tree entry names the id: loading the object (a blob's whole content) is not needed.
         clean = normalize_path(path)
@@ -318,7 +333,13 @@ class GitTree:
         return None
 
     def materialize(self, destination: Path, path: str = "") -> tuple[EscapingLink, ...]:
+        """Write directory `path` under `destination` at its repository paths. A link is
+        written as a link, except one that leads out of `path` (elsewhere in the repository,
+        which Argo CD's checkout holds): a file is written in its place, a directory at its
+        own path with the link to it. Links that leave the repository are returned, not
+        written."""
         escaping: list[EscapingLink] = []
+        clean = normalize_path(path)
         for name, blob, mode in self._walk(path):
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -329,12 +350,21 @@ class GitTree:
                 except PathNotFound:
                     escaping.append(EscapingLink(name, link))
                     continue
+                end = self._link_end(name)
+                if end is not None and not _within(end, clean):
+                    escaping += self._write_link_end(destination, target, end)
+                    continue
                 os.symlink(link, target)
                 continue
             target.write_bytes(blob.data)
             if mode == pygit2.enums.FileMode.BLOB_EXECUTABLE:
                 target.chmod(0o755)
         return tuple(escaping)
+
+
+def _within(path: str, directory: str) -> bool:
+    """Whether repository path `path` is `directory` or under it ("" holds every path)."""
+    return not directory or path == directory or path.startswith(f"{directory}/")
 
 
 def _plain_directory(path: str) -> bool:
