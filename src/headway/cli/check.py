@@ -356,7 +356,10 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     ] = OutputFormat.TEXT,
     strict: Annotated[bool, typer.Option("--strict", help="Warnings fail too.")] = False,
     config_file: Annotated[
-        Path | None, typer.Option("--config", help="Config file (default: .headway/check.yaml).")
+        Path | None,
+        typer.Option(
+            "--config", help="Config file (default: .headway/check.yaml, else headway-check.yaml)."
+        ),
     ] = None,
     transition: Annotated[
         str | None,

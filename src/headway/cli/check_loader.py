@@ -299,7 +299,8 @@ class RepositoryLoader:
         if tree is None:
             raise InputUnavailable(
                 f"repository {url!r} is not available: neither this repository nor mapped to "
-                "a local path (.headway/check.yaml), so this ApplicationSet was not rendered"
+                "a local path (.headway/check.yaml or headway-check.yaml), so this "
+                "ApplicationSet was not rendered"
             )
         return tree
 

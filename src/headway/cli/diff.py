@@ -60,7 +60,10 @@ def diff(  # noqa: PLR0917 (typer maps each parameter to an option)
         int, typer.Option("--max-chars", help="Markdown only: the comment's size bound.")
     ] = DEFAULT_LIMIT,
     config_file: Annotated[
-        Path | None, typer.Option("--config", help="Check config (default: .headway/check.yaml).")
+        Path | None,
+        typer.Option(
+            "--config", help="Check config (default: .headway/check.yaml, else headway-check.yaml)."
+        ),
     ] = None,
     plugins_dir: PluginsDirOption = None,
     plugin_timeout: PluginTimeoutOption = DEFAULT_PLUGIN_TIMEOUT_SECONDS,
