@@ -144,12 +144,17 @@ def _finding(ctx: CheckContext, unit: AppUnit, rollout: Document, ref: RolloutRe
             if other is not unit and _rendered(other, rollout, ref)
         }
     )
-    app = f"Application {unit.name}" if unit.application is not None else "no Application"
     if owners:
+        holder = (
+            f"Application {unit.name} does not render"
+            if unit.application is not None
+            else "no Application renders beside it (the Rollout is a plain manifest)"
+        )
+        renderers = "Application " if len(owners) == 1 else "Applications "
         message = (
-            f"Rollout/{rollout.name} names {named} ({field}), which {app} does not render "
-            f"but {', '.join(owners)} does: the Rollout is InvalidSpec whenever that object "
-            "is not there (this app synced first, the other app deleted or renamed)"
+            f"Rollout/{rollout.name} names {named} ({field}), which {holder}; "
+            f"{renderers}{', '.join(owners)} renders it: the Rollout is InvalidSpec whenever "
+            "that object is not there (this app synced first, the other app deleted or renamed)"
         )
         return finding_at(
             MISSING_ROLLOUT_REFERENCE,
