@@ -85,3 +85,16 @@ def test_a_case_insensitive_name_is_still_asked(tmp_path: Path) -> None:
 
     assert library_paths(IgnoringCase(tmp_path), "web") == ["lib"]
     assert library_paths(CountingTree(tmp_path), "web") == []
+
+
+def test_deprecated_bases_are_read_like_resources(tmp_path: Path) -> None:
+    """christianh814/gitops-examples@54ec4b1 argo-rollouts/canary/overlays/localhost: the
+    overlay names its base under `bases:`, which kustomize still builds. Before, the base was
+    no library path, so a commit changing only the base's Rollout did not reach the overlay's
+    Application in the source watcher, and `headway diff` did not name the file it reads."""
+    overlay = tmp_path / "canary" / "overlays" / "localhost"
+    overlay.mkdir(parents=True)
+    (overlay / "kustomization.yaml").write_text(
+        "namespace: canary\nbases:\n- ../../base\nresources:\n- ingress.yaml\n"
+    )
+    assert library_paths(FilesystemTree(tmp_path), "canary/overlays/localhost") == ["canary/base"]

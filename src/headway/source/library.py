@@ -1,6 +1,7 @@
 """Repository paths outside an Application's source directory that its render reads (Helm
-`file://` dependencies, Kustomize resources and components climbing out with `..`). Used by
-`headway check`/`diff` and by the source watcher to tell which apps a commit touches."""
+`file://` dependencies, Kustomize resources, bases and components climbing out with `..`).
+Used by `headway check`/`diff` and by the source watcher to tell which apps a commit
+touches."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ __all__ = ["library_paths"]
 
 def library_paths(tree: TreeReader, path: str) -> list[str]:
     """Repository paths outside `path` that its render reads: Helm `file://` dependencies and
-    Kustomize resources or components that climb out of the source directory."""
+    Kustomize resources, bases (the deprecated field kustomize still builds) or components
+    that climb out of the source directory."""
     found: list[str] = []
     candidates = [("Chart.yaml", "dependencies"), *((k, "resources") for k in KUSTOMIZATION_FILES)]
     present = _names_in(tree, path)
@@ -29,7 +31,9 @@ def library_paths(tree: TreeReader, path: str) -> list[str]:
             parsed = as_dict(yamlload.load_one(tree.read(file)))
         except (yaml.YAMLError, SourceError):
             continue
-        entries = [*as_list(parsed.get(key)), *as_list(parsed.get("components"))]
+        # `bases`: deprecated, still built by kustomize (and so by Argo CD)
+        bases = as_list(parsed.get("bases")) if key == "resources" else []
+        entries = [*as_list(parsed.get(key)), *bases, *as_list(parsed.get("components"))]
         for entry in entries:
             target = as_dict(entry).get("repository") if key == "dependencies" else entry
             text = str(target or "")
