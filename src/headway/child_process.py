@@ -12,6 +12,12 @@ runs between fork and exec: safe however many threads the parent has (a `preexec
 deadlock on a lock another thread held at the fork, and forbids a vfork spawn). Neither ever
 uses a `preexec_fn`.
 
+setpriv, unlike the fallback, does not look whether its parent died before it set the signal:
+a parent killed between the fork and setpriv's `prctl` leaves the command running for good.
+`wait_until_armed(pid)` closes that window for a caller that can wait a moment: it returns
+once setpriv has exec'd the command (the signal is set by then), so a parent killed any time
+after the start returned takes the child with it.
+
 Both report a command they cannot exec as exit status 127, so callers ask `start_error` first:
 the `OSError` Popen would raise for it (a missing executable or working dir), to raise as
 Python's instead of starting anything.
@@ -23,9 +29,10 @@ import errno
 import os
 import shutil
 import sys
+import time
 from collections.abc import Mapping, Sequence
 
-__all__ = ["SETPRIV", "dying_with_parent", "start_error"]
+__all__ = ["SETPRIV", "dying_with_parent", "start_error", "wait_until_armed"]
 
 SETPRIV = shutil.which("setpriv")
 
@@ -54,6 +61,26 @@ def dying_with_parent(argv: Sequence[str]) -> list[str]:
     if SETPRIV is not None:
         return [SETPRIV, "--pdeathsig", "KILL", "--", *argv]
     return [sys.executable, "-I", "-S", "-c", _REEXEC, str(os.getpid()), *argv]
+
+
+def wait_until_armed(pid: int, *, timeout: float = 5.0) -> None:
+    """Return once the child `pid`, started with `dying_with_parent`, has its death signal
+    set: setpriv has exec'd the command (the child's program is no longer setpriv), or the
+    child is gone; at most `timeout` seconds. The Python fallback checks its parent itself,
+    so it is not waited for. (A container killed with the runtime right after its start
+    survived it under load: tests/cluster/local_runtime/test_process_spawn.py.)"""
+    if SETPRIV is None:
+        return
+    setpriv = os.path.realpath(SETPRIV)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            program = os.readlink(f"/proc/{pid}/exe")
+        except OSError:
+            return  # gone (or no /proc to tell)
+        if program != setpriv:
+            return
+        time.sleep(0.001)
 
 
 def start_error(argv: Sequence[str], env: Mapping[str, str], cwd: str) -> OSError | None:

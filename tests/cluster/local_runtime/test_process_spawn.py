@@ -115,3 +115,22 @@ def test_the_python_fallback_reports_an_exec_failure_as_127(
     done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 127
     assert f"{tmp_path / 'gone'}: No such file or directory" in done.stderr
+
+
+def test_the_start_returns_once_the_death_signal_is_set(tmp_path: Path) -> None:
+    """setpriv does not look whether its parent died before it set the signal, so the start
+    waits until setpriv has exec'd the command: from then on a killed runtime takes the
+    container with it (before, a runtime killed right after a start under load left the
+    container running)."""
+    if child_process.SETPRIV is None:
+        pytest.skip("util-linux setpriv missing")
+    handle = processes.start_process(
+        argv=["sleep", "600"], env={"PATH": os.environ["PATH"]}, cwd=str(tmp_path),
+        log_path=str(tmp_path / "sleep.log"),
+    )  # fmt: skip
+    try:
+        assert os.readlink(f"/proc/{handle.pid}/exe") != os.path.realpath(child_process.SETPRIV)
+        assert _cmdline(handle.pid) == ["sleep", "600"]
+    finally:
+        handle.popen.kill()
+        handle.popen.wait()

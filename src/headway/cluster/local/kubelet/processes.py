@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from headway.child_process import dying_with_parent, start_error
+from headway.child_process import dying_with_parent, start_error, wait_until_armed
 
 __all__ = [
     "RUNTIME_ID_ENV",
@@ -94,6 +94,7 @@ def start_process(
             start_new_session=True,
             close_fds=True,
         )
+    wait_until_armed(popen.pid)  # a runtime killed from here on takes the container with it
     return ProcessHandle(popen, popen.pid, process_start_ticks(popen.pid) or 0, log_path)
 
 
