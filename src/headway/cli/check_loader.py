@@ -355,6 +355,8 @@ class RepositoryLoader:
             library.extend(outcome.library_paths)
             if tree is self.tree:
                 files.update(outcome.files)
+                if not outcome.problem:  # a base the render read is not a plain manifest
+                    files.update(self._files_of_library(outcome.library_paths))
                 left_out.update(outcome.left_out)
                 unsure.update(outcome.unsure)
         return _AppRender(tuple(objects), problems, files, tuple(library), left_out, unsure)
@@ -410,6 +412,17 @@ class RepositoryLoader:
             return self._files_of_path(tree, request.path)
         except SourceError:
             return ()
+
+    def _files_of_library(self, paths: tuple[str, ...]) -> set[str]:
+        """The checkout's files a render read outside its path (`library_paths`: a Kustomize
+        `../base`, a Helm `file://` chart): owned by the Application, not plain manifests."""
+        found: set[str] = set()
+        for path in paths:
+            if self.tree.kind(path) == "file":
+                found.add(path)
+            else:
+                found.update(self._files_of_path(self.tree, path))
+        return found
 
     def _files_of_path(self, tree: TreeReader, path: str) -> tuple[str, ...]:
         """Every file of this checkout under a source's `path` (none for other trees)."""
