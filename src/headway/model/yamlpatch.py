@@ -50,6 +50,7 @@ _MANY = ((), -1, -1, None)  # a line holding more than one value: never patched
 # by a blank; quotes start a quoted scalar.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _QUOTES = frozenset(("'", '"'))
+_REFUSED = object()  # `_value`'s answer for a token that could read as something else
 
 
 def read_recording(loader: Any, scalars: PlainScalars) -> list[tuple[Any, int, ScalarLines]]:
@@ -174,21 +175,22 @@ def patched(
         prefix, suffix = old_line[:start], old_line[end:]
         if not (new_line.startswith(prefix) and new_line.endswith(suffix)):
             return None
+        if len(new_line) < len(prefix) + len(suffix):
+            return None  # (the two overlap)
         token = new_line[len(prefix) : len(new_line) - len(suffix)]
-        if len(prefix) + len(token) + len(suffix) != len(new_line):
-            return None
         try:
             value = _value(token, style, suffix, value_of)
-        except NotPlain:
+        except NotPlain:  # `<<` or `=`: PyYAML's constructor reads those
             return None
         if value is _REFUSED:
             return None
-        obj = _with(obj, at, value)
+        try:
+            obj = _with(obj, at, value)
+        except RecursionError:  # a value nested deeper than Python's stack: read it whole
+            return None
         now[index] = (at, start, start + len(token), style)
     return obj, now
 
-
-_REFUSED = object()
 
 
 def _value(token: str, style: str | None, suffix: str, value_of: Callable[[str], Any]) -> Any:
@@ -203,9 +205,9 @@ def _value(token: str, style: str | None, suffix: str, value_of: Callable[[str],
         if style in body or (style == '"' and "\\" in body):
             return _REFUSED  # an escape or a doubled quote: read it whole
         return body
-    if token[0] in _INDICATORS or token[-1] in (" ", ":") or token[0] == " ":
+    if token[0] in _INDICATORS or token[0] == " " or token[-1] in (" ", ":"):
         return _REFUSED
-    if ": " in token or " #" in token or token.endswith(" "):
+    if ": " in token or " #" in token:
         return _REFUSED
     if suffix and not suffix.startswith((" #", "\r")) and suffix.strip(" \r"):
         return _REFUSED

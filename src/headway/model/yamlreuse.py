@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from headway.model import yamlpatch
-from headway.model.yamlfast import NotPlain
 from headway.model.yamlpatch import ScalarLines
 
 __all__ = ["EarlierParses", "ParsedDocument", "StreamReader", "document_pieces"]
@@ -189,8 +188,10 @@ class EarlierParses:
         line = 0  # lines before the piece
         for index, piece in enumerate(pieces):
             found = known.get(piece)
+            patched = False
             if found is None and beside is not None and recording is not None:
                 found = self._patched(known.get(beside[index]), beside[index], piece, recording)
+                patched = found is not None
             if found is None:
                 run.add(piece, first=index == 0, line=line)
             elif not run.read(read_stream, into=out):
@@ -201,7 +202,10 @@ class EarlierParses:
                 return None
             else:
                 out.add(piece, found, line)
-                self.reused += len(found)
+                if patched:
+                    self.patched += 1
+                else:
+                    self.reused += len(found)
             line += piece.count("\n")
         if not run.read(read_stream, into=out):
             return None
@@ -215,20 +219,13 @@ class EarlierParses:
         recording: tuple[RecordingReader, PlainValue],
     ) -> tuple[_Piece, ...] | None:
         """`piece` as the one document of the earlier piece `before` patched, if it can be
-        (`yamlpatch.patched`); it then counts as reused too."""
+        (`yamlpatch.patched`)."""
         if earlier is None or len(earlier) != 1 or earlier[0][2] is None:
             return None
         obj, at, lines = earlier[0]
         assert lines is not None
-        try:
-            done = yamlpatch.patched(before, piece, obj, lines, recording[1])
-        except (NotPlain, RecursionError):
-            return None
-        if done is None:
-            return None
-        self.patched += 1
-        self.reused -= 1  # (counted as reused by the caller)
-        return ((done[0], at, done[1]),)
+        done = yamlpatch.patched(before, piece, obj, lines, recording[1])
+        return None if done is None else ((done[0], at, done[1]),)
 
     def clear(self) -> None:
         with self._lock:

@@ -169,7 +169,7 @@ def _run_hooks(
             rendered,
             _live(edges, target),
             hook_type=hook_type,
-            deleted_at=kubetime.parse_time(raw["metadata"]["deletionTimestamp"]) or edges.now(),
+            deleted_at=_deletion_time(raw),
             key_of=lambda obj: key_of(obj, cluster_scoped=scoped),
             assess=edges.health.assess,
         )
@@ -263,3 +263,12 @@ def keep_delete_hook_finalizers(store: Cluster, raw: Obj, objects: Sequence[Obj]
     except (Conflict, NotFound):
         return raw
     return {**raw, "metadata": written["metadata"]}
+
+
+def _deletion_time(raw: Obj) -> datetime:
+    """When the deletion started; `step_deletion` goes no further with a timestamp that does
+    not read as a time (`deletion.unreadable_deletion_time`), so none reaches here."""
+    deleted_at = kubetime.parse_time(raw["metadata"].get("deletionTimestamp"))
+    if deleted_at is None:
+        raise AssertionError("an unreadable deletionTimestamp passed step_deletion")
+    return deleted_at
