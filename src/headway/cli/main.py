@@ -8,6 +8,7 @@ not pay for importing every other command (see `commands.py`).
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -128,6 +129,12 @@ def _register_all() -> None:
 # An operating-system error about a named file, said in one line with exit status 2 (every
 # command's "could not do it" status: 1 means findings or changes for check and diff).
 EXIT_OS_ERROR = 2
+# What the system refuses about a path whatever the program does: a name too long, a loop of
+# links, no permission, a file where a directory must be or the reverse. Any other OSError
+# (a file of Headway's own gone missing) is a bug to see with its traceback.
+_REFUSED_PATHS = frozenset(
+    {errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EISDIR}
+)
 
 
 def main() -> None:
@@ -140,9 +147,8 @@ def main() -> None:
     except OSError as err:
         # A path the user gave that the system refuses (a name too long, a loop of links, no
         # permission) reaches here from wherever it was first looked at: one line naming it,
-        # not a traceback. An error without a file name is a bug or a network failure and
-        # keeps its traceback.
-        if err.filename is None:
+        # not a traceback. Any other error keeps its traceback (`_REFUSED_PATHS`).
+        if err.filename is None or err.errno not in _REFUSED_PATHS:
             raise
         sys.stderr.write(f"error: {err.filename}: {err.strerror or err}\n")
         raise SystemExit(EXIT_OS_ERROR) from None
