@@ -126,14 +126,18 @@ def _typed_parser(group: str, kind: str) -> Parser:
 
 # Build inputs that look like objects but are never applied (kustomization.yaml files).
 NOT_APPLIED_GROUPS = frozenset({"kustomize.config.k8s.io"})
+# The names Kustomize reads a kustomization from; such a file may leave out `apiVersion` (and
+# `kind`), which Kustomize then takes as kustomize.config.k8s.io/v1beta1 Kustomization.
+_KUSTOMIZATION_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
 def is_object(document: Document) -> bool:
     """Whether a document means to be a Kubernetes object (it says apiVersion or kind).
 
     Helm values files and other plain data in a GitOps tree say neither, and Kustomize's own
-    files are build inputs; both are skipped, and so is a JSON patch (a list of RFC 6902
-    operations, what a kustomization's `patchesJson6902` or `patches` entry names by `path`).
+    files are build inputs (with or without their optional `apiVersion`); both are skipped,
+    and so is a JSON patch (a list of RFC 6902 operations, what a kustomization's
+    `patchesJson6902` or `patches` entry names by `path`).
     Any other list is an object that went wrong, and validation says so.
     """
     obj = document.obj
@@ -143,6 +147,8 @@ def is_object(document: Document) -> bool:
         return True
     api_version = obj.get("apiVersion")
     if isinstance(api_version, str) and k8s.split_api_version(api_version)[0] in NOT_APPLIED_GROUPS:
+        return False
+    if api_version is None and document.file.rpartition("/")[2] in _KUSTOMIZATION_NAMES:
         return False
     return "apiVersion" in obj or "kind" in obj
 
