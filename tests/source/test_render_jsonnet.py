@@ -237,3 +237,29 @@ def test_a_library_change_outside_the_app_path_renders_again(tmp_path: Path) -> 
     assert (cache.hits, cache.misses) == (0, 2)
     data_at(up.tip("main"))
     assert cache.hits == 1
+
+
+def test_a_missing_import_is_said_whole_in_every_file_that_makes_it(tmp_path: Path) -> None:
+    """go-jsonnet's Python binding (0.22) read an import callback's error message past its
+    end: of argo-cd's test/e2e/testdata/ksonnet environments, each importing a library that is
+    not beside it, the second file's error carried the tail of the first's message and the
+    third was reported as "not UTF-8 text" though the file is ASCII. Each refusal is now said
+    in Headway's words, at the import's line, once per place looked at."""
+    tree = _write(
+        tmp_path,
+        {
+            "apps/web/a-first.jsonnet": "\n\nimport 'settings-for-every-environment.libsonnet'",
+            "apps/web/b.jsonnet": "import 's.libsonnet'",
+            "apps/web/c.jsonnet": "{}\n+ (import 'x.libsonnet')",
+        },
+    )
+    errors = _errors(_render(tree))
+    assert [(e.file, e.line) for e in errors] == [
+        ("apps/web/a-first.jsonnet", 3),
+        ("apps/web/b.jsonnet", 1),
+        ("apps/web/c.jsonnet", 2),
+    ]
+    for error, name in zip(errors, ["settings-for-every-environment", "s", "x"], strict=True):
+        looked = f"not found in the repository (looked at apps/web/{name}.libsonnet)"
+        assert f"couldn't import '{name}.libsonnet': {looked}" in error.message
+        assert error.message.split(looked)[1].startswith("; apps/web/")  # the trace, no junk

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from headway.model.diagnostics import Diagnostic, Severity
@@ -79,12 +79,25 @@ def _vars(raw: object, env: Mapping[str, str]) -> tuple[JsonnetVar, ...]:
 
 @dataclass(frozen=True)
 class _Importer:
-    """Resolves `import` as go-jsonnet's FileImporter does, but only inside the tree."""
+    """Resolves `import` as go-jsonnet's FileImporter does, but only inside the tree.
+
+    Each refusal is also kept in `refusals`: go-jsonnet's Python binding (0.22) reads the
+    message of an exception raised here past its end, so the library's error text can carry
+    bytes of an earlier message, or not be UTF-8 at all (the evaluation then raises
+    UnicodeDecodeError). `evaluate_jsonnet` says the refusal in its own words instead."""
 
     tree: TreeReader
     search_path: tuple[str, ...]  # the app directory, then the libraries
+    refusals: list[tuple[str, str]] = field(default_factory=list)  # (import, reason)
 
     def __call__(self, directory: str, imported: str) -> tuple[str, bytes]:
+        try:
+            return self._resolve(directory, imported)
+        except RuntimeError as err:
+            self.refusals.append((imported, str(err)))
+            raise
+
+    def _resolve(self, directory: str, imported: str) -> tuple[str, bytes]:
         if imported.startswith("/"):
             raise RuntimeError(
                 f"{imported} is outside the repository (absolute imports are refused)"
@@ -99,6 +112,7 @@ class _Importer:
                 candidates.append(normalize_path(f"{root}/{imported}"))
             except PathNotFound:
                 continue  # a library path cannot climb out either
+        candidates = list(dict.fromkeys(candidates))  # beside the file may be the app dir
         for candidate in candidates:
             if self.tree.kind(candidate) == "file":
                 try:
@@ -116,6 +130,9 @@ def evaluate_jsonnet(
     importer = _Importer(tree, (app_path, *options.libs))
     try:
         text = tree.read(file).decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        return [], [_error(file, 1, f"not UTF-8 text: {err}")]
+    try:
         output = jsonnet.evaluate_snippet(
             file,
             text,
@@ -125,11 +142,32 @@ def evaluate_jsonnet(
             tla_vars={v.name: v.value for v in options.tlas if not v.code},
             tla_codes={v.name: v.value for v in options.tlas if v.code},
         )
-    except UnicodeDecodeError as err:
-        return [], [_error(file, 1, f"not UTF-8 text: {err}")]
-    except RuntimeError as err:
+    except (RuntimeError, UnicodeDecodeError) as err:
+        refused = _refused_import(file, importer, err)
+        if refused is not None:
+            return [], [refused]
+        if isinstance(err, UnicodeDecodeError):  # the library's own message, not the file
+            return [], [_error(file, 1, f"Jsonnet evaluation of {file} failed (the "
+                               f"library's message is not UTF-8 text: {err})")]
         return [], [_evaluation_error(file, str(err))]
     return _objects(file, json.loads(output))
+
+
+def _refused_import(file: str, importer: _Importer, err: Exception) -> Diagnostic | None:
+    """The evaluation's failure if it is the importer's last refusal, in Headway's words,
+    placed where the library's trace says the import was: the trace is on tab-indented
+    lines after the message, which the binding's overrun (see `_Importer`) leaves intact.
+    None when the failure is something else (an import refused where its value was never
+    needed does not fail an evaluation)."""
+    if not importer.refusals:
+        return None
+    imported, reason = importer.refusals[-1]
+    text = str(err) if isinstance(err, RuntimeError) else ""
+    if text and reason not in text.partition("\n")[0]:
+        return None
+    trace = "\n".join(line for line in text.splitlines() if line.startswith("\t"))
+    refusal = f"RUNTIME ERROR: couldn't import {imported!r}: {reason}\n{trace}"
+    return _evaluation_error(file, refusal)
 
 
 def _objects(file: str, value: object) -> tuple[list[Document], list[Diagnostic]]:
