@@ -74,6 +74,10 @@ class AppUnit:
         """Each object's sync wave, by identity (the objects live as long as the unit)."""
         return {id(d): sync_wave(d.obj) for d in self.objects}
 
+    def named(self, kind: str, name: str) -> tuple[Document, ...]:
+        """Every object `kind/name` of the unit, in the unit's order."""
+        return tuple(self._by_kind_name.get((kind, name), ()))
+
     def find(self, kind: str, name: str, namespace: str = "") -> Document | None:
         """The object `kind/name`, preferring one in `namespace` when several share a name.
         An empty name refers to nothing (not to an object missing its own name)."""
@@ -183,9 +187,18 @@ class CheckContext:
             index.setdefault((doc.kind, name_of(doc.obj)), []).append(doc)
         return index
 
-    def lookup(self, kind: str, name: str, *, near: AppUnit | None = None) -> Document | None:
-        """An object by kind and name: first in `near`'s own objects, then anywhere."""
+    def lookup(
+        self, kind: str, name: str, *, near: AppUnit | None = None, beside: Document | None = None
+    ) -> Document | None:
+        """An object by kind and name: first in `near`'s own objects, then anywhere. Of
+        several in `near` with that name, the one in `beside`'s file comes first: the plain
+        manifests no Application owns are one unit, so a directory of separate examples (Argo
+        Rollouts' test/e2e) holds several templates of one name, each beside its Rollout."""
         if near is not None:
+            if beside is not None:
+                for document in near.named(kind, name):
+                    if document.file == beside.file:
+                        return document
             found = near.find(kind, name)
             if found is not None:
                 return found

@@ -73,7 +73,7 @@ def _find_gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iter
             ref = as_dict(raw_ref)
             name = str(ref.get("templateName", ""))
             wanted = "ClusterAnalysisTemplate" if ref.get("clusterScope") else "AnalysisTemplate"
-            template = ctx.lookup(wanted, name, near=unit)
+            template = ctx.lookup(wanted, name, near=unit, beside=rollout)
             where = (*path, "templates", index)
             yield GateRef(rollout, template, name, kind, where, args, template_kind=wanted)
 
