@@ -136,9 +136,9 @@ def is_object(document: Document) -> bool:
 
     Helm values files and other plain data in a GitOps tree say neither, and Kustomize's own
     files are build inputs (with or without their optional `apiVersion`); both are skipped,
-    and so is a JSON patch (a list of RFC 6902 operations, what a kustomization's
-    `patchesJson6902` or `patches` entry names by `path`).
-    Any other list is an object that went wrong, and validation says so.
+    and so are a Helm repository's index and a JSON patch (a list of RFC 6902 operations,
+    what a kustomization's `patchesJson6902` or `patches` entry names by `path`). Any other
+    list is an object that went wrong, and validation says so.
     """
     obj = document.obj
     if isinstance(obj, list):
@@ -150,7 +150,16 @@ def is_object(document: Document) -> bool:
         return False
     if api_version is None and document.file.rpartition("/")[2] in _KUSTOMIZATION_NAMES:
         return False
+    if _is_helm_repository_index(document.file, obj):
+        return False
     return "apiVersion" in obj or "kind" in obj
+
+
+def _is_helm_repository_index(file: str, obj: dict[str, Any]) -> bool:
+    """A Helm chart repository's `index.yaml` (`apiVersion: v1` and `entries` by chart name,
+    all Helm needs of it): it says apiVersion but no kind, and is no object."""
+    name = file.rpartition("/")[2]
+    return name == "index.yaml" and "kind" not in obj and isinstance(obj.get("entries"), dict)
 
 
 @dataclass
