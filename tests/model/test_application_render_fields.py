@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from headway.model.support import KUSTOMIZE_RENDERED_FIELDS
+from headway.model.diagnostics import Severity
+from headway.model.support import KUSTOMIZE_RENDERED_FIELDS, refused_source_fields
 from headway.model.validate import validate_text
 from headway.source.errors import RenderError
 from headway.source.render_kustomize import apply_overrides
@@ -84,3 +85,30 @@ def test_a_source_ignored_because_sources_is_set_is_not_checked() -> None:
     text += "  source:\n    repoURL: https://git.example/x.git\n    helm: {kubeVersion: '1.30'}\n"
     fields = [d.field for d in validate_text(text, "app.yaml").diagnostics]
     assert fields == ["spec.source"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "field", "nearest"),
+    [("helm", "release", "releaseName"), ("kustomize", "namePrefx", "namePrefix")],
+)
+def test_a_misspelt_field_is_one_error_naming_the_nearest_and_argos_silence(
+    tool: str, field: str, nearest: str
+) -> None:
+    """aws-samples/eks-blueprints-add-ons' README writes `helm: {release: add-ons}`, which is
+    not an Argo CD field. validate said both "unknown field (did you mean releaseName?); it is
+    ignored" (a warning) and "not supported by Headway yet: the render refuses the
+    Application" (an error) at that line; the render (check's HW002) said "helm: release not
+    supported by Headway", as if it were an Argo CD feature Headway lacked."""
+    text = APPLICATION.format(tool=tool, field=field, value="x")
+    (diagnostic,) = validate_text(text, "app.yaml").diagnostics
+    assert (diagnostic.line, diagnostic.field) == (11, f"spec.sources[0].{tool}.{field}")
+    assert diagnostic.severity is Severity.ERROR
+    assert diagnostic.message == (
+        f"unknown field (did you mean {nearest}?): Argo CD would ignore it; the render refuses "
+        "the Application rather than drop it"
+    )
+    refused = refused_source_fields(tool, {field: "x", "kubeVersion": "1.30"})
+    assert refused == (
+        f"{tool}: {field} is not an Argo CD {tool} field (did you mean {nearest}?), which Argo "
+        "CD would drop unseen; kubeVersion not supported by Headway"
+    )

@@ -10,7 +10,14 @@ from typing import Any
 from headway.model import schema as s
 from headway.model.views import view
 
-__all__ = ["SOURCE", "ApplicationSource", "DirectorySource", "HelmSource", "KustomizeSource"]
+__all__ = [
+    "SOURCE",
+    "ApplicationSource",
+    "DirectorySource",
+    "HelmSource",
+    "KustomizeSource",
+    "argo_field_names",
+]
 
 
 @view
@@ -287,3 +294,8 @@ SOURCE = s.Schema(
     ApplicationSource,
     checks=(_one_source_type,),
 )
+
+
+def argo_field_names(tool: str) -> frozenset[str]:
+    """The fields Argo CD knows in a source's `helm` or `kustomize` block."""
+    return frozenset({"helm": _HELM, "kustomize": _KUSTOMIZE}[tool].by_name)

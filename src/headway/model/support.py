@@ -11,10 +11,12 @@ relative to that mapping. Purely computational.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from headway.model.application_sources import argo_field_names
 from headway.model.diagnostics import Diagnostic
 from headway.model.gateway_plugin_config import header_step_problems, plugin_config_problems
 from headway.model.traffic_routing import ROUTER_FIELDS
@@ -35,6 +37,7 @@ __all__ = [
     "application_gaps",
     "document_gaps",
     "metric_gaps",
+    "refused_source_fields",
     "rollout_gaps",
 ]
 
@@ -71,6 +74,25 @@ KUSTOMIZE_RENDERED_FIELDS = frozenset({
     "forceCommonAnnotations", "patches", "components",
 })  # fmt: skip
 _RENDERED_FIELDS = {"helm": HELM_RENDERED_FIELDS, "kustomize": KUSTOMIZE_RENDERED_FIELDS}
+
+
+def refused_source_fields(tool: str, block: Mapping[str, Any]) -> str | None:
+    """Why a renderer refuses a source's `helm` / `kustomize` block, or None: the fields it
+    does not apply, a name Argo CD does not know said as such (Argo CD would drop it)."""
+    refused = sorted(set(block) - _RENDERED_FIELDS[tool])
+    if not refused:
+        return None
+    known = argo_field_names(tool)
+    unknown = [_unknown_field(tool, name, known) for name in refused if name not in known]
+    unapplied = [name for name in refused if name in known]
+    reasons = [*unknown, *([f"{', '.join(unapplied)} not supported by Headway"] * bool(unapplied))]
+    return f"{tool}: {'; '.join(reasons)}"
+
+
+def _unknown_field(tool: str, name: str, known: frozenset[str]) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"{name} is not an Argo CD {tool} field{hint}, which Argo CD would drop unseen"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Nothing here raises on bad input. Finding and reading files is the edge's job
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from headway.model import argocd_cm, manifests, support
 from headway.model.diagnostics import Diagnostic, Severity
@@ -45,10 +45,36 @@ def validate_documents(
         for document in docs:
             if manifests.is_object(document):
                 _, found = manifests.parse_manifest(document, memo=memo)
-                found.extend(_unsupported(document))
+                found = _refused_unknown_fields(found, _unsupported(document))
                 found.extend(argocd_cm.argocd_cm_diagnostics(document))
                 diagnostics.extend(sorted(found, key=lambda d: d.line))
     return diagnostics
+
+
+_UNKNOWN = "unknown field"
+_IGNORED = "; it is ignored"
+
+
+def _refused_unknown_fields(found: list[Diagnostic], gaps: list[Diagnostic]) -> list[Diagnostic]:
+    """`found` and `gaps`, an unknown field that a renderer refuses said once: an Application's
+    `helm.release` was a warning "unknown field (did you mean releaseName?); it is ignored"
+    and an error "not supported by Headway yet: the render refuses the Application" at the
+    same line. It is one error, with the nearest name and what Argo CD would do."""
+    refused = {gap.field for gap in gaps}
+    unknown = {
+        d.field: d.message.removesuffix(_IGNORED)
+        for d in found
+        if d.severity is Severity.WARNING and d.field in refused and d.message.startswith(_UNKNOWN)
+    }
+    if not unknown:
+        return [*found, *gaps]
+    kept = [d for d in found if not (d.severity is Severity.WARNING and d.field in unknown)]
+    refusal = ": Argo CD would ignore it; the render refuses the Application rather than drop it"
+    said = [
+        replace(gap, message=unknown[gap.field] + refusal) if gap.field in unknown else gap
+        for gap in gaps
+    ]
+    return kept + said
 
 
 def _unsupported(document: Document) -> list[Diagnostic]:

@@ -30,7 +30,7 @@ import yaml
 
 from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.support import HELM_RENDERED_FIELDS
+from headway.model.support import refused_source_fields
 from headway.model.yamlload import Document, load_documents
 from headway.source.chart_cache import ChartTree
 from headway.source.errors import PathNotFound, RenderError
@@ -195,9 +195,6 @@ def _documents(
     return documents, diagnostics
 
 
-_SUPPORTED = HELM_RENDERED_FIELDS
-
-
 def _is_test_hook(doc: Document) -> bool:
     annotations = (doc.obj.get("metadata") or {}).get("annotations") or {}
     hooks = str(annotations.get("helm.sh/hook", ""))
@@ -262,9 +259,9 @@ class HelmRenderer:
         if request.tree.kind(chart_yaml) != "file":
             raise RenderError(f"no Chart.yaml in {request.tree.description}", chart_yaml)
         helm = spec_section(request.source, "helm")
-        unsupported = sorted(set(helm) - _SUPPORTED)
-        if unsupported:
-            raise RenderError(f"helm: {', '.join(unsupported)} not supported by Headway")
+        refused = refused_source_fields("helm", helm)
+        if refused:
+            raise RenderError(refused)
         composed = compose_values(request)
         options: dict[str, Any] = {
             "release": str(helm.get("releaseName") or request.app_name),

@@ -29,7 +29,7 @@ import yaml
 
 from headway.model import yamlload
 from headway.model.diagnostics import Diagnostic, Severity
-from headway.model.support import KUSTOMIZE_RENDERED_FIELDS
+from headway.model.support import refused_source_fields
 from headway.model.yamlload import Document, load_documents
 from headway.source.build_env import build_environment, envsubst
 from headway.source.errors import PathNotFound, RenderError
@@ -87,9 +87,6 @@ def _add_map(kustomization: dict[str, Any], key: str, added: dict[str, str], for
     kustomization[key] = current
 
 
-_SUPPORTED = KUSTOMIZE_RENDERED_FIELDS
-
-
 def _set_replicas(out: dict[str, Any], replicas: list[Any]) -> None:
     current = [dict(r) for r in out.get("replicas") or []]
     for override in replicas:
@@ -109,9 +106,9 @@ def apply_overrides(
 
     An override Headway does not apply is an error rather than silently ignored.
     """
-    unsupported = sorted(set(spec) - _SUPPORTED)
-    if unsupported:
-        raise RenderError(f"kustomize: {', '.join(unsupported)} not supported by Headway")
+    refused = refused_source_fields("kustomize", spec)
+    if refused:
+        raise RenderError(refused)
     out = dict(kustomization)
     for key in ("namePrefix", "nameSuffix", "namespace"):
         if spec.get(key):
