@@ -294,8 +294,11 @@ def test_appset_generate_says_when_a_set_generates_no_application(tmp_path: Path
     assert code == 0
     assert out.strip() == ""
     assert err.strip() == (
-        f"{path}:5: ApplicationSet/web: spec.generators: info: generated no Applications (an "
-        "empty list, or a selector nothing matches)"
+        f"{path}:5: ApplicationSet/web: spec.generators: info: generated no Application from "
+        "this checkout: its clusters generator reads the cluster Secrets Argo CD holds, and "
+        "this repository holds none that it selects (or another generator combined with it "
+        "gave nothing); the Applications it makes for the clusters registered at run time are "
+        "not checked here"
     )
 
 

@@ -28,6 +28,15 @@ NOT_RENDERED = "not rendered:"
 RUN_TIME_ONLY = (
     "the Applications this generator makes exist only at run time and are not checked here"
 )
+# A clusters generator reads the cluster Secrets Argo CD holds; most are registered at run time
+# (`argocd cluster add`, Terraform), so a checkout holding none that match generates nothing:
+# an info for validate and `appset generate` (nothing wrong), HW004 for check (nothing checked).
+NO_CLUSTER = (
+    "generated no Application from this checkout: its clusters generator reads the cluster "
+    "Secrets Argo CD holds, and this repository holds none that it selects (or another "
+    "generator combined with it gave nothing); the Applications it makes for the clusters "
+    "registered at run time are not checked here"
+)
 
 
 @dataclass(frozen=True)
@@ -71,7 +80,27 @@ def render_document(
             return Rendered(run_time_only=(note,))
         return Rendered(diagnostics=(document.diagnostic(error.path, message, severity),))
     apps = tuple(document.derived(app.manifest, app.template_path) for app in generation.apps)
+    if not apps and _reads_clusters(document.obj):
+        note = document.diagnostic(("spec", "generators"), NO_CLUSTER, Severity.INFO)
+        return Rendered(run_time_only=(note,))
     return Rendered(applications=apps)
+
+
+def _reads_clusters(obj: object) -> bool:
+    """Whether a set's generators (or those nested in a matrix or merge) include `clusters`."""
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    pending = list(spec.get("generators") or []) if isinstance(spec, dict) else []
+    while pending:
+        generator = pending.pop()
+        if not isinstance(generator, dict):
+            continue
+        if "clusters" in generator:
+            return True
+        for combined in ("matrix", "merge"):
+            block = generator.get(combined)
+            if isinstance(block, dict) and isinstance(block.get("generators"), list):
+                pending.extend(block["generators"])
+    return False
 
 
 def render_documents(

@@ -80,12 +80,14 @@ RUN_TIME_SET = Rule(
     title="An ApplicationSet whose Applications exist only at run time",
     rationale="A pullRequest, scmProvider, plugin or clusterDecisionResource generator reads "
     "open pull requests, an organization's repositories, a plugin service or cluster "
-    "resources, which no checkout holds: the "
+    "resources, which no checkout holds, and a clusters generator selecting none of the "
+    "repository's cluster Secrets reads the clusters registered at run time: the "
     "Applications it will make are not checked here, and saying so is better than a clean "
     "report (or an error nobody can fix).",
-    hint="Check the template with a list generator holding sample parameters in a test "
-    "fixture, or rely on the controller: a generation that fails the project rules or a "
-    "template error changes no Application and sets a condition on the set.",
+    hint="Check the template with sample parameters in a test fixture (a list generator, or "
+    "a cluster Secret with the labels and annotations the clusters generator selects), or "
+    "rely on the controller: a generation that fails the project rules or a template error "
+    "changes no Application and sets a condition on the set.",
 )
 
 
