@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from headway.cli.help_paragraphs import one_line_paragraphs
 from headway.cli.targets import Context, InCluster, Kubeconfig, Target, open_target
 from headway.cluster.cluster_secrets import (
     IN_CLUSTER_NAME,
@@ -84,6 +85,7 @@ def list_clusters(
 
 
 @cluster_app.command("add")
+@one_line_paragraphs
 def add_cluster(
     kube_context: Annotated[str, typer.Argument(
         metavar="CONTEXT", help="The context of --from-kubeconfig whose cluster to register.")],
@@ -132,6 +134,7 @@ def add_cluster(
 
 
 @cluster_app.command("rm")
+@one_line_paragraphs
 def remove_cluster(
     cluster_ref: Annotated[str, typer.Argument(
         metavar="NAME_OR_SERVER", help="The destination's name or server URL.")],

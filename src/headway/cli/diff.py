@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from headway.cli.check import UsageError
+from headway.cli.help_paragraphs import one_line_paragraphs
 from headway.cli.plugin_options import (
     DEFAULT_PLUGIN_TIMEOUT_SECONDS,
     PluginsDirOption,
@@ -94,4 +95,4 @@ def diff(  # noqa: PLR0917 (typer maps each parameter to an option)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("diff")(diff)
+    app.command("diff")(one_line_paragraphs(diff))

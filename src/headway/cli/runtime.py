@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from headway.cli.help_paragraphs import one_line_paragraphs
 from headway.state_dir import RuntimePaths, read_runtime_info
 from headway.state_lock import LockHeld, holder_of
 
@@ -244,6 +245,7 @@ def status(state_dir: StateDir = DEFAULT_STATE) -> None:
 
 
 @runtime_app.command("kubeconfig")
+@one_line_paragraphs
 def kubeconfig(state_dir: StateDir = DEFAULT_STATE) -> None:
     """Print a kubeconfig for the running runtime's Kubernetes API (context headway-local).
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from headway.cli.help_paragraphs import one_line_paragraphs
 from headway.cli.plugin_options import (
     DEFAULT_PLUGIN_TIMEOUT_SECONDS,
     PluginsDirOption,
@@ -255,6 +256,7 @@ def _own_shard(shard: int | None, shards: int, *, kubernetes: bool) -> int:
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
+    @one_line_paragraphs
     def serve_command(
         *,
         state_dir: Annotated[
