@@ -76,3 +76,30 @@ def test_with_a_cluster_secret_it_selects_the_set_is_generated_and_checked(
     context = _loader(tmp_path).load()
     assert [unit.name for unit in context.applications] == ["metrics-edge-1"]
     assert [f for f in run_checks(context) if f.rule == "HW004"] == []
+
+
+def test_a_placeholder_left_in_the_repo_url_is_said_to_be_one(tmp_path: Path) -> None:
+    """gitops-bridge's hack/exclude set pairs a list with `clusters: {}` (the local cluster,
+    which has no annotations) and takes its repoURL from a cluster annotation: fasttemplate
+    leaves `{{metadata.annotations.addons_repo_url}}` as written, as Argo CD does, and HW002
+    said only that this URL was "neither this repository nor mapped to a local path"."""
+    (tmp_path / "local.yaml").write_text(
+        SET.replace(
+            "    - merge:\n        mergeKeys: [server]\n        generators:\n",
+            "    - matrix:\n        generators:\n          - list: {elements: [{addon: m}]}\n",
+        )
+        .replace(
+            "          - clusters:\n              selector: {matchLabels: {enable_metrics: 'true'}}"
+            "\n              values: {chartVersion: 3.11.0}\n"
+            "          - clusters:\n              selector: {matchLabels: {environment: prod}}\n",
+            "          - clusters: {}\n",
+        )
+        .replace("https://charts.example/stable", "'{{metadata.annotations.repo}}'")
+    )
+    context = _loader(tmp_path).load()
+    [finding] = [f for f in run_checks(context) if f.rule == "HW002"]
+    assert "'{{metadata.annotations.repo}}', which is neither this repository" in finding.message
+    assert (
+        "(an ApplicationSet placeholder left as written: the generator's parameters have no "
+        "such key, and Argo CD would leave it too)" in finding.message
+    )

@@ -344,7 +344,8 @@ class RepositoryLoader:
                 reason = (
                     f"source {index} of Application/{app.name} comes from "
                     f"{source.get('repoURL')!r}, which is neither this repository nor mapped to "
-                    "a local path: its manifests were not checked"
+                    f"a local path{_placeholder_note(source.get('repoURL'))}: its manifests were "
+                    "not checked"
                 )
                 problems.append(UnresolvedSource(app, index, reason))
                 continue
@@ -514,6 +515,18 @@ def _is_object(doc: Document) -> bool:
     if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
         return False
     return not str(obj.get("apiVersion")).startswith("kustomize.config.k8s.io")
+
+
+def _placeholder_note(url: object) -> str:
+    """Why a repoURL still holding `{{...}}` reached the render: an ApplicationSet's
+    fasttemplate leaves a placeholder its parameters lack as it is, as Argo CD does (a cluster
+    Secret without the annotation the template names)."""
+    if "{{" not in str(url):
+        return ""
+    return (
+        " (an ApplicationSet placeholder left as written: the generator's parameters have no "
+        "such key, and Argo CD would leave it too)"
+    )
 
 
 def _is_application(doc: Document) -> bool:
