@@ -113,12 +113,19 @@ def _at_diagnostic(rule: Rule, problem: Diagnostic, message: str) -> Finding:
     )
 
 
+# How an ApplicationSet whose generator's repository is not at hand is said
+# (`headway.appset.documents.NOT_RENDERED`; validate reads it as a warning, check as HW003).
+_NOT_RENDERED = "not rendered:"
+
+
 def _invalid_message(problem: Diagnostic) -> str:
     if not problem.kind and not problem.field:  # the file itself: YAML or encoding
         return (
             f"{problem.message}: nothing in this file is applied, and a sync that renders it fails"
         )
     field = f"{problem.field}: " if problem.field else ""
+    if problem.message.startswith(_NOT_RENDERED):  # an input not at hand, not a bad object
+        return f"{field}{problem.message}: the Applications it generates were not checked"
     consequence = "headway validate rejects it: applying it fails, or it never runs"
     return f"{field}{problem.message} ({consequence})"
 
