@@ -123,13 +123,15 @@ def test_a_file_larger_than_one_read_is_read_whole(tmp_path: Path) -> None:
 
 
 def _files_by_paths(root: Path, path: str) -> list[str]:
-    """`FilesystemTree.files` as it was written with `Path.relative_to` (the reference)."""
+    """`FilesystemTree.files` as it was written with `Path.relative_to` (the reference); a
+    link to a directory is an entry of its own, as in a Git tree (test_tree_links_agree)."""
     found: list[str] = []
     top = root.resolve()
     for dirpath, dirnames, filenames in os.walk(top / path if path else top):
-        dirnames[:] = [d for d in dirnames if d != ".git"]
+        links = [d for d in dirnames if (Path(dirpath) / d).is_symlink()]
+        dirnames[:] = [d for d in dirnames if d != ".git" and d not in links]
         rel = Path(dirpath).relative_to(top).as_posix()
-        found.extend(f"{rel}/{f}" if rel != "." else f for f in filenames)
+        found.extend(f"{rel}/{f}" if rel != "." else f for f in [*filenames, *links])
     return sorted(found)
 
 

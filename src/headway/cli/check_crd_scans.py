@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from headway.cli import check_cache_files
+from headway.source.errors import PathNotFound
 from headway.source.tree import GitTree, TreeReader
 
 __all__ = ["CrdScans", "crd_candidates", "open_scans"]
@@ -27,14 +28,23 @@ _PREFIX = "crdscans"
 
 
 def crd_candidates(tree: TreeReader) -> tuple[str, ...]:
-    """The files of `tree` that may hold a CustomResourceDefinition, in the tree's order."""
+    """The files of `tree` that may hold a CustomResourceDefinition, in the tree's order.
+    A name that cannot be read as a file (a symlink leaving the repository, dangling, or to a
+    directory) holds none: the render that reaches it says why."""
     return tuple(
         file
         for file in tree.files()
         if file.endswith((".yaml", ".yml"))
         and not file.startswith(".")
-        and b"CustomResourceDefinition" in tree.read(file)
+        and b"CustomResourceDefinition" in _content(tree, file)
     )
+
+
+def _content(tree: TreeReader, file: str) -> bytes:
+    try:
+        return tree.read(file)
+    except PathNotFound:
+        return b""
 
 
 @functools.cache

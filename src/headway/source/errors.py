@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "AuthenticationFailed",
+    "LinkLeavesRepository",
     "PathNotFound",
     "PushRejected",
     "RemoteUnreachable",
@@ -55,6 +56,11 @@ class PathNotFound(SourceError):
         super().__init__(f"path {path!r} does not exist in {where}")
         self.path = path
         self.where = where
+
+
+class LinkLeavesRepository(PathNotFound):
+    """A path read through a symlink whose target lies outside the repository: never followed,
+    and an error wherever it is read (Argo CD refuses such a manifest file too)."""
 
 
 class RevertConflict(SourceError):

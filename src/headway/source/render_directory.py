@@ -27,7 +27,7 @@ from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document, LoadResult, load_documents, load_documents_fast
 from headway.source import render_jsonnet
 from headway.source.build_env import build_environment
-from headway.source.errors import PathNotFound, RenderError
+from headway.source.errors import LinkLeavesRepository, PathNotFound, RenderError
 from headway.source.globs import compile_glob
 from headway.source.render import RenderRequest, RenderResult
 from headway.source.spec import spec_section
@@ -146,7 +146,10 @@ class DirectoryRenderer:
             if include_re is not None and not include_re.match(relative):
                 continue
             chosen.append(file)
-            data = request.tree.read(file)
+            data = _content(request, file)
+            if data is None:
+                diagnostics.append(_file_diagnostic(file, 1, Severity.WARNING, _NOT_A_FILE))
+                continue
             if _SKIP_MARKER in data:
                 continue
             if relative.endswith(".jsonnet"):
@@ -167,6 +170,22 @@ class DirectoryRenderer:
         return render_jsonnet.evaluate_jsonnet(
             request.tree, file, app_path=request.path, options=options
         )
+
+
+_NOT_A_FILE = (
+    "a symlink whose destination is missing or is not a file; skipped, as Argo CD does"
+)
+
+
+def _content(request: RenderRequest, file: str) -> bytes | None:
+    """The listed file's bytes; None for a name that reads as no file (a dangling symlink,
+    a link to a directory). A link leaving the repository stays an error, as in Argo CD."""
+    try:
+        return request.tree.read(file)
+    except LinkLeavesRepository:
+        raise
+    except PathNotFound:
+        return None
 
 
 def _linked_inputs(request: RenderRequest) -> tuple[str, ...]:

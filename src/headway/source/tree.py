@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
-from headway.source.errors import PathNotFound
+from headway.source.errors import LinkLeavesRepository, PathNotFound
 
 if TYPE_CHECKING:
     import pygit2
@@ -242,7 +242,9 @@ class GitTree:
         """The repository path a symlink at `path` points to; it must stay in the repository."""
         target = bytes(link.data).decode(errors="replace")
         parent = normalize_path(path).rpartition("/")[0]
-        escaping = PathNotFound(path, f"{self._description} ({EscapingLink(path, target).message})")
+        escaping = LinkLeavesRepository(
+            path, f"{self._description} ({EscapingLink(path, target).message})"
+        )
         if target.startswith("/"):
             raise escaping
         try:
@@ -439,9 +441,12 @@ class FilesystemTree:
         found: list[str] = []
         inside = self._root_text.rstrip("/") + "/"  # each walked directory's path starts so
         for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
+            # A link to a directory is an entry, as in a Git tree, never walked into (Argo
+            # CD's walk does not follow it either); the render says what it skips.
+            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+            dirnames[:] = [d for d in dirnames if d != ".git" and d not in links]
             rel = dirpath[len(inside) :] if dirpath != self._root_text else ""
-            found.extend(f"{rel}/{f}" if rel else f for f in filenames)
+            found.extend(f"{rel}/{f}" if rel else f for f in (*filenames, *links))
         return sorted(found)
 
     def names(self, path: str = "") -> list[str]:
@@ -505,7 +510,7 @@ class FilesystemTree:
             raise PathNotFound(path, self._root_text)
         escaping = self._escaping(path) if self._leaves_root(clean) else None
         if escaping is not None:
-            raise PathNotFound(path, f"{self._root} ({escaping.message})")
+            raise LinkLeavesRepository(path, f"{self._root} ({escaping.message})")
         with open(full, "rb") as file:
             return file.read()
 
