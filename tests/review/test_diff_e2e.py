@@ -125,6 +125,7 @@ def test_directory_app_added_removed_and_pruned(fleet: GitopsRepo) -> None:
     apps = _apps(document)
     assert apps["new"]["change"] == "added"
     web = apps["web"]
+    assert (web["appNamespace"], web["namespace"]) == ("argocd", "shop")
     [removed] = web["resources"]
     assert (removed["kind"], removed["change"]) == ("ConfigMap", "removed")
     prunes = [p for step in web["sync"]["steps"] for p in step["prunes"]]
@@ -160,7 +161,9 @@ def test_changes_exit_1_and_text_shows_the_diff(fleet: GitopsRepo) -> None:
     fleet.commit({"web/deploy.yaml": deployment("web", "shop/web:2.0")})
     code, output = _diff(fleet.root)
     assert code == 1, output
-    assert "== Application shop/web: changed" in output
+    # The Application as check and kubectl name it (its own namespace), then its destination;
+    # before: "shop/web", the destination namespace where no Application is.
+    assert "== Application argocd/web -> shop: changed" in output
     assert "+      - image: shop/web:2.0" in output
 
 

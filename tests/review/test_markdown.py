@@ -58,11 +58,11 @@ def test_one_collapsed_section_per_app_with_a_diff_block_per_resource(repo: Gito
     text = _comment(repo)
     assert text.startswith(MARKER)
     rows = [line for line in text.splitlines() if line.startswith("| `")]
-    assert [row.split("`")[1] for row in rows] == ["shop/jobs", "shop/web"]
+    assert [row.split("`")[1] for row in rows] == ["argocd/jobs -> shop", "argocd/web -> shop"]
     sections = re.findall(r"<details><summary><b>(.*?)</b>(.*?)</summary>", text)
-    assert [name for name, _ in sections] == ["shop/jobs", "shop/web"]
+    assert [name for name, _ in sections] == ["argocd/jobs -&gt; shop", "argocd/web -&gt; shop"]
     assert text.count("<details>") == text.count("</details>") == 2
-    web = text.split("<b>shop/web</b>", 1)[1]
+    web = text.split("<b>argocd/web -&gt; shop</b>", 1)[1]
     blocks = re.findall(r"^\*\*(added|changed|removed)\*\* `([^`]*)`", web, flags=re.M)
     assert blocks == [
         ("added", "/ConfigMap/shop/web"),
@@ -100,7 +100,7 @@ def test_size_bound_leaves_diffs_out_with_a_note(repo: GitopsRepo) -> None:
 def test_a_tiny_bound_keeps_the_table_and_drops_sections(repo: GitopsRepo) -> None:
     text = _comment(repo, limit=1_000)
     assert len(text) <= 1_000
-    assert "| `shop/web` |" in text
+    assert "| `argocd/web -> shop` |" in text
     assert "Application section(s) left out" in text
     assert text.count("<details>") == text.count("</details>")
 

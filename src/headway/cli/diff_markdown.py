@@ -41,7 +41,7 @@ def _table(review: Review) -> list[str]:
             counts[ChangeKind.CHANGED],
         )
         rows.append(
-            f"| `{app.namespace}/{app.name}` | {app.change} | {added} / {removed} / {changed} "
+            f"| `{app.title}` | {app.change} | {added} / {removed} / {changed} "
             f"| {app.new_findings} |"
         )
     return rows
@@ -56,7 +56,7 @@ def _resource_block(resource: ResourceChange) -> str:
 def _app_head(app: AppReview) -> str:
     counts = ", ".join(f"{n} {k}" for k, n in change_counts(app).items() if n) or "no changes"
     new = f", {app.new_findings} new finding(s)" if app.new_findings else ""
-    title = html.escape(f"{app.namespace}/{app.name}")
+    title = html.escape(app.title)
     parts = [f"<details><summary><b>{title}</b>: {app.change} ({counts}{new})</summary>\n"]
     parts += [f"- because {html.escape(r)}" for r in app.reasons]
     parts += [f"- :x: {html.escape(e)}" for e in app.errors]

@@ -78,7 +78,7 @@ def render_text(review: Review) -> str:
     for app in review.apps:
         lines += [
             "",
-            f"== Application {app.namespace}/{app.name}: {app.change} ({_resource_counts(app)})",
+            f"== Application {app.title}: {app.change} ({_resource_counts(app)})",
         ]
         lines += [f"   because {r}" for r in app.reasons]
         lines += [f"   error: {e}" for e in app.errors]
@@ -127,6 +127,7 @@ def _app_json(app: AppReview) -> dict[str, Any]:
     return {
         "name": app.name,
         "namespace": app.namespace,
+        "appNamespace": app.app_namespace,
         "change": str(app.change),
         "reasons": list(app.reasons),
         "resources": [_resource_json(r) for r in app.resources],

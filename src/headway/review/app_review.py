@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from headway.check.context import AppUnit
-from headway.check.manifest import as_dict
+from headway.check.manifest import as_dict, namespace_of
 from headway.diff import CompiledRule, IgnoreRuleError, compile_rules
 from headway.model.application import Application, parse_application
 from headway.model.argocd_diff import CompareOptions
@@ -75,6 +75,7 @@ def review_app(
         sync=sync if renders.head is not None else None,
         findings=tuple(findings),
         errors=(*errors, *problems, *rule_error),
+        app_namespace=namespace_of(unit.application.obj) if unit.application else "",
     )
 
 

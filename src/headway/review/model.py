@@ -23,13 +23,25 @@ class AppChange(StrEnum):
 @dataclass(frozen=True)
 class AppReview:
     name: str
-    namespace: str
+    namespace: str  # the destination namespace (what the render's objects default to)
     change: AppChange
     reasons: tuple[str, ...]  # why it counts as affected: changed files it reads, its spec
     resources: tuple[ResourceChange, ...] = ()
     sync: SyncPreview | None = None
     findings: tuple[MarkedFinding, ...] = ()
     errors: tuple[str, ...] = ()  # what failed to render, at which revision
+    app_namespace: str = ""  # the Application's own metadata.namespace, as check names it
+
+    @property
+    def ref(self) -> str:
+        """The Application as `headway check` and kubectl name it: `<namespace>/<name>`
+        (its own namespace, not the destination's), `<name>` when it sets none."""
+        return f"{self.app_namespace}/{self.name}" if self.app_namespace else self.name
+
+    @property
+    def title(self) -> str:
+        """`ref`, then where it deploys: `argocd/web -> shop`."""
+        return f"{self.ref} -> {self.namespace}" if self.namespace else self.ref
 
     @property
     def new_findings(self) -> int:
