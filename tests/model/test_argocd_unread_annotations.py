@@ -47,3 +47,36 @@ def test_a_misspelt_hook_is_still_a_typo() -> None:
     text = OBJECT.format(annotation="argocd.argoproj.io/hook: PreSink")
     (diagnostic,) = validate_text(text, "cm.yaml").diagnostics
     assert diagnostic.message.startswith('"PreSink" is not one of')
+
+
+@pytest.mark.parametrize(
+    ("key", "nearest"),
+    [
+        ("argocd.argoproj.io/sync-option", "argocd.argoproj.io/sync-options"),
+        ("argocd.argoproj.io/syncwave", "argocd.argoproj.io/sync-wave"),
+        ("argocd.argoproj.io/compare-option", "argocd.argoproj.io/compare-options"),
+        ("argocd.argoproj.io/team-owner", None),
+    ],
+)
+def test_a_key_argo_cd_does_not_read_is_a_warning_with_the_nearest(
+    key: str, nearest: str | None
+) -> None:
+    """README: unknown annotations are reported with the nearest known name. A misspelt key
+    (`sync-option: Prune=false`) validated cleanly, and Argo CD drops it without a word: the
+    resource is pruned after all."""
+    report = validate_text(OBJECT.format(annotation=f"{key}: Prune=false"), "cm.yaml")
+    (diagnostic,) = report.diagnostics
+    assert (diagnostic.line, diagnostic.severity) == (6, Severity.WARNING)
+    assert diagnostic.field == f'metadata.annotations["{key}"]'
+    hint = f" (did you mean {nearest}?)" if nearest else ""
+    assert diagnostic.message == f"not an annotation Argo CD reads{hint}; Argo CD ignores it"
+
+
+def test_the_keys_argo_cd_reads_and_other_prefixes_are_quiet() -> None:
+    annotations = (
+        "argocd.argoproj.io/manifest-generate-paths: .\n    "
+        "argocd.argoproj.io/tracking-id: 'app:/ConfigMap:shop/settings'\n    "
+        "argocd-image-updater.argoproj.io/image-list: web=ghcr.io/example/web\n    "
+        "notifications.argoproj.io/subscribe.on-sync-succeeded.slack: team"
+    )
+    assert validate_text(OBJECT.format(annotation=annotations), "cm.yaml").diagnostics == []

@@ -2,11 +2,14 @@
 
 Argo CD reads these silently: a sync wave that is not an integer counts as wave 0, and an
 unknown hook type, delete policy or sync option is ignored. Each of those turns a typo into a
-changed rollout order or an unprotected resource, so validation reports them as errors.
+changed rollout order or an unprotected resource, so validation reports them as errors. A
+misspelt key (`argocd.argoproj.io/sync-option`) is ignored too; it is a warning naming the
+nearest key, like an unknown field.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -53,6 +56,20 @@ _COMPARE_OPTIONS: dict[str, str | None] = {
     "IncludeMutationWebhook=true": None,  # Headway's diff shows webhook changes anyway
     "IncludeMutationWebhook=false": None,
 }
+# Every `argocd.argoproj.io/` annotation (and label) Argo CD's own code reads or writes, so
+# that one it does not know, which it ignores without a word, is named with the nearest.
+_ARGO_CD_KEYS = frozenset(
+    f"argocd.argoproj.io/{name}"
+    for name in (
+        "sync-wave", "sync-options", "hook", "hook-delete-policy", "hook-finalizer",
+        "compare-options", "skip-reconcile", "refresh", "refresh-timestamp",
+        "manifest-generate-paths", "tracking-id", "instance", "secret-type", "managed-by",
+        "managed-by-url", "kubernetes-version", "installation-id", "ignore-healthcheck",
+        "ignore-resource-updates", "ignore-restart-policy", "ignore-default-links",
+        "deletion-approved", "hydrate", "hydrate-timestamp", "application-set-refresh",
+        "auto-label-cluster-info", "client-side-apply-migration-manager",
+    )
+)  # fmt: skip
 HOOK_TYPES = ("PreSync", "Sync", "PostSync", "SyncFail", "PreDelete", "PostDelete", "Skip")
 DELETE_POLICIES = ("HookSucceeded", "HookFailed", "BeforeHookCreation")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
@@ -88,6 +105,9 @@ def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Re
     if not isinstance(annotations, Mapping):
         return
     where = (*path, "annotations")
+    for key in annotations:
+        if isinstance(key, str) and key.startswith(_PREFIX) and key not in _ARGO_CD_KEYS:
+            report.warning((*where, key), _unknown_key(key))
     wave = annotations.get(SYNC_WAVE_ANNOTATION)
     if isinstance(wave, str) and not _INTEGER.fullmatch(wave):
         message = f'"{wave}" is not an integer; Argo CD would silently use wave 0'
@@ -97,6 +117,15 @@ def check_argocd_annotations(meta: Mapping[str, Any], path: s.Path, report: s.Re
     _check_list(annotations, HOOK_DELETE_POLICY_ANNOTATION, where, report)
     for item in sorted(annotation_options(meta, COMPARE_OPTIONS_ANNOTATION)):
         _check_compare_option(item, (*where, COMPARE_OPTIONS_ANNOTATION), report)
+
+
+_PREFIX = "argocd.argoproj.io/"
+
+
+def _unknown_key(key: str) -> str:
+    close = difflib.get_close_matches(key, sorted(_ARGO_CD_KEYS), n=1, cutoff=0.8)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return f"not an annotation Argo CD reads{hint}; Argo CD ignores it"
 
 
 def _check_compare_option(item: str, where: s.Path, report: s.Reporter) -> None:
