@@ -133,7 +133,27 @@ def _scoped(query: str, ref: GateRef) -> bool:
     }
     if scoping_args & set(_ARG_USE.findall(query)):
         return True
+    if _matches_canary_label(query, ref, canary):
+        return True
     return bool(canary_service) and canary_service in query
+
+
+def _matches_canary_label(query: str, ref: GateRef, canary: dict[str, Any]) -> bool:
+    """Whether the query selects on a label only the canary's pods carry: a pair of
+    `canaryMetadata.labels` that `stableMetadata.labels` does not give the stable pods too
+    (Argo Rollouts' ephemeral metadata, e.g. `role: canary` and `role="canary"`), written
+    in the query or passed in an arg the query uses."""
+    canary_labels = as_dict(as_dict(canary.get("canaryMetadata")).get("labels"))
+    stable_labels = as_dict(as_dict(canary.get("stableMetadata")).get("labels"))
+    values = {str(a.get("name")): str(a.get("value")) for a in ref.args if "value" in a}
+    text = _ARG_USE.sub(lambda m: values.get(m.group(1), m.group(0)), query)
+    for key, value in canary_labels.items():
+        if stable_labels.get(key) == value:
+            continue
+        matcher = rf"(?<![\w.-]){re.escape(str(key))}\s*=~?\s*[\"']{re.escape(str(value))}[\"']"
+        if re.search(matcher, text):
+            return True
+    return False
 
 
 def check_unscoped_queries(ctx: CheckContext) -> Iterable[Finding]:
