@@ -12,10 +12,11 @@ finalizers go last, after the hooks whose delete policy says HookSucceeded are g
 With `resources-finalizer.argocd.argoproj.io` (foreground) or
 `resources-finalizer.argocd.argoproj.io/background` on a deleted Application, every resource
 it manages is deleted first - except those marked `Delete=false` in their
-`argocd.argoproj.io/sync-options`, which are left alone, those marked `Delete=confirm`,
-which wait for `headway app confirm-prune` (the `deletion-approved` annotation, as Argo CD),
-and objects outside the app's project, which are never its to delete. Then the finalizer
-is removed and the Application goes. Without a finalizer nothing cascades.
+`argocd.argoproj.io/sync-options` or `helm.sh/resource-policy: keep`, and
+CustomResourceDefinitions, which are left alone as Argo CD leaves them, those marked
+`Delete=confirm`, which wait for `headway app confirm-prune` (the `deletion-approved`
+annotation, as Argo CD), and objects outside the app's project, which are never its to delete.
+Then the finalizer is removed and the Application goes. Without a finalizer nothing cascades.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "delete_hook_finalizers",
     "deletion_problem",
     "hooks_waiting_problem",
+    "kept_on_app_deletion",
     "run_delete_hook_step",
 ]
 
@@ -56,6 +58,7 @@ DELETION_PATIENCE_SECONDS = 120.0
 
 RESOURCES_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 RESOURCES_FINALIZER_BACKGROUND = "resources-finalizer.argocd.argoproj.io/background"
+HELM_RESOURCE_POLICY = "helm.sh/resource-policy"
 PRE_DELETE_FINALIZER = "pre-delete-finalizer.argocd.argoproj.io"
 POST_DELETE_FINALIZER = "post-delete-finalizer.argocd.argoproj.io"
 # Each delete hook type's finalizer (held until its hooks succeeded) and cleanup finalizer
@@ -176,7 +179,7 @@ def cascade_delete(
     deleted_at = kubetime.parse_time((app.get("metadata") or {}).get("deletionTimestamp"))
     waiting: list[str] = []
     for key, obj in reader.managed(instance, []).items():
-        if refuse(obj) is not None:
+        if refuse(obj) is not None or kept_on_app_deletion(obj):
             continue
         switch = resource_options(SyncOptions(), obj).options.delete
         if switch is ConfirmableSwitch.FALSE:
@@ -201,6 +204,20 @@ def cascade_delete(
             continue
         waiting.append(f"{key} (deleting{_holders(obj)})")
     return "; ".join(waiting) if waiting else None
+
+
+def kept_on_app_deletion(obj: Mapping[str, Any]) -> bool:
+    """Whether Argo CD leaves `obj` when its Application is deleted, whatever the finalizer:
+    a CustomResourceDefinition (deleting it deletes every object of its kind, in every
+    namespace, with it) or an object Helm's `helm.sh/resource-policy: keep` keeps (Argo CD
+    reads it as `Delete=false`; argo-helm's charts put it on their CRDs)."""
+    if obj.get("kind") == "CustomResourceDefinition" and str(obj.get("apiVersion", "")).startswith(
+        "apiextensions.k8s.io/"
+    ):
+        return True
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    policy = annotations.get(HELM_RESOURCE_POLICY) if isinstance(annotations, Mapping) else None
+    return isinstance(policy, str) and "keep" in (p.strip() for p in policy.split(","))
 
 
 def _holders(obj: Mapping[str, Any]) -> str:
