@@ -316,6 +316,33 @@ def test_duplicate_generated_names_stop_generation() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (
+            "{{.cluster}}-web",
+            "its placeholder {{.cluster}} is Go template syntax, which only `goTemplate: true` "
+            "reads (fasttemplate leaves it as written)",
+        ),
+        (
+            "{{clustr}}-web",
+            "its placeholder {{clustr}} was left as written (the generator's parameters have no "
+            "key 'clustr')",
+        ),
+    ],
+)
+def test_a_duplicate_name_from_a_placeholder_left_as_written_says_why(name: str, said: str) -> None:
+    """argo-helm's argocd-apps CI values (applicationsets-progressive-syncs) name Applications
+    '{{.cluster}}-guestbook' in a set without goTemplate: fasttemplate leaves it, as Argo CD
+    does, and the error only said the set generated two Applications of that name."""
+    elements = [{"cluster": "dev"}, {"cluster": "prod"}]
+    generation = generate(_set([{"list": {"elements": elements}}], _template(name)), INPUTS)
+    assert generation.error is not None
+    assert generation.error.message == (
+        f"ApplicationSet generates more than one Application named {name!r}: {said}"
+    )
+
+
 def test_list_elements_yaml_adds_elements() -> None:
     generator = {
         "list": {"elements": [{"env": "qa"}], "elementsYaml": "- env: live\n- env: perf\n"}

@@ -9,6 +9,7 @@ then changes no Application, so a bad template edit cannot reach every generated
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -239,6 +240,29 @@ def _name(manifest: Mapping[str, Any]) -> str:
     return str((manifest.get("metadata") or {}).get("name") or "")
 
 
+_LEFT = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+def _left_placeholder(name: str) -> str:
+    """Why a name kept a `{{...}}`: fasttemplate (no `goTemplate`) leaves a key the
+    parameters lack as written, as Argo CD does, so every element gets the same name.
+    `{{.cluster}}` is Go template syntax: argo-helm's argocd-apps CI values write it in a set
+    without `goTemplate: true`."""
+    found = _LEFT.search(name)
+    if found is None:
+        return ""
+    key = found.group(1)
+    if key.startswith("."):
+        return (
+            f": its placeholder {found.group(0)} is Go template syntax, which only "
+            "`goTemplate: true` reads (fasttemplate leaves it as written)"
+        )
+    return (
+        f": its placeholder {found.group(0)} was left as written (the generator's parameters "
+        f"have no key {key!r})"
+    )
+
+
 def _duplicate(apps: list[GeneratedApp]) -> GenerationError | None:
     seen: set[str] = set()
     for app in apps:
@@ -250,6 +274,7 @@ def _duplicate(apps: list[GeneratedApp]) -> GenerationError | None:
             )
         if app.name in seen:
             message = f"ApplicationSet generates more than one Application named {app.name!r}"
+            message += _left_placeholder(app.name)
             return GenerationError(
                 VALIDATION_ERROR, message, (*app.template_path, "metadata", "name")
             )
