@@ -25,3 +25,19 @@ def test_a_source_that_could_not_render_is_hw002_alone(tmp_path: Path, check_dir
     app.write_text(app.read_text().replace("path: charts/addons", "path: charts/missing"))
     rules = {f.rule for f in check_dir(tmp_path)}
     assert "HW002" in rules and "HW324" not in rules
+
+
+def test_a_path_whose_files_do_not_load_is_hw003_alone(tmp_path: Path, check_dir: CheckDir) -> None:
+    """argo-cd's test/e2e/testdata/declarative-apps holds only Go templates (`name:
+    {{.Name}}`), no YAML: HW003 says so at each file; an empty-render warning on top named a
+    cause (no manifest, values) that was not the one."""
+    shutil.copytree(FOUND, tmp_path, dirs_exist_ok=True)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken/app.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{.Name}}\n"
+    )
+    app = tmp_path / "apps/addons.yaml"
+    text = app.read_text().replace("path: charts/addons", "path: ./broken")
+    app.write_text(text.split("    helm:")[0] + "  destination:" + text.split("  destination:")[1])
+    rules = [f.rule for f in check_dir(tmp_path) if f.rule in ("HW003", "HW324")]
+    assert rules == ["HW003"]

@@ -4,7 +4,8 @@ Argo CD syncs an empty render without a word: the Application reads Synced and H
 nothing is deployed. It happens when the values enable nothing (a key the chart does not read,
 `cluster-autoscaler:` for a chart that reads `clusterAutoscaler:`), when every template is
 conditional, or when the path holds no manifest. A source that could not be rendered is HW002
-already, and an Application with one is not judged here.
+already, and a path holding a file that does not load is HW003: an Application with either is
+not judged here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Iterable
 
 from headway.check.context import CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
+from headway.check.manifest import app_sources
+from headway.model.yamlload import Document
 
 __all__ = ["EMPTY_RENDER", "check_empty_renders"]
 
@@ -32,8 +35,9 @@ EMPTY_RENDER = Rule(
 
 def check_empty_renders(ctx: CheckContext) -> Iterable[Finding]:
     unresolved = {id(u.app) for u in ctx.unresolved}
+    broken = {problem.file for problem in ctx.load_problems}
     for unit, app in ctx.application_documents():
-        if unit.objects or id(app) in unresolved:
+        if unit.objects or id(app) in unresolved or _reads_broken_files(app, broken):
             continue
         yield finding_at(
             EMPTY_RENDER,
@@ -44,3 +48,11 @@ def check_empty_renders(ctx: CheckContext) -> Iterable[Finding]:
             "conditional, or a path with no manifest)",
             app=unit.name,
         )
+
+
+def _reads_broken_files(app: Document, broken: set[str]) -> bool:
+    """Whether a source path of `app` holds a file that is HW003 already (YAML that does not
+    load): its render is empty because that file is broken, which HW003 says at its line."""
+    paths = [str(source.get("path") or "").strip("/") for source in app_sources(app.obj)]
+    prefixes = [f"{path.removeprefix('./')}/" for path in paths if path not in ("", ".")]
+    return any(file.startswith(prefix) for file in broken for prefix in prefixes)
