@@ -9,7 +9,10 @@ less than wall time.
 Commands run as an installed `headway` does, with Python's bytecode caches: an untimed first
 round writes them (under a temporary PYTHONPYCACHEPREFIX, so no checkout gets __pycache__
 directories), even where the environment sets PYTHONDONTWRITEBYTECODE. Without caches every
-run would compile each Headway module it imports, which no user's installation does.
+run would compile each Headway module it imports, which no user's installation does. The
+same round keeps each help screen (`cli/help_cache.py`, in a temporary XDG_CACHE_HOME), as
+a user's first call of that help does; the row "serve --help (rendered)" turns that off
+(HEADWAY_HELP_CACHE=0): what the first call of a help costs.
 
     .venv/bin/python bench/bench_cli_startup.py [--runs N] [--before SRC]
 
@@ -59,9 +62,12 @@ def medians_s(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, 
     """Median (wall, CPU) per case, run in interleaved rounds so machine load hits all alike."""
     walls: dict[str, list[float]] = {label: [] for label in cases}
     cpus: dict[str, list[float]] = {label: [] for label in cases}
-    with tempfile.TemporaryDirectory(prefix="headway-bench-bytecode-") as bytecode_dir:
-        env = with_bytecode_caches(bytecode_dir)
-        for argv in cases.values():  # writes the bytecode caches
+    with (
+        tempfile.TemporaryDirectory(prefix="headway-bench-bytecode-") as bytecode_dir,
+        tempfile.TemporaryDirectory(prefix="headway-bench-cache-") as cache_dir,
+    ):
+        env = {**with_bytecode_caches(bytecode_dir), "XDG_CACHE_HOME": cache_dir}
+        for argv in cases.values():  # writes the bytecode caches and keeps the help screens
             wall_and_cpu_s(argv, env)
         for _ in range(runs):
             for label, argv in cases.items():
@@ -127,6 +133,10 @@ def report(*, runs: int, before: Path | None, plain_manifests: str) -> None:
         "headway get pods (no runtime)": [*HEADWAY, "get", "pods", "--state-dir", "/nonexistent"],
         "headway check --help": [*HEADWAY, "check", "--help"],
         "headway serve --help": [*HEADWAY, "serve", "--help"],
+        "headway serve --help (rendered)": [
+            *["env", "HEADWAY_HELP_CACHE=0"],
+            *[*HEADWAY, "serve", "--help"],
+        ],
         "headway diff --help": [*HEADWAY, "diff", "--help"],
         "headway drill --help": [*HEADWAY, "drill", "--help"],
         "headway analysis run --help": [*HEADWAY, "analysis", "run", "--help"],

@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -103,13 +104,24 @@ def _render(mode: str, lines: list[list[str]], env: dict[str, str]) -> list[dict
     [{"COLUMNS": "100"}, {"COLUMNS": "72", "FORCE_COLOR": "1"}],
     ids=["plain-100", "colour-72"],
 )
-def test_every_help_and_usage_error_reads_as_stock_typer_renders_it(env: dict[str, str]) -> None:
+def test_every_help_and_usage_error_reads_as_stock_typer_renders_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """The entry point twice with one cache directory: the first run renders each help
+    through Typer and keeps it (`cli/help_cache.py`), the second prints the kept screens."""
     lines = _lines()
     stock = _render("stock", lines, env)
-    entry = _render("entry", lines, env)
-    assert len(stock) == len(entry) == len(lines)
-    for before, after in zip(stock, entry, strict=True):
+    kept = tmp_path / "cache"
+    entry_env = {**env, "XDG_CACHE_HOME": str(kept)}
+    first = _render("entry", lines, entry_env)
+    screens = sorted((kept / "headway" / "help").iterdir())
+    second = _render("entry", lines, entry_env)
+    assert len(screens) > 60  # every command's and group's help was kept
+    assert sorted((kept / "headway" / "help").iterdir()) == screens  # ... and found again
+    assert len(stock) == len(first) == len(second) == len(lines)
+    for before, after, again in zip(stock, first, second, strict=True):
         assert after == before, " ".join(before["line"])
+        assert again == before, " ".join(before["line"])
 
 
 def test_the_comparison_covers_help_usage_errors_and_every_command() -> None:

@@ -140,6 +140,7 @@ def test_help_imports_no_command_module() -> None:
             "headway.cli.main",
             "headway.cli.commands",
             "headway.cli.typer_rich_deferral",
+            "headway.cli.help_cache",
         )
     ] == []
 

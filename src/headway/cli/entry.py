@@ -42,8 +42,10 @@ def main() -> None:
         raise SystemExit(130) from None
     if status is not None:
         raise SystemExit(status)
+    from headway.cli import help_cache
     from headway.cli.main import main as run_typer_app
 
+    help_cache.install()  # the program's help screens, kept once Typer rendered them
     run_typer_app()
 
 
