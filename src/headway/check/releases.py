@@ -174,10 +174,23 @@ def check_prune_protection(ctx: CheckContext) -> Iterable[Finding]:
                 doc,
                 path=("metadata",),
                 message=f"Application/{unit.name} prunes automatically and {doc.kind}/"
-                f"{doc.name} has no Prune=false: deleting or moving its file in Git deletes it "
-                f"in the cluster, and {loss} with it",
+                f"{doc.name} has no Prune=false: a commit that stops rendering it (its file "
+                "deleted or moved, a value or chart version that drops it) deletes it in the "
+                f"cluster, and {loss} with it{_keep_note(doc)}",
                 app=unit.name,
             )
+
+
+def _keep_note(doc: Document) -> str:
+    """Helm's `keep` looks like protection and is none at prune: Argo CD reads it only when
+    the Application is deleted (argo-helm's argo-rollouts chart puts it on its CRDs)."""
+    annotations = as_dict(as_dict(as_dict(doc.obj).get("metadata")).get("annotations"))
+    if "keep" not in str(annotations.get("helm.sh/resource-policy", "")):
+        return ""
+    return (
+        " (its helm.sh/resource-policy: keep protects it only when the Application is deleted, "
+        "not from prune)"
+    )
 
 
 def _stateful(unit: AppUnit) -> Iterator[Document]:
