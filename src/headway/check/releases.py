@@ -6,6 +6,7 @@ the Service's labels) and §3.3 (prune with no `Prune=false` on PVCs and statefu
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 
@@ -95,7 +96,7 @@ def _library_uses(ctx: CheckContext) -> dict[tuple[str, str], list[Document]]:
             if revision is None:
                 continue
             repo = normalize_repo_url(str(source.get("repoURL", "")))
-            path = str(source["path"]).strip("/")
+            path = posixpath.normpath(str(source["path"]).strip("/"))  # `./lib` is `lib`
             uses.setdefault((f"{repo}//{path}", revision), []).append(app)
         revision = _moving_revision(chart_sources[0]) if chart_sources else None
         for library in ctx.library_paths.get(unit.name, ()) if revision else ():
