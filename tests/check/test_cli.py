@@ -182,6 +182,14 @@ def test_other_repository_mapped_by_config(tmp_path: Path) -> None:
         "state",
         ("apps/checkout.yaml", "example/fixtures.git", "example/checkout-manifests.git"),
     )
+    project = state / "projects/workloads.yaml"  # the project permits the other repository
+    project.write_text(
+        project.read_text().replace(
+            "sourceRepos: [https://github.com/example/fixtures.git]",
+            "sourceRepos: [https://github.com/example/fixtures.git,"
+            " https://github.com/example/checkout-manifests.git]",
+        )
+    )
     unmapped = _repo(tmp_path, state)
     code, output = _check(str(unmapped), "--format", "json")
     assert code == 1 and any(r["rule"] == "HW002" for r in json.loads(output))

@@ -15,6 +15,7 @@ from headway.check import (
     forge_hosts,
     ordering,
     progressive,
+    project_permits,
     promotion,
     releases,
     repeated_apps,
@@ -187,6 +188,9 @@ CHECKS: tuple[RegisteredCheck, ...] = (
     RegisteredCheck((progressive.QUEUE_CONSUMER_CANARY,), progressive.check_queue_consumer_canary),
     RegisteredCheck(
         (application.DEFAULT_PROJECT, application.PERMISSIVE_PROJECT), application.check_projects
+    ),
+    RegisteredCheck(
+        (project_permits.RESOURCE_OUTSIDE_PROJECT,), project_permits.check_project_permits
     ),
     RegisteredCheck((application.MISSING_FINALIZER,), application.check_finalizer),
     RegisteredCheck(

@@ -21,6 +21,7 @@ namespace in `sourceNamespaces`. Both lists hold globs, or regular expressions w
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,7 +64,14 @@ def glob_match(pattern: str, value: str, *, separator: str | None = None) -> boo
     `**` crosses segments. A lone `*` matches everything."""
     if pattern == "*":
         return True
-    return re.fullmatch(_glob_regex(pattern, separator), value) is not None
+    return _compiled_glob(pattern, separator).fullmatch(value) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled_glob(pattern: str, separator: str | None) -> re.Pattern[str]:
+    """The pattern's regular expression, translated once: a project's few patterns are
+    matched against every Application's repository and destination."""
+    return re.compile(_glob_regex(pattern, separator))
 
 
 def _glob_regex(pattern: str, separator: str | None) -> str:
