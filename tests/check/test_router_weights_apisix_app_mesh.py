@@ -98,7 +98,9 @@ def test_a_virtual_node_hash_written_in_git_needs_an_ignore_rule(
         "Rollout/web sets the pod-template hash label of VirtualNode/web-canary during a canary, "
         "and Application/web has no ignore rule for "
         "/spec/podSelector/matchLabels/rollouts-pod-template-hash: each sync or self-heal "
-        "writes the Git label back and canary traffic flaps"
+        "writes the Git label back and canary traffic flaps wherever Argo CD syncs this "
+        "repository (Headway's own Application controller leaves the fields its Rollout "
+        "controller writes alone)"
     ]
     node_ignore = (
         "    - group: appmesh.k8s.aws\n      kind: VirtualNode\n"

@@ -17,6 +17,7 @@ from headway.check.jq_path import normalize_pointer
 from headway.check.manifest import as_dict, as_list, group_of, name_of, namespace_of
 from headway.check.system_ignore_risk import releases_hidden_by
 from headway.model.yamlload import Document
+from headway.rollout.route_fields import route_fields
 
 __all__ = [
     "HPA_REPLICAS_SELF_HEAL",
@@ -208,119 +209,25 @@ def _system_covers(ctx: CheckContext, doc: Document, pointer: str) -> bool:
 def check_router_weights(ctx: CheckContext) -> Iterable[Finding]:
     for unit, app in ctx.application_documents():
         entries = [e for _, e in _entries(app)]
-        for rollout in unit.of_kind("Rollout"):
-            for route, pointer in _managed_routes(rollout, unit):
-                if any(_matches(e, route) and covers(e, pointer) for e in entries):
-                    continue
-                if _system_covers(ctx, route, pointer):
-                    continue
-                hashed = pointer.endswith(_HASH_LABEL_POINTER)
-                what = "the pod-template hash label" if hashed else "the weights"
-                yield finding_at(
-                    ROUTER_WEIGHTS_NOT_IGNORED,
-                    route,
-                    message=f"Rollout/{rollout.name} sets {what} of {route.kind}/"
-                    f"{route.name} during a canary, and Application/{app.name} has no ignore "
-                    f"rule for {pointer}: each sync or self-heal writes the Git "
-                    f"{'label' if hashed else 'weights'} back and canary traffic flaps",
-                    app=unit.name,
-                )
-
-
-def _managed_routes(rollout: Document, unit: AppUnit) -> Iterator[tuple[Document, str]]:
-    strategy = as_dict(as_dict(as_dict(rollout.obj).get("spec")).get("strategy"))
-    routing = as_dict(as_dict(strategy.get("canary")).get("trafficRouting"))
-    istio = as_dict(routing.get("istio"))
-    services = [
-        as_dict(istio.get("virtualService")),
-        *map(as_dict, as_list(istio.get("virtualServices"))),
-    ]
-    for ref in services:
-        found = unit.find("VirtualService", str(ref.get("name", "")))
-        if found is not None:
-            yield found, "/spec/http/route/weight"
-    for raw_plugin in as_dict(routing.get("plugins")).values():
-        plugin = as_dict(raw_plugin)
-        names = [
-            str(plugin.get("httpRoute", "")),
-            *(str(as_dict(r).get("name", "")) for r in as_list(plugin.get("httpRoutes"))),
-        ]
-        for name in names:
-            found = unit.find("HTTPRoute", name)
-            if found is not None:
-                yield found, "/spec/rules/backendRefs/weight"
-    apisix_route = as_dict(as_dict(routing.get("apisix")).get("route"))
-    found = unit.find("ApisixRoute", str(apisix_route.get("name", "")))
-    if found is not None:
-        yield found, "/spec/http/backends/weight"
-    traefik = as_dict(routing.get("traefik"))
-    found = unit.find("TraefikService", str(traefik.get("weightedTraefikServiceName", "")))
-    if found is not None:
-        yield found, "/spec/weighted/services/weight"
-    canary = as_dict(strategy.get("canary"))
-    yield from _alb_actions(as_dict(routing.get("alb")), str(canary.get("stableService", "")),
-                            unit)
-    yield from _app_mesh_routes(as_dict(routing.get("appMesh")), unit)
-
-
-_ALB_PREFIX = "alb.ingress.kubernetes.io"
-
-
-def _alb_actions(alb: dict[str, Any], stable: str, unit: AppUnit) -> Iterator[tuple[Document, str]]:
-    """The Ingresses whose Git annotations carry the forward action the Rollout rewrites
-    (`<prefix>/actions.<rootService or stableService>`): without it in Git a sync leaves the
-    Rollout's annotation alone, so only an Ingress that has it is reported."""
-    key = f"{alb.get('annotationPrefix') or _ALB_PREFIX}/actions.{alb.get('rootService') or stable}"
-    names = [str(alb.get("ingress", "")), *map(str, as_list(alb.get("ingresses")))]
-    for name in dict.fromkeys(n for n in names if n):
-        ingress = unit.find("Ingress", name)
-        metadata = as_dict(as_dict(ingress.obj).get("metadata")) if ingress is not None else {}
-        if ingress is not None and key in as_dict(metadata.get("annotations")):
-            yield ingress, "/metadata/annotations/" + key.replace("/", "~1")
-
-
-_APP_MESH_ROUTE_TYPES = ("httpRoute", "tcpRoute", "http2Route", "grpcRoute")
-
-
-def _app_mesh_routes(app_mesh: dict[str, Any], unit: AppUnit) -> Iterator[tuple[Document, str]]:
-    """The VirtualRouter behind the App Mesh VirtualService a Rollout names, once per route
-    type its routes use (the weights sit under each route's type)."""
-    name = str(as_dict(app_mesh.get("virtualService")).get("name", ""))
-    services = [
-        d
-        for d in unit.of_kind("VirtualService")
-        if name_of(d.obj) == name
-        and group_of(as_dict(d.obj).get("apiVersion")) == "appmesh.k8s.aws"
-    ]
-    provider = (
-        as_dict(as_dict(as_dict(services[0].obj).get("spec")).get("provider")) if services else {}
-    )
-    ref = as_dict(as_dict(provider.get("virtualRouter")).get("virtualRouterRef"))
-    router = unit.find("VirtualRouter", str(ref.get("name", "")))
-    if router is None:
-        return
-    routes = as_list(as_dict(as_dict(router.obj).get("spec")).get("routes"))
-    kinds = {k for route in routes for k in _APP_MESH_ROUTE_TYPES if k in as_dict(route)}
-    for kind in sorted(kinds):
-        yield router, f"/spec/routes/{kind}/action/weightedTargets/weight"
-    yield from _hashed_virtual_nodes(app_mesh, unit)
-
-
-_HASH_LABEL_POINTER = "/spec/podSelector/matchLabels/rollouts-pod-template-hash"
-
-
-def _hashed_virtual_nodes(
-    app_mesh: dict[str, Any], unit: AppUnit
-) -> Iterator[tuple[Document, str]]:
-    """The virtualNodeGroup's VirtualNodes whose Git selector carries the hash label the
-    Rollout rewrites (Argo's example writes a placeholder there): a sync puts Git's back."""
-    group = as_dict(app_mesh.get("virtualNodeGroup"))
-    for ref in ("stableVirtualNodeRef", "canaryVirtualNodeRef"):
-        node = unit.find("VirtualNode", str(as_dict(group.get(ref)).get("name", "")))
-        spec = as_dict(node.obj).get("spec") if node is not None else None
-        labels = as_dict(as_dict(as_dict(spec).get("podSelector")).get("matchLabels"))
-        if node is not None and "rollouts-pod-template-hash" in labels:
-            yield node, _HASH_LABEL_POINTER
+        documents = {id(d.obj): d for d in unit.objects}
+        for field in route_fields([d.obj for d in unit.objects]):
+            route, pointer = documents[id(field.route)], field.pointer
+            if any(_matches(e, route) and covers(e, pointer) for e in entries):
+                continue
+            if _system_covers(ctx, route, pointer):
+                continue
+            what = "the pod-template hash label" if field.hash_label else "the weights"
+            yield finding_at(
+                ROUTER_WEIGHTS_NOT_IGNORED,
+                route,
+                message=f"Rollout/{field.rollout} sets {what} of {route.kind}/"
+                f"{route.name} during a canary, and Application/{app.name} has no ignore "
+                f"rule for {pointer}: each sync or self-heal writes the Git "
+                f"{'label' if field.hash_label else 'weights'} back and canary traffic flaps "
+                "wherever Argo CD syncs this repository (Headway's own Application controller "
+                "leaves the fields its Rollout controller writes alone)",
+                app=unit.name,
+            )
 
 
 def check_hpa_replicas(ctx: CheckContext) -> Iterable[Finding]:
