@@ -49,6 +49,7 @@ from headway.controllers.app.operation_steps import (
 )
 from headway.controllers.app.project import ProjectGuard, ProjectReader
 from headway.controllers.app.refresh import ComparisonCache, take_refresh_request
+from headway.controllers.app.rollout_owned import owned_rules
 from headway.controllers.app.sources import (
     DEFAULT_POLL_SECONDS,
     DesiredState,
@@ -226,7 +227,7 @@ class ApplicationController:
         if desired_state.errors:
             return None, list(desired_state.errors)
         try:
-            rules = self._rules(app)
+            rules = self._rules(app, desired_state)
         except IgnoreRuleError as err:
             return None, [str(err)]
         try:
@@ -234,12 +235,18 @@ class ApplicationController:
         except LiveStateUnknown as err:
             return None, [str(err)]
 
-    def _rules(self, app: Application) -> ComparisonRules:
+    def _rules(self, app: Application, desired: DesiredState) -> ComparisonRules:
         """The app's ignoreDifferences followed by argocd-cm's system-wide rules, as Argo CD
-        merges them; IgnoreRuleError when either cannot be used (a malformed argocd-cm key
-        stops every app's comparison, as it does Argo CD's)."""
+        merges them, with the router fields the app's Rollouts write between them
+        (`rollout_owned`); IgnoreRuleError when either cannot be used (a malformed argocd-cm
+        key stops every app's comparison, as it does Argo CD's)."""
         own = compile_rules(app.spec.ignore_differences)
-        return ComparisonRules.of(own, repr(app.spec.ignore_differences), self._system.current())
+        return ComparisonRules.of(
+            own,
+            repr(app.spec.ignore_differences),
+            self._system.current(),
+            owned_rules(desired.objects),
+        )
 
     def _compare(
         self,
@@ -383,7 +390,7 @@ class ApplicationController:
             return self._write(raw, status, self._poll, app)
         raw = setup.raw = keep_delete_hook_finalizers(self._store, raw, desired_state.objects)
         try:
-            rules = self._rules(app)
+            rules = self._rules(app, desired_state)
         except IgnoreRuleError as err:
             status["conditions"] = [self._condition("ComparisonError", str(err))]
             status["sync"] = {**(status.get("sync") or {}), "status": "Unknown"}

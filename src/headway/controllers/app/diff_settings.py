@@ -133,13 +133,23 @@ class ComparisonRules:
 
     @classmethod
     def of(
-        cls, app_rules: tuple[CompiledRule, ...], app_identity: str, system: SystemDiff
+        cls,
+        app_rules: tuple[CompiledRule, ...],
+        app_identity: str,
+        system: SystemDiff,
+        owned: tuple[tuple[CompiledRule, ...], str] = ((), ""),
     ) -> ComparisonRules:
-        """IgnoreRuleError when argocd-cm has a malformed key (Argo CD then compares nothing)."""
+        """IgnoreRuleError when argocd-cm has a malformed key (Argo CD then compares nothing).
+        `owned`: the rules for the router fields the app's Rollouts write, and their identity
+        (`rollout_owned.owned_rules`)."""
         if system.error:
             raise IgnoreRuleError(system.error)
+        owned_rules, owned_identity = owned
         identity = f"{app_identity} {system.identity}"
-        return cls((*app_rules, *system.rules), system.options, identity, system.hidden)
+        if owned_identity:
+            identity = f"{identity} owned:{owned_identity}"
+        rules = (*app_rules, *owned_rules, *system.rules)
+        return cls(rules, system.options, identity, system.hidden)
 
 
 class SystemDiffReader:

@@ -11,6 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 from headway.cluster.errors import ClusterError, NotFound
 from headway.cluster.protocol import Cluster, FieldValidation, PropagationPolicy
 from headway.controllers import exit_points
+from headway.controllers.app.rollout_owned import is_owned
 from headway.diff import CompiledRule, apply_ignore_rules_to_desired
 from headway.model.obj import Obj
 from headway.sync.comparison import owner_of
@@ -103,6 +104,7 @@ class TaskRunner:
         self._app = app
         self._operation_id = operation_id
         self._rules = rules
+        self._owned = [rule for rule in rules if is_owned(rule)]
         self._refuse = refuse
 
     def _result(self, task: SyncTask, status: str, message: str) -> TaskResult:
@@ -141,6 +143,8 @@ class TaskRunner:
         target = dict(task.target)
         if task.options.respect_ignore_differences:
             target = apply_ignore_rules_to_desired(target, task.live, self._rules)
+        elif self._owned:  # the router fields a Rollout writes, whatever the sync options say
+            target = apply_ignore_rules_to_desired(target, task.live, self._owned)
         target = keep_rollout_selector(target, task.live)
         try:
             if task.options.replace and task.live is not None:
