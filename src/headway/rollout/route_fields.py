@@ -78,6 +78,8 @@ def _managed(
 ) -> Iterator[tuple[Mapping[str, Any], str, str]]:
     canary = _dict(_dict(_dict(rollout.get("spec")).get("strategy")).get("canary"))
     routing = _dict(canary.get("trafficRouting"))
+    if not routing:
+        return  # most Rollouts: no router to look for
     istio = _dict(routing.get("istio"))
     refs = [_dict(istio.get("virtualService")), *map(_dict, _list(istio.get("virtualServices")))]
     for ref in refs:
@@ -103,9 +105,11 @@ def _managed(
     found = finder.find("TraefikService", name, namespace)
     if found is not None:
         yield found, ".spec.weighted.services[].weight", "/spec/weighted/services/weight"
-    stable = str(canary.get("stableService", ""))
-    yield from _alb_actions(_dict(routing.get("alb")), stable, finder, namespace)
-    yield from _app_mesh(_dict(routing.get("appMesh")), finder, namespace)
+    if "alb" in routing:
+        stable = str(canary.get("stableService", ""))
+        yield from _alb_actions(_dict(routing.get("alb")), stable, finder, namespace)
+    if "appMesh" in routing:
+        yield from _app_mesh(_dict(routing.get("appMesh")), finder, namespace)
 
 
 def _alb_actions(
