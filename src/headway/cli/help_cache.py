@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from typer import _click as click
-from typer.core import TyperCommand, TyperGroup
+from typer.core import HAS_RICH, TyperCommand, TyperGroup
 
 __all__ = ["KEEP_FILES", "cache_directory", "help_key", "install"]
 
@@ -104,7 +104,7 @@ def install() -> None:
 
 def _kept(render: FormatHelp) -> FormatHelp:
     def format_help(self: Any, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        if getattr(self, "rich_markup_mode", None) is None:
+        if not HAS_RICH or getattr(self, "rich_markup_mode", None) is None:
             render(self, ctx, formatter)  # Click's own formatter: nothing of Rich to spare
             return
         key = help_key(self, ctx)
@@ -117,7 +117,7 @@ def _kept(render: FormatHelp) -> FormatHelp:
             render(self, ctx, formatter)
         text = captured.getvalue()
         sys.stdout.write(text)
-        if path is not None:
+        if path is not None and text:  # nothing printed: nothing worth keeping
             _write(path, text)
 
     return format_help
