@@ -98,3 +98,46 @@ def test_the_key_follows_what_the_help_reads() -> None:
     assert _key_of("Where to run it.") != same  # an option's help
     assert _key_of("Where to run.", default="/srv") != same  # its default
     assert _key_of("Where to run.", columns="120") != same  # the width
+
+
+def _on_a_terminal(*args: str, cache: Path, **env: str) -> bytes:
+    """What `headway ARGS` writes to a pseudo-terminal of 90 columns (as a user's shell)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 90, 0, 0))
+    environment = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    environment.update({"XDG_CACHE_HOME": str(cache), "TERM": "xterm-256color", **env})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "headway", *args],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the process has ended
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    return b"".join(chunks)
+
+
+def test_on_a_terminal_a_kept_screen_is_what_rich_prints_there(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    rendered = _on_a_terminal("serve", "--help", cache=cache, HEADWAY_HELP_CACHE="0")
+    assert b"\x1b[" in rendered  # Rich saw a terminal: colours
+    first = _on_a_terminal("serve", "--help", cache=cache)
+    assert len(_screens(cache)) == 1
+    again = _on_a_terminal("serve", "--help", cache=cache)
+    assert first == rendered
+    assert again == rendered
