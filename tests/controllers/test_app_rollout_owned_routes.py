@@ -16,6 +16,7 @@ from typing import Any
 from app_harness import Harness, application, make_harness, manifests
 
 from headway.clock import VirtualClock
+from headway.controllers.app.rollout_owned import owned_field_notes
 
 
 def _rollout(virtual_service: str) -> dict[str, Any]:
@@ -102,6 +103,10 @@ def test_self_heal_leaves_the_weights_a_rollout_set(tmp_path: Path, clock: Virtu
         assert _weights(h) == [80, 20]
     comparison, errors = h.controller.compare("shop", "argocd")
     assert errors == [] and comparison is not None and comparison.sync_status == "Synced"
+    assert owned_field_notes(comparison, "demo") == [
+        "VirtualService/web-vsvc .spec.http[].route[].weight: [80, 20] live, [100, 0] in Git: "
+        "left to Rollout/web, which sets them during a canary (not a difference)"
+    ]
 
 
 def test_a_manual_sync_keeps_them_too(tmp_path: Path, clock: VirtualClock) -> None:

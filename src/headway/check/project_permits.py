@@ -18,15 +18,16 @@ as most are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headway.check.context import AppUnit, CheckContext
 from headway.check.findings import Finding, Rule, Severity, finding_at
 from headway.check.manifest import app_sources, as_dict, as_list, group_of, name_of
-from headway.model.appproject import AppProject, AppProjectSpec, parse_appproject
 from headway.model.yamlload import Document
-from headway.sync import project as rules
-from headway.sync.resources import is_namespaced
+
+if TYPE_CHECKING:  # imported when a repository defines a project: plain manifests never do
+    from headway.model.appproject import AppProject, AppProjectSpec
+    from headway.sync.project import Refusal
 
 __all__ = ["RESOURCE_OUTSIDE_PROJECT", "check_project_permits"]
 
@@ -48,6 +49,8 @@ IN_CLUSTER = ("in-cluster", "https://kubernetes.default.svc")
 
 
 def check_project_permits(ctx: CheckContext) -> Iterable[Finding]:
+    if not ctx.projects:
+        return
     projects = _parsed_projects(ctx)
     if not projects:
         return
@@ -67,6 +70,8 @@ def check_project_permits(ctx: CheckContext) -> Iterable[Finding]:
 
 
 def _parsed_projects(ctx: CheckContext) -> dict[str, AppProject]:
+    from headway.model.appproject import parse_appproject
+
     found: dict[str, AppProject] = {}
     for name, document in ctx.projects.items():
         project, _diagnostics = parse_appproject(document)  # validation reports its faults
@@ -75,13 +80,15 @@ def _parsed_projects(ctx: CheckContext) -> dict[str, AppProject]:
     return found
 
 
-_SOURCES: dict[tuple[int, str], rules.Refusal | None] = {}
+_SOURCES: dict[tuple[int, str], Refusal | None] = {}
 _DESTINATIONS: dict[tuple[int, str, str, str], str | None] = {}
 
 
-def _source_refusal(project: AppProject, url: str) -> rules.Refusal | None:
+def _source_refusal(project: AppProject, url: str) -> Refusal | None:
     """`rules.source_refusal`, once per project and URL in a run: a fleet's Applications
     share a few repositories, and each answer normalizes and matches every pattern."""
+    from headway.sync import project as rules
+
     key = (id(project), url)
     if key not in _SOURCES:
         _SOURCES[key] = rules.source_refusal(project.name, project.spec, url)
@@ -135,6 +142,8 @@ def _destination_refusal(
 def _judged_destination(
     project: AppProject, server: str, name: str, namespace: str
 ) -> str | None:
+    from headway.sync import project as rules
+
     if not server and not name:
         return None  # no destination: validation's error
     refusal = rules.destination_refusal(
@@ -163,6 +172,8 @@ def _unresolved_could_match(spec: AppProjectSpec, server: str, name: str, namesp
     """Whether a destination that is missing its server or its name (neither the repository
     nor `in-cluster` says which) could be permitted by a project entry naming the missing
     one: then `check` cannot tell, and says nothing."""
+    from headway.sync import project as rules
+
     if server and name:
         return False
     for item in spec.destinations:
@@ -191,6 +202,8 @@ def _resources(
     others: a project missing one kind should not bury the report under each object. A
     namespaced object that names a namespace other than the destination's is also judged as
     a destination there (the controller writes it there)."""
+    from headway.sync.resources import is_namespaced
+
     server, cluster, destination_namespace = where
     refused: dict[tuple[str, str], tuple[Document, str, int]] = {}
     answers: dict[tuple[str, str, str], str | None] = {}
@@ -234,6 +247,8 @@ def _resources(
 def _refusal(
     project: AppProject, group: str, kind: str, name: str, namespaced: bool
 ) -> str | None:
+    from headway.sync import project as rules
+
     refusal = rules.resource_refusal(
         project.name, project.spec, group=group, kind=kind, name=name, namespaced=namespaced
     )

@@ -85,6 +85,13 @@ def read_app(store: LocalCluster, name: str, namespace: str) -> dict[str, Any]:
 _get = read_app
 
 
+def _destination_namespace(state_dir: Path, name: str, namespace: str) -> str:
+    """The app's destination namespace: where its objects without one are compared."""
+    with _open(state_dir) as store:
+        app = _get(store, name, namespace)
+    return str(((app.get("spec") or {}).get("destination") or {}).get("namespace") or "")
+
+
 def compare(state_dir: Path, name: str, namespace: str) -> Comparison:
     """Render the app from Git in this process (fresh caches: a hard refresh by nature) and
     compare it with live; errors that prevent it end the command with exit 2."""
@@ -228,6 +235,7 @@ def diff_app(
     diff is rendered from Git by this command, never from a cached render (chart archives
     come from the shared chart cache, by digest); --refresh / --hard-refresh also ask the
     controller to refresh the app's status."""
+    from headway.controllers.app.rollout_owned import owned_field_notes
     from headway.diff import unified_diff
 
     if refresh or hard_refresh:
@@ -241,6 +249,8 @@ def diff_app(
         if d.modified
     ]
     typer.echo(redact_url_credentials("".join(sections)), nl=False)
+    for note in owned_field_notes(comparison, _destination_namespace(state_dir, name, namespace)):
+        typer.echo(f"note: {note}", err=True)  # on stderr: stdout stays a plain diff
     raise typer.Exit(1 if sections else 0)
 
 

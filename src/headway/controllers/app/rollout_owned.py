@@ -21,11 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import jq
+
 from headway.diff import CompiledRule, compile_rules
 from headway.model.application import IgnoreDifferences
 from headway.rollout.route_fields import route_fields
+from headway.sync.comparison import Comparison
+from headway.sync.resources import key_of
 
-__all__ = ["OWNED_ORIGIN_PREFIX", "is_owned", "owned_rules"]
+__all__ = ["OWNED_ORIGIN_PREFIX", "is_owned", "owned_field_notes", "owned_rules"]
 
 OWNED_ORIGIN_PREFIX = "Rollout "
 _COMPILED: dict[str, tuple[CompiledRule, ...]] = {}
@@ -69,3 +73,23 @@ def owned_rules(objects: Sequence[Mapping[str, Any]]) -> tuple[tuple[CompiledRul
             _COMPILED.clear()
         _COMPILED[identity] = compiled
     return compiled, identity
+
+
+def owned_field_notes(comparison: Comparison, namespace: str) -> list[str]:
+    """One line per router field a Rollout holds at a value other than Git's: what a diff
+    of the app leaves out, said rather than hidden (`headway app diff` prints them)."""
+    notes: list[str] = []
+    for field in route_fields(comparison.desired):
+        key = key_of(field.route, default_namespace=namespace)
+        live = comparison.live.get(key)
+        if live is None:
+            continue
+        program = jq.compile(f"[{field.jq}]")
+        in_git = program.input_value(field.route).first()
+        in_live = program.input_value(live).first()
+        if in_git != in_live:
+            notes.append(
+                f"{key.kind}/{key.name} {field.jq}: {in_live} live, {in_git} in Git: left to "
+                f"Rollout/{field.rollout}, which sets them during a canary (not a difference)"
+            )
+    return notes
