@@ -4,7 +4,10 @@ Generates a repository of 1,000 Applications in a temporary directory, each a pl
 source holding a Rollout (canary with an analysis step), two Services, an AnalysisTemplate and
 an HPA, then measures in this run (median of several runs):
 
-  yaml load - PyYAML CSafeLoader over every file of the repository (the floor: no rules)
+  yaml load - PyYAML CSafeLoader over every file of the repository (the yardstick: no rules)
+  rust load - yaml_rs over every file: the reader Headway uses where it reads as PyYAML does
+              (headway.model.yamlrust), alone; shown to say how far below the yardstick
+              the parse now is, not to replace it
   load      - Headway's loader: discover Applications, render their directories, index
   check     - `headway check` without printing (`run_check`: the config, the loader and
               every rule)
@@ -183,6 +186,18 @@ def yaml_load_only(root: Path) -> int:
     return count
 
 
+def rust_load_only(root: Path) -> int:
+    from yaml_rs import loads
+
+    count = 0
+    with paused_gc():
+        for path in sorted(root.rglob("*.yaml")):
+            text = path.read_text()
+            read = loads(text)
+            count += len(read) if "\n---" in text else 1  # the files here: no leading `---`
+    return count
+
+
 def loader(root: Path) -> RepositoryLoader:
     return RepositoryLoader(tree=FilesystemTree(root), self_urls=frozenset({normalize_url(URL)}))
 
@@ -276,6 +291,7 @@ def main() -> None:
     APPS = arguments.apps
     measures: dict[str, Callable[[Path], int]] = {
         "yaml load": yaml_load_only,
+        "rust load": rust_load_only,
         "load": load_only,
         "check": full_check,
     }

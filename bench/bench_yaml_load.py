@@ -4,7 +4,10 @@ Generates ~2 MB of realistic multi-document YAML (Rollouts, AnalysisTemplates, S
 Applications, ConfigMaps) and times, best of several rounds:
 
   baseline   yaml.load_all with CSafeLoader (objects only, no line numbers)
-  load       headway load_documents (objects; a field's line is found when first asked for)
+  yaml_rs    yaml_rs.loads, the Rust reader alone (YAML 1.2: not what Headway reads by itself)
+  load       headway load_documents (objects; a field's line is found when first asked for):
+             yaml_rs where it reads as PyYAML does (headway.model.yamlrust)
+  load (PyYAML only)  the same with yaml_rs switched off (PyYAML's C parser's events)
   validate   load_documents + validate_documents (typed parse of every object)
 
 Run: .venv/bin/python bench/bench_yaml_load.py
@@ -18,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from headway.model import yamlrust
 from headway.model.validate import validate_documents
 from headway.model.yamlload import load_documents
 
@@ -155,18 +159,30 @@ def best_ms(actions: dict[str, Callable[[], Any]]) -> dict[str, float]:
     return best
 
 
+def _pyyaml_only(action: Callable[[], Any]) -> Any:
+    yamlrust.use(False)
+    try:
+        return action()
+    finally:
+        yamlrust.use(True)
+
+
 def main() -> None:
     text = generate()
     # Measured before any result is kept alive: objects kept across rounds slow every later
     # garbage collection, which would distort the ratios.
+    from yaml_rs import loads
+
     times = best_ms(
         {
             "baseline": lambda: list(yaml.load_all(text, Loader=yaml.CSafeLoader)),
+            "yaml_rs": lambda: loads(text),
             "load": lambda: load_documents(text, "bench.yaml"),
+            "load_pyyaml": lambda: _pyyaml_only(lambda: load_documents(text, "bench.yaml")),
             "full": lambda: validate_documents(load_documents(text, "bench.yaml").documents),
         }
     )
-    baseline, load, full = times["baseline"], times["load"], times["full"]
+    baseline, full = times["baseline"], times["full"]
 
     loaded = load_documents(text, "bench.yaml")
     assert not loaded.diagnostics, loaded.diagnostics[:3]
@@ -177,7 +193,12 @@ def main() -> None:
 
     print(f"input: {len(text) / 1e6:.2f} MB, {docs} documents; best of {ROUNDS} rounds")
     print(f"{'CSafeLoader load_all (baseline)':36s} {baseline:8.1f} ms   1.00x")
-    print(f"{'load_documents':36s} {load:8.1f} ms   {load / baseline:.2f}x")
+    for label, name in (("yaml_rs loads alone", "yaml_rs"), ("load_documents", "load")):
+        print(f"{label:36s} {times[name]:8.1f} ms   {times[name] / baseline:.2f}x")
+    pyyaml_only = times["load_pyyaml"]
+    print(
+        f"{'load_documents, PyYAML only':36s} {pyyaml_only:8.1f} ms   {pyyaml_only / baseline:.2f}x"
+    )
     print(f"{'load_documents + validate':36s} {full:8.1f} ms   {full / baseline:.2f}x")
     per_doc = validate_only * 1000 / docs
     print(

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from headway.model import yamlfast, yamlload
+from headway.model import yamlfast, yamlload, yamlrust
 from headway.model.yamlload import LoadResult, load_documents, load_documents_fast
 
 # Plain scalars the safe resolver reads as something other than a string, or nearly does.
@@ -55,7 +55,7 @@ def _same(left: Any, right: Any) -> bool:
 
 def _with_pyyaml_constructor(text: str) -> LoadResult:
     """`load_documents` with every document composed and built by PyYAML's
-    `construct_document` (neither read from events nor built by `yamlfast`)."""
+    `construct_document` (neither read by yaml_rs, nor from events, nor built by `yamlfast`)."""
 
     def leave_to_pyyaml(*_args: Any) -> Any:
         raise yamlfast.NotPlain("reference")
@@ -63,6 +63,7 @@ def _with_pyyaml_constructor(text: str) -> LoadResult:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(yamlfast, "read_plain_documents", leave_to_pyyaml)
         patch.setattr(yamlfast, "build_object", leave_to_pyyaml)
+        patch.setattr(yamlrust._READER, "disabled", True)  # no yaml_rs either
         return load_documents(text, "f.yaml")
 
 
@@ -138,6 +139,7 @@ def _assert_load_one_as_pyyaml(text: str | bytes) -> None:
     got = _outcome(yamlload.load_one, text)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(yamlfast, "read_plain_documents", leave_to_pyyaml)
+        patch.setattr(yamlrust._READER, "disabled", True)
         expected = _outcome(yamlload.load_one, text)
     assert got[0] == expected[0], (text, got, expected)
     assert _same(got[1], expected[1]) if got[0] == "value" else got == expected

@@ -7,7 +7,8 @@ the YAML reader made of them (each document's object, index and line); the file'
 not part of it, so a moved or copied file is a hit. Every entry of a cache file was written
 by the same reader: the file's header names a fingerprint of everything else a parse depends
 on (this cache's format, Headway's version, the Python build, PyYAML and libyaml's versions,
-and the source of the two reader modules, `model/yamlload.py` and `model/yamlfast.py`), and
+the source of the reader modules, `model/yamlload.py`, `model/yamlfast.py` and
+`model/yamlrust.py`, and yaml_rs's installed files), and
 a cache file with another fingerprint is not read. Only a clean parse is kept (a file with
 a YAML error is parsed again each run, its diagnostics with it), and only where `marshal`
 stores every value exactly (a document holding a date or another type it refuses is parsed
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import marshal
 import sys
 from dataclasses import dataclass, field
@@ -36,7 +38,7 @@ import yaml
 
 from headway import __version__
 from headway.cli import check_cache_files
-from headway.model import yamlfast, yamlload
+from headway.model import yamlfast, yamlload, yamlrust
 from headway.model.yamlload import Document, FileNodes, LoadResult, load_documents
 
 __all__ = ["KEEP_FILES", "ParseCache", "cache_directory", "fingerprint", "open_cache"]
@@ -59,9 +61,24 @@ def fingerprint() -> bytes:
     libyaml = getattr(getattr(yaml, "_yaml", None), "get_version_string", lambda: "none")()
     for part in (__version__, sys.version, yaml.__version__, libyaml):
         digest.update(part.encode() + b"\0")
-    for module in (yamlload, yamlfast):
+    for module in (yamlload, yamlfast, yamlrust):
         digest.update(Path(str(module.__file__)).read_bytes() + b"\0")
+    digest.update(_yaml_rs_files().encode() + b"\0")
     return digest.hexdigest().encode()
+
+
+def _yaml_rs_files() -> str:
+    """yaml_rs's installed files, with their sizes and modification times (found without
+    importing it: a warm run parses nothing), or "none"."""
+    spec = importlib.util.find_spec("yaml_rs")
+    if spec is None or spec.origin is None:
+        return "none"
+    folder = Path(spec.origin).parent
+    return "\n".join(
+        f"{entry.name} {entry.stat().st_size} {entry.stat().st_mtime_ns}"
+        for entry in sorted(folder.iterdir())
+        if entry.is_file()
+    )
 
 
 @dataclass

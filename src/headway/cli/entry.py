@@ -35,6 +35,10 @@ _FORMATS = ("text", "json")  # `validate`'s --format values, as Typer's choice s
 
 def main() -> None:
     _never_fail_to_encode()
+    if "HEADWAY_YAML_RUST" in os.environ or "HEADWAY_YAML_CROSSCHECK" in os.environ:
+        from headway.cli import yaml_reader
+
+        yaml_reader.configure()
     try:
         status = direct_status(sys.argv[1:])
     except KeyboardInterrupt:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from headway.model import yamlfast, yamlpatch, yamlreuse
+from headway.model import yamlfast, yamlpatch, yamlreuse, yamlrust
 from headway.model.diagnostics import Diagnostic, Severity
 
 __all__ = [
@@ -244,13 +244,12 @@ def load_one(text: str | bytes) -> Any:
     read whole: kustomizations, Chart.yaml, values files, argocd-cm entries. Plain text is
     read from the parser's events as `load_documents` reads it; anything else, and a stream
     of several documents (PyYAML's error), through the node tree."""
-    loader = _Loader(text)
     try:
-        read = yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
+        read: list[yamlreuse.ParsedDocument] | None = (
+            _read_plain(text) if isinstance(text, str) else _read_events(text)
+        )
     except (yamlfast.NotPlain, yaml.YAMLError):
         read = None
-    finally:
-        loader.dispose()
     if read is not None and len(read) <= 1:
         return read[0][0] if read else None
     return _load_one_composed(text)
@@ -363,11 +362,34 @@ def forget_earlier_reads() -> None:
 
 
 def _read_plain(text: str) -> list[yamlreuse.ParsedDocument]:
+    """Plain documents read by yaml_rs where it reads them as PyYAML does (`yamlrust`),
+    else from PyYAML's events; `yamlfast.NotPlain` or PyYAML's error for any other text."""
+    quick = yamlrust.read_documents(text)
+    if quick is None:
+        return _read_events(text)
+    if yamlrust.crosschecking():
+        _crosscheck(text, quick)
+    return quick
+
+
+def _read_events(text: str | bytes) -> list[yamlreuse.ParsedDocument]:
     loader = _Loader(text)
     try:
         return yamlfast.read_plain_documents(loader, _PLAIN_SCALARS)
     finally:
         loader.dispose()
+
+
+def _crosscheck(text: str, quick: list[yamlreuse.ParsedDocument]) -> None:
+    """Fail loudly where yaml_rs read `text` otherwise than PyYAML (`yamlrust.crosschecking`)."""
+    try:
+        slow = _read_events(text)
+    except (yamlfast.NotPlain, yaml.YAMLError) as err:
+        problem: str | None = f"PyYAML does not read it as plain documents: {err}"
+    else:
+        problem = yamlrust.difference(quick, slow)
+    if problem is not None:
+        raise yamlrust.disagreement(problem, text)
 
 
 def _read_recording(text: str) -> list[tuple[Any, int, yamlpatch.ScalarLines]]:
