@@ -314,6 +314,16 @@ def test_document_root_lines_are_pyyaml_s(text: str, lines: list[int]) -> None:
     assert yamlrust.difference(quick, yamlload._read_events(text)) is None
 
 
+def test_flow_sequences_of_mappings_are_read_by_yaml_rs() -> None:
+    """A comma before `{` or `[` is most often a flow sequence's entry, a common style
+    (`env: [{name: A, value: b}, ...]`): yaml_rs reads it; only a collection that really is
+    a key sends the text to PyYAML."""
+    text = "env: [{name: A, value: b}, {name: C, value: d}]\nm: {a: [1, [2]], b: 1}\n"
+    quick = yamlrust.read_documents(text)
+    assert quick is not None
+    assert yamlrust.difference(quick, yamlload._read_events(text)) is None
+
+
 def test_one_document_that_is_a_list_is_not_taken_for_many() -> None:
     quick = yamlrust.read_documents("- [1]\n- [2]\n")
     assert quick == [([[1], [2]], 1)]
@@ -344,6 +354,8 @@ def test_one_document_that_is_a_list_is_not_taken_for_many() -> None:
         "a: {{args.x}}\n",
         "[a]: 1\n",
         "{a: 1, [b]: 2}\n",
+        "{a: 1, {b: 2}}\n",  # a later key that is a collection (yaml_rs: a frozenset key)
+        "x: {a: 1, [b]}\n",
         'a: "\\ud83d\\ude00"\n',  # an escaped surrogate pair (PyYAML refuses each half)
         'a: "\\U0000D800"\n',
         ": a\n",  # a value without a key (yaml_rs: a null key; PyYAML refuses it)

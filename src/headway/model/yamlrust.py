@@ -76,9 +76,9 @@ _DOUBTFUL_PARTS = (
     r"^%",  # a directive
     r"^\.\.\.(?: |$)",  # a document end
     r"[\]}][ ]*:(?: |$)",  # a flow collection as a key: `{a: 1}: x`
-    # ... or as a flow mapping's key: `{{x}}`, `{[a]}`, `{a: 1, [b]}`
+    # ... or as a flow mapping's first key: `{{x}}`, `{[a]}` (a later one, `{a: 1, [b]}`,
+    # cannot be told from a flow sequence's entry `[a, [b]]` here: `_FLOW_ENTRY`)
     _STARTS + r"\{[ ]*[{\[]",
-    r",[ ]*[{\[]",
     # YAML 1.1's boolean words (1.2: strings)
     _STARTS + r"(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF)" + _WORD_ENDS,
     # an underscore first, `.` and a letter (`.iNf`), an exponent, an underscore or a `:`
@@ -88,6 +88,13 @@ _DOUBTFUL_PARTS = (
     + r"|0[0-9bBoOX_]|[0-9]{4}-[0-9])",
     _STARTS + r"[-+](?:\.|0x)",  # a sign before a dot or a hex number
 )
+
+# A flow collection after a comma: an entry of a flow sequence (`[{a: 1}, {b: 2}]`, a common
+# style), or a key of a flow mapping, which PyYAML refuses and yaml_rs reads as a tuple or a
+# frozenset. Where the text has one, the keys yaml_rs read are looked at (`_plain_keys`).
+_FLOW_ENTRY = re.compile(r",[ ]*[{\[]")
+# The types of the keys PyYAML builds from the plain texts the screen lets through.
+_KEY_TYPES = frozenset((str, int, float, bool, type(None)))
 
 # A block scalar's header: the indicator, a chomping indicator, blanks, a comment, the line
 # break (wherever it stands: checking a `|` that only ends a plain scalar costs nothing).
@@ -165,6 +172,8 @@ def read_documents(text: str) -> list[tuple[Any, int]] | None:
         read = loads(text)
     except Exception:  # yaml_rs's errors: PyYAML reads the text and reports its own
         return None
+    if _FLOW_ENTRY.search(text) is not None and not _plain_keys(read):
+        return None
     if len(lines) == 1:
         objects = [read]
     elif not lines:
@@ -199,6 +208,21 @@ def _block_scalars_have_content(text: str) -> bool:
             following = end + 1
         if len(line) - len(line.lstrip(" ")) <= own - start:
             return False
+    return True
+
+
+def _plain_keys(read: Any) -> bool:
+    """Whether every mapping key in `read` is of a type PyYAML builds from a plain scalar
+    (not a collection: PyYAML refuses those)."""
+    pending = [read]
+    while pending:
+        value = pending.pop()
+        if type(value) is dict:
+            if not all(type(key) in _KEY_TYPES for key in value):
+                return False
+            pending.extend(value.values())
+        elif type(value) is list:
+            pending.extend(value)
     return True
 
 
