@@ -324,6 +324,23 @@ def test_flow_sequences_of_mappings_are_read_by_yaml_rs() -> None:
     assert yamlrust.difference(quick, yamlload._read_events(text)) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- " * 20_000 + "a\n",  # yaml_rs dies of it (a stack overflow)
+        "".join(" " * depth + "-\n" for depth in range(200)),
+        "".join(" " * depth + "a:\n" for depth in range(200)),
+        "[" * 50_000 + "]" * 50_000 + "\n",
+    ],
+    ids=["compact", "indented", "mappings", "flow"],
+)
+def test_deep_nesting_never_reaches_yaml_rs(text: str) -> None:
+    """yaml_rs overflowed its stack (the process died) on block nesting about 10,000 levels
+    deep (20,000 compact `- ` entries on one line do it); deep texts go to PyYAML, which
+    reports or reads them as before."""
+    assert yamlrust.read_documents(text) is None
+
+
 def test_one_document_that_is_a_list_is_not_taken_for_many() -> None:
     quick = yamlrust.read_documents("- [1]\n- [2]\n")
     assert quick == [([[1], [2]], 1)]

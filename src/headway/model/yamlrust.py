@@ -71,6 +71,11 @@ _DOUBTFUL_PARTS = (
     # flow collection: PyYAML's error)
     _STARTS + r"[|>](?:[-+]?[0-9#]|[-+][-+]|[-+]?[ ]+[^ \n#]|[-+]?[^-+ \n#0-9])",
     r"<<",  # a merge key
+    # a node 128 columns in (indentation and compact `- `/`? ` entries): deep nesting, which
+    # crashed yaml_rs (a stack overflow, about 10,000 levels deep on an 8 MB stack); a
+    # block node's column grows at least one column for every two levels, and yaml_rs
+    # refuses flow nesting past 256 itself, so what passes is under about 512 levels
+    r"^[ ?-]{128}",
     # an escaped UTF-16 surrogate (yaml_rs joins a pair, PyYAML refuses each half)
     r"\\u[dD][89a-fA-F]|\\U0000[dD][89a-fA-F]",
     r"^%",  # a directive
