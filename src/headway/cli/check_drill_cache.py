@@ -28,7 +28,6 @@ only marks it used. `headway check --no-cache` neither reads nor writes it.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import marshal
 import os
@@ -73,7 +72,7 @@ class DrillAnswers:
         inputs = (
             rollout.obj,
             tuple((name, doc.obj) for name, doc in templates.items()),
-            dataclasses.astuple(settings),
+            _values(settings),
         )
         try:
             encoded = marshal.dumps(inputs, _KEY_MARSHAL_VERSION)
@@ -88,7 +87,7 @@ class DrillAnswers:
         return DrillVerdict(*stored)
 
     def keep_verdict(self, key: str, verdict: DrillVerdict) -> None:
-        self.used[key] = dataclasses.astuple(verdict)
+        self.used[key] = _values(verdict)
 
     def numbers(self, plan_key: str, settings: DrillSettings) -> DrillNumbers | None:
         stored = self._recall(_plan_entry(plan_key, settings))
@@ -225,8 +224,15 @@ def _unchanged(code: dict[Any, Any]) -> bool:
 
 
 def _plan_entry(plan_key: str, settings: DrillSettings) -> str:
-    text = repr((plan_key, dataclasses.astuple(settings)))
+    text = repr((plan_key, _values(settings)))
     return "plan:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _values(value: DrillSettings | DrillVerdict) -> tuple[Any, ...]:
+    """The fields of a flat dataclass of scalars (and tuples of strings), in order: what
+    `dataclasses.astuple` gives for these, without its deep copy of every value (a tenth of
+    a second for 1,000 Rollouts, on a first run)."""
+    return tuple(getattr(value, name) for name in value.__dataclass_fields__)
 
 
 def _validation_entry(origin: str) -> str:
