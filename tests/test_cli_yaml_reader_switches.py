@@ -3,15 +3,13 @@ process (cli/yaml_reader.py, read by the entry point)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from headway.cli import yaml_reader
+from headway.cli import entry, yaml_reader
 from headway.model import yamlrust
 
 
@@ -42,21 +40,22 @@ def test_crosscheck_reports_to_the_named_file(tmp_path: Path) -> None:
     assert "a test's problem" in report.read_text()
 
 
-def test_a_headway_process_reads_its_switches(tmp_path: Path) -> None:
-    """The entry point configures the reader before any command runs: with the comparison
-    on and reporting to a file, a `validate` that reads manifests through yaml_rs runs clean
-    and reports nothing; with yaml_rs off, it reads them all the same."""
-    manifest = tmp_path / "cm.yaml"
-    manifest.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n")
+@pytest.mark.usefixtures("reader_state")
+def test_the_entry_point_sets_the_switches_before_any_command(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`headway` (cli/entry.py `main`) reads the variables before running a command: after
+    `headway --version` with them set, yaml_rs is off and the comparison reports to the
+    named file."""
+    yamlrust.compare_with_pyyaml(None, enabled=False)
     report = tmp_path / "report.txt"
-    for rust in ("1", "0"):
-        env = {**os.environ, "HEADWAY_YAML_CROSSCHECK": str(report), "HEADWAY_YAML_RUST": rust}
-        done = subprocess.run(
-            [sys.executable, "-m", "headway", "validate", str(manifest)],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-    assert not report.exists()
+    monkeypatch.setenv("HEADWAY_YAML_RUST", "0")
+    monkeypatch.setenv("HEADWAY_YAML_CROSSCHECK", str(report))
+    monkeypatch.setattr(sys, "argv", ["headway", "--version"])
+    with pytest.raises(SystemExit) as done:
+        entry.main()
+    assert done.value.code in (0, None)
+    assert yamlrust.read_documents("a: 1\n") is None
+    assert yamlrust.crosschecking()
+    yamlrust.disagreement("from the entry point", "a: 1\n")
+    assert "from the entry point" in report.read_text()

@@ -1,14 +1,16 @@
 """Multi-document YAML loading that finds line numbers when asked, and a fast path that never does.
 
-Objects are read by PyYAML's C parser (`CSafeLoader`), the fastest reader measured here, and
-built by `headway.model.yamlfast` rather than PyYAML's slower constructor: a plain manifest
-straight from the parser's events, without composing a node tree; one with anchors, aliases
-or tags from PyYAML's node tree (behind the alias-bomb check). Both readers return the same
-objects and diagnostics. `load_documents` also lets each document answer the line of any
-field path (`Document.line_of`): the first such question re-reads that one file with marks
-and keeps its node trees, so a clean repository, which never prints a field's line, never
-pays for them. `load_documents_fast` is for readers that never ask (the render cache behind
-every refresh): its documents answer their own line for any path.
+A plain manifest is read by yaml_rs (a Rust reader) where nothing in it can read differently
+from PyYAML (`headway.model.yamlrust`); otherwise by PyYAML's C parser (`CSafeLoader`), with
+objects built by `headway.model.yamlfast` rather than PyYAML's slower constructor: a plain
+manifest straight from the parser's events, without composing a node tree; one with
+anchors, aliases or tags from PyYAML's node tree (behind the alias-bomb check). Every
+reader returns the same objects and diagnostics. `load_documents` also lets each document
+answer the line of any field path (`Document.line_of`): the first such question re-reads
+that one file with marks and keeps its node trees, so a clean repository, which never
+prints a field's line, never pays for them. `load_documents_fast` is for readers that never
+ask (the render cache behind every refresh): its documents answer their own line for any
+path.
 """
 
 from __future__ import annotations
@@ -242,8 +244,8 @@ def load_one(text: str | bytes) -> Any:
     """One YAML document, as `yaml.safe_load` reads it, refusing the alias bombs that
     `load_documents` refuses (`AliasError`, a `yaml.YAMLError`). For config and build files
     read whole: kustomizations, Chart.yaml, values files, argocd-cm entries. Plain text is
-    read from the parser's events as `load_documents` reads it; anything else, and a stream
-    of several documents (PyYAML's error), through the node tree."""
+    read as `load_documents` reads it (yaml_rs, or the parser's events); anything else, and
+    a stream of several documents (PyYAML's error), through the node tree."""
     try:
         read: list[yamlreuse.ParsedDocument] | None = (
             _read_plain(text) if isinstance(text, str) else _read_events(text)

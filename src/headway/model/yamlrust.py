@@ -1,7 +1,7 @@
 """Reading plain manifests with a YAML reader written in Rust, where it reads them as PyYAML does.
 
 Headway reads YAML as PyYAML's safe loader does (YAML 1.1, close to what Kubernetes' own
-reader makes of a manifest). `yaml_rs` builds the same Python objects about ten times
+reader makes of a manifest). `yaml_rs` builds the same Python objects about seven times
 faster (bench/bench_yaml_load.py), but it reads YAML 1.2, and PyYAML's YAML 1.1 gives some
 plain (unquoted) scalars another meaning: `on`, `yes` and `off` are booleans there, `0777`
 is octal, `1:30` is 90, `1_000` is a number, `1e3` and `-.5` are strings. yaml_rs also reads
@@ -43,6 +43,8 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any
+
+from headway.model import yamlreuse
 
 __all__ = [
     "ReadersDisagree",
@@ -104,9 +106,6 @@ _KEY_TYPES = frozenset((str, int, float, bool, type(None)))
 # A block scalar's header: the indicator, a chomping indicator, blanks, a comment, the line
 # break (wherever it stands: checking a `|` that only ends a plain scalar costs nothing).
 _BLOCK_HEADER = re.compile(r"[|>][-+]?[ ]*(?:#[^\n]*)?\n")
-
-# What follows a document start's `---` (the screen has refused tabs and carriage returns).
-_AFTER_MARKER = ("", " ", "\n")
 
 
 class _Reader:
@@ -173,6 +172,8 @@ def read_documents(text: str) -> list[tuple[Any, int]] | None:
     if ("|" in text or ">" in text) and not _block_scalars_have_content(text):
         return None
     lines = _document_lines(text)
+    if lines is None:
+        return None
     try:
         read = loads(text)
     except Exception:  # yaml_rs's errors: PyYAML reads the text and reports its own
@@ -258,46 +259,47 @@ def _strict(loads: Any) -> Any:
     return read
 
 
-def _document_lines(text: str) -> list[int]:
+def _document_lines(text: str) -> list[int] | None:
     """The 1-based line at which PyYAML's C parser marks each document's root, as many
-    lines as the text has documents. A document's root is its first line that is neither
-    blank nor a comment (the `---` line itself when something follows the marker); an empty
-    document's root is marked where the next document starts, or at the end of the text
-    (on the line after the last when the text does not end with a line break)."""
-    markers = [0] if text.startswith("---") and text[3:4] in _AFTER_MARKER else []
-    found = text.find("\n---")
-    while found != -1:
-        if text[found + 4 : found + 5] in _AFTER_MARKER:
-            markers.append(found + 1)
-        found = text.find("\n---", found + 4)
-    size = len(text)
-    roots: list[int] = []  # offsets
-    implicit = _content_line(text, 0, markers[0] if markers else size)
-    if implicit != -1:
-        roots.append(implicit)
-    for index, marker in enumerate(markers):
-        end = markers[index + 1] if index + 1 < len(markers) else size
-        line_end = text.find("\n", marker, end)
-        after = text[marker + 3 : end if line_end == -1 else line_end].strip()
-        if after and not after.startswith("#"):
-            roots.append(marker)
-            continue
-        root = -1 if line_end == -1 else _content_line(text, line_end + 1, end)
-        roots.append(root if root != -1 else end)
-    lines: list[int] = []
-    line, counted = 1, 0
-    for offset in roots:
-        line += text.count("\n", counted, offset)
-        counted = offset
-        lines.append(line + 1 if offset == size and not text.endswith("\n") and text else line)
-    return lines
+    lines as the text has documents (None where `yamlreuse.document_pieces`, which says
+    where documents start, does not split the text). A document's root is its first line
+    that is neither blank nor a comment (the `---` line itself when something follows the
+    marker); an empty document's root is marked where the next document starts, or at the
+    end of the text (on the line after the last when the text does not end with a line
+    break)."""
+    pieces = yamlreuse.document_pieces(text)
+    if pieces is None:
+        return None
+    roots: list[int] = []
+    line = 1  # the line each piece starts at
+    for index, piece in enumerate(pieces):
+        starts = index > 0 or (piece.startswith("---") and piece[3:4] in ("", " ", "\n"))
+        if not starts:  # the text before the first `---`: no document, or an implicit one
+            root = _content_line(piece, 0)
+            if root != -1:
+                roots.append(line + piece.count("\n", 0, root))
+        else:
+            first_end = piece.find("\n")
+            after = piece[3 : len(piece) if first_end == -1 else first_end].strip()
+            root = -1 if first_end == -1 else _content_line(piece, first_end + 1)
+            if after and not after.startswith("#"):
+                roots.append(line)
+            elif root != -1:
+                roots.append(line + piece.count("\n", 0, root))
+            else:  # empty: marked at the next start, or past the end
+                end = line + piece.count("\n")
+                last = index == len(pieces) - 1
+                roots.append(end + 1 if last and not text.endswith("\n") else end)
+        line += piece.count("\n")
+    return roots
 
 
-def _content_line(text: str, start: int, end: int) -> int:
-    """The offset of the first line in text[start:end] that is neither blank nor a
-    comment, or -1."""
+def _content_line(text: str, start: int) -> int:
+    """The offset of the first line of text[start:] that is neither blank nor a comment,
+    or -1."""
+    end = len(text)
     while start < end:
-        line_end = text.find("\n", start, end)
+        line_end = text.find("\n", start)
         if line_end == -1:
             line_end = end
         stripped = text[start:line_end].lstrip(" ")
