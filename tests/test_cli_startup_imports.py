@@ -63,8 +63,8 @@ def _command_lines() -> list[tuple[str, ...]]:
     return lines
 
 
-def _probe(*args: str) -> tuple[int, list[str], str]:
-    run = run_headway(*args, env={"COLUMNS": "100"})
+def _probe(*args: str, env: dict[str, str] | None = None) -> tuple[int, list[str], str]:
+    run = run_headway(*args, env={"COLUMNS": "100", **(env or {})})
     return run.code, sorted(run.modules), run.output
 
 
@@ -257,3 +257,22 @@ def test_validating_paths_that_are_there_and_the_version_import_no_typer(
     assert code in (0, 1), output
     assert said in output
     assert [m for m in modules if m.startswith(TYPER)] == []
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [
+        {"HEADWAY_YAML_RUST": "0", "HEADWAY_YAML_CROSSCHECK": "0"},
+        {"HEADWAY_YAML_RUST": "1", "HEADWAY_YAML_CROSSCHECK": "1"},
+        {"HEADWAY_YAML_RUST": "0", "HEADWAY_YAML_CROSSCHECK": "1"},
+    ],
+    ids=["pyyaml only", "crosschecking", "both switches"],
+)
+def test_the_yaml_reader_switches_import_no_yaml_library(switches: dict[str, str]) -> None:
+    """Each command configures the YAML reader from these variables before it runs; the
+    configuring must not load PyYAML (a command that reads no YAML pays for none). The suite
+    sets HEADWAY_YAML_CROSSCHECK for every process it starts (tests/conftest.py), so the
+    cases above cover it too; these pin each combination whatever the suite sets."""
+    code, modules, output = _probe("validate", "/nonexistent/headway-state", env=switches)
+    assert code != 0, output
+    assert _heavy(modules) == []

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_yamlload_fast import TOKENS, _same
 
-from headway.model import yamlload, yamlreuse
+from headway.model import yamlload, yamlreuse, yamlsplit
 from headway.model.yamlload import load_documents, load_documents_fast
 from headway.model.yamlpatch import ScalarLines
 
@@ -57,7 +57,7 @@ def _assert_read_again_as_whole(earlier: str, later: str, file: str = "f.yaml") 
 
 
 def _pieces(text: str) -> list[str]:
-    pieces = yamlreuse.document_pieces(text)
+    pieces = yamlsplit.document_pieces(text)
     assert pieces is not None
     return pieces
 
@@ -76,7 +76,7 @@ def _repository_yaml() -> list[Path]:
 def _edits(text: str) -> Iterator[str]:
     """Versions of `text` another commit could have held: a comment line pushed into each
     piece (every later line moves), a piece dropped, the pieces after the first reversed."""
-    parts = yamlreuse.document_pieces(text)
+    parts = yamlsplit.document_pieces(text)
     if parts is None:
         yield "# edited\n" + text
         return
@@ -231,7 +231,7 @@ def streams(draw: st.DrawFn) -> str:
 @st.composite
 def edited(draw: st.DrawFn, text: str) -> str:
     """`text` with some pieces changed, dropped, repeated or moved."""
-    parts = yamlreuse.document_pieces(text) or [text]
+    parts = yamlsplit.document_pieces(text) or [text]
     shuffled = draw(st.randoms(use_true_random=False))
     for _ in range(draw(st.integers(0, 3))):
         index = shuffled.randrange(len(parts))
@@ -309,7 +309,7 @@ def test_pieces_join_back_to_the_text() -> None:
     for text in ("", "a: 1\n", "---\na\n---\nb", "a\n---\n---\n", "x\n--- y\n---\tz\n---"):
         assert "".join(_pieces(text)) == text
     assert _pieces("a\n---\nb\n--- c\n---x\n") == ["a\n", "---\nb\n", "--- c\n---x\n"]
-    assert yamlreuse.document_pieces("%YAML 1.1\n---\na\n") is None
+    assert yamlsplit.document_pieces("%YAML 1.1\n---\na\n") is None
 
 
 def test_forgetting_earlier_reads_parses_every_file_whole(

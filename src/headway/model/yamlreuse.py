@@ -1,11 +1,9 @@
 """Reading a changed manifest file again without parsing the documents the change left alone.
 
 A commit that changes one of a file's twenty documents used to make the whole file be parsed
-again. YAML ends a document at a line that starts with `---` followed by a blank or the line's
-end, whatever context it is in: a block scalar's content is indented past column 0, a plain
-scalar stops there, and inside a quoted scalar or a flow collection the marker is a syntax
-error. So a stream splits textually into pieces at those lines, and a piece's documents (the
-first piece holds zero or one, each later piece exactly one) depend on its text alone.
+again. A stream splits textually into pieces at its document starts (`yamlsplit`), and a
+piece's documents (the first piece holds zero or one, each later piece exactly one) depend on
+its text alone.
 
 `EarlierParses` keeps, per file name, the last text read and its documents. When the file is
 read again with other text, each piece whose text is the same as a piece of the earlier text
@@ -40,8 +38,9 @@ from typing import Any
 
 from headway.model import yamlpatch
 from headway.model.yamlpatch import ScalarLines
+from headway.model.yamlsplit import document_pieces
 
-__all__ = ["EarlierParses", "ParsedDocument", "StreamReader", "document_pieces"]
+__all__ = ["EarlierParses", "ParsedDocument", "StreamReader"]
 
 # (object, 1-based line of its root); empty documents are (None, line).
 ParsedDocument = tuple[Any, int]
@@ -57,40 +56,6 @@ Records = tuple["ScalarLines | None", ...]
 _Piece = tuple[Any, int, "ScalarLines | None"]
 # A text's pieces -> their documents, and its pieces in order.
 _Pieces = tuple[dict[str, tuple[_Piece, ...]], list[str]]
-
-# What a document start's `---` is followed by: a blank or the line's end ("" at the end).
-_AFTER_MARKER = frozenset(("", " ", "\t", "\r", "\n"))
-
-
-def document_pieces(text: str) -> list[str] | None:
-    """`text` in pieces that join back to it: the text before the first document start
-    (possibly empty), then each document start up to the next; None when the text holds
-    something this split does not cover (`_splittable`). One `str.split` (a loop of
-    `str.find` cost a quarter of the parse it saves)."""
-    if not _splittable(text):
-        return None
-    parts = text.split("\n---")
-    pieces = [parts[0]]
-    for part in parts[1:]:
-        if part[:1] in _AFTER_MARKER:
-            pieces[-1] += "\n"
-            pieces.append("---" + part)
-        else:  # `---x`: not a document start
-            pieces[-1] += "\n---" + part
-    return pieces
-
-
-def _splittable(text: str) -> bool:
-    """Whether YAML sees the same lines and document starts as `document_pieces`: no line
-    break beyond LF and CRLF (a lone CR, NEL, LS, PS), no directive (`%` at the start of a
-    line applies to the next document), no byte-order mark past the first character (YAML
-    skips one at the start of any line). Plain string searches: a regular expression over
-    the text cost more than the parse it saves."""
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
-        return False
-    if "\x85" in text or "\u2028" in text or "\u2029" in text or text.find("\ufeff", 1) != -1:
-        return False
-    return "%" not in text or not (text.startswith("%") or "\n%" in text)
 
 
 @dataclass(frozen=True)

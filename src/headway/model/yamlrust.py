@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from headway.model import yamlreuse
+from headway.model import yamlsplit
 
 __all__ = [
     "ReadersDisagree",
@@ -261,13 +261,13 @@ def _strict(loads: Any) -> Any:
 
 def _document_lines(text: str) -> list[int] | None:
     """The 1-based line at which PyYAML's C parser marks each document's root, as many
-    lines as the text has documents (None where `yamlreuse.document_pieces`, which says
+    lines as the text has documents (None where `yamlsplit.document_pieces`, which says
     where documents start, does not split the text). A document's root is its first line
     that is neither blank nor a comment (the `---` line itself when something follows the
     marker); an empty document's root is marked where the next document starts, or at the
     end of the text (on the line after the last when the text does not end with a line
     break)."""
-    pieces = yamlreuse.document_pieces(text)
+    pieces = yamlsplit.document_pieces(text)
     if pieces is None:
         return None
     roots: list[int] = []
