@@ -5,6 +5,7 @@ not be."""
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
+from rich.text import Text
 
 from headway.cli import text_lines
 from headway.cli.text_lines import Line, plain_width, print_lines, prints_plain
@@ -34,10 +36,14 @@ _LINE = st.builds(
 
 
 def rich_prints(lines: list[Line], width: int) -> str:
+    """What Rich prints of the lines' pieces as styled text (built here, not by `Line`)."""
     out = io.StringIO()
     console = Console(file=out, highlight=False, emoji=False, width=width)
     for line in lines:
-        console.print(line.markup(), soft_wrap=line.soft_wrap, highlight=False, emoji=False)
+        text = Text()
+        for piece, style in line.pieces:
+            text.append(piece, style)
+        console.print(text, soft_wrap=line.soft_wrap, highlight=False, emoji=False)
     return out.getvalue()
 
 
@@ -112,6 +118,16 @@ def test_a_terminal_gets_rich_colours() -> None:
     text_lines.print_lines(lines, stream=out)
     assert "\x1b[" in out.getvalue()  # styled by Rich
     assert "f.yaml" in out.getvalue() and ":3:" in out.getvalue()
+
+
+def test_a_terminal_prints_brackets_and_backslashes_as_written() -> None:
+    """On a terminal every line goes through Rich; none of it is read as markup. (Built as
+    markup, `\\[` lost its backslash under Rich 15, and `[bold]` would have styled.)"""
+    written = "dir\\[x]/a\\[ [bold]y[/bold] \\\\[z] end\\"
+    out = _Terminal()
+    text_lines.print_lines([Line((("f.yaml:3:", "dim"), (written, "red")))], stream=out)
+    unstyled = re.sub("\x1b\\[[0-9;]*m", "", out.getvalue())
+    assert unstyled == f"f.yaml:3:{written}\n"
 
 
 ROLLOUT = """\

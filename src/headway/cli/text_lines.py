@@ -9,23 +9,27 @@ terminal by Rich's own test (`TTY_COMPATIBLE`, `FORCE_COLOR`, `isatty`), and no 
 what Rich rewrites (tabs, control characters, or a wrapped line wider than the console).
 Otherwise every line goes through Rich, so the two never mix in one report.
 
-Emoji codes are off in both: Rich read `file.yaml:100:` as the `:100:` emoji and printed
-`file.yaml💯` (and `a:b:c` as `a🅱c`), so a problem on line 100 lost its line number.
+A line reaches Rich as a `Text` built from its pieces, never as markup, and with emoji codes
+off: read as markup, `file.yaml:100:` printed as `file.yaml💯` (the `:100:` emoji), so a
+problem on line 100 lost its line number, and text holding `[name]` or backslashes needed
+escaping that Rich's versions read differently (Rich 15 turns any `\\[` into `[`; the escaping
+this module did until session 12 followed Rich 13 and printed a path's `\\[` as `[`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = ["Line", "plain_width", "print_lines", "prints_plain"]
 
 _DEFAULT_WIDTH = 80  # Rich's width when no stream is a terminal and COLUMNS is unset
-_TAG_LIKE = re.compile(r"(\\*)(\[[a-z#/@][^\[]*?\])")  # what Rich's markup reads as a tag
 _REWRITTEN = frozenset(chr(c) for c in range(32) if c != 10) | {"\x7f"}
 
 
@@ -45,20 +49,12 @@ class Line:
     def plain(self) -> str:
         return "".join(text for text, _ in self.pieces)
 
-    def markup(self) -> str:
-        """The line as Rich markup that prints exactly `plain`, styled piece by piece."""
-        runs: list[tuple[str, str]] = []
-        for text, style in self.pieces:  # neighbours of one style are one run
-            if runs and runs[-1][1] == style:
-                runs[-1] = (runs[-1][0] + text, style)
-            else:
-                runs.append((text, style))
-        parts = []
-        for index, (text, style) in enumerate(runs):
-            tag_follows = bool(style) or index + 1 < len(runs)
-            escaped = _escaped(text, tag_follows=tag_follows)
-            parts.append(f"[{style}]{escaped}[/{style}]" if style else escaped)
-        return "".join(parts)
+    def rich_text(self) -> Text:
+        """The line as a Rich `Text`, styled piece by piece (never read as markup: a
+        path or message holding `[name]` or a backslash prints as written)."""
+        from rich.text import Text
+
+        return Text.assemble(*self.pieces)
 
 
 def print_lines(lines: Sequence[Line], *, stream: TextIO | None = None) -> None:
@@ -74,7 +70,7 @@ def print_lines(lines: Sequence[Line], *, stream: TextIO | None = None) -> None:
 
     console = Console(file=out, highlight=False, emoji=False)
     for line in lines:
-        console.print(line.markup(), soft_wrap=line.soft_wrap, highlight=False, emoji=False)
+        console.print(line.rich_text(), soft_wrap=line.soft_wrap, highlight=False, emoji=False)
 
 
 def prints_plain(stream: TextIO, environ: Mapping[str, str]) -> bool:
@@ -107,20 +103,6 @@ def plain_width(environ: Mapping[str, str]) -> int:
     if columns is not None and columns.isdigit():
         width = int(columns)
     return width or _DEFAULT_WIDTH
-
-
-def _escaped(text: str, *, tag_follows: bool) -> str:
-    """`text` as markup that Rich prints as written. Rich reads `[name]` (a lower-case letter,
-    #, / or @ first) as a tag unless an odd number of backslashes comes before it, and halves
-    the backslashes before a tag; elsewhere a backslash is itself. So a backslash run before
-    a tag-like bracket is doubled plus one, and a run ending the text is doubled when a tag
-    follows it (Rich's own `markup.escape` gets two of these wrong: `x\\` at the end of a
-    line printed two backslashes)."""
-    escaped = _TAG_LIKE.sub(lambda m: m.group(1) * 2 + "\\" + m.group(2), text)
-    if tag_follows:
-        kept = escaped.rstrip("\\")
-        escaped = kept + "\\" * (2 * (len(escaped) - len(kept)))
-    return escaped
 
 
 def _all_plain(lines: Sequence[Line], width: int) -> bool:
