@@ -263,6 +263,17 @@ def test_kept_demo_hints_name_a_runnable_program_on_unwrapped_lines(
     assert not any(line.startswith("headway") for line in lines)
 
 
+def test_kept_demo_hints_print_a_directory_with_brackets_as_written(tmp_path: Path) -> None:
+    """A `--dir` holding `[b]` or `\\[` is printed as typed (as Rich markup it lost the
+    `[b]`, and under Rich 15 the backslash), so the stop command pasted back works."""
+    root = tmp_path / "demo[b]" / "a\\[x]"
+    console = Console(record=True, width=40)
+    launch.explore_hints(console, root)
+    lines = console.export_text().splitlines()
+    assert f"cd {root}" in lines
+    assert any(line.endswith(f"demo --stop --dir {root}") for line in lines)
+
+
 def test_a_dir_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     _register_all()
     a_file = tmp_path / "demo"

@@ -30,14 +30,14 @@ def _header(summary: RolloutSummary) -> Table:
     status, meta = summary.status, summary.obj["metadata"]
     table = Table.grid(padding=(0, 2))
     phase = str(status.get("phase") or "Unknown")
-    table.add_row("Name:", str(meta["name"]))
-    table.add_row("Namespace:", str(meta.get("namespace") or "default"))
+    _row(table, "Name:", str(meta["name"]))
+    _row(table, "Namespace:", str(meta.get("namespace") or "default"))
     table.add_row("Status:", Text(phase, style=_PHASE_STYLE.get(phase, "")))
     if status.get("message"):
-        table.add_row("Message:", str(status["message"]))
+        _row(table, "Message:", str(status["message"]))
     pauses = _pauses(status)
     if pauses:
-        table.add_row("  Pauses:", pauses)
+        _row(table, "  Pauses:", pauses)
     ro = summary.rollout
     strategy = "BlueGreen" if ro and ro.spec.strategy.blue_green else "Canary"
     table.add_row("Strategy:", strategy)
@@ -47,11 +47,11 @@ def _header(summary: RolloutSummary) -> Table:
         )
     line = weight_line(summary)
     if line:
-        table.add_row("  Weight:", line)
+        _row(table, "  Weight:", line)
     blue_green = status.get("blueGreen") or {}
     for label, key in (("  Active:", "activeSelector"), ("  Preview:", "previewSelector")):
         if blue_green.get(key):
-            table.add_row(label, str(blue_green[key]))
+            _row(table, label, str(blue_green[key]))
     table.add_row(
         "Replicas:",
         "  ".join(
@@ -65,6 +65,12 @@ def _header(summary: RolloutSummary) -> Table:
         ),
     )
     return table
+
+
+def _row(table: Table, label: str, value: str) -> None:
+    """A header row whose value is printed as written (a status message or a measurement
+    may hold `[...]`, which Rich would read as markup in a plain string)."""
+    table.add_row(label, Text(value))
 
 
 def _pauses(status: Mapping[str, Any]) -> str:
@@ -105,7 +111,7 @@ def _last_measurements(run: Obj) -> str:
 
 def _tree(summary: RolloutSummary) -> Tree:
     status = summary.status
-    tree = Tree(f"Rollout {summary.obj['metadata']['name']}")
+    tree = Tree(Text(f"Rollout {summary.obj['metadata']['name']}"))
     for rs in summary.replica_sets:
         view = view_of(rs)
         roles = [
@@ -122,16 +128,18 @@ def _tree(summary: RolloutSummary) -> Tree:
             f"ReplicaSet {view.name} rev:{view.revision} "
             f"{view.available}/{view.replicas} available {' '.join(roles)}"
         )
-        branch = tree.add(label)
+        branch = tree.add(Text(label))
         for pod in summary.pods.get(view.name, ()):
             phase = (pod.get("status") or {}).get("phase", "Pending")
-            branch.add(f"Pod {pod['metadata']['name']} {phase}")
+            branch.add(Text(f"Pod {pod['metadata']['name']} {phase}"))
         for run in summary.runs:
             if (run["metadata"].get("labels") or {}).get(HASH_LABEL) == view.pod_hash:
                 phase = (run.get("status") or {}).get("phase", "Pending")
                 branch.add(
-                    f"AnalysisRun {run['metadata']['name']} {phase} "
-                    f"{_last_measurements(run)}".rstrip()
+                    Text(
+                        f"AnalysisRun {run['metadata']['name']} {phase} "
+                        f"{_last_measurements(run)}".rstrip()
+                    )
                 )
     _experiment_branch(tree, summary)
     return tree
@@ -143,14 +151,18 @@ def _experiment_branch(tree: Tree, summary: RolloutSummary) -> None:
     if exp is None:
         return
     said = f": {exp.message}" if exp.message else ""
-    branch = tree.add(f"Experiment {exp.name} {exp.phase or 'Pending'}{said}")
+    branch = tree.add(Text(f"Experiment {exp.name} {exp.phase or 'Pending'}{said}"))
     for t in exp.templates:
         where = f"ReplicaSet {t.replica_set}" if t.replica_set else "no ReplicaSet yet"
-        branch.add(f"template {t.template}: {where} {t.available}/{t.replicas} available "
-                   f"{t.status}".rstrip())
+        branch.add(
+            Text(
+                f"template {t.template}: {where} {t.available}/{t.replicas} available "
+                f"{t.status}".rstrip()
+            )
+        )
     for r in exp.runs:
         note = f": {r.message}" if r.message else ""
-        branch.add(f"AnalysisRun {r.run} ({r.analysis}) {r.phase or 'Pending'}{note}")
+        branch.add(Text(f"AnalysisRun {r.run} ({r.analysis}) {r.phase or 'Pending'}{note}"))
 
 
 def render(summary: RolloutSummary) -> RenderableType:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from headway.demo.layout import DemoLayout, DemoSetupError
 from headway.demo.processes import stop_runtime, stop_serve
@@ -42,7 +43,7 @@ def explore_hints(console: Console, root: Path, dashboard: str = "") -> None:
             "analysis failing on its chart)", soft_wrap=True, highlight=False,
         )
     # No soft wrapping: a command broken over two lines cannot be pasted.
-    console.print(f"cd {root}", soft_wrap=True)
+    console.print(f"cd {root}", soft_wrap=True, markup=False)
     for command in (
         f"{hw} rollouts get web -n demo --watch   # steps, weights, analysis runs",
         f"{hw} get pods -n demo -o wide",
@@ -51,14 +52,15 @@ def explore_hints(console: Console, root: Path, dashboard: str = "") -> None:
         "git -C gitops log --stat                   # the release and revert commits",
         f"{hw} runtime status                     # Services, VirtualService address",
     ):
-        console.print(f"  {command}", soft_wrap=True, highlight=False)
-    console.print(f"Stop it with: {hw} demo --stop --dir {root}", soft_wrap=True, highlight=False)
+        console.print(f"  {command}", soft_wrap=True, highlight=False, markup=False)
+    stop = f"Stop it with: {hw} demo --stop --dir {root}"
+    console.print(stop, soft_wrap=True, highlight=False, markup=False)
 
 
 def stop_kept(console: Console, root: Path) -> int:
     layout = DemoLayout(root)
     if not layout.state.is_dir():
-        console.print(f"error: no demo state in {root}")
+        console.print(f"error: no demo state in {root}", markup=False)
         return 1
     stopped = stop_serve(layout)
     console.print("headway serve stopped" if stopped else "headway serve was not running")
@@ -80,7 +82,7 @@ def _drive(console: Console, session: DemoSession) -> int:
         session.options = replace(session.options, keep=False)
         return 130
     except (DemoFailed, DemoSetupError) as err:
-        console.print(f"[red]demo stopped:[/red] {err}")
+        console.print(Text.assemble(("demo stopped:", "red"), f" {err}"))
         if session.summary.releases:
             render_summary(console, session.finish())
         return 1
@@ -106,9 +108,11 @@ def run_demo(console: Console, options: DemoOptions, *, temporary: bool) -> int:
         address = session.dashboard
         explore_hints(console, root, address.url if address else "")
     elif keep and session.created:
-        console.print(f"left running for a look; stop it with: headway demo --stop --dir {root}")
+        console.print(
+            f"left running for a look; stop it with: headway demo --stop --dir {root}", markup=False
+        )
     elif temporary:
         shutil.rmtree(root, ignore_errors=True)
     elif session.created:
-        console.print(f"files left in {root} (the Git repository is gitops/)")
+        console.print(f"files left in {root} (the Git repository is gitops/)", markup=False)
     return code

@@ -16,6 +16,7 @@ from typing import Any
 import httpx2
 import yaml
 from rich.console import Console
+from rich.text import Text
 
 from headway.clock import SystemClock
 from headway.cluster.errors import NotFound
@@ -88,8 +89,10 @@ class DemoSession:
     # -- narration ----------------------------------------------------------------------------
 
     def say(self, text: str, style: str = "") -> None:
-        stamp = f"[dim]{time.monotonic() - self.started:6.1f}s[/dim]"
-        self.console.print(f"{stamp} " + (f"[{style}]{text}[/{style}]" if style else text))
+        """Narrate `text` (printed as written, never read as Rich markup: it holds paths,
+        shas and messages) behind the seconds since the demo started."""
+        stamp = f"{time.monotonic() - self.started:6.1f}s"
+        self.console.print(Text.assemble((stamp, "dim"), " ", (text, style)))
 
     def stage(self, title: str) -> None:
         self.console.rule(f"[bold]{title}")

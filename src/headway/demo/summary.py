@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from headway.demo.observe import RevisionRequests
 from headway.demo.repo import GitCommit
@@ -118,5 +119,5 @@ def render_summary(console: Console, summary: DemoSummary) -> None:
     if summary.final is not None:
         console.print(_final_table(summary.final))
     for note in summary.missing:
-        console.print(f"[yellow]not shown:[/yellow] {note}")
+        console.print(Text.assemble(("not shown:", "yellow"), f" {note}"))
     console.print(f"demo took {summary.elapsed:.0f}s")
