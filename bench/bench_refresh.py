@@ -269,10 +269,24 @@ class CommitCost:
     others_before: float  # every other app's refresh in the pass before the commit
     others_after: float  # the same apps' first refresh after it
     others_again: float  # and their second (nothing changed since the first)
+    first: tuple[float, float, float]  # the first app's three refreshes (it moves the group)
 
     @property
     def others_added(self) -> float:
         return self.others_after - (self.others_before + self.others_again) / 2
+
+    @property
+    def first_added(self) -> float:
+        """What the commit added to the first app refreshed after it: the tree diff that
+        moves every untouched app's kept identity to the new commit (`kept_identities`)."""
+        before, after, again = self.first
+        return after - (before + again) / 2
+
+    @property
+    def rest_added(self) -> float:
+        """What it added to every other untouched app together (the same calls as before
+        the commit: what shows here is the machine's noise, and any cache effect)."""
+        return self.others_added - self.first_added
 
     @property
     def added(self) -> float:
@@ -331,7 +345,8 @@ def warm_rounds(
         changed.append(warm_one)
         full(passes[2])
         before, after, again = (sum(p) - p[CHANGED] for p in passes)
-        costs.append(CommitCost(passes[1][CHANGED], before, after, again))
+        first = (passes[0][0], passes[1][0], passes[2][0])
+        costs.append(CommitCost(passes[1][CHANGED], before, after, again, first))
     return warms, changed, costs
 
 
@@ -415,6 +430,8 @@ def report_commit_cost(costs: list[CommitCost], *, cold_cpu_per_app: float) -> N
     line("added by the commit", [c.added for c in costs])
     line("the changed app's refresh", [c.changed_app for c in costs])
     line("every other app, after - before", [c.others_added for c in costs])
+    line("  the first app: the tree diff", [c.first_added for c in costs])
+    line("  the other untouched apps", [c.rest_added for c in costs])
 
 
 if __name__ == "__main__":

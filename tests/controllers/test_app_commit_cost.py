@@ -25,7 +25,7 @@ from headway.controllers.app.controller import APP_API_VERSION, ApplicationContr
 from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import Manager
-from headway.source.render import RenderCache, RenderRequest, RenderResult
+from headway.source.render import Chosen, RenderCache, RenderRequest, RenderResult
 from headway.sync.comparison import prepare_desired
 
 SIZES = (20, 60, 100)  # equally spaced: linear growth gives equal differences
@@ -82,9 +82,9 @@ class CountingController(ApplicationController):
 class CountingRenders(RenderCache):
     work: Work
 
-    def render(self, request: RenderRequest) -> RenderResult:
+    def render(self, request: RenderRequest, chosen: Chosen | None = None) -> RenderResult:
         self.work.renders[request.app_name] += 1
-        return super().render(request)
+        return super().render(request, chosen)
 
 
 def count_store(store: LocalCluster, work: Work, monkeypatch: pytest.MonkeyPatch) -> None:

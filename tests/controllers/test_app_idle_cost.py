@@ -19,7 +19,7 @@ from headway.controllers.app.controller import APP_API_VERSION, ApplicationContr
 from headway.controllers.app.steps import ApplicationSteps, SourceWatchSteps
 from headway.controllers.cluster_registry import ClusterRegistry
 from headway.controllers.manager import Manager
-from headway.source.render import RenderCache, RenderRequest, RenderResult
+from headway.source.render import Chosen, RenderCache, RenderRequest, RenderResult
 from headway.sync.comparison import prepare_desired
 
 APPS = 20
@@ -49,9 +49,9 @@ class CountingController(ApplicationController):
 class CountingRenders(RenderCache):
     rendered: Counter[str]
 
-    def render(self, request: RenderRequest) -> RenderResult:
+    def render(self, request: RenderRequest, chosen: Chosen | None = None) -> RenderResult:
         self.rendered[request.app_name] += 1
-        return super().render(request)
+        return super().render(request, chosen)
 
 
 def fleet(tmp_path: Path, clock: VirtualClock) -> tuple[Harness, CountingController, Manager]:

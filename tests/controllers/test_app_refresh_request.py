@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from headway.cli import app as app_cli
 from headway.cli.main import _register_all, app
 from headway.clock import VirtualClock
-from headway.controllers.app import sources as app_sources
 from headway.controllers.app.refresh import REFRESH_ANNOTATION
 from headway.source import render as render_module
+from headway.source.render_directory import DirectoryRenderer
 
 _register_all()
 runner = CliRunner()
@@ -66,7 +66,7 @@ def test_refresh_reads_git_now_and_get_shows_the_new_revision(
 def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every real render (by a renderer, not answered from a cache), by renderer name."""
     rendered: list[str] = []
-    choose = app_sources.choose_renderer
+    choose = render_module.choose_renderer
 
     class Counting:
         def __init__(self, request: Any) -> None:
@@ -80,7 +80,6 @@ def count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             rendered.append(self.name)
             return self.inner.render(request)
 
-    monkeypatch.setattr(app_sources, "choose_renderer", Counting)
     monkeypatch.setattr(render_module, "choose_renderer", Counting)
     return rendered
 
@@ -131,3 +130,34 @@ def test_diff_hard_refresh_asks_the_controller_too(tmp_path: Path, clock: Virtua
     code, out = cli(tmp_path, "diff", "shop", "--hard-refresh")
     assert code == 1 and "ConfigMap demo/b" in out  # rendered by the CLI from the new commit
     assert h.app("shop")["metadata"]["annotations"][REFRESH_ANNOTATION] == "hard"
+
+
+def test_a_changed_app_looks_its_renderer_and_inputs_up_once(
+    tmp_path: Path, clock: VirtualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The render's identity (`SourceReader._fingerprint`) and the render cache's key both
+    need the renderer and the content ids it reads; a commit's changed app looked both up
+    twice (choosing the renderer walks the path's tree, the inputs walk it again)."""
+    h = make_harness(tmp_path, clock, {"app/all.yaml": manifests(config_map("a"))})
+    h.install(application("shop", h.remote.url, path="app"))
+    h.step("shop")
+    looked_up: list[str] = []
+    source_type, inputs = render_module.source_type, DirectoryRenderer.inputs
+
+    def counted_type(request: Any) -> str:
+        looked_up.append("renderer")
+        return source_type(request)
+
+    def counted_inputs(self: DirectoryRenderer, request: Any) -> tuple[str, ...]:
+        looked_up.append("inputs")
+        return inputs(self, request)
+
+    monkeypatch.setattr(render_module, "source_type", counted_type)
+    monkeypatch.setattr(DirectoryRenderer, "inputs", counted_inputs)
+    second = h.remote.commit({"app/all.yaml": manifests(config_map("a"), config_map("b"))})
+    misses = h.reader.render_cache.misses
+    clock.advance(300)
+    h.step("shop")
+    assert h.status("shop")["sync"]["revision"] == second
+    assert h.reader.render_cache.misses == misses + 1  # rendered at the new commit
+    assert looked_up == ["renderer", "inputs"]

@@ -260,3 +260,31 @@ def test_a_comparison_the_cache_let_go_is_not_lent() -> None:
     again = _refresh(cache, "f2", live)
     assert not any(again.diffs[k] is d for k, d in first.diffs.items())
     assert all(_refresh(cache, "f3", live).diffs[k] is d for k, d in again.diffs.items())
+
+
+def test_a_changed_desired_object_skips_the_in_sync_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resource whose desired object changed while its live object stayed the same (a
+    commit the cluster has not seen yet) goes straight to the projection: the quick walk
+    that answers "in sync" would go most of the way to the changed field for nothing. A
+    resource compared for the first time still takes the walk (most are in sync)."""
+    from headway.diff import compare
+
+    walked: list[str] = []
+    real = compare.projects_unchanged
+
+    def counted(desired: Any, live: Any, field: str, *args: Any, **kw: Any) -> bool:
+        if field == "" and isinstance(desired, dict) and "kind" in desired:  # a whole object
+            walked.append(str(desired.get("metadata", {}).get("name")))
+        return real(desired, live, field, *args, **kw)
+
+    monkeypatch.setattr(compare, "projects_unchanged", counted)
+    rendered = _rendered()
+    live = _live(_prepared(rendered))
+    earlier = _compare(_prepared(rendered), live)
+    assert sorted(walked) == ["a", "api", "b", "web"]
+    walked.clear()
+    _web_image(rendered, live)
+    desired = _prepared(rendered)
+    reused = _compare(desired, live, earlier=earlier)
+    assert walked == []  # web changed: projected at once; the others were lent
+    _assert_same(reused, _compare(desired, live))

@@ -20,7 +20,7 @@ from headway.diff.paths import ABSENT
 
 FIELDS = ("", "containers", "ports", "env", "requests", "a")
 # A small alphabet, so that independently drawn sides often agree in part: merge-keyed lists,
-# a quantity map, and scalars that compare canonically (NaN equal to nothing, itself included).
+# a quantity map, and scalars that compare canonically (NaN the same value as NaN alone).
 KEYS = ["name", "port", "containerPort", "containers", "env", "ports", "requests", "a", "b"]
 SCALARS = [1, "1", 2, "x", "1000m", True, False, 0, None, 1.0, float("nan"), "80", 80]
 values = st.recursive(

@@ -192,3 +192,17 @@ def test_the_projection_is_the_reference_projection(case: tuple[Any, Any, Any]) 
             if key in live:  # a nested call, with a parent map's key
                 theirs = _reference_project(value, live[key], key, field)
                 assert _same(project(value, live[key], key, field), theirs)
+
+
+@settings(max_examples=800)
+@given(case=sides())
+@example(case=({"name": float("nan")}, {"name": float("nan")}, ABSENT))  # in sync either way
+def test_expecting_a_change_gives_the_same_diff(case: tuple[Any, Any, Any]) -> None:
+    """`diff_resource(expect_change=True)` skips the quick walk only: the same answer, the
+    same shown sides, for any pair (in sync or not)."""
+    desired, live, _ = case
+    plain = diff_resource(desired, live)
+    expecting = diff_resource(desired, live, expect_change=True)
+    assert expecting.modified == plain.modified
+    assert _same(expecting.normalized_live, plain.normalized_live)
+    assert _same(expecting.normalized_desired, plain.normalized_desired)

@@ -12,6 +12,7 @@ projection differs from the desired object.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -160,13 +161,20 @@ def diff_resource(
     live: Obj | None,
     rules: Sequence[CompiledRule] = (),
     options: CompareOptions = _DEFAULT_OPTIONS,
+    *,
+    expect_change: bool = False,
 ) -> ResourceDiff:
+    """The difference between `desired` and `live`. The quick walk for the common answer
+    (in sync: `projects_unchanged`) is skipped with `expect_change`, which a caller passes
+    when the desired object changed since an earlier comparison with this very live object
+    (a commit the cluster has not seen yet, where that walk would go most of the way to the
+    changed field for nothing); the answer is the same either way."""
     norm_desired, norm_live = normalize_pair(desired, live, rules, options)
     if norm_desired is None or norm_live is None:
         shown = norm_live if norm_desired is None else None
         return ResourceDiff(True, shown, norm_desired)
     applied = last_applied(live)
-    if projects_unchanged(norm_desired, norm_live, "", applied=applied):
+    if not expect_change and projects_unchanged(norm_desired, norm_live, "", applied=applied):
         # The projection would be `norm_desired` itself, value for value: skip building it.
         return ResourceDiff(False, norm_desired, norm_desired)
     projected, same = project_and_match(norm_desired, norm_live, "", applied=applied)
@@ -175,14 +183,19 @@ def diff_resource(
 
 def same_values(a: Any, b: Any) -> bool:
     """`a == b` as YAML means it: a boolean is never equal to a number (Python's `True == 1`
-    would read a live `1` as in sync with a desired `true`)."""
+    would read a live `1` as in sync with a desired `true`), and `.nan` is the same value
+    as `.nan` (as `scalars_equal` and the in-sync walk `projects_unchanged` read it; by
+    Python's `==` alone a resource holding one compared modified or in sync depending on
+    which walk answered)."""
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if _is_mapping(a) and _is_mapping(b):
         return a.keys() == b.keys() and all(same_values(v, b[k]) for k, v in a.items())
     if type(a) is list and type(b) is list:
         return len(a) == len(b) and all(same_values(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    if a == b:
+        return True
+    return type(a) is float and type(b) is float and math.isnan(a) and math.isnan(b)
 
 
 def last_applied(live: Obj | None) -> Any:
@@ -239,7 +252,7 @@ def project_and_match(
         if type(live) is kind and desired == live:
             return desired, True
         if scalars_equal(desired, live, quantity=parent in _QUANTITY_MAPS):
-            return desired, same_values(desired, desired)  # False for NaN alone
+            return desired, True  # the projection is desired itself
         return live, same_values(live, desired)
     if kind is dict and type(live) is dict:
         return _match_map(desired, live, field, applied)

@@ -33,10 +33,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KUSTOMIZATION_FILES",
+    "Chosen",
     "RenderCache",
     "RenderRequest",
     "RenderResult",
     "Renderer",
+    "choose",
     "choose_renderer",
     "render",
     "render_key",
@@ -171,6 +173,21 @@ def choose_renderer(request: RenderRequest) -> Renderer:
     return render_directory.DirectoryRenderer()
 
 
+@dataclass(frozen=True)
+class Chosen:
+    """A request's renderer and the content ids it reads (`Renderer.inputs`): what a render
+    is keyed by, found once where a caller needs it for its own key too."""
+
+    renderer: Renderer
+    inputs: tuple[str, ...]
+
+
+def choose(request: RenderRequest) -> Chosen:
+    """`choose_renderer` and that renderer's inputs for `request`."""
+    renderer = choose_renderer(request)
+    return Chosen(renderer, renderer.inputs(request))
+
+
 def render(request: RenderRequest) -> RenderResult:
     """Render without caching."""
     return choose_renderer(request).render(request)
@@ -186,9 +203,12 @@ class RenderCache:
         self.hits = 0
         self.misses = 0
 
-    def render(self, request: RenderRequest) -> RenderResult:
-        renderer = choose_renderer(request)
-        key = render_key(renderer, request)
+    def render(self, request: RenderRequest, chosen: Chosen | None = None) -> RenderResult:
+        """The render of `request`, from the cache when its key was rendered before;
+        `chosen` is `choose(request)` where the caller has it already."""
+        chosen = chosen or choose(request)
+        renderer = chosen.renderer
+        key = render_key(renderer, request, chosen.inputs)
         with self._lock:
             cached = self._entries.get(key)
             if cached is not None:
@@ -221,8 +241,11 @@ def _without_node_trees(result: RenderResult) -> RenderResult:
     return replace(result, documents=documents)
 
 
-def render_key(renderer: Renderer, request: RenderRequest) -> str:
-    """What a render depends on: the renderer, the render parameters and its inputs' ids."""
+def render_key(
+    renderer: Renderer, request: RenderRequest, inputs: tuple[str, ...] | None = None
+) -> str:
+    """What a render depends on: the renderer, the render parameters and its inputs' ids
+    (`inputs`: `renderer.inputs(request)`, where the caller has them)."""
     parameters = {
         "renderer": renderer.name,
         # Where the content came from does not matter once its object ids are in `inputs`.
@@ -231,6 +254,6 @@ def render_key(renderer: Renderer, request: RenderRequest) -> str:
         },
         "app": request.app_name,
         "namespace": request.namespace,
-        "inputs": renderer.inputs(request),
+        "inputs": renderer.inputs(request) if inputs is None else inputs,
     }
     return json.dumps(parameters, sort_keys=True, default=str)

@@ -238,16 +238,18 @@ def compare_app(
         compared[key] = obj
         current = live_by_key.get(key)
         found = None
+        expect_change = False
         if lender is not None:
             found = lender.lent(row, key, current) if row is not None else None
             if found is None or not lender.plain:
                 _note_shared(shared, app, key, current)
             if found is None and row is None:
                 found = lender.result(key, obj, current)
+                expect_change = found is None and lender.compared_with(key, current)
         else:
             _note_shared(shared, app, key, current)
         if found is None:
-            diff = diff_resource(obj, current, rules, compare)
+            diff = diff_resource(obj, current, rules, compare, expect_change=expect_change)
             health = lender.health(key, current) if lender is not None else _UNSET
             found = (diff, _status(key, obj, current, diff, assess=assess, health=health))
         diffs[key] = found[0]
@@ -385,6 +387,11 @@ class _Lender:
         if self._reuse is None:
             self._reuse = _Reuse(self._earlier)
         return self._reuse.result(key, desired, live)
+
+    def compared_with(self, key: ResourceKey, live: Obj | None) -> bool:
+        """Whether `earlier` compared `key` with this same live object (then, when its
+        result is not lent, the desired object is what changed)."""
+        return key in self._earlier.compared and _same_live(self._earlier.live.get(key), live)
 
     def health(self, key: ResourceKey, live: Obj | None) -> HealthResult | _Unset | None:
         """`earlier`'s health of `key` while its live object is the same (health reads the

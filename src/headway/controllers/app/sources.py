@@ -26,7 +26,7 @@ from headway.source.errors import RenderError, SourceError
 from headway.source.git import GitCache, local_repo_path
 from headway.source.helm_repo import HelmCharts
 from headway.source.plugins import PluginCatalog
-from headway.source.render import RenderCache, RenderRequest, choose_renderer
+from headway.source.render import Chosen, RenderCache, RenderRequest, choose
 from headway.source.sources import ResolvedSource, render_requests
 from headway.source.spec import ApplicationSource, raw_sources
 from headway.source.tree import GitTree
@@ -226,7 +226,7 @@ class SourceReader:
             return DesiredState((), (), (f"{err}",))
         shas = tuple(r.sha for r in resolved)
         try:
-            fingerprint = self._fingerprint(app, namespace, resolved, sources, requests)
+            fingerprint, chosen = self._fingerprint(app, namespace, resolved, sources, requests)
         except SourceError as err:
             return DesiredState((), shas, (f"{err}",))
         key = (app.name, fingerprint)
@@ -237,7 +237,7 @@ class SourceReader:
         if known is not None and not retry:  # same content ids: the same objects
             return DesiredState(known.objects, shas, known.errors, known.warnings, fingerprint)
         cached = not retry and app.name not in self._uncached
-        state = self._render(requests, shas, fingerprint, cached=cached)
+        state = self._render(requests, shas, fingerprint, cached=cached, chosen=chosen)
         self._uncached.discard(app.name)
         if len(self._rendered) > 4 * 4096:
             self._rendered.clear()
@@ -264,9 +264,11 @@ class SourceReader:
         resolved: Sequence[ResolvedSource],
         sources: Sequence[ApplicationSource],
         requests: Sequence[RenderRequest],
-    ) -> str:
-        """The render's content identity. At a fixed commit it cannot change, so the last one
-        is kept with its commits; at a new commit a render bounded to its sources' paths (a
+    ) -> tuple[str, list[Chosen] | None]:
+        """The render's content identity, and each request's renderer and inputs where they
+        were looked up for it (a render then keys its cache with them instead of looking
+        them up again). At a fixed commit the identity cannot change, so the last one is
+        kept with its commits; at a new commit a render bounded to its sources' paths (a
         directory source with no link or Jsonnet reaching out) whose paths the commit did
         not touch keeps it, carried over with every app of the same refs at once
         (`kept_identities`), instead of choosing the renderer and looking its inputs up
@@ -275,8 +277,9 @@ class SourceReader:
         key = _identity_key(app, namespace, sources)
         known = self._identities.fingerprint(key, shas, resolved)
         if known is not None:
-            return known
-        identities = [_request_identity(r) for r in requests]
+            return known, None
+        chosen = [choose(r) for r in requests]
+        identities = [_request_identity(r, c) for r, c in zip(requests, chosen, strict=True)]
         fingerprint = json.dumps(identities, sort_keys=True, default=str)
         bounded = all(_bounded_to_path(r, i) for r, i in zip(requests, identities, strict=True))
         # A source that renders nothing itself (a `ref` only) lends its files to the others.
@@ -293,7 +296,7 @@ class SourceReader:
             bounded_to=bounded_to,
             resolved=resolved,
         )
-        return fingerprint
+        return fingerprint, chosen
 
     def _touched_between(
         self, before: tuple[str, ...], resolved: Sequence[ResolvedSource], shas: tuple[str, ...]
@@ -343,16 +346,18 @@ class SourceReader:
         fingerprint: str,
         *,
         cached: bool = True,
+        chosen: Sequence[Chosen] | None = None,
     ) -> DesiredState:
         objects: list[Obj] = []
         errors: list[str] = []
         warnings: list[str] = []
-        for request in requests:
+        for index, request in enumerate(requests):
             try:
+                found = chosen[index] if chosen is not None else None
                 result = (
-                    self.render_cache.render(request)
+                    self.render_cache.render(request, found)
                     if cached
-                    else choose_renderer(request).render(request)
+                    else (found or choose(request)).renderer.render(request)
                 )
             except SourceError as err:
                 errors.append(str(err))
@@ -409,14 +414,12 @@ def _bounded_to_path(request: RenderRequest, identity: list[Any]) -> bool:
     return all(p.discover.file_name or p.discover.glob for p in request.plugins.discovering)
 
 
-def _request_identity(request: RenderRequest) -> list[Any]:
+def _request_identity(request: RenderRequest, chosen: Chosen) -> list[Any]:
     """What a render of `request` depends on: the renderer's own list of content ids it
-    reads (so a Kustomize base outside the path or a `$ref` values file counts), and the
-    parameters; not the commit."""
-    renderer = choose_renderer(request)
+    reads (`chosen.inputs`: so a Kustomize base outside the path or a `$ref` values file
+    counts), and the parameters; not the commit."""
     source = {k: v for k, v in request.source.items() if k != "targetRevision"}
-    inputs = renderer.inputs(request)
-    return [renderer.name, source, inputs, request.app_name, request.namespace]
+    return [chosen.renderer.name, source, chosen.inputs, request.app_name, request.namespace]
 
 
 def _pinned(
