@@ -24,7 +24,11 @@ changed app's own refresh, and the other apps' refreshes after the commit minus 
 the same apps' refreshes in the passes just before and just after it (at the same commit,
 which cancels a load that drifts during the round). The median over rounds is the claim,
 with the quartiles to show the spread; the yardstick is the cold pass's CPU time per app,
-from the same run.
+from the same run. Split: the changed app, the first app after the commit (which diffs the
+commit's tree for the fleet) and the other untouched apps. A second estimate sums each app's
+own median over the rounds: the machine's bursts (a few milliseconds landing on one app in
+one round) move the median of each round's total by more than a tenth of a cold app from run
+to run, and this sum by little.
 
 The garbage collector runs as `headway serve` runs it: the bench calls the same
 `CollectorPolicy` (controllers/collector_policy.py) at the same points as the serve loop -
@@ -270,6 +274,7 @@ class CommitCost:
     others_after: float  # the same apps' first refresh after it
     others_again: float  # and their second (nothing changed since the first)
     first: tuple[float, float, float]  # the first app's three refreshes (it moves the group)
+    per_app: tuple[float, ...]  # each app's refresh after the commit minus around it
 
     @property
     def others_added(self) -> float:
@@ -346,7 +351,8 @@ def warm_rounds(
         full(passes[2])
         before, after, again = (sum(p) - p[CHANGED] for p in passes)
         first = (passes[0][0], passes[1][0], passes[2][0])
-        costs.append(CommitCost(passes[1][CHANGED], before, after, again, first))
+        added = tuple(a - (b + c) / 2 for b, a, c in zip(*passes, strict=True))
+        costs.append(CommitCost(passes[1][CHANGED], before, after, again, first, added))
     return warms, changed, costs
 
 
@@ -432,6 +438,16 @@ def report_commit_cost(costs: list[CommitCost], *, cold_cpu_per_app: float) -> N
     line("every other app, after - before", [c.others_added for c in costs])
     line("  the first app: the tree diff", [c.first_added for c in costs])
     line("  the other untouched apps", [c.rest_added for c in costs])
+    # Each app's median over the rounds, summed: a burst of the machine's noise lands on one
+    # app in one round and moves this sum by nothing, where it moves that round's total.
+    rows = zip(*(c.per_app for c in costs), strict=True)
+    by_app = [statistics.median(values) / cold_cpu_per_app for values in rows]
+    robust, others = sum(by_app), sum(by_app) - by_app[CHANGED] - by_app[0]
+    print(
+        f"  {'each app median, summed':<32} {robust * cold_cpu_per_app * 1e3:13.2f} ms"
+        f" = {robust:5.2f} cold apps  (changed app {by_app[CHANGED]:.2f}, first app"
+        f" {by_app[0]:.2f}, the other {len(by_app) - 2} {others:.2f})"
+    )
 
 
 if __name__ == "__main__":
