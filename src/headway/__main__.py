@@ -1,3 +1,3 @@
-from headway.cli.entry import main
+from headway.cli.entry import run
 
-main()
+run()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from headway.cli import quick_exit
 from headway.cli.plugin_options import (
     DEFAULT_PLUGIN_TIMEOUT_SECONDS,
     PluginsDirOption,
@@ -378,6 +379,7 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     ] = False,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
+    quick_exit.one_shot()  # as the `headway` program: no collection, no teardown at exit
     try:
         _require_directory(path)
         plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)

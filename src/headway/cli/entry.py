@@ -28,9 +28,23 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-__all__ = ["direct_status", "main", "plain_paths", "plain_validate"]
+__all__ = ["direct_status", "main", "plain_paths", "plain_validate", "run"]
 
 _FORMATS = ("text", "json")  # `validate`'s --format values, as Typer's choice spells them
+
+
+def run() -> None:
+    """The `headway` program (the console script, `python -m headway`): `main()`, then the
+    exit, without tearing the heap down after a command that allows it (`quick_exit`).
+    Tests and other in-process callers call `main()`, which always raises `SystemExit`."""
+    from headway.cli import quick_exit
+
+    quick_exit.running_as_program()
+    try:
+        main()
+    except SystemExit as done:
+        quick_exit.leave(done.code)
+    quick_exit.leave(0)
 
 
 def main() -> None:

@@ -10,8 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
+from headway.drill.numeric import np
 from headway.drill.plan import RolloutPlan
 from headway.drill.replay import Ending, Outcome, replay
 from headway.drill.scenario import Scenario

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
+from headway.drill.numeric import np
 from headway.drill.scenario import Scenario
 from headway.providers.traffic_window import Counters
 from headway.routers.dataplane.latency_buckets import DEFAULT_BUCKETS
