@@ -39,6 +39,8 @@ def run() -> None:
     Tests and other in-process callers call `main()`, which always raises `SystemExit`."""
     from headway.cli import quick_exit
 
+    global _program  # noqa: PLW0603 - said once, by the program itself
+    _program = True
     quick_exit.running_as_program()
     try:
         main()
@@ -60,11 +62,25 @@ def main() -> None:
         raise SystemExit(130) from None
     if status is not None:
         raise SystemExit(status)
+    _keep_dataclass_code()
     from headway.cli import help_cache
     from headway.cli.main import main as run_typer_app
 
     help_cache.install()  # the program's help screens, kept once Typer rendered them
     run_typer_app()
+
+
+_program = False  # set by `run()`: this process is the `headway` program
+
+
+def _keep_dataclass_code() -> None:
+    """As the program, before the modules that make dataclasses load: their generated
+    methods' code is kept between runs (`cli/dataclass_code.py`). Not for `--version`,
+    which makes none."""
+    if _program:
+        from headway.cli import dataclass_code
+
+        dataclass_code.install()
 
 
 def _never_fail_to_encode() -> None:
@@ -153,6 +169,7 @@ def _print_version() -> int:
 
 
 def _validate(paths: list[Path], *, output: str) -> int:
+    _keep_dataclass_code()
     from headway.cli import validate_text
     from headway.redaction import install_log_redaction
 
