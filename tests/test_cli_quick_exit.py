@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -135,6 +136,37 @@ def test_in_process_callers_are_left_alone() -> None:
     with pytest.raises(SystemExit) as done:
         quick_exit.leave(3)
     assert done.value.code == 3
+
+    class Loaded:
+        pass
+
+    loaded = Loaded()
+    gone = weakref.ref(loaded)
+    quick_exit.keep_until_exit(loaded)
+    del loaded
+    assert gone() is None  # freed as usual
+
+
+KEPT = """
+import weakref
+from headway.cli import quick_exit
+class Loaded:
+    pass
+quick_exit.running_as_program()
+quick_exit.one_shot()
+loaded = Loaded()
+alive = weakref.ref(loaded)
+quick_exit.keep_until_exit(loaded)
+del loaded
+print("kept" if alive() is not None else "freed")
+"""
+
+
+def test_what_a_one_shot_command_is_done_with_is_kept_to_the_end() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", KEPT], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout == "kept\n"
 
 
 LEAVE = """

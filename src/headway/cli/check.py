@@ -323,6 +323,7 @@ def _run_check(
     context = loader.load()
     findings = run_checks(context, disabled=config.disable)
     findings.extend(f for f in extra if f.rule not in config.disable)
+    quick_exit.keep_until_exit(context, loader)  # as the program: not freed one by one
     return findings, len(context.applications)
 
 

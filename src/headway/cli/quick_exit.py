@@ -9,10 +9,12 @@ was about a tenth of the command's wall time (bench/bench_check.py, docs/perform
 
 A command whose process ends with it calls `one_shot()`. When the process is the `headway`
 program (`entry.run`, the console script and `python -m headway`), the collector stops for
-the rest of the command, and `leave()` ends the process with `os._exit` once it has flushed
-standard output and error and run every `atexit` callback (logging's shutdown, finalizers
-registered with `weakref.finalize`). Anywhere else (a test's in-process runner, a library
-caller of `run_check`) `one_shot()` changes nothing and returns False.
+the rest of the command, what the command hands `keep_until_exit()` (the loaded repository
+of `check`) is not freed when the command lets go of it, and `leave()` ends the process
+with `os._exit` once it has flushed standard output and error and run every `atexit`
+callback (logging's shutdown, finalizers registered with `weakref.finalize`). Anywhere else
+(a test's in-process runner, a library caller of `run_check`) `one_shot()` changes nothing
+and returns False.
 
 `leave()` takes the ordinary exit instead when the command did not ask for a quick one, when
 the exit status is not a number (`SystemExit("message")` prints its message), when a
@@ -29,9 +31,10 @@ import sys
 import threading
 from typing import NoReturn
 
-__all__ = ["leave", "one_shot", "running_as_program"]
+__all__ = ["keep_until_exit", "leave", "one_shot", "running_as_program"]
 
 _state = {"program": False, "one_shot": False}
+_kept: list[object] = []
 
 
 def running_as_program() -> None:
@@ -47,6 +50,14 @@ def one_shot() -> bool:
     _state["one_shot"] = True
     gc.disable()
     return True
+
+
+def keep_until_exit(*values: object) -> None:
+    """After `one_shot()`: keep `values` alive until the process ends (what a command built
+    and is done with, such as a loaded repository, is then never freed object by object).
+    Otherwise nothing: they are freed when their last user lets go, as usual."""
+    if _state["one_shot"]:
+        _kept.extend(values)
 
 
 def leave(code: object) -> NoReturn:

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,7 +60,7 @@ def summarize(bad: Sequence[Outcome], identical: Sequence[Outcome]) -> DrillSumm
         undecided=share(bad, Ending.UNDECIDED),
         median_abort=_quantile(times, 0.5),
         p90_abort=_quantile(times, 0.9),
-        bad_requests=float(np.median([o.canary_requests for o in bad])),
+        bad_requests=float(statistics.median([o.canary_requests for o in bad])),
         false_aborts=share(identical, Ending.ABORTED),
     )
 
