@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_loader import RepositoryLoader
     from headway.cli.check_parse_cache import ParseCache
+    from headway.cli.check_tree import ReadOnceTree
     from headway.model.yamlload import Document
     from headway.source.plugins import PluginCatalog
     from headway.source.tree import GitTree, TreeReader
@@ -209,7 +210,10 @@ def build_loader(
     plugins: PluginCatalog | None = None,
     parse_cache: ParseCache | None = None,
     drill_answers: DrillAnswers | None = None,
+    tree: ReadOnceTree | None = None,
 ) -> tuple[RepositoryLoader, pygit2.Repository | None]:
+    """The loader of the checkout at `path` (or of `revision`); `tree` is the checkout's
+    tree when the caller made it already (`_tree_parsed_ahead`)."""
     from headway.check.known_health import BUILTIN_HEALTH_KINDS
     from headway.cli.check_drill import drill_gate
     from headway.cli.check_loader import RepositoryLoader
@@ -218,13 +222,13 @@ def build_loader(
     from headway.source.tree import FilesystemTree
 
     repo = _repository(path)
-    tree: TreeReader = FilesystemTree(path)
+    source: TreeReader = FilesystemTree(path)
     if revision is not None:
         if repo is None:
             raise UsageError(f"--revision needs a Git repository, and {path} is not in one")
-        tree = _tree_at(repo, _commit(repo, revision), _subpath(repo, path), revision)
+        source = _tree_at(repo, _commit(repo, revision), _subpath(repo, path), revision)
     loader = RepositoryLoader(
-        tree=ReadOnceTree(tree),
+        tree=tree if tree is not None and revision is None else ReadOnceTree(source),
         self_urls=_self_urls(repo, config),
         other_trees=_other_trees(config, config_dir),
         custom_health=BUILTIN_HEALTH_KINDS | config.health,
@@ -248,6 +252,7 @@ def run_check(
     parse_cache: ParseCache | None = None,
     drill_answers: DrillAnswers | None = None,
     crd_scans: CrdScans | None = None,
+    tree: ReadOnceTree | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for the repository at `path`, and how many Applications were checked.
     With `parse_cache`, a file whose bytes were parsed before is not parsed again; with
@@ -271,6 +276,7 @@ def run_check(
             parse_cache=parse_cache,
             drill_answers=drill_answers,
             crd_scans=crd_scans,
+            tree=tree,
         )
 
 
@@ -290,6 +296,7 @@ def _run_check(
     parse_cache: ParseCache | None,
     drill_answers: DrillAnswers | None,
     crd_scans: CrdScans | None,
+    tree: ReadOnceTree | None,
 ) -> tuple[list[Finding], int]:
     from headway.check.registry import run_checks
 
@@ -302,6 +309,7 @@ def _run_check(
         plugins=plugins,
         parse_cache=parse_cache,
         drill_answers=drill_answers,
+        tree=tree,
     )
     if repo is not None and transition is None:
         base = _base_commit(repo, revision)
@@ -380,12 +388,15 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     ] = False,
 ) -> None:
     """Check a GitOps repository for the traps that cause outages, with no cluster."""
-    quick_exit.one_shot()  # as the `headway` program: no collection, no teardown at exit
+    program = quick_exit.one_shot()  # as the `headway` program: no collection, no teardown
     try:
         _require_directory(path)
         plugins = load_catalog(plugins_dir, timeout_seconds=plugin_timeout)
         caches = None if no_cache else _open_caches(path)
         parse_cache, drill_answers, crd_scans = caches or (None, None, None)
+        tree = None
+        if program and parse_cache is not None and revision is None and transition is None:
+            tree = _tree_parsed_ahead(path, parse_cache)
         findings, apps = run_check(
             path,
             revision=revision,
@@ -395,6 +406,7 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
             parse_cache=parse_cache,
             drill_answers=drill_answers,
             crd_scans=crd_scans,
+            tree=tree,
         )
         for cache in caches or ():
             cache.save()
@@ -413,6 +425,18 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
 
         print_lines(text_lines(findings, apps))
     raise typer.Exit(exit_status(findings, strict=strict))
+
+
+def _tree_parsed_ahead(path: Path, parse_cache: ParseCache) -> ReadOnceTree:
+    """The checkout's tree, with a first run's files parsing on a second core from now
+    (`check_prefetch`: only as the program, where nothing else runs in the process)."""
+    from headway.cli.check_prefetch import prefetch_parses
+    from headway.cli.check_tree import ReadOnceTree
+    from headway.source.tree import FilesystemTree
+
+    tree = ReadOnceTree(FilesystemTree(path))
+    prefetch_parses(tree, parse_cache)
+    return tree
 
 
 def _open_caches(path: Path) -> tuple[ParseCache, DrillAnswers, CrdScans]:

@@ -36,6 +36,7 @@ from headway.check.manifest import (
     normalize_repo_url,
 )
 from headway.cli.check_drill import drill_gate
+from headway.cli.check_tree import manifest_files
 from headway.cluster.cluster_secrets import (
     ClusterSecretError,
     is_cluster_secret,
@@ -68,8 +69,6 @@ if TYPE_CHECKING:
     from headway.cli.check_parse_cache import ParseCache
 
 __all__ = ["RenderMemo", "RenderOutcome", "RepositoryLoader", "cluster_secrets_in", "normalize_url"]
-
-_MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def normalize_url(url: str) -> str:
@@ -194,15 +193,7 @@ class RepositoryLoader:
 
     def manifest_files(self) -> list[str]:
         """Manifest files of the checkout, leaving out Helm chart contents and tool config."""
-        files = self.files_under(self.tree, "")
-        charts = [f.rpartition("/")[0] for f in files if f.rpartition("/")[2] == "Chart.yaml"]
-        return [
-            f
-            for f in files
-            if f.endswith(_MANIFEST_SUFFIXES)
-            and not f.startswith(".")
-            and not any(c == "" or f.startswith(f"{c}/") for c in charts)
-        ]
+        return manifest_files(self.files_under(self.tree, ""))
 
     def with_tree(self, tree: TreeReader) -> RepositoryLoader:
         """The same loader (URLs, other repositories, health) over another tree."""

@@ -32,7 +32,7 @@ import marshal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -40,6 +40,9 @@ from headway import __version__
 from headway.cli import check_cache_files
 from headway.model import yamlfast, yamlload, yamlrust
 from headway.model.yamlload import Document, FileNodes, LoadResult, load_documents
+
+if TYPE_CHECKING:
+    from headway.cli.check_prefetch import Prefetch
 
 __all__ = ["KEEP_FILES", "ParseCache", "cache_directory", "fingerprint", "open_cache"]
 
@@ -92,6 +95,9 @@ class ParseCache:
     # Each document of a clean parse, by id: the document, and what names it across runs
     # (its file's bytes' hash, its path and index), for answers kept per document.
     origins: dict[int, tuple[Document, str]] = field(default_factory=dict)
+    # A child parsing some files of a first run (`check_prefetch`): its entries are taken
+    # when one of its files is first asked for.
+    prefetch: Prefetch | None = None
 
     def origin(self, document: Document) -> str | None:
         """What names `document` across runs when this cache read it from a file it could
@@ -113,6 +119,10 @@ class ParseCache:
             return load_documents(text, file)
         key = hashlib.sha256(data).hexdigest()
         stored = self.used.get(key) or self.known.get(key)
+        if stored is None and self.prefetch is not None and file in self.prefetch.paths:
+            self.known.update(self.prefetch.take())
+            self.prefetch = None
+            stored = self.known.get(key)
         entry = None if stored is None else _decoded(stored)
         if stored is not None and entry is not None:
             self.used[key] = stored

@@ -18,7 +18,9 @@ from pathlib import Path
 from headway.source.errors import SourceError
 from headway.source.tree import EntryKind, EscapingLink, TreeReader, normalize_path
 
-__all__ = ["ReadOnceTree"]
+__all__ = ["MANIFEST_SUFFIXES", "ReadOnceTree", "manifest_files"]
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 class ReadOnceTree:
@@ -93,6 +95,20 @@ class ReadOnceTree:
                 self._listing = []  # nothing is known: every question goes to the tree
             self._walked = frozenset(_directories_above(self._listing))
         return self._listing
+
+
+def manifest_files(listing: list[str]) -> list[str]:
+    """The manifest files of a checkout's listing, in its order: YAML and JSON files, not
+    hidden at the top (tool config) and not inside a Helm chart (a directory holding a
+    `Chart.yaml`, whose templates the chart's render reads)."""
+    charts = [f.rpartition("/")[0] for f in listing if f.rpartition("/")[2] == "Chart.yaml"]
+    return [
+        f
+        for f in listing
+        if f.endswith(MANIFEST_SUFFIXES)
+        and not f.startswith(".")
+        and not any(c == "" or f.startswith(f"{c}/") for c in charts)
+    ]
 
 
 def _directories_above(files: list[str]) -> set[str]:

@@ -1,0 +1,178 @@
+"""A first `headway check` parses half of its files in a forked child (cli/check_prefetch.py).
+The findings, the exit status and the cache of parsed files are those of a run without the
+child; a failing or abandoned child changes nothing; the child is only started where it is
+sound. Every case runs the program (`entry.run`) in a new interpreter, as a user runs it:
+the child is never forked from the test process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from headway.cli.check_parse_cache import open_cache
+from headway.cli.check_prefetch import MIN_FILES
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "fork") or sys.platform == "darwin", reason="the child is forked"
+)
+
+APP = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: app-{i}, namespace: argocd}}
+spec:
+  project: default
+  source: {{repoURL: https://example.com/repo.git, path: services/svc-{i}, targetRevision: main}}
+  destination: {{server: https://kubernetes.default.svc, namespace: ns-{i}}}
+"""
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata: {{name: svc-{i}}}
+spec:
+  selector: {{app: svc-{i}}}
+  ports: [{{port: 80, targetPort: {port}}}]
+"""
+
+# Runs the program; reports what the child answered (when one was started) on stderr.
+PROGRAM = """
+import json, os, sys
+from headway.cli import check_prefetch
+if os.environ.get("CHILD") == "fails":
+    check_prefetch._parsed = lambda tree, share: 1 / 0
+if os.environ.get("CHILD") == "sleeps":
+    import time
+    check_prefetch._parsed = lambda tree, share: time.sleep(60) or {}
+report = {"started": None, "taken": None}
+start = check_prefetch.prefetch_parses
+def started(tree, cache):
+    prefetch = start(tree, cache)
+    if prefetch is not None:
+        report["started"] = {"pid": prefetch.pid, "paths": sorted(prefetch.paths)}
+    return prefetch
+check_prefetch.prefetch_parses = started
+take = check_prefetch.Prefetch.take
+def taken(self):
+    entries = take(self)
+    report["taken"] = len(entries)
+    return entries
+check_prefetch.Prefetch.take = taken
+import atexit
+atexit.register(lambda: print(json.dumps(report), file=sys.stderr))
+if os.environ.get("THREAD"):
+    import threading, time
+    threading.Thread(target=time.sleep, args=(3,), daemon=True).start()
+sys.argv = ["headway", "check", *sys.argv[1:]]
+from headway.cli import entry
+entry.run()
+"""
+
+
+def repository(root: Path, apps: int) -> Path:
+    """`apps` Applications with a Service each (two manifest files an app), one of the
+    Services broken YAML, so that a parse with diagnostics is in the child's half too."""
+    (root / "apps").mkdir(parents=True)
+    for i in range(apps):
+        (root / "apps" / f"app-{i:04d}.yaml").write_text(APP.format(i=i))
+        (root / "services" / f"svc-{i}").mkdir(parents=True)
+        text = SERVICE.format(i=i, port=8080 + i % 7)
+        if i == apps - 1:
+            text = text.replace("ports: [", "ports: [[")  # unclosed: a YAML error
+        (root / "services" / f"svc-{i}" / "service.yaml").write_text(text)
+    return root
+
+
+def run(
+    repo: Path, cache: Path, *argv: str, **env: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, *argv, str(repo)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_CACHE_HOME": str(cache), **env},
+        timeout=180,
+        check=False,
+    )
+    report: dict[str, object] = json.loads(done.stderr.strip().splitlines()[-1])
+    return done, report
+
+
+def cached_parses(repo: Path, cache: Path) -> dict[str, bytes]:
+    return open_cache(repo, directory=cache / "headway" / "check").known
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return repository(tmp_path_factory.mktemp("large"), MIN_FILES // 2 + 20)
+
+
+def test_a_first_run_parses_half_in_a_child_and_finds_the_same(large: Path, tmp_path: Path) -> None:
+    ahead, report = run(large, tmp_path / "ahead", "-o", "json")
+    serial, serial_report = run(
+        large, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0"
+    )
+    started = report["started"]
+    assert isinstance(started, dict)
+    assert len(started["paths"]) >= MIN_FILES // 2  # the second half of the manifest files
+    assert isinstance(report["taken"], int)
+    assert report["taken"] == len(started["paths"]) - 1  # all but the broken file
+    assert serial_report == {"started": None, "taken": None}
+    assert serial.returncode == 1  # the broken file and the default project are findings
+    assert (ahead.stdout, ahead.returncode) == (serial.stdout, serial.returncode)
+    assert "svc-" in ahead.stdout  # the broken file is reported from the child's half
+    assert cached_parses(large, tmp_path / "ahead") == cached_parses(large, tmp_path / "serial")
+
+
+def test_a_failing_child_leaves_the_parent_to_parse(large: Path, tmp_path: Path) -> None:
+    failed, report = run(large, tmp_path / "failed", "-o", "json", CHILD="fails")
+    serial, _ = run(large, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
+    assert report["started"] is not None
+    assert report["taken"] == 0
+    assert (failed.stdout, failed.returncode) == (serial.stdout, serial.returncode)
+    assert cached_parses(large, tmp_path / "failed") == cached_parses(large, tmp_path / "serial")
+
+
+def test_a_child_whose_answer_is_not_taken_is_stopped(large: Path, tmp_path: Path) -> None:
+    """A usage error after the child started (an unknown rule in --format is refused
+    before; a missing config file is not): the parent ends, and so does the child."""
+    done, report = run(
+        large, tmp_path / "c", "--config", str(tmp_path / "missing.yaml"), CHILD="sleeps"
+    )
+    assert done.returncode == 2, done.stderr
+    started = report["started"]
+    assert isinstance(started, dict)
+    assert report["taken"] is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(started["pid"]), 0)
+
+
+@pytest.mark.parametrize(
+    ("case", "argv", "env"),
+    [
+        ("a warm cache", ["-o", "json"], {}),
+        ("another thread", ["-o", "json"], {"THREAD": "1"}),
+        ("switched off", ["-o", "json"], {"HEADWAY_CHECK_PREFETCH": "0"}),
+        ("no cache", ["--no-cache", "-o", "json"], {}),
+    ],
+)
+def test_no_child_where_it_is_not_sound_or_not_needed(
+    large: Path, tmp_path: Path, case: str, argv: list[str], env: dict[str, str]
+) -> None:
+    cache = tmp_path / "cache"
+    if case == "a warm cache":
+        run(large, cache, "-o", "json", HEADWAY_CHECK_PREFETCH="0")
+    done, report = run(large, cache, *argv, **env)
+    assert done.returncode == 1, done.stderr
+    assert report == {"started": None, "taken": None}
+
+
+def test_no_child_for_a_small_repository(tmp_path: Path) -> None:
+    small = repository(tmp_path / "small", 10)
+    done, report = run(small, tmp_path / "cache", "-o", "json")
+    assert done.returncode == 1
+    assert report == {"started": None, "taken": None}
