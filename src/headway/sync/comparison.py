@@ -13,6 +13,7 @@ prunes still deletes it, as in Argo CD.
 
 from __future__ import annotations
 
+import functools
 import operator
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -161,12 +162,14 @@ class Comparison:
     # What the next comparison of the app lends from (not part of the result).
     lending: _Lending | None = field(default=None, compare=False, repr=False)
 
-    @property
+    # Worked out once per comparison (it never changes): a refresh where nothing changed
+    # hands back the same comparison, and its report reads both again.
+    @functools.cached_property
     def sync_status(self) -> str:
-        counted = [r for r in self.resources if not r.hook and not r.extraneous_ignored]
+        counted = (r for r in self.resources if not r.hook and not r.extraneous_ignored)
         return "OutOfSync" if any(r.status == "OutOfSync" for r in counted) else "Synced"
 
-    @property
+    @functools.cached_property
     def health(self) -> HealthResult:
         """The worst health of the app's resources (hooks and kinds without a check
         excluded); its message names the resource that set it."""
