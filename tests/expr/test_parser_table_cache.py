@@ -100,3 +100,22 @@ def test_no_cache_directory_means_building_every_time(
     blocked = tmp_path / "a-file"
     blocked.write_text("the cache home is a file, so no directory can be made under it\n")
     assert _results(blocked) == first
+
+
+@pytest.mark.parametrize("writable", ["file", "directory"])
+def test_tables_another_user_could_write_are_not_loaded(
+    built: tuple[Path, list[object]], tmp_path: Path, writable: str
+) -> None:
+    """Lark unpickles the file: where the group or others may write the file or its
+    directory (`private_files`), the grammar is built instead, with the same results."""
+    _, first = built
+    assert _results(tmp_path) == first  # writes this home's file (Lark keys it by its path)
+    assert _results(tmp_path, must_load=True) == first  # private: loaded
+    (written,) = _cache_files(tmp_path)
+    target = written if writable == "file" else written.parent
+    target.chmod(0o666 if writable == "file" else 0o777)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    command = [sys.executable, "-c", _PROBE, str(HERE), "no-build", json.dumps(BAD_CONDITIONS)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    assert "the grammar was built" in done.stdout  # not loaded (each condition says so)
+    assert _results(tmp_path) == first

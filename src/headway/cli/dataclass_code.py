@@ -32,12 +32,13 @@ import dataclasses
 import importlib.util
 import marshal
 import os
-import stat
 import sys
 import zlib
 from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from headway.private_files import private
 
 __all__ = ["KEEP_TEXTS", "cache_file", "install", "installed", "texts_compiled", "uninstall"]
 
@@ -142,7 +143,7 @@ def _read(file: Path) -> dict[str, bytes]:
     damaged or of another format."""
     try:
         with open(file, "rb") as handle:
-            if not (_safe(os.fstat(handle.fileno())) and _safe(os.stat(file.parent))):
+            if not (private(os.fstat(handle.fileno())) and private(os.stat(file.parent))):
                 return {}
             content = handle.read()
     except OSError:
@@ -159,13 +160,6 @@ def _read(file: Path) -> dict[str, bytes]:
     if not isinstance(value, dict):
         return {}
     return {t: c for t, c in value.items() if type(t) is str and type(c) is bytes}
-
-
-def _safe(status: os.stat_result) -> bool:
-    """Owned by this user, and writable by no one else."""
-    getuid = getattr(os, "getuid", None)
-    owner = getuid is None or status.st_uid == getuid()
-    return owner and not status.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _write(file: Path, codes: dict[str, bytes]) -> None:

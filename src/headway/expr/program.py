@@ -26,6 +26,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from headway.expr.builder import Builder, CompileProblem
 from headway.expr.errors import ConditionSyntaxError, EvaluationError
 from headway.expr.nodes import Budget, Frame, NilChain, Node
+from headway.private_files import private_path
 
 __all__ = ["MAX_CONDITION_LENGTH", "Program", "compile_condition"]
 
@@ -48,7 +49,8 @@ def _parser() -> Lark:
 def _parser_cache_file(grammar: str) -> str | bool:
     """Where Lark keeps the parse tables it builds from the grammar, so that a new process
     (`headway check` in a pre-commit hook) loads them instead of building them again; False
-    (build every time) when the user's cache directory cannot be made.
+    (build every time) when the user's cache directory cannot be made, or when it or the
+    file could be written by another user (`private_files`).
 
     One file per grammar, Lark and Python version. Lark also writes its own key (the grammar,
     the options, both versions) at the top of the file and rebuilds, overwriting it, when the
@@ -56,12 +58,14 @@ def _parser_cache_file(grammar: str) -> str | bool:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     directory = os.path.join(base, "headway")
     try:
-        os.makedirs(directory, exist_ok=True)
+        os.makedirs(directory, mode=0o700, exist_ok=True)
     except OSError:
         return False
     key = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
     python = "{}{}".format(*sys.version_info[:2])
-    return os.path.join(directory, f"conditions-{key}-lark{lark.__version__}-py{python}.cache")
+    file = os.path.join(directory, f"conditions-{key}-lark{lark.__version__}-py{python}.cache")
+    # Lark unpickles the file: one another user could write would run their code.
+    return file if private_path(file) else False
 
 
 @dataclass(frozen=True)
