@@ -7,8 +7,10 @@ soon as it knows the files: the child parses the second half of them, in the fil
 order, while the parent imports, reads the config and then parses the first half; when the
 parent's loader first asks for a file of the child's share, it takes everything the child
 parsed (the cache's own entries: marshalled documents, by the SHA-256 of the bytes they were
-read from) and goes on as a run with a warm cache does. On 1,000 Applications on 2 cores that
-took about a tenth off the first run's wall time (bench/bench_check.py, docs/performance.md).
+read from) and goes on as a run with a warm cache does. On 1,000 Applications on 2 cores the parent
+reached the child's files 0.3-0.5 s into the run and waited 12-90 ms there, instead of
+parsing 2,500 files itself (docs/performance.md; bench/bench_check.py's first-run row went
+from 1.35x to 1.29x and 1.28x of its yardstick, on a noisy machine).
 
 What the child parsed is keyed by content, so it is right for whatever the parent reads,
 and a file changed in between is just a miss. Anything that goes wrong in the child (an

@@ -18,6 +18,12 @@ request. The direct path keeps what Typer's runner does around a command: log re
 installed first, a Ctrl-C is exit status 130, a closed output pipe is exit status 1 without
 a traceback. `tests/test_cli_entry_direct.py` runs a corpus of
 command lines both ways and compares output, errors and exit status byte for byte.
+
+The console script and `python -m headway` enter through `run()`, which marks the process as
+the program: only then are the dataclasses' generated methods kept between runs
+(`cli/dataclass_code.py`) and may a one-shot command leave without tearing its heap down
+(`cli/quick_exit.py`). `main()` is the same program for in-process callers (tests, probes),
+and always ends by raising `SystemExit`.
 """
 
 from __future__ import annotations
