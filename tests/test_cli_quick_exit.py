@@ -44,9 +44,10 @@ spec:
 """
 
 
-def probe(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def probe(cwd: Path, *argv: str, snippet: str = PROBE) -> subprocess.CompletedProcess[str]:
+    """`snippet` (by default the probe through `entry.run()`) in a new interpreter."""
     return subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
+        [sys.executable, "-c", snippet, *argv],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -77,15 +78,7 @@ entry.main()
 
 def ordinary(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     """The same command through `entry.main()`, which exits the ordinary way."""
-    return subprocess.run(
-        [sys.executable, "-c", ORDINARY, *argv],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=os.environ.copy(),
-        timeout=120,
-        check=False,
-    )
+    return probe(cwd, *argv, snippet=ORDINARY)
 
 
 @pytest.mark.parametrize("output", ["json", "text", "sarif"])
