@@ -19,7 +19,7 @@ from e2e_rollouts.manifests import (
     traffic_metric,
     virtual_service,
 )
-from e2e_rollouts.stage import Stage
+from e2e_rollouts.stage import FIRST_DEPLOY, Stage
 from e2e_rollouts.test_canary_traffic import settled
 
 pytestmark = pytest.mark.slow
@@ -82,7 +82,7 @@ async def test_failing_post_promotion_analysis_switches_the_active_service_back(
             virtual_service("preview", [("web-preview", 100)]),
             rollout("v1", STRATEGY),
         )
-        await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
         active = str(await stage.until(lambda: stage.vs_address("active"), 10, "active address"))
         preview = str(await stage.until(lambda: stage.vs_address("preview"), 10, "preview"))
         blue = _active_hash(stage)

@@ -17,7 +17,7 @@ from e2e_rollouts.manifests import (
     template,
     traffic_metric,
 )
-from e2e_rollouts.stage import ISTIO, Stage, counted_errors, request_versions
+from e2e_rollouts.stage import FIRST_DEPLOY, ISTIO, Stage, counted_errors, request_versions
 from polling import eventually_async
 
 pytestmark = pytest.mark.slow
@@ -47,7 +47,7 @@ async def settled(address: str, versions: set[str]) -> None:
 
 async def _deploy_v1(stage: Stage) -> str:
     stage.apply(template("errors", ERRORS), *canary_mesh(), rollout("v1", routed_canary(STEPS)))
-    await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
     address = await stage.until(stage.vs_address, 10, "the mesh address")
     assert set((await request_versions(address, 5)).keys()) == {"v1"}
     return str(address)

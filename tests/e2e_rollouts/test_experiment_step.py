@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from e2e_rollouts.manifests import canary_mesh, rollout, routed_canary
-from e2e_rollouts.stage import API, Stage, request_versions
+from e2e_rollouts.stage import API, FIRST_DEPLOY, Stage, request_versions
 from polling import eventually_async
 
 pytestmark = pytest.mark.slow
@@ -87,7 +87,7 @@ async def test_a_failing_experiment_aborts_the_rollout(
         stage.apply(
             _template(error_rate_backend), *canary_mesh(), rollout("v1", routed_canary(STEPS))
         )
-        await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
         address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
         stage.apply(rollout("v2", routed_canary(STEPS)))
 

@@ -20,7 +20,7 @@ from e2e_rollouts.manifests import (
     template,
     traffic_metric,
 )
-from e2e_rollouts.stage import API, IMAGE, Stage, counted_errors
+from e2e_rollouts.stage import API, FIRST_DEPLOY, IMAGE, Stage, counted_errors
 from e2e_rollouts.test_canary_traffic import settled
 from e2e_sync.e2e_helpers import Remote, dump
 from headway.engine import ALL_LOOPS
@@ -119,7 +119,7 @@ async def test_an_aborted_release_is_reverted_in_git_and_fast_tracked_back(
     ) as stage:
         stage.apply(_application(remote.url))
         await stage.until(lambda: _synced_to(stage, first), 30, "v1 synced")
-        await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
         stable = stage.pod_hash_of()
         address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
         traffic = stage.send_traffic(address)

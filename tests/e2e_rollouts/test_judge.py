@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from e2e_rollouts.manifests import canary_mesh, rollout, routed_canary
-from e2e_rollouts.stage import API, Stage
+from e2e_rollouts.stage import API, FIRST_DEPLOY, Stage
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +79,7 @@ async def _v1_with_traffic(stage: Stage, *templates: str) -> None:
         *canary_mesh(),
         rollout("v1", routed_canary(steps(*templates)), env={"ERROR_RATE": "0.01"}),
     )
-    await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
     address = await stage.until(stage.vs_address, 10, "the mesh address")
     for _ in range(3):  # enough requests for the evidence to build in seconds
         stage.send_traffic(str(address), pause=0.0)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e_rollouts.stage import API, IMAGE, Stage
+from e2e_rollouts.stage import API, FIRST_DEPLOY, IMAGE, Stage
 from e2e_rollouts.test_git_convergence import (
     ARGOCD,
     DEFAULT_PROJECT,
@@ -106,7 +106,9 @@ async def test_serve_killed_at_random_points_of_an_aborted_release(tmp_path: Pat
             await killer.serving(first_serve)
             stage.apply(_application(remote.url))
             await stage.until(lambda: _synced_to(stage, first), 40, "v1 synced")
-            await stage.until(lambda: stage.rollout_phase() == "Healthy", 40, "v1 Healthy")
+            await stage.until(
+                lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy"
+            )
             stable = stage.pod_hash_of()
             stage.send_traffic(str(await stage.until(stage.vs_address, 10, "the mesh address")))
             stables = stage.watch(stage.pod_hash_of, every=0.05)

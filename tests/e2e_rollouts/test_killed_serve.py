@@ -23,7 +23,7 @@ from e2e_rollouts.manifests import (
     template,
     traffic_metric,
 )
-from e2e_rollouts.stage import Stage
+from e2e_rollouts.stage import FIRST_DEPLOY, Stage
 from e2e_sync.e2e_helpers import stop_gently
 
 pytestmark = pytest.mark.slow
@@ -97,7 +97,7 @@ async def test_a_killed_serve_process_continues_from_the_same_step(
     serve.wait_serving(first)
     async with Stage.open(tmp_path, loops=None) as stage:
         stage.apply(template("errors", ERRORS), *canary_mesh(), rollout("v1", routed_canary(STEPS)))
-        await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+        await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
         address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
         stage.send_traffic(address)
         steps = stage.watch(lambda: stage.rollout_status().get("currentStepIndex"), every=0.05)

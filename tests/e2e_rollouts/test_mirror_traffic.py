@@ -19,7 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e_rollouts.manifests import canary_mesh, rollout, routed_canary
-from e2e_rollouts.stage import ISTIO, Stage, request_versions
+from e2e_rollouts.stage import FIRST_DEPLOY, ISTIO, Stage, request_versions
 from headway.steering import rollouts
 from polling import eventually_async
 
@@ -80,7 +80,7 @@ async def _v2_paused_at(stage: Stage, index: int) -> None:
 async def _mirroring_v2(stage: Stage) -> tuple[str, str]:
     """v1 Healthy, then v2 paused behind the mirror step; (address, v2's pod hash)."""
     stage.apply(*canary_mesh(), rollout("v1", _strategy()))
-    await stage.until(lambda: stage.rollout_phase() == "Healthy", 40, "v1 Healthy")
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
     stage.apply(rollout("v2", _strategy()))
     await _v2_paused_at(stage, 2)
     await stage.until(lambda: _mirror_realized(stage, True), 30, "the mirror realized")

@@ -18,7 +18,7 @@ from e2e_rollouts.manifests import (
     routed_canary,
     template,
 )
-from e2e_rollouts.stage import Stage, request_versions, vector_value
+from e2e_rollouts.stage import FIRST_DEPLOY, Stage, request_versions, vector_value
 from e2e_rollouts.test_canary_traffic import settled
 from headway.steering import rollouts as rollouts_actions
 from prometheus_support import PrometheusServer, StartPrometheus
@@ -63,7 +63,7 @@ async def _start(
         *canary_mesh(),
         rollout("v1", routed_canary(STEPS)),
     )
-    await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
     address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
     stage.send_traffic(address)
     await server.wait_for("sum(headway_requests_total)", lambda v: bool(v) and v[0] > 0)

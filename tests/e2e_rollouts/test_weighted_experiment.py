@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from e2e_rollouts.manifests import canary_mesh, rollout, routed_canary
-from e2e_rollouts.stage import API, ISTIO, Stage
+from e2e_rollouts.stage import API, FIRST_DEPLOY, ISTIO, Stage
 from headway.steering.rollouts import abort
 from polling import eventually_async
 
@@ -61,7 +61,7 @@ async def _experiment_serving(stage: Stage) -> tuple[str, str]:
     """Deploy v1, update to v2 and wait for the weighted experiment's four-way split; returns
     the mesh address and the Experiment's name."""
     stage.apply(*canary_mesh(), rollout("v1", routed_canary(STEPS)))
-    await stage.until(lambda: stage.rollout_phase() == "Healthy", 30, "v1 Healthy")
+    await stage.until(lambda: stage.rollout_phase() == "Healthy", FIRST_DEPLOY, "v1 Healthy")
     address = str(await stage.until(stage.vs_address, 10, "the mesh address"))
     stage.apply(rollout("v2", routed_canary(STEPS)))
     await stage.until(lambda: stage.vs_weights() == [60, 20, 10, 10], 60,
