@@ -37,9 +37,9 @@ ISTIO = "networking.istio.io/v1beta1"
 APP = Path(__file__).resolve().parents[2] / "examples" / "app" / "server.py"
 IMAGE = "headway-demo/app"
 # How long a Rollout's first version may take to become Healthy: the runtime starts its pods
-# from nothing. Under a full CI run (2 cores, two test workers, other tests' processes) a
-# first deploy passed 30 s three times in sessions 11-13, in three different tests; the wait
-# only costs time when the deploy never happens.
+# from nothing. Under a full test run (2 cores, two test workers, other tests' processes) a
+# first deploy passed 30 s twice in sessions 12-13 (a local run, a fresh-clone CI), in two
+# different tests; the wait only costs time when the deploy never happens.
 FIRST_DEPLOY = 60.0
 
 
