@@ -54,15 +54,20 @@ def counted(argv: list[str], env: dict[str, str]) -> tuple[int, int]:
             f"--cachegrind-out-file={out}/cachegrind.%p",
             *argv,
         ]
-        done = subprocess.run(
-            command, capture_output=True, text=True, cwd=ROOT, env=env, check=False
+        process = subprocess.Popen(  # valgrind runs the command in this very process
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            env=env,
         )
-    found = [(int(pid), int(refs.replace(",", ""))) for pid, refs in _REFS.findall(done.stderr)]
-    if done.returncode not in (0, 1) or not found:
-        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    first = min(pid for pid, _ in found)  # the process started first: the command itself
-    own = sum(refs for pid, refs in found if pid == first)
-    return own, sum(refs for pid, refs in found if pid != first)
+        _, report = process.communicate()
+    found = [(int(pid), int(refs.replace(",", ""))) for pid, refs in _REFS.findall(report)]
+    own = [refs for pid, refs in found if pid == process.pid]
+    if process.returncode not in (0, 1) or not own:
+        raise SystemExit(f"{' '.join(argv)} failed ({process.returncode}):\n{report[-2000:]}")
+    return own[0], sum(refs for pid, refs in found if pid != process.pid)
 
 
 def cases(repository: Path) -> dict[str, list[str]]:

@@ -22,13 +22,16 @@ def private(status: os.stat_result) -> bool:
 
 
 def private_path(path: str | Path) -> bool:
-    """`path`'s directory is `private`, and so is `path` where it exists."""
+    """`path`'s directory exists and is `private`, and so is `path` where it exists."""
     try:
         if not private(os.stat(os.path.dirname(os.path.abspath(path)))):
             return False
+    except OSError:
+        return False  # no directory (or none to be looked at): nothing to trust
+    try:
         status = os.stat(path)
     except FileNotFoundError:
-        return True  # the directory was checked above: only this user can create it there
+        return True  # the directory is private: only this user can create the file there
     except OSError:
         return False
     return private(status)

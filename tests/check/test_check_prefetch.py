@@ -138,8 +138,8 @@ def test_a_failing_child_leaves_the_parent_to_parse(large: Path, tmp_path: Path)
 
 
 def test_a_child_whose_answer_is_not_taken_is_stopped(large: Path, tmp_path: Path) -> None:
-    """A usage error after the child started (an unknown rule in --format is refused
-    before; a missing config file is not): the parent ends, and so does the child."""
+    """A usage error found after the child started (a missing `--config` file): the parent
+    ends, and so does the child."""
     done, report = run(
         large, tmp_path / "c", "--config", str(tmp_path / "missing.yaml"), CHILD="sleeps"
     )

@@ -20,7 +20,9 @@ rewritten at exit when a run compiled a text it did not hold (at most `KEEP_TEXT
 only that run's). Code is only read from a file the user owns that no one else may write, in
 a directory no one else may write (code from a file another user could change would run as
 this user); a file that cannot be read, fails its checksum or does not unmarshal is ignored
-and replaced. `HEADWAY_DATACLASS_CACHE=0` turns it off.
+and replaced. `HEADWAY_DATACLASS_CACHE=0` turns it off. (The file is written and checked here
+rather than by `check_cache_files`, whose SHA-256 and temporary files would bring `hashlib`
+and `tempfile` into `validate`'s start-up, which loads neither.)
 """
 
 from __future__ import annotations

@@ -45,8 +45,6 @@ def run() -> None:
     Tests and other in-process callers call `main()`, which always raises `SystemExit`."""
     from headway.cli import quick_exit
 
-    global _program  # noqa: PLW0603 - said once, by the program itself
-    _program = True
     quick_exit.running_as_program()
     try:
         main()
@@ -76,14 +74,13 @@ def main() -> None:
     run_typer_app()
 
 
-_program = False  # set by `run()`: this process is the `headway` program
-
-
 def _keep_dataclass_code() -> None:
     """As the program, before the modules that make dataclasses load: their generated
     methods' code is kept between runs (`cli/dataclass_code.py`). Not for `--version`,
     which makes none."""
-    if _program:
+    from headway.cli import quick_exit
+
+    if quick_exit.is_program():
         from headway.cli import dataclass_code
 
         dataclass_code.install()

@@ -28,10 +28,9 @@ import atexit
 import gc
 import os
 import sys
-import threading
 from typing import NoReturn
 
-__all__ = ["keep_until_exit", "leave", "one_shot", "running_as_program"]
+__all__ = ["is_program", "keep_until_exit", "leave", "one_shot", "running_as_program"]
 
 _state = {"program": False, "one_shot": False}
 _kept: list[object] = []
@@ -40,6 +39,11 @@ _kept: list[object] = []
 def running_as_program() -> None:
     """Said by `entry.run`: this process ends when the command it runs does."""
     _state["program"] = True
+
+
+def is_program() -> bool:
+    """Whether `entry.run` said this process is the `headway` program."""
+    return _state["program"]
 
 
 def one_shot() -> bool:
@@ -72,6 +76,8 @@ def leave(code: object) -> NoReturn:
 
 
 def _threads_running() -> bool:
+    import threading  # only when leaving: not a cost of every command's start
+
     main = threading.main_thread()
     return any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate())
 
