@@ -1,8 +1,9 @@
-"""A first `headway check` parses half of its files in a forked child (cli/check_prefetch.py).
-The findings, the exit status and the cache of parsed files are those of a run without the
-child; a failing or abandoned child changes nothing; the child is only started where it is
-sound. Every case runs the program (`entry.run`) in a new interpreter, as a user runs it:
-the child is never forked from the test process."""
+"""A first `headway check` parses half of its files in a forked child, which then validates
+what it parsed (cli/check_prefetch.py). The findings, the exit status, the cache of parsed
+files and the validation answers kept are those of a run without the child; a failing or
+abandoned child changes nothing; the child is only started where it is sound. Every case
+runs the program (`entry.run`) in a new interpreter, as a user runs it: the child is never
+forked from the test process."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from headway.cli import check_drill_cache
+from headway.cli.check_cache_files import cache_file, unsealed
 from headway.cli.check_parse_cache import open_cache
 from headway.cli.check_prefetch import MIN_FILES
 
@@ -48,10 +51,12 @@ if os.environ.get("CHILD") == "fails":
 if os.environ.get("CHILD") == "sleeps":
     import time
     check_prefetch._parsed = lambda tree, share: time.sleep(60) or {}
-report = {"started": None, "taken": None}
+if os.environ.get("CHILD") == "fails to validate":
+    check_prefetch._validated = lambda cache: 1 / 0
+report = {"started": None, "taken": None, "validated": None, "parent validated": 0}
 start = check_prefetch.prefetch_parses
-def started(tree, cache):
-    prefetch = start(tree, cache)
+def started(tree, cache, answers=None):
+    prefetch = start(tree, cache, answers)
     if prefetch is not None:
         report["started"] = {"pid": prefetch.pid, "paths": sorted(prefetch.paths)}
     return prefetch
@@ -62,6 +67,18 @@ def taken(self):
     report["taken"] = len(entries)
     return entries
 check_prefetch.Prefetch.take = taken
+take_validation = check_prefetch.Prefetch.take_validation
+def validations_taken(self):
+    answers = take_validation(self)
+    report["validated"] = len(answers)
+    return answers
+check_prefetch.Prefetch.take_validation = validations_taken
+from headway.cli import check_validation
+validate = check_validation.validate_documents
+def counted(documents, **options):
+    report["parent validated"] += len(documents)
+    return validate(documents, **options)
+check_validation.validate_documents = counted
 import atexit
 atexit.register(lambda: print(json.dumps(report), file=sys.stderr))
 if os.environ.get("THREAD"):
@@ -106,6 +123,19 @@ def cached_parses(repo: Path, cache: Path) -> dict[str, bytes]:
     return open_cache(repo, directory=cache / "headway" / "check").known
 
 
+def kept_validations(repo: Path, cache: Path) -> dict[str, object]:
+    """The validation answers the run kept, read as stored (the file is trusted only by the
+    program that wrote it: same interpreter, same module search path)."""
+    file = cache_file(repo, prefix="drills", directory=cache / "headway" / "check")
+    stored = unsealed(file, check_drill_cache._FORMAT)
+    assert isinstance(stored, dict)
+    answers = stored["answers"]
+    return {key: value for key, value in answers.items() if key.startswith("valid:")}
+
+
+NOT_STARTED = {"started": None, "taken": None, "validated": None}
+
+
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repository(tmp_path_factory.mktemp("large"), MIN_FILES // 2 + 20)
@@ -121,11 +151,33 @@ def test_a_first_run_parses_half_in_a_child_and_finds_the_same(large: Path, tmp_
     assert len(started["paths"]) >= MIN_FILES // 2  # the second half of the manifest files
     assert isinstance(report["taken"], int)
     assert report["taken"] == len(started["paths"]) - 1  # all but the broken file
-    assert serial_report == {"started": None, "taken": None}
+    # One document a cleanly parsed file; the parent validated the others itself.
+    assert report["validated"] == report["taken"]
+    assert report["parent validated"] == serial_report["parent validated"] - report["validated"]
+    assert {**serial_report, "parent validated": None} == {**NOT_STARTED, "parent validated": None}
     assert serial.returncode == 1  # the broken file and the default project are findings
     assert (ahead.stdout, ahead.returncode) == (serial.stdout, serial.returncode)
     assert "svc-" in ahead.stdout  # the broken file is reported from the child's half
     assert cached_parses(large, tmp_path / "ahead") == cached_parses(large, tmp_path / "serial")
+    kept = kept_validations(large, tmp_path / "ahead")
+    assert len(kept) == serial_report["parent validated"]  # (the broken file reads as none)
+    assert kept == kept_validations(large, tmp_path / "serial")
+
+
+def test_a_child_that_fails_to_validate_leaves_the_parent_to_validate(
+    large: Path, tmp_path: Path
+) -> None:
+    failed, report = run(large, tmp_path / "failed", "-o", "json", CHILD="fails to validate")
+    serial, serial_report = run(
+        large, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0"
+    )
+    assert isinstance(report["taken"], int) and report["taken"] > 0  # its parses came whole
+    assert report["validated"] == 0
+    assert report["parent validated"] == serial_report["parent validated"]
+    assert (failed.stdout, failed.returncode) == (serial.stdout, serial.returncode)
+    assert kept_validations(large, tmp_path / "failed") == kept_validations(
+        large, tmp_path / "serial"
+    )
 
 
 def test_a_failing_child_leaves_the_parent_to_parse(large: Path, tmp_path: Path) -> None:
@@ -133,6 +185,7 @@ def test_a_failing_child_leaves_the_parent_to_parse(large: Path, tmp_path: Path)
     serial, _ = run(large, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
     assert report["started"] is not None
     assert report["taken"] == 0
+    assert report["validated"] == 0
     assert (failed.stdout, failed.returncode) == (serial.stdout, serial.returncode)
     assert cached_parses(large, tmp_path / "failed") == cached_parses(large, tmp_path / "serial")
 
@@ -168,11 +221,11 @@ def test_no_child_where_it_is_not_sound_or_not_needed(
         run(large, cache, "-o", "json", HEADWAY_CHECK_PREFETCH="0")
     done, report = run(large, cache, *argv, **env)
     assert done.returncode == 1, done.stderr
-    assert report == {"started": None, "taken": None}
+    assert {k: report[k] for k in NOT_STARTED} == NOT_STARTED
 
 
 def test_no_child_for_a_small_repository(tmp_path: Path) -> None:
     small = repository(tmp_path / "small", 10)
     done, report = run(small, tmp_path / "cache", "-o", "json")
     assert done.returncode == 1
-    assert report == {"started": None, "taken": None}
+    assert {k: report[k] for k in NOT_STARTED} == NOT_STARTED

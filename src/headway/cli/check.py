@@ -396,7 +396,7 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         parse_cache, drill_answers, crd_scans = caches or (None, None, None)
         tree = None
         if program and parse_cache is not None and revision is None and transition is None:
-            tree = _tree_parsed_ahead(path, parse_cache)
+            tree = _tree_parsed_ahead(path, parse_cache, drill_answers)
         findings, apps = run_check(
             path,
             revision=revision,
@@ -427,15 +427,18 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
     raise typer.Exit(exit_status(findings, strict=strict))
 
 
-def _tree_parsed_ahead(path: Path, parse_cache: ParseCache) -> ReadOnceTree:
-    """The checkout's tree, with a first run's files parsing on a second core from now
-    (`check_prefetch`: only as the program, where nothing else runs in the process)."""
+def _tree_parsed_ahead(
+    path: Path, parse_cache: ParseCache, drill_answers: DrillAnswers | None
+) -> ReadOnceTree:
+    """The checkout's tree, with a first run's files parsed and validated on a second core
+    from now (`check_prefetch`: only as the program, where nothing else runs in the
+    process)."""
     from headway.cli.check_prefetch import prefetch_parses
     from headway.cli.check_tree import ReadOnceTree
     from headway.source.tree import FilesystemTree
 
     tree = ReadOnceTree(FilesystemTree(path))
-    prefetch_parses(tree, parse_cache)
+    prefetch_parses(tree, parse_cache, drill_answers)
     return tree
 
 

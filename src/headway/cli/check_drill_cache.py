@@ -36,12 +36,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from headway.check.drill_engine import DrillSettings, DrillVerdict
 from headway.cli import check_cache_files
 from headway.model.diagnostics import Diagnostic, Severity
 from headway.model.yamlload import Document
+
+if TYPE_CHECKING:
+    from headway.cli.check_prefetch import Prefetch
 
 __all__ = ["DrillAnswers", "DrillNumbers", "open_answers"]
 
@@ -58,12 +61,18 @@ _SEVERITIES = frozenset(str(s) for s in Severity)
 @dataclass
 class DrillAnswers:
     """The answers read from one cache file (`known`) and those this run used or made
-    (`used`); `code` is what the known answers were computed with (module file stats)."""
+    (`used`); `code` is what the known answers were computed with (module file stats).
+    `lent` holds validation answers a first run's child computed (`check_prefetch`): made
+    by this run's code, so new answers to keep once used, as the run's own are."""
 
     file: Path | None
     known: dict[str, Any] = field(default_factory=dict)
     used: dict[str, Any] = field(default_factory=dict)
     code: _Stats = field(default_factory=dict)
+    lent: dict[str, Any] = field(default_factory=dict)
+    # The child validating some documents of a first run: its answers are taken when
+    # validation first asks for one that is not known.
+    prefetch: Prefetch | None = None
 
     def inputs_key(
         self, rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
@@ -98,8 +107,14 @@ class DrillAnswers:
         self.used[_plan_entry(plan_key, settings)] = numbers
 
     def validation(self, origin: str) -> tuple[Diagnostic, ...] | None:
-        """What validation said of the document `origin` names, when kept."""
-        stored = self._recall(_validation_entry(origin))
+        """What validation said of the document `origin` names, when kept (or when a first
+        run's child validated it)."""
+        key = _validation_entry(origin)
+        stored = self._recall(key)
+        if stored is None and self.prefetch is not None:
+            self.lent.update(self.prefetch.take_validation())
+            self.prefetch = None
+            stored = self._recall(key)
         if not _is_diagnostics(stored):
             return None
         return tuple(
@@ -115,6 +130,8 @@ class DrillAnswers:
 
     def _recall(self, key: str) -> Any:
         stored = self.used.get(key, self.known.get(key))
+        if stored is None and self.lent:
+            stored = self.lent.get(key)
         if stored is not None:
             self.used[key] = stored
         return stored

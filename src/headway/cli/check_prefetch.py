@@ -1,4 +1,4 @@
-"""A first `headway check` parses on a second core while the first one starts up.
+"""A first `headway check` parses and validates on a second core while the first one starts up.
 
 With an empty cache of parsed files (`check_parse_cache`: a pre-commit hook's first run, a
 new Headway version, a fresh CI machine) the command parses every manifest file, and before
@@ -7,18 +7,28 @@ soon as it knows the files: the child parses the second half of them, in the fil
 order, while the parent imports, reads the config and then parses the first half; when the
 parent's loader first asks for a file of the child's share, it takes everything the child
 parsed (the cache's own entries: marshalled documents, by the SHA-256 of the bytes they were
-read from) and goes on as a run with a warm cache does. On 1,000 Applications on 2 cores the parent
-reached the child's files 0.3-0.5 s into the run and waited 12-90 ms there, instead of
-parsing 2,500 files itself (docs/performance.md; bench/bench_check.py's first-run row went
-from 1.35x to 1.29x and 1.28x of its yardstick, on a noisy machine).
+read from) and goes on as a run with a warm cache does. On 1,000 Applications on 2 cores the
+parent reached the child's files 0.3-0.5 s into the run and waited 12-90 ms there, instead
+of parsing 2,500 files itself (docs/performance.md; bench/bench_check.py's first-run row
+went from 1.35x to 1.29x and 1.28x of its yardstick, on a noisy machine).
+
+The child then validates the documents it parsed (`validate_documents`, one at a time, as
+`check_validation` does) while the parent renders its Applications, and sends the answers
+as the drill cache keeps them (by each document's origin: its file's hash, path and index).
+The parent takes them when its validation first meets a document it has no answer for: it
+validates only its own half (about 90 ms of 190 at 1,000 Applications; it waited 4 ms for
+them). Its parse entries go out from a thread while the child validates, so that a full
+pipe does not hold the validation back until the parent reads.
 
 What the child parsed is keyed by content, so it is right for whatever the parent reads,
-and a file changed in between is just a miss. Anything that goes wrong in the child (an
-error, a signal, output that does not unmarshal) leaves the parent with no entries: it
-parses those files itself, as without the child. The child writes nothing but its answer
-(its standard streams are /dev/null, it leaves by `os._exit`: no buffered output is
-written twice and no `atexit` callback runs), and a child whose answer is never taken is
-killed when the command ends.
+and a file changed in between is just a miss; validation reads nothing but the document, so
+an answer by origin is the parent's own. Each answer travels as one length-prefixed
+message: anything that goes wrong in the child (an error, a signal, a message cut short or
+that does not unmarshal) leaves the parent without that message and the ones after it, and
+it parses or validates those files itself, as without the child. The child writes nothing
+but its answers (its standard streams are /dev/null, it leaves by `os._exit`: no buffered
+output is written twice and no `atexit` callback runs), and a child whose answers are not
+all taken is killed when the command ends.
 
 It runs only where forking is sound and worth it: in the `headway` program (not in a
 caller's process, which may hold threads), with one thread, on a platform with `fork` other
@@ -37,11 +47,12 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, BinaryIO, NoReturn
 
 from headway.cli.check_tree import ReadOnceTree, manifest_files
 
 if TYPE_CHECKING:
+    from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_parse_cache import ParseCache
 
 __all__ = ["MIN_FILES", "Prefetch", "prefetch_parses"]
@@ -53,57 +64,102 @@ MIN_FILES = 200
 
 
 class Prefetch:
-    """A child parsing `paths`; `take()` waits for it and returns its entries (once)."""
+    """A child parsing `paths` (and, when it `validates`, validating what it parsed):
+    `take()` returns its parse entries and `take_validation()` its validation answers,
+    each waiting until the child sent it."""
 
-    def __init__(self, pid: int, answer: int, paths: frozenset[str]) -> None:
+    def __init__(self, pid: int, answer: int, paths: frozenset[str], *, validates: bool) -> None:
         self.pid = pid
         self.paths = paths
-        self._answer: int | None = answer
+        self.validates = validates
+        self._pipe: BinaryIO | None = os.fdopen(answer, "rb")
+        self._expected = 2 if validates else 1
+        self._received: list[object] = []
         atexit.register(self.abandon)
 
     def take(self) -> dict[str, bytes]:
-        """The child's entries; empty when it failed. Waits for it to finish."""
-        answer, self._answer = self._answer, None
-        if answer is None:
-            return {}
-        atexit.unregister(self.abandon)
-        chunks = []
-        with os.fdopen(answer, "rb") as pipe:
-            while chunk := pipe.read(1 << 20):
-                chunks.append(chunk)
-        _, status = os.waitpid(self.pid, 0)
-        if status != 0:
-            return {}
-        try:
-            entries = marshal.loads(b"".join(chunks))
-        except (EOFError, ValueError, TypeError):
-            return {}
+        """The child's parse entries; empty when it failed. Waits for them."""
+        entries = self._message(0)
         if not isinstance(entries, dict):
             return {}
         return {k: v for k, v in entries.items() if type(k) is str and type(v) is bytes}
 
+    def take_validation(self) -> dict[str, object]:
+        """The child's validation answers (`DrillAnswers` entries, checked for shape when
+        recalled); empty when it failed or was not asked to. Waits for the child to end."""
+        answers = self._message(1) if self.validates else None
+        if not isinstance(answers, dict):
+            return {}
+        return {k: v for k, v in answers.items() if type(k) is str}
+
+    def _message(self, index: int) -> object:
+        """The child's message `index`, None when it never came whole; the messages before
+        it are read first (and kept for their taker). Once the last one is read, or one is
+        missing, the pipe is closed and the child reaped."""
+        while len(self._received) <= index and self._pipe is not None:
+            message = _receive(self._pipe)
+            self._received.append(message)
+            if message is None or len(self._received) == self._expected:
+                self._finish()
+        return self._received[index] if index < len(self._received) else None
+
+    def _finish(self) -> None:
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            atexit.unregister(self.abandon)
+            pipe.close()
+            os.waitpid(self.pid, 0)
+
     def abandon(self) -> None:
-        """Stop a child whose answer was not taken, and reap it."""
-        answer, self._answer = self._answer, None
-        if answer is None:
+        """Stop a child whose answers were not all taken, and reap it."""
+        pipe, self._pipe = self._pipe, None
+        if pipe is None:
             return
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(OSError):
-            os.close(answer)
+            pipe.close()
         with contextlib.suppress(OSError):
             os.waitpid(self.pid, 0)
 
 
-def prefetch_parses(tree: ReadOnceTree, cache: ParseCache) -> Prefetch | None:
+def _receive(pipe: BinaryIO) -> object:
+    """One length-prefixed marshalled message; None when it is cut short or unreadable."""
+    head = pipe.read(_HEAD)
+    if len(head) != _HEAD:
+        return None
+    size = int.from_bytes(head, "little")
+    payload = pipe.read(size)
+    if len(payload) != size:
+        return None
+    try:
+        return marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+
+
+def _send(pipe: BinaryIO, payload: bytes) -> None:
+    pipe.write(len(payload).to_bytes(_HEAD, "little"))
+    pipe.write(payload)
+    pipe.flush()
+
+
+_HEAD = 8  # bytes of a message's length
+
+
+def prefetch_parses(
+    tree: ReadOnceTree, cache: ParseCache, answers: DrillAnswers | None = None
+) -> Prefetch | None:
     """Start a child parsing the second half of `tree`'s manifest files into `cache`'s entry
-    format, and hand it to `cache`; None (nothing started) where it cannot or need not."""
+    format, and, with `answers`, validating the documents it parsed into theirs; hand it to
+    `cache` (and `answers`). None (nothing started) where it cannot or need not."""
     if not _may_fork() or cache.file is None or cache.known:
         return None
     files = manifest_files(tree.files())
     if len(files) < MIN_FILES:
         return None
     share = files[len(files) // 2 :]
+    validates = answers is not None
     answer, written = os.pipe()
     try:
         pid = os.fork()
@@ -111,11 +167,13 @@ def prefetch_parses(tree: ReadOnceTree, cache: ParseCache) -> Prefetch | None:
         os.close(answer)
         os.close(written)
         return None
-    if pid == 0:  # the child: parse, answer, leave
-        _answer_and_leave(tree, share, answer, written)
+    if pid == 0:  # the child: parse (and validate), answer, leave
+        _answer_and_leave(tree, share, answer, written, validates=validates)
     os.close(written)
-    prefetch = Prefetch(pid, answer, frozenset(share))
+    prefetch = Prefetch(pid, answer, frozenset(share), validates=validates)
     cache.prefetch = prefetch
+    if answers is not None:
+        answers.prefetch = prefetch
     return prefetch
 
 
@@ -129,24 +187,32 @@ def _may_fork() -> bool:
 
 
 def _answer_and_leave(
-    tree: ReadOnceTree, share: Sequence[str], answer: int, written: int
+    tree: ReadOnceTree, share: Sequence[str], answer: int, written: int, *, validates: bool
 ) -> NoReturn:
+    """The child's work. The parse entries go out from a thread while the main thread
+    validates: the parent reads them only when its loader reaches the child's files, and
+    a write to a full pipe would otherwise hold the validation back until then."""
     status = 1
     try:
         os.close(answer)
         quiet = os.open(os.devnull, os.O_RDWR)
         for stream in (0, 1, 2):
             os.dup2(quiet, stream)
-        payload = marshal.dumps(_parsed(tree, share))
         with os.fdopen(written, "wb") as pipe:
-            pipe.write(payload)
+            cache = _parsed(tree, share)
+            sender = threading.Thread(target=_send, args=(pipe, marshal.dumps(cache.used)))
+            sender.start()
+            validated = marshal.dumps(_validated(cache)) if validates else b""
+            sender.join()
+            if validates:
+                _send(pipe, validated)
         status = 0
     finally:
         os._exit(status)
 
 
-def _parsed(tree: ReadOnceTree, share: Sequence[str]) -> dict[str, bytes]:
-    """What a parse cache keeps of each file of `share` that parses cleanly."""
+def _parsed(tree: ReadOnceTree, share: Sequence[str]) -> ParseCache:
+    """A parse cache holding an entry for each file of `share` that parses cleanly."""
     from headway.cli.check_parse_cache import ParseCache
     from headway.source.errors import SourceError
 
@@ -157,4 +223,19 @@ def _parsed(tree: ReadOnceTree, share: Sequence[str]) -> dict[str, bytes]:
         except SourceError:  # the parent reads it again and says what is wrong
             continue
         cache.load_documents(data, path)
-    return cache.used
+    return cache
+
+
+def _validated(cache: ParseCache) -> dict[str, object]:
+    """What validation says of each document `cache` read from a clean parse, as the
+    parent's `check_validation` keeps it (by the document's origin): validation reads
+    nothing but the document, so the answer is the parent's own."""
+    from headway.cli.check_drill_cache import DrillAnswers
+    from headway.model.manifests import ParseMemo
+    from headway.model.validate import validate_documents
+
+    answers = DrillAnswers(None)
+    memo = ParseMemo()
+    for document, origin in cache.origins.values():
+        answers.keep_validation(origin, validate_documents([document], memo=memo))
+    return dict(answers.used)
