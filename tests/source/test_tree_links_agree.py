@@ -92,3 +92,23 @@ def test_the_crd_scan_passes_over_names_that_read_as_no_file(tmp_path: Path) -> 
     disk, commit = _trees(tmp_path, leaving=True)
     for tree in (disk, commit):
         assert crd_candidates(tree) == ()
+
+
+def test_names_after_a_walk_are_the_directories_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`names` answers from the walk `files` made (`headway check` asks it of every app path):
+    the same names a fresh reader lists, links, dangling links and `.git` included alike, and
+    the same as the commit's; a directory the walk never entered is asked of the disk."""
+    walked, commit = _trees(tmp_path)
+    walked.files()
+    fresh = FilesystemTree(tmp_path / "repo")
+    expected = {path: fresh.names(path) for path in ("", "app", "app/sub", "common")}
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "listdir", None)  # the walked directories are not listed again
+        assert {path: walked.names(path) for path in expected} == expected
+    assert walked.names("app") == commit.names("app")
+    assert ".git" not in walked.names("")
+    (tmp_path / "repo/app/sub/later").mkdir()
+    (tmp_path / "repo/app/sub/later/x.yaml").write_text(CONFIGMAP.format(name="later"))
+    assert walked.names("app/sub/later") == ["x.yaml"]

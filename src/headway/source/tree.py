@@ -419,6 +419,10 @@ class FilesystemTree:
         # Real paths of directories read so far: a reader lives for one run (`headway check`),
         # so each directory's links are resolved once, not once per file in it.
         self._real_dirs: dict[str, str] = {"": self._root_text}
+        # Each directory's names as `files` walked it (for the same reason): a check's
+        # renders ask `names` of every app path, one `listdir` each, of directories the
+        # listing had just walked.
+        self._walked_names: dict[str, list[str]] = {}
 
     @property
     def description(self) -> str:
@@ -441,15 +445,20 @@ class FilesystemTree:
         found: list[str] = []
         inside = self._root_text.rstrip("/") + "/"  # each walked directory's path starts so
         for dirpath, dirnames, filenames in os.walk(base):
+            rel = dirpath[len(inside) :] if dirpath != self._root_text else ""
+            # (the directory's whole listing, as `names` gives it: os.walk splits it in two)
+            self._walked_names[rel] = sorted(n for n in (*dirnames, *filenames) if n != ".git")
             # A link to a directory is an entry, as in a Git tree, never walked into (Argo
             # CD's walk does not follow it either); the render says what it skips.
             links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
             dirnames[:] = [d for d in dirnames if d != ".git" and d not in links]
-            rel = dirpath[len(inside) :] if dirpath != self._root_text else ""
             found.extend(f"{rel}/{f}" if rel else f for f in (*filenames, *links))
         return sorted(found)
 
     def names(self, path: str = "") -> list[str]:
+        walked = self._walked_names.get(normalize_path(path))
+        if walked is not None:
+            return list(walked)
         base = self._full(path)
         if not base.is_dir():
             raise PathNotFound(path or "/", f"{self._root} (not a directory)")
