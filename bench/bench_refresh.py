@@ -313,6 +313,9 @@ def fetch(fleet: Fleet, reader: SourceReader) -> None:
     assert state.errors and "does not exist" in state.errors[0], state.errors
 
 
+CONTROL_PATH = "docs/notes.md"  # a file no app's source path holds
+
+
 def warm_rounds(
     fleet: Fleet,
     reader: SourceReader,
@@ -320,13 +323,19 @@ def warm_rounds(
     rounds: int,
     *,
     collector: CollectorPolicy | None,
-) -> tuple[list[float], list[float], list[CommitCost]]:
+) -> tuple[list[float], list[float], list[CommitCost], list[CommitCost]]:
     """Each round: a refresh with nothing changed, then one after a commit that changes one
-    app's manifests (a new image tag each round), then one with nothing changed again. After
-    each pass (a full one), the collector policy's step, as the serve loop takes it."""
+    app's manifests (a new image tag each round), then one with nothing changed again; then
+    the control: one after a commit that changes a file no app reads, and one with nothing
+    changed. After each pass (a full one), the collector policy's step, as the serve loop
+    takes it. The control commit is fetched and diffed as the other is, and every app's
+    refresh after it is the same calls as before it: what it shows added to the untouched
+    apps is what the bench's passes show with nothing to find (the machine, the untimed
+    commit and fetch between passes), the floor under the real commit's figure."""
     warms: list[float] = []
     changed: list[float] = []
     costs: list[CommitCost] = []
+    controls: list[CommitCost] = []
     full_pass = PassSummary(steps=len(fleet.apps), keys=len(fleet.apps), caught_up=True)
 
     def full(cpu_times: list[float]) -> tuple[float, int]:
@@ -335,8 +344,14 @@ def warm_rounds(
             collector.after_pass(full_pass)
         return took, drift
 
+    def cost(passes: list[list[float]], app: int) -> CommitCost:
+        before, after, again = (sum(p) - p[app] for p in passes)
+        first = (passes[0][0], passes[1][0], passes[2][0])
+        added = tuple(a - (b + c) / 2 for b, a, c in zip(*passes, strict=True))
+        return CommitCost(passes[1][app], before, after, again, first, added)
+
     for n in range(rounds):
-        passes: list[list[float]] = [[], [], []]
+        passes: list[list[float]] = [[], [], [], [], []]
         warm, _ = full(passes[0])
         warms.append(warm)
         tag = f"v{n + 2}"
@@ -349,11 +364,16 @@ def warm_rounds(
         assert drift == 1 and cache.misses - misses_before == 1
         changed.append(warm_one)
         full(passes[2])
-        before, after, again = (sum(p) - p[CHANGED] for p in passes)
-        first = (passes[0][0], passes[1][0], passes[2][0])
-        added = tuple(a - (b + c) / 2 for b, a, c in zip(*passes, strict=True))
-        costs.append(CommitCost(passes[1][CHANGED], before, after, again, first, added))
-    return warms, changed, costs
+        commit(fleet.repo, {CONTROL_PATH: f"round {n}\n"}, f"notes {n}")
+        reader.mark_changed(fleet.url)
+        fetch(fleet, reader)
+        misses_before = cache.misses
+        _, drift = full(passes[3])
+        assert drift == 1 and cache.misses == misses_before  # (app-0007 is still out of sync)
+        full(passes[4])
+        costs.append(cost(passes[:3], CHANGED))
+        controls.append(cost(passes[2:], CHANGED))
+    return warms, changed, costs, controls
 
 
 def main() -> None:
@@ -383,14 +403,14 @@ def main() -> None:
         baselines, colds, cold_cpus, reader, cache = cold_rounds(fleet, root, args.rounds)
         if collector is not None:  # the last cold pass is the kept reader's first full pass
             collector.after_pass(PassSummary(steps=apps, keys=apps, caught_up=True))
-        warms, changed, costs = warm_rounds(
+        warms, changed, costs, controls = warm_rounds(
             fleet, reader, cache, args.warm_rounds, collector=collector
         )
         if collector is not None:
             print(f"collector policy: {collector.freezes} freezes, {collector.refreezes} of"
                   " them re-freezes")
         report(apps, baselines=baselines, colds=colds, warms=warms, changed=changed)
-        report_commit_cost(costs, cold_cpu_per_app=min(cold_cpus) / apps)
+        report_commit_cost(costs, controls, cold_cpu_per_app=min(cold_cpus) / apps)
 
 
 def report(
@@ -418,8 +438,11 @@ def report(
     print(f"(times: best of {len(colds)} rounds; the ratio pairs each round's two runs)")
 
 
-def report_commit_cost(costs: list[CommitCost], *, cold_cpu_per_app: float) -> None:
-    """What the commit added, in cold apps' worth of CPU, each round and the median."""
+def report_commit_cost(
+    costs: list[CommitCost], controls: list[CommitCost], *, cold_cpu_per_app: float
+) -> None:
+    """What the commit added, in cold apps' worth of CPU, each round and the median; and
+    what the control commit (no app's files) added to the same apps."""
 
     def line(label: str, values: list[float]) -> None:
         worth = [v / cold_cpu_per_app for v in values]
@@ -428,6 +451,13 @@ def report_commit_cost(costs: list[CommitCost], *, cold_cpu_per_app: float) -> N
             f"  {label:<32} median {statistics.median(values) * 1e3:6.2f} ms"
             f" = {statistics.median(worth):5.2f} cold apps  (quartiles {low:.2f} to {high:.2f})"
         )
+
+    def by_app(rounds: list[CommitCost]) -> list[float]:
+        """Each app's median over the rounds, in cold apps: a burst of the machine's noise
+        lands on one app in one round and moves their sum by nothing, where it moves that
+        round's total."""
+        rows = zip(*(c.per_app for c in rounds), strict=True)
+        return [statistics.median(values) / cold_cpu_per_app for values in rows]
 
     print(
         f"one app changed, CPU time paired per round, {len(costs)} rounds (a cold app:"
@@ -438,15 +468,20 @@ def report_commit_cost(costs: list[CommitCost], *, cold_cpu_per_app: float) -> N
     line("every other app, after - before", [c.others_added for c in costs])
     line("  the first app: the tree diff", [c.first_added for c in costs])
     line("  the other untouched apps", [c.rest_added for c in costs])
-    # Each app's median over the rounds, summed: a burst of the machine's noise lands on one
-    # app in one round and moves this sum by nothing, where it moves that round's total.
-    rows = zip(*(c.per_app for c in costs), strict=True)
-    by_app = [statistics.median(values) / cold_cpu_per_app for values in rows]
-    robust, others = sum(by_app), sum(by_app) - by_app[CHANGED] - by_app[0]
+    line("  the same, control commit", [c.rest_added for c in controls])
+    real, control = by_app(costs), by_app(controls)
+    robust, others = sum(real), sum(real) - real[CHANGED] - real[0]
+    floor = sum(control) - control[CHANGED] - control[0]
     print(
         f"  {'each app median, summed':<32} {robust * cold_cpu_per_app * 1e3:13.2f} ms"
-        f" = {robust:5.2f} cold apps  (changed app {by_app[CHANGED]:.2f}, first app"
-        f" {by_app[0]:.2f}, the other {len(by_app) - 2} {others:.2f})"
+        f" = {robust:5.2f} cold apps  (changed app {real[CHANGED]:.2f}, first app"
+        f" {real[0]:.2f}, the other {len(real) - 2} {others:.2f}; after the control commit"
+        f" {floor:.2f})"
+    )
+    print(
+        f"  {'the commit, less the control':<32} {'':13} = {robust - floor:5.2f} cold apps"
+        "  (the control's untouched apps do the same calls as before it: their share is"
+        " the bench's floor)"
     )
 
 

@@ -204,15 +204,34 @@ class GitTree:
         return found
 
     def kind(self, path: str) -> EntryKind | None:
-        obj = self._object(path)
-        if isinstance(obj, pygit2.Tree):
+        """By the entry's mode: a file's kind needs none of its content (loading the blob
+        inflated the whole file, only to be read again by `read`)."""
+        clean = normalize_path(path)
+        if not clean:
             return "dir"
-        if isinstance(obj, pygit2.Blob):
-            return "file"
-        return None
+        entry = self._entry(clean)
+        if entry is None or entry.filemode == pygit2.enums.FileMode.COMMIT:
+            return None  # (a submodule's commit is in another repository: nothing here)
+        return "dir" if entry.filemode == pygit2.enums.FileMode.TREE else "file"
 
     def files(self, path: str = "") -> list[str]:
-        return sorted(name for name, _blob, _mode in self._walk(path))
+        clean = normalize_path(path)
+        obj = self._object(clean)
+        if not isinstance(obj, pygit2.Tree):
+            raise PathNotFound(path or "/", f"{self._description} (not a directory)")
+        return sorted(self._file_names(obj, f"{clean}/" if clean else ""))
+
+    def _file_names(self, tree: pygit2.Tree, prefix: str) -> Iterator[str]:
+        """The files under `tree`, by their entries' modes: listing them loads no blob (a
+        render lists its path, then reads each file; the listing inflated each one too)."""
+        for entry in tree:
+            mode = entry.filemode
+            if mode == pygit2.enums.FileMode.TREE:
+                child = self._repo[entry.id]
+                if isinstance(child, pygit2.Tree):
+                    yield from self._file_names(child, f"{prefix}{entry.name}/")
+            elif mode != pygit2.enums.FileMode.COMMIT:  # (a submodule: not content here)
+                yield f"{prefix}{entry.name}"
 
     def names(self, path: str = "") -> list[str]:
         obj = self._object(path)

@@ -169,8 +169,11 @@ def _listing_beside(
     middle = list(_whole_entry(id_size).finditer(raw, start, stop))
     if sum(m.end() - m.start() for m in middle) != stop - start:
         return None
-    tail = map(shift.__add__, before.bounds[end:])
-    listing = Listing(raw, (*before.bounds[:first], *(m.start() for m in middle), *tail))
+    tail = before.bounds[end:]
+    if shift:  # (an entry's id changed: the names, and so the bounds after it, stay put)
+        tail = tuple(map(shift.__add__, tail))
+    bounds = before.bounds[:first] + tuple(m.start() for m in middle) + tail
+    listing = Listing(raw, bounds)
     was, now = set(before.entries(first, end)), {m.group(0) for m in middle}
     return listing, list(was - now), list(now - was)
 
