@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pygit2
+import pytest
 
 from headway.source.tree import GitTree
 
@@ -63,3 +64,29 @@ def test_listing_and_kinds_load_no_file(tmp_path: Path) -> None:
     assert "Blob" not in counting.loaded, counting.loaded
     assert listed.read("app/alias.yaml") == listed.read("app/a.yaml")  # read loads them
     assert "Blob" in counting.loaded
+
+
+def test_a_path_asked_again_is_looked_up_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A render asks what its path is, lists it, asks for its id and reads its files: each
+    through the same lookup. The last entries found are kept (a few: a cold pass asks one
+    commit's tree for every app's paths), and the answers stay those of a fresh tree."""
+    repo, tree = _commit_tree(tmp_path)
+    lookups: list[str] = []
+    look_up = GitTree._look_up
+
+    def counted(self: GitTree, clean: str) -> object:
+        lookups.append(clean)
+        return look_up(self, clean)
+
+    monkeypatch.setattr(GitTree, "_look_up", counted)
+    listed = GitTree(repo, tree, "commit")
+    for _ in range(3):
+        assert listed.kind("app/a.yaml") == "file"
+        assert listed.object_id("app/a.yaml") == str(tree["app/a.yaml"].id)
+    assert lookups.count("app/a.yaml") == 1
+    paths = [f"app/missing-{n}" for n in range(100)] + ["app/sub/b.yaml", "app/module"]
+    for _ in range(2):  # more than are kept: the first ones are looked up again, alike
+        assert [listed.kind(p) for p in paths] == [None] * 100 + ["file", None]
+    assert listed.read("app/sub/b.yaml") == GitTree(repo, tree, "fresh").read("app/sub/b.yaml")

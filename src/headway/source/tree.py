@@ -121,6 +121,9 @@ class _Entry(NamedTuple):
     filemode: int
 
 
+_RECENT_ENTRIES = 32  # entries a GitTree keeps from its last lookups
+
+
 class GitTree:
     """The tree of one commit, read straight from the object database."""
 
@@ -144,6 +147,11 @@ class GitTree:
         # thousands of entries) inflated and parsed it again each time: a fleet's pass over
         # one commit cost apps x apps (bench/bench_scale.py).
         self._directories: dict[str, pygit2.Tree] = {"": tree}
+        # The entries looked up last, by path: one render asks what its path is, lists it,
+        # asks for its id, its links, its files, each through the same lookup (through a
+        # kept listing's bytes for an `apps/` the diff read: ~40 us each). A few, not all:
+        # a cold pass over a fleet looks up every app's paths in one commit's tree.
+        self._recent: dict[str, _Entry | None] = {}
 
     @property
     def description(self) -> str:
@@ -166,6 +174,16 @@ class GitTree:
         """The entry at a normalized, non-empty path, or None; its directory is looked up
         through `_directory`, so each directory is parsed once per tree, unless a tree diff
         kept that directory's raw listing (then its bytes are searched)."""
+        recent = self._recent
+        if clean in recent:
+            return recent[clean]
+        found = self._look_up(clean)
+        if len(recent) >= _RECENT_ENTRIES:
+            recent = self._recent = {}  # (a new dict: another thread may read the old one)
+        recent[clean] = found
+        return found
+
+    def _look_up(self, clean: str) -> _Entry | None:
         parent, _, name = clean.rpartition("/")
         directory = self._directories.get(parent)
         if directory is None:
