@@ -52,11 +52,14 @@ if os.environ.get("CHILD") == "sleeps":
     import time
     check_prefetch._parsed = lambda tree, share: time.sleep(60) or {}
 if os.environ.get("CHILD") == "fails to validate":
-    check_prefetch._validated = lambda cache: 1 / 0
-report = {"started": None, "taken": None, "validated": None, "parent validated": 0}
+    check_prefetch._validated = lambda cache, memo: 1 / 0
+if os.environ.get("CHILD") == "fails to drill":
+    check_prefetch._drilled = lambda cache, memo, settings: 1 / 0
+report = {"started": None, "taken": None, "validated": None, "parent validated": 0,
+          "drilled": None, "parent drills": 0}
 start = check_prefetch.prefetch_parses
-def started(tree, cache, answers=None):
-    prefetch = start(tree, cache, answers)
+def started(tree, cache, answers=None, **options):
+    prefetch = start(tree, cache, answers, **options)
     if prefetch is not None:
         report["started"] = {"pid": prefetch.pid, "paths": sorted(prefetch.paths)}
     return prefetch
@@ -73,6 +76,18 @@ def validations_taken(self):
     report["validated"] = len(answers)
     return answers
 check_prefetch.Prefetch.take_validation = validations_taken
+take_drills = check_prefetch.Prefetch.take_drills
+def drills_taken(self):
+    answers = take_drills(self)
+    report["drilled"] = len(answers)
+    return answers
+check_prefetch.Prefetch.take_drills = drills_taken
+from headway.cli import check_drill
+drill_numbers = check_drill._drill_numbers
+def parent_drills(*args):
+    report["parent drills"] += 1
+    return drill_numbers(*args)
+check_drill._drill_numbers = parent_drills
 from headway.cli import check_validation
 validate = check_validation.validate_documents
 def counted(documents, **options):
@@ -88,6 +103,62 @@ sys.argv = ["headway", "check", *sys.argv[1:]]
 from headway.cli import entry
 entry.run()
 """
+
+
+ROLLOUT = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {{name: svc-{i}}}
+spec:
+  selector: {{matchLabels: {{app: svc-{i}}}}}
+  template:
+    metadata: {{labels: {{app: svc-{i}}}}}
+    spec: {{containers: [{{name: app, image: registry.example.com/svc-{i}:1.0}}]}}
+  strategy:
+    canary:
+      steps:
+        - setWeight: 25
+        - analysis: {{templates: [{{templateName: {template}}}]}}
+        - setWeight: 50
+"""
+TEMPLATE = """\
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {{name: svc-{i}-slo}}
+spec:
+  metrics:
+    - name: errors
+      interval: 1m
+      count: {count}
+      successCondition: result[0] < 0.02
+      provider:
+        prometheus:
+          address: http://prometheus:9090
+          query: >-
+            sum(rate(http_requests_total{{app="svc-{i}",code=~"5.."}}[2m]))
+            / sum(rate(http_requests_total{{app="svc-{i}"}}[2m]))
+"""
+
+
+def rollouts(root: Path, apps: int) -> Path:
+    """`apps` Applications of a canary Rollout each, its AnalysisTemplate in the same
+    directory (two plans among them: every third template counts differently); the last
+    one's template is not beside it (in a directory below, which its recursive source
+    reads and the child never guesses from)."""
+    (root / "apps").mkdir(parents=True)
+    (root / "headway-check.yaml").write_text("selfURLs: [https://example.com/repo.git]\n")
+    recursive = APP.replace(
+        "path: services/svc-{i}", "path: services/svc-{i}, directory: {{recurse: true}}"
+    )
+    for i in range(apps):
+        (root / "apps" / f"app-{i:04d}.yaml").write_text(recursive.format(i=i))
+        directory = root / "services" / f"svc-{i}"
+        directory.mkdir(parents=True)
+        (directory / "rollout.yaml").write_text(ROLLOUT.format(i=i, template=f"svc-{i}-slo"))
+        home = directory if i < apps - 1 else root / "services" / f"svc-{i}" / "shared"
+        home.mkdir(exist_ok=True)
+        (home / "analysis.yaml").write_text(TEMPLATE.format(i=i, count=5 if i % 3 else 3))
+    return root
 
 
 def repository(root: Path, apps: int) -> Path:
@@ -123,17 +194,22 @@ def cached_parses(repo: Path, cache: Path) -> dict[str, bytes]:
     return open_cache(repo, directory=cache / "headway" / "check").known
 
 
-def kept_validations(repo: Path, cache: Path) -> dict[str, object]:
-    """The validation answers the run kept, read as stored (the file is trusted only by the
-    program that wrote it: same interpreter, same module search path)."""
+def kept_answers(repo: Path, cache: Path, *kinds: str) -> dict[str, object]:
+    """The drill cache's answers of `kinds` ("valid", "inputs", "plan") the run kept, read
+    as stored (the file is trusted only by the program that wrote it: same interpreter,
+    same module search path)."""
     file = cache_file(repo, prefix="drills", directory=cache / "headway" / "check")
     stored = unsealed(file, check_drill_cache._FORMAT)
     assert isinstance(stored, dict)
     answers = stored["answers"]
-    return {key: value for key, value in answers.items() if key.startswith("valid:")}
+    return {key: value for key, value in answers.items() if key.split(":")[0] in kinds}
 
 
-NOT_STARTED = {"started": None, "taken": None, "validated": None}
+def kept_validations(repo: Path, cache: Path) -> dict[str, object]:
+    return kept_answers(repo, cache, "valid")
+
+
+NOT_STARTED = {"started": None, "taken": None, "validated": None, "drilled": None}
 
 
 @pytest.fixture(scope="module")
@@ -154,7 +230,7 @@ def test_a_first_run_parses_half_in_a_child_and_finds_the_same(large: Path, tmp_
     # One document a cleanly parsed file; the parent validated the others itself.
     assert report["validated"] == report["taken"]
     assert report["parent validated"] == serial_report["parent validated"] - report["validated"]
-    assert {**serial_report, "parent validated": None} == {**NOT_STARTED, "parent validated": None}
+    assert {k: serial_report[k] for k in NOT_STARTED} == NOT_STARTED
     assert serial.returncode == 1  # the broken file and the default project are findings
     assert (ahead.stdout, ahead.returncode) == (serial.stdout, serial.returncode)
     assert "svc-" in ahead.stdout  # the broken file is reported from the child's half
@@ -177,6 +253,34 @@ def test_a_child_that_fails_to_validate_leaves_the_parent_to_validate(
     assert (failed.stdout, failed.returncode) == (serial.stdout, serial.returncode)
     assert kept_validations(large, tmp_path / "failed") == kept_validations(
         large, tmp_path / "serial"
+    )
+
+
+def test_the_child_drills_the_rollouts_beside_their_templates(tmp_path: Path) -> None:
+    repo = rollouts(tmp_path / "repo", MIN_FILES // 3 + 10)
+    ahead, report = run(repo, tmp_path / "ahead", "-o", "json")
+    serial, serial_report = run(repo, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
+    assert report["started"] is not None
+    assert isinstance(report["drilled"], int) and report["drilled"] > 0
+    assert serial_report["parent drills"] == 2  # two plans in the repository
+    assert report["parent drills"] == 0  # both drilled by the child, from its half
+    assert (ahead.stdout, ahead.returncode) == (serial.stdout, serial.returncode)
+    kinds = ("inputs", "plan")
+    assert kept_answers(repo, tmp_path / "ahead", *kinds) == kept_answers(
+        repo, tmp_path / "serial", *kinds
+    )
+
+
+def test_a_child_that_fails_to_drill_leaves_the_parent_to_drill(tmp_path: Path) -> None:
+    repo = rollouts(tmp_path / "repo", MIN_FILES // 3 + 10)
+    failed, report = run(repo, tmp_path / "failed", "-o", "json", CHILD="fails to drill")
+    serial, serial_report = run(repo, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
+    assert isinstance(report["validated"], int) and report["validated"] > 0  # came whole
+    assert report["drilled"] == 0
+    assert report["parent drills"] == serial_report["parent drills"] == 2
+    assert (failed.stdout, failed.returncode) == (serial.stdout, serial.returncode)
+    assert kept_answers(repo, tmp_path / "failed", "inputs", "plan", "valid") == kept_answers(
+        repo, tmp_path / "serial", "inputs", "plan", "valid"
     )
 
 

@@ -28,7 +28,7 @@ from headway.check.drill_engine import DrillSettings
 from headway.check.manifest import normalize_repo_url
 from headway.model.durations import DurationError, parse_duration
 
-__all__ = ["CONFIG_FILES", "CheckConfig", "ConfigError", "parse_config"]
+__all__ = ["CONFIG_FILES", "CheckConfig", "ConfigError", "drill_settings_of", "parse_config"]
 
 CONFIG_FILES = (".headway/check.yaml", "headway-check.yaml")
 _KEYS = {"disable", "repositories", "selfURLs", "health", "externalTemplates", "drill"}
@@ -106,6 +106,12 @@ def _number(value: Any, where: str, *, whole: bool = False) -> float:
     if wrong or (whole and not isinstance(value, int)):
         raise ConfigError(f"{where}: expected {'a whole number' if whole else 'a number'}")
     return float(value)
+
+
+def drill_settings_of(data: Any, file: str) -> DrillSettings:
+    """The `drill:` block of a config file's `data` alone (what `parse_config` reads there),
+    for a reader that needs nothing else of it."""
+    return _drill_settings(data.get("drill") if isinstance(data, dict) else None, f"{file}: drill")
 
 
 def _drill_settings(data: Any, where: str) -> DrillSettings:

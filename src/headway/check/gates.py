@@ -10,7 +10,7 @@ from headway.check.context import AppUnit, CheckContext
 from headway.check.manifest import as_dict, as_list
 from headway.model.yamlload import Document, PathPart
 
-__all__ = ["GateRef", "canary_of", "gate_refs", "metrics_of", "strategy_of"]
+__all__ = ["GateRef", "canary_of", "gate_refs", "metrics_of", "strategy_of", "template_names"]
 
 
 @dataclass(frozen=True)
@@ -69,13 +69,25 @@ def gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[G
 def _find_gate_refs(ctx: CheckContext, unit: AppUnit, rollout: Document) -> Iterator[GateRef]:
     for kind, path, block in _analysis_blocks(rollout):
         args = tuple(as_dict(a) for a in as_list(as_dict(block).get("args")))
-        for index, raw_ref in enumerate(as_list(as_dict(block).get("templates"))):
-            ref = as_dict(raw_ref)
-            name = str(ref.get("templateName", ""))
-            wanted = "ClusterAnalysisTemplate" if ref.get("clusterScope") else "AnalysisTemplate"
+        for index, name, wanted in _block_templates(block):
             template = ctx.lookup(wanted, name, near=unit, beside=rollout)
             where = (*path, "templates", index)
             yield GateRef(rollout, template, name, kind, where, args, template_kind=wanted)
+
+
+def template_names(rollout: Document) -> Iterator[tuple[str, str, str]]:
+    """(kind of block, template name, template kind) of each template reference, in the
+    order `gate_refs` gives them, without resolving any."""
+    for kind, _path, block in _analysis_blocks(rollout):
+        for _index, name, wanted in _block_templates(block):
+            yield kind, name, wanted
+
+
+def _block_templates(block: Any) -> Iterator[tuple[int, str, str]]:
+    for index, raw_ref in enumerate(as_list(as_dict(block).get("templates"))):
+        ref = as_dict(raw_ref)
+        wanted = "ClusterAnalysisTemplate" if ref.get("clusterScope") else "AnalysisTemplate"
+        yield index, str(ref.get("templateName", "")), wanted
 
 
 def metrics_of(template: Document) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import yaml
 
     from headway.check.config import CheckConfig
+    from headway.check.drill_engine import DrillSettings
     from headway.check.findings import Finding
     from headway.cli.check_crd_scans import CrdScans
     from headway.cli.check_drill_cache import DrillAnswers
@@ -141,17 +142,13 @@ def _base_commit(repo: pygit2.Repository, revision: str | None) -> pygit2.Commit
 def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
     import yaml
 
-    from headway.check.config import CONFIG_FILES, CheckConfig, ConfigError, parse_config
+    from headway.check.config import CheckConfig, ConfigError, parse_config
     from headway.check.registry import ALL_RULES
     from headway.drill.scenario import ScenarioError, parse_scenario
     from headway.model import yamlload
 
-    candidates = [explicit] if explicit else [root / name for name in CONFIG_FILES]
-    for file in candidates:
-        if file is None or not file.is_file():
-            if explicit is not None:
-                raise UsageError(f"config file {explicit} does not exist")
-            continue
+    file = _config_file(root, explicit)
+    if file is not None:
         try:
             data = yamlload.load_one(file.read_text(encoding="utf-8"))
             config = parse_config(data, str(file), {r.id for r in ALL_RULES})
@@ -165,6 +162,32 @@ def load_config(root: Path, explicit: Path | None) -> tuple[CheckConfig, Path]:
             text = _yaml_error(file, err) if isinstance(err, yaml.YAMLError) else str(err)
             raise UsageError(text) from None
     return CheckConfig(), root
+
+
+def _config_file(root: Path, explicit: Path | None) -> Path | None:
+    """The config file a check of `root` reads, or None; `UsageError` when `explicit` names
+    none."""
+    from headway.check.config import CONFIG_FILES
+
+    if explicit is not None:
+        if not explicit.is_file():
+            raise UsageError(f"config file {explicit} does not exist")
+        return explicit
+    return next((f for f in (root / name for name in CONFIG_FILES) if f.is_file()), None)
+
+
+def drill_settings_only(root: Path, explicit: Path | None) -> DrillSettings:
+    """The drill settings `load_config` would give, without loading the rules (a first
+    run's child drills with them, `check_prefetch`); raises where the file cannot be read,
+    and where `load_config` would refuse it, the run ends with its error anyway."""
+    from headway.check.config import drill_settings_of
+    from headway.check.drill_engine import DrillSettings
+    from headway.model import yamlload
+
+    file = _config_file(root, explicit)
+    if file is None:
+        return DrillSettings()
+    return drill_settings_of(yamlload.load_one(file.read_text(encoding="utf-8")), str(file))
 
 
 def _yaml_error(file: Path, err: yaml.YAMLError) -> str:
@@ -396,7 +419,7 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
         parse_cache, drill_answers, crd_scans = caches or (None, None, None)
         tree = None
         if program and parse_cache is not None and revision is None and transition is None:
-            tree = _tree_parsed_ahead(path, parse_cache, drill_answers)
+            tree = _tree_parsed_ahead(path, parse_cache, drill_answers, config_file)
         findings, apps = run_check(
             path,
             revision=revision,
@@ -428,17 +451,19 @@ def check(  # noqa: PLR0917 (typer maps each parameter to an option)
 
 
 def _tree_parsed_ahead(
-    path: Path, parse_cache: ParseCache, drill_answers: DrillAnswers | None
+    path: Path, parse_cache: ParseCache, drill_answers: DrillAnswers | None, config: Path | None
 ) -> ReadOnceTree:
-    """The checkout's tree, with a first run's files parsed and validated on a second core
-    from now (`check_prefetch`: only as the program, where nothing else runs in the
-    process)."""
+    """The checkout's tree, with a first run's files parsed, validated and drilled on a
+    second core from now (`check_prefetch`: only as the program, where nothing else runs in
+    the process)."""
     from headway.cli.check_prefetch import prefetch_parses
     from headway.cli.check_tree import ReadOnceTree
     from headway.source.tree import FilesystemTree
 
     tree = ReadOnceTree(FilesystemTree(path))
-    prefetch_parses(tree, parse_cache, drill_answers)
+    prefetch_parses(
+        tree, parse_cache, drill_answers, drill_settings=lambda: drill_settings_only(path, config)
+    )
     return tree
 
 

@@ -70,9 +70,11 @@ class DrillAnswers:
     used: dict[str, Any] = field(default_factory=dict)
     code: _Stats = field(default_factory=dict)
     lent: dict[str, Any] = field(default_factory=dict)
-    # The child validating some documents of a first run: its answers are taken when
-    # validation first asks for one that is not known.
+    # The child validating and drilling some documents of a first run: its validation
+    # answers are taken when validation first asks for one that is not known, its drill
+    # answers when the drill gate first does.
     prefetch: Prefetch | None = None
+    _borrowed: set[str] = field(default_factory=set)
 
     def inputs_key(
         self, rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
@@ -92,6 +94,8 @@ class DrillAnswers:
 
     def verdict(self, key: str) -> DrillVerdict | None:
         stored = self._recall(key)
+        if stored is None:
+            stored = self._borrow("drills", key)
         if not _is_verdict(stored):
             return None
         return DrillVerdict(*stored)
@@ -100,7 +104,10 @@ class DrillAnswers:
         self.used[key] = _values(verdict)
 
     def numbers(self, plan_key: str, settings: DrillSettings) -> DrillNumbers | None:
-        stored = self._recall(_plan_entry(plan_key, settings))
+        key = _plan_entry(plan_key, settings)
+        stored = self._recall(key)
+        if stored is None:
+            stored = self._borrow("drills", key)
         return stored if _is_numbers(stored) else None
 
     def keep_numbers(self, plan_key: str, settings: DrillSettings, numbers: DrillNumbers) -> None:
@@ -111,10 +118,8 @@ class DrillAnswers:
         run's child validated it)."""
         key = _validation_entry(origin)
         stored = self._recall(key)
-        if stored is None and self.prefetch is not None:
-            self.lent.update(self.prefetch.take_validation())
-            self.prefetch = None
-            stored = self._recall(key)
+        if stored is None:
+            stored = self._borrow("validation", key)
         if not _is_diagnostics(stored):
             return None
         return tuple(
@@ -127,6 +132,16 @@ class DrillAnswers:
             (d.file, d.line, d.kind, d.name, d.field, str(d.severity), d.message)
             for d in diagnostics
         )
+
+    def _borrow(self, kind: str, key: str) -> Any:
+        """`key`'s answer after taking the first run's child's answers of `kind`
+        ("validation" or "drills"; once, waiting for them), or None."""
+        if self.prefetch is None or kind in self._borrowed:
+            return None
+        self._borrowed.add(kind)
+        taken = self.prefetch.take_validation if kind == "validation" else self.prefetch.take_drills
+        self.lent.update(taken())
+        return self._recall(key)
 
     def _recall(self, key: str) -> Any:
         stored = self.used.get(key, self.known.get(key))

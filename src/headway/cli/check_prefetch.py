@@ -45,15 +45,18 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, NoReturn
 
 from headway.cli.check_tree import ReadOnceTree, manifest_files
 
 if TYPE_CHECKING:
+    from headway.check.drill_engine import DrillSettings
     from headway.cli.check_drill_cache import DrillAnswers
     from headway.cli.check_parse_cache import ParseCache
+    from headway.model.manifests import ParseMemo
+    from headway.model.yamlload import Document
 
 __all__ = ["MIN_FILES", "Prefetch", "prefetch_parses"]
 
@@ -64,16 +67,26 @@ MIN_FILES = 200
 
 
 class Prefetch:
-    """A child parsing `paths` (and, when it `validates`, validating what it parsed):
-    `take()` returns its parse entries and `take_validation()` its validation answers,
-    each waiting until the child sent it."""
+    """A child parsing `paths`, then (when it `validates`) validating what it parsed, then
+    (when it `drills`) drilling what it can of its Rollouts: `take()` returns its parse
+    entries, `take_validation()` its validation answers and `take_drills()` its drill
+    answers, each waiting until the child sent it."""
 
-    def __init__(self, pid: int, answer: int, paths: frozenset[str], *, validates: bool) -> None:
+    def __init__(
+        self,
+        pid: int,
+        answer: int,
+        paths: frozenset[str],
+        *,
+        validates: bool,
+        drills: bool = False,
+    ) -> None:
         self.pid = pid
         self.paths = paths
         self.validates = validates
+        self.drills = drills and validates
         self._pipe: BinaryIO | None = os.fdopen(answer, "rb")
-        self._expected = 2 if validates else 1
+        self._expected = 1 + self.validates + self.drills
         self._received: list[object] = []
         atexit.register(self.abandon)
 
@@ -86,11 +99,13 @@ class Prefetch:
 
     def take_validation(self) -> dict[str, object]:
         """The child's validation answers (`DrillAnswers` entries, checked for shape when
-        recalled); empty when it failed or was not asked to. Waits for the child to end."""
-        answers = self._message(1) if self.validates else None
-        if not isinstance(answers, dict):
-            return {}
-        return {k: v for k, v in answers.items() if type(k) is str}
+        recalled); empty when it failed or was not asked to."""
+        return _answers(self._message(1) if self.validates else None)
+
+    def take_drills(self) -> dict[str, object]:
+        """The child's drill answers (verdicts and plans' numbers, as `DrillAnswers` keeps
+        them); empty when it failed or was not asked to. Waits for the child to end."""
+        return _answers(self._message(2) if self.drills else None)
 
     def _message(self, index: int) -> object:
         """The child's message `index`, None when it never came whole; the messages before
@@ -123,6 +138,12 @@ class Prefetch:
             os.waitpid(self.pid, 0)
 
 
+def _answers(message: object) -> dict[str, object]:
+    if not isinstance(message, dict):
+        return {}
+    return {k: v for k, v in message.items() if type(k) is str}
+
+
 def _receive(pipe: BinaryIO) -> object:
     """One length-prefixed marshalled message; None when it is cut short or unreadable."""
     head = pipe.read(_HEAD)
@@ -148,10 +169,15 @@ _HEAD = 8  # bytes of a message's length
 
 
 def prefetch_parses(
-    tree: ReadOnceTree, cache: ParseCache, answers: DrillAnswers | None = None
+    tree: ReadOnceTree,
+    cache: ParseCache,
+    answers: DrillAnswers | None = None,
+    *,
+    drill_settings: Callable[[], DrillSettings] | None = None,
 ) -> Prefetch | None:
     """Start a child parsing the second half of `tree`'s manifest files into `cache`'s entry
-    format, and, with `answers`, validating the documents it parsed into theirs; hand it to
+    format, and, with `answers`, validating the documents it parsed into theirs, and with
+    `drill_settings` too (called in the child), drilling the Rollouts it can; hand it to
     `cache` (and `answers`). None (nothing started) where it cannot or need not."""
     if not _may_fork() or cache.file is None or cache.known:
         return None
@@ -167,10 +193,13 @@ def prefetch_parses(
         os.close(answer)
         os.close(written)
         return None
-    if pid == 0:  # the child: parse (and validate), answer, leave
-        _answer_and_leave(tree, share, answer, written, validates=validates)
+    if pid == 0:  # the child: parse (validate, drill), answer, leave
+        settings = drill_settings if validates else None
+        _answer_and_leave(tree, share, answer, written, validates=validates, drills=settings)
     os.close(written)
-    prefetch = Prefetch(pid, answer, frozenset(share), validates=validates)
+    prefetch = Prefetch(
+        pid, answer, frozenset(share), validates=validates, drills=drill_settings is not None
+    )
     cache.prefetch = prefetch
     if answers is not None:
         answers.prefetch = prefetch
@@ -187,7 +216,13 @@ def _may_fork() -> bool:
 
 
 def _answer_and_leave(
-    tree: ReadOnceTree, share: Sequence[str], answer: int, written: int, *, validates: bool
+    tree: ReadOnceTree,
+    share: Sequence[str],
+    answer: int,
+    written: int,
+    *,
+    validates: bool,
+    drills: Callable[[], DrillSettings] | None,
 ) -> NoReturn:
     """The child's work. The parse entries go out from a thread while the main thread
     validates: the parent reads them only when its loader reaches the child's files, and
@@ -202,10 +237,15 @@ def _answer_and_leave(
             cache = _parsed(tree, share)
             sender = threading.Thread(target=_send, args=(pipe, marshal.dumps(cache.used)))
             sender.start()
-            validated = marshal.dumps(_validated(cache)) if validates else b""
+            from headway.model.manifests import ParseMemo
+
+            memo = ParseMemo()
+            validated = marshal.dumps(_validated(cache, memo)) if validates else b""
             sender.join()
             if validates:
                 _send(pipe, validated)
+            if drills is not None:
+                _send(pipe, marshal.dumps(_drilled(cache, memo, drills())))
         status = 0
     finally:
         os._exit(status)
@@ -226,16 +266,54 @@ def _parsed(tree: ReadOnceTree, share: Sequence[str]) -> ParseCache:
     return cache
 
 
-def _validated(cache: ParseCache) -> dict[str, object]:
+def _validated(cache: ParseCache, memo: ParseMemo) -> dict[str, object]:
     """What validation says of each document `cache` read from a clean parse, as the
     parent's `check_validation` keeps it (by the document's origin): validation reads
     nothing but the document, so the answer is the parent's own."""
     from headway.cli.check_drill_cache import DrillAnswers
-    from headway.model.manifests import ParseMemo
     from headway.model.validate import validate_documents
 
     answers = DrillAnswers(None)
-    memo = ParseMemo()
     for document, origin in cache.origins.values():
         answers.keep_validation(origin, validate_documents([document], memo=memo))
     return dict(answers.used)
+
+
+def _drilled(cache: ParseCache, memo: ParseMemo, settings: DrillSettings) -> dict[str, object]:
+    """The drill's answers for each canary Rollout `cache` read whose templates are beside
+    it (AnalysisTemplates in its directory, ClusterAnalysisTemplates anywhere in the share,
+    one of each name): what the check's drill gate computes for it when its Application
+    renders that directory, keyed as `DrillAnswers` keeps them, by the Rollout's and the
+    templates' content and the settings. A guess that is not what the parent's render
+    resolves is a key the parent never asks for."""
+    from headway.check.gates import canary_of, template_names
+    from headway.cli.check_drill import drill_gate
+    from headway.cli.check_drill_cache import DrillAnswers
+
+    documents = [document for document, _origin in cache.origins.values()]
+    beside: dict[tuple[str, str, str], list[Document]] = {}
+    for document in documents:
+        if document.kind in ("AnalysisTemplate", "ClusterAnalysisTemplate"):
+            where = "" if document.kind == "ClusterAnalysisTemplate" else _directory(document)
+            beside.setdefault((document.kind, where, document.name), []).append(document)
+    answers = DrillAnswers(None)
+    for rollout in documents:
+        if rollout.kind != "Rollout" or canary_of(rollout) is None:
+            continue
+        templates: dict[str, Document] = {}
+        for block, name, kind in template_names(rollout):
+            if block not in ("step", "background"):
+                continue  # (what the drill gate replays)
+            where = "" if kind == "ClusterAnalysisTemplate" else _directory(rollout)
+            found = beside.get((kind, where, name), [])
+            if len(found) != 1:
+                break
+            templates[name] = found[0]
+        else:
+            if templates:
+                drill_gate(rollout, templates, settings, parses=memo, answers=answers)
+    return dict(answers.used)
+
+
+def _directory(document: Document) -> str:
+    return document.file.rpartition("/")[0]
