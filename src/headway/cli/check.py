@@ -176,7 +176,7 @@ def _config_file(root: Path, explicit: Path | None) -> Path | None:
     return next((f for f in (root / name for name in CONFIG_FILES) if f.is_file()), None)
 
 
-def drill_settings_only(root: Path, explicit: Path | None) -> DrillSettings:
+def _drill_settings_only(root: Path, explicit: Path | None) -> DrillSettings:
     """The drill settings `load_config` would give, without loading the rules (a first
     run's child drills with them, `check_prefetch`); raises where the file cannot be read,
     and where `load_config` would refuse it, the run ends with its error anyway."""
@@ -462,7 +462,7 @@ def _tree_parsed_ahead(
 
     tree = ReadOnceTree(FilesystemTree(path))
     prefetch_parses(
-        tree, parse_cache, drill_answers, drill_settings=lambda: drill_settings_only(path, config)
+        tree, parse_cache, drill_answers, drill_settings=lambda: _drill_settings_only(path, config)
     )
     return tree
 
