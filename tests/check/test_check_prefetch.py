@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,15 +72,17 @@ def taken(self):
     return entries
 check_prefetch.Prefetch.take = taken
 take_validation = check_prefetch.Prefetch.take_validation
+def lent(message):
+    return len(message["answers"]) if isinstance(message, dict) else 0
 def validations_taken(self):
     answers = take_validation(self)
-    report["validated"] = len(answers)
+    report["validated"] = lent(answers)
     return answers
 check_prefetch.Prefetch.take_validation = validations_taken
 take_drills = check_prefetch.Prefetch.take_drills
 def drills_taken(self):
     answers = take_drills(self)
-    report["drilled"] = len(answers)
+    report["drilled"] = lent(answers)
     return answers
 check_prefetch.Prefetch.take_drills = drills_taken
 from headway.cli import check_drill
@@ -194,14 +197,18 @@ def cached_parses(repo: Path, cache: Path) -> dict[str, bytes]:
     return open_cache(repo, directory=cache / "headway" / "check").known
 
 
-def kept_answers(repo: Path, cache: Path, *kinds: str) -> dict[str, object]:
-    """The drill cache's answers of `kinds` ("valid", "inputs", "plan") the run kept, read
-    as stored (the file is trusted only by the program that wrote it: same interpreter,
-    same module search path)."""
+def kept_drill_cache(repo: Path, cache: Path) -> dict[str, Any]:
+    """The drill cache the run kept, read as stored (the file is trusted only by the
+    program that wrote it: same interpreter, same module search path)."""
     file = cache_file(repo, prefix="drills", directory=cache / "headway" / "check")
     stored = unsealed(file, check_drill_cache._FORMAT)
     assert isinstance(stored, dict)
-    answers = stored["answers"]
+    return stored
+
+
+def kept_answers(repo: Path, cache: Path, *kinds: str) -> dict[str, object]:
+    """The drill cache's answers of `kinds` ("valid", "inputs", "plan") the run kept."""
+    answers = kept_drill_cache(repo, cache)["answers"]
     return {key: value for key, value in answers.items() if key.split(":")[0] in kinds}
 
 
@@ -269,6 +276,11 @@ def test_the_child_drills_the_rollouts_beside_their_templates(tmp_path: Path) ->
     assert kept_answers(repo, tmp_path / "ahead", *kinds) == kept_answers(
         repo, tmp_path / "serial", *kinds
     )
+    # The answers hold while the code that made them is unchanged: the drill's modules
+    # (loaded by the child only) are among the files the cache records, as in a serial run.
+    recorded = kept_drill_cache(repo, tmp_path / "ahead")["code"]
+    for module in ("headway/drill/summary.py", "headway/drill/replay.py", "numpy/__init__.py"):
+        assert any(path.endswith(module) for path in recorded), module
 
 
 def test_a_child_that_fails_to_drill_leaves_the_parent_to_drill(tmp_path: Path) -> None:

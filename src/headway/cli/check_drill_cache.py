@@ -36,7 +36,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from headway.check.drill_engine import DrillSettings, DrillVerdict
 from headway.cli import check_cache_files
@@ -62,14 +62,16 @@ _SEVERITIES = frozenset(str(s) for s in Severity)
 class DrillAnswers:
     """The answers read from one cache file (`known`) and those this run used or made
     (`used`); `code` is what the known answers were computed with (module file stats).
-    `lent` holds validation answers a first run's child computed (`check_prefetch`): made
-    by this run's code, so new answers to keep once used, as the run's own are."""
+    `lent` holds answers a first run's child computed (`check_prefetch`), with `lent_code`
+    the module files it had loaded (the drill's, which this process may never load): new
+    answers to keep once used, as the run's own are, under the code of both processes."""
 
     file: Path | None
     known: dict[str, Any] = field(default_factory=dict)
     used: dict[str, Any] = field(default_factory=dict)
     code: _Stats = field(default_factory=dict)
     lent: dict[str, Any] = field(default_factory=dict)
+    lent_code: _Stats = field(default_factory=dict)
     # The child validating and drilling some documents of a first run: its validation
     # answers are taken when validation first asks for one that is not known, its drill
     # answers when the drill gate first does.
@@ -140,8 +142,24 @@ class DrillAnswers:
             return None
         self._borrowed.add(kind)
         taken = self.prefetch.take_validation if kind == "validation" else self.prefetch.take_drills
-        self.lent.update(taken())
+        self.lend(taken())
         return self._recall(key)
+
+    def to_lend(self) -> dict[str, Any]:
+        """The answers this process made, with the module files it loaded to make them, for
+        another process to `lend` (a first run's child hands them to the parent)."""
+        return {"answers": dict(self.used), "code": _loaded_code()}
+
+    def lend(self, message: object) -> None:
+        """Take the answers of another process's `to_lend`; none when its code could not be
+        fingerprinted or the message is not of that shape."""
+        if not isinstance(message, dict):
+            return
+        answers, code = message.get("answers"), message.get("code")
+        if not isinstance(answers, dict) or not _is_stats(code):
+            return
+        self.lent.update((k, v) for k, v in answers.items() if isinstance(k, str))
+        self.lent_code.update(code)
 
     def _recall(self, key: str) -> Any:
         stored = self.used.get(key, self.known.get(key))
@@ -168,7 +186,7 @@ class DrillAnswers:
         loaded = _loaded_code()
         if loaded is None:
             return  # code that cannot be fingerprinted (a zip, a deleted file): keep nothing
-        code = {**self.code, **loaded}
+        code = {**self.code, **self.lent_code, **loaded}
         stored = {**_interpreter(), "code": code, "answers": kept}
         try:
             check_cache_files.replace_file(
@@ -272,6 +290,17 @@ def _validation_entry(origin: str) -> str:
     """The origin is already a content hash with a path and an index: hashing it again
     cost a first run of 1,000 Applications 12,000 SHA-256 digests."""
     return "valid:" + origin
+
+
+def _is_stats(value: Any) -> TypeGuard[_Stats]:
+    """The shape `_loaded_code` gives: path -> (size, modification time)."""
+    return isinstance(value, dict) and all(
+        isinstance(path, str)
+        and isinstance(stat, tuple)
+        and len(stat) == 2
+        and all(type(n) is int for n in stat)
+        for path, stat in value.items()
+    )
 
 
 def _is_diagnostics(value: Any) -> bool:

@@ -58,7 +58,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, NoReturn
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn
 
 from headway.cli.check_tree import ReadOnceTree, manifest_files
 
@@ -108,15 +108,15 @@ class Prefetch:
             return {}
         return {k: v for k, v in entries.items() if type(k) is str and type(v) is bytes}
 
-    def take_validation(self) -> dict[str, object]:
-        """The child's validation answers (`DrillAnswers` entries, checked for shape when
-        recalled); empty when it failed or was not asked to."""
-        return _answers(self._message(1) if self.validates else None)
+    def take_validation(self) -> object:
+        """The child's validation answers, as `DrillAnswers.to_lend` gives them (its `lend`
+        checks them); None when it failed or was not asked to."""
+        return self._message(1) if self.validates else None
 
-    def take_drills(self) -> dict[str, object]:
-        """The child's drill answers (verdicts and plans' numbers, as `DrillAnswers` keeps
-        them); empty when it failed or was not asked to. Waits for the child to end."""
-        return _answers(self._message(2) if self.drills else None)
+    def take_drills(self) -> object:
+        """The child's drill answers (verdicts and plans' numbers), as `take_validation`
+        gives its own. Waits for the child to end."""
+        return self._message(2) if self.drills else None
 
     def _message(self, index: int) -> object:
         """The child's message `index`, None when it never came whole; the messages before
@@ -147,12 +147,6 @@ class Prefetch:
             pipe.close()
         with contextlib.suppress(OSError):
             os.waitpid(self.pid, 0)
-
-
-def _answers(message: object) -> dict[str, object]:
-    if not isinstance(message, dict):
-        return {}
-    return {k: v for k, v in message.items() if type(k) is str}
 
 
 def _receive(pipe: BinaryIO) -> object:
@@ -277,7 +271,7 @@ def _parsed(tree: ReadOnceTree, share: Sequence[str]) -> ParseCache:
     return cache
 
 
-def _validated(cache: ParseCache, memo: ParseMemo) -> dict[str, object]:
+def _validated(cache: ParseCache, memo: ParseMemo) -> dict[str, Any]:
     """What validation says of each document `cache` read from a clean parse, as the
     parent's `check_validation` keeps it (by the document's origin): validation reads
     nothing but the document, so the answer is the parent's own."""
@@ -287,10 +281,10 @@ def _validated(cache: ParseCache, memo: ParseMemo) -> dict[str, object]:
     answers = DrillAnswers(None)
     for document, origin in cache.origins.values():
         answers.keep_validation(origin, validate_documents([document], memo=memo))
-    return dict(answers.used)
+    return answers.to_lend()
 
 
-def _drilled(cache: ParseCache, memo: ParseMemo, settings: DrillSettings) -> dict[str, object]:
+def _drilled(cache: ParseCache, memo: ParseMemo, settings: DrillSettings) -> dict[str, Any]:
     """The drill's answers for each canary Rollout `cache` read whose templates are beside
     it (AnalysisTemplates in its directory, ClusterAnalysisTemplates anywhere in the share,
     one of each name): what the check's drill gate computes for it when its Application
@@ -323,7 +317,7 @@ def _drilled(cache: ParseCache, memo: ParseMemo, settings: DrillSettings) -> dic
         else:
             if templates:
                 drill_gate(rollout, templates, settings, parses=memo, answers=answers)
-    return dict(answers.used)
+    return answers.to_lend()
 
 
 def _directory(document: Document) -> str:
