@@ -22,13 +22,18 @@ What a commit adds is a difference of fleet passes of a few tens of milliseconds
 measured in CPU time, app by app, in many cheap rounds (--warm-rounds, a commit each): the
 changed app's own refresh, and the other apps' refreshes after the commit minus the mean of
 the same apps' refreshes in the passes just before and just after it (at the same commit,
-which cancels a load that drifts during the round). The median over rounds is the claim,
-with the quartiles to show the spread; the yardstick is the cold pass's CPU time per app,
-from the same run. Split: the changed app, the first app after the commit (which diffs the
-commit's tree for the fleet) and the other untouched apps. A second estimate sums each app's
-own median over the rounds: the machine's bursts (a few milliseconds landing on one app in
-one round) move the median of each round's total by more than a tenth of a cold app from run
-to run, and this sum by little.
+which cancels a load that drifts during the round), shown as the median over rounds of
+each round's total, with the quartiles to show the spread; the yardstick is the cold pass's
+CPU time per app, from the same run. Split: the changed app, the first app after the commit
+(which diffs the commit's tree for the fleet) and the other untouched apps. The claim is a
+second estimate, each app's own median over the rounds, summed: the machine's bursts (a few
+milliseconds landing on one app in one round) move the median of each round's total by more
+than a tenth of a cold app from run to run, and this sum by little.
+
+Each round also makes a control commit, changing a file no app reads, and times the same
+passes around it. Its untouched apps make exactly the calls they made before it (the same 80
+Python calls each, counted), so what the script shows them adding is the method's floor:
+the machine, and the untimed commit and fetch between passes.
 
 The garbage collector runs as `headway serve` runs it: the bench calls the same
 `CollectorPolicy` (controllers/collector_policy.py) at the same points as the serve loop -
