@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from check.test_check_drill_cache import ROLLOUT as DRILLED
 from headway.cli import check_drill_cache
 from headway.cli.check_cache_files import cache_file, unsealed
 from headway.cli.check_parse_cache import open_cache
@@ -65,26 +66,18 @@ def started(tree, cache, answers=None, **options):
         report["started"] = {"pid": prefetch.pid, "paths": sorted(prefetch.paths)}
     return prefetch
 check_prefetch.prefetch_parses = started
-take = check_prefetch.Prefetch.take
-def taken(self):
-    entries = take(self)
-    report["taken"] = len(entries)
-    return entries
-check_prefetch.Prefetch.take = taken
-take_validation = check_prefetch.Prefetch.take_validation
 def lent(message):
     return len(message["answers"]) if isinstance(message, dict) else 0
-def validations_taken(self):
-    answers = take_validation(self)
-    report["validated"] = lent(answers)
-    return answers
-check_prefetch.Prefetch.take_validation = validations_taken
-take_drills = check_prefetch.Prefetch.take_drills
-def drills_taken(self):
-    answers = take_drills(self)
-    report["drilled"] = lent(answers)
-    return answers
-check_prefetch.Prefetch.take_drills = drills_taken
+def count(name, key, measure):
+    method = getattr(check_prefetch.Prefetch, name)
+    def counted(self):
+        found = method(self)
+        report[key] = measure(found)
+        return found
+    setattr(check_prefetch.Prefetch, name, counted)
+count("take", "taken", len)
+count("take_validation", "validated", lent)
+count("take_drills", "drilled", lent)
 from headway.cli import check_drill
 drill_numbers = check_drill._drill_numbers
 def parent_drills(*args):
@@ -108,41 +101,6 @@ entry.run()
 """
 
 
-ROLLOUT = """\
-apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata: {{name: svc-{i}}}
-spec:
-  selector: {{matchLabels: {{app: svc-{i}}}}}
-  template:
-    metadata: {{labels: {{app: svc-{i}}}}}
-    spec: {{containers: [{{name: app, image: registry.example.com/svc-{i}:1.0}}]}}
-  strategy:
-    canary:
-      steps:
-        - setWeight: 25
-        - analysis: {{templates: [{{templateName: {template}}}]}}
-        - setWeight: 50
-"""
-TEMPLATE = """\
-apiVersion: argoproj.io/v1alpha1
-kind: AnalysisTemplate
-metadata: {{name: svc-{i}-slo}}
-spec:
-  metrics:
-    - name: errors
-      interval: 1m
-      count: {count}
-      successCondition: result[0] < 0.02
-      provider:
-        prometheus:
-          address: http://prometheus:9090
-          query: >-
-            sum(rate(http_requests_total{{app="svc-{i}",code=~"5.."}}[2m]))
-            / sum(rate(http_requests_total{{app="svc-{i}"}}[2m]))
-"""
-
-
 def rollouts(root: Path, apps: int) -> Path:
     """`apps` Applications of a canary Rollout each, its AnalysisTemplate in the same
     directory (two plans among them: every third template counts differently); the last
@@ -155,12 +113,13 @@ def rollouts(root: Path, apps: int) -> Path:
     )
     for i in range(apps):
         (root / "apps" / f"app-{i:04d}.yaml").write_text(recursive.format(i=i))
+        text = DRILLED.format(i=i, weight=25, count=5 if i % 3 else 3, limit=1)
+        rollout, template = text.split("---\n")
         directory = root / "services" / f"svc-{i}"
-        directory.mkdir(parents=True)
-        (directory / "rollout.yaml").write_text(ROLLOUT.format(i=i, template=f"svc-{i}-slo"))
-        home = directory if i < apps - 1 else root / "services" / f"svc-{i}" / "shared"
-        home.mkdir(exist_ok=True)
-        (home / "analysis.yaml").write_text(TEMPLATE.format(i=i, count=5 if i % 3 else 3))
+        home = directory if i < apps - 1 else directory / "shared"
+        home.mkdir(parents=True)
+        (directory / "rollout.yaml").write_text(rollout)
+        (home / "analysis.yaml").write_text(template)
     return root
 
 
