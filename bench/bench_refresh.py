@@ -468,26 +468,27 @@ def report_commit_cost(
         f"one app changed, CPU time paired per round, {len(costs)} rounds (a cold app:"
         f" {cold_cpu_per_app * 1e3:.2f} ms CPU)"
     )
+    real, control = by_app(costs), by_app(controls)
+    robust, others = sum(real), sum(real) - real[CHANGED] - real[0]
+    floor = sum(control) - control[CHANGED] - control[0]
+    print(
+        f"  {'what the commit adds (the claim)':<32} {robust * cold_cpu_per_app * 1e3:6.2f} ms"
+        f" = {robust:5.2f} cold apps: each app's median over the rounds, summed (changed app"
+        f" {real[CHANGED]:.2f}, first app {real[0]:.2f}, the other {len(real) - 2}"
+        f" {others:.2f}; the same apps after the control commit {floor:.2f})"
+    )
+    print(
+        f"  {'the same, less the control':<32} {'':9} = {robust - floor:5.2f} cold apps"
+        "  (the control's untouched apps make the same calls as before it: their share is"
+        " the method's floor)"
+    )
+    print("  each round's figures (median over the rounds, quartiles):")
     line("added by the commit", [c.added for c in costs])
     line("the changed app's refresh", [c.changed_app for c in costs])
     line("every other app, after - before", [c.others_added for c in costs])
     line("  the first app: the tree diff", [c.first_added for c in costs])
     line("  the other untouched apps", [c.rest_added for c in costs])
     line("  the same, control commit", [c.rest_added for c in controls])
-    real, control = by_app(costs), by_app(controls)
-    robust, others = sum(real), sum(real) - real[CHANGED] - real[0]
-    floor = sum(control) - control[CHANGED] - control[0]
-    print(
-        f"  {'each app median, summed':<32} {robust * cold_cpu_per_app * 1e3:13.2f} ms"
-        f" = {robust:5.2f} cold apps  (changed app {real[CHANGED]:.2f}, first app"
-        f" {real[0]:.2f}, the other {len(real) - 2} {others:.2f}; after the control commit"
-        f" {floor:.2f})"
-    )
-    print(
-        f"  {'the commit, less the control':<32} {'':13} = {robust - floor:5.2f} cold apps"
-        "  (the control's untouched apps do the same calls as before it: their share is"
-        " the bench's floor)"
-    )
 
 
 if __name__ == "__main__":
