@@ -38,7 +38,9 @@ spec:
 SERVICE = """\
 apiVersion: v1
 kind: Service
-metadata: {{name: svc-{i}}}
+metadata:
+  name: svc-{i}
+  annotations: {{notes: "{notes}"}}
 spec:
   selector: {{app: svc-{i}}}
   ports: [{{port: 80, targetPort: {port}}}]
@@ -57,6 +59,26 @@ if os.environ.get("CHILD") == "fails to validate":
     check_prefetch._validated = lambda cache, memo: 1 / 0
 if os.environ.get("CHILD") == "fails to drill":
     check_prefetch._drilled = lambda cache, memo, settings: 1 / 0
+if os.environ.get("CHILD") == "slow to validate":
+    import time
+    validated = check_prefetch._validated
+    check_prefetch._validated = lambda cache, memo: time.sleep(60) or validated(cache, memo)
+if os.environ.get("CHILD") == "slow to drill":
+    import time
+    drilled = check_prefetch._drilled
+    check_prefetch._drilled = lambda *args: time.sleep(60) or drilled(*args)
+if os.environ.get("PARENT_WAITS"):  # for the child's answers, as a slower parent would
+    import time
+    from headway.cli import check_drill_cache
+    def waiting(method, kind):
+        def wait(self, key):
+            while self.prefetch is not None and not self.prefetch.ready(kind):
+                time.sleep(0.01)
+            return method(self, key)
+        return wait
+    answers = check_drill_cache.DrillAnswers
+    answers.validation = waiting(answers.validation, "validation")
+    answers.verdict = waiting(answers.verdict, "drills")
 report = {"started": None, "taken": None, "validated": None, "parent validated": 0,
           "drilled": None, "parent drills": 0}
 start = check_prefetch.prefetch_parses
@@ -125,12 +147,14 @@ def rollouts(root: Path, apps: int) -> Path:
 
 def repository(root: Path, apps: int) -> Path:
     """`apps` Applications with a Service each (two manifest files an app), one of the
-    Services broken YAML, so that a parse with diagnostics is in the child's half too."""
+    Services broken YAML, so that a parse with diagnostics is in the child's half too. The
+    Services' notes make the child's parse entries more than a pipe holds (64 KB on Linux):
+    the child's writes then wait for the parent to read, as they do in a large repository."""
     (root / "apps").mkdir(parents=True)
     for i in range(apps):
         (root / "apps" / f"app-{i:04d}.yaml").write_text(APP.format(i=i))
         (root / "services" / f"svc-{i}").mkdir(parents=True)
-        text = SERVICE.format(i=i, port=8080 + i % 7)
+        text = SERVICE.format(i=i, port=8080 + i % 7, notes=f"service {i} " * 100)
         if i == apps - 1:
             text = text.replace("ports: [", "ports: [[")  # unclosed: a YAML error
         (root / "services" / f"svc-{i}" / "service.yaml").write_text(text)
@@ -184,7 +208,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_first_run_parses_half_in_a_child_and_finds_the_same(large: Path, tmp_path: Path) -> None:
-    ahead, report = run(large, tmp_path / "ahead", "-o", "json")
+    ahead, report = run(large, tmp_path / "ahead", "-o", "json", PARENT_WAITS="1")
     serial, serial_report = run(
         large, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0"
     )
@@ -224,7 +248,7 @@ def test_a_child_that_fails_to_validate_leaves_the_parent_to_validate(
 
 def test_the_child_drills_the_rollouts_beside_their_templates(tmp_path: Path) -> None:
     repo = rollouts(tmp_path / "repo", MIN_FILES // 3 + 10)
-    ahead, report = run(repo, tmp_path / "ahead", "-o", "json")
+    ahead, report = run(repo, tmp_path / "ahead", "-o", "json", PARENT_WAITS="1")
     serial, serial_report = run(repo, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
     assert report["started"] is not None
     assert isinstance(report["drilled"], int) and report["drilled"] > 0
@@ -253,6 +277,29 @@ def test_a_child_that_fails_to_drill_leaves_the_parent_to_drill(tmp_path: Path) 
     assert kept_answers(repo, tmp_path / "failed", "inputs", "plan", "valid") == kept_answers(
         repo, tmp_path / "serial", "inputs", "plan", "valid"
     )
+
+
+@pytest.mark.parametrize("slow", ["validate", "drill"])
+def test_a_slow_child_does_not_hold_the_parent(tmp_path: Path, slow: str) -> None:
+    """The parent asks whether the child's answers came at each one it lacks, and works it
+    out itself until they have: it never waits for a child still validating or drilling
+    (here for a minute: the run ends long before, and the child is stopped)."""
+    repo = rollouts(tmp_path / "repo", MIN_FILES // 3 + 10)
+    done, report = run(repo, tmp_path / "slow", "-o", "json", CHILD=f"slow to {slow}")
+    serial, serial_report = run(repo, tmp_path / "serial", "-o", "json", HEADWAY_CHECK_PREFETCH="0")
+    assert isinstance(report["taken"], int) and report["taken"] > 0
+    assert report["drilled"] is None  # never ready: never taken
+    assert report["parent drills"] == serial_report["parent drills"] == 2
+    if slow == "validate":
+        assert report["validated"] is None
+        assert report["parent validated"] == serial_report["parent validated"]
+    else:
+        assert isinstance(report["validated"], int) and report["validated"] > 0
+    assert (done.stdout, done.returncode) == (serial.stdout, serial.returncode)
+    started = report["started"]
+    assert isinstance(started, dict)
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(started["pid"]), 0)
 
 
 def test_a_failing_child_leaves_the_parent_to_parse(large: Path, tmp_path: Path) -> None:

@@ -137,8 +137,9 @@ class DrillAnswers:
 
     def _borrow(self, kind: str, key: str) -> Any:
         """`key`'s answer after taking the first run's child's answers of `kind`
-        ("validation" or "drills"; once, waiting for them), or None."""
-        if self.prefetch is None or kind in self._borrowed:
+        ("validation" or "drills"; once, when they are ready: until then the caller works
+        the answer out itself), or None."""
+        if self.prefetch is None or kind in self._borrowed or not self.prefetch.ready(kind):
             return None
         self._borrowed.add(kind)
         taken = self.prefetch.take_validation if kind == "validation" else self.prefetch.take_drills

@@ -15,16 +15,18 @@ went from 1.35x to 1.29x and 1.28x of its yardstick, on a noisy machine).
 The child then validates the documents it parsed (`validate_documents`, one at a time, as
 `check_validation` does) while the parent renders its Applications, and sends the answers
 as the drill cache keeps them (by each document's origin: its file's hash, path and index).
-The parent takes them when its validation first meets a document it has no answer for: it
-validates only its own half (about 90 ms of 190 at 1,000 Applications; it waited 4 ms for
-them). Its parse entries go out from a thread while the child validates, so that a full
+The parent takes them once they are ready (`Prefetch.ready`, asked at each document it has
+no answer for; until then it validates the document itself): it validates only its own
+half (about 90 ms of 190 at 1,000 Applications). Its parse entries go out from a thread while the child validates, so that a full
 pipe does not hold the validation back until the parent reads.
 
 Last, the child drills the canary Rollouts of its half whose templates are beside them (in
 the same directory; a ClusterAnalysisTemplate anywhere in its half), as the check's drill
 gate does (`check_drill.drill_gate`, with the config's drill settings), and sends the
 verdicts and plans' numbers as the drill cache keeps them: by the Rollout's and templates'
-content and the settings. The parent takes them when its drill gate first misses the cache.
+content and the settings. The parent takes them once they are ready, asked at each miss of
+its drill gate: guesses the parent never asks for must not hold it back, so it never waits
+for them, and drills itself what it needs before they come.
 Which templates a Rollout's Application resolves is only known once it renders; the child
 guesses, and a wrong guess is a key the parent never asks for. At 1,000 Applications laid
 out so (a directory per service) the parent's drill gate went from 220 ms to 60 ms: it
@@ -53,6 +55,7 @@ import atexit
 import contextlib
 import marshal
 import os
+import select
 import signal
 import sys
 import threading
@@ -96,7 +99,9 @@ class Prefetch:
         self.paths = paths
         self.validates = validates
         self.drills = drills and validates
-        self._pipe: BinaryIO | None = os.fdopen(answer, "rb")
+        # Unbuffered: whether the next message has begun to arrive is asked of the pipe
+        # itself (`ready`), which a buffer could hold back.
+        self._pipe: BinaryIO | None = os.fdopen(answer, "rb", buffering=0)
         self._expected = 1 + self.validates + self.drills
         self._received: list[object] = []
         atexit.register(self.abandon)
@@ -110,13 +115,28 @@ class Prefetch:
 
     def take_validation(self) -> object:
         """The child's validation answers, as `DrillAnswers.to_lend` gives them (its `lend`
-        checks them); None when it failed or was not asked to."""
+        checks them); None when it failed or was not asked to. Waits for them: ask
+        `ready("validation")` first not to."""
         return self._message(1) if self.validates else None
 
     def take_drills(self) -> object:
         """The child's drill answers (verdicts and plans' numbers), as `take_validation`
-        gives its own. Waits for the child to end."""
+        gives its own."""
         return self._message(2) if self.drills else None
+
+    def ready(self, kind: str) -> bool:
+        """Whether the answers of `kind` ("validation" or "drills") can be taken without
+        waiting: they came, or began to come (the child writes a message whole, once it is
+        made), or nothing more will. The parent asks at each answer it lacks, and works it
+        out itself until they are ready: a child that is slow, or busy with guesses the
+        parent never asks for (the drill's), never holds the parent back."""
+        index = 1 if kind == "validation" else 2
+        while len(self._received) <= index and self._pipe is not None:
+            readable, _, _ = select.select([self._pipe], [], [], 0)
+            if not readable:
+                return False
+            self._message(len(self._received))
+        return True
 
     def _message(self, index: int) -> object:
         """The child's message `index`, None when it never came whole; the messages before
@@ -151,17 +171,31 @@ class Prefetch:
 
 def _receive(pipe: BinaryIO) -> object:
     """One length-prefixed marshalled message; None when it is cut short or unreadable."""
-    head = pipe.read(_HEAD)
+    head = _read_exactly(pipe, _HEAD)
     if len(head) != _HEAD:
         return None
     size = int.from_bytes(head, "little")
-    payload = pipe.read(size)
+    payload = _read_exactly(pipe, size)
     if len(payload) != size:
         return None
     try:
         return marshal.loads(payload)
     except (EOFError, ValueError, TypeError):
         return None
+
+
+def _read_exactly(pipe: BinaryIO, size: int) -> bytes:
+    """`size` bytes, fewer only at the end of the stream (an unbuffered read returns what
+    the pipe holds)."""
+    chunks: list[bytes] = []
+    left = size
+    while left > 0:
+        chunk = pipe.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _send(pipe: BinaryIO, payload: bytes) -> None:
@@ -245,8 +279,10 @@ def _answer_and_leave(
             from headway.model.manifests import ParseMemo
 
             memo = ParseMemo()
-            validated = marshal.dumps(_validated(cache, memo)) if validates else b""
-            sender.join()
+            try:
+                validated = marshal.dumps(_validated(cache, memo)) if validates else b""
+            finally:
+                sender.join()  # (the parse entries go whole, whatever happens after them)
             if validates:
                 _send(pipe, validated)
             if drills is not None:
