@@ -17,8 +17,9 @@ The child then validates the documents it parsed (`validate_documents`, one at a
 as the drill cache keeps them (by each document's origin: its file's hash, path and index).
 The parent takes them once they are ready (`Prefetch.ready`, asked at each document it has
 no answer for; until then it validates the document itself): it validates only its own
-half (about 90 ms of 190 at 1,000 Applications). Its parse entries go out from a thread while the child validates, so that a full
-pipe does not hold the validation back until the parent reads.
+half (about 90 ms of 190 at 1,000 Applications). The child's parse entries go out from a
+thread while it validates, so that a full pipe does not hold the validation back until the
+parent reads.
 
 Last, the child drills the canary Rollouts of its half whose templates are beside them (in
 the same directory; a ClusterAnalysisTemplate anywhere in its half), as the check's drill
