@@ -76,7 +76,7 @@ class DrillAnswers:
     # answers are taken when validation first asks for one that is not known, its drill
     # answers when the drill gate first does.
     prefetch: Prefetch | None = None
-    _borrowed: set[str] = field(default_factory=set)
+    _borrowed: set[str] = field(default_factory=set, init=False, repr=False)
 
     def inputs_key(
         self, rollout: Document, templates: Mapping[str, Document], settings: DrillSettings
