@@ -85,7 +85,8 @@ class Prefetch:
     """A child parsing `paths`, then (when it `validates`) validating what it parsed, then
     (when it `drills`) drilling what it can of its Rollouts: `take()` returns its parse
     entries, `take_validation()` its validation answers and `take_drills()` its drill
-    answers, each waiting until the child sent it."""
+    answers, each waiting until the child sent it; `ready()` says whether an answer can be
+    taken without waiting."""
 
     def __init__(
         self,
