@@ -162,6 +162,21 @@ def _cache_large_directories() -> None:
     pygit2.settings.cache_object_limit(pygit2.enums.ObjectType.TREE, LARGEST_CACHED_TREE)
 
 
+# Pack files libgit2 keeps open at once, process-wide (its own default: no bound). Every
+# fetch writes one pack and libgit2 never repacks, so a controller held a file descriptor
+# per fetch it had made (1,207 after 1,200 fetches of one repository; at a 3-minute poll,
+# a process under the common limit of 1,024 descriptors would fail to open files within
+# two days). Past the bound, the least recently used pack is closed, and opened again when
+# an object in it is read.
+OPEN_PACKS = 128
+
+
+def _bound_open_packs() -> None:
+    """Bound libgit2's open pack files to `OPEN_PACKS`, unless the process bounded them."""
+    if pygit2.settings.mwindow_file_limit == 0:
+        pygit2.settings.mwindow_file_limit = OPEN_PACKS
+
+
 CredentialsFor = Callable[[str], GitCredentials | None]
 
 
@@ -176,6 +191,7 @@ class GitCache:
     def __init__(self, root: Path, *, credentials_for: CredentialsFor | None = None) -> None:
         _bound_network_waits()
         _cache_large_directories()
+        _bound_open_packs()
         self._root = root
         self._credentials_for = credentials_for
         self._repos: dict[str, GitRepository] = {}
