@@ -290,7 +290,7 @@ class GitRepository:
         (under the lock: no other writer adds objects meanwhile). A reader holding the
         repository open, in this process or another, keeps what it mapped, and finds an
         object whose pack went in the new one (libgit2 lists the packs again on a miss:
-        tests/source/test_git_repack.py). A pack that cannot be written leaves every pack
+        tests/source/test_git_packs.py). A pack that cannot be written leaves every pack
         as it was, for the next fetch to try again."""
         directory = Path(self._repo.path) / "objects" / "pack"
         if len(list(directory.glob("pack-*.pack"))) <= REPACK_AT:
