@@ -100,7 +100,7 @@ class Prefetch:
         self.pid = pid
         self.paths = paths
         self.validates = validates
-        self.drills = drills and validates
+        self.drills = drills  # (only after validating: the answers come in this order)
         # Unbuffered: whether the next message has begun to arrive is asked of the pipe
         # itself (`ready`), which a buffer could hold back.
         self._pipe: BinaryIO | None = os.fdopen(answer, "rb", buffering=0)
@@ -227,6 +227,7 @@ def prefetch_parses(
         return None
     share = files[len(files) // 2 :]
     validates = answers is not None
+    drills = drill_settings if validates else None  # (drill answers go where validation's do)
     answer, written = os.pipe()
     try:
         pid = os.fork()
@@ -235,11 +236,10 @@ def prefetch_parses(
         os.close(written)
         return None
     if pid == 0:  # the child: parse (validate, drill), answer, leave
-        settings = drill_settings if validates else None
-        _answer_and_leave(tree, share, answer, written, validates=validates, drills=settings)
+        _answer_and_leave(tree, share, answer, written, validates=validates, drills=drills)
     os.close(written)
     prefetch = Prefetch(
-        pid, answer, frozenset(share), validates=validates, drills=drill_settings is not None
+        pid, answer, frozenset(share), validates=validates, drills=drills is not None
     )
     cache.prefetch = prefetch
     if answers is not None:

@@ -233,23 +233,7 @@ class GitTree:
         return "dir" if entry.filemode == pygit2.enums.FileMode.TREE else "file"
 
     def files(self, path: str = "") -> list[str]:
-        clean = normalize_path(path)
-        obj = self._object(clean)
-        if not isinstance(obj, pygit2.Tree):
-            raise PathNotFound(path or "/", f"{self._description} (not a directory)")
-        return sorted(self._file_names(obj, f"{clean}/" if clean else ""))
-
-    def _file_names(self, tree: pygit2.Tree, prefix: str) -> Iterator[str]:
-        """The files under `tree`, by their entries' modes: listing them loads no blob (a
-        render lists its path, then reads each file; the listing inflated each one too)."""
-        for entry in tree:
-            mode = entry.filemode
-            if mode == pygit2.enums.FileMode.TREE:
-                child = self._repo[entry.id]
-                if isinstance(child, pygit2.Tree):
-                    yield from self._file_names(child, f"{prefix}{entry.name}/")
-            elif mode != pygit2.enums.FileMode.COMMIT:  # (a submodule: not content here)
-                yield f"{prefix}{entry.name}"
+        return sorted(name for name, _id, _mode in self._walk(path))
 
     def names(self, path: str = "") -> list[str]:
         obj = self._object(path)
@@ -257,7 +241,8 @@ class GitTree:
             raise PathNotFound(path or "/", f"{self._description} (not a directory)")
         return sorted(str(entry.name) for entry in obj)
 
-    def _walk(self, path: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
+    def _walk(self, path: str) -> Iterator[tuple[str, pygit2.Oid, int]]:
+        """Every file under directory `path` (links too): its path, id and mode."""
         clean = normalize_path(path)
         obj = self._object(clean)
         if not isinstance(obj, pygit2.Tree):
@@ -265,15 +250,17 @@ class GitTree:
         prefix = f"{clean}/" if clean else ""
         yield from self._walk_tree(obj, prefix)
 
-    def _walk_tree(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Blob, int]]:
+    def _walk_tree(self, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, pygit2.Oid, int]]:
+        """By the entries' modes: a walk loads directories, no file's content (a render lists
+        its path, then reads each file; the listing inflated each one too)."""
         for entry in tree:
-            if entry.filemode == pygit2.enums.FileMode.COMMIT:
-                continue  # a submodule: its commit is in another repository, not content here
-            child = self._repo[entry.id]
-            if isinstance(child, pygit2.Tree):
-                yield from self._walk_tree(child, f"{prefix}{entry.name}/")
-            elif isinstance(child, pygit2.Blob):
-                yield f"{prefix}{entry.name}", child, int(entry.filemode)
+            mode = int(entry.filemode)
+            if mode == pygit2.enums.FileMode.TREE:
+                child = self._repo[entry.id]
+                if isinstance(child, pygit2.Tree):
+                    yield from self._walk_tree(child, f"{prefix}{entry.name}/")
+            elif mode != pygit2.enums.FileMode.COMMIT:  # (a submodule: not content here)
+                yield f"{prefix}{entry.name}", entry.id, mode
 
     def _link_target(self, path: str, link: pygit2.Blob) -> str:
         """The repository path a symlink at `path` points to; it must stay in the repository."""
@@ -379,7 +366,10 @@ class GitTree:
         written."""
         escaping: list[EscapingLink] = []
         clean = normalize_path(path)
-        for name, blob, mode in self._walk(path):
+        for name, oid, mode in self._walk(path):
+            blob = self._repo[oid]
+            if not isinstance(blob, pygit2.Blob):
+                continue  # (an entry whose mode says file but whose object is not one)
             target = destination / name
             target.parent.mkdir(parents=True, exist_ok=True)
             if mode == pygit2.enums.FileMode.LINK:
